@@ -1,0 +1,3 @@
+module github.com/hlmproject/hlm
+
+go 1.24
