@@ -1,0 +1,80 @@
+package llama
+
+import (
+	"fmt"
+
+	"github.com/hlmproject/hlm/model"
+	"github.com/hlmproject/hlm/tensor"
+	"github.com/hlmproject/hlm/tokenizer"
+)
+
+// Model is a Llama decoder ready to evaluate: weights, the number of layers
+// in use (fewer than the weights hold for an early-exit view), the rotary
+// tables and the tokenizer. It is safe for concurrent use by many sessions.
+type Model struct {
+	w    *Weights
+	cfg  model.Config // cfg.Layers = layers in use
+	rope *tensor.Rope
+	tok  *tokenizer.Tokenizer
+	name string
+}
+
+var _ model.Model = (*Model)(nil)
+
+// New makes a model from validated weights. tok may be nil.
+func New(w *Weights, tok *tokenizer.Tokenizer, name string) (*Model, error) {
+	if err := w.Validate(); err != nil {
+		return nil, err
+	}
+	if tok != nil && tok.VocabSize() != w.Config.Vocab {
+		return nil, fmt.Errorf("%w: tokenizer has %d tokens, model vocabulary is %d", model.ErrFormat, tok.VocabSize(), w.Config.Vocab)
+	}
+	return &Model{w: w, cfg: w.Config, rope: tensor.NewRope(w.Config.HeadSize(), w.Config.RopeTheta), tok: tok, name: name}, nil
+}
+
+// Config is the shape in use (Layers counts only the layers evaluated).
+func (m *Model) Config() model.Config { return m.cfg }
+
+// Weights are the full weights behind the model (all layers, even for an
+// early-exit view).
+func (m *Model) Weights() *Weights { return m.w }
+
+// Tokenizer is the model's tokenizer, or nil.
+func (m *Model) Tokenizer() *tokenizer.Tokenizer { return m.tok }
+
+// Name is the spec the model was opened from.
+func (m *Model) Name() string { return m.name }
+
+// EarlyExit returns a view of m that evaluates only its first n layers, then
+// the final norm and the output head: a cheaper draft model over the same
+// vocabulary. It shares m's weights.
+func (m *Model) EarlyExit(n int) (*Model, error) {
+	if n <= 0 || n > len(m.w.Layers) {
+		return nil, fmt.Errorf("early exit after %d layers: the model has %d", n, len(m.w.Layers))
+	}
+	v := *m
+	v.cfg.Layers = n
+	v.name = fmt.Sprintf("%s@exit=%d", m.name, n)
+	return &v, nil
+}
+
+// Quantized returns a copy of m (same layers in use) with its matrices stored
+// as t, and the number of matrices left unquantized because their rows are not
+// a whole number of blocks.
+func (m *Model) Quantized(t tensor.DType) (*Model, int, error) {
+	w, kept, err := m.w.Quantized(t)
+	if err != nil {
+		return nil, 0, err
+	}
+	v := *m
+	v.w = w
+	return &v, kept, nil
+}
+
+// NewSession opens a session with an empty cache.
+func (m *Model) NewSession() model.Session { return m.Session() }
+
+// Session opens a session with an empty cache, as its concrete type.
+func (m *Model) Session() *Session {
+	return &Session{m: m, k: make([][]float32, m.cfg.Layers), v: make([][]float32, m.cfg.Layers)}
+}

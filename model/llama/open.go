@@ -1,0 +1,165 @@
+package llama
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/hlmproject/hlm/model"
+	"github.com/hlmproject/hlm/tensor"
+	"github.com/hlmproject/hlm/tokenizer"
+)
+
+// Open loads the model a spec names (see model.ParseSpec): a llama2.c
+// checkpoint, a .gguf file or a Hugging Face directory, then applies the
+// spec's quantization and early exit. The tokenizer comes from the GGUF
+// metadata or the Hugging Face directory, from spec.Tokenizer when given, or
+// from a tok<V>.bin / tokenizer.bin beside a llama2.c checkpoint.
+//
+// Files are loaded once per process: opening "m.bin" and "m.bin@exit=2"
+// shares one set of weights.
+func Open(spec model.Spec) (*Model, error) {
+	base, err := openBase(spec.Path, spec.Tokenizer)
+	if err != nil {
+		return nil, err
+	}
+	m := base
+	switch spec.Quantize {
+	case "":
+	case "q8", "q4":
+		t := tensor.Q8_0
+		if spec.Quantize == "q4" {
+			t = tensor.Q4_0
+		}
+		if m, _, err = m.Quantized(t); err != nil {
+			return nil, err
+		}
+		m.name = base.name + "@" + spec.Quantize
+	default:
+		return nil, fmt.Errorf("unknown quantization %q", spec.Quantize)
+	}
+	if spec.Exit > 0 {
+		named := m.name
+		if m, err = m.EarlyExit(spec.Exit); err != nil {
+			return nil, fmt.Errorf("%s: %w", spec.Path, err)
+		}
+		m.name = strings.Replace(named, base.name, fmt.Sprintf("%s@exit=%d", base.name, spec.Exit), 1)
+	}
+	return m, nil
+}
+
+// OpenSpec parses and opens a model spec string.
+func OpenSpec(s string, tokenizerPath string) (*Model, error) {
+	sp, err := model.ParseSpec(s)
+	if err != nil {
+		return nil, err
+	}
+	sp.Tokenizer = tokenizerPath
+	return Open(sp)
+}
+
+var (
+	cacheMu sync.Mutex
+	cache   = map[string]*Model{}
+)
+
+func openBase(path, tokPath string) (*Model, error) {
+	key := path + "\x00" + tokPath
+	cacheMu.Lock()
+	defer cacheMu.Unlock()
+	if m, ok := cache[key]; ok {
+		return m, nil
+	}
+	m, err := load(path, tokPath)
+	if err != nil {
+		return nil, err
+	}
+	cache[key] = m
+	return m, nil
+}
+
+func load(path, tokPath string) (*Model, error) {
+	info, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	var (
+		w   *Weights
+		tok *tokenizer.Tokenizer
+	)
+	switch {
+	case info.IsDir():
+		if w, err = LoadHF(path); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		if tokPath == "" {
+			tokPath = filepath.Join(path, "tokenizer.json")
+		}
+	case isGGUF(path):
+		if w, tok, err = LoadGGUF(path); err != nil {
+			return nil, err
+		}
+	default:
+		if w, err = LoadLlama2C(path); err != nil {
+			return nil, err
+		}
+		if tokPath == "" {
+			tokPath = findLlama2CTokenizer(filepath.Dir(path), w.Config.Vocab)
+		}
+	}
+	if tokPath != "" {
+		if tok, err = LoadTokenizer(tokPath, w.Config.Vocab); err != nil {
+			return nil, err
+		}
+	}
+	return New(w, tok, path)
+}
+
+func isGGUF(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	magic := make([]byte, 4)
+	_, err = io.ReadFull(f, magic)
+	return err == nil && bytes.Equal(magic, []byte("GGUF"))
+}
+
+func findLlama2CTokenizer(dir string, vocab int) string {
+	for _, name := range []string{fmt.Sprintf("tok%d.bin", vocab), "tokenizer.bin"} {
+		p := filepath.Join(dir, name)
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// LoadTokenizer reads a tokenizer file: a Hugging Face tokenizer.json or a
+// llama2.c tokenizer.bin. vocab > 0 requires that many tokens.
+func LoadTokenizer(path string, vocab int) (*tokenizer.Tokenizer, error) {
+	var (
+		tok *tokenizer.Tokenizer
+		err error
+	)
+	switch {
+	case strings.HasSuffix(path, ".json"):
+		tok, err = tokenizer.LoadHFJSON(path)
+	case strings.HasSuffix(path, ".model"):
+		return nil, fmt.Errorf("%s: SentencePiece protobuf tokenizers are not read; use the llama2.c tokenizer.bin export or a GGUF", path)
+	default:
+		tok, err = tokenizer.LoadLlama2C(path, vocab)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if vocab > 0 && tok.VocabSize() != vocab {
+		return nil, fmt.Errorf("%s: %w: tokenizer has %d tokens, model vocabulary is %d", path, model.ErrFormat, tok.VocabSize(), vocab)
+	}
+	return tok, nil
+}

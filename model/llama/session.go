@@ -1,0 +1,289 @@
+package llama
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/hlmproject/hlm/model"
+	"github.com/hlmproject/hlm/tensor"
+)
+
+// Session is one sequence: a KV cache over positions [0, Len()).
+type Session struct {
+	m       *Model
+	pos     int
+	k, v    [][]float32 // per layer: capacity positions × KVDim
+	capture model.Capture
+	att     *model.Attention
+}
+
+var _ model.Session = (*Session)(nil)
+
+// Model is the model the session evaluates.
+func (s *Session) Model() *Model { return s.m }
+
+// Len is the number of cached positions.
+func (s *Session) Len() int { return s.pos }
+
+// Truncate drops positions ≥ n.
+func (s *Session) Truncate(n int) error {
+	if n < 0 || n > s.pos {
+		return fmt.Errorf("truncate to %d: session holds %d positions", n, s.pos)
+	}
+	s.pos = n
+	return nil
+}
+
+// SetCapture chooses the attention probabilities that Eval records.
+func (s *Session) SetCapture(c model.Capture) { s.capture = c }
+
+// Attention is what the last Eval captured for its newest position (nil when
+// capture is off).
+func (s *Session) Attention() *model.Attention { return s.att }
+
+// Eval appends tokens and returns the logits after each of them.
+func (s *Session) Eval(tokens []int) ([][]float32, error) {
+	out, err := EvalBatch([]*Session{s}, [][]int{tokens}, false)
+	if err != nil {
+		return nil, err
+	}
+	return out[0], nil
+}
+
+// Prefill appends tokens and returns only the logits after the last one.
+func (s *Session) Prefill(tokens []int) ([]float32, error) {
+	if len(tokens) == 0 {
+		return nil, fmt.Errorf("prefill of no tokens")
+	}
+	out, err := EvalBatch([]*Session{s}, [][]int{tokens}, true)
+	if err != nil {
+		return nil, err
+	}
+	return out[0][0], nil
+}
+
+// grow makes room in the cache for n positions.
+func (s *Session) grow(n int) {
+	kv := s.m.cfg.KVDim()
+	if len(s.k) > 0 && len(s.k[0]) >= n*kv {
+		return
+	}
+	c := 16
+	if len(s.k) > 0 {
+		c = max(c, 2*len(s.k[0])/kv)
+	}
+	c = min(max(c, n), s.m.cfg.SeqLen)
+	for l := range s.k {
+		nk := make([]float32, c*kv)
+		copy(nk, s.k[l][:s.pos*kv])
+		s.k[l] = nk
+		nv := make([]float32, c*kv)
+		copy(nv, s.v[l][:s.pos*kv])
+		s.v[l] = nv
+	}
+}
+
+// EvalBatch evaluates a block of tokens for each session in one forward pass:
+// every weight matrix is read once for all of them. It returns, per session,
+// the logits after each of its tokens, or only after the last one when
+// lastOnly is set. All sessions must belong to the same model (the same
+// weights and layer count) and each must appear once. On error no session is
+// changed.
+func EvalBatch(sessions []*Session, tokens [][]int, lastOnly bool) ([][][]float32, error) {
+	if len(sessions) == 0 || len(sessions) != len(tokens) {
+		return nil, fmt.Errorf("EvalBatch: %d sessions, %d token blocks", len(sessions), len(tokens))
+	}
+	m := sessions[0].m
+	cfg := m.cfg
+	seen := make(map[*Session]bool, len(sessions))
+	n := 0
+	for i, s := range sessions {
+		if s.m.w != m.w || s.m.cfg.Layers != cfg.Layers {
+			return nil, fmt.Errorf("EvalBatch: session %d belongs to another model", i)
+		}
+		if seen[s] {
+			return nil, fmt.Errorf("EvalBatch: session %d appears twice", i)
+		}
+		seen[s] = true
+		if len(tokens[i]) == 0 {
+			return nil, fmt.Errorf("EvalBatch: session %d has no tokens", i)
+		}
+		if s.pos+len(tokens[i]) > cfg.SeqLen {
+			return nil, fmt.Errorf("%w: %d cached + %d new positions > %d", model.ErrContextFull, s.pos, len(tokens[i]), cfg.SeqLen)
+		}
+		for _, t := range tokens[i] {
+			if t < 0 || t >= cfg.Vocab {
+				return nil, fmt.Errorf("%w: %d (vocabulary %d)", model.ErrToken, t, cfg.Vocab)
+			}
+		}
+		n += len(tokens[i])
+	}
+
+	dim, kvDim, hidden, hs := cfg.Dim, cfg.KVDim(), cfg.Hidden, cfg.HeadSize()
+	heads, kvMul := cfg.Heads, cfg.Heads/cfg.KVHeads
+	w := m.w
+
+	// Row r of the batch is token j of session seg[r], at position pos[r].
+	seg := make([]int, n)
+	pos := make([]int, n)
+	last := make([]bool, n)
+	x := make([]float32, n*dim)
+	r := 0
+	for i, s := range sessions {
+		s.grow(s.pos + len(tokens[i]))
+		for j, t := range tokens[i] {
+			seg[r], pos[r] = i, s.pos+j
+			last[r] = j == len(tokens[i])-1
+			w.Embedding.Row(x[r*dim:(r+1)*dim], t)
+			r++
+		}
+	}
+
+	xb := make([]float32, n*dim)
+	xb2 := make([]float32, n*dim)
+	q := make([]float32, n*dim)
+	k := make([]float32, n*kvDim)
+	v := make([]float32, n*kvDim)
+	hb := make([]float32, n*hidden)
+	hb2 := make([]float32, n*hidden)
+	scale := float32(1 / math.Sqrt(float64(hs)))
+
+	captures := make([]*model.Attention, len(sessions))
+	for i, s := range sessions {
+		if s.capture != model.CaptureNone {
+			first, heads := 0, 1
+			if s.capture == model.CaptureLastLayer {
+				first = cfg.Layers - 1
+			}
+			if s.capture == model.CaptureHeads {
+				heads = cfg.Heads
+			}
+			captures[i] = &model.Attention{FirstLayer: first, Layers: cfg.Layers - first, Heads: heads, Len: s.pos + len(tokens[i])}
+		}
+	}
+
+	for l := 0; l < cfg.Layers; l++ {
+		ly := &w.Layers[l]
+		for r := 0; r < n; r++ {
+			tensor.RMSNorm(xb[r*dim:(r+1)*dim], x[r*dim:(r+1)*dim], ly.AttnNorm, cfg.NormEps)
+		}
+		tensor.MatMul(q, ly.Wq, xb, n)
+		tensor.MatMul(k, ly.Wk, xb, n)
+		tensor.MatMul(v, ly.Wv, xb, n)
+		for r := 0; r < n; r++ {
+			m.rope.Apply(q[r*dim:(r+1)*dim], pos[r])
+			m.rope.Apply(k[r*kvDim:(r+1)*kvDim], pos[r])
+			s := sessions[seg[r]]
+			copy(s.k[l][pos[r]*kvDim:], k[r*kvDim:(r+1)*kvDim])
+			copy(s.v[l][pos[r]*kvDim:], v[r*kvDim:(r+1)*kvDim])
+		}
+
+		// Per-head attention rows to capture for this layer.
+		capRows := make([][]float32, n*heads)
+		for r := 0; r < n; r++ {
+			if c := captures[seg[r]]; c != nil && last[r] && l >= c.FirstLayer {
+				for h := 0; h < heads; h++ {
+					capRows[r*heads+h] = make([]float32, pos[r]+1)
+				}
+			}
+		}
+
+		work := 0
+		for r := 0; r < n; r++ {
+			work += (pos[r] + 1) * 2 * dim
+		}
+		tensor.ParallelFor(n*heads, work, func(lo, hi int) {
+			att := make([]float32, cfg.SeqLen)
+			for rh := lo; rh < hi; rh++ {
+				r, h := rh/heads, rh%heads
+				s := sessions[seg[r]]
+				qh := q[r*dim+h*hs : r*dim+(h+1)*hs]
+				off := (h / kvMul) * hs
+				a := att[:pos[r]+1]
+				kc, vc := s.k[l], s.v[l]
+				for t := range a {
+					a[t] = tensor.Dot(qh, kc[t*kvDim+off:t*kvDim+off+hs]) * scale
+				}
+				tensor.Softmax(a)
+				if cr := capRows[rh]; cr != nil {
+					copy(cr, a)
+				}
+				out := xb[r*dim+h*hs : r*dim+(h+1)*hs]
+				clear(out)
+				for t, at := range a {
+					vt := vc[t*kvDim+off : t*kvDim+off+hs]
+					for i := range out {
+						out[i] += float32(at * vt[i])
+					}
+				}
+			}
+		})
+		for r := 0; r < n; r++ {
+			if capRows[r*heads] != nil {
+				captures[seg[r]].Rows = append(captures[seg[r]].Rows, capRows[r*heads:(r+1)*heads]...)
+			}
+		}
+
+		tensor.MatMul(xb2, ly.Wo, xb, n)
+		tensor.Add(x, xb2)
+
+		for r := 0; r < n; r++ {
+			tensor.RMSNorm(xb[r*dim:(r+1)*dim], x[r*dim:(r+1)*dim], ly.FFNNorm, cfg.NormEps)
+		}
+		tensor.MatMul(hb, ly.W1, xb, n)
+		tensor.MatMul(hb2, ly.W3, xb, n)
+		for r := 0; r < n; r++ {
+			tensor.SwiGLU(hb[r*hidden:(r+1)*hidden], hb2[r*hidden:(r+1)*hidden])
+		}
+		tensor.MatMul(xb2, ly.W2, hb, n)
+		tensor.Add(x, xb2)
+	}
+
+	// Final norm and classifier, for the rows whose logits are wanted.
+	rows := make([]int, 0, n)
+	for r := 0; r < n; r++ {
+		if !lastOnly || last[r] {
+			rows = append(rows, r)
+		}
+	}
+	xf := make([]float32, len(rows)*dim)
+	for i, r := range rows {
+		tensor.RMSNorm(xf[i*dim:(i+1)*dim], x[r*dim:(r+1)*dim], w.FinalNorm, cfg.NormEps)
+	}
+	logits := make([]float32, len(rows)*cfg.Vocab)
+	tensor.MatMul(logits, w.Output, xf, len(rows))
+
+	out := make([][][]float32, len(sessions))
+	for i, r := range rows {
+		out[seg[r]] = append(out[seg[r]], logits[i*cfg.Vocab:(i+1)*cfg.Vocab:(i+1)*cfg.Vocab])
+	}
+	for i, s := range sessions {
+		s.pos += len(tokens[i])
+		s.att = nil
+		if c := captures[i]; c != nil {
+			if c.Heads == 1 {
+				c.Rows = averageHeads(c.Rows, heads)
+			}
+			s.att = c
+		}
+	}
+	return out, nil
+}
+
+// averageHeads turns layer-major per-head rows into one head-averaged row per layer.
+func averageHeads(rows [][]float32, heads int) [][]float32 {
+	out := make([][]float32, 0, len(rows)/heads)
+	for l := 0; l+heads <= len(rows); l += heads {
+		avg := make([]float32, len(rows[l]))
+		for _, r := range rows[l : l+heads] {
+			for i, v := range r {
+				avg[i] += v
+			}
+		}
+		for i := range avg {
+			avg[i] /= float32(heads)
+		}
+		out = append(out, avg)
+	}
+	return out
+}

@@ -1,0 +1,150 @@
+// Package model defines the language-model interface the rest of hlm
+// consumes — a set of weights that opens sessions, each session holding its
+// own KV cache — and the model spec syntax that names a model, an early-exit
+// view of it or a quantized copy of it.
+//
+// The Llama-family engine that implements it lives in model/llama; the file
+// formats in model/gguf and model/safetensors.
+package model
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/hlmproject/hlm/tokenizer"
+)
+
+// Sentinel errors, wrapped with details by implementations.
+var (
+	// ErrFormat: a model file is malformed.
+	ErrFormat = errors.New("malformed model file")
+	// ErrUnsupported: a model file is well formed but uses something hlm does not implement.
+	ErrUnsupported = errors.New("unsupported model")
+	// ErrContextFull: an evaluation would go past the model's context length.
+	ErrContextFull = errors.New("context length exceeded")
+	// ErrToken: a token id is outside the vocabulary.
+	ErrToken = errors.New("token id out of range")
+)
+
+// Config is the shape of a Llama-architecture decoder.
+type Config struct {
+	Arch      string  `json:"arch"`       // "llama"
+	Dim       int     `json:"dim"`        // residual stream width
+	Hidden    int     `json:"hidden"`     // feed-forward width
+	Layers    int     `json:"layers"`     // transformer blocks in use
+	Heads     int     `json:"heads"`      // query heads
+	KVHeads   int     `json:"kv_heads"`   // key/value heads (grouped-query attention when < Heads)
+	Vocab     int     `json:"vocab"`      // vocabulary size
+	SeqLen    int     `json:"seq_len"`    // maximum context length
+	RopeTheta float64 `json:"rope_theta"` // rotary base
+	NormEps   float32 `json:"norm_eps"`   // RMSNorm epsilon
+}
+
+// HeadSize is Dim/Heads.
+func (c Config) HeadSize() int { return c.Dim / c.Heads }
+
+// KVDim is the width of the key and value vectors of one layer.
+func (c Config) KVDim() int { return c.KVHeads * c.HeadSize() }
+
+// Validate reports a shape the engine cannot run. Limits are generous (models
+// far larger than Llama-2-70B pass) but rule out nonsense read from a corrupt
+// file before anything is allocated.
+func (c Config) Validate() error {
+	const maxDim = 1 << 16
+	switch {
+	case c.Dim <= 0 || c.Dim > maxDim:
+		return fmt.Errorf("%w: dim %d", ErrFormat, c.Dim)
+	case c.Hidden <= 0 || c.Hidden > 8*maxDim:
+		return fmt.Errorf("%w: hidden dim %d", ErrFormat, c.Hidden)
+	case c.Layers <= 0 || c.Layers > 1024:
+		return fmt.Errorf("%w: %d layers", ErrFormat, c.Layers)
+	case c.Heads <= 0 || c.Dim%c.Heads != 0:
+		return fmt.Errorf("%w: %d heads for dim %d", ErrFormat, c.Heads, c.Dim)
+	case c.KVHeads <= 0 || c.Heads%c.KVHeads != 0:
+		return fmt.Errorf("%w: %d kv heads for %d heads", ErrFormat, c.KVHeads, c.Heads)
+	case c.HeadSize()%2 != 0:
+		return fmt.Errorf("%w: odd head size %d", ErrFormat, c.HeadSize())
+	case c.Vocab <= 0 || c.Vocab > 1<<22:
+		return fmt.Errorf("%w: vocab size %d", ErrFormat, c.Vocab)
+	case c.SeqLen <= 0 || c.SeqLen > 1<<22:
+		return fmt.Errorf("%w: context length %d", ErrFormat, c.SeqLen)
+	case !(c.RopeTheta > 0):
+		return fmt.Errorf("%w: rope theta %g", ErrFormat, c.RopeTheta)
+	case !(c.NormEps > 0 && c.NormEps < 1):
+		return fmt.Errorf("%w: norm epsilon %g", ErrFormat, c.NormEps)
+	}
+	return nil
+}
+
+// Model is a set of weights that opens sessions. It is safe for concurrent use.
+type Model interface {
+	Config() Config
+	// NewSession opens a session with an empty KV cache.
+	NewSession() Session
+	// Tokenizer is the model's tokenizer, or nil when none was found.
+	Tokenizer() *tokenizer.Tokenizer
+	// Name describes the model for humans (the spec it was opened from).
+	Name() string
+}
+
+// Session is one sequence being evaluated: a KV cache over positions
+// [0, Len()). A session is not safe for concurrent use; different sessions of
+// one model are.
+type Session interface {
+	// Eval appends tokens at positions Len()…Len()+n−1 in one pass and returns
+	// the logits that follow each of them (n rows of Vocab values).
+	Eval(tokens []int) ([][]float32, error)
+	// Prefill is Eval returning only the logits after the last token.
+	Prefill(tokens []int) ([]float32, error)
+	// Truncate drops every position ≥ n (n ≤ Len()), e.g. rejected drafts.
+	Truncate(n int) error
+	// Len is the number of positions in the cache.
+	Len() int
+	// SetCapture chooses which attention probabilities of the newest
+	// position each Eval records.
+	SetCapture(c Capture)
+	// Attention is what the last Eval captured for its newest position.
+	Attention() *Attention
+}
+
+// Capture selects the attention probabilities a session records.
+type Capture int
+
+const (
+	CaptureNone       Capture = iota
+	CaptureLastLayer          // last layer, averaged over heads
+	CaptureLayers             // every layer, averaged over heads
+	CaptureHeads              // every layer, every head
+)
+
+// Attention holds the attention probabilities of one query position over the
+// positions 0…Len−1 it attends to. Rows are indexed layer-major: row
+// (l·Heads + h) is layer FirstLayer+l, head h (Heads is 1 when averaged).
+type Attention struct {
+	FirstLayer int
+	Layers     int
+	Heads      int
+	Len        int
+	Rows       [][]float32
+}
+
+// Last returns the row of the last captured layer, averaged over heads.
+func (a *Attention) Last() []float32 {
+	if a == nil || len(a.Rows) == 0 {
+		return nil
+	}
+	if a.Heads == 1 {
+		return a.Rows[len(a.Rows)-1]
+	}
+	out := make([]float32, a.Len)
+	rows := a.Rows[len(a.Rows)-a.Heads:]
+	for _, r := range rows {
+		for i, v := range r {
+			out[i] += v
+		}
+	}
+	for i := range out {
+		out[i] /= float32(a.Heads)
+	}
+	return out
+}

@@ -1,0 +1,141 @@
+package tensor
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"unsafe"
+)
+
+// Matrix is a row-major weight matrix of Rows × Cols elements in one storage
+// type. F32 matrices keep their values in F32; every other type keeps its raw
+// little-endian bytes in Data (possibly a slice of a memory-mapped file).
+type Matrix struct {
+	Type       DType
+	Rows, Cols int
+	F32        []float32 // Type == F32: Rows*Cols values
+	Data       []byte    // other types: Rows*RowBytes bytes
+	rowBytes   int
+}
+
+// NewF32 wraps values (len rows*cols) as an F32 matrix without copying.
+func NewF32(rows, cols int, values []float32) (*Matrix, error) {
+	if rows < 0 || cols < 0 || len(values) != rows*cols {
+		return nil, fmt.Errorf("tensor: %d values for a %d×%d matrix", len(values), rows, cols)
+	}
+	return &Matrix{Type: F32, Rows: rows, Cols: cols, F32: values, rowBytes: 4 * cols}, nil
+}
+
+// NewRaw wraps data, the little-endian storage of a rows × cols matrix of type
+// t, without copying. An F32 matrix is viewed in place when data is suitably
+// aligned on a little-endian machine and copied otherwise.
+func NewRaw(t DType, rows, cols int, data []byte) (*Matrix, error) {
+	rb, err := t.RowBytes(cols)
+	if err != nil {
+		return nil, err
+	}
+	if rows < 0 || int64(len(data)) != int64(rows)*int64(rb) {
+		return nil, fmt.Errorf("tensor: %d bytes for a %d×%d %v matrix (want %d)", len(data), rows, cols, t, int64(rows)*int64(rb))
+	}
+	if t == F32 {
+		return NewF32(rows, cols, BytesToF32(data))
+	}
+	return &Matrix{Type: t, Rows: rows, Cols: cols, Data: data, rowBytes: rb}, nil
+}
+
+// BytesToF32 returns the little-endian float32 values in b, sharing memory
+// with b when the machine is little-endian and b is 4-byte aligned.
+func BytesToF32(b []byte) []float32 {
+	n := len(b) / 4
+	if n == 0 {
+		return []float32{}
+	}
+	if littleEndian && uintptr(unsafe.Pointer(&b[0]))%4 == 0 {
+		return unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), n)
+	}
+	out := make([]float32, n)
+	for i := range out {
+		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return out
+}
+
+var littleEndian = func() bool {
+	x := uint16(1)
+	return *(*byte)(unsafe.Pointer(&x)) == 1
+}()
+
+// RowBytes is the storage size of one row.
+func (m *Matrix) RowBytes() int { return m.rowBytes }
+
+// row returns the raw storage of row i (not for F32).
+func (m *Matrix) row(i int) []byte { return m.Data[i*m.rowBytes : (i+1)*m.rowBytes] }
+
+// Row writes row i as float32 values into dst (len Cols).
+func (m *Matrix) Row(dst []float32, i int) {
+	if m.Type == F32 {
+		copy(dst, m.F32[i*m.Cols:(i+1)*m.Cols])
+		return
+	}
+	DequantizeRow(dst[:m.Cols], m.Type, m.row(i))
+}
+
+// Bytes returns the little-endian storage of the whole matrix (a copy for F32).
+func (m *Matrix) Bytes() []byte {
+	if m.Type != F32 {
+		return m.Data
+	}
+	out := make([]byte, 4*len(m.F32))
+	for i, v := range m.F32 {
+		binary.LittleEndian.PutUint32(out[4*i:], math.Float32bits(v))
+	}
+	return out
+}
+
+// Convert returns a copy of m stored as type t (F32, F16, BF16, Q8_0 or Q4_0).
+// Converting to a block type requires Cols to be a multiple of the block size.
+func (m *Matrix) Convert(t DType) (*Matrix, error) {
+	if _, err := t.RowBytes(m.Cols); err != nil {
+		return nil, err
+	}
+	row := make([]float32, m.Cols)
+	if t == F32 {
+		out := make([]float32, m.Rows*m.Cols)
+		for i := 0; i < m.Rows; i++ {
+			m.Row(out[i*m.Cols:(i+1)*m.Cols], i)
+		}
+		return NewF32(m.Rows, m.Cols, out)
+	}
+	rb, _ := t.RowBytes(m.Cols)
+	data := make([]byte, 0, m.Rows*rb)
+	for i := 0; i < m.Rows; i++ {
+		m.Row(row, i)
+		data = EncodeRow(data, t, row)
+	}
+	return NewRaw(t, m.Rows, m.Cols, data)
+}
+
+// EncodeRow appends the storage of x in type t to dst.
+func EncodeRow(dst []byte, t DType, x []float32) []byte {
+	switch t {
+	case F32:
+		for _, v := range x {
+			dst = binary.LittleEndian.AppendUint32(dst, math.Float32bits(v))
+		}
+	case F16:
+		for _, v := range x {
+			dst = binary.LittleEndian.AppendUint16(dst, F32ToF16(v))
+		}
+	case BF16:
+		for _, v := range x {
+			dst = binary.LittleEndian.AppendUint16(dst, F32ToBF16(v))
+		}
+	case Q8_0:
+		dst = QuantizeQ8_0(dst, x)
+	case Q4_0:
+		dst = QuantizeQ4_0(dst, x)
+	default:
+		panic("tensor: EncodeRow of unknown dtype " + t.String())
+	}
+	return dst
+}

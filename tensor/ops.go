@@ -1,0 +1,91 @@
+package tensor
+
+import "math"
+
+// RMSNorm writes x normalized by its root mean square and scaled by weight:
+// out[i] = weight[i]·x[i]/sqrt(mean(x²)+eps). out may alias x.
+func RMSNorm(out, x, weight []float32, eps float32) {
+	var ss float32
+	for _, v := range x {
+		ss += float32(v * v)
+	}
+	ss /= float32(len(x))
+	ss += eps
+	inv := float32(1 / math.Sqrt(float64(ss)))
+	for i, v := range x {
+		out[i] = weight[i] * float32(inv*v)
+	}
+}
+
+// Softmax normalizes x in place into probabilities.
+func Softmax(x []float32) {
+	if len(x) == 0 {
+		return
+	}
+	maxv := x[0]
+	for _, v := range x[1:] {
+		if v > maxv {
+			maxv = v
+		}
+	}
+	var sum float32
+	for i, v := range x {
+		e := float32(math.Exp(float64(v - maxv)))
+		x[i] = e
+		sum += e
+	}
+	inv := 1 / sum
+	for i := range x {
+		x[i] *= inv
+	}
+}
+
+// SwiGLU writes silu(gate)·up into gate: silu(g) = g/(1+e^−g).
+func SwiGLU(gate, up []float32) {
+	up = up[:len(gate)]
+	for i, g := range gate {
+		gate[i] = g * float32(1/(1+math.Exp(-float64(g)))) * up[i]
+	}
+}
+
+// Add adds src to dst element-wise.
+func Add(dst, src []float32) {
+	src = src[:len(dst)]
+	for i := range dst {
+		dst[i] += src[i]
+	}
+}
+
+// Rope holds the rotation frequencies of rotary position embeddings for one
+// head size: pairs (x[2i], x[2i+1]) of every head are rotated by pos·θ^(−2i/headSize)
+// (the "normal" GPT-J style pairing of llama2.c and GGML's llama, not the
+// half-split pairing of Hugging Face checkpoints, whose q/k rows loaders
+// permute on load).
+type Rope struct {
+	HeadSize int
+	freq     []float32 // headSize/2 inverse frequencies
+}
+
+// NewRope builds the frequencies for a head size and base θ (10000 for Llama 2).
+func NewRope(headSize int, theta float64) *Rope {
+	r := &Rope{HeadSize: headSize, freq: make([]float32, headSize/2)}
+	for i := range r.freq {
+		// float32 arithmetic, as llama2.c and PyTorch compute the angles.
+		r.freq[i] = float32(1 / math.Pow(theta, float64(float32(2*i)/float32(headSize))))
+	}
+	return r
+}
+
+// Apply rotates every head of x (len a multiple of HeadSize) for position pos.
+func (r *Rope) Apply(x []float32, pos int) {
+	hs := r.HeadSize
+	for i, f := range r.freq {
+		s, c := math.Sincos(float64(float32(pos) * f))
+		fc, fs := float32(c), float32(s)
+		for h := 0; h+hs <= len(x); h += hs {
+			v0, v1 := x[h+2*i], x[h+2*i+1]
+			x[h+2*i] = float32(v0*fc) - float32(v1*fs)
+			x[h+2*i+1] = float32(v0*fs) + float32(v1*fc)
+		}
+	}
+}

@@ -1,0 +1,193 @@
+package tensor
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+func TestF16RoundTripAllPatterns(t *testing.T) {
+	for i := 0; i < 1<<16; i++ {
+		h := uint16(i)
+		f := F16ToF32(h)
+		if f != f { // NaN
+			if g := F16ToF32(F32ToF16(f)); g == g {
+				t.Fatalf("NaN %#04x did not stay NaN", h)
+			}
+			continue
+		}
+		if back := F32ToF16(f); back != h {
+			t.Fatalf("F32ToF16(F16ToF32(%#04x)=%g) = %#04x", h, f, back)
+		}
+	}
+}
+
+func TestF32ToF16RoundsToNearest(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := 0; i < 200000; i++ {
+		f := float32(rng.NormFloat64() * math.Pow(2, float64(rng.IntN(40)-28)))
+		h := F32ToF16(f)
+		got := float64(F16ToF32(h))
+		// No other half value may be strictly closer.
+		for _, nb := range []uint16{h - 1, h + 1} {
+			alt := F16ToF32(nb)
+			if alt != alt || math.IsInf(float64(alt), 0) || (alt < 0) != (f < 0) && alt != 0 {
+				continue
+			}
+			if math.Abs(float64(alt)-float64(f)) < math.Abs(got-float64(f)) {
+				t.Fatalf("F32ToF16(%g) = %g but %g is closer", f, got, alt)
+			}
+		}
+	}
+	if F32ToF16(1e6) != 0x7c00 || F32ToF16(-1e6) != 0xfc00 {
+		t.Errorf("overflow must give ±Inf")
+	}
+}
+
+func TestBF16(t *testing.T) {
+	for _, f := range []float32{0, 1, -2.5, 3.1415926, 1e-30, 65504} {
+		got := BF16ToF32(F32ToBF16(f))
+		if math.Abs(float64(got-f)) > math.Abs(float64(f))/128 {
+			t.Errorf("bf16 %g -> %g", f, got)
+		}
+	}
+}
+
+func randVec(rng *rand.Rand, n int) []float32 {
+	v := make([]float32, n)
+	for i := range v {
+		v[i] = float32(rng.NormFloat64())
+	}
+	return v
+}
+
+func TestQuantizeErrorBounds(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	x := randVec(rng, 64*QK)
+	for _, tc := range []struct {
+		t   DType
+		rel float64 // max error relative to the block's max |x|
+	}{{Q8_0, 0.5/127 + 1e-3}, {Q4_0, 1.0/8 + 1e-3}, {F16, 1e-3}, {BF16, 1.0 / 128}} {
+		data := EncodeRow(nil, tc.t, x)
+		if want, _ := tc.t.RowBytes(len(x)); len(data) != want {
+			t.Fatalf("%v: %d bytes, want %d", tc.t, len(data), want)
+		}
+		y := make([]float32, len(x))
+		DequantizeRow(y, tc.t, data)
+		for b := 0; b < len(x); b += QK {
+			var amax float64
+			for _, v := range x[b : b+QK] {
+				amax = math.Max(amax, math.Abs(float64(v)))
+			}
+			for i := b; i < b+QK; i++ {
+				if e := math.Abs(float64(y[i] - x[i])); e > tc.rel*amax {
+					t.Fatalf("%v: element %d: %g -> %g (err %g > %g)", tc.t, i, x[i], y[i], e, tc.rel*amax)
+				}
+			}
+		}
+	}
+}
+
+func TestRowDotMatchesReference(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	const rows, cols = 7, 8 * QK
+	base, _ := NewF32(rows, cols, randVec(rng, rows*cols))
+	x := randVec(rng, cols)
+	for _, typ := range []DType{F32, F16, BF16, Q8_0, Q4_0} {
+		m, err := base.Convert(typ)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for r := 0; r < rows; r++ {
+			got, want := float64(m.RowDot(r, x)), m.RowDotRef(r, x)
+			if math.Abs(got-want) > 1e-4*(1+math.Abs(want)) {
+				t.Errorf("%v row %d: RowDot %g, reference %g", typ, r, got, want)
+			}
+		}
+	}
+}
+
+func TestMatMulBlockEqualsSingleAndThreadsAgree(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	const rows, cols, n = 300, 4 * QK, 5
+	base, _ := NewF32(rows, cols, randVec(rng, rows*cols))
+	x := randVec(rng, n*cols)
+	defer SetThreads(0)
+	for _, typ := range []DType{F32, F16, Q8_0, Q4_0} {
+		m, _ := base.Convert(typ)
+		SetThreads(1)
+		block := make([]float32, n*rows)
+		MatMul(block, m, x, n)
+		SetThreads(3)
+		block3 := make([]float32, n*rows)
+		MatMul(block3, m, x, n)
+		for i := 0; i < n; i++ {
+			single := make([]float32, rows)
+			MatVec(single, m, x[i*cols:(i+1)*cols])
+			for r := range single {
+				if single[r] != block[i*rows+r] || block[i*rows+r] != block3[i*rows+r] {
+					t.Fatalf("%v: token %d row %d: single %g, block %g, block(3 threads) %g", typ, i, r, single[r], block[i*rows+r], block3[i*rows+r])
+				}
+			}
+		}
+	}
+}
+
+func TestRMSNormSoftmaxSwiGLU(t *testing.T) {
+	x := []float32{1, 2, 3, 4}
+	w := []float32{1, 1, 2, 0.5}
+	out := make([]float32, 4)
+	RMSNorm(out, x, w, 0)
+	rms := math.Sqrt((1 + 4 + 9 + 16) / 4.0)
+	for i := range x {
+		if want := float64(w[i]) * float64(x[i]) / rms; math.Abs(float64(out[i])-want) > 1e-6 {
+			t.Errorf("RMSNorm[%d] = %g, want %g", i, out[i], want)
+		}
+	}
+	p := []float32{1, 2, 3}
+	Softmax(p)
+	z := math.Exp(1) + math.Exp(2) + math.Exp(3)
+	for i, v := range p {
+		if want := math.Exp(float64(i+1)) / z; math.Abs(float64(v)-want) > 1e-6 {
+			t.Errorf("Softmax[%d] = %g, want %g", i, v, want)
+		}
+	}
+	g, u := []float32{-1, 0, 2}, []float32{3, 5, 0.5}
+	SwiGLU(g, u)
+	for i, gv := range []float64{-1, 0, 2} {
+		want := gv / (1 + math.Exp(-gv)) * float64([]float32{3, 5, 0.5}[i])
+		if math.Abs(float64(g[i])-want) > 1e-6 {
+			t.Errorf("SwiGLU[%d] = %g, want %g", i, g[i], want)
+		}
+	}
+}
+
+func TestRopeRotatesPairs(t *testing.T) {
+	r := NewRope(4, 10000)
+	x := []float32{1, 0, 1, 0, 0, 1, 0, 1}
+	r.Apply(x, 3)
+	// Pair 0 of each head rotates by 3 rad, pair 1 by 3/100 rad.
+	want := []float64{math.Cos(3), math.Sin(3), math.Cos(0.03), math.Sin(0.03), -math.Sin(3), math.Cos(3), -math.Sin(0.03), math.Cos(0.03)}
+	for i := range x {
+		if math.Abs(float64(x[i])-want[i]) > 1e-6 {
+			t.Errorf("rope[%d] = %g, want %g", i, x[i], want[i])
+		}
+	}
+}
+
+func BenchmarkMatVec(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	for _, typ := range []DType{F32, F16, Q8_0, Q4_0} {
+		const rows, cols = 768, 768
+		base, _ := NewF32(rows, cols, randVec(rng, rows*cols))
+		m, _ := base.Convert(typ)
+		x := randVec(rng, cols)
+		out := make([]float32, rows)
+		b.Run(typ.String(), func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				MatVec(out, m, x)
+			}
+			b.ReportMetric(float64(2*rows*cols)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+	}
+}
