@@ -111,10 +111,10 @@ type Session interface {
 type Capture int
 
 const (
-	CaptureNone       Capture = iota
-	CaptureLastLayer          // last layer, averaged over heads
-	CaptureLayers             // every layer, averaged over heads
-	CaptureHeads              // every layer, every head
+	CaptureNone      Capture = iota
+	CaptureLastLayer         // last layer, averaged over heads
+	CaptureLayers            // every layer, averaged over heads
+	CaptureHeads             // every layer, every head
 )
 
 // Attention holds the attention probabilities of one query position over the

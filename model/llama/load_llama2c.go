@@ -67,7 +67,7 @@ func ParseLlama2C(b []byte) (*Weights, error) {
 	}
 	data := b[llama2cHeader:]
 	take := func(n int64) []byte {
-		p := data[:4*n : 4*n]
+		p := data[: 4*n : 4*n]
 		data = data[4*n:]
 		return p
 	}

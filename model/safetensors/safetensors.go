@@ -127,7 +127,9 @@ func Parse(b []byte) (*File, error) {
 	for _, t := range f.Tensors {
 		ts = append(ts, t)
 	}
-	sort.Slice(ts, func(i, j int) bool { return ts[i].Begin < ts[j].Begin || ts[i].Begin == ts[j].Begin && ts[i].End < ts[j].End })
+	sort.Slice(ts, func(i, j int) bool {
+		return ts[i].Begin < ts[j].Begin || ts[i].Begin == ts[j].Begin && ts[i].End < ts[j].End
+	})
 	for i := 1; i < len(ts); i++ {
 		if ts[i].Begin < ts[i-1].End {
 			return nil, fmt.Errorf("%w: tensors %q and %q overlap", ErrFormat, ts[i-1].Name, ts[i].Name)
