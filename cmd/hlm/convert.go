@@ -1,0 +1,69 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/hlmproject/hlm/model/llama"
+	"github.com/hlmproject/hlm/tensor"
+)
+
+func init() {
+	register("convert", "write a model (llama2.c, Hugging Face or GGUF) as a GGUF file", runConvert)
+}
+
+func runConvert(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("convert", "--model SPEC --out FILE.gguf [--type f32|f16|q8_0|q4_0]", `
+Convert a model to GGUF v3 (llama architecture, llama.cpp tensor names) with
+its tokenizer in the metadata. Norms stay F32; a matrix whose rows are not a
+multiple of 32 elements stays F32 when a block type is asked for. An early-exit
+spec (PATH@exit=N) still writes all layers: exit is a view, not a cut.`, stderr)
+	spec := fs.String("model", "", "model spec to read")
+	tokPath := fs.String("tokenizer", "", "tokenizer file, when not found with the model")
+	out := fs.String("out", "", "GGUF file to write")
+	typ := fs.String("type", "f32", "storage type of the matrices: f32, f16, q8_0 or q4_0")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if *spec == "" || *out == "" {
+		return usageError{fmt.Errorf("--model and --out are required")}
+	}
+	t, ok := map[string]tensor.DType{"f32": tensor.F32, "f16": tensor.F16, "q8_0": tensor.Q8_0, "q8": tensor.Q8_0, "q4_0": tensor.Q4_0}[strings.ToLower(*typ)]
+	if !ok {
+		return usageError{fmt.Errorf("--type %q: want f32, f16, q8_0 or q4_0", *typ)}
+	}
+	m, err := llama.OpenSpec(*spec, *tokPath)
+	if err != nil {
+		return err
+	}
+	if m.Tokenizer() == nil {
+		fmt.Fprintln(stderr, "hlm convert: warning: no tokenizer found; the GGUF will have none (pass --tokenizer)")
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(*out), ".hlm-convert-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	st, err := llama.WriteGGUF(tmp, m, t, filepath.Base(*spec))
+	if err == nil {
+		err = tmp.Close()
+	} else {
+		tmp.Close()
+	}
+	if err != nil {
+		return err
+	}
+	if err := os.Rename(tmp.Name(), *out); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "hlm convert: wrote %s: %d tensors, %.1f MB of weights as %v", *out, st.Tensors, float64(st.Bytes)/1e6, t)
+	if st.Kept > 0 {
+		fmt.Fprintf(stderr, " (%d matrices kept in F32: rows not a multiple of 32)", st.Kept)
+	}
+	fmt.Fprintln(stderr)
+	return nil
+}

@@ -1,0 +1,125 @@
+// Command hlm is hybrid language-model inference over bandwidth-limited
+// links: a small model on a device drafts tokens, a large model on a server
+// verifies them, and the device decides what crosses the uplink.
+//
+// Usage:
+//
+//	hlm <command> [flags]
+//
+// Run `hlm help` for the commands and `hlm <command> --help` for their flags.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+	"syscall"
+)
+
+// command is one subcommand: its one-line summary and its entry point, which
+// parses args and runs.
+type command struct {
+	summary string
+	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+}
+
+var commands = map[string]command{}
+
+func register(name, summary string, run func(ctx context.Context, args []string, stdout, stderr io.Writer) error) {
+	commands[name] = command{summary, run}
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		if len(args) > 1 {
+			if c, ok := commands[args[1]]; ok {
+				c.run(ctx, []string{"--help"}, stdout, stderr)
+				return 0
+			}
+		}
+		usage(stdout)
+		return 0
+	}
+	c, ok := commands[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "hlm: unknown command %q\n\n", args[0])
+		usage(stderr)
+		return 2
+	}
+	if err := c.run(ctx, args[1:], stdout, stderr); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		var ue usageError
+		if errors.As(err, &ue) {
+			fmt.Fprintf(stderr, "hlm %s: %v\n", args[0], err)
+			return 2
+		}
+		fmt.Fprintf(stderr, "hlm %s: %v\n", args[0], err)
+		return 1
+	}
+	return 0
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, `hlm — hybrid language-model inference over bandwidth-limited links
+
+Usage: hlm <command> [flags]
+
+Commands:`)
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
+	}
+	fmt.Fprintln(w, `
+A model is named by a spec: PATH (a llama2.c .bin, a .gguf file or a Hugging
+Face directory), PATH@exit=N (its first N layers: an early-exit draft) or
+PATH@q8 (a Q8_0-quantized copy); options combine, e.g. PATH@exit=2@q8.
+
+Run 'hlm <command> --help' for the flags of a command.`)
+}
+
+// usageError marks errors in the command line (exit status 2).
+type usageError struct{ error }
+
+// newFlags makes a flag set whose --help prints the summary, the usage line
+// and the flag defaults.
+func newFlags(name, usageLine, about string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: hlm %s %s\n\n%s\n\nFlags:\n", name, usageLine, strings.TrimSpace(about))
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parse parses flags and refuses stray positional arguments.
+func parse(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageError{err}
+	}
+	if fs.NArg() > 0 {
+		return usageError{fmt.Errorf("unexpected argument %q (flags go before it?)", fs.Arg(0))}
+	}
+	return nil
+}
