@@ -1,0 +1,65 @@
+// Package dataset loads the prompt sets hlm evaluates on: TinyStories text,
+// plain prompt files, and (with references) the instruction and QA sets the
+// papers use.
+package dataset
+
+import (
+	"fmt"
+	"os"
+	"strings"
+)
+
+// Example is one prompt, with a reference answer when the set has one.
+type Example struct {
+	ID        string `json:"id"`
+	Prompt    string `json:"prompt"`
+	Reference string `json:"reference,omitempty"`
+	Text      string `json:"text,omitempty"` // whole story for language-model text sets
+}
+
+// LoadTinyStories reads a TinyStories text file. Stories are separated by
+// "<|endoftext|>" when the file has that marker, otherwise by blank lines,
+// otherwise one story per line. Each Example has the whole story in Text and
+// its first sentence as Prompt.
+func LoadTinyStories(path string) ([]Example, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return SplitStories(string(b), path)
+}
+
+// SplitStories splits TinyStories text as LoadTinyStories does; name labels
+// the example ids.
+func SplitStories(s, name string) ([]Example, error) {
+	var parts []string
+	switch {
+	case strings.Contains(s, "<|endoftext|>"):
+		parts = strings.Split(s, "<|endoftext|>")
+	case strings.Contains(s, "\n\n"):
+		parts = strings.Split(s, "\n\n")
+	default:
+		parts = strings.Split(s, "\n")
+	}
+	var out []Example
+	for _, p := range parts {
+		p = strings.TrimSpace(p)
+		if p == "" {
+			continue
+		}
+		out = append(out, Example{ID: fmt.Sprintf("%s#%d", name, len(out)), Prompt: firstSentence(p), Text: p})
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: no stories", name)
+	}
+	return out, nil
+}
+
+// firstSentence is the text up to and including the first '.', '!' or '?'
+// (the whole text when there is none).
+func firstSentence(s string) string {
+	if i := strings.IndexAny(s, ".!?"); i >= 0 {
+		return s[:i+1]
+	}
+	return s
+}
