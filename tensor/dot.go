@@ -3,52 +3,58 @@ package tensor
 import "encoding/binary"
 
 // The dot kernels below compute Σ w[c]·x[c] for one stored row w. Each has a
-// fixed summation order (eight float32 lanes, combined pairwise at the end),
-// and the explicit float32 conversions forbid the compiler from fusing a
-// multiply and an add into an FMA: the result depends only on the inputs, not
-// on the build flags, the thread count or how many tokens share the product.
+// fixed summation order, the same in the AVX2 assembly (amd64) and in the
+// portable Go code: 32 float32 partial sums (element c goes to partial c mod
+// 32, products rounded to float32 before each add, never fused into an FMA),
+// combined pairwise at the end by reduce32. Q8_0 keeps 8 partials per lane as
+// described at dotQ8_0. The result depends only on the inputs — not on the
+// CPU, the build flags, the thread count or how many tokens share the product
+// — which the server-side draft replica relies on.
 
 // Dot returns Σ a[i]·b[i] over len(a) elements (b must be at least as long).
 func Dot(a, b []float32) float32 {
 	b = b[:len(a)]
-	var s0, s1, s2, s3, s4, s5, s6, s7 float32
-	i := 0
-	for ; i+8 <= len(a); i += 8 {
-		aa := a[i : i+8 : i+8]
-		bb := b[i : i+8 : i+8]
-		s0 += float32(aa[0] * bb[0])
-		s1 += float32(aa[1] * bb[1])
-		s2 += float32(aa[2] * bb[2])
-		s3 += float32(aa[3] * bb[3])
-		s4 += float32(aa[4] * bb[4])
-		s5 += float32(aa[5] * bb[5])
-		s6 += float32(aa[6] * bb[6])
-		s7 += float32(aa[7] * bb[7])
+	var acc [32]float32
+	i := chunksF32(a, b, &acc)
+	for ; i+32 <= len(a); i += 32 {
+		aa := a[i : i+32 : i+32]
+		bb := b[i : i+32 : i+32]
+		for l := range acc {
+			acc[l] += float32(aa[l] * bb[l])
+		}
 	}
-	for ; i < len(a); i++ {
-		s0 += float32(a[i] * b[i])
+	for l := 0; i+l < len(a); l++ {
+		acc[l] += float32(a[i+l] * b[i+l])
 	}
-	return ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))
+	return reduce32(&acc)
+}
+
+// reduce32 combines 32 partial sums in a fixed order.
+func reduce32(acc *[32]float32) float32 {
+	var v [8]float32
+	for l := range v {
+		v[l] = (acc[l] + acc[8+l]) + (acc[16+l] + acc[24+l])
+	}
+	return ((v[0] + v[1]) + (v[2] + v[3])) + ((v[4] + v[5]) + (v[6] + v[7]))
 }
 
 func dotF16(w []byte, x []float32) float32 {
 	n := len(w) / 2
 	x = x[:n]
 	tab := f16Table
-	var s0, s1, s2, s3 float32
-	i := 0
-	for ; i+4 <= n; i += 4 {
-		ww := w[2*i : 2*i+8 : 2*i+8]
-		xx := x[i : i+4 : i+4]
-		s0 += float32(tab[binary.LittleEndian.Uint16(ww[0:])] * xx[0])
-		s1 += float32(tab[binary.LittleEndian.Uint16(ww[2:])] * xx[1])
-		s2 += float32(tab[binary.LittleEndian.Uint16(ww[4:])] * xx[2])
-		s3 += float32(tab[binary.LittleEndian.Uint16(ww[6:])] * xx[3])
+	var acc [32]float32
+	i := chunksF16(w, x, &acc)
+	for ; i+32 <= n; i += 32 {
+		ww := w[2*i : 2*i+64 : 2*i+64]
+		xx := x[i : i+32 : i+32]
+		for l := range acc {
+			acc[l] += float32(tab[binary.LittleEndian.Uint16(ww[2*l:])] * xx[l])
+		}
 	}
-	for ; i < n; i++ {
-		s0 += float32(tab[binary.LittleEndian.Uint16(w[2*i:])] * x[i])
+	for l := 0; i+l < n; l++ {
+		acc[l] += float32(tab[binary.LittleEndian.Uint16(w[2*(i+l):])] * x[i+l])
 	}
-	return (s0 + s1) + (s2 + s3)
+	return reduce32(&acc)
 }
 
 func dotBF16(w []byte, x []float32) float32 {
@@ -70,26 +76,28 @@ func dotBF16(w []byte, x []float32) float32 {
 	return (s0 + s1) + (s2 + s3)
 }
 
-// dotQ8_0 sums, per block, d·Σ q[j]·x[j].
+// dotQ8_0 sums, per block of 32 with scale d and lane l < 8,
+// acc[l] += d·((q[l]x[l] + q[8+l]x[8+l]) + (q[16+l]x[16+l] + q[24+l]x[24+l])),
+// then combines the 8 lanes pairwise.
 func dotQ8_0(w []byte, x []float32) float32 {
 	const bb = 2 + QK
 	nb := len(w) / bb
 	x = x[:nb*QK]
-	var sum float32
-	for b := 0; b < nb; b++ {
+	var acc [8]float32
+	for b := blocksQ8(w, x, &acc); b < nb; b++ {
 		blk := w[b*bb : (b+1)*bb : (b+1)*bb]
 		q := blk[2 : 2+QK : 2+QK]
 		xx := x[b*QK : (b+1)*QK : (b+1)*QK]
-		var s0, s1, s2, s3 float32
-		for j := 0; j < QK; j += 4 {
-			s0 += float32(float32(int8(q[j])) * xx[j])
-			s1 += float32(float32(int8(q[j+1])) * xx[j+1])
-			s2 += float32(float32(int8(q[j+2])) * xx[j+2])
-			s3 += float32(float32(int8(q[j+3])) * xx[j+3])
+		d := f16Table[binary.LittleEndian.Uint16(blk)]
+		for l := range acc {
+			p0 := float32(float32(int8(q[l])) * xx[l])
+			p1 := float32(float32(int8(q[8+l])) * xx[8+l])
+			p2 := float32(float32(int8(q[16+l])) * xx[16+l])
+			p3 := float32(float32(int8(q[24+l])) * xx[24+l])
+			acc[l] += float32(d * ((p0 + p1) + (p2 + p3)))
 		}
-		sum += float32(f16Table[binary.LittleEndian.Uint16(blk)] * ((s0 + s1) + (s2 + s3)))
 	}
-	return sum
+	return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]))
 }
 
 // dotQ4_0 sums, per block, d·Σ (q[j]−8)·x[j].

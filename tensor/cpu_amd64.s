@@ -1,0 +1,137 @@
+#include "textflag.h"
+
+// func cpuid(eax, ecx uint32) (a, b, c, d uint32)
+TEXT ·cpuid(SB), NOSPLIT, $0-24
+	MOVL eax+0(FP), AX
+	MOVL ecx+4(FP), CX
+	CPUID
+	MOVL AX, a+8(FP)
+	MOVL BX, b+12(FP)
+	MOVL CX, c+16(FP)
+	MOVL DX, d+20(FP)
+	RET
+
+// func xgetbv0() (eax uint32)
+TEXT ·xgetbv0(SB), NOSPLIT, $0-4
+	MOVL $0, CX
+	XGETBV
+	MOVL AX, eax+0(FP)
+	RET
+
+// func dotF32x32(a, b *float32, n int, acc *[32]float32)
+// acc[l] = Σ_k a[32k+l]·b[32k+l] over n/32 chunks, products rounded to
+// float32 before each add (VMULPS then VADDPS: no FMA), exactly as dotChunksF32.
+TEXT ·dotF32x32(SB), NOSPLIT, $0-32
+	MOVQ a+0(FP), SI
+	MOVQ b+8(FP), DI
+	MOVQ n+16(FP), CX
+	MOVQ acc+24(FP), DX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	SHRQ $5, CX
+	JZ   f32done
+f32loop:
+	VMOVUPS 0(SI), Y4
+	VMULPS  0(DI), Y4, Y4
+	VADDPS  Y4, Y0, Y0
+	VMOVUPS 32(SI), Y5
+	VMULPS  32(DI), Y5, Y5
+	VADDPS  Y5, Y1, Y1
+	VMOVUPS 64(SI), Y6
+	VMULPS  64(DI), Y6, Y6
+	VADDPS  Y6, Y2, Y2
+	VMOVUPS 96(SI), Y7
+	VMULPS  96(DI), Y7, Y7
+	VADDPS  Y7, Y3, Y3
+	ADDQ $128, SI
+	ADDQ $128, DI
+	DECQ CX
+	JNZ  f32loop
+f32done:
+	VMOVUPS Y0, 0(DX)
+	VMOVUPS Y1, 32(DX)
+	VMOVUPS Y2, 64(DX)
+	VMOVUPS Y3, 96(DX)
+	VZEROUPPER
+	RET
+
+// func dotF16x32(w *uint16, x *float32, n int, acc *[32]float32)
+// As dotF32x32 with w converted from float16 (VCVTPH2PS, exact).
+TEXT ·dotF16x32(SB), NOSPLIT, $0-32
+	MOVQ w+0(FP), SI
+	MOVQ x+8(FP), DI
+	MOVQ n+16(FP), CX
+	MOVQ acc+24(FP), DX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	SHRQ $5, CX
+	JZ   f16done
+f16loop:
+	VCVTPH2PS 0(SI), Y4
+	VMULPS    0(DI), Y4, Y4
+	VADDPS    Y4, Y0, Y0
+	VCVTPH2PS 16(SI), Y5
+	VMULPS    32(DI), Y5, Y5
+	VADDPS    Y5, Y1, Y1
+	VCVTPH2PS 32(SI), Y6
+	VMULPS    64(DI), Y6, Y6
+	VADDPS    Y6, Y2, Y2
+	VCVTPH2PS 48(SI), Y7
+	VMULPS    96(DI), Y7, Y7
+	VADDPS    Y7, Y3, Y3
+	ADDQ $64, SI
+	ADDQ $128, DI
+	DECQ CX
+	JNZ  f16loop
+f16done:
+	VMOVUPS Y0, 0(DX)
+	VMOVUPS Y1, 32(DX)
+	VMOVUPS Y2, 64(DX)
+	VMOVUPS Y3, 96(DX)
+	VZEROUPPER
+	RET
+
+// func dotQ8x8(w *byte, x *float32, nb int, acc *[8]float32)
+// For each of nb Q8_0 blocks (float16 scale d, 32 int8 q):
+// acc[l] += d·((q[l]x[l] + q[8+l]x[8+l]) + (q[16+l]x[16+l] + q[24+l]x[24+l])),
+// every product and sum rounded to float32, exactly as dotBlocksQ8.
+TEXT ·dotQ8x8(SB), NOSPLIT, $0-32
+	MOVQ w+0(FP), SI
+	MOVQ x+8(FP), DI
+	MOVQ nb+16(FP), CX
+	MOVQ acc+24(FP), DX
+	VXORPS Y0, Y0, Y0
+	TESTQ CX, CX
+	JZ    q8done
+q8loop:
+	VPBROADCASTW 0(SI), X6
+	VCVTPH2PS    X6, Y6
+	VPMOVSXBD    2(SI), Y7
+	VCVTDQ2PS    Y7, Y7
+	VMULPS       0(DI), Y7, Y7
+	VPMOVSXBD    10(SI), Y8
+	VCVTDQ2PS    Y8, Y8
+	VMULPS       32(DI), Y8, Y8
+	VPMOVSXBD    18(SI), Y9
+	VCVTDQ2PS    Y9, Y9
+	VMULPS       64(DI), Y9, Y9
+	VPMOVSXBD    26(SI), Y10
+	VCVTDQ2PS    Y10, Y10
+	VMULPS       96(DI), Y10, Y10
+	VADDPS       Y8, Y7, Y7
+	VADDPS       Y10, Y9, Y9
+	VADDPS       Y9, Y7, Y7
+	VMULPS       Y6, Y7, Y7
+	VADDPS       Y7, Y0, Y0
+	ADDQ $34, SI
+	ADDQ $128, DI
+	DECQ CX
+	JNZ  q8loop
+q8done:
+	VMOVUPS Y0, 0(DX)
+	VZEROUPPER
+	RET
