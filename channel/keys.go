@@ -1,0 +1,256 @@
+package channel
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Key is one flat configuration key with its one-line help.
+type Key struct {
+	Name string
+	Help string
+}
+
+// key binds a flat key to its Config field.
+type key struct {
+	Key
+	get func(c *Config) string
+	set func(c *Config, v string) error
+}
+
+func fmtFloat(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+
+func floatKey(name, help string, field func(c *Config) *float64) key {
+	return key{
+		Key: Key{name, help},
+		get: func(c *Config) string { return fmtFloat(*field(c)) },
+		set: func(c *Config, v string) error {
+			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err != nil {
+				return err
+			}
+			*field(c) = f
+			return nil
+		},
+	}
+}
+
+func enumKey(name, help string, valid []string, field func(c *Config) *string) key {
+	return key{
+		Key: Key{name, help},
+		get: func(c *Config) string { return *field(c) },
+		set: func(c *Config, v string) error {
+			v = strings.ToLower(strings.TrimSpace(v))
+			if !slices.Contains(valid, v) {
+				return fmt.Errorf("not one of %s", strings.Join(valid, ", "))
+			}
+			*field(c) = v
+			return nil
+		},
+	}
+}
+
+func secondsKey(name, help string, field func(c *Config) *time.Duration) key {
+	return key{
+		Key: Key{name, help},
+		get: func(c *Config) string { return fmtFloat(field(c).Seconds()) },
+		set: func(c *Config, v string) error {
+			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err != nil {
+				return err
+			}
+			if !(f >= 0) || f*1e9 >= math.MaxInt64 {
+				return fmt.Errorf("must be between 0 and %g seconds", float64(math.MaxInt64)/1e9)
+			}
+			*field(c) = time.Duration(math.Round(f * 1e9))
+			return nil
+		},
+	}
+}
+
+// keys lists every flat key in the order --help shows them.
+var keys = []key{
+	enumKey("channel", "link model: shannon (W·log2(1+SNR), block fading), markov (Q-S two-state), fixed, trace",
+		channels, func(c *Config) *string { return &c.Channel }),
+	floatKey("bandwidth_hz", "shannon: uplink bandwidth W in Hz",
+		func(c *Config) *float64 { return &c.BandwidthHz }),
+	{
+		Key: Key{"snr_db", "shannon: average SNR in dB; overrides tx_power/noise/distance/pathloss when set (empty or none = unset)"},
+		get: func(c *Config) string {
+			if c.SNRdB == nil {
+				return ""
+			}
+			return fmtFloat(*c.SNRdB)
+		},
+		set: func(c *Config, v string) error {
+			v = strings.TrimSpace(v)
+			if v == "" || strings.EqualFold(v, "none") {
+				c.SNRdB = nil
+				return nil
+			}
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				return err
+			}
+			c.SNRdB = &f
+			return nil
+		},
+	},
+	floatKey("tx_power_dbm", "shannon: device transmit power p in dBm",
+		func(c *Config) *float64 { return &c.TxPowerDBm }),
+	floatKey("noise_dbm", "shannon: noise power N in dBm",
+		func(c *Config) *float64 { return &c.NoiseDBm }),
+	floatKey("distance_m", "shannon: device–base-station distance d in metres",
+		func(c *Config) *float64 { return &c.DistanceM }),
+	floatKey("pathloss_exp", "shannon: path-loss exponent α (SNR = h·p·d^−α/N)",
+		func(c *Config) *float64 { return &c.PathLossExp }),
+	enumKey("fading", "shannon: block fading of the power gain h: none (h=1), rayleigh (h~Exp(1)), rician",
+		fadings, func(c *Config) *string { return &c.Fading }),
+	floatKey("rician_k_db", "shannon, fading=rician: K-factor in dB (LOS power over scattered power)",
+		func(c *Config) *float64 { return &c.RicianKdB }),
+	floatKey("rate_bps", "fixed: uplink rate in bit/s",
+		func(c *Config) *float64 { return &c.RateBps }),
+	floatKey("rate_low_bps", "markov: uplink rate of the low state in bit/s",
+		func(c *Config) *float64 { return &c.RateLowBps }),
+	floatKey("rate_high_bps", "markov: uplink rate of the high state in bit/s",
+		func(c *Config) *float64 { return &c.RateHighBps }),
+	floatKey("p_low_high", "markov: probability per round of moving from the low to the high state",
+		func(c *Config) *float64 { return &c.PLowHigh }),
+	floatKey("p_high_low", "markov: probability per round of moving from the high to the low state",
+		func(c *Config) *float64 { return &c.PHighLow }),
+	enumKey("markov_init", "markov: first state: stationary (drawn from the stationary distribution), low, high",
+		markovInits, func(c *Config) *string { return &c.MarkovInit }),
+	{
+		Key: Key{"trace_file", "trace: file of \"time_seconds rate_bps\" lines, piecewise constant (# comments)"},
+		get: func(c *Config) string { return c.TraceFile },
+		set: func(c *Config, v string) error { c.TraceFile = v; return nil },
+	},
+	{
+		Key: Key{"trace_loop", "trace: repeat the trace with period = time of its last line"},
+		get: func(c *Config) string { return strconv.FormatBool(c.TraceLoop) },
+		set: func(c *Config, v string) error {
+			b, err := strconv.ParseBool(strings.TrimSpace(v))
+			if err != nil {
+				return err
+			}
+			c.TraceLoop = b
+			return nil
+		},
+	},
+	floatKey("downlink_bps", "every link: downlink rate in bit/s (+Inf = no delay, as the HLM papers assume)",
+		func(c *Config) *float64 { return &c.DownlinkBps }),
+	secondsKey("up_overhead_s", "every link: fixed time per uplink message in seconds (preamble)",
+		func(c *Config) *time.Duration { return &c.UpOverhead }),
+	secondsKey("down_overhead_s", "every link: fixed time per downlink message in seconds",
+		func(c *Config) *time.Duration { return &c.DownOverhead }),
+	{
+		Key: Key{"seed", "seed of the link's random source (fading draws, Markov transitions)"},
+		get: func(c *Config) string { return strconv.FormatUint(c.Seed, 10) },
+		set: func(c *Config, v string) error {
+			u, err := strconv.ParseUint(strings.TrimSpace(v), 10, 64)
+			if err != nil {
+				return err
+			}
+			c.Seed = u
+			return nil
+		},
+	},
+}
+
+// Keys lists the flat configuration keys with one line of help each.
+func Keys() []Key {
+	out := make([]Key, len(keys))
+	for i, k := range keys {
+		out[i] = k.Key
+	}
+	return out
+}
+
+func keyNames() string {
+	names := make([]string, len(keys))
+	for i, k := range keys {
+		names[i] = k.Name
+	}
+	return strings.Join(names, ", ")
+}
+
+func lookup(name string) (key, error) {
+	for _, k := range keys {
+		if k.Name == name {
+			return k, nil
+		}
+	}
+	return key{}, fmt.Errorf("%w %q (valid keys: %s)", ErrUnknownKey, name, keyNames())
+}
+
+// Set parses value into the field named by the flat key name (as in
+// "hlm sim --set name=value"). Numbers use Go syntax (1e6, +Inf), booleans
+// strconv.ParseBool, times are in seconds. Set checks the syntax and the
+// enumerations; ranges are checked by Validate.
+func (c *Config) Set(name, value string) error {
+	k, err := lookup(name)
+	if err != nil {
+		return err
+	}
+	if err := k.set(c, value); err != nil {
+		return fmt.Errorf("%w: %s=%q: %v", ErrConfig, name, value, err)
+	}
+	return nil
+}
+
+// Get formats the field named by the flat key name so that Set parses it
+// back to the same value.
+func (c Config) Get(name string) (string, error) {
+	k, err := lookup(name)
+	if err != nil {
+		return "", err
+	}
+	return k.get(&c), nil
+}
+
+// String lists every key as key=value, space-separated, in Keys order.
+func (c Config) String() string {
+	var b strings.Builder
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		fmt.Fprintf(&b, "%s=%s", k.Name, k.get(&c))
+	}
+	return b.String()
+}
+
+// MarshalJSON writes the config as an object of flat keys with string
+// values (as Get formats them), so that +Inf and an unset snr_db survive.
+func (c Config) MarshalJSON() ([]byte, error) {
+	m := make(map[string]string, len(keys))
+	for _, k := range keys {
+		m[k.Name] = k.get(&c)
+	}
+	return json.Marshal(m)
+}
+
+// UnmarshalJSON sets the keys present in an object written by MarshalJSON;
+// absent keys keep their current values.
+func (c *Config) UnmarshalJSON(data []byte) error {
+	var m map[string]string
+	if err := json.Unmarshal(data, &m); err != nil {
+		return fmt.Errorf("%w: %v", ErrConfig, err)
+	}
+	names := make([]string, 0, len(m))
+	for name := range m {
+		names = append(names, name)
+	}
+	slices.Sort(names) // deterministic first error
+	for _, name := range names {
+		if err := c.Set(name, m[name]); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,143 @@
+package channel
+
+import (
+	"context"
+	"net"
+	"sync"
+	"time"
+)
+
+// Clock is the time source of Shape: real time in production, a fake clock
+// in tests.
+type Clock interface {
+	Now() time.Time
+	// Sleep waits for d or until ctx is done, whichever is first, and returns
+	// ctx.Err() in the second case.
+	Sleep(ctx context.Context, d time.Duration) error
+}
+
+// RealClock is the wall clock.
+type RealClock struct{}
+
+var _ Clock = RealClock{}
+
+// Now is time.Now.
+func (RealClock) Now() time.Time { return time.Now() }
+
+// Sleep waits on a timer, or until ctx is done.
+func (RealClock) Sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Shape makes conn behave like the device's end of link: every Write is one
+// uplink message and starts a new round (one link.Round call at the time
+// elapsed since Shape), and is delayed by that round's UpTime(8·len(p)),
+// i.e. overhead + 8b/rate, before its bytes are passed on; write each
+// message with one Write call (e.g. a bufio.Writer flushed per message).
+// Every Read is delayed by 8n/DownRate for the n bytes it returns, plus the
+// round's DownOverhead on the first Read after a Write (a round's downlink
+// message); a Read before any Write starts a round of its own. Writes are
+// serialised with each other, as are Reads; a Write's delay is not bounded
+// by write deadlines. Close interrupts pending delays. A nil clock is
+// RealClock. The link must not be used by anything else while conn is in
+// use (links are not safe for concurrent use).
+func Shape(conn net.Conn, link Link, clock Clock) net.Conn {
+	if clock == nil {
+		clock = RealClock{}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &shapedConn{Conn: conn, link: link, clock: clock, start: clock.Now(), ctx: ctx, cancel: cancel}
+}
+
+var _ net.Conn = (*shapedConn)(nil)
+
+type shapedConn struct {
+	net.Conn
+	link   Link
+	clock  Clock
+	start  time.Time
+	ctx    context.Context // cancelled by Close
+	cancel context.CancelFunc
+
+	wmu, rmu sync.Mutex // serialise Writes; serialise Reads
+
+	mu      sync.Mutex // guards link and the fields below
+	cur     State      // state of the current round
+	started bool       // a round has started
+	downDue bool       // the current round's downlink overhead is still to be paid
+}
+
+// newRound starts a round and returns its state.
+func (c *shapedConn) newRound() State {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.cur = c.link.Round(c.clock.Now().Sub(c.start))
+	c.started, c.downDue = true, true
+	return c.cur
+}
+
+// downlink returns the current round's state (starting one if none) and
+// whether its downlink overhead is due now.
+func (c *shapedConn) downlink() (State, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.started {
+		c.cur = c.link.Round(c.clock.Now().Sub(c.start))
+		c.started, c.downDue = true, true
+	}
+	due := c.downDue
+	c.downDue = false
+	return c.cur, due
+}
+
+func (c *shapedConn) Write(p []byte) (int, error) {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if len(p) == 0 {
+		return c.Conn.Write(p)
+	}
+	s := c.newRound()
+	if d := s.UpTime(8 * len(p)); d > 0 {
+		if err := c.clock.Sleep(c.ctx, d); err != nil {
+			return 0, net.ErrClosed
+		}
+	}
+	return c.Conn.Write(p)
+}
+
+func (c *shapedConn) Read(p []byte) (int, error) {
+	c.rmu.Lock()
+	defer c.rmu.Unlock()
+	n, err := c.Conn.Read(p)
+	if n == 0 {
+		return n, err
+	}
+	s, due := c.downlink()
+	var overhead time.Duration
+	if due {
+		overhead = s.DownOverhead
+	}
+	d := transferTime(8*n, s.DownRate, overhead)
+	if d > 0 {
+		if serr := c.clock.Sleep(c.ctx, d); serr != nil && err == nil {
+			err = net.ErrClosed
+		}
+	}
+	return n, err
+}
+
+// Close closes conn and interrupts pending delays.
+func (c *shapedConn) Close() error {
+	c.cancel()
+	return c.Conn.Close()
+}

@@ -1,0 +1,216 @@
+package channel
+
+import (
+	"context"
+	"errors"
+	"io"
+	"math"
+	"net"
+	"sync"
+	"testing"
+	"time"
+)
+
+// fakeClock advances only when slept on, and records every sleep.
+type fakeClock struct {
+	mu    sync.Mutex
+	now   time.Time
+	slept []time.Duration
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) Sleep(ctx context.Context, d time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+	c.slept = append(c.slept, d)
+	return nil
+}
+
+// take returns and clears the recorded sleeps.
+func (c *fakeClock) take() []time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.slept
+	c.slept = nil
+	return s
+}
+
+// scripted returns its states in order and records when each round began.
+type scripted struct {
+	states []State
+	nows   []time.Duration
+}
+
+func (s *scripted) Round(now time.Duration) State {
+	st := s.states[len(s.nows)%len(s.states)]
+	s.nows = append(s.nows, now)
+	return st
+}
+
+func sum(ds []time.Duration) time.Duration {
+	var t time.Duration
+	for _, d := range ds {
+		t += d
+	}
+	return t
+}
+
+// pipe returns the shaped device end and the raw server end of a net.Pipe.
+func pipe(t *testing.T, link Link, clock Clock) (device net.Conn, server net.Conn) {
+	a, b := net.Pipe()
+	t.Cleanup(func() { a.Close(); b.Close() })
+	return Shape(a, link, clock), b
+}
+
+func TestShapeExactDelays(t *testing.T) {
+	link := NewFixed(State{UpRate: 1e6, DownRate: 2e6, SNR: math.NaN(),
+		UpOverhead: time.Millisecond, DownOverhead: 3 * time.Millisecond})
+	clk := &fakeClock{}
+	dev, srv := pipe(t, link, clk)
+
+	msg := make([]byte, 1000)
+	go func() {
+		buf := make([]byte, 1000)
+		if _, err := io.ReadFull(srv, buf); err != nil {
+			t.Error(err)
+			return
+		}
+		srv.Write(buf[:500])
+		srv.Write(buf[:250])
+	}()
+	if n, err := dev.Write(msg); n != 1000 || err != nil {
+		t.Fatalf("Write: %d, %v", n, err)
+	}
+	// 1 ms overhead + 8000 bits / 1 Mbit/s.
+	if got := clk.take(); len(got) != 1 || got[0] != 9*time.Millisecond {
+		t.Errorf("uplink sleeps %v, want [9ms]", got)
+	}
+	buf := make([]byte, 750)
+	if _, err := io.ReadFull(dev, buf); err != nil {
+		t.Fatal(err)
+	}
+	// One round's downlink: 3 ms overhead once + 6000 bits / 2 Mbit/s.
+	if got := sum(clk.take()); got != 6*time.Millisecond {
+		t.Errorf("downlink delay %v, want 6ms", got)
+	}
+}
+
+// TestShapeRoundPerWrite: every Write starts a round at the virtual time
+// elapsed since Shape and pays that round's rate.
+func TestShapeRoundPerWrite(t *testing.T) {
+	inf := math.Inf(1)
+	link := &scripted{states: []State{{UpRate: 1e6, DownRate: inf}, {UpRate: 2e6, DownRate: inf}, {UpRate: 4e6, DownRate: inf}}}
+	clk := &fakeClock{now: time.Unix(1e9, 0)}
+	dev, srv := pipe(t, link, clk)
+	go io.Copy(io.Discard, srv)
+
+	for range 3 {
+		if _, err := dev.Write(make([]byte, 1000)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := []time.Duration{8 * time.Millisecond, 4 * time.Millisecond, 2 * time.Millisecond}
+	if got := clk.take(); len(got) != 3 || got[0] != want[0] || got[1] != want[1] || got[2] != want[2] {
+		t.Errorf("sleeps %v, want %v", got, want)
+	}
+	wantNow := []time.Duration{0, 8 * time.Millisecond, 12 * time.Millisecond}
+	if len(link.nows) != 3 || link.nows[0] != wantNow[0] || link.nows[1] != wantNow[1] || link.nows[2] != wantNow[2] {
+		t.Errorf("rounds started at %v, want %v", link.nows, wantNow)
+	}
+	if n, err := dev.Write(nil); n != 0 || err != nil || len(link.nows) != 3 {
+		t.Errorf("empty Write: %d, %v, %d rounds (want no new round)", n, err, len(link.nows))
+	}
+}
+
+// TestShapeReadFirst: a Read before any Write starts a round, and pays its
+// overhead once.
+func TestShapeReadFirst(t *testing.T) {
+	link := &scripted{states: []State{{UpRate: 1e6, DownRate: 8e6, DownOverhead: time.Millisecond}}}
+	clk := &fakeClock{}
+	dev, srv := pipe(t, link, clk)
+	go func() {
+		srv.Write(make([]byte, 100))
+		srv.Write(make([]byte, 100))
+	}()
+	buf := make([]byte, 200)
+	if _, err := io.ReadFull(dev, buf); err != nil {
+		t.Fatal(err)
+	}
+	if got := sum(clk.take()); got != time.Millisecond+200*time.Microsecond || len(link.nows) != 1 {
+		t.Errorf("delay %v over %d rounds, want 1.2ms over 1", got, len(link.nows))
+	}
+}
+
+func TestShapeCloseInterrupts(t *testing.T) {
+	link := NewFixed(State{UpRate: 1, DownRate: math.Inf(1)}) // 8000 s for 1000 bytes
+	dev, _ := pipe(t, link, nil)
+	done := make(chan error)
+	go func() {
+		_, err := dev.Write(make([]byte, 1000))
+		done <- err
+	}()
+	time.Sleep(20 * time.Millisecond)
+	dev.Close()
+	select {
+	case err := <-done:
+		if !errors.Is(err, net.ErrClosed) {
+			t.Errorf("Write after Close: %v, want net.ErrClosed", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close did not interrupt the Write's delay")
+	}
+}
+
+// TestShapeRealTime: 64 KiB at 4 Mbit/s takes 524288/4e6 s = 131.072 ms of
+// wall time; timers never fire early, and we allow 250 ms of scheduling
+// slack above for loaded machines.
+func TestShapeRealTime(t *testing.T) {
+	link := NewFixed(State{UpRate: 4e6, DownRate: math.Inf(1)})
+	dev, srv := pipe(t, link, RealClock{})
+	go io.Copy(io.Discard, srv)
+	start := time.Now()
+	if _, err := dev.Write(make([]byte, 64<<10)); err != nil {
+		t.Fatal(err)
+	}
+	got := time.Since(start)
+	want := 131072 * time.Microsecond
+	if got < want || got > want+250*time.Millisecond {
+		t.Errorf("64 KiB at 4 Mbit/s took %v, want %v (+250ms slack)", got, want)
+	}
+	t.Logf("64 KiB at 4 Mbit/s: %v (ideal %v)", got, want)
+}
+
+// TestShapeConcurrent: Writes and Reads from different goroutines share the
+// link safely (run with -race).
+func TestShapeConcurrent(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.DownlinkBps = 1e9
+	link, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dev, srv := pipe(t, link, &fakeClock{})
+	go io.Copy(srv, srv) // echo
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		for range 100 {
+			dev.Write(make([]byte, 10))
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		io.ReadFull(dev, make([]byte, 1000))
+	}()
+	wg.Wait()
+}
