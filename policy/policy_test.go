@@ -1,0 +1,278 @@
+package policy
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// peakedRow is important at k = 3, γ = 1 (three weights above θ_imp);
+// flatRow is not (attention collapse).
+var (
+	peakedRow = []float32{0.3, 0.02, 0.25, 0.02, 0.02, 0.28, 0.02, 0.02, 0.03, 0.02, 0.02}
+	flatRow   = []float32{0.13, 0.12, 0.125, 0.125, 0.12, 0.13, 0.125, 0.125}
+)
+
+func TestUploaders(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	ui := UncertaintyImportance{UTh: 0.5, K: 3, Gamma: 1}
+	imp := ImportanceOnly{K: 3, Gamma: 1}
+	tests := []struct {
+		name string
+		u    Uploader
+		tok  Token
+		want bool
+	}{
+		{"always", Always{}, Token{U: 0}, true},
+		{"never", Never{}, Token{U: 1}, false},
+		{"threshold above", Threshold{UTh: 0.431}, Token{U: 0.45}, true},
+		{"threshold equal skips", Threshold{UTh: 0.45}, Token{U: 0.45}, false},
+		{"threshold below", Threshold{UTh: 0.8}, Token{U: 0.75}, false},
+		{"threshold NaN uploads", Threshold{UTh: 0.8}, Token{U: math.NaN()}, true},
+		{"u+i both", ui, Token{U: 0.6, Attention: peakedRow}, true},
+		{"u+i certain", ui, Token{U: 0.5, Attention: peakedRow}, false},
+		{"u+i unimportant", ui, Token{U: 0.9, Attention: flatRow}, false},
+		{"u+i no attention", ui, Token{U: 0.9}, false},
+		{"importance only", imp, Token{U: 0, Attention: peakedRow}, true},
+		{"importance only flat", imp, Token{U: 1, Attention: flatRow}, false},
+		{"random p=1", Random{P: 1}, Token{}, true},
+		{"random p=0", Random{P: 0}, Token{}, false},
+	}
+	for _, tt := range tests {
+		if got := tt.u.Upload(tt.tok, rng); got != tt.want {
+			t.Errorf("%s: Upload = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+// Random uploads with probability P: n = 10^5 draws, seed (3, 4), z-test at
+// α = 0.001 two-sided (|z| ≤ 3.29).
+func TestRandomRate(t *testing.T) {
+	const n = 100_000
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, p := range []float64{0.1, 0.5, 0.9} {
+		k := 0
+		for range n {
+			if (Random{P: p}).Upload(Token{}, rng) {
+				k++
+			}
+		}
+		z := (float64(k)/n - p) / math.Sqrt(p*(1-p)/n)
+		if math.Abs(z) > 3.29 {
+			t.Errorf("p=%v: rate %v, z=%.2f", p, float64(k)/n, z)
+		}
+	}
+}
+
+func TestValidate(t *testing.T) {
+	type validator interface{ Validate() error }
+	tests := []struct {
+		v  validator
+		ok bool
+	}{
+		{Random{P: 0.5}, true},
+		{Random{P: 1.5}, false},
+		{Random{P: math.NaN()}, false},
+		{Threshold{UTh: 0.8}, true},
+		{Threshold{UTh: 1.2}, true},
+		{Threshold{UTh: math.Inf(1)}, false},
+		{UncertaintyImportance{UTh: 0.4, K: 3, Gamma: 1.5}, true},
+		{UncertaintyImportance{UTh: 0.4, K: 0, Gamma: 1.5}, false},
+		{UncertaintyImportance{UTh: 0.4, K: 3, Gamma: -1}, false},
+		{ImportanceOnly{K: 11, Gamma: 0.5}, true},
+		{ImportanceOnly{K: 3, Gamma: math.NaN()}, false},
+		{Fixed{L: 4}, true},
+		{Fixed{L: 0}, false},
+		{&Heuristic{Initial: 4, Min: 1, Max: 8}, true},
+		{&Heuristic{Initial: 4, Min: 0, Max: 8}, false},
+		{&Heuristic{Initial: 9, Min: 1, Max: 8}, false},
+		{&Heuristic{Initial: 1, Min: 2, Max: 8}, false},
+		{DefaultEnergy(), true},
+		{Energy{Upload: -1}, false},
+		{Energy{SLM: math.Inf(1)}, false},
+	}
+	for _, tt := range tests {
+		err := tt.v.Validate()
+		if (err == nil) != tt.ok || (err != nil && !errors.Is(err, ErrInvalid)) {
+			t.Errorf("%+v: Validate() = %v, want ok=%v", tt.v, err, tt.ok)
+		}
+	}
+}
+
+func TestHeuristic(t *testing.T) {
+	h := &Heuristic{Initial: 4, Min: 1, Max: 6}
+	steps := []struct {
+		drafted, accepted int
+		want              int // Next after Observe
+	}{
+		{4, 4, 5}, // all accepted: grow by one
+		{5, 5, 6},
+		{6, 6, 6}, // capped at Max
+		{6, 2, 2}, // set to the accepted count
+		{2, 0, 1}, // 0 accepted: floored at Min = 1, never 0
+		{1, 0, 1},
+		{1, 1, 2},
+		{2, 5, 3}, // accepted > drafted is clamped: all accepted
+		{-3, 0, 1},
+	}
+	if got := h.Next(); got != 4 {
+		t.Fatalf("first Next = %d, want Initial 4", got)
+	}
+	for i, s := range steps {
+		h.Observe(s.drafted, s.accepted)
+		if got := h.Next(); got != s.want {
+			t.Errorf("step %d Observe(%d, %d): Next = %d, want %d", i, s.drafted, s.accepted, got, s.want)
+		}
+	}
+	h.Reset()
+	if got := h.Next(); got != 4 {
+		t.Errorf("after Reset: %d", got)
+	}
+	h2 := &Heuristic{Initial: 3, Min: 2, Max: 5}
+	h2.Observe(3, 0)
+	if got := h2.Next(); got != 2 {
+		t.Errorf("Min = 2 floor: %d", got)
+	}
+	if (Fixed{L: 7}).Next() != 7 {
+		t.Error("Fixed")
+	}
+}
+
+// TestEnergy pins U+I's formula and the saving ratio on hand-computed
+// numbers: 100 tokens, HLM uploads all and 29 are rejected; U uploads 42,
+// 23 rejected, 58 committed locally.
+func TestEnergy(t *testing.T) {
+	e := DefaultEnergy()
+	if got, want := e.Total(100, 29, 0, 1), 100*300.0+29*350; got != want {
+		t.Errorf("HLM per-token: %v, want %v", got, want)
+	}
+	if got, want := e.Total(42, 23, 58, 1), 42*300.0+23*350+58*100; got != want {
+		t.Errorf("U per-token: %v, want %v", got, want)
+	}
+	if got, want := e.Total(2, 1, 3, 512_000), 2*512_000*300.0+350+300; got != want {
+		t.Errorf("bits: %v, want %v", got, want)
+	}
+	hlm, u := e.Total(100, 29, 0, 1), e.Total(42, 23, 58, 1)
+	if got, want := Saving(u, hlm), 1-(12600.0+8050+5800)/(30000+10150); math.Abs(got-want) > 1e-15 {
+		t.Errorf("Saving = %v, want %v", got, want)
+	}
+	if Saving(1, 0) != 0 {
+		t.Error("Saving with zero baseline")
+	}
+}
+
+func TestParse(t *testing.T) {
+	tests := []struct {
+		spec string
+		want Uploader
+		err  error
+	}{
+		{"always", Always{}, nil},
+		{"HLM", Always{}, nil},
+		{"slm", Never{}, nil},
+		{"random", Random{P: 0.5}, nil},
+		{"rand-hlm:p=0.25", Random{P: 0.25}, nil},
+		{"u-hlm", Threshold{UTh: 0.431}, nil},
+		{"cu-hlm", Threshold{UTh: 0.8}, nil},
+		{"threshold:u_th=0.6", Threshold{UTh: 0.6}, nil},
+		{"u+i", UncertaintyImportance{UTh: 0.431, K: 3, Gamma: 1.5}, nil},
+		{" ui : k = 5 , gamma = 1 ", UncertaintyImportance{UTh: 0.431, K: 5, Gamma: 1}, nil},
+		{"importance:k=11,gamma=0.5", ImportanceOnly{K: 11, Gamma: 0.5}, nil},
+		{"i", ImportanceOnly{K: 3, Gamma: 1.5}, nil},
+		{"bogus", nil, ErrUnknown},
+		{"random:q=0.5", nil, ErrUnknown},
+		{"random:p=2", nil, ErrInvalid},
+		{"random:p=", nil, ErrInvalid},
+		{"random:p=abc", nil, ErrInvalid},
+		{"random:p=0.1,p=0.2", nil, ErrInvalid},
+		{"u+i:k=2.5", nil, ErrInvalid},
+		{"u+i:k=0", nil, ErrInvalid},
+		{"threshold:u_th=NaN", nil, ErrInvalid},
+		{":p=1", nil, ErrInvalid},
+		{"", nil, ErrInvalid},
+	}
+	for _, tt := range tests {
+		got, err := Parse(tt.spec)
+		if tt.err != nil {
+			if !errors.Is(err, tt.err) {
+				t.Errorf("Parse(%q) error %v, want %v", tt.spec, err, tt.err)
+			}
+			continue
+		}
+		if err != nil || got != tt.want {
+			t.Errorf("Parse(%q) = %#v, %v; want %#v", tt.spec, got, err, tt.want)
+		}
+	}
+	dl := []struct {
+		spec string
+		want string
+		err  error
+	}{
+		{"fixed:l=4", "fixed:l=4", nil},
+		{"fixed", "fixed:l=1", nil},
+		{"heuristic", "heuristic:initial=4,min=1,max=16", nil},
+		{"q-s:initial=2,max=8", "heuristic:initial=2,min=1,max=8", nil},
+		{"heuristic:min=0", "", ErrInvalid},
+		{"fixed:l=1.5", "", ErrInvalid},
+		{"fixed:L=3", "", ErrUnknown},
+		{"ddqn", "", ErrUnknown},
+	}
+	for _, tt := range dl {
+		got, err := ParseDraftLength(tt.spec)
+		if tt.err != nil {
+			if !errors.Is(err, tt.err) || got != nil {
+				t.Errorf("ParseDraftLength(%q) = %v, %v; want error %v", tt.spec, got, err, tt.err)
+			}
+			continue
+		}
+		if err != nil || got.(interface{ String() string }).String() != tt.want {
+			t.Errorf("ParseDraftLength(%q) = %v, %v; want %s", tt.spec, got, err, tt.want)
+		}
+	}
+}
+
+// FuzzParse: any string either fails to parse with a wrapped sentinel, or
+// yields a valid policy whose String parses back to an equal policy.
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{
+		"always", "never", "random:p=0.5", "cu-hlm", "u+i:u_th=0.431,k=5,gamma=1",
+		"importance:k=11,gamma=0.5", "threshold:u_th=1e308", "random:p=0x1p-3",
+		"u+i:k=1e300", "i:gamma=Inf", ":", "a:b=c=d", "random:p=1,,",
+		"fixed:l=4", "heuristic:initial=2,min=1,max=3",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, spec string) {
+		u, err := Parse(spec)
+		if err != nil {
+			if !errors.Is(err, ErrInvalid) && !errors.Is(err, ErrUnknown) {
+				t.Fatalf("Parse(%q): error %v wraps no sentinel", spec, err)
+			}
+		} else {
+			if err := u.(interface{ Validate() error }).Validate(); err != nil {
+				t.Fatalf("Parse(%q) returned an invalid policy: %v", spec, err)
+			}
+			s := u.(interface{ String() string }).String()
+			back, err := Parse(s)
+			if err != nil || back != u {
+				t.Fatalf("Parse(%q) = %#v; String %q parses to %#v, %v", spec, u, s, back, err)
+			}
+		}
+		d, err := ParseDraftLength(spec)
+		if err != nil {
+			if !errors.Is(err, ErrInvalid) && !errors.Is(err, ErrUnknown) {
+				t.Fatalf("ParseDraftLength(%q): error %v wraps no sentinel", spec, err)
+			}
+			return
+		}
+		s := d.(interface{ String() string }).String()
+		back, err := ParseDraftLength(s)
+		if err != nil || back.(interface{ String() string }).String() != s {
+			t.Fatalf("ParseDraftLength(%q): String %q does not round-trip: %v", spec, s, err)
+		}
+		if l := d.Next(); l < 1 {
+			t.Fatalf("ParseDraftLength(%q).Next() = %d", spec, l)
+		}
+	})
+}

@@ -1,0 +1,115 @@
+package sampling
+
+import "math"
+
+// Softmax writes the distribution softmax(logits/temperature) into dst and
+// returns it. dst is reused when cap(dst) ≥ len(logits) and reallocated
+// otherwise; it may be nil.
+//
+// The computation is numerically stable: the maximum logit is subtracted
+// before exponentiating, so every exponent is ≤ 0 and the largest term is 1.
+//
+// Special cases, all deterministic:
+//   - temperature == 0 (and, defensively, any temperature ≤ 0 or NaN) gives a
+//     one-hot distribution on Argmax(logits), the lowest id among ties. Use
+//     Sampler.Validate to reject negative temperatures as configuration.
+//   - temperature == +Inf gives the uniform distribution over the tokens with
+//     a finite logit.
+//   - NaN logits are treated as −Inf: probability zero.
+//   - If the maximum logit is not finite (+Inf, or every logit is −Inf/NaN),
+//     the mass is shared uniformly by the tokens that attain it (the limit of
+//     the finite case).
+//   - Empty logits give an empty distribution.
+func Softmax(dst []float64, logits []float32, temperature float64) []float64 {
+	n := len(logits)
+	if cap(dst) >= n {
+		dst = dst[:n]
+	} else {
+		dst = make([]float64, n)
+	}
+	if n == 0 {
+		return dst
+	}
+	am := Argmax(logits)
+	zmax := float64(logits[am])
+	if math.IsNaN(zmax) {
+		zmax = math.Inf(-1)
+	}
+	if !(temperature > 0) {
+		clear(dst)
+		dst[am] = 1
+		return dst
+	}
+	if math.IsInf(zmax, 0) {
+		return uniformOver(dst, logits, func(z float64) bool { return z == zmax })
+	}
+	if math.IsInf(temperature, 1) {
+		return uniformOver(dst, logits, func(z float64) bool { return !math.IsInf(z, -1) })
+	}
+	inv := 1 / temperature
+	sum := 0.0
+	for i, z := range logits {
+		if z != z { // NaN
+			dst[i] = 0
+			continue
+		}
+		// z − zmax ≤ 0, so e ∈ [0, 1]; −Inf logits give exp(−Inf) = 0.
+		e := math.Exp((float64(z) - zmax) * inv)
+		dst[i] = e
+		sum += e
+	}
+	// sum ≥ 1: the argmax term is exp(0) = 1.
+	scale := 1 / sum
+	for i := range dst {
+		dst[i] *= scale
+	}
+	return dst
+}
+
+// uniformOver sets dst to the uniform distribution over the tokens whose
+// logit (NaN read as −Inf) satisfies keep; if none does, over all tokens.
+func uniformOver(dst []float64, logits []float32, keep func(float64) bool) []float64 {
+	cnt := 0
+	for i, z := range logits {
+		v := float64(z)
+		if math.IsNaN(v) {
+			v = math.Inf(-1)
+		}
+		if keep(v) {
+			dst[i] = 1
+			cnt++
+		} else {
+			dst[i] = 0
+		}
+	}
+	if cnt == 0 {
+		for i := range dst {
+			dst[i] = 1
+		}
+		cnt = len(dst)
+	}
+	w := 1 / float64(cnt)
+	for i := range dst {
+		dst[i] *= w
+	}
+	return dst
+}
+
+// Argmax returns the index of the largest logit, the lowest index among
+// ties. NaN logits are treated as −Inf, so if every logit is NaN or −Inf the
+// result is 0. It returns −1 for empty logits.
+func Argmax(logits []float32) int {
+	if len(logits) == 0 {
+		return -1
+	}
+	// Starting from −Inf, a strict comparison skips NaN (every comparison
+	// with NaN is false) and keeps the lowest index among ties.
+	best := 0
+	bv := float32(math.Inf(-1))
+	for i, z := range logits {
+		if z > bv {
+			best, bv = i, z
+		}
+	}
+	return best
+}
