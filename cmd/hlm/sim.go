@@ -1,0 +1,136 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/hlmproject/hlm/dataset"
+	"github.com/hlmproject/hlm/hybrid"
+	"github.com/hlmproject/hlm/sim"
+	"github.com/hlmproject/hlm/tensor"
+)
+
+func init() {
+	register("sim", "simulate a device–server pair over a wireless link on a virtual clock", runSim)
+}
+
+// modelsDir is where the default models are looked for: $HLM_MODELS or
+// ../shared/models.
+func modelsDir() string {
+	if d := os.Getenv("HLM_MODELS"); d != "" {
+		return d
+	}
+	return filepath.Join("..", "shared", "models")
+}
+
+// setFlags collects repeated --set key=value flags.
+type setFlags []string
+
+func (s *setFlags) String() string     { return strings.Join(*s, " ") }
+func (s *setFlags) Set(v string) error { *s = append(*s, v); return nil }
+
+func keysHelp() string {
+	var b strings.Builder
+	for _, kv := range hybrid.KeyHelp() {
+		fmt.Fprintf(&b, "  %-16s %s\n", kv[0], kv[1])
+	}
+	return b.String()
+}
+
+func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	p := hybrid.DefaultParams()
+	def := modelsDir()
+	fs := newFlags("sim", "--method NAME [--llm SPEC --slm SPEC] [--prompt TEXT | --prompts FILE] [--set key=value ...] [--json]", `
+Run one method of hybrid inference: the SLM drafts on the "device", the LLM
+verifies on the "server", and a link model carries the uplink. Time is
+virtual: per round L·tau_slm + uplink time + tau_llm + downlink time (Q-S
+eq. 9). The same command and seed give byte-identical results.
+
+Methods: `+strings.Join(hybrid.Methods, ", ")+`
+
+Parameters (--set key=value, repeatable):
+`+keysHelp(), stderr)
+	llm := fs.String("llm", filepath.Join(def, "stories260K", "stories260K.bin"), "LLM model spec")
+	slm := fs.String("slm", filepath.Join(def, "stories260K", "stories260K.bin")+"@exit=2", "SLM model spec")
+	tok := fs.String("tokenizer", "", "tokenizer file, when not found with the models")
+	method := fs.String("method", p.Method, "method: "+strings.Join(hybrid.Methods, ", "))
+	prompt := fs.String("prompt", "", "prompt text")
+	prompts := fs.String("prompts", "", "file with one prompt per line (prompt i runs with seed+i)")
+	maxTokens := fs.Int("max-tokens", p.MaxTokens, "new tokens at most per prompt")
+	seed := fs.Uint64("seed", 0, "random seed")
+	asJSON := fs.Bool("json", false, "print one JSON object (the run summary) on stdout")
+	tracePath := fs.String("trace", "", "write a per-token trace (JSON lines) to this file")
+	threads := fs.Int("threads", 0, "worker threads for the models (0: all cores)")
+	var sets setFlags
+	fs.Var(&sets, "set", "parameter override key=value (repeatable; see the list above)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	p.Method, p.MaxTokens, p.Seed = *method, *maxTokens, *seed
+	if err := p.SetAll(sets); err != nil {
+		return usageError{err}
+	}
+	if err := p.Validate(); err != nil {
+		return usageError{err}
+	}
+	cfg := sim.Config{LLM: *llm, SLM: *slm, Tokenizer: *tok, Params: p}
+	switch {
+	case *prompt != "" && *prompts != "":
+		return usageError{fmt.Errorf("give --prompt or --prompts, not both")}
+	case *prompts != "":
+		ex, err := dataset.LoadPromptFile(*prompts)
+		if err != nil {
+			return err
+		}
+		for _, e := range ex {
+			cfg.Prompts = append(cfg.Prompts, e.Prompt)
+		}
+	default:
+		cfg.Prompts = []string{*prompt}
+	}
+	if *tracePath != "" {
+		f, err := os.Create(*tracePath)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		cfg.Trace = f
+	}
+	if len(cfg.Prompts) > 1 && !*asJSON {
+		cfg.Progress = func(done, total int) { fmt.Fprintf(stderr, "\rprompt %d/%d", done, total) }
+	}
+	tensor.SetThreads(*threads)
+	sum, err := sim.Run(ctx, cfg)
+	if cfg.Progress != nil {
+		fmt.Fprintln(stderr)
+	}
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		e := json.NewEncoder(stdout)
+		return e.Encode(sum)
+	}
+	printSummary(stdout, &sum.Result)
+	return nil
+}
+
+func printSummary(w io.Writer, r *hybrid.Result) {
+	f := func(p *float64) string {
+		if p == nil {
+			return "-"
+		}
+		return fmt.Sprintf("%.4f", *p)
+	}
+	fmt.Fprintf(w, "%s\n\n", r.Text)
+	fmt.Fprintf(w, "method %s, seed %d: %d tokens (%s)\n", r.Method, r.Seed, len(r.Tokens), r.Stop)
+	fmt.Fprintf(w, "  rounds %d, uploads %d (TR %.3f), skipped %d (TSR %s)\n", r.Rounds, r.Uploads, r.TransmissionRate, r.Skipped, f(r.TrueSkipRate))
+	fmt.Fprintf(w, "  drafts verified %d, accepted %d, resampled %d (rejection rate %s), bonus %d, accepted/round %.2f\n", r.Verified, r.Accepted, r.Resampled, f(r.RejectionRate), r.Bonus, r.AcceptedPerRound)
+	fmt.Fprintf(w, "  uplink %d bits (%.1f bits/token, compression %s), downlink %d bits; frames %d B up, %d B down\n", r.UplinkBits, r.BitsPerToken, f(r.CompressionRatio), r.DownlinkBits, r.UplinkBytes, r.DownlinkBytes)
+	fmt.Fprintf(w, "  virtual time %.3f s: %.2f tokens/s; energy %.1f; mean deviation from the LLM %s; wall %.2f s\n", r.VirtualSeconds, r.ThroughputTPS, r.EnergyJ, f(r.MeanDeviation), r.WallSeconds)
+}

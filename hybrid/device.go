@@ -1,0 +1,379 @@
+package hybrid
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/hlmproject/hlm/codec"
+	"github.com/hlmproject/hlm/model"
+	"github.com/hlmproject/hlm/policy"
+	"github.com/hlmproject/hlm/sampling"
+	"github.com/hlmproject/hlm/uncertainty"
+	"github.com/hlmproject/hlm/wire"
+)
+
+// Device is the SLM side of a session: it drafts, decides what to send and
+// applies the server's verdicts. Not safe for concurrent use.
+type Device struct {
+	p      Params
+	vocab  int
+	slm    *cache // nil for the LLM-only method
+	rng    *rand.Rand
+	seq    []int // prompt + committed output
+	prompt int
+
+	uploader policy.Uploader
+	dlen     policy.DraftLength
+	perturb  uncertainty.Perturbation
+	enc      codec.Codec // nil: nothing to encode (slm, llm)
+	csqs     *codec.CSQS
+	topk     *codec.TopK // online top-k: encoded with the token's β
+
+	unsent     []int32   // tokens committed locally since the last upload
+	unsentProb []float32 // their draft probabilities (diagnostics)
+	unsentX    [][]float64
+	round      uint32
+	pending    []drafted // drafts of the upload in flight
+	wantUnsent []int32   // committed tokens carried by the upload in flight
+	wantProb   []float32
+	wantX      [][]float64
+	oracle     bool
+}
+
+// drafted is one draft token of the current round.
+type drafted struct {
+	token   int
+	sample  []float64 // the distribution it was drawn from
+	recon   []float64 // what the server will reconstruct (nil when not uploaded)
+	payload []byte    // codec payload
+	bits    int       // codec payload bits
+	support int
+	u       float64
+}
+
+// Step is what one device round produced.
+type Step struct {
+	// Upload is the message to verify, or nil when the round committed its
+	// token locally (a skip) and nothing is sent.
+	Upload *wire.Upload
+	// Drafted counts SLM tokens produced this round (each costs τ_SLM).
+	Drafted int
+	// Local is the token committed without verification, when skipped.
+	Local int
+	// U is the skipped token's uncertainty (NaN when not measured).
+	U float64
+	// UplinkBits is the papers' bit count of Upload (0 when nil).
+	UplinkBits int
+	// CodecBits is the distribution payload part of UplinkBits.
+	CodecBits int
+	// FullBits is what the full distributions at 32 bits per entry would
+	// have cost for the same drafts (for the compression ratio).
+	FullBits int
+}
+
+// NewDevice opens a device session for prompt (token ids, BOS included).
+// slm may be nil only for the LLM-only method.
+func NewDevice(p Params, slm model.Model, vocab int, prompt []int) (*Device, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	if len(prompt) == 0 {
+		return nil, fmt.Errorf("%w: empty prompt (start it with BOS)", ErrParam)
+	}
+	d := &Device{p: p, vocab: vocab, rng: rand.New(rand.NewPCG(p.Seed, 0x646576696365)), prompt: len(prompt),
+		seq: append([]int(nil), prompt...), perturb: uncertainty.Perturbation{M: p.M, ThetaMax: p.ThetaMax}, oracle: true}
+	if p.Method != LLM {
+		if slm == nil {
+			return nil, fmt.Errorf("%w: method %s needs a draft model", ErrParam, p.Method)
+		}
+		if slm.Config().Vocab != vocab {
+			return nil, fmt.Errorf("%w: SLM vocabulary %d, LLM vocabulary %d", ErrParam, slm.Config().Vocab, vocab)
+		}
+		s := slm.NewSession()
+		if p.Method == UIHLM {
+			s.SetCapture(model.CaptureLastLayer)
+		}
+		d.slm = newCache(s)
+	}
+	var err error
+	if d.uploader, err = uploaderOf(p); err != nil {
+		return nil, err
+	}
+	if p.Family() == FamilyBlock {
+		if p.Draft == "heuristic" {
+			d.dlen = &policy.Heuristic{Initial: p.L, Min: p.LMin, Max: p.LMax}
+		} else {
+			d.dlen = policy.Fixed{L: p.L}
+		}
+	}
+	if d.enc, err = codecOf(p); err != nil {
+		return nil, err
+	}
+	switch c := d.enc.(type) {
+	case *codec.CSQS:
+		d.csqs = c
+	case codec.TopK:
+		if c.K == 0 {
+			d.topk = &c
+		}
+	}
+	return d, nil
+}
+
+// uploaderOf is the method's upload rule.
+func uploaderOf(p Params) (policy.Uploader, error) {
+	switch p.Method {
+	case SLM:
+		return policy.Never{}, nil
+	case RandHLM:
+		return policy.Random{P: p.RandP}, nil
+	case UHLM, CUHLMOffline, CUHLMOnline:
+		return policy.Threshold{UTh: p.UploadThreshold()}, nil
+	case UIHLM:
+		return policy.UncertaintyImportance{UTh: p.UploadThreshold(), K: p.ImpK, Gamma: p.Gamma}, nil
+	}
+	return policy.Always{}, nil
+}
+
+// codecOf is the method's codec; the server builds the same one to decode.
+func codecOf(p Params) (codec.Codec, error) {
+	var c codec.Codec
+	switch p.Method {
+	case LLM, SLM:
+		return nil, nil
+	case HLM, RandHLM, UHLM, UIHLM:
+		c = codec.Full{ProbBits: p.ProbBits, IndexBits: p.IndexBits}
+	case CUHLMOffline:
+		c = codec.TopK{K: p.K, ProbBits: p.ProbBits}
+	case CUHLMOnline:
+		c = codec.TopK{K: 0, ProbBits: p.ProbBits, Theta: p.Theta, Eta: p.Eta}
+	case KSQS:
+		c = codec.KSQS{K: p.SQSK, L: p.Ell}
+	case CSQS:
+		cs := codec.NewCSQS()
+		cs.L = p.Ell
+		cs.Alpha, cs.Eta, cs.Beta = p.ConfAlpha, p.ConfEta, p.ConfBeta
+		c = cs
+	case SQ, QS:
+		c = codec.Lattice{L: p.Ell}
+	default:
+		return nil, fmt.Errorf("%w: no codec for method %q", ErrParam, p.Method)
+	}
+	if v, ok := c.(interface{ Validate() error }); ok {
+		if err := v.Validate(); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrParam, err)
+		}
+	}
+	return c, nil
+}
+
+// Output is the committed output so far (without the prompt).
+func (d *Device) Output() []int { return d.seq[d.prompt:] }
+
+// Sequence is the prompt and the committed output.
+func (d *Device) Sequence() []int { return d.seq }
+
+// Step runs one round up to the point where the device either has committed
+// a token locally or has an upload to send. room is the number of tokens
+// that may still be committed (max tokens and context length), ≥ 1.
+func (d *Device) Step(room int) (Step, error) {
+	if d.pending != nil {
+		return Step{}, fmt.Errorf("hybrid: Step with a verdict outstanding")
+	}
+	switch d.p.Family() {
+	case FamilyLLM:
+		return d.send(nil), nil
+	case FamilyBlock:
+		return d.stepBlock(room)
+	}
+	return d.stepSkip()
+}
+
+// stepSkip drafts one token and uploads or commits it (HLM family).
+func (d *Device) stepSkip() (Step, error) {
+	logits, err := d.slm.last(d.seq)
+	if err != nil {
+		return Step{}, err
+	}
+	x := d.p.distOf(nil, logits)
+	dr := drafted{sample: x}
+	var enc codec.Encoded
+	if d.enc != nil && d.p.SamplesRecon() {
+		if enc, err = d.enc.Encode(x, -1); err != nil {
+			return Step{}, err
+		}
+		dr.sample = enc.Recon
+	}
+	dr.token = sampling.Sample(dr.sample, d.rng)
+	if dr.token < 0 {
+		return Step{}, fmt.Errorf("hybrid: the draft distribution has no mass")
+	}
+	tok := policy.Token{Pos: len(d.seq), Draft: dr.token, XDraft: dr.sample[dr.token], U: math.NaN()}
+	if needsUncertainty(d.p.Method) {
+		tok.U = d.perturb.Measure(logits, dr.token, d.rng)
+		dr.u = tok.U
+	}
+	if d.p.Method == UIHLM {
+		// The draft's own attention row (U+I eq. 5): evaluate it now; its
+		// logits serve the next round.
+		if _, err := d.slm.last(append(d.seq, dr.token)); err != nil {
+			return Step{}, err
+		}
+		if a := d.slm.s.Attention(); a != nil {
+			row := a.Last()
+			tok.Attention = row[:len(row)-1] // attention to the preceding tokens
+		}
+	}
+	if !d.uploader.Upload(tok, d.rng) {
+		d.seq = append(d.seq, dr.token)
+		d.unsent = append(d.unsent, int32(dr.token))
+		d.unsentProb = append(d.unsentProb, float32(tok.XDraft))
+		if d.oracle {
+			d.unsentX = append(d.unsentX, dr.sample)
+		}
+		return Step{Drafted: 1, Local: dr.token, U: tok.U}, nil
+	}
+	if !d.p.SamplesRecon() {
+		switch {
+		case d.topk != nil:
+			beta := min(1, max(0, d.p.CalibA*tok.U+d.p.CalibB))
+			enc, err = d.topk.EncodeWithBeta(x, dr.token, beta)
+		default:
+			enc, err = d.enc.Encode(x, dr.token)
+		}
+		if err != nil {
+			return Step{}, err
+		}
+	}
+	dr.recon, dr.payload, dr.bits, dr.support = enc.Recon, enc.Payload, enc.Bits, enc.Support
+	st := d.send([]drafted{dr})
+	st.Drafted = 1
+	return st, nil
+}
+
+func needsUncertainty(m string) bool {
+	return m == UHLM || m == CUHLMOffline || m == CUHLMOnline || m == UIHLM
+}
+
+// stepBlock drafts a block (Q-S, S-Q, K-SQS, C-SQS).
+func (d *Device) stepBlock(room int) (Step, error) {
+	L := room
+	budget := d.p.Method == KSQS || d.p.Method == CSQS
+	if !budget {
+		L = min(L, d.dlen.Next())
+	} else if d.p.LMax > 0 {
+		L = min(L, d.p.LMax)
+	}
+	if d.csqs != nil {
+		d.csqs.BeginBatch()
+	}
+	var drafts []drafted
+	used := 0
+	ctx := append([]int(nil), d.seq...)
+	for len(drafts) < L {
+		logits, err := d.slm.last(ctx)
+		if err != nil {
+			return Step{}, err
+		}
+		x := d.p.distOf(nil, logits)
+		if budget {
+			bits, err := d.bitsFor(x)
+			if err != nil {
+				return Step{}, err
+			}
+			if len(drafts) > 0 && used+bits > d.p.Budget {
+				break
+			}
+			used += bits
+		}
+		enc, err := d.enc.Encode(x, -1)
+		if err != nil {
+			return Step{}, err
+		}
+		dr := drafted{sample: x, recon: enc.Recon, payload: enc.Payload, bits: enc.Bits, support: enc.Support}
+		if d.p.SamplesRecon() {
+			dr.sample = enc.Recon
+		}
+		dr.token = sampling.Sample(dr.sample, d.rng)
+		if dr.token < 0 {
+			return Step{}, fmt.Errorf("hybrid: the draft distribution has no mass")
+		}
+		drafts = append(drafts, dr)
+		ctx = append(ctx, dr.token)
+	}
+	st := d.send(drafts)
+	st.Drafted = len(drafts)
+	return st, nil
+}
+
+// bitsFor is the codec payload size a budget-filled batch will spend on x.
+func (d *Device) bitsFor(x []float64) (int, error) {
+	switch c := d.enc.(type) {
+	case *codec.CSQS:
+		support, _ := c.Conformal.Support(x)
+		return c.Bits(len(x), len(support))
+	case codec.KSQS:
+		return c.Bits(len(x))
+	}
+	return 0, fmt.Errorf("hybrid: no bit budget for codec %s", d.enc.Name())
+}
+
+// send builds the upload for drafts, carrying the locally committed tokens.
+func (d *Device) send(drafts []drafted) Step {
+	d.round++
+	up := &wire.Upload{Round: d.round, Committed: d.unsent}
+	if d.p.Diagnostics {
+		up.CommittedProb = d.unsentProb
+		if up.CommittedProb == nil {
+			up.CommittedProb = []float32{}
+		}
+	}
+	ib := idBits(d.vocab)
+	st := Step{Upload: up, UplinkBits: (len(d.unsent) + len(drafts)) * ib}
+	for _, dr := range drafts {
+		up.Drafts = append(up.Drafts, wire.Draft{Token: int32(dr.token), Bits: uint32(dr.bits), Payload: dr.payload})
+		st.UplinkBits += dr.bits
+		st.CodecBits += dr.bits
+		st.FullBits += 32 * d.vocab
+	}
+	d.wantUnsent, d.wantProb, d.wantX = d.unsent, d.unsentProb, d.unsentX
+	d.unsent, d.unsentProb, d.unsentX = nil, nil, nil
+	d.pending = drafts
+	if d.pending == nil {
+		d.pending = []drafted{}
+	}
+	return st
+}
+
+// Apply commits the server's verdict on the upload in flight and returns the
+// tokens committed by it.
+func (d *Device) Apply(v *wire.Verdict) ([]int, error) {
+	if d.pending == nil {
+		return nil, fmt.Errorf("hybrid: verdict without an upload")
+	}
+	if v.Round != d.round {
+		return nil, fmt.Errorf("hybrid: verdict for round %d, expected %d", v.Round, d.round)
+	}
+	L := len(d.pending)
+	if v.Accepted < 0 || v.Accepted > L || v.Token < 0 || int(v.Token) >= d.vocab || v.Resampled != (v.Accepted < L) {
+		return nil, fmt.Errorf("hybrid: inconsistent verdict (accepted %d of %d, token %d, resampled %v)", v.Accepted, L, v.Token, v.Resampled)
+	}
+	var committed []int
+	for _, dr := range d.pending[:v.Accepted] {
+		committed = append(committed, dr.token)
+	}
+	committed = append(committed, int(v.Token))
+	d.seq = append(d.seq, committed...)
+	if d.dlen != nil {
+		d.dlen.Observe(L, v.Accepted)
+	}
+	if d.csqs != nil {
+		if err := d.csqs.EndBatch(v.Accepted); err != nil {
+			return nil, err
+		}
+	}
+	d.pending = nil
+	return committed, nil
+}
+

@@ -1,0 +1,30 @@
+// Package hybrid is the protocol-agnostic core of hybrid inference: the
+// device (SLM, policies, codecs) and the server (LLM, verification), talking
+// through wire.Upload and wire.Verdict messages, and the round driver that
+// runs a generation and accounts for bits, virtual time and energy.
+//
+// The simulator connects a Device to a Server in one process; the networked
+// system puts a network connection between them. Both run exactly this code
+// with the same seeds, so they produce the same tokens and the same counts.
+//
+// Every method of the papers is a Params.Method:
+//
+//	family   methods                                 per round
+//	LLM      llm                                     the server samples one token (L = 0)
+//	skip     slm hlm rand-hlm u-hlm cu-hlm-offline   one draft; the device may commit it locally
+//	         cu-hlm-online ui-hlm                    instead of uploading (skipped tokens ride along
+//	                                                 with the next upload as ids)
+//	block    q-s s-q k-sqs c-sqs                     a block of L drafts verified in one LLM pass,
+//	                                                 L fixed, heuristic or filled to a bit budget
+//
+// The device samples a draft from the distribution it sends (quantize, then
+// sample: lossless, Q-S Proposition 1) except where a paper says otherwise:
+// CU-HLM's top-k sends the top-k of the SLM's own distribution plus the draft
+// (lossy, CU-HLM eq. 17) and S-Q quantizes after sampling (lossy).
+//
+// Virtual time per round is Q-S eq. 9: L·τ_SLM + τ_up(bits) + τ_LLM + τ_down,
+// with the link state drawn once per upload (block fading); a skipped token
+// costs τ_SLM. Uplink bits are the papers' accounting: ⌈log2 V⌉ per token id
+// (drafts and skipped tokens) plus each codec's exact payload bits; downlink
+// bits are ⌈log2(L+1)⌉ + ⌈log2 V⌉ (Q-S eq. 8).
+package hybrid

@@ -1,0 +1,182 @@
+package hybrid
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"os"
+	"sort"
+	"testing"
+
+	"github.com/hlmproject/hlm/channel"
+	"github.com/hlmproject/hlm/model"
+	"github.com/hlmproject/hlm/model/llama"
+	"github.com/hlmproject/hlm/sampling"
+)
+
+const stories = "../../shared/models/stories260K/stories260K.bin"
+
+func openPair(t testing.TB, slmSpec string) (llm, slm *llama.Model) {
+	t.Helper()
+	if _, err := os.Stat(stories); err != nil {
+		t.Skipf("shared model not present (%v)", err)
+	}
+	llm, err := llama.OpenSpec(stories, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slm, err = llama.OpenSpec(slmSpec, ""); err != nil {
+		t.Fatal(err)
+	}
+	return llm, slm
+}
+
+func runOnce(t testing.TB, p Params, llm, slm model.Model, prompt []int) Result {
+	t.Helper()
+	dev, err := NewDevice(p, slm, llm.Config().Vocab, prompt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := NewServer(p, llm, prompt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	link, err := channel.New(p.Channel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Run(context.Background(), Config{Device: dev, Verifier: &Local{Server: srv}, Link: link, EOS: -1, Context: llm.Config().SeqLen})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// chiSquare compares counts with expected probabilities, pooling the cells
+// whose expected count is below 5 into one. It returns the statistic and the
+// degrees of freedom.
+func chiSquare(counts map[int]int, probs []float64, n int) (float64, int) {
+	type cell struct{ obs, exp float64 }
+	var cells []cell
+	var pool cell
+	for tok, p := range probs {
+		e := p * float64(n)
+		if e < 5 {
+			pool.obs += float64(counts[tok])
+			pool.exp += e
+			continue
+		}
+		cells = append(cells, cell{float64(counts[tok]), e})
+	}
+	if pool.exp > 0 {
+		cells = append(cells, pool)
+	}
+	var chi float64
+	for _, c := range cells {
+		chi += (c.obs - c.exp) * (c.obs - c.exp) / c.exp
+	}
+	return chi, len(cells) - 1
+}
+
+// chiCritical001 is the 0.999 quantile of chi-square (Wilson–Hilferty).
+func chiCritical001(df int) float64 {
+	const z = 3.090232306167813 // standard normal 0.999 quantile
+	k := float64(df)
+	a := 2 / (9 * k)
+	return k * math.Pow(1-a+z*math.Sqrt(a), 3)
+}
+
+// TestLosslessOnRealPair: the first committed token of HLM, Q-S, K-SQS and
+// C-SQS follows the LLM's distribution (chi-square, n = 3000 runs with seeds
+// 0…2999, significance 0.001), with the stories260K LLM and its 2-layer
+// early exit as the draft. Rand-HLM, which commits unverified drafts, must
+// fail the same test — that is what shows the test has power.
+func TestLosslessOnRealPair(t *testing.T) {
+	llm, slm := openPair(t, stories+"@exit=2")
+	prompt := llm.Tokenizer().Encode("Once upon a time, there was a little", true, false)
+	logits, err := llm.NewSession().Prefill(prompt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	y := sampling.Softmax(nil, logits, 1)
+	const n = 3000
+	for _, tc := range []struct {
+		method string
+		sets   []string
+		lossy  bool
+	}{
+		{HLM, nil, false},
+		{QS, []string{"l=3", "ell=20"}, false},
+		{KSQS, []string{"sqs_k=4", "ell=10"}, false},
+		{CSQS, []string{"conf_beta=0.01"}, false},
+		{RandHLM, nil, true},
+	} {
+		t.Run(tc.method, func(t *testing.T) {
+			counts := map[int]int{}
+			for seed := 0; seed < n; seed++ {
+				p := DefaultParams()
+				p.Method, p.Seed, p.MaxTokens = tc.method, uint64(seed), 1
+				if err := p.SetAll(tc.sets); err != nil {
+					t.Fatal(err)
+				}
+				r := runOnce(t, p, llm, slm, prompt)
+				counts[r.Tokens[0]]++
+			}
+			chi, df := chiSquare(counts, y, n)
+			crit := chiCritical001(df)
+			t.Logf("%s: chi-square %.1f on %d df (critical %.1f at 0.001)", tc.method, chi, df, crit)
+			if tc.lossy && chi <= crit {
+				t.Errorf("%s should deviate from the LLM but passed the test", tc.method)
+			}
+			if !tc.lossy && chi > crit {
+				t.Errorf("%s deviates from the LLM distribution: chi-square %.1f > %.1f", tc.method, chi, crit)
+			}
+		})
+	}
+}
+
+// TestReproducible: the same parameters and seed give the same result, to
+// the byte, for every method.
+func TestReproducible(t *testing.T) {
+	llm, slm := openPair(t, stories+"@exit=2")
+	prompt := llm.Tokenizer().Encode("Tom had a red car", true, false)
+	for _, m := range Methods {
+		p := DefaultParams()
+		p.Method, p.Seed, p.MaxTokens = m, 42, 24
+		a, _ := json.Marshal(stripWall(runOnce(t, p, llm, slm, prompt)))
+		b, _ := json.Marshal(stripWall(runOnce(t, p, llm, slm, prompt)))
+		if string(a) != string(b) {
+			t.Errorf("%s: two runs differ\n%s\n%s", m, a, b)
+		}
+		var r Result
+		json.Unmarshal(a, &r)
+		if len(r.Tokens) != 24 {
+			t.Errorf("%s: %d tokens, want 24", m, len(r.Tokens))
+		}
+	}
+}
+
+func stripWall(r Result) Result { r.WallSeconds, r.WallTPS = 0, 0; return r }
+
+// TestSkipThresholdOrdering: raising u_th can only skip more (TR falls),
+// since the same seed gives the same drafts until the first difference.
+func TestSkipThresholdOrdering(t *testing.T) {
+	llm, slm := openPair(t, stories+"@q8")
+	prompt := llm.Tokenizer().Encode("Once upon a time", true, false)
+	var trs []float64
+	for _, uth := range []float64{0, 0.2, 0.5, 0.8, 1} {
+		var up, rounds int
+		for seed := 0; seed < 20; seed++ {
+			p := DefaultParams()
+			p.Method, p.Seed, p.MaxTokens, p.UTh = UHLM, uint64(seed), 30, uth
+			r := runOnce(t, p, llm, slm, prompt)
+			up += r.Uploads
+			rounds += r.Rounds
+		}
+		trs = append(trs, float64(up)/float64(rounds))
+	}
+	t.Logf("TR at u_th 0, 0.2, 0.5, 0.8, 1: %.3f", trs)
+	if !sort.IsSorted(sort.Reverse(sort.Float64Slice(trs))) || trs[len(trs)-1] != 0 {
+		t.Errorf("TR does not fall with u_th: %v", trs)
+	}
+}

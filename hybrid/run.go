@@ -1,0 +1,304 @@
+package hybrid
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"time"
+
+	"github.com/hlmproject/hlm/channel"
+	"github.com/hlmproject/hlm/spec"
+	"github.com/hlmproject/hlm/wire"
+)
+
+// Verifier is the server as the device sees it: in the same process (the
+// simulator) or across a network connection (hlm edge).
+type Verifier interface {
+	Verify(ctx context.Context, up *wire.Upload) (*wire.Verdict, error)
+}
+
+// Local is an in-process Verifier; it keeps the server's last Trace for the
+// simulator's oracle metrics.
+type Local struct {
+	Server *Server
+	last   *Trace
+}
+
+// Verify verifies on the local server.
+func (l *Local) Verify(_ context.Context, up *wire.Upload) (*wire.Verdict, error) {
+	v, tr, err := l.Server.Verify(up)
+	l.last = tr
+	return v, err
+}
+
+// Config is one generation run.
+type Config struct {
+	Device   *Device
+	Verifier Verifier
+	Link     channel.Link
+	EOS      int // end-of-sequence token (-1: none)
+	Context  int // context length available on both sides
+	// Decode turns output ids into text (nil: no text).
+	Decode func([]int) string
+	// Trace, when set, receives one JSON object per committed token.
+	Trace io.Writer
+}
+
+// Result is the summary of a run; `hlm sim --json` and `hlm edge --json`
+// print it.
+type Result struct {
+	Method string `json:"method"`
+	Seed   uint64 `json:"seed"`
+	Tokens []int  `json:"tokens"`
+	Text   string `json:"text"`
+	Stop   string `json:"stop_reason"`
+
+	Rounds    int `json:"rounds"`    // device rounds (uploads + local commits)
+	Uploads   int `json:"uploads"`   // rounds that went to the server
+	Drafted   int `json:"drafted"`   // SLM draft tokens
+	Skipped   int `json:"skipped"`   // drafts committed without verification
+	Verified  int `json:"verified"`  // drafts sent for verification
+	Accepted  int `json:"accepted"`  // drafts accepted by the server
+	Resampled int `json:"resampled"` // rejections (a token resampled from the residual)
+	Bonus     int `json:"bonus"`     // bonus tokens after fully accepted blocks (incl. LLM-only steps)
+
+	TransmissionRate float64  `json:"transmission_rate"` // uploads / rounds
+	TrueSkipRate     *float64 `json:"true_skip_rate"`    // mean acceptance probability of skipped tokens (null: none measured)
+	RejectionRate    *float64 `json:"rejection_rate"`    // resampled / drafts examined (accepted + resampled)
+	ResamplingRate   float64  `json:"resampling_rate"`   // resampled / uploads (SQS: N_rej per batch)
+	AcceptedPerRound float64  `json:"accepted_per_round"`
+
+	UplinkBits       int64    `json:"uplink_bits"`   // papers' accounting: token ids + codec payloads
+	DownlinkBits     int64    `json:"downlink_bits"` // ⌈log2(L+1)⌉ + ⌈log2 V⌉ per verdict
+	CodecBits        int64    `json:"codec_bits"`    // the distribution payloads alone
+	UplinkBytes      int64    `json:"uplink_bytes"`  // message frames as sent (bodies + frame headers)
+	DownlinkBytes    int64    `json:"downlink_bytes"`
+	BitsPerToken     float64  `json:"uplink_bits_per_token"`
+	CompressionRatio *float64 `json:"compression_ratio"` // codec bits / full 32-bit distributions for the same drafts
+
+	VirtualSeconds float64  `json:"virtual_seconds"`
+	ThroughputTPS  float64  `json:"throughput_tps"` // tokens per virtual second
+	WallSeconds    float64  `json:"wall_seconds"`
+	WallTPS        float64  `json:"wall_throughput_tps"`
+	EnergyJ        float64  `json:"energy_j"`
+	MeanDeviation  *float64 `json:"mean_deviation"` // simulator only: mean L1 distance of the effective output distribution from the LLM's (CU-HLM Bias(t))
+}
+
+// traceEvent is one line of the per-token trace.
+type traceEvent struct {
+	Round   int     `json:"round"`
+	Pos     int     `json:"pos"`
+	Token   int     `json:"token"`
+	Kind    string  `json:"kind"` // skip, accepted, resampled, bonus
+	Time    float64 `json:"t"`    // virtual seconds when committed
+	U       float64 `json:"u,omitempty"`
+	Bits    int     `json:"bits,omitempty"`
+	Support int     `json:"support,omitempty"`
+}
+
+// Run generates until EOS, the token budget or the context is exhausted.
+func Run(ctx context.Context, c Config) (Result, error) {
+	d := c.Device
+	p := d.p
+	res := Result{Method: p.Method, Seed: p.Seed, Stop: "max tokens"}
+	tau := func(s float64) time.Duration { return time.Duration(math.Round(s * 1e9)) }
+	var (
+		now          time.Duration
+		tsrSum       float64
+		tsrN         int
+		devSum       float64
+		devN         int
+		fullBits     int64
+		uploadEnergy float64
+	)
+	local, _ := c.Verifier.(*Local)
+	enc := json.NewEncoder(io.Discard)
+	if c.Trace != nil {
+		enc = json.NewEncoder(c.Trace)
+	}
+	start := time.Now()
+	out := func() []int { return d.Output() }
+	for {
+		if err := ctx.Err(); err != nil {
+			res.Stop = "interrupted"
+			break
+		}
+		room := min(p.MaxTokens-len(out()), c.Context-1-len(d.seq))
+		if room < 1 {
+			if len(out()) < p.MaxTokens {
+				res.Stop = "context full"
+			}
+			break
+		}
+		st, err := d.Step(room)
+		if err != nil {
+			return res, err
+		}
+		res.Rounds++
+		res.Drafted += st.Drafted
+		now += time.Duration(st.Drafted) * tau(p.TauSLM)
+		if st.Upload == nil { // committed locally
+			res.Skipped++
+			enc.Encode(traceEvent{Round: res.Rounds, Pos: len(d.seq) - 1, Token: st.Local, Kind: "skip", Time: now.Seconds(), U: finite(st.U)})
+			if st.Local == c.EOS {
+				res.Stop = "end of sequence"
+				break
+			}
+			continue
+		}
+		// Copy what the oracle needs before the verdict clears it.
+		unsentX, drafts := d.wantX, d.pending
+		L := len(st.Upload.Drafts)
+		res.Uploads++
+		res.Verified += L
+		upBody := len(wire.AppendUpload(nil, st.Upload))
+		state := c.Link.Round(now)
+		now += state.UpTime(st.UplinkBits)
+		v, err := c.Verifier.Verify(ctx, st.Upload)
+		if err != nil {
+			return res, fmt.Errorf("round %d: %w", res.Rounds, err)
+		}
+		downBits := idBits(L+1) + idBits(d.vocab)
+		now += tau(p.TauLLM) + state.DownTime(downBits)
+		res.UplinkBits += int64(st.UplinkBits)
+		res.CodecBits += int64(st.CodecBits)
+		res.DownlinkBits += int64(downBits)
+		res.UplinkBytes += int64(upBody + wire.FrameHeader)
+		res.DownlinkBytes += int64(len(wire.AppendVerdict(nil, v)) + wire.FrameHeader)
+		fullBits += int64(st.FullBits)
+		uploadEnergy += float64(st.UplinkBits) / 1e6 * p.EnergyUpload
+
+		// True skip rate from the diagnostics the server returned.
+		for j, yd := range v.CommittedTarget {
+			if j < len(d.wantProb) && d.wantProb[j] > 0 {
+				tsrSum += math.Min(1, float64(yd)/float64(d.wantProb[j]))
+				tsrN++
+			}
+		}
+		// Oracle deviation (simulator only): L1 distance between the
+		// distribution each committed draft position effectively followed
+		// and the LLM's.
+		if local != nil && local.last != nil {
+			tr := local.last
+			for j, x := range unsentX {
+				if j < len(tr.CommittedY) {
+					devSum += l1(x, tr.CommittedY[j])
+					devN++
+				}
+			}
+			for l := 0; l <= v.Accepted && l < L; l++ {
+				eff := spec.OutputDist(drafts[l].sample, tr.XHat[l], tr.DraftY[l])
+				devSum += l1(eff, tr.DraftY[l])
+				devN++
+			}
+		}
+		committed, err := d.Apply(v)
+		if err != nil {
+			return res, err
+		}
+		res.Accepted += v.Accepted
+		if v.Resampled {
+			res.Resampled++
+		} else {
+			res.Bonus++
+		}
+		for i, t := range committed {
+			kind := "accepted"
+			ev := traceEvent{Round: res.Rounds, Pos: len(d.seq) - len(committed) + i, Token: t, Time: now.Seconds()}
+			switch {
+			case i == len(committed)-1 && v.Resampled:
+				kind = "resampled"
+			case i == len(committed)-1:
+				kind = "bonus"
+			}
+			if i < len(drafts) && (kind == "accepted" || i == v.Accepted) {
+				ev.U, ev.Bits, ev.Support = finite(drafts[i].u), drafts[i].bits, drafts[i].support
+			}
+			ev.Kind = kind
+			enc.Encode(ev)
+		}
+		if c.EOS >= 0 && contains(committed, c.EOS) {
+			res.Stop = "end of sequence"
+			break
+		}
+	}
+	res.WallSeconds = time.Since(start).Seconds()
+
+	// The output stops at EOS (excluded) and at MaxTokens.
+	toks := append([]int(nil), out()...)
+	for i, t := range toks {
+		if t == c.EOS {
+			toks = toks[:i]
+			break
+		}
+	}
+	if len(toks) > p.MaxTokens {
+		toks = toks[:p.MaxTokens]
+	}
+	res.Tokens = toks
+	if c.Decode != nil {
+		res.Text = c.Decode(toks)
+	}
+	res.VirtualSeconds = now.Seconds()
+	if res.VirtualSeconds > 0 {
+		res.ThroughputTPS = float64(len(toks)) / res.VirtualSeconds
+	}
+	if res.WallSeconds > 0 {
+		res.WallTPS = float64(len(toks)) / res.WallSeconds
+	}
+	if res.Rounds > 0 {
+		res.TransmissionRate = float64(res.Uploads) / float64(res.Rounds)
+	}
+	if res.Uploads > 0 {
+		res.ResamplingRate = float64(res.Resampled) / float64(res.Uploads)
+		res.AcceptedPerRound = float64(res.Accepted) / float64(res.Uploads)
+	}
+	if n := res.Accepted + res.Resampled; n > 0 {
+		res.RejectionRate = ptr(float64(res.Resampled) / float64(n))
+	}
+	if tsrN > 0 {
+		res.TrueSkipRate = ptr(tsrSum / float64(tsrN))
+	}
+	if len(toks) > 0 {
+		res.BitsPerToken = float64(res.UplinkBits) / float64(len(toks))
+	}
+	if fullBits > 0 {
+		res.CompressionRatio = ptr(float64(res.CodecBits) / float64(fullBits))
+	}
+	if local != nil && devN > 0 {
+		res.MeanDeviation = ptr(devSum / float64(devN))
+	}
+	// U+I energy model (Sec. IV): ε_u per upload scaled by its size in Mbit,
+	// ε_r per resampled token, ε_s per SLM token.
+	res.EnergyJ = uploadEnergy + float64(res.Resampled)*p.EnergyResample + float64(res.Drafted)*p.EnergySLM
+	return res, nil
+}
+
+func ptr(x float64) *float64 { return &x }
+
+// finite maps NaN (not measured) to 0 for the trace, whose u field is omitted when 0.
+func finite(x float64) float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return 0
+	}
+	return x
+}
+
+func l1(a, b []float64) float64 {
+	var s float64
+	for i := range a {
+		s += math.Abs(a[i] - b[i])
+	}
+	return s
+}
+
+func contains(xs []int, t int) bool {
+	for _, x := range xs {
+		if x == t {
+			return true
+		}
+	}
+	return false
+}

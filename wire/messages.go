@@ -1,0 +1,297 @@
+package wire
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+)
+
+// ErrMessage reports a message body that does not decode.
+var ErrMessage = errors.New("wire: malformed message")
+
+// MaxTokens bounds the token lists of one message (committed tokens, drafts).
+const MaxTokens = 1 << 16
+
+// Upload is what the device sends for verification: the tokens it committed
+// on its own since the last upload (so the server's context stays in sync),
+// then a block of draft tokens, each with the codec payload describing the
+// distribution it was drafted from.
+//
+// Body layout (all integers unsigned LEB128 varints unless noted):
+//
+//	round      uint32 (little-endian)
+//	flags      byte: 1 = diagnostics present, 2 = check present
+//	ncommitted varint, then ncommitted token ids
+//	[diag]     ncommitted float32 (little-endian): x_d of each committed token
+//	ndrafts    varint, then per draft: token id, payload bits, payload bytes ((bits+7)/8 of them)
+//	[check]    uint64 (little-endian): hash of the draft computation (replica)
+type Upload struct {
+	Round         uint32
+	Committed     []int32
+	CommittedProb []float32 // diagnostics only: the device's probability of each committed token
+	Drafts        []Draft
+	Check         uint64 // replica mode: hash of the device's draft logits; 0 = none
+	HasCheck      bool
+}
+
+// Draft is one drafted token and its distribution's codec payload.
+type Draft struct {
+	Token   int32
+	Bits    uint32
+	Payload []byte
+}
+
+// Verdict is the server's answer to an Upload: how many drafts it accepted
+// and the token it adds after them (resampled after a rejection, or the
+// bonus token when all were accepted).
+//
+// Body layout:
+//
+//	round     uint32 (little-endian)
+//	flags     byte: 1 = resampled, 2 = diagnostics present
+//	accepted  varint
+//	token     varint
+//	[diag]    varint n, then n float32: the target probability y_d of each committed token
+type Verdict struct {
+	Round           uint32
+	Accepted        int
+	Token           int32
+	Resampled       bool
+	CommittedTarget []float32 // diagnostics only
+}
+
+// AppendUpload appends the body of u to b.
+func AppendUpload(b []byte, u *Upload) []byte {
+	b = binary.LittleEndian.AppendUint32(b, u.Round)
+	var flags byte
+	if u.CommittedProb != nil {
+		flags |= 1
+	}
+	if u.HasCheck {
+		flags |= 2
+	}
+	b = append(b, flags)
+	b = binary.AppendUvarint(b, uint64(len(u.Committed)))
+	for _, t := range u.Committed {
+		b = binary.AppendUvarint(b, uint64(t))
+	}
+	if flags&1 != 0 {
+		for i := range u.Committed {
+			var p float32
+			if i < len(u.CommittedProb) {
+				p = u.CommittedProb[i]
+			}
+			b = binary.LittleEndian.AppendUint32(b, math.Float32bits(p))
+		}
+	}
+	b = binary.AppendUvarint(b, uint64(len(u.Drafts)))
+	for _, d := range u.Drafts {
+		b = binary.AppendUvarint(b, uint64(d.Token))
+		b = binary.AppendUvarint(b, uint64(d.Bits))
+		b = append(b, d.Payload...)
+	}
+	if u.HasCheck {
+		b = binary.LittleEndian.AppendUint64(b, u.Check)
+	}
+	return b
+}
+
+// ParseUpload decodes an Upload body. Token ids are checked against vocab.
+func ParseUpload(b []byte, vocab int) (*Upload, error) {
+	r := reader{b: b}
+	u := &Upload{Round: r.u32()}
+	flags := r.byte()
+	if flags&^3 != 0 {
+		r.fail("unknown upload flags %#x", flags)
+	}
+	u.Committed = r.tokens(vocab)
+	if flags&1 != 0 {
+		u.CommittedProb = make([]float32, len(u.Committed))
+		for i := range u.CommittedProb {
+			u.CommittedProb[i] = math.Float32frombits(r.u32())
+		}
+	}
+	n := r.count()
+	for i := 0; i < n && r.err == nil; i++ {
+		var d Draft
+		d.Token = r.token(vocab)
+		bits := r.uvarint()
+		if bits > uint64(8*len(r.b)) {
+			r.fail("draft %d: payload of %d bits, %d bytes left", i, bits, len(r.b))
+			break
+		}
+		d.Bits = uint32(bits)
+		d.Payload = r.bytes(int((bits + 7) / 8))
+		u.Drafts = append(u.Drafts, d)
+	}
+	if flags&2 != 0 {
+		u.HasCheck = true
+		u.Check = r.u64()
+	}
+	if err := r.done(); err != nil {
+		return nil, fmt.Errorf("upload: %w", err)
+	}
+	return u, nil
+}
+
+// AppendVerdict appends the body of v to b.
+func AppendVerdict(b []byte, v *Verdict) []byte {
+	b = binary.LittleEndian.AppendUint32(b, v.Round)
+	var flags byte
+	if v.Resampled {
+		flags |= 1
+	}
+	if v.CommittedTarget != nil {
+		flags |= 2
+	}
+	b = append(b, flags)
+	b = binary.AppendUvarint(b, uint64(v.Accepted))
+	b = binary.AppendUvarint(b, uint64(v.Token))
+	if v.CommittedTarget != nil {
+		b = binary.AppendUvarint(b, uint64(len(v.CommittedTarget)))
+		for _, p := range v.CommittedTarget {
+			b = binary.LittleEndian.AppendUint32(b, math.Float32bits(p))
+		}
+	}
+	return b
+}
+
+// ParseVerdict decodes a Verdict body.
+func ParseVerdict(b []byte, vocab int) (*Verdict, error) {
+	r := reader{b: b}
+	v := &Verdict{Round: r.u32()}
+	flags := r.byte()
+	if flags&^3 != 0 {
+		r.fail("unknown verdict flags %#x", flags)
+	}
+	v.Resampled = flags&1 != 0
+	acc := r.uvarint()
+	if acc > MaxTokens {
+		r.fail("accepted count %d", acc)
+	}
+	v.Accepted = int(acc)
+	v.Token = r.token(vocab)
+	if flags&2 != 0 {
+		n := r.count()
+		if n > len(r.b)/4 {
+			r.fail("%d diagnostics, %d bytes left", n, len(r.b))
+		} else {
+			v.CommittedTarget = make([]float32, n)
+			for i := range v.CommittedTarget {
+				v.CommittedTarget[i] = math.Float32frombits(r.u32())
+			}
+		}
+	}
+	if err := r.done(); err != nil {
+		return nil, fmt.Errorf("verdict: %w", err)
+	}
+	return v, nil
+}
+
+// reader decodes with sticky errors: after the first failure every read
+// returns zero values and done reports the error.
+type reader struct {
+	b   []byte
+	off int
+	err error
+}
+
+func (r *reader) fail(format string, args ...any) {
+	if r.err == nil {
+		r.err = fmt.Errorf("%w: at byte %d: %s", ErrMessage, r.off, fmt.Sprintf(format, args...))
+	}
+}
+
+func (r *reader) take(n int) []byte {
+	if r.err != nil {
+		return nil
+	}
+	if n < 0 || n > len(r.b) {
+		r.fail("need %d bytes, %d left", n, len(r.b))
+		return nil
+	}
+	p := r.b[:n:n]
+	r.b = r.b[n:]
+	r.off += n
+	return p
+}
+
+func (r *reader) byte() byte {
+	if p := r.take(1); p != nil {
+		return p[0]
+	}
+	return 0
+}
+
+func (r *reader) u32() uint32 {
+	if p := r.take(4); p != nil {
+		return binary.LittleEndian.Uint32(p)
+	}
+	return 0
+}
+
+func (r *reader) u64() uint64 {
+	if p := r.take(8); p != nil {
+		return binary.LittleEndian.Uint64(p)
+	}
+	return 0
+}
+
+func (r *reader) uvarint() uint64 {
+	if r.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(r.b)
+	if n <= 0 {
+		r.fail("bad varint")
+		return 0
+	}
+	r.b = r.b[n:]
+	r.off += n
+	return v
+}
+
+func (r *reader) bytes(n int) []byte {
+	p := r.take(n)
+	if p == nil {
+		return nil
+	}
+	return append([]byte(nil), p...)
+}
+
+// count reads a list length, bounded by MaxTokens and by the bytes left
+// (every element takes at least one byte).
+func (r *reader) count() int {
+	n := r.uvarint()
+	if n > MaxTokens || n > uint64(len(r.b)) {
+		r.fail("list of %d elements, %d bytes left", n, len(r.b))
+		return 0
+	}
+	return int(n)
+}
+
+func (r *reader) token(vocab int) int32 {
+	t := r.uvarint()
+	if r.err == nil && t >= uint64(vocab) {
+		r.fail("token id %d outside the vocabulary of %d", t, vocab)
+		return 0
+	}
+	return int32(t)
+}
+
+func (r *reader) tokens(vocab int) []int32 {
+	n := r.count()
+	out := make([]int32, 0, n)
+	for i := 0; i < n && r.err == nil; i++ {
+		out = append(out, r.token(vocab))
+	}
+	return out
+}
+
+func (r *reader) done() error {
+	if r.err == nil && len(r.b) != 0 {
+		r.fail("%d trailing bytes", len(r.b))
+	}
+	return r.err
+}

@@ -1,0 +1,83 @@
+package wire
+
+import (
+	"encoding/hex"
+	"errors"
+	"reflect"
+	"testing"
+)
+
+func TestUploadRoundTripAndGolden(t *testing.T) {
+	u := &Upload{Round: 7, Committed: []int32{5, 300}, CommittedProb: []float32{0.5, 0.25},
+		Drafts: []Draft{{Token: 2, Bits: 12, Payload: []byte{0xab, 0xc0}}}, Check: 0x0102030405060708, HasCheck: true}
+	b := AppendUpload(nil, u)
+	// round=7 | flags=3 | 2 committed: 05, ac 02 | 0.5, 0.25 | 1 draft: token 02, bits 0c, ab c0 | check
+	want := "07000000" + "03" + "02" + "05" + "ac02" + "0000003f" + "0000803e" + "01" + "02" + "0c" + "abc0" + "0807060504030201"
+	if got := hex.EncodeToString(b); got != want {
+		t.Fatalf("upload bytes\n got %s\nwant %s", got, want)
+	}
+	back, err := ParseUpload(b, 512)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(back, u) {
+		t.Fatalf("round trip: %+v, want %+v", back, u)
+	}
+}
+
+func TestVerdictRoundTripAndGolden(t *testing.T) {
+	v := &Verdict{Round: 1, Accepted: 3, Token: 130, Resampled: true, CommittedTarget: []float32{1}}
+	b := AppendVerdict(nil, v)
+	want := "01000000" + "03" + "03" + "8201" + "01" + "0000803f"
+	if got := hex.EncodeToString(b); got != want {
+		t.Fatalf("verdict bytes\n got %s\nwant %s", got, want)
+	}
+	back, err := ParseVerdict(b, 512)
+	if err != nil || !reflect.DeepEqual(back, v) {
+		t.Fatalf("round trip: %+v, %v", back, err)
+	}
+}
+
+func TestMalformed(t *testing.T) {
+	good := AppendUpload(nil, &Upload{Round: 1, Committed: []int32{1}, Drafts: []Draft{{Token: 3, Bits: 9, Payload: []byte{1, 2}}}})
+	for name, b := range map[string][]byte{
+		"empty":     nil,
+		"truncated": good[:len(good)-1],
+		"trailing":  append(append([]byte{}, good...), 0),
+		"flags":     append([]byte{1, 0, 0, 0, 0x80}, good[5:]...),
+	} {
+		if _, err := ParseUpload(b, 512); !errors.Is(err, ErrMessage) {
+			t.Errorf("%s: err = %v", name, err)
+		}
+	}
+	if _, err := ParseUpload(good, 2); !errors.Is(err, ErrMessage) {
+		t.Errorf("token outside vocabulary: err = %v", err)
+	}
+}
+
+func FuzzParseUpload(f *testing.F) {
+	f.Add(AppendUpload(nil, &Upload{Round: 1, Committed: []int32{1, 2}, CommittedProb: []float32{1, 1}, Drafts: []Draft{{Token: 3, Bits: 9, Payload: []byte{1, 2}}}}))
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		u, err := ParseUpload(b, 1000)
+		if err != nil {
+			return
+		}
+		if back, err := ParseUpload(AppendUpload(nil, u), 1000); err != nil || !reflect.DeepEqual(back, u) {
+			t.Fatalf("re-encoding changed the message: %v", err)
+		}
+	})
+}
+
+func FuzzParseVerdict(f *testing.F) {
+	f.Add(AppendVerdict(nil, &Verdict{Round: 1, Accepted: 2, Token: 5, CommittedTarget: []float32{0.5}}))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		v, err := ParseVerdict(b, 1000)
+		if err != nil {
+			return
+		}
+		if back, err := ParseVerdict(AppendVerdict(nil, v), 1000); err != nil || !reflect.DeepEqual(back, v) {
+			t.Fatalf("re-encoding changed the message: %v", err)
+		}
+	})
+}
