@@ -376,4 +376,3 @@ func (d *Device) Apply(v *wire.Verdict) ([]int, error) {
 	d.pending = nil
 	return committed, nil
 }
-

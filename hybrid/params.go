@@ -57,18 +57,18 @@ type Params struct {
 	Gamma float64
 
 	// Codecs.
-	ProbBits  int     // bits per probability of the full and top-k codecs (32, 16, 8)
-	IndexBits bool    // full codec sends (index, value) pairs as CU-HLM counts them
-	K         int     // top-k size of cu-hlm-offline (CU-HLM k* = 30)
-	SQSK      int     // support size K of k-sqs
-	Theta     float64 // TVD tolerance θ of the online top-k (eq. 24)
-	Eta       float64 // softplus temperature η (eq. 22)
-	Ell       int     // lattice resolution ℓ
-	Budget    int     // bits per batch for k-sqs / c-sqs (SQS Sec. 4)
-	ConfAlpha float64 // C-SQS target dropped mass α
-	ConfEta   float64 // C-SQS learning rate η
-	ConfBeta  float64 // C-SQS initial threshold β₁
-	SampleFrom string // "recon" (sample what is sent) or "slm" (sample the SLM's own distribution); "" = method default
+	ProbBits   int     // bits per probability of the full and top-k codecs (32, 16, 8)
+	IndexBits  bool    // full codec sends (index, value) pairs as CU-HLM counts them
+	K          int     // top-k size of cu-hlm-offline (CU-HLM k* = 30)
+	SQSK       int     // support size K of k-sqs
+	Theta      float64 // TVD tolerance θ of the online top-k (eq. 24)
+	Eta        float64 // softplus temperature η (eq. 22)
+	Ell        int     // lattice resolution ℓ
+	Budget     int     // bits per batch for k-sqs / c-sqs (SQS Sec. 4)
+	ConfAlpha  float64 // C-SQS target dropped mass α
+	ConfEta    float64 // C-SQS learning rate η
+	ConfBeta   float64 // C-SQS initial threshold β₁
+	SampleFrom string  // "recon" (sample what is sent) or "slm" (sample the SLM's own distribution); "" = method default
 
 	// Draft length (SD family).
 	Draft string // "fixed" or "heuristic"
@@ -285,7 +285,9 @@ func (p Params) Validate() error {
 	for _, m := range Methods {
 		known = known || m == p.Method
 	}
-	bad := func(format string, args ...any) error { return fmt.Errorf("%w: "+format, append([]any{ErrParam}, args...)...) }
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: "+format, append([]any{ErrParam}, args...)...)
+	}
 	switch {
 	case !known:
 		return bad("unknown method %q (want one of %s)", p.Method, strings.Join(Methods, ", "))
