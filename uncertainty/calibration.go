@@ -1,6 +1,9 @@
 package uncertainty
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // Record is one logged token of a calibration run: its uncertainty and the
 // draft token's probability under the draft model (x_d) and the target
@@ -27,13 +30,47 @@ type Options struct {
 	M int `json:"m"`
 	// Intervals is the number of Simpson subintervals; default 2000.
 	Intervals int `json:"intervals"`
+	// FitOn is FitBins (default) to regress the mean β of each observed u
+	// value (u takes the values k/M) on u, as the papers' curves do (U-HLM
+	// Fig. 5 right, CU-HLM Fig. 2 and eq. 7 with R² 0.9774), or FitPoints to
+	// regress every logged token.
+	FitOn string `json:"fit_on"`
+}
+
+// Regression targets of Options.FitOn.
+const (
+	FitBins   = "bins"
+	FitPoints = "points"
+)
+
+// BinnedMeans groups tokens by their uncertainty value (rounded to the
+// nearest k/M) and returns each value with the mean β over its tokens, in
+// increasing u, and the token count of each bin.
+func BinnedMeans(u, beta []float64, m int) (uc, mean []float64, count []int) {
+	sum := make([]float64, m+1)
+	cnt := make([]int, m+1)
+	for i := range u {
+		k := int(math.Round(u[i] * float64(m)))
+		k = min(max(k, 0), m)
+		sum[k] += beta[i]
+		cnt[k]++
+	}
+	for k := range sum {
+		if cnt[k] > 0 {
+			uc = append(uc, float64(k)/float64(m))
+			mean = append(mean, sum[k]/float64(cnt[k]))
+			count = append(count, cnt[k])
+		}
+	}
+	return uc, mean, count
 }
 
 // Calibration is everything Theorem 1 of U-HLM / CU-HLM derives from a
 // calibration log, in a form that encodes to JSON (every field finite).
 type Calibration struct {
-	N   int    `json:"n"`
-	Fit Linear `json:"fit"` // β = a·u + b (U-HLM eq. 5, CU-HLM eq. 7)
+	FitOn string `json:"fit_on"` // FitBins or FitPoints
+	N     int    `json:"n"`
+	Fit   Linear `json:"fit"` // β = a·u + b (U-HLM eq. 5, CU-HLM eq. 7)
 	// Delta is Δ = P(y_d < x_d).
 	Delta float64 `json:"delta"`
 	// RiskProne is u_th = (Δ − b)/a (U-HLM eq. 11, CU-HLM eq. 12).
@@ -73,6 +110,9 @@ func Calibrate(recs []Record, opt Options) (Calibration, error) {
 	if opt.Density == "" {
 		opt.Density = DensityKDE
 	}
+	if opt.FitOn == "" {
+		opt.FitOn = FitBins
+	}
 	n := len(recs)
 	u := make([]float64, n)
 	beta := make([]float64, n)
@@ -85,7 +125,17 @@ func Calibrate(recs []Record, opt Options) (Calibration, error) {
 		u[i], xd[i], yd[i] = r.U, r.XD, r.YD
 		beta[i] = Beta(r.XD, r.YD)
 	}
-	fit, err := Fit(u, beta)
+	var fit Linear
+	var err error
+	switch opt.FitOn {
+	case "", FitBins:
+		uc, mb, _ := BinnedMeans(u, beta, opt.M)
+		fit, err = Fit(uc, mb)
+	case FitPoints:
+		fit, err = Fit(u, beta)
+	default:
+		return Calibration{}, fmt.Errorf("%w: fit_on %q (want %q or %q)", ErrInvalid, opt.FitOn, FitBins, FitPoints)
+	}
 	if err != nil {
 		return Calibration{}, err
 	}
@@ -97,6 +147,7 @@ func Calibrate(recs []Record, opt Options) (Calibration, error) {
 		return Calibration{}, err
 	}
 	c := Calibration{
+		FitOn:      opt.FitOn,
 		N:          n,
 		Fit:        fit,
 		Delta:      delta,

@@ -1,0 +1,122 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/hlmproject/hlm/dataset"
+	"github.com/hlmproject/hlm/hybrid"
+	"github.com/hlmproject/hlm/sim"
+	"github.com/hlmproject/hlm/tensor"
+	"github.com/hlmproject/hlm/uncertainty"
+)
+
+func init() {
+	register("calibrate", "fit uncertainty vs rejection (U-HLM Theorem 1) and the offline top-k (CU-HLM eq. 21)", runCalibrate)
+}
+
+func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	p := hybrid.DefaultParams()
+	def := modelsDir()
+	fs := newFlags("calibrate", "[--llm SPEC --slm SPEC] [--prompts FILE | --dataset NAME] [--out FILE.json]", `
+Run lossless HLM over prompts, log for every drafted token the SLM's
+temperature-perturbation uncertainty u and the rejection probability
+β = max(1 − y_d/x_d, 0), and fit β = a·u + b. Prints a, b, R², MSE, Δ, the
+risk-prone and risk-averse thresholds, the rejection risk R and its Hölder
+bound (U-HLM/CU-HLM Theorem 1), and the offline k* (CU-HLM eq. 21). The
+numbers feed hlm sim as --set calib_a=… calib_b=… u_th=… k=….`, stderr)
+	llm := fs.String("llm", filepath.Join(def, "stories260K", "stories260K.bin"), "LLM model spec")
+	slm := fs.String("slm", filepath.Join(def, "stories260K", "stories260K.bin")+"@exit=2", "SLM model spec")
+	tok := fs.String("tokenizer", "", "tokenizer file, when not found with the models")
+	prompts := fs.String("prompts", "", "file with one prompt per line")
+	ds := fs.String("dataset", "tinystories", "dataset to take prompts from when --prompts is not given")
+	n := fs.Int("n", 30, "number of prompts (a seeded random sample of the dataset)")
+	maxTokens := fs.Int("max-tokens", 64, "tokens generated per prompt")
+	seed := fs.Uint64("seed", 0, "random seed")
+	theta := fs.Float64("theta", p.Theta, "TVD tolerance θ for the offline k*")
+	density := fs.String("density", "kde", "density estimate of u for R: kde or histogram")
+	fitOn := fs.String("fit-on", "bins", "regress the mean β per uncertainty value (bins, as the papers' curves) or every token (points)")
+	pairs := fs.Int("pairs", 400, "(x, y) pairs kept for the offline k* (memory: 2·V·8 bytes each)")
+	out := fs.String("out", "", "also write the result as JSON to this file")
+	threads := fs.Int("threads", 0, "worker threads (0: all cores)")
+	temp := fs.Float64("temperature", p.Temperature, "sampling temperature of both models")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	tensor.SetThreads(*threads)
+	p.MaxTokens, p.Seed, p.Temperature = *maxTokens, *seed, *temp
+	texts, err := promptTexts(*prompts, *ds, *n, *seed)
+	if err != nil {
+		return err
+	}
+	ms, err := sim.Open(*llm, *slm, *tok)
+	if err != nil {
+		return err
+	}
+	log, err := sim.Collect(ctx, ms, p, texts, *pairs, func(d, t int) { fmt.Fprintf(stderr, "\rcalibrating: prompt %d/%d", d, t) })
+	fmt.Fprintln(stderr)
+	if err != nil {
+		return err
+	}
+	res, err := sim.Analyze(log, *theta, uncertainty.Options{Density: *density, M: p.M, FitOn: *fitOn})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "tokens %d: beta = %.4f·u %+.4f (fit on %s: R² %.4f, MSE %.3g)\n", res.N, res.Fit.A, res.Fit.B, res.FitOn, res.Fit.R2, res.Fit.MSE)
+	fmt.Fprintf(stdout, "Delta = P(y_d < x_d) = %.4f\n", res.Delta)
+	if res.Degenerate {
+		fmt.Fprintf(stdout, "the slope is not positive: uncertainty does not predict rejection for this pair, so Theorem 1's thresholds and risk are undefined\n")
+	} else {
+		fmt.Fprintf(stdout, "thresholds: risk-prone (Delta-b)/a = %.4f, risk-averse -b/a = %.4f\n", res.RiskProne, res.RiskAverse)
+		fmt.Fprintf(stdout, "rejection risk R = %.4g (%s), Hölder bound %.4g; empirical %.4g\n", res.Risk, res.Density, res.RiskBound, res.EmpiricalRisk)
+	}
+	if res.KOffline > 0 {
+		fmt.Fprintf(stdout, "offline k* (mean U_TV(k) <= %g over %d pairs) = %d\n", res.Theta, res.Pairs, res.KOffline)
+	} else {
+		fmt.Fprintf(stdout, "offline k*: no k reaches mean U_TV <= %g over %d pairs\n", res.Theta, res.Pairs)
+	}
+	fmt.Fprintf(stdout, "use: --set calib_a=%.4f --set calib_b=%.4f", res.Fit.A, res.Fit.B)
+	if !res.Degenerate {
+		fmt.Fprintf(stdout, " --set u_th=%.4f", clamp01(res.RiskProne))
+	}
+	if res.KOffline > 0 {
+		fmt.Fprintf(stdout, " --set k=%d", res.KOffline)
+	}
+	fmt.Fprintln(stdout)
+	if *out != "" {
+		b, err := json.MarshalIndent(res, "", "  ")
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(*out, append(b, '\n'), 0o644)
+	}
+	return nil
+}
+
+func clamp01(x float64) float64 { return min(1, max(0, x)) }
+
+// promptTexts reads prompts from a file, or samples n from a dataset.
+func promptTexts(file, ds string, n int, seed uint64) ([]string, error) {
+	var ex []dataset.Example
+	var err error
+	if file != "" {
+		ex, err = dataset.LoadPromptFile(file)
+	} else {
+		ex, err = loadDataset(ds)
+		if err == nil && n > 0 && n < len(ex) {
+			ex = sampleExamples(ex, n, seed)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(ex))
+	for i, e := range ex {
+		out[i] = e.Prompt
+	}
+	return out, nil
+}
