@@ -31,8 +31,8 @@ type CalibrationResult struct {
 	// risk and bound are undefined (left zero).
 	Degenerate bool    `json:"degenerate"`
 	Theta      float64 `json:"theta"`
-	KOffline int     `json:"k_offline"` // smallest k with mean U_TV(k) ≤ θ (0: not reachable)
-	Pairs    int     `json:"pairs"`
+	KOffline   int     `json:"k_offline"` // smallest k with mean U_TV(k) ≤ θ (0: not reachable)
+	Pairs      int     `json:"pairs"`
 }
 
 // Collect runs lossless HLM (every draft verified, full distributions) over
