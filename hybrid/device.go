@@ -9,6 +9,7 @@ import (
 	"github.com/hlmproject/hlm/model"
 	"github.com/hlmproject/hlm/policy"
 	"github.com/hlmproject/hlm/sampling"
+	"github.com/hlmproject/hlm/spec"
 	"github.com/hlmproject/hlm/uncertainty"
 	"github.com/hlmproject/hlm/wire"
 )
@@ -39,6 +40,7 @@ type Device struct {
 	wantProb   []float32
 	wantX      [][]float64
 	oracle     bool
+	check      uint64 // replica: running hash of the block's draft logits
 }
 
 // drafted is one draft token of the current round.
@@ -140,7 +142,7 @@ func uploaderOf(p Params) (policy.Uploader, error) {
 func codecOf(p Params) (codec.Codec, error) {
 	var c codec.Codec
 	switch p.Method {
-	case LLM, SLM:
+	case LLM, SLM, Coupled, Replica:
 		return nil, nil
 	case HLM, RandHLM, UHLM, UIHLM:
 		c = codec.Full{ProbBits: p.ProbBits, IndexBits: p.IndexBits}
@@ -268,6 +270,7 @@ func (d *Device) stepBlock(room int) (Step, error) {
 	if d.csqs != nil {
 		d.csqs.BeginBatch()
 	}
+	d.check = checkSeed
 	var drafts []drafted
 	used := 0
 	ctx := append([]int(nil), d.seq...)
@@ -277,6 +280,21 @@ func (d *Device) stepBlock(room int) (Step, error) {
 			return Step{}, err
 		}
 		x := d.p.distOf(nil, logits)
+		if d.enc == nil { // coupled and replica send token ids only
+			dr := drafted{sample: x}
+			if d.p.Method == Coupled {
+				dr.token = spec.CoupledSample(x, d.p.Seed, len(ctx))
+			} else {
+				dr.token = sampling.Sample(x, d.rng)
+				d.check = checkLogits(d.check, logits)
+			}
+			if dr.token < 0 {
+				return Step{}, fmt.Errorf("hybrid: the draft distribution has no mass")
+			}
+			drafts = append(drafts, dr)
+			ctx = append(ctx, dr.token)
+			continue
+		}
 		if budget {
 			bits, err := d.bitsFor(x)
 			if err != nil {
@@ -304,6 +322,10 @@ func (d *Device) stepBlock(room int) (Step, error) {
 	}
 	st := d.send(drafts)
 	st.Drafted = len(drafts)
+	if d.p.Method == Replica {
+		st.Upload.Check, st.Upload.HasCheck = d.check, true
+		st.UplinkBits += checkBits
+	}
 	return st, nil
 }
 

@@ -28,10 +28,12 @@ const (
 	CSQS         = "c-sqs"          // conformal-threshold sparse lattice, batches under a bit budget
 	SQ           = "s-q"            // sample, then lattice-quantize (lossy)
 	QS           = "q-s"            // lattice-quantize, then sample (lossless), fixed or heuristic draft length
+	Coupled      = "coupled"        // shared-randomness coupling: draft ids only, drafter-invariant and lossless
+	Replica      = "replica"        // the server runs the SLM too: draft ids only, standard verification
 )
 
 // Methods lists the method names in a stable order.
-var Methods = []string{LLM, SLM, HLM, RandHLM, UHLM, CUHLMOffline, CUHLMOnline, UIHLM, KSQS, CSQS, SQ, QS}
+var Methods = []string{LLM, SLM, HLM, RandHLM, UHLM, CUHLMOffline, CUHLMOnline, UIHLM, KSQS, CSQS, SQ, QS, Coupled, Replica}
 
 // Params are every knob of a run: the method and its parameters, sampling,
 // timing, energy and the channel. Zero values mean "the method's default"
@@ -88,6 +90,12 @@ type Params struct {
 	// the papers' uplink bits).
 	Diagnostics bool
 
+	// Sampler is how the server samples where it samples on its own (the
+	// LLM-only method): "standard" (the session's random stream) or "gumbel"
+	// (the keyed noise of coupled verification, so that `llm` with gumbel
+	// gives exactly the tokens `coupled` gives with any draft).
+	Sampler string
+
 	Channel channel.Config
 }
 
@@ -106,6 +114,7 @@ func DefaultParams() Params {
 		TauSLM: 0.0256, TauLLM: 0.1046,
 		EnergyUpload: 300, EnergyResample: 350, EnergySLM: 100,
 		Diagnostics: true,
+		Sampler:     "standard",
 		Channel:     channel.CUHLMConfig(),
 	}
 }
@@ -149,7 +158,7 @@ func (p Params) Family() Family {
 	switch p.Method {
 	case LLM:
 		return FamilyLLM
-	case KSQS, CSQS, SQ, QS:
+	case KSQS, CSQS, SQ, QS, Coupled, Replica:
 		return FamilyBlock
 	}
 	return FamilySkip
@@ -230,6 +239,7 @@ var keys = map[string]param{
 	"energy_upload":   floatKey("U+I ε_u, per upload per Mbit", func(p *Params) *float64 { return &p.EnergyUpload }),
 	"energy_resample": floatKey("U+I ε_r, per resampled token", func(p *Params) *float64 { return &p.EnergyResample }),
 	"energy_slm":      floatKey("U+I ε_s, per SLM token", func(p *Params) *float64 { return &p.EnergySLM }),
+	"sampler":         {"server-side sampling of the llm method: standard or gumbel (keyed noise, as coupled)", func(p *Params, v string) error { p.Sampler = v; return nil }},
 	"diagnostics":     boolKey("exchange per-token probabilities to measure the true skip rate", func(p *Params) *bool { return &p.Diagnostics }),
 	"channel_preset":  {"reset the channel to a preset: " + strings.Join(channel.PresetNames(), ", "), func(p *Params, v string) error { c, err := channel.Preset(v); p.Channel = c; return err }},
 }
@@ -317,6 +327,8 @@ func (p Params) Validate() error {
 		return bad("conf_alpha %g / conf_eta %g / conf_beta %g", p.ConfAlpha, p.ConfEta, p.ConfBeta)
 	case p.SampleFrom != "" && p.SampleFrom != "recon" && p.SampleFrom != "slm":
 		return bad("sample_from %q (want recon or slm)", p.SampleFrom)
+	case p.Sampler != "standard" && p.Sampler != "gumbel":
+		return bad("sampler %q (want standard or gumbel)", p.Sampler)
 	case p.Draft != "fixed" && p.Draft != "heuristic":
 		return bad("draft %q (want fixed or heuristic)", p.Draft)
 	case p.L < 1 || p.LMin < 1 || p.LMax < 0 || (p.LMax > 0 && p.LMax < p.LMin):

@@ -189,9 +189,12 @@ func Run(ctx context.Context, c Config) (Result, error) {
 				}
 			}
 			for l := 0; l <= v.Accepted && l < L; l++ {
+				devN++
+				if tr.XHat[l] == nil { // coupled: the committed token is exactly y-distributed
+					continue
+				}
 				eff := spec.OutputDist(drafts[l].sample, tr.XHat[l], tr.DraftY[l])
 				devSum += l1(eff, tr.DraftY[l])
-				devN++
 			}
 		}
 		committed, err := d.Apply(v)

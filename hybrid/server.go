@@ -21,6 +21,7 @@ type Server struct {
 	seq   []int // prompt + committed tokens, as the server knows them
 	dec   codec.Codec
 	round uint32
+	slm   *cache // replica method: the server's own copy of the draft model
 }
 
 // Trace is what the server saw in one verification, for the simulator's
@@ -32,7 +33,14 @@ type Trace struct {
 }
 
 // NewServer opens a server session for prompt (token ids, BOS included).
+// The replica method also needs the draft model: use NewReplicaServer.
 func NewServer(p Params, llm model.Model, prompt []int) (*Server, error) {
+	return NewReplicaServer(p, llm, nil, prompt)
+}
+
+// NewReplicaServer opens a server session that also runs slm, the device's
+// draft model, to compute the draft distributions itself (method replica).
+func NewReplicaServer(p Params, llm, slm model.Model, prompt []int) (*Server, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
@@ -52,8 +60,18 @@ func NewServer(p Params, llm model.Model, prompt []int) (*Server, error) {
 	if len(prompt) >= llm.Config().SeqLen {
 		return nil, fmt.Errorf("%w: prompt of %d tokens, context %d", model.ErrContextFull, len(prompt), llm.Config().SeqLen)
 	}
-	return &Server{p: p, vocab: vocab, llm: newCache(llm.NewSession()), dec: dec,
-		rng: rand.New(rand.NewPCG(p.Seed, 0x736572766572)), seq: append([]int(nil), prompt...)}, nil
+	s := &Server{p: p, vocab: vocab, llm: newCache(llm.NewSession()), dec: dec,
+		rng: rand.New(rand.NewPCG(p.Seed, 0x736572766572)), seq: append([]int(nil), prompt...)}
+	if p.Method == Replica {
+		if slm == nil {
+			return nil, fmt.Errorf("%w: the replica method needs the draft model on the server", ErrParam)
+		}
+		if slm.Config().Vocab != vocab {
+			return nil, fmt.Errorf("%w: replica draft vocabulary %d, LLM %d", ErrParam, slm.Config().Vocab, vocab)
+		}
+		s.slm = newCache(slm.NewSession())
+	}
+	return s, nil
 }
 
 // Sequence is the prompt and committed tokens as the server knows them.
@@ -78,15 +96,37 @@ func (s *Server) Verify(up *wire.Upload) (*wire.Verdict, *Trace, error) {
 		target = append(target, drafts[i])
 	}
 	xhats := make([][]float64, L)
-	for i, d := range up.Drafts {
-		if s.dec == nil {
-			return nil, nil, fmt.Errorf("%w: method %s sends no drafts", ErrParam, s.p.Method)
+	switch {
+	case s.p.Method == Coupled:
+		// Nothing to reconstruct: verification uses only the keyed noise.
+	case s.slm != nil:
+		// Replica: compute the draft distributions with the server's own
+		// copy of the SLM and check they are the device's, bit for bit.
+		if L > 0 {
+			rows, err := s.slm.rows(target[:len(target)-1], len(s.seq)+m)
+			if err != nil {
+				return nil, nil, err
+			}
+			h := checkSeed
+			for l := 0; l < L; l++ {
+				h = checkLogits(h, rows[l])
+				xhats[l] = s.p.distOf(nil, rows[l])
+			}
+			if !up.HasCheck || up.Check != h {
+				return nil, nil, fmt.Errorf("round %d: %w (device hash %#x, server %#x)", up.Round, ErrReplicaMismatch, up.Check, h)
+			}
 		}
-		x, err := s.dec.Decode(d.Payload, s.vocab)
-		if err != nil {
-			return nil, nil, fmt.Errorf("draft %d: %w", i, err)
+	default:
+		for i, d := range up.Drafts {
+			if s.dec == nil {
+				return nil, nil, fmt.Errorf("%w: method %s sends no drafts", ErrParam, s.p.Method)
+			}
+			x, err := s.dec.Decode(d.Payload, s.vocab)
+			if err != nil {
+				return nil, nil, fmt.Errorf("draft %d: %w", i, err)
+			}
+			xhats[i] = x
 		}
-		xhats[i] = x
 	}
 	// Logits after seq[-1], each committed token and each draft: m+L+1 rows.
 	rows, err := s.llm.rows(target, len(s.seq))
@@ -104,7 +144,13 @@ func (s *Server) Verify(up *wire.Upload) (*wire.Verdict, *Trace, error) {
 		}
 	}
 	tr.DraftY = ys
-	res := spec.VerifyBlock(xhats, ys, drafts, s.rng)
+	var res spec.BlockResult
+	switch {
+	case s.p.Method == Coupled || (s.p.Method == LLM && s.p.Sampler == "gumbel"):
+		res = spec.VerifyCoupled(ys, drafts, s.p.Seed, len(s.seq)+m)
+	default:
+		res = spec.VerifyBlock(xhats, ys, drafts, s.rng)
+	}
 	v := &wire.Verdict{Round: up.Round, Accepted: res.Accepted, Token: int32(res.Token), Resampled: res.Resampled}
 	if up.CommittedProb != nil {
 		v.CommittedTarget = make([]float32, m)

@@ -110,7 +110,7 @@ func One(ctx context.Context, ms *Models, p hybrid.Params, prompt string, trace 
 	if err != nil {
 		return hybrid.Result{}, err
 	}
-	srv, err := hybrid.NewServer(p, ms.LLM, ids)
+	srv, err := hybrid.NewReplicaServer(p, ms.LLM, ms.SLM, ids)
 	if err != nil {
 		return hybrid.Result{}, err
 	}

@@ -1,0 +1,142 @@
+package spec
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestNoiseUniformIsUniform: 10 bins over 10^6 (pos, tok) pairs, chi-square
+// at significance 0.001 (critical 27.88 on 9 df).
+func TestNoiseUniformIsUniform(t *testing.T) {
+	const n, bins = 1000000, 10
+	var c [bins]int
+	for i := 0; i < n; i++ {
+		u := NoiseUniform(7, i/1000, i%1000)
+		if !(u > 0 && u < 1) {
+			t.Fatalf("u = %v outside (0, 1)", u)
+		}
+		c[int(u*bins)]++
+	}
+	var chi float64
+	for _, o := range c {
+		e := float64(n) / bins
+		chi += (float64(o) - e) * (float64(o) - e) / e
+	}
+	if chi > 27.88 {
+		t.Errorf("chi-square %.1f > 27.88: not uniform", chi)
+	}
+	if NoiseUniform(1, 2, 3) == NoiseUniform(2, 2, 3) || NoiseUniform(1, 2, 3) == NoiseUniform(1, 3, 2) {
+		t.Error("noise does not depend on its arguments")
+	}
+}
+
+// randDist makes a random distribution over v tokens with some zeros.
+func randDist(rng *rand.Rand, v int, zeros float64) []float64 {
+	p := make([]float64, v)
+	var s float64
+	for i := range p {
+		if rng.Float64() < zeros {
+			continue
+		}
+		p[i] = -math.Log(rng.Float64())
+		s += p[i]
+	}
+	if s == 0 {
+		p[rng.IntN(v)] = 1
+		return p
+	}
+	for i := range p {
+		p[i] /= s
+	}
+	return p
+}
+
+// TestCoupledServerIsExactAndAgreementMatches: over seeds, the server's token
+// follows y for arbitrary x — including x with support disjoint from y — and
+// the rate at which the device's token agrees matches the closed form within
+// 4 standard errors (n = 200,000 seeds per pair) and respects the
+// (1 − TV)/(1 + TV) lower bound.
+func TestCoupledServerIsExactAndAgreementMatches(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	cases := [][2][]float64{
+		{{0.5, 0.3, 0.2}, {0.2, 0.3, 0.5}},
+		{{1, 0, 0, 0}, {0, 0.25, 0.25, 0.5}}, // disjoint supports
+		{{0.25, 0.25, 0.25, 0.25}, {0.25, 0.25, 0.25, 0.25}},
+	}
+	for i := 0; i < 5; i++ {
+		v := 2 + rng.IntN(7)
+		cases = append(cases, [2][]float64{randDist(rng, v, 0.2), randDist(rng, v, 0.2)})
+	}
+	const n = 200000
+	for ci, c := range cases {
+		x, y := c[0], c[1]
+		counts := make([]int, len(y))
+		agree := 0
+		for seed := uint64(0); seed < n; seed++ {
+			s := CoupledSample(y, seed, 5)
+			counts[s]++
+			if CoupledSample(x, seed, 5) == s {
+				agree++
+			}
+		}
+		var chi float64
+		df := -1
+		for i, p := range y {
+			if p == 0 {
+				if counts[i] != 0 {
+					t.Fatalf("case %d: token %d with y=0 sampled", ci, i)
+				}
+				continue
+			}
+			e := p * n
+			chi += (float64(counts[i]) - e) * (float64(counts[i]) - e) / e
+			df++
+		}
+		if crit := chiCrit001[df]; df > 0 && chi > crit {
+			t.Errorf("case %d: server tokens deviate from y: chi-square %.1f > %.1f (df %d)", ci, chi, crit, df)
+		}
+		want := CoupledAgreement(x, y)
+		got := float64(agree) / n
+		se := math.Sqrt(want*(1-want)/n) + 1e-9
+		if math.Abs(got-want) > 4*se {
+			t.Errorf("case %d: agreement %.4f, closed form %.4f (±%.4f)", ci, got, want, 4*se)
+		}
+		tv := TV(x, y)
+		if want < (1-tv)/(1+tv)-1e-12 {
+			t.Errorf("case %d: agreement %.4f below (1-TV)/(1+TV) = %.4f", ci, want, (1-tv)/(1+tv))
+		}
+	}
+}
+
+// chiCrit001 are chi-square critical values at significance 0.001, by df.
+var chiCrit001 = map[int]float64{1: 10.83, 2: 13.82, 3: 16.27, 4: 18.47, 5: 20.52, 6: 22.46, 7: 24.32, 8: 26.12}
+
+// TestVerifyCoupledIsDrafterInvariant: the committed tokens equal LLM-only
+// coupled decoding for any drafts.
+func TestVerifyCoupledIsDrafterInvariant(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for trial := 0; trial < 2000; trial++ {
+		L := 1 + rng.IntN(4)
+		ys := make([][]float64, L+1)
+		for l := range ys {
+			ys[l] = randDist(rng, 6, 0.3)
+		}
+		seed := rng.Uint64()
+		drafts := make([]int, L)
+		for l := range drafts {
+			if rng.IntN(2) == 0 {
+				drafts[l] = CoupledSample(ys[l], seed, 10+l) // agreeing draft
+			} else {
+				drafts[l] = rng.IntN(6)
+			}
+		}
+		r := VerifyCoupled(ys, drafts, seed, 10)
+		got := r.Committed(nil, drafts)
+		for l, tok := range got {
+			if want := CoupledSample(ys[l], seed, 10+l); tok != want {
+				t.Fatalf("trial %d: committed %v; position %d should be %d", trial, got, l, want)
+			}
+		}
+	}
+}
