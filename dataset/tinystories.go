@@ -1,6 +1,3 @@
-// Package dataset loads the prompt sets hlm evaluates on: TinyStories text,
-// plain prompt files, and (with references) the instruction and QA sets the
-// papers use.
 package dataset
 
 import (
@@ -13,8 +10,9 @@ import (
 type Example struct {
 	ID        string `json:"id"`
 	Prompt    string `json:"prompt"`
-	Reference string `json:"reference,omitempty"`
-	Text      string `json:"text,omitempty"` // whole story for language-model text sets
+	Reference string `json:"reference,omitempty"` // ground-truth response; "" when the set has none for this item
+	Answer    string `json:"answer,omitempty"`    // short gold answer of QA sets ("yes"/"no", a span), for exact match
+	Text      string `json:"text,omitempty"`      // whole story for language-model text sets
 }
 
 // LoadTinyStories reads a TinyStories text file. Stories are separated by

@@ -37,7 +37,7 @@ func runOnce(t testing.TB, p Params, llm, slm model.Model, prompt []int) Result 
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := NewServer(p, llm, prompt)
+	srv, err := NewReplicaServer(p, llm, slm, prompt)
 	if err != nil {
 		t.Fatal(err)
 	}
