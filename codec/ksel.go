@@ -1,0 +1,332 @@
+package codec
+
+import (
+	"fmt"
+	"math"
+	"sync"
+)
+
+// Choosing k for top-k (CU-HLM Sec. IV-C, IV-D).
+//
+// All functions rank tokens by descending x (ties by ascending id) and use
+// the eq. 15 reconstruction of the unquantized x: the k largest entries are
+// kept and the tail mass T_k is spread uniformly, x̂_i = T_k/(V−k) for i > k.
+// Eq. 15 writes T_k = 1 − Σ_{i<=k} x_i; the curves here (UTV, UTVCurve,
+// UBar, OfflineK) sum the tail itself, and OnlineK, which reads only the
+// head, uses Σx − Σ_{i<=k} x_i: the same number up to rounding. The
+// numerator shared by U_TV and Ū_TV is
+//
+//	N(k) = Σ_{i>k} |x_i − x̂_i|,
+//
+// the absolute deviation of the tail from its own mean, with N(V) = 0.
+//
+// N is non-increasing in k. Proof: let the tail at k be {M} ∪ R with M its
+// largest element, n = |R|, μ the mean of R and m = (M + nμ)/(n+1) the mean
+// of the whole tail. Then N(k+1) = Σ_R |r − μ| <= Σ_R |r − m| + n(m − μ), and
+// n(m − μ) = n(M − μ)/(n+1) = M − m = |M − m|, so N(k+1) <= N(k). Hence U_TV
+// and Ū_TV, which divide N by a k-independent denominator, are
+// non-increasing in k, and "smallest k with U <= θ" is a threshold on k.
+// TestTailDeviationMonotone checks it numerically.
+
+// DefaultEta is the softplus temperature η of ℓ(z) = ln(1 + e^{ηz})/η
+// (CU-HLM eq. 22). The paper does not state the value it used; hlm uses 1
+// unless told otherwise. Larger η makes ℓ closer to ReLU, shrinks ℓ(−1) and
+// therefore enlarges Ū_TV and the online k.
+const DefaultEta = 1.0
+
+// Pair is one logged round for offline k selection: the SLM distribution X
+// and the LLM distribution Y over the same vocabulary.
+type Pair struct {
+	X, Y []float64
+}
+
+// Softplus returns ℓ(z) = ln(1 + e^{ηz})/η (CU-HLM eq. 22), computed without
+// overflow as (max(ηz, 0) + log1p(e^{−|ηz|}))/η. eta must be > 0.
+func Softplus(z, eta float64) float64 {
+	t := eta * z
+	return (math.Max(t, 0) + math.Log1p(math.Exp(-math.Abs(t)))) / eta
+}
+
+// TVD returns the total variation distance ½ Σ|p_i − q_i| (CU-HLM eq. 25).
+func TVD(p, q []float64) float64 {
+	if len(p) != len(q) {
+		return math.NaN()
+	}
+	s := 0.0
+	for i := range p {
+		s += math.Abs(p[i] - q[i])
+	}
+	return s / 2
+}
+
+// tailDeviation returns N(k) for k = 0..kMax (kMax <= len(s)) given s, the
+// distribution in rank order. O(V): suffix sums, and a pointer j to the end
+// of the run of tail entries at or above the tail mean m_k (m_k is
+// non-increasing in k, so j only moves right). With T_k the tail sum,
+// N(k) = 2(Σ_{i=k}^{j−1} s_i − (j−k)m_k): the deviations above the mean
+// equal those below it.
+func tailDeviation(s []float64, kMax int) []float64 {
+	v := len(s)
+	suf := make([]float64, v+1)
+	for i := v - 1; i >= 0; i-- {
+		suf[i] = suf[i+1] + s[i]
+	}
+	out := make([]float64, kMax+1)
+	j := 0
+	for k := 0; k <= kMax && k < v; k++ {
+		m := suf[k] / float64(v-k)
+		j = max(j, k)
+		for j < v && s[j] >= m {
+			j++
+		}
+		out[k] = max(0, 2*((suf[k]-suf[j])-float64(j-k)*m))
+	}
+	return out
+}
+
+// sorted returns x in rank order.
+func sorted(x []float64, order []int32) []float64 {
+	s := make([]float64, len(order))
+	for i, id := range order {
+		s[i] = x[id]
+	}
+	return s
+}
+
+// ratio returns n/d with 0/0 = 0 and n/0 = +Inf for n > 0.
+func ratio(n, d float64) float64 {
+	if n == 0 {
+		return 0
+	}
+	if d == 0 {
+		return math.Inf(1)
+	}
+	return n / d
+}
+
+// UTV returns the offline bound of CU-HLM eq. 20,
+//
+//	U_TV(k) = Σ_{i>k} |x_i − x̂_i| / D_TV(x, y),
+//
+// with x̂ from eq. 15 and ranks by descending x. It bounds the total variation
+// between the true and the top-k resampling distributions (Proposition 1).
+// When x = y the ratio is 0/0 (reported as 0) or n/0 (+Inf). UTV returns NaN
+// if x or y is not a distribution, their lengths differ or k is outside
+// [0, len(x)].
+func UTV(x, y []float64, k int) float64 {
+	if _, err := checkDist(x, -1); err != nil {
+		return math.NaN()
+	}
+	if _, err := checkDist(y, -1); err != nil || len(y) != len(x) || k < 0 || k > len(x) {
+		return math.NaN()
+	}
+	return ratio(tailDeviation(sorted(x, rankOrder(x)), k)[k], TVD(x, y))
+}
+
+// UTVCurve returns U_TV(k) (eq. 20) for k = 0..kMax in O(V) after sorting.
+func UTVCurve(x, y []float64, kMax int) ([]float64, error) {
+	if _, err := checkDist(x, -1); err != nil {
+		return nil, fmt.Errorf("x: %w", err)
+	}
+	if _, err := checkDist(y, -1); err != nil {
+		return nil, fmt.Errorf("y: %w", err)
+	}
+	if len(y) != len(x) {
+		return nil, fmt.Errorf("%w: len(x) = %d, len(y) = %d", ErrInput, len(x), len(y))
+	}
+	if kMax < 0 || kMax > len(x) {
+		return nil, fmt.Errorf("%w: kMax %d outside [0, %d]", ErrParam, kMax, len(x))
+	}
+	n := tailDeviation(sorted(x, rankOrder(x)), kMax)
+	d := TVD(x, y)
+	for k := range n {
+		n[k] = ratio(n[k], d)
+	}
+	return n, nil
+}
+
+// OfflineK returns k* of CU-HLM eq. 21: the smallest k in [1, kMax] with
+// mean_t U_TV(k, t) <= theta over the logged samples. U_TV is
+// non-increasing in k (see above), so the mean is too; OfflineK still
+// computes the whole curve of every sample (O(V) each after sorting) and
+// scans it, so the answer does not depend on that claim. Samples with
+// x = y never resample and are left out of the mean. If no k <= kMax meets
+// theta the error wraps ErrInfeasible.
+func OfflineK(samples []Pair, theta float64, kMax int) (int, error) {
+	if len(samples) == 0 {
+		return 0, fmt.Errorf("%w: no samples", ErrParam)
+	}
+	if !(theta >= 0) || math.IsInf(theta, 1) {
+		return 0, fmt.Errorf("%w: theta %v", ErrParam, theta)
+	}
+	if kMax < 1 {
+		return 0, fmt.Errorf("%w: kMax %d < 1", ErrParam, kMax)
+	}
+	acc := make([]float64, kMax+1)
+	used := 0
+	for t, p := range samples {
+		if len(p.X) < kMax {
+			return 0, fmt.Errorf("%w: sample %d has vocabulary %d < kMax %d", ErrParam, t, len(p.X), kMax)
+		}
+		if _, err := checkDist(p.X, -1); err != nil {
+			return 0, fmt.Errorf("sample %d: x: %w", t, err)
+		}
+		if _, err := checkDist(p.Y, -1); err != nil || len(p.Y) != len(p.X) {
+			return 0, fmt.Errorf("%w: sample %d: y is not a distribution over %d tokens (%v)", ErrInput, t, len(p.X), err)
+		}
+		d := TVD(p.X, p.Y)
+		if d == 0 {
+			continue
+		}
+		n := tailDeviation(sorted(p.X, rankOrder(p.X)), kMax)
+		for k := 1; k <= kMax; k++ {
+			acc[k] += n[k] / d
+		}
+		used++
+	}
+	if used == 0 {
+		return 1, nil
+	}
+	for k := 1; k <= kMax; k++ {
+		if acc[k]/float64(used) <= theta {
+			return k, nil
+		}
+	}
+	return 0, fmt.Errorf("%w: mean U_TV(%d) = %v > theta %v", ErrInfeasible, kMax, acc[kMax]/float64(used), theta)
+}
+
+// onlineDenominator is (1 − x_d)ℓ(−1) + x_d ℓ(−β), the device-side lower
+// bound of Σ_i x_i ℓ(y_i/x_i − 1) (CU-HLM eq. 23, Appendix B). Without a
+// draft (draft = −1) x_d = 0: every term is then bounded by ℓ(−1).
+func onlineDenominator(x []float64, draft int, beta, eta float64) float64 {
+	xd := 0.0
+	if draft >= 0 {
+		xd = x[draft]
+	}
+	return (1-xd)*Softplus(-1, eta) + xd*Softplus(-beta, eta)
+}
+
+func checkOnline(x []float64, draft int, beta, eta float64) (float64, error) {
+	if _, err := checkDist(x, draft); err != nil {
+		return 0, err
+	}
+	if math.IsNaN(beta) {
+		return 0, fmt.Errorf("%w: beta is NaN", ErrParam)
+	}
+	if !(eta > 0) || math.IsInf(eta, 1) {
+		return 0, fmt.Errorf("%w: eta %v, want finite > 0", ErrParam, eta)
+	}
+	return min(max(beta, 0), 1), nil
+}
+
+// UBar returns Ū_TV(k) of CU-HLM eq. 23,
+//
+//	Ū_TV(k) = Σ_{i>k} |x_i − x̂_i| / ((1 − x_d)ℓ(−1) + x_d ℓ(−β)),
+//
+// computable on the device: x_d = x[draft] (0 for draft = −1), β the
+// predicted rejection probability of the draft (a·u + b, clipped here to
+// [0, 1]), η the softplus temperature (DefaultEta = 1). UBar returns NaN on
+// invalid input.
+func UBar(x []float64, draft, k int, beta, eta float64) float64 {
+	beta, err := checkOnline(x, draft, beta, eta)
+	if err != nil || k < 0 || k > len(x) {
+		return math.NaN()
+	}
+	return tailDeviation(sorted(x, rankOrder(x)), k)[k] / onlineDenominator(x, draft, beta, eta)
+}
+
+// OnlineK returns k*(t) of CU-HLM eq. 24: the smallest k in [1, V] with
+// Ū_TV(k) <= theta (k = V always qualifies). It is non-decreasing in beta.
+func OnlineK(x []float64, draft int, beta, eta, theta float64) (int, error) {
+	k, _, err := onlineK(x, draft, beta, eta, theta)
+	return k, err
+}
+
+// onlineK also returns the top k token ids in rank order.
+//
+// It sorts only what it needs. With a threshold τ, let H be the tokens with
+// x >= τ, in rank order. For k < |H| the tail mean is
+// m_k = (Σx − Σ_{i<k} s_i)/(V−k); while m_k >= τ no token outside H lies
+// above the mean, so N(k) = 2 Σ_{i in H[k:]} (x_i − m_k)^+ needs H alone.
+// One cheap attempt uses τ = 1/(2V) when few tokens reach it (peaked
+// distributions); otherwise, or if m_k falls below τ first, the whole
+// vocabulary is sorted. The result is the smallest k with Ū_TV(k) <= θ up
+// to rounding in the last bits of N.
+func onlineK(x []float64, draft int, beta, eta, theta float64) (int, []int32, error) {
+	beta, err := checkOnline(x, draft, beta, eta)
+	if err != nil {
+		return 0, nil, err
+	}
+	if !(theta >= 0) || math.IsInf(theta, 1) {
+		return 0, nil, fmt.Errorf("%w: theta %v", ErrParam, theta)
+	}
+	v := len(x)
+	den := onlineDenominator(x, draft, beta, eta)
+	total := sum4(x)
+	tau := 0.5 / float64(v)
+	var ids []int32
+	for i, p := range x {
+		if p >= tau {
+			ids = append(ids, int32(i))
+			if 8*len(ids) > v {
+				ids = nil
+				break
+			}
+		}
+	}
+	if ids != nil {
+		order := rankOrderOf(x, ids)
+		if k := firstK(x, order, total, v, tau, den, theta); k > 0 {
+			return k, order[:k], nil
+		}
+	}
+	order := rankOrder(x)
+	k := firstK(x, order, total, v, 0, den, theta)
+	return k, order[:k], nil
+}
+
+var floatPool = sync.Pool{New: func() any { return new([]float64) }}
+
+// firstK scans k = 1, 2, … over the sorted head `order` (all tokens with
+// x >= tau; total = Σx) and returns the first k with N(k)/den <= theta, or
+// 0 if the tail mean drops below tau first. With the whole vocabulary
+// (tau = 0) it returns V if no smaller k qualifies (N(V) = 0). Tail sums
+// are total minus prefix sums, so only the sorted prefix up to the last
+// token above the mean is ever read.
+func firstK(x []float64, order []int32, total float64, v int, tau, den, theta float64) int {
+	h := len(order)
+	bufp := floatPool.Get().(*[]float64)
+	defer floatPool.Put(bufp)
+	if cap(*bufp) < h+1 {
+		*bufp = make([]float64, h+1)
+	}
+	pre := (*bufp)[:h+1] // pre[i] = Σ_{t<i} s_t, filled on demand
+	pre[0] = 0
+	filled := 0
+	s := func(i int) float64 { return x[order[i]] }
+	fill := func(i int) {
+		for ; filled < i; filled++ {
+			pre[filled+1] = pre[filled] + s(filled)
+		}
+	}
+	j := 0
+	for k := 1; k < h; k++ {
+		fill(k)
+		m := (total - pre[k]) / float64(v-k)
+		if m < tau {
+			return 0
+		}
+		j = max(j, k)
+		for j < h && s(j) >= m {
+			j++
+		}
+		fill(j)
+		if n := max(0, 2*((pre[j]-pre[k])-float64(j-k)*m)); n/den <= theta {
+			return k
+		}
+	}
+	if h == v && tau == 0 {
+		return v
+	}
+	return 0
+}

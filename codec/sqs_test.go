@@ -1,0 +1,245 @@
+package codec
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+func TestKSQSSupportIsTopK(t *testing.T) {
+	r := rand.New(rand.NewPCG(61, 62))
+	for it := 0; it < 50; it++ {
+		v := logUniformInt(r, 2, 5000)
+		x := randomDist(r, v)
+		k := 1 + r.IntN(min(v, 200))
+		e, err := KSQS{K: k, L: 100}.Encode(x, -1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		top := topK(x, k)
+		for i, p := range e.Recon {
+			if p > 0 && !slices.Contains(top, int32(i)) {
+				t.Fatalf("V=%d K=%d: token %d outside the top K has q̂ %v", v, k, i, p)
+			}
+		}
+		if e.Support != k {
+			t.Fatalf("Support = %d", e.Support)
+		}
+	}
+}
+
+// TestCSQSEncodeUpdatesThreshold: C-SQS sends X(β) = {q >= β} (or the top
+// token) with a K field, and moves β by eq. 8.
+func TestCSQSEncodeUpdatesThreshold(t *testing.T) {
+	c := NewCSQS()
+	c.Eta, c.Alpha, c.Beta = 0.1, 0.05, 0.2
+	x := []float64{0.05, 0.5, 0.3, 0.15}
+	e, err := c.Encode(x, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Support {1, 2} (>= 0.2), dropped 0.2: β = 0.2 − 0.1(0.2 − 0.05) = 0.185.
+	if e.Support != 2 || math.Abs(c.Beta-0.185) > 1e-15 {
+		t.Fatalf("support %d, β %v", e.Support, c.Beta)
+	}
+	r := NewBitReader(e.Payload)
+	if km1, _ := r.ReadBits(2); km1 != 1 {
+		t.Fatalf("K field %d", km1+1)
+	}
+	// ℓ = 100 on (0.625, 0.375): b = (63, 37) or (62, 38)... recon on ids 1, 2 only.
+	if e.Recon[0] != 0 || e.Recon[3] != 0 || e.Recon[1]+e.Recon[2] != 1 {
+		t.Fatalf("Recon %v", e.Recon)
+	}
+	// β above every probability: the top token alone.
+	c.Beta = 0.9
+	e, _ = c.Encode(x, -1)
+	if e.Support != 1 || e.Recon[1] != 1 {
+		t.Fatalf("top-token fallback: %v", e.Recon)
+	}
+	if math.Abs(c.Beta-(0.9-0.1*(0.5-0.05))) > 1e-15 {
+		t.Fatalf("β after fallback %v", c.Beta)
+	}
+}
+
+// TestConformalBacktrack pins Algorithm 1's checkpoint semantics: after a
+// batch of L updates with T accepted, β is the value after min(T+1, L)
+// updates.
+func TestConformalBacktrack(t *testing.T) {
+	c := &Conformal{Alpha: 0.1, Eta: 1, Beta: 0.5}
+	run := func(accepted int) float64 {
+		c.Beta = 0.5
+		c.BeginBatch()
+		for _, d := range []float64{0.3, 0.2, 0.4, 0.1} { // L = 4
+			c.Observe(d)
+		}
+		if err := c.EndBatch(accepted); err != nil {
+			t.Fatal(err)
+		}
+		return c.Beta
+	}
+	after := []float64{0.5 - 0.2, 0.5 - 0.2 - 0.1, 0.5 - 0.2 - 0.1 - 0.3, 0.5 - 0.2 - 0.1 - 0.3 - 0}
+	for tAcc, want := range []float64{after[0], after[1], after[2], after[3], after[3]} {
+		if got := run(tAcc); math.Abs(got-want) > 1e-15 {
+			t.Errorf("T = %d: β = %v, want %v", tAcc, got, want)
+		}
+	}
+	c.BeginBatch()
+	c.Observe(0.2)
+	if err := c.EndBatch(2); !errors.Is(err, ErrParam) {
+		t.Errorf("2 accepted of 1: %v", err)
+	}
+	c.BeginBatch()
+	before := c.Beta
+	if err := c.EndBatch(0); err != nil || c.Beta != before {
+		t.Errorf("empty batch changed β")
+	}
+}
+
+// stream drives a Conformal over T kept tokens and checks SQS Theorem 2
+// (eq. 9) after every kept token. Batches have random length; the server
+// accepts according to pattern; kept tokens are the first min(T+1, L) of
+// each batch.
+func stream(t *testing.T, c *Conformal, next func() []float64, pattern func(l int) int, total int, printed bool) (avg float64) {
+	t.Helper()
+	beta1 := c.Beta
+	var kept []float64
+	sum := 0.0
+	r := rand.New(rand.NewPCG(uint64(total), 5))
+	for len(kept) < total {
+		l := 1 + r.IntN(8)
+		c.BeginBatch()
+		var dropped []float64
+		for n := 0; n < l; n++ {
+			_, d := c.Support(next())
+			c.Observe(d)
+			dropped = append(dropped, d)
+		}
+		acc := pattern(l)
+		if err := c.EndBatch(acc); err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range dropped[:min(acc+1, l)] {
+			kept = append(kept, d)
+			sum += d
+			n := float64(len(kept))
+			bound := c.Alpha + (math.Abs(beta1)+1+c.Eta*c.Alpha)/(c.Eta*n)
+			exact := c.Alpha + math.Max(0, beta1+c.Eta*(1-c.Alpha))/(c.Eta*n)
+			if sum/n > exact+1e-9 {
+				t.Fatalf("η=%v α=%v β1=%v: average %v after %d > telescoped bound %v", c.Eta, c.Alpha, beta1, sum/n, len(kept), exact)
+			}
+			if printed && sum/n > bound+1e-9 {
+				t.Fatalf("η=%v α=%v β1=%v: average %v after %d > eq. 9 bound %v", c.Eta, c.Alpha, beta1, sum/n, len(kept), bound)
+			}
+		}
+	}
+	return sum / float64(len(kept))
+}
+
+// TestTheorem2 checks eq. 9 at every T over long streams of random and
+// adversarial distributions, with backtracking patterns (always reject the
+// first, random acceptance, accept all).
+func TestTheorem2(t *testing.T) {
+	r := rand.New(rand.NewPCG(63, 64))
+	flat := func(v int) []float64 {
+		q := make([]float64, v)
+		for i := range q {
+			q[i] = 1 / float64(v)
+		}
+		return q
+	}
+	sources := map[string]func() []float64{
+		"random": func() []float64 { return randomDist(r, logUniformInt(r, 2, 300)) },
+		// Alternates one-hot (nothing dropped: β rises) and flat (everything
+		// below β dropped), the pattern that swings β the most.
+		"adversarial": func() []float64 {
+			if r.IntN(2) == 0 {
+				q := make([]float64, 50)
+				q[r.IntN(50)] = 1
+				return q
+			}
+			return flat(200)
+		},
+		// Flat just below the threshold: nearly all mass dropped each time.
+		"flat": func() []float64 { return flat(1 + r.IntN(400)) },
+	}
+	patterns := map[string]func(l int) int{
+		"reject-first": func(l int) int { return 0 },
+		"accept-all":   func(l int) int { return l },
+		"random":       func(l int) int { return r.IntN(l + 1) },
+	}
+	for sname, src := range sources {
+		for pname, pat := range patterns {
+			for _, p := range []struct{ eta, alpha, beta1 float64 }{
+				{0.001, 0.0005, 0}, {0.001, 0.0005, 0.004}, {0.01, 0.05, 0.3}, {0.1, 0.1, -0.2}, {1, 0.2, 2}, {0.05, 0.01, 0.01},
+			} {
+				c := &Conformal{Alpha: p.alpha, Eta: p.eta, Beta: p.beta1}
+				avg := stream(t, c, src, pat, 3000, true)
+				if testing.Verbose() {
+					t.Logf("%-11s %-12s η=%-5v α=%-6v β1=%-4v: average dropped %.5f", sname, pname, p.eta, p.alpha, p.beta1, avg)
+				}
+			}
+		}
+	}
+}
+
+// TestTheorem2NeedsSmallEta documents a limit of eq. 9 as printed: with
+// η = 10 one token that drops almost all mass moves β by almost η, and the
+// average after T = 1 exceeds α + (|β1| + 1 + ηα)/η. The telescoped bound
+// α + max(0, β1 + η(1−α))/(ηT) still holds (checked inside stream).
+func TestTheorem2NeedsSmallEta(t *testing.T) {
+	c := &Conformal{Alpha: 0.01, Eta: 10, Beta: 0.5}
+	q := make([]float64, 1000)
+	for i := range q {
+		q[i] = 0.001
+	}
+	c.BeginBatch()
+	_, d := c.Support(q)
+	c.Observe(d)
+	c.EndBatch(1)
+	bound := c.Alpha + (0.5+1+c.Eta*c.Alpha)/c.Eta
+	if !(d > bound) {
+		t.Fatalf("dropped %v <= printed bound %v", d, bound)
+	}
+	c = &Conformal{Alpha: 0.01, Eta: 10, Beta: 0.5}
+	stream(t, c, func() []float64 { return q }, func(l int) int { return l }, 500, false)
+}
+
+func TestConformalSupport(t *testing.T) {
+	c := &Conformal{Alpha: 0.1, Eta: 0.1, Beta: 0.25}
+	s, d := c.Support([]float64{0.1, 0.25, 0.3, 0.35})
+	if !slices.Equal(s, []int{1, 2, 3}) || math.Abs(d-0.1) > 1e-15 {
+		t.Errorf("support %v dropped %v", s, d)
+	}
+	c.Beta = 0.5
+	s, d = c.Support([]float64{0.2, 0.4, 0.4})
+	if !slices.Equal(s, []int{1}) || math.Abs(d-0.6) > 1e-15 {
+		t.Errorf("fallback %v dropped %v", s, d)
+	}
+	c.Beta = -1
+	s, d = c.Support([]float64{0, 1})
+	if len(s) != 2 || d != 0 {
+		t.Errorf("negative β: %v %v", s, d)
+	}
+}
+
+// TestFitsBudget fills a batch as in SQS Sec. 4: L = max{L : Σ b_n <= B},
+// drafting stops at the first token that does not fit.
+func TestFitsBudget(t *testing.T) {
+	bits := []int{1200, 1500, 1700, 900, 100}
+	used, l := 0, 0
+	for _, b := range bits {
+		if !FitsBudget(used, b, DefaultBudget) {
+			break
+		}
+		used += b
+		l++
+	}
+	if l != 3 || used != 4400 {
+		t.Errorf("L = %d, used %d; want 3, 4400", l, used)
+	}
+	if !FitsBudget(0, 5000, 5000) || FitsBudget(1, 5000, 5000) || FitsBudget(0, -1, 5000) {
+		t.Error("boundary cases")
+	}
+}
