@@ -21,33 +21,66 @@ func newCache(s model.Session) *cache { return &cache{s: s} }
 // after each of target[from-1:], i.e. the distributions of the positions
 // from…len(target) (from ≥ 1). All missing tokens go through one Eval pass.
 func (c *cache) rows(target []int, from int) ([][]float32, error) {
+	pl, err := c.plan(target, from)
+	if err != nil {
+		return nil, err
+	}
+	var rows [][]float32
+	if len(pl.eval) > 0 {
+		if rows, err = c.s.Eval(pl.eval); err != nil {
+			return nil, err
+		}
+	}
+	return c.absorb(pl, rows), nil
+}
+
+// evalPlan is the work rows needs: keep a prefix of the cache, maybe reuse
+// the cached logits, evaluate the rest in one pass.
+type evalPlan struct {
+	reuse []float32 // logits reused from the cache (nil: none)
+	eval  []int     // tokens to evaluate
+	skip  int       // leading evaluated rows not wanted
+}
+
+// plan truncates the cache to the reusable prefix of target and says what
+// must be evaluated so that the logits after target[from-1:] are known.
+// Splitting plan, evaluation and absorb lets a server evaluate many
+// sessions' blocks in one batched pass.
+func (c *cache) plan(target []int, from int) (evalPlan, error) {
 	if from < 1 || from > len(target) {
-		return nil, fmt.Errorf("hybrid: logits wanted from position %d of %d", from, len(target))
+		return evalPlan{}, fmt.Errorf("hybrid: logits wanted from position %d of %d", from, len(target))
 	}
 	k := commonPrefix(c.toks, target)
-	var out [][]float32
+	var pl evalPlan
 	// Reuse the cache for target[:keep]; the logits after target[from-1]
-	// come either from this evaluation or from c.next when the cache holds
+	// come either from the evaluation or from c.next when the cache holds
 	// exactly target[:from].
 	keep := min(k, from-1)
 	if k == from && len(c.toks) == from && c.next != nil {
-		out = append(out, c.next)
+		pl.reuse = c.next
 		keep = from
 	}
 	if err := c.truncate(keep); err != nil {
-		return nil, err
+		return evalPlan{}, err
 	}
-	if keep < len(target) {
-		rows, err := c.s.Eval(target[keep:])
-		if err != nil {
-			return nil, err
-		}
-		c.toks = append(c.toks, target[keep:]...)
+	pl.eval = target[keep:]
+	pl.skip = max(0, from-1-keep) // rows[i] follows target[keep+i]
+	return pl, nil
+}
+
+// absorb records an evaluation of pl.eval (rows: one per token) and returns
+// the wanted logits.
+func (c *cache) absorb(pl evalPlan, rows [][]float32) [][]float32 {
+	var out [][]float32
+	if pl.reuse != nil {
+		out = append(out, pl.reuse)
+	}
+	if len(pl.eval) > 0 {
+		c.toks = append(c.toks, pl.eval...)
 		c.next = rows[len(rows)-1]
-		// rows[i] follows target[keep+i].
-		out = append(out, rows[max(0, from-1-keep):]...)
+		out = append(out, rows[pl.skip:]...)
 	}
-	return out, nil
+	return out
 }
 
 // last returns the logits after target.

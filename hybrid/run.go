@@ -44,6 +44,9 @@ type Config struct {
 	Decode func([]int) string
 	// Trace, when set, receives one JSON object per committed token.
 	Trace io.Writer
+	// OnTokens, when set, is called with the tokens each round commits, in
+	// order (for streaming). Tokens past EOS or MaxTokens are not passed.
+	OnTokens func(tokens []int)
 }
 
 // Result is the summary of a run; `hlm sim --json` and `hlm edge --json`
@@ -141,6 +144,7 @@ func Run(ctx context.Context, c Config) (Result, error) {
 		now += time.Duration(st.Drafted) * tau(p.TauSLM)
 		if st.Upload == nil { // committed locally
 			res.Skipped++
+			emit(c, d, []int{st.Local})
 			enc.Encode(traceEvent{Round: res.Rounds, Pos: len(d.seq) - 1, Token: st.Local, Kind: "skip", Time: now.Seconds(), U: finite(st.U)})
 			if st.Local == c.EOS {
 				res.Stop = "end of sequence"
@@ -201,6 +205,7 @@ func Run(ctx context.Context, c Config) (Result, error) {
 		if err != nil {
 			return res, err
 		}
+		emit(c, d, committed)
 		res.Accepted += v.Accepted
 		if v.Resampled {
 			res.Resampled++
@@ -280,6 +285,26 @@ func Run(ctx context.Context, c Config) (Result, error) {
 }
 
 func ptr(x float64) *float64 { return &x }
+
+// emit passes newly committed tokens to OnTokens, stopping at EOS and at
+// MaxTokens (the device's output already includes them).
+func emit(c Config, d *Device, committed []int) {
+	if c.OnTokens == nil {
+		return
+	}
+	out := d.Output()
+	start := len(out) - len(committed)
+	var pass []int
+	for i, t := range committed {
+		if t == c.EOS || start+i >= d.p.MaxTokens || contains(out[:start+i], c.EOS) {
+			break
+		}
+		pass = append(pass, t)
+	}
+	if len(pass) > 0 {
+		c.OnTokens(pass)
+	}
+}
 
 // finite maps NaN (not measured) to 0 for the trace, whose u field is omitted when 0.
 func finite(x float64) float64 {

@@ -17,11 +17,11 @@ type Server struct {
 	p     Params
 	vocab int
 	llm   *cache
-	rng   *rand.Rand
 	seq   []int // prompt + committed tokens, as the server knows them
 	dec   codec.Codec
 	round uint32
 	slm   *cache // replica method: the server's own copy of the draft model
+	ctx   int    // context length available
 }
 
 // Trace is what the server saw in one verification, for the simulator's
@@ -60,8 +60,7 @@ func NewReplicaServer(p Params, llm, slm model.Model, prompt []int) (*Server, er
 	if len(prompt) >= llm.Config().SeqLen {
 		return nil, fmt.Errorf("%w: prompt of %d tokens, context %d", model.ErrContextFull, len(prompt), llm.Config().SeqLen)
 	}
-	s := &Server{p: p, vocab: vocab, llm: newCache(llm.NewSession()), dec: dec,
-		rng: rand.New(rand.NewPCG(p.Seed, 0x736572766572)), seq: append([]int(nil), prompt...)}
+	s := &Server{p: p, vocab: vocab, llm: newCache(llm.NewSession()), dec: dec, seq: append([]int(nil), prompt...), ctx: llm.Config().SeqLen}
 	if p.Method == Replica {
 		if slm == nil {
 			return nil, fmt.Errorf("%w: the replica method needs the draft model on the server", ErrParam)
@@ -70,9 +69,21 @@ func NewReplicaServer(p Params, llm, slm model.Model, prompt []int) (*Server, er
 			return nil, fmt.Errorf("%w: replica draft vocabulary %d, LLM %d", ErrParam, slm.Config().Vocab, vocab)
 		}
 		s.slm = newCache(slm.NewSession())
+		s.ctx = min(s.ctx, slm.Config().SeqLen)
 	}
 	return s, nil
 }
+
+// roundRNG is the server's random stream for one round: a function of the
+// session seed and the round number only, so that a server that lost a
+// session (a restart) and resumes it from the committed prefix continues
+// with exactly the randomness it would have used.
+func roundRNG(seed uint64, round uint32) *rand.Rand {
+	return rand.New(rand.NewPCG(seed, 0x7365727665720000^uint64(round)))
+}
+
+// Round is the last round the server verified.
+func (s *Server) Round() uint32 { return s.round }
 
 // Sequence is the prompt and committed tokens as the server knows them.
 func (s *Server) Sequence() []int { return s.seq }
@@ -81,19 +92,61 @@ func (s *Server) Sequence() []int { return s.seq }
 // LLM pass and verifies the drafts (Q-S eq. 1–3). On error the session is
 // unchanged and may be resynchronised.
 func (s *Server) Verify(up *wire.Upload) (*wire.Verdict, *Trace, error) {
+	j, err := s.Prepare(up)
+	if err != nil {
+		return nil, nil, err
+	}
+	var rows [][]float32
+	if toks := j.Tokens(); len(toks) > 0 {
+		if rows, err = j.Session().Eval(toks); err != nil {
+			return nil, nil, err
+		}
+	}
+	return j.Finish(rows)
+}
+
+// Job is a verification split in two halves around the LLM evaluation, so
+// that a server can evaluate the blocks of many sessions in one batched pass
+// (model.Batcher): Prepare, evaluate Tokens() on Session(), Finish.
+type Job struct {
+	s      *Server
+	up     *wire.Upload
+	target []int
+	drafts []int
+	xhats  [][]float64
+	plan   evalPlan
+}
+
+// Session is the LLM session the job's tokens are evaluated in.
+func (j *Job) Session() model.Session { return j.s.llm.s }
+
+// Tokens are the tokens to evaluate (may be empty).
+func (j *Job) Tokens() []int { return j.plan.eval }
+
+// Prepare checks and decodes an upload and plans its LLM evaluation.
+func (s *Server) Prepare(up *wire.Upload) (*Job, error) {
 	if up.Round != s.round+1 {
-		return nil, nil, fmt.Errorf("hybrid: upload for round %d, expected %d", up.Round, s.round+1)
+		return nil, fmt.Errorf("hybrid: upload for round %d, expected %d", up.Round, s.round+1)
 	}
 	m, L := len(up.Committed), len(up.Drafts)
 	target := make([]int, 0, len(s.seq)+m+L)
 	target = append(target, s.seq...)
 	for _, t := range up.Committed {
+		if t < 0 || int(t) >= s.vocab {
+			return nil, fmt.Errorf("%w: committed token %d outside the vocabulary", ErrParam, t)
+		}
 		target = append(target, int(t))
 	}
 	drafts := make([]int, L)
 	for i, d := range up.Drafts {
+		if d.Token < 0 || int(d.Token) >= s.vocab {
+			return nil, fmt.Errorf("%w: draft token %d outside the vocabulary", ErrParam, d.Token)
+		}
 		drafts[i] = int(d.Token)
 		target = append(target, drafts[i])
+	}
+	if len(target) > s.ctx {
+		return nil, fmt.Errorf("%w: %d positions, context %d", model.ErrContextFull, len(target), s.ctx)
 	}
 	xhats := make([][]float64, L)
 	switch {
@@ -105,7 +158,7 @@ func (s *Server) Verify(up *wire.Upload) (*wire.Verdict, *Trace, error) {
 		if L > 0 {
 			rows, err := s.slm.rows(target[:len(target)-1], len(s.seq)+m)
 			if err != nil {
-				return nil, nil, err
+				return nil, err
 			}
 			h := checkSeed
 			for l := 0; l < L; l++ {
@@ -113,27 +166,39 @@ func (s *Server) Verify(up *wire.Upload) (*wire.Verdict, *Trace, error) {
 				xhats[l] = s.p.distOf(nil, rows[l])
 			}
 			if !up.HasCheck || up.Check != h {
-				return nil, nil, fmt.Errorf("round %d: %w (device hash %#x, server %#x)", up.Round, ErrReplicaMismatch, up.Check, h)
+				return nil, fmt.Errorf("round %d: %w (device hash %#x, server %#x)", up.Round, ErrReplicaMismatch, up.Check, h)
 			}
 		}
 	default:
 		for i, d := range up.Drafts {
 			if s.dec == nil {
-				return nil, nil, fmt.Errorf("%w: method %s sends no drafts", ErrParam, s.p.Method)
+				return nil, fmt.Errorf("%w: method %s sends no drafts", ErrParam, s.p.Method)
 			}
 			x, err := s.dec.Decode(d.Payload, s.vocab)
 			if err != nil {
-				return nil, nil, fmt.Errorf("draft %d: %w", i, err)
+				return nil, fmt.Errorf("draft %d: %w", i, err)
 			}
 			xhats[i] = x
 		}
 	}
 	// Logits after seq[-1], each committed token and each draft: m+L+1 rows.
-	rows, err := s.llm.rows(target, len(s.seq))
+	pl, err := s.llm.plan(target, len(s.seq))
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	tr := &Trace{XHat: xhats}
+	return &Job{s: s, up: up, target: target, drafts: drafts, xhats: xhats, plan: pl}, nil
+}
+
+// Finish verifies with the evaluated rows (one per token of Tokens()) and
+// commits the outcome.
+func (j *Job) Finish(evaluated [][]float32) (*wire.Verdict, *Trace, error) {
+	s, up := j.s, j.up
+	if len(evaluated) != len(j.plan.eval) {
+		return nil, nil, fmt.Errorf("hybrid: %d rows for %d evaluated tokens", len(evaluated), len(j.plan.eval))
+	}
+	rows := s.llm.absorb(j.plan, evaluated)
+	m, L := len(up.Committed), len(up.Drafts)
+	tr := &Trace{XHat: j.xhats}
 	ys := make([][]float64, 0, L+1)
 	for i, r := range rows {
 		y := s.p.distOf(nil, r)
@@ -147,20 +212,20 @@ func (s *Server) Verify(up *wire.Upload) (*wire.Verdict, *Trace, error) {
 	var res spec.BlockResult
 	switch {
 	case s.p.Method == Coupled || (s.p.Method == LLM && s.p.Sampler == "gumbel"):
-		res = spec.VerifyCoupled(ys, drafts, s.p.Seed, len(s.seq)+m)
+		res = spec.VerifyCoupled(ys, j.drafts, s.p.Seed, len(s.seq)+m)
 	default:
-		res = spec.VerifyBlock(xhats, ys, drafts, s.rng)
+		res = spec.VerifyBlock(j.xhats, ys, j.drafts, roundRNG(s.p.Seed, up.Round))
 	}
 	v := &wire.Verdict{Round: up.Round, Accepted: res.Accepted, Token: int32(res.Token), Resampled: res.Resampled}
 	if up.CommittedProb != nil {
 		v.CommittedTarget = make([]float32, m)
-		for j, t := range up.Committed {
-			v.CommittedTarget[j] = float32(tr.CommittedY[j][t])
+		for k, t := range up.Committed {
+			v.CommittedTarget[k] = float32(tr.CommittedY[k][t])
 		}
 	}
 	// Commit: the skipped tokens, the accepted drafts and the new token
 	// (not yet evaluated: the next round's pass starts with it).
-	s.seq = append(s.seq, target[len(s.seq):len(s.seq)+m+res.Accepted]...)
+	s.seq = append(s.seq, j.target[len(s.seq):len(s.seq)+m+res.Accepted]...)
 	s.seq = append(s.seq, res.Token)
 	if err := s.llm.truncate(len(s.seq) - 1); err != nil {
 		return nil, nil, err

@@ -148,3 +148,10 @@ func (a *Attention) Last() []float32 {
 	}
 	return out
 }
+
+// Batcher is implemented by models that can evaluate blocks of several of
+// their sessions in one pass (reading every weight once for all of them).
+// The result is identical to evaluating each session on its own.
+type Batcher interface {
+	EvalBatch(sessions []Session, tokens [][]int) ([][][]float32, error)
+}

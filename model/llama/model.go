@@ -78,3 +78,19 @@ func (m *Model) NewSession() model.Session { return m.Session() }
 func (m *Model) Session() *Session {
 	return &Session{m: m, k: make([][]float32, m.cfg.Layers), v: make([][]float32, m.cfg.Layers)}
 }
+
+var _ model.Batcher = (*Model)(nil)
+
+// EvalBatch evaluates blocks of several sessions of this model in one pass
+// (see the package-level EvalBatch).
+func (m *Model) EvalBatch(sessions []model.Session, tokens [][]int) ([][][]float32, error) {
+	ss := make([]*Session, len(sessions))
+	for i, s := range sessions {
+		ls, ok := s.(*Session)
+		if !ok || ls.m.w != m.w {
+			return nil, fmt.Errorf("EvalBatch: session %d does not belong to %s", i, m.name)
+		}
+		ss[i] = ls
+	}
+	return EvalBatch(ss, tokens, false)
+}
