@@ -85,6 +85,9 @@ type Model interface {
 	Tokenizer() *tokenizer.Tokenizer
 	// Name describes the model for humans (the spec it was opened from).
 	Name() string
+	// Fingerprint identifies the computation: equal fingerprints mean
+	// bit-identical logits for the same tokens.
+	Fingerprint() string
 }
 
 // Session is one sequence being evaluated: a KV cache over positions

@@ -235,3 +235,16 @@ func softmaxTV(a, b []float32) float64 {
 	}
 	return tv / 2
 }
+
+func TestFingerprint(t *testing.T) {
+	c := model.Config{Dim: 32, Hidden: 32, Layers: 3, Heads: 2, KVHeads: 2, Vocab: 20, SeqLen: 8}
+	a, b := randomModel(t, c, 1), randomModel(t, c, 1)
+	if a.Fingerprint() != b.Fingerprint() {
+		t.Error("same weights, different fingerprints")
+	}
+	e, _ := a.EarlyExit(2)
+	q, _, _ := a.Quantized(tensor.Q8_0)
+	if e.Fingerprint() == a.Fingerprint() || q.Fingerprint() == a.Fingerprint() || randomModel(t, c, 2).Fingerprint() == a.Fingerprint() {
+		t.Error("different computations share a fingerprint")
+	}
+}

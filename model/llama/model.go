@@ -17,6 +17,7 @@ type Model struct {
 	rope *tensor.Rope
 	tok  *tokenizer.Tokenizer
 	name string
+	fp   *fingerprint
 }
 
 var _ model.Model = (*Model)(nil)
@@ -29,7 +30,7 @@ func New(w *Weights, tok *tokenizer.Tokenizer, name string) (*Model, error) {
 	if tok != nil && tok.VocabSize() != w.Config.Vocab {
 		return nil, fmt.Errorf("%w: tokenizer has %d tokens, model vocabulary is %d", model.ErrFormat, tok.VocabSize(), w.Config.Vocab)
 	}
-	return &Model{w: w, cfg: w.Config, rope: tensor.NewRope(w.Config.HeadSize(), w.Config.RopeTheta), tok: tok, name: name}, nil
+	return &Model{w: w, cfg: w.Config, rope: tensor.NewRope(w.Config.HeadSize(), w.Config.RopeTheta), tok: tok, name: name, fp: new(fingerprint)}, nil
 }
 
 // Config is the shape in use (Layers counts only the layers evaluated).
@@ -55,6 +56,7 @@ func (m *Model) EarlyExit(n int) (*Model, error) {
 	v := *m
 	v.cfg.Layers = n
 	v.name = fmt.Sprintf("%s@exit=%d", m.name, n)
+	v.fp = new(fingerprint)
 	return &v, nil
 }
 
@@ -68,6 +70,7 @@ func (m *Model) Quantized(t tensor.DType) (*Model, int, error) {
 	}
 	v := *m
 	v.w = w
+	v.fp = new(fingerprint)
 	return &v, kept, nil
 }
 

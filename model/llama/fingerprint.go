@@ -1,0 +1,66 @@
+package llama
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"math"
+	"sync"
+
+	"github.com/hlmproject/hlm/tensor"
+)
+
+// fingerprint caches a model view's weight hash.
+type fingerprint struct {
+	once sync.Once
+	s    string
+}
+
+// Fingerprint identifies the computation this model performs: a SHA-256 of
+// its configuration (layers in use included) and of every weight it reads,
+// in storage form. Two models with equal fingerprints compute bit-identical
+// logits (the engine is deterministic). Computed once, on first use.
+func (m *Model) Fingerprint() string {
+	m.fp.once.Do(func() {
+		h := sha256.New()
+		cfg, _ := json.Marshal(m.cfg)
+		h.Write(cfg)
+		w := m.w
+		mat := func(x *tensor.Matrix) {
+			var hdr [9]byte
+			hdr[0] = byte(x.Type)
+			binary.LittleEndian.PutUint32(hdr[1:], uint32(x.Rows))
+			binary.LittleEndian.PutUint32(hdr[5:], uint32(x.Cols))
+			h.Write(hdr[:])
+			if x.Type == tensor.F32 {
+				var b [4]byte
+				for _, v := range x.F32 {
+					binary.LittleEndian.PutUint32(b[:], math.Float32bits(v))
+					h.Write(b[:])
+				}
+				return
+			}
+			h.Write(x.Data)
+		}
+		vec := func(v []float32) {
+			var b [4]byte
+			for _, x := range v {
+				binary.LittleEndian.PutUint32(b[:], math.Float32bits(x))
+				h.Write(b[:])
+			}
+		}
+		mat(w.Embedding)
+		for _, l := range w.Layers[:m.cfg.Layers] {
+			vec(l.AttnNorm)
+			vec(l.FFNNorm)
+			for _, x := range []*tensor.Matrix{l.Wq, l.Wk, l.Wv, l.Wo, l.W1, l.W2, l.W3} {
+				mat(x)
+			}
+		}
+		vec(w.FinalNorm)
+		mat(w.Output)
+		m.fp.s = hex.EncodeToString(h.Sum(nil))
+	})
+	return m.fp.s
+}

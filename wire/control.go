@@ -1,0 +1,212 @@
+package wire
+
+import (
+	"encoding/binary"
+	"fmt"
+)
+
+// Limits of control messages.
+const (
+	MaxString = 1 << 16 // parameters, fingerprints, messages
+	MaxPrefix = 1 << 20 // tokens in an Open prefix
+)
+
+// Hello opens a connection.
+//
+// Body: magic [4]byte "HLMP" | version uint16 LE | token string
+// (strings are a varint length then bytes).
+type Hello struct {
+	Version uint16
+	Token   string // authentication token ("" when the server needs none)
+}
+
+// Welcome accepts a Hello.
+//
+// Body: version uint16 LE | max frame uint32 LE | server string
+type Welcome struct {
+	Version  uint16
+	MaxFrame uint32
+	Server   string
+}
+
+// Open starts a session, or resumes one.
+//
+// Body: resume uint64 LE | round uint32 LE | params string | slm string |
+// tokenizer string | llm string | prefix (varint count, varint ids)
+type Open struct {
+	Resume    uint64 // session to resume (0: a new session)
+	Round     uint32 // rounds the device has completed (its prefix includes their tokens)
+	Params    string // the method's parameters (JSON of hybrid.Params)
+	SLM       string // fingerprint of the device's draft model
+	Tokenizer string // fingerprint of the device's tokenizer
+	LLM       string // required fingerprint of the server's model ("" = any)
+	Prefix    []int32
+}
+
+// Opened confirms a session.
+//
+// Body: session uint64 LE | round uint32 LE | vocab uint32 LE | context uint32 LE | llm string
+type Opened struct {
+	Session uint64
+	Round   uint32 // last round the server verified in this session
+	Vocab   uint32
+	Context uint32
+	LLM     string // the server model's fingerprint
+}
+
+// Error reports a failure; the sender closes the connection after it
+// (except ErrCodeRetry, after which the session continues).
+//
+// Body: code uint16 LE | message string
+type Error struct {
+	Code    uint16
+	Message string
+}
+
+// Error codes.
+const (
+	ErrCodeAuth      = 1 // wrong or missing token
+	ErrCodeVersion   = 2 // protocol version not supported
+	ErrCodeBad       = 3 // malformed or out-of-order message
+	ErrCodeRefused   = 4 // models or tokenizers do not match, method not served
+	ErrCodeLimit     = 5 // too many sessions, context or frame too large
+	ErrCodeNoSession = 6 // the session to resume is unknown (e.g. after a restart)
+	ErrCodeInternal  = 7
+	ErrCodeShutdown  = 8 // the server is shutting down
+)
+
+func (e *Error) Error() string { return fmt.Sprintf("server error %d: %s", e.Code, e.Message) }
+
+func appendString(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+func (r *reader) str() string {
+	n := r.uvarint()
+	if n > MaxString {
+		r.fail("string of %d bytes (maximum %d)", n, MaxString)
+		return ""
+	}
+	return string(r.take(int(n)))
+}
+
+// AppendHello appends the body of h.
+func AppendHello(b []byte, h *Hello) []byte {
+	b = append(b, Magic[:]...)
+	b = binary.LittleEndian.AppendUint16(b, h.Version)
+	return appendString(b, h.Token)
+}
+
+// ParseHello decodes a Hello body.
+func ParseHello(b []byte) (*Hello, error) {
+	r := reader{b: b}
+	if m := r.take(4); r.err == nil && string(m) != string(Magic[:]) {
+		r.fail("bad magic %q", m)
+	}
+	h := &Hello{}
+	if p := r.take(2); p != nil {
+		h.Version = binary.LittleEndian.Uint16(p)
+	}
+	h.Token = r.str()
+	if err := r.done(); err != nil {
+		return nil, fmt.Errorf("hello: %w", err)
+	}
+	return h, nil
+}
+
+// AppendWelcome appends the body of w.
+func AppendWelcome(b []byte, w *Welcome) []byte {
+	b = binary.LittleEndian.AppendUint16(b, w.Version)
+	b = binary.LittleEndian.AppendUint32(b, w.MaxFrame)
+	return appendString(b, w.Server)
+}
+
+// ParseWelcome decodes a Welcome body.
+func ParseWelcome(b []byte) (*Welcome, error) {
+	r := reader{b: b}
+	w := &Welcome{}
+	if p := r.take(2); p != nil {
+		w.Version = binary.LittleEndian.Uint16(p)
+	}
+	w.MaxFrame = r.u32()
+	w.Server = r.str()
+	if err := r.done(); err != nil {
+		return nil, fmt.Errorf("welcome: %w", err)
+	}
+	return w, nil
+}
+
+// AppendOpen appends the body of o.
+func AppendOpen(b []byte, o *Open) []byte {
+	b = binary.LittleEndian.AppendUint64(b, o.Resume)
+	b = binary.LittleEndian.AppendUint32(b, o.Round)
+	for _, s := range []string{o.Params, o.SLM, o.Tokenizer, o.LLM} {
+		b = appendString(b, s)
+	}
+	b = binary.AppendUvarint(b, uint64(len(o.Prefix)))
+	for _, t := range o.Prefix {
+		b = binary.AppendUvarint(b, uint64(t))
+	}
+	return b
+}
+
+// ParseOpen decodes an Open body; prefix ids are checked against vocab.
+func ParseOpen(b []byte, vocab int) (*Open, error) {
+	r := reader{b: b}
+	o := &Open{Resume: r.u64(), Round: r.u32()}
+	o.Params, o.SLM, o.Tokenizer, o.LLM = r.str(), r.str(), r.str(), r.str()
+	n := r.uvarint()
+	if n > MaxPrefix || n > uint64(len(r.b)) {
+		r.fail("prefix of %d tokens, %d bytes left", n, len(r.b))
+	} else {
+		o.Prefix = make([]int32, 0, n)
+		for i := uint64(0); i < n && r.err == nil; i++ {
+			o.Prefix = append(o.Prefix, r.token(vocab))
+		}
+	}
+	if err := r.done(); err != nil {
+		return nil, fmt.Errorf("open: %w", err)
+	}
+	return o, nil
+}
+
+// AppendOpened appends the body of o.
+func AppendOpened(b []byte, o *Opened) []byte {
+	b = binary.LittleEndian.AppendUint64(b, o.Session)
+	b = binary.LittleEndian.AppendUint32(b, o.Round)
+	b = binary.LittleEndian.AppendUint32(b, o.Vocab)
+	b = binary.LittleEndian.AppendUint32(b, o.Context)
+	return appendString(b, o.LLM)
+}
+
+// ParseOpened decodes an Opened body.
+func ParseOpened(b []byte) (*Opened, error) {
+	r := reader{b: b}
+	o := &Opened{Session: r.u64(), Round: r.u32(), Vocab: r.u32(), Context: r.u32()}
+	o.LLM = r.str()
+	if err := r.done(); err != nil {
+		return nil, fmt.Errorf("opened: %w", err)
+	}
+	return o, nil
+}
+
+// AppendError appends the body of e.
+func AppendError(b []byte, e *Error) []byte {
+	b = binary.LittleEndian.AppendUint16(b, e.Code)
+	return appendString(b, e.Message)
+}
+
+// ParseError decodes an Error body.
+func ParseError(b []byte) (*Error, error) {
+	r := reader{b: b}
+	e := &Error{}
+	if p := r.take(2); p != nil {
+		e.Code = binary.LittleEndian.Uint16(p)
+	}
+	e.Message = r.str()
+	if err := r.done(); err != nil {
+		return nil, fmt.Errorf("error frame: %w", err)
+	}
+	return e, nil
+}

@@ -1,0 +1,104 @@
+package wire
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// ProtocolVersion is the version this package speaks. A peer with another
+// version is refused at the handshake.
+const ProtocolVersion = 1
+
+// DefaultMaxFrame is the largest frame a peer accepts unless configured
+// otherwise: large enough for a full 32,000-token distribution at 32 bits
+// with indices (~190 kB) many times over, small enough to bound memory per
+// connection.
+const DefaultMaxFrame = 4 << 20
+
+// Magic opens every connection (in the Hello frame).
+var Magic = [4]byte{'H', 'L', 'M', 'P'}
+
+// FrameType identifies a frame's body.
+type FrameType byte
+
+// Frame types. Flow:
+//
+//	device                          server
+//	Hello{version, token}      →
+//	                           ←    Welcome{version, max frame}  (or Error)
+//	Open{params, prefix, …}    →
+//	                           ←    Opened{session, round, …}    (or Error)
+//	Upload{round r}            →
+//	                           ←    Verdict{round r}             (or Error)
+//	…
+//	Close                      →    (either side may send Close or Error and hang up)
+//
+// After a dropped connection the device reconnects, sends Open with the
+// session id and its committed sequence, and re-sends the upload that was in
+// flight: the server answers a repeated round from its cache, so no token is
+// lost or duplicated.
+const (
+	FrameHello   FrameType = 1
+	FrameWelcome FrameType = 2
+	FrameOpen    FrameType = 3
+	FrameOpened  FrameType = 4
+	FrameUpload  FrameType = 5
+	FrameVerdict FrameType = 6
+	FrameClose   FrameType = 7
+	FrameError   FrameType = 8
+)
+
+var frameNames = map[FrameType]string{FrameHello: "Hello", FrameWelcome: "Welcome", FrameOpen: "Open", FrameOpened: "Opened",
+	FrameUpload: "Upload", FrameVerdict: "Verdict", FrameClose: "Close", FrameError: "Error"}
+
+func (t FrameType) String() string {
+	if n, ok := frameNames[t]; ok {
+		return n
+	}
+	return fmt.Sprintf("FrameType(%d)", t)
+}
+
+// ErrFrame reports a frame that violates the protocol (size, type).
+var ErrFrame = errors.New("wire: bad frame")
+
+// AppendFrame appends a frame: uint32 little-endian length of type+body,
+// the type byte, the body.
+func AppendFrame(b []byte, t FrameType, body []byte) []byte {
+	b = binary.LittleEndian.AppendUint32(b, uint32(1+len(body)))
+	b = append(b, byte(t))
+	return append(b, body...)
+}
+
+// WriteFrame writes one frame with a single Write (so that a traffic
+// shaper sees one message).
+func WriteFrame(w io.Writer, t FrameType, body []byte) error {
+	_, err := w.Write(AppendFrame(make([]byte, 0, FrameHeader+len(body)), t, body))
+	return err
+}
+
+// ReadFrame reads one frame, refusing (before allocating) a length above
+// max, a zero length and unknown types.
+func ReadFrame(r io.Reader, max int) (FrameType, []byte, error) {
+	var h [FrameHeader]byte
+	if _, err := io.ReadFull(r, h[:]); err != nil {
+		return 0, nil, err
+	}
+	n := binary.LittleEndian.Uint32(h[:4])
+	t := FrameType(h[4])
+	if n == 0 || uint64(n) > uint64(max)+1 {
+		return 0, nil, fmt.Errorf("%w: length %d (maximum %d)", ErrFrame, n, max)
+	}
+	if _, ok := frameNames[t]; !ok {
+		return 0, nil, fmt.Errorf("%w: unknown type %d", ErrFrame, h[4])
+	}
+	body := make([]byte, n-1)
+	if _, err := io.ReadFull(r, body); err != nil {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return 0, nil, err
+	}
+	return t, body, nil
+}

@@ -1,0 +1,98 @@
+package wire
+
+import (
+	"bytes"
+	"encoding/hex"
+	"errors"
+	"io"
+	"reflect"
+	"testing"
+)
+
+func TestFrameGolden(t *testing.T) {
+	var buf bytes.Buffer
+	if err := WriteFrame(&buf, FrameHello, AppendHello(nil, &Hello{Version: 1, Token: "ab"})); err != nil {
+		t.Fatal(err)
+	}
+	// length 10 (type + 9-byte body) | type 1 | "HLMP" | version 1 | token "ab"
+	want := "0a000000" + "01" + "484c4d50" + "0100" + "02" + "6162"
+	if got := hex.EncodeToString(buf.Bytes()); got != want {
+		t.Fatalf("frame\n got %s\nwant %s", got, want)
+	}
+	typ, body, err := ReadFrame(&buf, DefaultMaxFrame)
+	if err != nil || typ != FrameHello {
+		t.Fatal(typ, err)
+	}
+	h, err := ParseHello(body)
+	if err != nil || h.Token != "ab" || h.Version != 1 {
+		t.Fatalf("%+v %v", h, err)
+	}
+}
+
+func TestControlRoundTrips(t *testing.T) {
+	o := &Open{Resume: 9, Round: 3, Params: `{"method":"hlm"}`, SLM: "s", Tokenizer: "t", Prefix: []int32{1, 2, 400}}
+	back, err := ParseOpen(AppendOpen(nil, o), 512)
+	if err != nil || !reflect.DeepEqual(back, o) {
+		t.Fatalf("open: %+v %v", back, err)
+	}
+	od := &Opened{Session: 1 << 40, Round: 2, Vocab: 512, Context: 512, LLM: "fp"}
+	if b, err := ParseOpened(AppendOpened(nil, od)); err != nil || !reflect.DeepEqual(b, od) {
+		t.Fatalf("opened: %+v %v", b, err)
+	}
+	w := &Welcome{Version: 1, MaxFrame: 99, Server: "hlm"}
+	if b, err := ParseWelcome(AppendWelcome(nil, w)); err != nil || !reflect.DeepEqual(b, w) {
+		t.Fatalf("welcome: %+v %v", b, err)
+	}
+	e := &Error{Code: ErrCodeAuth, Message: "no"}
+	if b, err := ParseError(AppendError(nil, e)); err != nil || !reflect.DeepEqual(b, e) {
+		t.Fatalf("error: %+v %v", b, err)
+	}
+	// Opened hex golden: session 2 | round 1 | vocab 512 | context 256 | "x"
+	if got := hex.EncodeToString(AppendOpened(nil, &Opened{Session: 2, Round: 1, Vocab: 512, Context: 256, LLM: "x"})); got != "0200000000000000"+"01000000"+"00020000"+"00010000"+"0178" {
+		t.Errorf("opened bytes %s", got)
+	}
+}
+
+func TestReadFrameLimits(t *testing.T) {
+	big := AppendFrame(nil, FrameUpload, make([]byte, 100))
+	if _, _, err := ReadFrame(bytes.NewReader(big), 50); !errors.Is(err, ErrFrame) {
+		t.Errorf("oversized: %v", err)
+	}
+	if _, _, err := ReadFrame(bytes.NewReader([]byte{0xff, 0xff, 0xff, 0xff, 5}), DefaultMaxFrame); !errors.Is(err, ErrFrame) {
+		t.Errorf("huge length: %v", err)
+	}
+	if _, _, err := ReadFrame(bytes.NewReader([]byte{1, 0, 0, 0, 99}), DefaultMaxFrame); !errors.Is(err, ErrFrame) {
+		t.Errorf("unknown type: %v", err)
+	}
+	if _, _, err := ReadFrame(bytes.NewReader(big[:20]), DefaultMaxFrame); !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Errorf("truncated: %v", err)
+	}
+	if _, err := ParseHello(AppendHello(nil, &Hello{})[1:]); !errors.Is(err, ErrMessage) {
+		t.Errorf("bad magic: %v", err)
+	}
+}
+
+func FuzzControl(f *testing.F) {
+	f.Add(byte(FrameOpen), AppendOpen(nil, &Open{Params: "{}", Prefix: []int32{1, 2}}))
+	f.Add(byte(FrameHello), AppendHello(nil, &Hello{Version: 1, Token: "t"}))
+	f.Add(byte(FrameOpened), AppendOpened(nil, &Opened{Session: 1}))
+	f.Fuzz(func(t *testing.T, typ byte, b []byte) {
+		switch FrameType(typ % 9) {
+		case FrameHello:
+			ParseHello(b)
+		case FrameWelcome:
+			ParseWelcome(b)
+		case FrameOpen:
+			if o, err := ParseOpen(b, 1000); err == nil {
+				if back, err := ParseOpen(AppendOpen(nil, o), 1000); err != nil || !reflect.DeepEqual(back, o) {
+					t.Fatal("open re-encoding changed it")
+				}
+			}
+		case FrameOpened:
+			ParseOpened(b)
+		case FrameError:
+			ParseError(b)
+		}
+		ReadFrame(bytes.NewReader(b), 1<<16)
+	})
+}
