@@ -1,0 +1,94 @@
+package report
+
+import (
+	"bytes"
+	"encoding/csv"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+func TestMarkdown(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		t    Table
+		want string
+	}{
+		{"empty", Table{}, ""},
+		{"aligned, numbers right", Table{
+			Title:   "Cosine similarity",
+			Columns: []string{"method", "Alpaca", "TR"},
+			Rows: [][]string{
+				{"HLM", "0.8531 ± 0.0120", "100.0%"},
+				{"U-HLM", "0.85", "45.9%"},
+				{"SLM", "–", "0.0%"},
+			},
+		}, "**Cosine similarity**\n\n" +
+			"| method |          Alpaca |     TR |\n" +
+			"| ------ | --------------: | -----: |\n" +
+			"| HLM    | 0.8531 ± 0.0120 | 100.0% |\n" +
+			"| U-HLM  |            0.85 |  45.9% |\n" +
+			"| SLM    |               – |   0.0% |\n"},
+		{"escapes, short and long rows", Table{
+			Columns: []string{"a|b", "c"},
+			Rows:    [][]string{{"x\ny"}, {`p\q`, "1", "extra"}},
+		}, "| a\\|b |   c |       |\n" +
+			"| ---- | --: | ----- |\n" +
+			"| x y  |     |       |\n" +
+			"| p\\\\q |   1 | extra |\n"},
+	} {
+		if got := tc.t.Markdown(); got != tc.want {
+			t.Errorf("%s:\n got:\n%s\nwant:\n%s", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestCSVAndSave(t *testing.T) {
+	tb := Table{Title: "T", Columns: []string{"name", "value"}, Rows: [][]string{{"a,b", `say "hi"`}, {"c"}}}
+	var buf bytes.Buffer
+	if err := tb.WriteCSV(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := buf.String(), "name,value\n\"a,b\",\"say \"\"hi\"\"\"\nc,\n"; got != want {
+		t.Errorf("CSV = %q, want %q", got, want)
+	}
+	recs, err := csv.NewReader(&buf).ReadAll()
+	if err != nil || len(recs) != 3 || !slices.Equal(recs[1], []string{"a,b", `say "hi"`}) {
+		t.Errorf("CSV does not read back: %q, %v", recs, err)
+	}
+	base := filepath.Join(t.TempDir(), "t")
+	if err := tb.Save(base); err != nil {
+		t.Fatal(err)
+	}
+	md, err1 := os.ReadFile(base + ".md")
+	cs, err2 := os.ReadFile(base + ".csv")
+	if err1 != nil || err2 != nil || string(md) != tb.Markdown() || !bytes.Equal(cs, []byte("name,value\n\"a,b\",\"say \"\"hi\"\"\"\nc,\n")) {
+		t.Errorf("Save wrote %q, %q (%v, %v)", md, cs, err1, err2)
+	}
+	if err := tb.Save(filepath.Join(t.TempDir(), "missing-dir", "t")); err == nil {
+		t.Error("Save into a missing directory: no error")
+	}
+}
+
+func TestFormat(t *testing.T) {
+	for _, tc := range []struct{ got, want string }{
+		{Float(0.85312, 4), "0.8531"},
+		{Float(2, 2), "2.00"},
+		{Float(-0.00001, 3), "0.000"},
+		{Float(-1.5, 1), "-1.5"},
+		{Float(1234567.891, 1), "1234567.9"},
+		{Float(math.NaN(), 2), "–"},
+		{Float(math.Inf(1), 2), "inf"},
+		{Float(math.Inf(-1), 2), "-inf"},
+		{PlusMinus(0.8531, 0.01204, 3), "0.853 ± 0.012"},
+		{PlusMinus(0.8531, math.NaN(), 3), "0.853"},
+		{Percent(0.4593, 1), "45.9%"},
+		{Percent(math.NaN(), 1), "–"},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("got %q, want %q", tc.got, tc.want)
+		}
+	}
+}
