@@ -82,6 +82,11 @@ func roundRNG(seed uint64, round uint32) *rand.Rand {
 	return rand.New(rand.NewPCG(seed, 0x7365727665720000^uint64(round)))
 }
 
+// SetRound sets the last verified round, for a session reopened with a
+// device's committed prefix after the server lost it (the device numbers its
+// rounds on).
+func (s *Server) SetRound(r uint32) { s.round = r }
+
 // Round is the last round the server verified.
 func (s *Server) Round() uint32 { return s.round }
 

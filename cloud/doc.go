@@ -1,0 +1,19 @@
+// Package cloud is the server side of the networked system (`hlm serve`):
+// it loads the LLM once, accepts device connections speaking package wire,
+// runs one hybrid.Server per session, and evaluates the verification blocks
+// of sessions that arrive together in one batched LLM pass.
+//
+// Each connection has its own goroutine that reads frames, checks them and
+// writes answers; verification goes through a single batcher goroutine that
+// owns the LLM. A slow or hostile peer can only stall its own connection:
+// frames are size-limited, reads and writes have deadlines, malformed input
+// gets an Error frame and the connection is closed, and sessions are
+// isolated from each other.
+//
+// Sessions outlive their connection for IdleTimeout, so a device that lost
+// its connection reconnects, resumes the session and re-sends the upload
+// that was in flight: a round the server already verified is answered from
+// its cache, so nothing is lost or duplicated. After a server restart the
+// device opens a new session with its committed prefix; since the server's
+// randomness is a function of (seed, round), the continuation is the same.
+package cloud

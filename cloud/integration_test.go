@@ -1,0 +1,302 @@
+package cloud
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hlmproject/hlm/edge"
+	"github.com/hlmproject/hlm/hybrid"
+	"github.com/hlmproject/hlm/model"
+	"github.com/hlmproject/hlm/sim"
+	"github.com/hlmproject/hlm/wire"
+)
+
+const stories = "../../shared/models/stories260K/stories260K.bin"
+
+func models(t testing.TB) *sim.Models {
+	t.Helper()
+	if _, err := os.Stat(stories); err != nil {
+		t.Skipf("shared model not present (%v)", err)
+	}
+	ms, err := sim.Open(stories, stories+"@exit=2", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ms
+}
+
+// start runs a server on a loopback port and returns it and its address.
+func start(t testing.TB, cfg Config) (*Server, string) {
+	t.Helper()
+	if cfg.Logger == nil && testing.Verbose() {
+		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Serve(context.Background(), ln)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		s.Shutdown(ctx)
+	})
+	return s, ln.Addr().String()
+}
+
+func params(method string, seed uint64) hybrid.Params {
+	p := hybrid.DefaultParams()
+	p.Method, p.Seed, p.MaxTokens = method, seed, 40
+	return p
+}
+
+func generator(t testing.TB, ms *sim.Models, addr string, p hybrid.Params) *edge.Generator {
+	t.Helper()
+	g, err := edge.NewGenerator(edge.Config{Addr: addr, Backoff: 20 * time.Millisecond}, ms.SLM, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+const prompt = "Once upon a time, there was a little"
+
+// TestSimMatchesNetwork: for the same seed, method and channel, the
+// simulator and a real server + device pair over loopback produce the same
+// tokens, transmission rate, uplink bits and uplink bytes.
+func TestSimMatchesNetwork(t *testing.T) {
+	ms := models(t)
+	_, addr := start(t, Config{LLM: ms.LLM, Replicas: []model.Model{ms.SLM}})
+	for _, m := range hybrid.Methods {
+		t.Run(m, func(t *testing.T) {
+			p := params(m, 11)
+			want, err := sim.One(context.Background(), ms, p, prompt, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, st, err := generator(t, ms, addr, p).One(context.Background(), p, prompt, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fmt.Sprint(got.Tokens) != fmt.Sprint(want.Tokens) {
+				t.Fatalf("tokens differ\n net %v\n sim %v", got.Tokens, want.Tokens)
+			}
+			if got.TransmissionRate != want.TransmissionRate || got.UplinkBits != want.UplinkBits || got.UplinkBytes != want.UplinkBytes ||
+				got.Accepted != want.Accepted || got.VirtualSeconds != want.VirtualSeconds {
+				t.Errorf("net TR %v bits %d bytes %d accepted %d virtual %v; sim TR %v bits %d bytes %d accepted %d virtual %v",
+					got.TransmissionRate, got.UplinkBits, got.UplinkBytes, got.Accepted, got.VirtualSeconds,
+					want.TransmissionRate, want.UplinkBits, want.UplinkBytes, want.Accepted, want.VirtualSeconds)
+			}
+			if st.UploadBytes != got.UplinkBytes {
+				t.Errorf("bytes written %d, accounted %d", st.UploadBytes, got.UplinkBytes)
+			}
+		})
+	}
+}
+
+// TestConcurrentSessions: 32 devices at once against one server; each gets
+// exactly its simulated tokens.
+func TestConcurrentSessions(t *testing.T) {
+	ms := models(t)
+	srv, addr := start(t, Config{LLM: ms.LLM})
+	const n = 32
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			method := []string{hybrid.HLM, hybrid.QS, hybrid.UHLM, hybrid.Coupled}[i%4]
+			p := params(method, uint64(100+i))
+			want, err := sim.One(context.Background(), ms, p, prompt, nil)
+			if err != nil {
+				errs <- err
+				return
+			}
+			got, _, err := generator(t, ms, addr, p).One(context.Background(), p, prompt, nil)
+			if err != nil {
+				errs <- fmt.Errorf("session %d: %w", i, err)
+				return
+			}
+			if fmt.Sprint(got.Tokens) != fmt.Sprint(want.Tokens) {
+				errs <- fmt.Errorf("session %d (%s): tokens differ from the simulator", i, method)
+			}
+		}(i)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	// Close frames are processed asynchronously; give the server a moment.
+	for deadline := time.Now().Add(3 * time.Second); srv.Sessions() != 0 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if k := srv.Sessions(); k != 0 {
+		t.Errorf("%d sessions left open after all devices closed", k)
+	}
+}
+
+// TestReconnectAndRestart: dropping the connection mid-generation, and
+// replacing the server with a fresh one (all sessions lost), both end with
+// the same tokens as an undisturbed run.
+func TestReconnectAndRestart(t *testing.T) {
+	ms := models(t)
+	p := params(hybrid.QS, 5)
+	want, err := sim.One(context.Background(), ms, p, prompt, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Run("drop", func(t *testing.T) {
+		_, addr := start(t, Config{LLM: ms.LLM})
+		g := generator(t, ms, addr, p)
+		got, st := runWithFault(t, g, p, func(r *edge.Remote) { r.Drop() })
+		if fmt.Sprint(got.Tokens) != fmt.Sprint(want.Tokens) || st.Reconnects == 0 {
+			t.Fatalf("after a dropped connection (reconnects %d):\n got %v\nwant %v", st.Reconnects, got.Tokens, want.Tokens)
+		}
+	})
+	t.Run("restart", func(t *testing.T) {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := ln.Addr().String()
+		first, _ := New(Config{LLM: ms.LLM})
+		go first.Serve(context.Background(), ln)
+		g := generator(t, ms, addr, p)
+		restarted := false
+		got, st := runWithFault(t, g, p, func(r *edge.Remote) {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			first.Shutdown(ctx)
+			second, _ := New(Config{LLM: ms.LLM})
+			ln2, err := net.Listen("tcp", addr)
+			if err != nil {
+				t.Errorf("relisten: %v", err)
+				return
+			}
+			go second.Serve(context.Background(), ln2)
+			t.Cleanup(func() { second.Shutdown(context.Background()) })
+			restarted = true
+		})
+		if !restarted || fmt.Sprint(got.Tokens) != fmt.Sprint(want.Tokens) {
+			t.Fatalf("after a server restart (reconnects %d):\n got %v\nwant %v", st.Reconnects, got.Tokens, want.Tokens)
+		}
+	})
+}
+
+// faultVerifier injects a fault before the third upload.
+type faultVerifier struct {
+	r     *edge.Remote
+	n     int
+	fault func(*edge.Remote)
+}
+
+func (f *faultVerifier) Verify(ctx context.Context, up *wire.Upload) (*wire.Verdict, error) {
+	f.n++
+	if f.n == 3 {
+		f.fault(f.r)
+	}
+	return f.r.Verify(ctx, up)
+}
+
+func runWithFault(t *testing.T, g *edge.Generator, p hybrid.Params, fault func(*edge.Remote)) (hybrid.Result, edge.Stats) {
+	t.Helper()
+	ids := g.Tok.Encode(prompt, true, false)
+	dev, err := hybrid.NewDevice(p, g.SLM, g.SLM.Config().Vocab, ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rem, err := edge.Connect(context.Background(), g.Conn, edge.Session{Params: p, SLM: g.SLM.Fingerprint(), Tokenizer: g.Tok.Fingerprint(), Prefix: dev.Sequence})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rem.Close()
+	lc := p.Channel
+	lc.Seed += p.Seed
+	link, _ := newLink(lc)
+	res, err := hybrid.Run(context.Background(), hybrid.Config{Device: dev, Verifier: &faultVerifier{r: rem, fault: fault}, Link: link,
+		EOS: g.Tok.EOS(), Context: g.SLM.Config().SeqLen, Decode: g.Tok.Decode})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, rem.Stats
+}
+
+// TestHostilePeers: garbage, an oversized frame, a wrong token and a client
+// that never reads each get an error or a closed connection, and a regular
+// session running at the same time is untouched.
+func TestHostilePeers(t *testing.T) {
+	ms := models(t)
+	_, addr := start(t, Config{LLM: ms.LLM, AuthToken: "secret", IOTimeout: 2 * time.Second, MaxFrame: 1 << 16})
+	p := params(hybrid.HLM, 3)
+	want, err := sim.One(context.Background(), ms, p, prompt, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	var good hybrid.Result
+	var goodErr error
+	go func() {
+		defer wg.Done()
+		g, _ := edge.NewGenerator(edge.Config{Addr: addr, Token: "secret"}, ms.SLM, p)
+		good, _, goodErr = g.One(context.Background(), p, prompt, nil)
+	}()
+
+	expectError := func(name string, send []byte, code uint16) {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		c.Write(send)
+		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		typ, body, err := wire.ReadFrame(c, wire.DefaultMaxFrame)
+		if err != nil {
+			t.Errorf("%s: no error frame: %v", name, err)
+			return
+		}
+		e, perr := wire.ParseError(body)
+		if typ != wire.FrameError || perr != nil || e.Code != code {
+			t.Errorf("%s: got %v %+v %v, want error code %d", name, typ, e, perr, code)
+		}
+	}
+	expectError("garbage", []byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n"), wire.ErrCodeLimit)
+	expectError("bad type", wire.AppendFrame(nil, wire.FrameUpload, []byte{1, 2, 3}), wire.ErrCodeBad)
+	expectError("oversized", wire.AppendFrame(nil, wire.FrameHello, make([]byte, 1<<17)), wire.ErrCodeLimit)
+	expectError("wrong token", wire.AppendFrame(nil, wire.FrameHello, wire.AppendHello(nil, &wire.Hello{Version: wire.ProtocolVersion, Token: "guess"})), wire.ErrCodeAuth)
+	expectError("old version", wire.AppendFrame(nil, wire.FrameHello, wire.AppendHello(nil, &wire.Hello{Version: 0, Token: "secret"})), wire.ErrCodeVersion)
+
+	// A client that handshakes and then stalls: the server must not care.
+	stall, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stall.Close()
+	wire.WriteFrame(stall, wire.FrameHello, wire.AppendHello(nil, &wire.Hello{Version: wire.ProtocolVersion, Token: "secret"}))
+
+	// The edge client refuses a wrong token with a clear error.
+	g, _ := edge.NewGenerator(edge.Config{Addr: addr, Token: "wrong"}, ms.SLM, p)
+	_, _, err = g.One(context.Background(), p, prompt, nil)
+	var we *wire.Error
+	if !errors.As(err, &we) || we.Code != wire.ErrCodeAuth {
+		t.Errorf("wrong token: err = %v", err)
+	}
+
+	wg.Wait()
+	if goodErr != nil || fmt.Sprint(good.Tokens) != fmt.Sprint(want.Tokens) {
+		t.Errorf("the regular session was disturbed: %v\n got %v\nwant %v", goodErr, good.Tokens, want.Tokens)
+	}
+}

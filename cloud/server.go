@@ -1,0 +1,485 @@
+package cloud
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/hlmproject/hlm/hybrid"
+	"github.com/hlmproject/hlm/model"
+	"github.com/hlmproject/hlm/wire"
+)
+
+// Config configures a server. LLM is required; the rest has defaults.
+type Config struct {
+	LLM      model.Model
+	Replicas []model.Model // draft models the replica method may use, matched by fingerprint
+
+	AuthToken   string        // required token ("" = none)
+	MaxSessions int           // concurrent sessions (default 64)
+	MaxFrame    int           // largest accepted frame (default wire.DefaultMaxFrame)
+	MaxContext  int           // positions per session (0: the model's context)
+	IdleTimeout time.Duration // a session without traffic is dropped (default 5 min)
+	IOTimeout   time.Duration // handshake, and each frame write (default 30 s)
+	MaxBatch    int           // sessions evaluated in one pass (default 32; 1 disables batching)
+	BatchWindow time.Duration // wait this long for more sessions to join a batch (default 0)
+	Name        string        // server name in the Welcome
+	Logger      *slog.Logger
+	Metrics     Metrics // optional
+}
+
+func (c *Config) defaults() {
+	if c.MaxSessions <= 0 {
+		c.MaxSessions = 64
+	}
+	if c.MaxFrame <= 0 {
+		c.MaxFrame = wire.DefaultMaxFrame
+	}
+	if c.IdleTimeout <= 0 {
+		c.IdleTimeout = 5 * time.Minute
+	}
+	if c.IOTimeout <= 0 {
+		c.IOTimeout = 30 * time.Second
+	}
+	if c.MaxBatch <= 0 {
+		c.MaxBatch = 32
+	}
+	if c.Name == "" {
+		c.Name = "hlm"
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if c.Metrics == nil {
+		c.Metrics = nopMetrics{}
+	}
+}
+
+// Server serves device sessions.
+type Server struct {
+	cfg    Config
+	ctxLen int
+	llmFP  string
+	tokFP  string
+	jobs   chan *job
+
+	mu       sync.Mutex
+	sessions map[uint64]*session
+	conns    map[net.Conn]bool
+	closing  bool
+
+	wg      sync.WaitGroup
+	stopped chan struct{}
+	batcher sync.WaitGroup
+}
+
+// session is one device session.
+type session struct {
+	id       uint64
+	hs       *hybrid.Server
+	vocab    int
+	lastUp   []byte        // body of the last verified upload
+	lastV    *wire.Verdict // its verdict (answered again if the upload is re-sent)
+	lastUsed time.Time
+	conn     net.Conn // attached connection, nil when detached
+}
+
+// New makes a server.
+func New(cfg Config) (*Server, error) {
+	if cfg.LLM == nil {
+		return nil, errors.New("cloud: no LLM")
+	}
+	cfg.defaults()
+	s := &Server{cfg: cfg, ctxLen: cfg.LLM.Config().SeqLen, llmFP: cfg.LLM.Fingerprint(),
+		jobs: make(chan *job, 4*cfg.MaxBatch), sessions: map[uint64]*session{}, conns: map[net.Conn]bool{},
+		stopped: make(chan struct{})}
+	if cfg.MaxContext > 0 && cfg.MaxContext < s.ctxLen {
+		s.ctxLen = cfg.MaxContext
+	}
+	if t := cfg.LLM.Tokenizer(); t != nil {
+		s.tokFP = t.Fingerprint()
+	}
+	s.batcher.Add(1)
+	go s.runBatcher()
+	return s, nil
+}
+
+// Serve accepts connections on ln until Shutdown or ctx ends.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	go func() {
+		select {
+		case <-ctx.Done():
+		case <-s.stopped:
+		}
+		ln.Close()
+	}()
+	go s.janitor()
+	s.cfg.Logger.Info("serving", "addr", ln.Addr().String(), "llm", s.cfg.LLM.Name(), "fingerprint", s.llmFP[:12], "max_sessions", s.cfg.MaxSessions)
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			select {
+			case <-s.stopped:
+				return nil
+			default:
+			}
+			if ctx.Err() != nil {
+				return nil
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			return err
+		}
+		s.mu.Lock()
+		if s.closing {
+			s.mu.Unlock()
+			c.Close()
+			continue
+		}
+		s.conns[c] = true
+		s.wg.Add(1)
+		s.mu.Unlock()
+		go func() {
+			defer s.wg.Done()
+			s.handle(c)
+			s.mu.Lock()
+			delete(s.conns, c)
+			s.mu.Unlock()
+		}()
+	}
+}
+
+// Shutdown stops accepting, tells connected devices, waits for connections
+// to end (or ctx), and stops the batcher.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closing = true
+	close(s.stopped)
+	for c := range s.conns {
+		c.SetWriteDeadline(time.Now().Add(time.Second))
+		wire.WriteFrame(c, wire.FrameError, wire.AppendError(nil, &wire.Error{Code: wire.ErrCodeShutdown, Message: "server shutting down"}))
+		c.Close()
+	}
+	s.mu.Unlock()
+	done := make(chan struct{})
+	go func() { s.wg.Wait(); close(done) }()
+	var err error
+	select {
+	case <-done:
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	close(s.jobs)
+	s.batcher.Wait()
+	return err
+}
+
+// Sessions is the number of live sessions.
+func (s *Server) Sessions() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.sessions)
+}
+
+// janitor drops sessions idle for longer than IdleTimeout.
+func (s *Server) janitor() {
+	t := time.NewTicker(min(s.cfg.IdleTimeout/4, 10*time.Second))
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stopped:
+			return
+		case now := <-t.C:
+			s.mu.Lock()
+			for id, ss := range s.sessions {
+				if ss.conn == nil && now.Sub(ss.lastUsed) > s.cfg.IdleTimeout {
+					delete(s.sessions, id)
+					s.cfg.Metrics.SessionEnded()
+					s.cfg.Logger.Info("session expired", "session", id)
+				}
+			}
+			s.mu.Unlock()
+		}
+	}
+}
+
+// protoError is sent to the peer as an Error frame.
+type protoError struct {
+	code uint16
+	msg  string
+}
+
+func (e *protoError) Error() string { return e.msg }
+
+func perr(code uint16, format string, args ...any) *protoError {
+	return &protoError{code, fmt.Sprintf(format, args...)}
+}
+
+// handle runs one connection.
+func (s *Server) handle(c net.Conn) {
+	log := s.cfg.Logger.With("remote", c.RemoteAddr().String())
+	var ss *session
+	err := s.converse(c, log, &ss)
+	if ss != nil {
+		s.mu.Lock()
+		if ss.conn == c {
+			ss.conn = nil
+			ss.lastUsed = time.Now()
+		}
+		s.mu.Unlock()
+	}
+	var pe *protoError
+	switch {
+	case errors.As(err, &pe):
+		s.cfg.Metrics.Error(pe.code)
+		log.Warn("closing connection", "code", pe.code, "error", pe.msg)
+		c.SetWriteDeadline(time.Now().Add(s.cfg.IOTimeout))
+		wire.WriteFrame(c, wire.FrameError, wire.AppendError(nil, &wire.Error{Code: pe.code, Message: pe.msg}))
+	case err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed):
+		log.Info("connection ended", "error", err)
+	}
+	c.Close()
+}
+
+func (s *Server) readFrame(c net.Conn, timeout time.Duration) (wire.FrameType, []byte, error) {
+	c.SetReadDeadline(time.Now().Add(timeout))
+	t, body, err := wire.ReadFrame(c, s.cfg.MaxFrame)
+	if errors.Is(err, wire.ErrFrame) {
+		return 0, nil, perr(wire.ErrCodeLimit, "%v", err)
+	}
+	return t, body, err
+}
+
+func (s *Server) writeFrame(c net.Conn, t wire.FrameType, body []byte) error {
+	c.SetWriteDeadline(time.Now().Add(s.cfg.IOTimeout))
+	return wire.WriteFrame(c, t, body)
+}
+
+// converse runs the handshake, the session open and the upload loop.
+func (s *Server) converse(c net.Conn, log *slog.Logger, out **session) error {
+	t, body, err := s.readFrame(c, s.cfg.IOTimeout)
+	if err != nil {
+		return err
+	}
+	if t != wire.FrameHello {
+		return perr(wire.ErrCodeBad, "expected Hello, got %v", t)
+	}
+	h, err := wire.ParseHello(body)
+	if err != nil {
+		return perr(wire.ErrCodeBad, "%v", err)
+	}
+	if h.Version != wire.ProtocolVersion {
+		return perr(wire.ErrCodeVersion, "protocol version %d, server speaks %d", h.Version, wire.ProtocolVersion)
+	}
+	if subtle.ConstantTimeCompare([]byte(h.Token), []byte(s.cfg.AuthToken)) != 1 {
+		return perr(wire.ErrCodeAuth, "authentication failed")
+	}
+	if err := s.writeFrame(c, wire.FrameWelcome, wire.AppendWelcome(nil, &wire.Welcome{Version: wire.ProtocolVersion, MaxFrame: uint32(s.cfg.MaxFrame), Server: s.cfg.Name})); err != nil {
+		return err
+	}
+	t, body, err = s.readFrame(c, s.cfg.IOTimeout)
+	if err != nil {
+		return err
+	}
+	if t != wire.FrameOpen {
+		return perr(wire.ErrCodeBad, "expected Open, got %v", t)
+	}
+	ss, err := s.open(c, body)
+	if err != nil {
+		return err
+	}
+	*out = ss
+	log = log.With("session", ss.id)
+	if err := s.writeFrame(c, wire.FrameOpened, wire.AppendOpened(nil, &wire.Opened{Session: ss.id, Round: ss.hs.Round(),
+		Vocab: uint32(ss.vocab), Context: uint32(s.ctxLen), LLM: s.llmFP})); err != nil {
+		return err
+	}
+	for {
+		t, body, err := s.readFrame(c, s.cfg.IdleTimeout)
+		if err != nil {
+			return err
+		}
+		switch t {
+		case wire.FrameUpload:
+			v, err := s.upload(ss, body)
+			if err != nil {
+				return err
+			}
+			if err := s.writeFrame(c, wire.FrameVerdict, wire.AppendVerdict(nil, v)); err != nil {
+				return err
+			}
+			s.cfg.Metrics.Bytes(len(body)+wire.FrameHeader, 0)
+		case wire.FrameClose:
+			s.mu.Lock()
+			delete(s.sessions, ss.id)
+			s.mu.Unlock()
+			s.cfg.Metrics.SessionEnded()
+			log.Info("session closed")
+			*out = nil
+			return nil
+		default:
+			return perr(wire.ErrCodeBad, "unexpected %v frame", t)
+		}
+	}
+}
+
+// open creates or resumes a session from an Open body.
+func (s *Server) open(c net.Conn, body []byte) (*session, error) {
+	vocab := s.cfg.LLM.Config().Vocab
+	o, err := wire.ParseOpen(body, vocab)
+	if err != nil {
+		return nil, perr(wire.ErrCodeBad, "%v", err)
+	}
+	if o.LLM != "" && o.LLM != s.llmFP {
+		return nil, perr(wire.ErrCodeRefused, "this server runs LLM %s…, the device wants %s…", s.llmFP[:12], short(o.LLM))
+	}
+	if s.tokFP != "" && o.Tokenizer != s.tokFP {
+		return nil, perr(wire.ErrCodeRefused, "tokenizer mismatch: the device's tokenizer is not the server's (%s… vs %s…)", short(o.Tokenizer), s.tokFP[:12])
+	}
+	prefix := make([]int, len(o.Prefix))
+	for i, t := range o.Prefix {
+		prefix[i] = int(t)
+	}
+	if o.Resume != 0 {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		ss, ok := s.sessions[o.Resume]
+		if !ok {
+			return nil, perr(wire.ErrCodeNoSession, "unknown session %d (expired or lost in a restart): open a new one with the committed prefix", o.Resume)
+		}
+		seq := ss.hs.Sequence()
+		// The device may be one round behind (its verdict was lost): then
+		// the server's sequence extends the device's prefix.
+		if !(ss.hs.Round() == o.Round || ss.hs.Round() == o.Round+1) || len(seq) < len(prefix) || !equalInts(seq[:len(prefix)], prefix) {
+			return nil, perr(wire.ErrCodeNoSession, "session %d is out of sync with the device (server round %d, device round %d): open a new one", o.Resume, ss.hs.Round(), o.Round)
+		}
+		if ss.conn != nil && ss.conn != c {
+			ss.conn.Close() // the old connection is dead or stale: the device moved
+		}
+		ss.conn = c
+		ss.lastUsed = time.Now()
+		return ss, nil
+	}
+	if len(prefix) == 0 {
+		return nil, perr(wire.ErrCodeBad, "empty prefix")
+	}
+	if len(prefix) >= s.ctxLen {
+		return nil, perr(wire.ErrCodeLimit, "prefix of %d tokens, context %d", len(prefix), s.ctxLen)
+	}
+	p := hybrid.DefaultParams()
+	if err := json.Unmarshal([]byte(o.Params), &p); err != nil {
+		return nil, perr(wire.ErrCodeBad, "parameters: %v", err)
+	}
+	if err := p.Validate(); err != nil {
+		return nil, perr(wire.ErrCodeBad, "%v", err)
+	}
+	var slm model.Model
+	if p.Method == hybrid.Replica {
+		for _, r := range s.cfg.Replicas {
+			if r.Fingerprint() == o.SLM {
+				slm = r
+				break
+			}
+		}
+		if slm == nil {
+			return nil, perr(wire.ErrCodeRefused, "replica: this server has no copy of the device's draft model %s… (start it with --replica SPEC)", short(o.SLM))
+		}
+	}
+	hs, err := hybrid.NewReplicaServer(p, s.cfg.LLM, slm, prefix)
+	if err != nil {
+		return nil, perr(wire.ErrCodeBad, "%v", err)
+	}
+	hs.SetRound(o.Round)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.sessions) >= s.cfg.MaxSessions {
+		return nil, perr(wire.ErrCodeLimit, "server full (%d sessions)", s.cfg.MaxSessions)
+	}
+	ss := &session{id: newID(), hs: hs, vocab: vocab, conn: c, lastUsed: time.Now()}
+	for s.sessions[ss.id] != nil {
+		ss.id = newID()
+	}
+	s.sessions[ss.id] = ss
+	s.cfg.Metrics.SessionStarted()
+	s.cfg.Logger.Info("session opened", "session", ss.id, "method", p.Method, "prefix", len(prefix), "round", o.Round)
+	return ss, nil
+}
+
+// upload verifies one upload body (or answers a repeated round from cache).
+func (s *Server) upload(ss *session, body []byte) (*wire.Verdict, error) {
+	up, err := wire.ParseUpload(body, ss.vocab)
+	if err != nil {
+		return nil, perr(wire.ErrCodeBad, "%v", err)
+	}
+	ss.lastUsed = time.Now()
+	if ss.lastV != nil && up.Round == ss.lastV.Round {
+		if !equalBytes(body, ss.lastUp) {
+			return nil, perr(wire.ErrCodeBad, "round %d re-sent with different content", up.Round)
+		}
+		return ss.lastV, nil
+	}
+	if up.Round != ss.hs.Round()+1 {
+		return nil, perr(wire.ErrCodeBad, "upload for round %d, expected %d", up.Round, ss.hs.Round()+1)
+	}
+	if len(ss.hs.Sequence())+len(up.Committed)+len(up.Drafts) > s.ctxLen {
+		return nil, perr(wire.ErrCodeLimit, "context of %d positions exceeded", s.ctxLen)
+	}
+	start := time.Now()
+	v, err := s.verify(ss, up)
+	if err != nil {
+		if errors.Is(err, hybrid.ErrReplicaMismatch) {
+			return nil, perr(wire.ErrCodeRefused, "%v", err)
+		}
+		return nil, perr(wire.ErrCodeBad, "%v", err)
+	}
+	s.cfg.Metrics.Round(len(up.Drafts), v.Accepted, v.Resampled, time.Since(start))
+	ss.lastUp = append(ss.lastUp[:0], body...)
+	ss.lastV = v
+	return v, nil
+}
+
+func newID() uint64 {
+	var b [8]byte
+	for {
+		rand.Read(b[:])
+		if id := binary.LittleEndian.Uint64(b[:]); id != 0 {
+			return id
+		}
+	}
+}
+
+func short(s string) string {
+	if len(s) > 12 {
+		return s[:12]
+	}
+	return s
+}
+
+func equalInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func equalBytes(a, b []byte) bool { return string(a) == string(b) }

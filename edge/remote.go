@@ -1,0 +1,283 @@
+package edge
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"time"
+
+	"github.com/hlmproject/hlm/channel"
+	"github.com/hlmproject/hlm/hybrid"
+	"github.com/hlmproject/hlm/wire"
+)
+
+// Config is how to reach the server.
+type Config struct {
+	Addr        string
+	Token       string
+	TLS         *tls.Config     // nil: plain TCP
+	Shape       *channel.Config // nil: no traffic shaping
+	MaxFrame    int             // default wire.DefaultMaxFrame
+	Retries     int             // reconnection attempts per round (default 10)
+	Backoff     time.Duration   // first retry delay, doubling up to 5 s (default 100 ms)
+	DialTimeout time.Duration   // default 10 s
+	IOTimeout   time.Duration   // per frame (default 2 min: a verification may queue)
+	Logger      *slog.Logger
+}
+
+func (c *Config) defaults() {
+	if c.MaxFrame <= 0 {
+		c.MaxFrame = wire.DefaultMaxFrame
+	}
+	if c.Retries <= 0 {
+		c.Retries = 10
+	}
+	if c.Backoff <= 0 {
+		c.Backoff = 100 * time.Millisecond
+	}
+	if c.DialTimeout <= 0 {
+		c.DialTimeout = 10 * time.Second
+	}
+	if c.IOTimeout <= 0 {
+		c.IOTimeout = 2 * time.Minute
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+}
+
+// Session describes the session to open.
+type Session struct {
+	Params    hybrid.Params
+	SLM       string // draft model fingerprint
+	Tokenizer string // tokenizer fingerprint
+	LLM       string // required server model fingerprint ("" = any)
+	// Prefix returns the device's committed sequence (prompt included); the
+	// remote uses it to reopen a session after a failure.
+	Prefix func() []int
+}
+
+// Stats counts what crossed the connection.
+type Stats struct {
+	UploadBytes  int64 // Upload frames written (including re-sends)
+	VerdictBytes int64 // Verdict frames read
+	Reconnects   int
+	Resent       int // uploads sent again after a failure
+}
+
+// Remote is a hybrid.Verifier that sends uploads to an hlm server.
+type Remote struct {
+	cfg    Config
+	sess   Session
+	params string
+	conn   net.Conn
+	link   channel.Link
+	id     uint64
+	acked  uint32
+	opened wire.Opened
+	Stats  Stats
+}
+
+var _ hybrid.Verifier = (*Remote)(nil)
+
+// Connect dials the server and opens a session.
+func Connect(ctx context.Context, cfg Config, sess Session) (*Remote, error) {
+	cfg.defaults()
+	pj, err := json.Marshal(sess.Params)
+	if err != nil {
+		return nil, err
+	}
+	r := &Remote{cfg: cfg, sess: sess, params: string(pj)}
+	if cfg.Shape != nil {
+		if r.link, err = channel.New(*cfg.Shape); err != nil {
+			return nil, err
+		}
+	}
+	if err := r.connect(ctx, sess.Prefix()); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// Opened is the server's answer to the last Open (vocabulary, context, its
+// model's fingerprint).
+func (r *Remote) Opened() wire.Opened { return r.opened }
+
+// fatal marks errors that retrying cannot fix.
+type fatal struct{ error }
+
+func (f fatal) Unwrap() error { return f.error }
+
+// connect dials, handshakes and opens (or resumes) the session with prefix.
+func (r *Remote) connect(ctx context.Context, prefix []int) error {
+	d := net.Dialer{Timeout: r.cfg.DialTimeout}
+	c, err := d.DialContext(ctx, "tcp", r.cfg.Addr)
+	if err != nil {
+		return err
+	}
+	if r.cfg.TLS != nil {
+		tc := tls.Client(c, r.cfg.TLS)
+		tc.SetDeadline(time.Now().Add(r.cfg.DialTimeout))
+		if err := tc.HandshakeContext(ctx); err != nil {
+			c.Close()
+			return fatal{fmt.Errorf("TLS: %w", err)}
+		}
+		tc.SetDeadline(time.Time{})
+		c = tc
+	}
+	if r.link != nil {
+		c = channel.Shape(c, r.link, nil)
+	}
+	if err := r.handshake(c, prefix); err != nil {
+		c.Close()
+		return err
+	}
+	r.conn = c
+	return nil
+}
+
+func (r *Remote) roundTrip(c net.Conn, t wire.FrameType, body []byte, want wire.FrameType) ([]byte, error) {
+	c.SetDeadline(time.Now().Add(r.cfg.IOTimeout))
+	if err := wire.WriteFrame(c, t, body); err != nil {
+		return nil, err
+	}
+	rt, rb, err := wire.ReadFrame(c, r.cfg.MaxFrame)
+	if err != nil {
+		return nil, err
+	}
+	if rt == wire.FrameError {
+		e, err := wire.ParseError(rb)
+		if err != nil {
+			return nil, fatal{err}
+		}
+		return nil, e
+	}
+	if rt != want {
+		return nil, fatal{fmt.Errorf("expected %v, got %v", want, rt)}
+	}
+	return rb, nil
+}
+
+func (r *Remote) handshake(c net.Conn, prefix []int) error {
+	b, err := r.roundTrip(c, wire.FrameHello, wire.AppendHello(nil, &wire.Hello{Version: wire.ProtocolVersion, Token: r.cfg.Token}), wire.FrameWelcome)
+	if err != nil {
+		return classify(err)
+	}
+	if _, err := wire.ParseWelcome(b); err != nil {
+		return fatal{err}
+	}
+	o := &wire.Open{Resume: r.id, Round: r.acked, Params: r.params, SLM: r.sess.SLM, Tokenizer: r.sess.Tokenizer, LLM: r.sess.LLM}
+	for _, t := range prefix {
+		o.Prefix = append(o.Prefix, int32(t))
+	}
+	b, err = r.roundTrip(c, wire.FrameOpen, wire.AppendOpen(nil, o), wire.FrameOpened)
+	var we *wire.Error
+	if r.id != 0 && errors.As(err, &we) && we.Code == wire.ErrCodeNoSession {
+		// The server lost the session (restart, expiry): open a new one
+		// that starts from the committed prefix.
+		r.cfg.Logger.Info("session lost on the server; reopening with the committed prefix", "session", r.id, "prefix", len(prefix))
+		r.id = 0
+		o.Resume = 0
+		b, err = r.roundTrip(c, wire.FrameOpen, wire.AppendOpen(nil, o), wire.FrameOpened)
+	}
+	if err != nil {
+		return classify(err)
+	}
+	op, err := wire.ParseOpened(b)
+	if err != nil {
+		return fatal{err}
+	}
+	r.id, r.opened = op.Session, *op
+	return nil
+}
+
+// classify makes protocol refusals fatal and leaves I/O errors retryable.
+func classify(err error) error {
+	var we *wire.Error
+	if errors.As(err, &we) && we.Code != wire.ErrCodeShutdown && we.Code != wire.ErrCodeNoSession {
+		return fatal{we}
+	}
+	return err
+}
+
+// Verify sends an upload and waits for its verdict, reconnecting and
+// re-sending as needed.
+func (r *Remote) Verify(ctx context.Context, up *wire.Upload) (*wire.Verdict, error) {
+	body := wire.AppendUpload(nil, up)
+	backoff := r.cfg.Backoff
+	var last error
+	for attempt := 0; attempt <= r.cfg.Retries; attempt++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if attempt > 0 {
+			r.Stats.Resent++
+			select {
+			case <-time.After(backoff):
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+			backoff = min(2*backoff, 5*time.Second)
+		}
+		if r.conn == nil {
+			// The server's view ends before this upload's committed tokens.
+			full := r.sess.Prefix()
+			if err := r.connect(ctx, full[:len(full)-len(up.Committed)]); err != nil {
+				if errors.As(err, new(fatal)) {
+					return nil, err
+				}
+				last = err
+				r.cfg.Logger.Warn("reconnect failed", "attempt", attempt+1, "error", err)
+				continue
+			}
+			r.Stats.Reconnects++
+		}
+		vb, err := r.roundTrip(r.conn, wire.FrameUpload, body, wire.FrameVerdict)
+		r.Stats.UploadBytes += int64(len(body) + wire.FrameHeader)
+		if err == nil {
+			v, perr := wire.ParseVerdict(vb, int(r.opened.Vocab))
+			if perr != nil {
+				return nil, perr
+			}
+			if v.Round != up.Round {
+				return nil, fmt.Errorf("verdict for round %d, sent %d", v.Round, up.Round)
+			}
+			r.Stats.VerdictBytes += int64(len(vb) + wire.FrameHeader)
+			r.acked = up.Round
+			return v, nil
+		}
+		if err = classify(err); errors.As(err, new(fatal)) {
+			return nil, err
+		}
+		last = err
+		r.cfg.Logger.Warn("connection lost; will reconnect and re-send", "round", up.Round, "error", err)
+		r.conn.Close()
+		r.conn = nil
+	}
+	return nil, fmt.Errorf("round %d: gave up after %d attempts: %w", up.Round, r.cfg.Retries+1, last)
+}
+
+// Close ends the session (best effort) and the connection.
+func (r *Remote) Close() error {
+	if r.conn == nil {
+		return nil
+	}
+	r.conn.SetWriteDeadline(time.Now().Add(time.Second))
+	wire.WriteFrame(r.conn, wire.FrameClose, nil)
+	err := r.conn.Close()
+	r.conn = nil
+	return err
+}
+
+// Drop closes the connection abruptly without ending the session (for
+// tests and fault injection).
+func (r *Remote) Drop() {
+	if r.conn != nil {
+		r.conn.Close()
+	}
+}
