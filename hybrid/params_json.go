@@ -5,7 +5,6 @@ import (
 	"math"
 )
 
-
 // MarshalJSON encodes the parameters; a default u_th (NaN) becomes null.
 // The device sends this to the server when it opens a session.
 func (p Params) MarshalJSON() ([]byte, error) {
