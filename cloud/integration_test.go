@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http/httptest"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -298,5 +300,32 @@ func TestHostilePeers(t *testing.T) {
 	wg.Wait()
 	if goodErr != nil || fmt.Sprint(good.Tokens) != fmt.Sprint(want.Tokens) {
 		t.Errorf("the regular session was disturbed: %v\n got %v\nwant %v", goodErr, good.Tokens, want.Tokens)
+	}
+}
+
+// TestPrometheusMetrics: the counters follow a session.
+func TestPrometheusMetrics(t *testing.T) {
+	ms := models(t)
+	prom := NewPrometheus()
+	_, addr := start(t, Config{LLM: ms.LLM, Metrics: prom})
+	p := params(hybrid.QS, 1)
+	r, _, err := generator(t, ms, addr, p).One(context.Background(), p, prompt, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	prom.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	body := rec.Body.String()
+	for _, want := range []string{
+		fmt.Sprintf("hlm_rounds_total %d", r.Uploads),
+		fmt.Sprintf("hlm_drafts_total %d", r.Verified),
+		fmt.Sprintf("hlm_uplink_bytes_total %d", r.UplinkBytes),
+		"hlm_sessions_total 1",
+		`hlm_accepted_tokens_total{position="0"}`,
+		"hlm_verify_seconds_bucket",
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("metrics lack %q", want)
+		}
 	}
 }

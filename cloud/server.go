@@ -320,10 +320,11 @@ func (s *Server) converse(c net.Conn, log *slog.Logger, out **session) error {
 			if err != nil {
 				return err
 			}
-			if err := s.writeFrame(c, wire.FrameVerdict, wire.AppendVerdict(nil, v)); err != nil {
+			vb := wire.AppendVerdict(nil, v)
+			if err := s.writeFrame(c, wire.FrameVerdict, vb); err != nil {
 				return err
 			}
-			s.cfg.Metrics.Bytes(len(body)+wire.FrameHeader, 0)
+			s.cfg.Metrics.Bytes(len(body)+wire.FrameHeader, len(vb)+wire.FrameHeader)
 		case wire.FrameClose:
 			s.mu.Lock()
 			delete(s.sessions, ss.id)

@@ -1,0 +1,93 @@
+package cloud
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Prometheus exports the server's metrics with the Prometheus client
+// library:
+//
+//	hlm_sessions_active                 gauge
+//	hlm_sessions_total                  counter
+//	hlm_rounds_total                    counter
+//	hlm_drafts_total                    counter: draft tokens received
+//	hlm_accepted_tokens_total{position} counter: drafts accepted, by position in their block (0-based)
+//	hlm_resampled_total                 counter: rejections (token resampled)
+//	hlm_uplink_bytes_total              counter: Upload frames received
+//	hlm_downlink_bytes_total            counter: Verdict frames sent
+//	hlm_verify_seconds                  histogram: verification latency, queueing included
+//	hlm_batch_sessions                  histogram: sessions evaluated per LLM pass
+//	hlm_errors_total{code}              counter: protocol errors sent, by wire error code
+type Prometheus struct {
+	reg       *prometheus.Registry
+	active    prometheus.Gauge
+	sessions  prometheus.Counter
+	rounds    prometheus.Counter
+	drafts    prometheus.Counter
+	accepted  *prometheus.CounterVec
+	resampled prometheus.Counter
+	bytesIn   prometheus.Counter
+	bytesOut  prometheus.Counter
+	verify    prometheus.Histogram
+	batch     prometheus.Histogram
+	errors    *prometheus.CounterVec
+}
+
+var _ Metrics = (*Prometheus)(nil)
+
+// NewPrometheus registers the metrics (and the Go runtime collectors) in a
+// registry of its own.
+func NewPrometheus() *Prometheus {
+	p := &Prometheus{reg: prometheus.NewRegistry()}
+	f := func(name, help string) prometheus.Counter {
+		c := prometheus.NewCounter(prometheus.CounterOpts{Name: name, Help: help})
+		p.reg.MustRegister(c)
+		return c
+	}
+	p.active = prometheus.NewGauge(prometheus.GaugeOpts{Name: "hlm_sessions_active", Help: "Device sessions alive (attached or waiting for a resume)."})
+	p.sessions = f("hlm_sessions_total", "Sessions opened.")
+	p.rounds = f("hlm_rounds_total", "Uploads verified.")
+	p.drafts = f("hlm_drafts_total", "Draft tokens received for verification.")
+	p.resampled = f("hlm_resampled_total", "Rejected drafts (a token resampled from the residual).")
+	p.bytesIn = f("hlm_uplink_bytes_total", "Bytes of Upload frames received.")
+	p.bytesOut = f("hlm_downlink_bytes_total", "Bytes of Verdict frames sent.")
+	p.accepted = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "hlm_accepted_tokens_total", Help: "Accepted drafts by position in their block."}, []string{"position"})
+	p.verify = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "hlm_verify_seconds", Help: "Verification latency, batching queue included.",
+		Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16)})
+	p.batch = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "hlm_batch_sessions", Help: "Sessions evaluated in one LLM pass.",
+		Buckets: []float64{1, 2, 4, 8, 16, 32, 64}})
+	p.errors = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "hlm_errors_total", Help: "Protocol errors sent to peers, by code."}, []string{"code"})
+	p.reg.MustRegister(p.active, p.accepted, p.verify, p.batch, p.errors,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return p
+}
+
+// Handler serves the metrics in the Prometheus text format.
+func (p *Prometheus) Handler() http.Handler {
+	return promhttp.HandlerFor(p.reg, promhttp.HandlerOpts{})
+}
+
+func (p *Prometheus) SessionStarted() { p.active.Inc(); p.sessions.Inc() }
+func (p *Prometheus) SessionEnded()   { p.active.Dec() }
+
+func (p *Prometheus) Round(drafts, accepted int, resampled bool, verify time.Duration) {
+	p.rounds.Inc()
+	p.drafts.Add(float64(drafts))
+	for i := 0; i < accepted; i++ {
+		p.accepted.WithLabelValues(strconv.Itoa(i)).Inc()
+	}
+	if resampled {
+		p.resampled.Inc()
+	}
+	p.verify.Observe(verify.Seconds())
+}
+
+func (p *Prometheus) Batch(size int)    { p.batch.Observe(float64(size)) }
+func (p *Prometheus) Bytes(in, out int) { p.bytesIn.Add(float64(in)); p.bytesOut.Add(float64(out)) }
+func (p *Prometheus) Error(code uint16) { p.errors.WithLabelValues(strconv.Itoa(int(code))).Inc() }

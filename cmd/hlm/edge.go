@@ -1,0 +1,174 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/hlmproject/hlm/dataset"
+	"github.com/hlmproject/hlm/edge"
+	"github.com/hlmproject/hlm/hybrid"
+	"github.com/hlmproject/hlm/model/llama"
+	"github.com/hlmproject/hlm/tensor"
+)
+
+func init() {
+	register("edge", "run the device: the SLM drafts and a remote hlm serve verifies", runEdge)
+}
+
+func runEdge(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	p := hybrid.DefaultParams()
+	def := modelsDir()
+	fs := newFlags("edge", "--server ADDR --slm SPEC --method NAME [--prompt TEXT | --prompts FILE] [--set key=value ...] [--json] | --openai ADDR", `
+Run the device side against an hlm serve: draft with the SLM, decide what to
+send with the method's policies and codecs, and send real bytes. The same
+method parameters as hlm sim apply (--set key=value; see hlm sim --help);
+with --json the summary is the same object hlm sim prints, virtual figures
+(from the channel model) and wall-clock figures both. --shape imposes the
+channel model's rate and delay on the real connection. A dropped connection
+is re-established and the session resumed without losing tokens.`, stderr)
+	server := fs.String("server", "127.0.0.1:7140", "server address")
+	slmSpec := fs.String("slm", filepath.Join(def, "stories260K", "stories260K.bin")+"@exit=2", "draft model spec")
+	tok := fs.String("tokenizer", "", "tokenizer file, when not found with the model")
+	method := fs.String("method", p.Method, "method: "+strings.Join(hybrid.Methods, ", "))
+	prompt := fs.String("prompt", "", "prompt text")
+	prompts := fs.String("prompts", "", "file with one prompt per line (prompt i runs with seed+i)")
+	maxTokens := fs.Int("max-tokens", p.MaxTokens, "new tokens at most per prompt")
+	seed := fs.Uint64("seed", 0, "random seed")
+	asJSON := fs.Bool("json", false, "print one JSON object (the run summary) on stdout")
+	tracePath := fs.String("trace", "", "write a per-token trace (JSON lines) to this file")
+	token := fs.String("auth-token", "", "token for the server (default: $HLM_AUTH_TOKEN)")
+	useTLS := fs.Bool("tls", false, "connect with TLS")
+	caFile := fs.String("tls-ca", "", "trust this CA certificate (PEM), e.g. the one hlm tls-cert wrote; implies --tls")
+	insecure := fs.Bool("tls-insecure", false, "do not verify the server certificate (testing only); implies --tls")
+	shape := fs.Bool("shape", false, "impose the channel model's rate and delay on the real connection")
+	llmFP := fs.String("llm-fingerprint", "", "refuse servers whose LLM has another fingerprint")
+	openaiAddr := fs.String("openai", "", "serve an OpenAI-compatible API on this address instead of one prompt")
+	openaiKey := fs.String("openai-key", "", "require this bearer token on the OpenAI API")
+	threads := fs.Int("threads", 0, "worker threads for the draft model (0: all cores)")
+	logFormat := fs.String("log-format", "text", "log format: text or json")
+	logLevel := fs.String("log-level", "warn", "log level: debug, info, warn, error")
+	var sets setFlags
+	fs.Var(&sets, "set", "parameter override key=value (repeatable; see hlm sim --help)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	p.Method, p.MaxTokens, p.Seed = *method, *maxTokens, *seed
+	if err := p.SetAll(sets); err != nil {
+		return usageError{err}
+	}
+	if err := p.Validate(); err != nil {
+		return usageError{err}
+	}
+	if *token == "" {
+		*token = os.Getenv("HLM_AUTH_TOKEN")
+	}
+	log, err := newLogger(stderr, *logFormat, *logLevel)
+	if err != nil {
+		return err
+	}
+	conn := edge.Config{Addr: *server, Token: *token, Logger: log}
+	if *useTLS || *caFile != "" || *insecure {
+		tc := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: *insecure}
+		if *caFile != "" {
+			pem, err := os.ReadFile(*caFile)
+			if err != nil {
+				return err
+			}
+			tc.RootCAs = x509.NewCertPool()
+			if !tc.RootCAs.AppendCertsFromPEM(pem) {
+				return fmt.Errorf("%s: no PEM certificate", *caFile)
+			}
+		}
+		if host, _, err := splitHost(*server); err == nil {
+			tc.ServerName = host
+		}
+		conn.TLS = tc
+	}
+	if *shape {
+		c := p.Channel
+		conn.Shape = &c
+	}
+	tensor.SetThreads(*threads)
+	slm, err := llama.OpenSpec(*slmSpec, *tok)
+	if err != nil {
+		return err
+	}
+	g, err := edge.NewGenerator(conn, slm, p)
+	if err != nil {
+		return err
+	}
+	g.LLM = *llmFP
+	if *tracePath != "" {
+		f, err := os.Create(*tracePath)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		g.Trace = f
+	}
+	if *openaiAddr != "" {
+		return serveOpenAI(ctx, g, *openaiAddr, *openaiKey, log, stderr)
+	}
+	var texts []string
+	switch {
+	case *prompt != "" && *prompts != "":
+		return usageError{errors.New("give --prompt or --prompts, not both")}
+	case *prompts != "":
+		ex, err := dataset.LoadPromptFile(*prompts)
+		if err != nil {
+			return err
+		}
+		for _, e := range ex {
+			texts = append(texts, e.Prompt)
+		}
+	default:
+		texts = []string{*prompt}
+	}
+	if *asJSON {
+		sum, err := g.Run(ctx, texts, nil)
+		if err != nil {
+			return err
+		}
+		return json.NewEncoder(stdout).Encode(sum)
+	}
+	// Stream the text of each prompt as it is committed.
+	for i, t := range texts {
+		pp := p
+		pp.Seed += uint64(i)
+		dec := g.Tok.NewStreamDecoder()
+		for _, id := range g.Tok.Encode(t, true, false) {
+			dec.Push(id)
+		}
+		res, st, err := g.One(ctx, pp, t, func(toks []int) {
+			for _, id := range toks {
+				io.WriteString(stdout, dec.Push(id))
+			}
+		})
+		io.WriteString(stdout, dec.Flush()+"\n")
+		if err != nil {
+			return err
+		}
+		res.Text = "" // already streamed
+		printSummary(stderr, &res)
+		if st.Reconnects > 0 {
+			fmt.Fprintf(stderr, "  reconnected %d times, re-sent %d uploads\n", st.Reconnects, st.Resent)
+		}
+	}
+	return nil
+}
+
+func splitHost(addr string) (string, string, error) {
+	i := strings.LastIndex(addr, ":")
+	if i < 0 {
+		return addr, "", nil
+	}
+	return strings.Trim(addr[:i], "[]"), addr[i+1:], nil
+}

@@ -1,0 +1,148 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/hlmproject/hlm/cloud"
+	"github.com/hlmproject/hlm/model"
+	"github.com/hlmproject/hlm/model/llama"
+	"github.com/hlmproject/hlm/tensor"
+)
+
+func init() {
+	register("serve", "run the cloud verifier: the LLM for many device sessions over TCP", runServe)
+}
+
+// listFlag collects a repeated string flag.
+type listFlag []string
+
+func (l *listFlag) String() string     { return strings.Join(*l, ",") }
+func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
+
+func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(level)); err != nil {
+		return nil, usageError{fmt.Errorf("--log-level %q: want debug, info, warn or error", level)}
+	}
+	opts := &slog.HandlerOptions{Level: lv}
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	}
+	return nil, usageError{fmt.Errorf("--log-format %q: want text or json", format)}
+}
+
+func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("serve", "--listen ADDR --llm SPEC [--auth-token T] [--tls-cert F --tls-key F] [--metrics ADDR]", `
+Serve the LLM to device sessions (hlm edge) over the hlm protocol
+(docs/protocol.md). Each session has its own KV cache; verifications from
+sessions that arrive together are evaluated in one batched pass. Sessions
+survive a dropped connection for --idle-timeout so devices can resume.
+SIGINT/SIGTERM shut down gracefully.`, stderr)
+	listen := fs.String("listen", "127.0.0.1:7140", "address to listen on")
+	llmSpec := fs.String("llm", "", "LLM model spec (required)")
+	tokPath := fs.String("tokenizer", "", "tokenizer file, when not found with the model")
+	var replicas listFlag
+	fs.Var(&replicas, "replica", "draft model spec the replica method may use (repeatable)")
+	token := fs.String("auth-token", "", "token devices must present (default: $HLM_AUTH_TOKEN; empty: none)")
+	certFile := fs.String("tls-cert", "", "TLS certificate (PEM); with --tls-key enables TLS (see hlm tls-cert)")
+	keyFile := fs.String("tls-key", "", "TLS private key (PEM)")
+	metrics := fs.String("metrics", "", "serve Prometheus metrics on this address (e.g. 127.0.0.1:9140)")
+	maxSessions := fs.Int("max-sessions", 64, "concurrent sessions")
+	maxFrame := fs.Int("max-frame", 4<<20, "largest frame accepted, bytes")
+	maxContext := fs.Int("max-context", 0, "positions per session (0: the model's context length)")
+	idle := fs.Duration("idle-timeout", 5*time.Minute, "drop a session after this long without traffic")
+	maxBatch := fs.Int("max-batch", 32, "sessions evaluated in one LLM pass (1 disables batching)")
+	window := fs.Duration("batch-window", 0, "wait this long for more sessions to join a batch")
+	threads := fs.Int("threads", 0, "worker threads for the model (0: all cores)")
+	logFormat := fs.String("log-format", "text", "log format: text or json")
+	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if *llmSpec == "" {
+		return usageError{errors.New("--llm is required")}
+	}
+	if (*certFile == "") != (*keyFile == "") {
+		return usageError{errors.New("--tls-cert and --tls-key go together")}
+	}
+	if *token == "" {
+		*token = os.Getenv("HLM_AUTH_TOKEN")
+	}
+	log, err := newLogger(stderr, *logFormat, *logLevel)
+	if err != nil {
+		return err
+	}
+	tensor.SetThreads(*threads)
+	llm, err := llama.OpenSpec(*llmSpec, *tokPath)
+	if err != nil {
+		return err
+	}
+	var reps []model.Model
+	for _, r := range replicas {
+		m, err := llama.OpenSpec(r, *tokPath)
+		if err != nil {
+			return fmt.Errorf("replica %s: %w", r, err)
+		}
+		reps = append(reps, m)
+	}
+	cfg := cloud.Config{LLM: llm, Replicas: reps, AuthToken: *token, MaxSessions: *maxSessions, MaxFrame: *maxFrame,
+		MaxContext: *maxContext, IdleTimeout: *idle, MaxBatch: *maxBatch, BatchWindow: *window, Logger: log}
+	if *metrics != "" {
+		prom := cloud.NewPrometheus()
+		cfg.Metrics = prom
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", prom.Handler())
+		msrv := &http.Server{Addr: *metrics, Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+		go func() {
+			if err := msrv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				log.Error("metrics server", "error", err)
+			}
+		}()
+		defer msrv.Close()
+		log.Info("metrics", "addr", *metrics)
+	}
+	srv, err := cloud.New(cfg)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		return err
+	}
+	if *certFile != "" {
+		cert, err := tls.LoadX509KeyPair(*certFile, *keyFile)
+		if err != nil {
+			return err
+		}
+		ln = tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})
+		log.Info("TLS enabled", "cert", *certFile)
+	}
+	if *token == "" {
+		log.Warn("no --auth-token: any client can open sessions")
+	}
+	fmt.Fprintf(stderr, "hlm serve: listening on %s (LLM %s, vocabulary %d, context %d)\n", ln.Addr(), llm.Name(), llm.Config().Vocab, llm.Config().SeqLen)
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ctx, ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return srv.Shutdown(sctx)
+}
