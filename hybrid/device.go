@@ -93,7 +93,7 @@ func NewDevice(p Params, slm model.Model, vocab int, prompt []int) (*Device, err
 			return nil, fmt.Errorf("%w: SLM vocabulary %d, LLM vocabulary %d", ErrParam, slm.Config().Vocab, vocab)
 		}
 		s := slm.NewSession()
-		if p.Method == UIHLM {
+		if p.Method == UIHLM || p.Method == IHLM {
 			s.SetCapture(model.CaptureLastLayer)
 		}
 		d.slm = newCache(s)
@@ -134,6 +134,8 @@ func uploaderOf(p Params) (policy.Uploader, error) {
 		return policy.Threshold{UTh: p.UploadThreshold()}, nil
 	case UIHLM:
 		return policy.UncertaintyImportance{UTh: p.UploadThreshold(), K: p.ImpK, Gamma: p.Gamma}, nil
+	case IHLM:
+		return policy.ImportanceOnly{K: p.ImpK, Gamma: p.Gamma}, nil
 	}
 	return policy.Always{}, nil
 }
@@ -144,7 +146,7 @@ func codecOf(p Params) (codec.Codec, error) {
 	switch p.Method {
 	case LLM, SLM, Coupled, Replica:
 		return nil, nil
-	case HLM, RandHLM, UHLM, UIHLM:
+	case HLM, RandHLM, UHLM, UIHLM, IHLM:
 		c = codec.Full{ProbBits: p.ProbBits, IndexBits: p.IndexBits}
 	case CUHLMOffline:
 		c = codec.TopK{K: p.K, ProbBits: p.ProbBits}
@@ -216,7 +218,7 @@ func (d *Device) stepSkip() (Step, error) {
 		tok.U = d.perturb.Measure(logits, dr.token, d.rng)
 		dr.u = tok.U
 	}
-	if d.p.Method == UIHLM {
+	if d.p.Method == UIHLM || d.p.Method == IHLM {
 		// The draft's own attention row (U+I eq. 5): evaluate it now; its
 		// logits serve the next round.
 		if _, err := d.slm.last(append(d.seq, dr.token)); err != nil {

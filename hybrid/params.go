@@ -24,6 +24,7 @@ const (
 	CUHLMOffline = "cu-hlm-offline" // U-HLM skipping + fixed top-k compression (CU-HLM, eq. 21)
 	CUHLMOnline  = "cu-hlm-online"  // U-HLM skipping + per-token top-k (CU-HLM, eq. 23–24)
 	UIHLM        = "ui-hlm"         // upload when uncertain and important (U+I, eq. 7)
+	IHLM         = "i-hlm"          // upload when important (U+I's importance-only baseline "I")
 	KSQS         = "k-sqs"          // top-K sparse lattice quantize-then-sample, batches under a bit budget
 	CSQS         = "c-sqs"          // conformal-threshold sparse lattice, batches under a bit budget
 	SQ           = "s-q"            // sample, then lattice-quantize (lossy)
@@ -33,7 +34,7 @@ const (
 )
 
 // Methods lists the method names in a stable order.
-var Methods = []string{LLM, SLM, HLM, RandHLM, UHLM, CUHLMOffline, CUHLMOnline, UIHLM, KSQS, CSQS, SQ, QS, Coupled, Replica}
+var Methods = []string{LLM, SLM, HLM, RandHLM, UHLM, CUHLMOffline, CUHLMOnline, UIHLM, IHLM, KSQS, CSQS, SQ, QS, Coupled, Replica}
 
 // Params are every knob of a run: the method and its parameters, sampling,
 // timing, energy and the channel. Zero values mean "the method's default"

@@ -233,6 +233,17 @@ func Run(ctx context.Context, c Config) (Result, error) {
 		}
 	}
 	res.WallSeconds = time.Since(start).Seconds()
+	// Oracle: tokens committed on the device after the last upload.
+	if local != nil && len(d.unsent) > 0 {
+		ys, err := local.Server.Targets(int32s(d.unsent))
+		if err != nil {
+			return res, err
+		}
+		for j, y := range ys {
+			devSum += l1(d.unsentX[j], y)
+			devN++
+		}
+	}
 
 	// The output stops at EOS (excluded) and at MaxTokens.
 	toks := append([]int(nil), out()...)
@@ -285,6 +296,14 @@ func Run(ctx context.Context, c Config) (Result, error) {
 }
 
 func ptr(x float64) *float64 { return &x }
+
+func int32s(xs []int32) []int {
+	out := make([]int, len(xs))
+	for i, x := range xs {
+		out[i] = int(x)
+	}
+	return out
+}
 
 // emit passes newly committed tokens to OnTokens, stopping at EOS and at
 // MaxTokens (the device's output already includes them).

@@ -238,3 +238,27 @@ func (j *Job) Finish(evaluated [][]float32) (*wire.Verdict, *Trace, error) {
 	s.round = up.Round
 	return v, tr, nil
 }
+
+// Targets returns the LLM's distributions at the positions of tokens
+// appended to the committed sequence, without committing anything (the
+// simulator's oracle uses it for tokens committed on the device that never
+// reached the server).
+func (s *Server) Targets(tokens []int) ([][]float64, error) {
+	if len(tokens) == 0 {
+		return nil, nil
+	}
+	target := append(append([]int(nil), s.seq...), tokens...)
+	if len(target) > s.ctx {
+		target = target[:s.ctx]
+		tokens = tokens[:s.ctx-len(s.seq)]
+	}
+	rows, err := s.llm.rows(target[:len(target)-1], len(s.seq))
+	if err != nil {
+		return nil, err
+	}
+	out := make([][]float64, len(tokens))
+	for i := range tokens {
+		out[i] = s.p.distOf(nil, rows[i])
+	}
+	return out, s.llm.truncate(len(s.seq) - 1)
+}

@@ -101,9 +101,9 @@ func RunModels(ctx context.Context, ms *Models, c Config) (Summary, error) {
 
 // One simulates one prompt.
 func One(ctx context.Context, ms *Models, p hybrid.Params, prompt string, trace io.Writer) (hybrid.Result, error) {
-	ids := ms.Tok.Encode(prompt, true, false)
-	if len(ids) == 0 {
-		return hybrid.Result{}, errors.New("prompt encodes to no tokens")
+	ids, err := PromptIDs(ms, prompt, p.MaxTokens)
+	if err != nil {
+		return hybrid.Result{}, err
 	}
 	vocab := ms.LLM.Config().Vocab
 	dev, err := hybrid.NewDevice(p, ms.SLM, vocab, ids)
@@ -125,6 +125,29 @@ func One(ctx context.Context, ms *Models, p hybrid.Params, prompt string, trace 
 		Device: dev, Verifier: &hybrid.Local{Server: srv}, Link: link,
 		EOS: ms.Tok.EOS(), Context: ctxLen, Decode: ms.Tok.Decode, Trace: trace,
 	})
+}
+
+// PromptIDs encodes a prompt (with BOS). A prompt too long to leave room for
+// maxTokens new tokens in the pair's context keeps BOS and its last tokens
+// (long QA passages, e.g. QED, exceed small models' contexts).
+func PromptIDs(ms *Models, prompt string, maxTokens int) ([]int, error) {
+	ids := ms.Tok.Encode(prompt, true, false)
+	if len(ids) == 0 {
+		return nil, errors.New("prompt encodes to no tokens")
+	}
+	ctx := min(ms.LLM.Config().SeqLen, ms.SLM.Config().SeqLen)
+	keep := ctx - maxTokens - 8
+	if keep < 2 {
+		return nil, fmt.Errorf("max tokens %d leaves no room for a prompt in a context of %d", maxTokens, ctx)
+	}
+	if len(ids) > keep {
+		head := ids[:0:0]
+		if ids[0] == ms.Tok.BOS() {
+			head = append(head, ids[0])
+		}
+		ids = append(head, ids[len(ids)-(keep-len(head)):]...)
+	}
+	return ids, nil
 }
 
 // Aggregate sums runs: counts add up, rates are recomputed from the sums,
