@@ -1,0 +1,201 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/hlmproject/hlm/dataset"
+	"github.com/hlmproject/hlm/eval"
+	"github.com/hlmproject/hlm/hybrid"
+	"github.com/hlmproject/hlm/metrics"
+	"github.com/hlmproject/hlm/report"
+	"github.com/hlmproject/hlm/sim"
+	"github.com/hlmproject/hlm/tensor"
+)
+
+func init() {
+	register("eval", "evaluate methods over datasets and parameter sweeps; rerun the papers' experiments", runEval)
+}
+
+// sharedDir is the shared material root: $HLM_SHARED or ../shared.
+func sharedDir() string {
+	if d := os.Getenv("HLM_SHARED"); d != "" {
+		return d
+	}
+	return filepath.Join("..", "shared")
+}
+
+// progressBar draws a one-line progress bar on w, redrawn when the
+// percentage or the label changes.
+func progressBar(w io.Writer) func(done, total int, label string) {
+	lastPct, lastLabel := -1, ""
+	return func(done, total int, label string) {
+		pct := 100 * done / max(total, 1)
+		if pct == lastPct && label == lastLabel && done != total {
+			return
+		}
+		lastPct, lastLabel = pct, label
+		const width = 30
+		n := width * done / max(total, 1)
+		if len(label) > 40 {
+			label = label[:40]
+		}
+		fmt.Fprintf(w, "\r[%s%s] %3d%% %-40s", strings.Repeat("#", n), strings.Repeat(".", width-n), 100*done/max(total, 1), label)
+		if done == total {
+			fmt.Fprintln(w)
+		}
+	}
+}
+
+func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "paper" {
+		return runEvalPaper(ctx, args[1:], stdout, stderr)
+	}
+	p := hybrid.DefaultParams()
+	def := modelsDir()
+	fs := newFlags("eval", "[--methods a,b] [--dataset NAME] [--n N] [--sweep key=v1,v2 ...] [--set key=value ...] --out DIR\n       hlm eval paper NAME --out DIR", `
+Run methods over a dataset and a grid of parameters in the simulator, score
+the outputs (ROUGE-1/2/L and GloVe cosine against the references, NLL under
+the LLM, exact deviation from the LLM's distribution) and write
+DIR/results.csv, DIR/results.json and DIR/report.md (with plots when a
+numeric parameter is swept). The same command gives byte-identical results.
+
+Datasets: `+strings.Join(dataset.Names(), ", ")+` (from $HLM_SHARED/data, default ../shared/data).
+Papers (hlm eval paper NAME): `+strings.Join(eval.Papers, ", "), stderr)
+	llm := fs.String("llm", filepath.Join(def, "stories260K", "stories260K.bin"), "LLM model spec")
+	slm := fs.String("slm", filepath.Join(def, "stories260K", "stories260K.bin")+"@exit=2", "SLM model spec")
+	tok := fs.String("tokenizer", "", "tokenizer file, when not found with the models")
+	methods := fs.String("methods", "llm,slm,hlm,u-hlm,cu-hlm-online,q-s", "comma-separated methods")
+	ds := fs.String("dataset", "tinystories", "dataset name")
+	dsPath := fs.String("dataset-path", "", "dataset file (default: the dataset's file under the shared data)")
+	n := fs.Int("n", 20, "prompts (a seeded random sample)")
+	maxTokens := fs.Int("max-tokens", 64, "new tokens per prompt")
+	seed := fs.Uint64("seed", 0, "random seed")
+	out := fs.String("out", "", "output directory (required)")
+	noNLL := fs.Bool("no-nll", false, "skip scoring outputs under the LLM")
+	threads := fs.Int("threads", 0, "worker threads (0: all cores)")
+	var sets, sweeps setFlags
+	fs.Var(&sets, "set", "parameter override key=value for every point (repeatable)")
+	fs.Var(&sweeps, "sweep", "swept parameter key=v1,v2,… (repeatable: the grid is their product)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if *out == "" {
+		return usageError{errors.New("--out is required")}
+	}
+	p.MaxTokens, p.Seed = *maxTokens, *seed
+	if err := p.SetAll(sets); err != nil {
+		return usageError{err}
+	}
+	points, err := eval.Grid(strings.Split(*methods, ","), sweeps)
+	if err != nil {
+		return usageError{err}
+	}
+	tensor.SetThreads(*threads)
+	path := *dsPath
+	if path == "" {
+		path = dataset.Default(*ds, sharedDir())
+	}
+	ex, err := dataset.Load(*ds, path)
+	if err != nil {
+		return err
+	}
+	ex = dataset.Sample(ex, min(*n, len(ex)), *seed)
+	for i := range ex {
+		if ex[i].Reference == "" && ex[i].Text != "" {
+			ex[i].Reference = strings.TrimSpace(strings.TrimPrefix(ex[i].Text, ex[i].Prompt))
+		}
+	}
+	ms, err := sim.Open(*llm, *slm, *tok)
+	if err != nil {
+		return err
+	}
+	setup := eval.Setup{Models: ms, Base: p, NLL: !*noNLL, Progress: progressBar(stderr)}
+	if g := filepath.Join(sharedDir(), "models", "glove", "glove-100d-top40k.txt.gz"); fileExists(g) {
+		setup.GloVe = metrics.LazyGloVe(g)
+	}
+	rows, err := eval.Evaluate(ctx, setup, *ds, ex, points)
+	if err != nil {
+		return err
+	}
+	if err := eval.WriteResults(*out, "results", rows); err != nil {
+		return err
+	}
+	doc := &eval.Doc{Dir: *out}
+	doc.H(1, "hlm eval")
+	doc.P("    hlm eval %s\n\nLLM `%s`, SLM `%s`, dataset %s (%d prompts × %d tokens), seed %d.", strings.Join(args, " "), *llm, *slm, *ds, len(ex), *maxTokens, *seed)
+	cols := []string{"label", "throughput_tps", "transmission_rate", "true_skip_rate", "rejection_rate", "accepted_per_round", "uplink_bits_per_token", "energy_j", "rougeL", "cosine", "nll", "mean_deviation"}
+	if err := doc.Table("", eval.Table("", rows, cols)); err != nil {
+		return err
+	}
+	// One plot per metric against the first numeric sweep, a line per method.
+	if len(sweeps) > 0 {
+		key, _, _ := strings.Cut(sweeps[0], "=")
+		for _, metric := range []string{"throughput_tps", "transmission_rate", "uplink_bits_per_token", "rougeL"} {
+			lp := &report.LinePlot{Title: metric + " vs " + key, XLabel: key, YLabel: metric}
+			for _, m := range strings.Split(*methods, ",") {
+				var rs []eval.Row
+				for _, r := range rows {
+					if r.Method == strings.TrimSpace(m) {
+						rs = append(rs, r)
+					}
+				}
+				lp.Series = append(lp.Series, eval.Curve(m, rs, func(r eval.Row) float64 { return eval.SetValue(r, key) }, metric))
+			}
+			if err := doc.Plot(metric, metric+" vs "+key, lp); err != nil {
+				fmt.Fprintf(stderr, "hlm eval: no plot of %s: %v\n", metric, err)
+			}
+		}
+	}
+	if err := doc.Save(); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "hlm eval: wrote %s/results.csv, results.json and report.md\n", *out)
+	return nil
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+func runEvalPaper(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	def := modelsDir()
+	fs := newFlags("eval paper", "NAME --out DIR [--llm SPEC --slm SPEC] [--n N]", `
+Rerun the shape of one paper's main tables and figures on the models at
+hand and write DIR/report.md with its plots (PNG and SVG) and CSV/JSON
+results. NAME: `+strings.Join(eval.Papers, ", ")+`.`, stderr)
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		fs.Usage()
+		return usageError{errors.New("which paper? " + strings.Join(eval.Papers, ", "))}
+	}
+	name := args[0]
+	llm := fs.String("llm", filepath.Join(def, "stories260K", "stories260K.bin"), "LLM model spec")
+	slm := fs.String("slm", filepath.Join(def, "stories260K", "stories260K.bin")+"@exit=2", "SLM model spec")
+	tok := fs.String("tokenizer", "", "tokenizer file, when not found with the models")
+	out := fs.String("out", "", "output directory (required)")
+	n := fs.Int("n", 20, "prompts per dataset for tables")
+	nc := fs.Int("n-curve", 10, "prompts per point for curves")
+	maxTokens := fs.Int("max-tokens", 64, "new tokens per prompt")
+	seed := fs.Uint64("seed", 0, "random seed")
+	threads := fs.Int("threads", 0, "worker threads (0: all cores)")
+	if err := parse(fs, args[1:]); err != nil {
+		return err
+	}
+	if *out == "" {
+		return usageError{errors.New("--out is required")}
+	}
+	tensor.SetThreads(*threads)
+	cfg := eval.PaperConfig{Name: name, Out: *out, LLM: *llm, SLM: *slm, Tokenizer: *tok, Shared: sharedDir(),
+		N: *n, NCurve: *nc, MaxTokens: *maxTokens, Seed: *seed, Command: "hlm eval paper " + strings.Join(args, " "), Progress: progressBar(stderr)}
+	if err := eval.RunPaper(ctx, cfg); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "hlm eval paper %s: wrote %s/report.md\n", name, *out)
+	return nil
+}

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"context"
+	"net"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"testing"
+	"time"
+
+	"github.com/hlmproject/hlm/cloud"
+	"github.com/hlmproject/hlm/edge"
+	"github.com/hlmproject/hlm/hybrid"
+	"github.com/hlmproject/hlm/model/llama"
+	"github.com/hlmproject/hlm/openai"
+)
+
+// TestOpenAIEndToEnd runs the whole stack — hlm serve's server, the edge
+// generator and the OpenAI-compatible handler — and drives it with stock
+// curl through openai/testdata/curl_test.sh (streaming included).
+func TestOpenAIEndToEnd(t *testing.T) {
+	const stories = "../../../shared/models/stories260K/stories260K.bin"
+	if _, err := os.Stat(stories); err != nil {
+		t.Skipf("shared model not present (%v)", err)
+	}
+	for _, tool := range []string{"curl", "bash"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s not on PATH", tool)
+		}
+	}
+	llm, err := llama.OpenSpec(stories, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	slm, err := llama.OpenSpec(stories+"@exit=2", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := cloud.New(cloud.Config{LLM: llm})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(context.Background(), ln)
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		srv.Shutdown(ctx)
+	}()
+	p := hybrid.DefaultParams()
+	p.Method, p.MaxTokens = hybrid.QS, 24
+	g, err := edge.NewGenerator(edge.Config{Addr: ln.Addr().String()}, slm, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	api := httptest.NewServer(openai.NewHandler(&openaiBackend{g: g}, openai.Options{MaxConcurrent: 4}))
+	defer api.Close()
+	cmd := exec.Command("bash", "../../openai/testdata/curl_test.sh", api.URL)
+	out, err := cmd.CombinedOutput()
+	t.Logf("curl_test.sh:\n%s", out)
+	if err != nil {
+		t.Fatalf("curl script failed: %v", err)
+	}
+}

@@ -1,0 +1,175 @@
+package eval
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/hlmproject/hlm/report"
+)
+
+// Columns of the results files, in order.
+var Columns = []string{"label", "method", "dataset", "prompts", "tokens", "throughput_tps", "virtual_seconds",
+	"transmission_rate", "true_skip_rate", "rejection_rate", "resampling_rate", "accepted_per_round",
+	"uplink_bits_per_token", "compression_ratio", "downlink_bits", "energy_j", "mean_deviation",
+	"rouge1", "rouge2", "rougeL", "cosine", "nll", "sets"}
+
+// Value returns a row's value for a column (NaN when not measured).
+func (r Row) Value(col string) float64 {
+	s := r.Summary
+	opt := func(p *float64) float64 {
+		if p == nil {
+			return math.NaN()
+		}
+		return *p
+	}
+	tokens := float64(s.Accepted + s.Resampled + s.Bonus + s.Skipped)
+	if s.ThroughputTPS > 0 {
+		tokens = s.ThroughputTPS * s.VirtualSeconds
+	}
+	switch col {
+	case "prompts":
+		return float64(r.Prompts)
+	case "tokens":
+		return math.Round(tokens)
+	case "throughput_tps":
+		return s.ThroughputTPS
+	case "virtual_seconds":
+		return s.VirtualSeconds
+	case "transmission_rate":
+		return s.TransmissionRate
+	case "true_skip_rate":
+		return opt(s.TrueSkipRate)
+	case "rejection_rate":
+		return opt(s.RejectionRate)
+	case "resampling_rate":
+		return s.ResamplingRate
+	case "accepted_per_round":
+		return s.AcceptedPerRound
+	case "uplink_bits_per_token":
+		return s.BitsPerToken
+	case "compression_ratio":
+		return opt(s.CompressionRatio)
+	case "downlink_bits":
+		return float64(s.DownlinkBits)
+	case "energy_j":
+		return s.EnergyJ
+	case "mean_deviation":
+		return opt(s.MeanDeviation)
+	case "rouge1":
+		return r.Rouge1
+	case "rouge2":
+		return r.Rouge2
+	case "rougeL":
+		return r.RougeL
+	case "cosine":
+		return r.Cosine
+	case "nll":
+		return r.NLL
+	}
+	return math.NaN()
+}
+
+// cell formats one column of a row.
+func (r Row) cell(col string) string {
+	switch col {
+	case "label":
+		return r.Label
+	case "method":
+		return r.Method
+	case "dataset":
+		return r.Dataset
+	case "sets":
+		return strings.Join(r.Sets, " ")
+	}
+	v := r.Value(col)
+	if math.IsNaN(v) {
+		return ""
+	}
+	return fmt.Sprintf("%.6g", v)
+}
+
+// Table is the rows as a report table with the given columns.
+func Table(title string, rows []Row, cols []string) *report.Table {
+	t := &report.Table{Title: title, Columns: cols}
+	for _, r := range rows {
+		var cells []string
+		for _, c := range cols {
+			cells = append(cells, r.cell(c))
+		}
+		t.AddRow(cells...)
+	}
+	return t
+}
+
+// WriteResults writes dir/name.csv and dir/name.json with every column.
+// Numbers are formatted deterministically; wall-clock figures are excluded,
+// so the same command and seed give byte-identical files.
+func WriteResults(dir, name string, rows []Row) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	t := Table(name, rows, Columns)
+	f, err := os.Create(filepath.Join(dir, name+".csv"))
+	if err != nil {
+		return err
+	}
+	if err := t.WriteCSV(f); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	var out []map[string]any
+	for _, r := range rows {
+		m := map[string]any{}
+		for _, c := range Columns {
+			switch c {
+			case "label", "method", "dataset":
+				m[c] = r.cell(c)
+			case "sets":
+				m[c] = r.Sets
+			default:
+				if v := r.Value(c); !math.IsNaN(v) && !math.IsInf(v, 0) {
+					m[c] = v
+				} else {
+					m[c] = nil
+				}
+			}
+		}
+		out = append(out, m)
+	}
+	b, err := json.MarshalIndent(out, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, name+".json"), append(b, '\n'), 0o644)
+}
+
+// Curve is one line of a plot drawn from rows: the rows of one method (or
+// any grouping) with x taken from a swept parameter.
+func Curve(name string, rows []Row, x func(Row) float64, y string) report.Series {
+	s := report.Series{Name: name}
+	for _, r := range rows {
+		s.X = append(s.X, x(r))
+		s.Y = append(s.Y, r.Value(y))
+	}
+	return s
+}
+
+// SetValue extracts the numeric value of key from a row's overrides.
+func SetValue(r Row, key string) float64 {
+	for _, s := range r.Sets {
+		if k, v, ok := strings.Cut(s, "="); ok && k == key {
+			var x float64
+			if _, err := fmt.Sscan(v, &x); err == nil {
+				return x
+			}
+		}
+	}
+	return math.NaN()
+}

@@ -1,0 +1,386 @@
+package eval
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/hlmproject/hlm/hybrid"
+	"github.com/hlmproject/hlm/report"
+	"github.com/hlmproject/hlm/uncertainty"
+)
+
+// uhlm reruns U-HLM: Theorem 1 on calibrated data (Fig. 5), cosine and TR vs
+// u_th (Fig. 4), Table I, and TSR/TR by method and throughput vs SNR (Fig. 6),
+// in U-HLM's setting (W = 1 MHz, 23 dBm, −104 dBm, 2.5 km, α = 4, Rayleigh;
+// full distributions at 32 bits, B = |V|·b_prob).
+func (p *paper) uhlm(ctx context.Context) error {
+	p.header("U-HLM rerun", "Oh et al., *Uncertainty-Aware Hybrid Inference with On-Device Small and Remote Large Language Models* (U-HLM)")
+	base := p.setup.Base
+	if err := base.SetAll([]string{"channel_preset=uhlm", "prob_bits=32", "index_bits=false"}); err != nil {
+		return err
+	}
+	cal, log, err := p.calibrate(ctx, base)
+	if err != nil {
+		return err
+	}
+	methods := []string{hybrid.LLM, hybrid.SLM, hybrid.HLM, hybrid.RandHLM, hybrid.UHLM}
+	var pts []Point
+	for _, m := range methods {
+		pts = append(pts, Point{Label: m, Method: m})
+	}
+	sum, err := p.run(ctx, "summary", "tinystories", p.cfg.N, base, pts)
+	if err != nil {
+		return err
+	}
+	p.doc.H(2, "Summary (U-HLM setting: 1 MHz, 23 dBm, −104 dBm, 2.5 km, α = 4, Rayleigh; 32-bit distributions; u_th = 0.431)")
+	if err := p.doc.Table("summary_table", Table("", sum, []string{"method", "throughput_tps", "transmission_rate", "true_skip_rate", "rejection_rate", "uplink_bits_per_token", "rougeL", "cosine", "nll", "mean_deviation"})); err != nil {
+		return err
+	}
+
+	p.doc.H(2, "Theorem 1: thresholds and rejection risk (Fig. 5)")
+	if err := p.doc.Table("calibration", p.calibrationTable(cal, []string{"U-HLM paper", "0.82", "−0.06", "–", "0.301", "0.431", "0.073", "2.24e-3 (measured)", "< 4e-3", "–"})); err != nil {
+		return err
+	}
+	// Fig. 5: density of u and the regression.
+	u := make([]float64, len(log.Records))
+	beta := make([]float64, len(log.Records))
+	for i, r := range log.Records {
+		u[i], beta[i] = r.U, uncertainty.Beta(r.XD, r.YD)
+	}
+	uc, mb, cnt := uncertainty.BinnedMeans(u, beta, base.M)
+	dens := make([]float64, len(cnt))
+	for i, c := range cnt {
+		dens[i] = float64(c) / float64(len(u))
+	}
+	if err := p.doc.Plot("fig5_density", "Empirical distribution of the uncertainty u (U-HLM Fig. 5 left)", &report.LinePlot{Title: "density of u", XLabel: "u", YLabel: "share of tokens",
+		Series: []report.Series{{Name: "P(u)", X: uc, Y: dens}}}); err != nil {
+		return err
+	}
+	line := report.Series{Name: fmt.Sprintf("β = %.3f·u %+.3f", cal.Fit.A, cal.Fit.B)}
+	for _, x := range uc {
+		line.X = append(line.X, x)
+		line.Y = append(line.Y, cal.Fit.A*x+cal.Fit.B)
+	}
+	if err := p.doc.Plot("fig5_regression", "Mean rejection probability per uncertainty value and the linear fit (U-HLM Fig. 5 right)", &report.LinePlot{Title: "rejection probability vs uncertainty", XLabel: "u", YLabel: "β",
+		Series: []report.Series{{Name: "mean β", X: uc, Y: mb}, line}}); err != nil {
+		return err
+	}
+
+	// Fig. 4.
+	var uth []Point
+	for _, v := range []float64{0, 0.1, 0.2, 0.3, 0.4, 0.431, 0.5, 0.6, 0.7, 0.8, 0.9, 1} {
+		uth = append(uth, Point{Label: fmt.Sprintf("u_th=%g", v), Method: hybrid.UHLM, Sets: []string{fmt.Sprintf("u_th=%g", v)}})
+	}
+	rows, err := p.run(ctx, "fig4_uth", "tinystories", p.cfg.NCurve, base, uth)
+	if err != nil {
+		return err
+	}
+	x := func(r Row) float64 { return SetValue(r, "u_th") }
+	p.doc.H(2, "Fig. 4: quality and TR vs u_th")
+	if err := p.doc.Plot("fig4_uth", "Cosine similarity, ROUGE-L and TR of U-HLM vs u_th (U-HLM Fig. 4)", &report.LinePlot{Title: "U-HLM vs uncertainty threshold", XLabel: "u_th", YLabel: "value",
+		Series: []report.Series{Curve("cosine", rows, x, "cosine"), Curve("ROUGE-L", rows, x, "rougeL"), Curve("TR", rows, x, "transmission_rate")}}); err != nil {
+		return err
+	}
+
+	// Table I.
+	p.doc.H(2, "Table I: cosine similarity by method and dataset")
+	if err := p.methodsByDataset(ctx, base, pts, methods, []string{"alpaca", "qed", "creak", "strategyqa", "tinystories"}); err != nil {
+		return err
+	}
+
+	// Fig. 6.
+	p.doc.H(2, "Fig. 6: TSR and TR by method; throughput vs average SNR")
+	bars := &report.BarChart{Title: "TSR and TR", YLabel: "rate", Categories: []string{"Rand-HLM", "U-HLM"}}
+	g := byLabel(sum)
+	tr := report.BarSeries{Name: "TR"}
+	tsr := report.BarSeries{Name: "TSR"}
+	for _, m := range []string{hybrid.RandHLM, hybrid.UHLM} {
+		tr.Values = append(tr.Values, g[m][0].Value("transmission_rate"))
+		tsr.Values = append(tsr.Values, g[m][0].Value("true_skip_rate"))
+	}
+	bars.Series = []report.BarSeries{tsr, tr}
+	if err := p.doc.Plot("fig6_rates", "True skip rate and transmission rate (U-HLM Fig. 6 left)", bars); err != nil {
+		return err
+	}
+	var snrPts []Point
+	for _, m := range methods {
+		grid, _ := Grid([]string{m}, []string{sweep("snr_db", -20, -15, -10, -5, 0, 5, 10)})
+		snrPts = append(snrPts, grid...)
+	}
+	rows, err = p.run(ctx, "fig6_snr", "tinystories", p.cfg.NCurve, base, snrPts)
+	if err != nil {
+		return err
+	}
+	return p.doc.Plot("fig6_snr", "Throughput vs average SNR at 1 MHz, Rayleigh (U-HLM Fig. 6 right)", snrCurves(rows, methods, "Rayleigh, W = 1 MHz"))
+}
+
+// methodsByDataset writes a method × dataset table of cosine (and ROUGE-L).
+func (p *paper) methodsByDataset(ctx context.Context, base hybrid.Params, pts []Point, methods, datasets []string) error {
+	cos := &report.Table{Columns: append([]string{"method"}, datasets...)}
+	rl := &report.Table{Columns: append([]string{"method"}, datasets...)}
+	res := map[string]map[string]Row{}
+	for _, ds := range datasets {
+		rows, err := p.run(ctx, "table1_"+ds, ds, p.cfg.N, base, pts)
+		if err != nil {
+			return err
+		}
+		for _, r := range rows {
+			if res[r.Label] == nil {
+				res[r.Label] = map[string]Row{}
+			}
+			res[r.Label][ds] = r
+		}
+	}
+	for _, m := range methods {
+		c, l := []string{m}, []string{m}
+		for _, ds := range datasets {
+			c = append(c, report.Float(res[m][ds].Cosine, 4))
+			l = append(l, report.Float(res[m][ds].RougeL, 4))
+		}
+		cos.AddRow(c...)
+		rl.AddRow(l...)
+	}
+	if err := p.doc.Table("table1_cosine", cos); err != nil {
+		return err
+	}
+	p.doc.P("ROUGE-L F1:")
+	return p.doc.Table("table1_rougeL", rl)
+}
+
+// uihlm reruns U+I Table I: SLM, HLM, U, I over k, and U+I over k × γ, with
+// accuracy, upload rate, reject rate, energy saving vs HLM and throughput.
+func (p *paper) uihlm(ctx context.Context) error {
+	p.header("U+I rerun", "Park, Oh, Kim, *Energy-Efficient Wireless LLM Inference via Uncertainty and Importance-Aware Speculative Decoding* (U+I)")
+	base := p.setup.Base
+	if err := base.SetAll([]string{"channel_preset=uhlm", "prob_bits=32", "index_bits=false"}); err != nil {
+		return err
+	}
+	pts := []Point{{Label: "SLM", Method: hybrid.SLM}, {Label: "HLM", Method: hybrid.HLM}, {Label: "U", Method: hybrid.UHLM}}
+	for _, k := range []int{3, 5, 7, 9, 11} {
+		pts = append(pts, Point{Label: fmt.Sprintf("I k=%d γ=1", k), Method: hybrid.IHLM, Sets: []string{fmt.Sprintf("imp_k=%d", k), "gamma=1"}})
+	}
+	for _, k := range []int{3, 5, 7, 9, 11} {
+		for _, g := range []float64{0.5, 1, 1.5} {
+			pts = append(pts, Point{Label: fmt.Sprintf("U+I k=%d γ=%g", k, g), Method: hybrid.UIHLM, Sets: []string{fmt.Sprintf("imp_k=%d", k), fmt.Sprintf("gamma=%g", g)}})
+		}
+	}
+	p.doc.P("Setting: U-HLM channel (1 MHz, 23 dBm, −104 dBm, 2.5 km, α = 4, Rayleigh), 32-bit distributions, u_th = 0.431. Energy: ē = Σ_uploads B[Mbit]·ε_u + l_r·ε_r + l_s·ε_s with {ε_u, ε_r, ε_s} = {300, 350, 100}, B in Mbit (the reading of U+I Sec. IV under which its SLM-only saving comes out near the paper's 69.5%%); saving η = 1 − ē/ē_HLM.")
+	for _, ds := range []string{"tinystories", "alpaca"} {
+		rows, err := p.run(ctx, "table1_"+ds, ds, p.cfg.N, base, pts)
+		if err != nil {
+			return err
+		}
+		hlmE := math.NaN()
+		for _, r := range rows {
+			if r.Label == "HLM" {
+				hlmE = r.Summary.EnergyJ
+			}
+		}
+		t := &report.Table{Columns: []string{"method", "cosine", "ROUGE-L", "upload rate (%)", "reject rate (%)", "energy saving η (%)", "throughput (tokens/s)", "deviation"}}
+		for _, r := range rows {
+			t.AddRow(r.Label, report.Float(r.Cosine, 4), report.Float(r.RougeL, 4), report.Float(100*r.Value("transmission_rate"), 2),
+				report.Float(100*r.Value("rejection_rate"), 2), report.Float(100*(1-r.Summary.EnergyJ/hlmE), 1), report.Float(r.Summary.ThroughputTPS, 2), report.Float(r.Value("mean_deviation"), 4))
+		}
+		p.doc.H(2, "Table I on "+ds)
+		if err := p.doc.Table("table1_summary_"+ds, t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sqs reruns SQS Fig. 2: end-to-end latency and resampling rate vs the
+// sampling temperature for K-SQS (several K) and C-SQS (initial thresholds).
+func (p *paper) sqs(ctx context.Context) error {
+	p.header("K-SQS / C-SQS rerun", "Bhattacharjee et al., *Conformal Sparsification for Bandwidth-Efficient Edge-Cloud Speculative Decoding* (SQS)")
+	base := p.setup.Base
+	if err := base.SetAll([]string{"channel=fixed", "rate_bps=1e6", "budget_bits=5000", "ell=100", "conf_eta=0.001", "conf_alpha=0.0005"}); err != nil {
+		return err
+	}
+	p.doc.P("Setting: a fixed 1 Mbit/s uplink (the paper does not give its rate), budget B = 5000 bits per batch, ℓ = 100, C-SQS η = 0.001 and α = 0.0005 (SPEC defaults). TinyStories continuations stand in for LM1B.")
+	temps := []float64{0.2, 0.4, 0.6, 0.8, 1.0}
+	type variant struct {
+		label, method string
+		sets          []string
+	}
+	vs := []variant{{"K-SQS K=4", hybrid.KSQS, []string{"sqs_k=4"}}, {"K-SQS K=8", hybrid.KSQS, []string{"sqs_k=8"}}, {"K-SQS K=16", hybrid.KSQS, []string{"sqs_k=16"}},
+		{"C-SQS β₁=0.001", hybrid.CSQS, []string{"conf_beta=0.001"}}, {"C-SQS β₁=0.01", hybrid.CSQS, []string{"conf_beta=0.01"}}}
+	var pts []Point
+	for _, v := range vs {
+		for _, t := range temps {
+			pts = append(pts, Point{Label: v.label, Method: v.method, Sets: append(append([]string(nil), v.sets...), fmt.Sprintf("temperature=%g", t))})
+		}
+	}
+	rows, err := p.run(ctx, "fig2", "tinystories", p.cfg.NCurve, base, pts)
+	if err != nil {
+		return err
+	}
+	groups := map[string][]Row{}
+	for _, r := range rows {
+		groups[r.Label] = append(groups[r.Label], r)
+	}
+	x := func(r Row) float64 { return SetValue(r, "temperature") }
+	lat := &report.LinePlot{Title: "latency per prompt", XLabel: "temperature", YLabel: "virtual seconds per prompt"}
+	res := &report.LinePlot{Title: "resampling rate", XLabel: "temperature", YLabel: "rejections per batch"}
+	for _, v := range vs {
+		rs := groups[v.label]
+		s := Curve(v.label, rs, x, "virtual_seconds")
+		for i := range s.Y {
+			s.Y[i] /= float64(rs[i].Prompts)
+		}
+		lat.Series = append(lat.Series, s)
+		res.Series = append(res.Series, Curve(v.label, rs, x, "resampling_rate"))
+	}
+	p.doc.H(2, "Fig. 2: latency and resampling rate vs temperature")
+	if err := p.doc.Plot("fig2_latency", "Average end-to-end latency per prompt (SQS Fig. 2 left)", lat); err != nil {
+		return err
+	}
+	if err := p.doc.Plot("fig2_resampling", "Resampling rate: rejected-and-resampled tokens per batch (SQS Fig. 2 right)", res); err != nil {
+		return err
+	}
+	return p.doc.Table("fig2_table", Table("", rows, []string{"label", "sets", "virtual_seconds", "resampling_rate", "accepted_per_round", "uplink_bits_per_token", "mean_deviation"}))
+}
+
+// qs reruns Q-S Fig. 3–4: ROUGE-2 and throughput vs temperature for LLM,
+// SLM, S-Q, static Q-S and heuristic Q-S, in a low-rate and a high-rate
+// two-state Markov regime.
+func (p *paper) qs(ctx context.Context) error {
+	p.header("Q-S rerun", "Zhang et al., *Quantize-Sample-and-Verify: LLM Acceleration via Adaptive Edge-Cloud Speculative Decoding* (Q-S)")
+	temps := []float64{0.2, 0.4, 0.6, 0.8, 1.0}
+	type variant struct {
+		label, method string
+		sets          []string
+	}
+	vs := []variant{{"LLM", hybrid.LLM, nil}, {"SLM", hybrid.SLM, nil}, {"S-Q", hybrid.SQ, []string{"l=4"}},
+		{"Q-S static", hybrid.QS, []string{"l=4"}}, {"Q-S heuristic", hybrid.QS, []string{"draft=heuristic", "l=4"}}}
+	regimes := []struct{ name, title string; sets []string }{
+		{"low", "low-rate regime (Markov 200/500 kbit/s, mean 350 kbit/s)", []string{"channel=markov", "rate_low_bps=2e5", "rate_high_bps=5e5", "p_low_high=0.1", "p_high_low=0.1"}},
+		{"high", "high-rate regime (Markov 2/6 Mbit/s, mean 4 Mbit/s)", []string{"channel=markov", "rate_low_bps=2e6", "rate_high_bps=6e6", "p_low_high=0.1", "p_high_low=0.1"}},
+	}
+	p.doc.P("Lattice resolution ℓ = 100 over the whole vocabulary; static draft length 4; the heuristic grows the length by one when all drafts were accepted, else sets it to the accepted count. The DDQN policy of the paper is not part of this rerun. TinyStories continuations stand in for CNN/DailyMail.")
+	for i, rg := range regimes {
+		base := p.setup.Base
+		if err := base.SetAll(rg.sets); err != nil {
+			return err
+		}
+		var pts []Point
+		for _, v := range vs {
+			for _, t := range temps {
+				pts = append(pts, Point{Label: v.label, Method: v.method, Sets: append(append([]string(nil), v.sets...), fmt.Sprintf("temperature=%g", t))})
+			}
+		}
+		rows, err := p.run(ctx, "fig4_"+rg.name, "tinystories", p.cfg.NCurve, base, pts)
+		if err != nil {
+			return err
+		}
+		groups := map[string][]Row{}
+		for _, r := range rows {
+			groups[r.Label] = append(groups[r.Label], r)
+		}
+		x := func(r Row) float64 { return SetValue(r, "temperature") }
+		tp := &report.LinePlot{Title: rg.title, XLabel: "temperature", YLabel: "token throughput (tokens/s, virtual)"}
+		qual := &report.LinePlot{Title: "ROUGE-2 vs temperature", XLabel: "temperature", YLabel: "ROUGE-2 F1"}
+		dev := &report.LinePlot{Title: "deviation from the LLM vs temperature", XLabel: "temperature", YLabel: "mean L1 deviation"}
+		for _, v := range vs {
+			tp.Series = append(tp.Series, Curve(v.label, groups[v.label], x, "throughput_tps"))
+			qual.Series = append(qual.Series, Curve(v.label, groups[v.label], x, "rouge2"))
+			dev.Series = append(dev.Series, Curve(v.label, groups[v.label], x, "mean_deviation"))
+		}
+		if i == 0 {
+			p.doc.H(2, "Fig. 4: throughput vs temperature")
+		}
+		if err := p.doc.Plot("fig4_"+rg.name, "Throughput, "+rg.title+" (Q-S Fig. 4)", tp); err != nil {
+			return err
+		}
+		if i == 0 {
+			p.doc.H(2, "Fig. 3: quality vs temperature")
+			if err := p.doc.Plot("fig3_rouge2", "ROUGE-2 against the rest of the story (Q-S Fig. 3a)", qual); err != nil {
+				return err
+			}
+			if err := p.doc.Plot("fig3_deviation", "Exact deviation of the output distribution from the LLM's: Q-S is lossless, S-Q is not", dev); err != nil {
+				return err
+			}
+			if err := p.doc.Table("fig3_table", Table("", rows, []string{"label", "sets", "rouge2", "nll", "mean_deviation", "throughput_tps"})); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// coupling compares every way of telling the server about a draft on one
+// axis: accepted tokens per round against uplink bits per token, and
+// throughput vs average SNR in CU-HLM's Fig. 10 setting.
+func (p *paper) coupling(ctx context.Context) error {
+	p.header("Token-id-only verification: coupling and the draft replica vs the papers' codecs", "issue 5 (coupled speculative decoding, Daliri, Musco, Suresh 2024; server-side draft replica)")
+	base := p.setup.Base
+	type variant struct {
+		label, method string
+		sets          []string
+	}
+	vs := []variant{
+		{"HLM (full, 8+15 bits)", hybrid.HLM, nil},
+		{"CU-HLM top-k=30 (no skip)", hybrid.CUHLMOffline, []string{"u_th=0", "k=30"}},
+		{"Q-S L=4 ℓ=100", hybrid.QS, []string{"l=4"}},
+		{"K-SQS K=8", hybrid.KSQS, []string{"sqs_k=8", "l_max=4"}},
+		{"C-SQS", hybrid.CSQS, []string{"l_max=4"}},
+		{"coupled L=4", hybrid.Coupled, []string{"l=4"}},
+		{"replica L=4", hybrid.Replica, []string{"l=4"}},
+		{"coupled L=1", hybrid.Coupled, []string{"l=1"}},
+		{"replica L=1", hybrid.Replica, []string{"l=1"}},
+	}
+	var pts []Point
+	for _, v := range vs {
+		pts = append(pts, Point{Label: v.label, Method: v.method, Sets: v.sets})
+	}
+	rows, err := p.run(ctx, "per_bit", "tinystories", p.cfg.N, base, pts)
+	if err != nil {
+		return err
+	}
+	t := &report.Table{Columns: []string{"method", "accepted/round", "uplink bits/token", "accepted per kbit", "throughput (tokens/s)", "deviation", "NLL"}}
+	var sc []report.Series
+	for _, r := range rows {
+		bpt := r.Summary.BitsPerToken
+		acc := r.Summary.AcceptedPerRound
+		perKbit := math.NaN()
+		if bpt > 0 {
+			perKbit = acc / (bpt * (acc + 1) / 1000) // accepted drafts per 1000 uplink bits
+		}
+		t.AddRow(r.Label, report.Float(acc, 3), report.Float(bpt, 1), report.Float(perKbit, 3), report.Float(r.Summary.ThroughputTPS, 2), report.Float(r.Value("mean_deviation"), 4), report.Float(r.NLL, 3))
+		sc = append(sc, report.Series{Name: r.Label, X: []float64{math.Log10(math.Max(bpt, 1))}, Y: []float64{acc}})
+	}
+	sort.SliceStable(sc, func(i, j int) bool { return sc[i].X[0] < sc[j].X[0] })
+	p.doc.H(2, "Acceptance per uplink bit")
+	p.doc.P("Same prompts and seeds for every method; CU-HLM's skipping is switched off (u_th = 0) so that every method verifies every token. Accepted per kbit = accepted drafts per 1000 uplink bits.")
+	if err := p.doc.Table("per_bit", t); err != nil {
+		return err
+	}
+	if err := p.doc.Plot("per_bit", "Accepted drafts per round vs uplink bits per token (log10)", &report.LinePlot{Title: "acceptance vs uplink cost", XLabel: "log10(uplink bits per token)", YLabel: "accepted drafts per round", Scatter: true, Series: sc}); err != nil {
+		return err
+	}
+	var snr []Point
+	for _, v := range vs[:7] {
+		grid, _ := Grid([]string{v.method}, []string{sweep("snr_db", -20, -10, 0, 10)})
+		for _, g := range grid {
+			snr = append(snr, Point{Label: v.label + " " + g.Sets[0], Method: v.method, Sets: append(append([]string(nil), v.sets...), g.Sets...)})
+		}
+	}
+	srows, err := p.run(ctx, "snr", "tinystories", p.cfg.NCurve, base, snr)
+	if err != nil {
+		return err
+	}
+	lp := &report.LinePlot{Title: "Rayleigh, W = 10 MHz", XLabel: "average SNR (dB)", YLabel: "token throughput (tokens/s, virtual)", LogY: true, Legend: "bottom-right"}
+	for _, v := range vs[:7] {
+		var rs []Row
+		for _, r := range srows {
+			if len(r.Label) > len(v.label) && r.Label[:len(v.label)] == v.label && r.Label[len(v.label)] == ' ' {
+				rs = append(rs, r)
+			}
+		}
+		lp.Series = append(lp.Series, Curve(v.label, rs, func(r Row) float64 { return SetValue(r, "snr_db") }, "throughput_tps"))
+	}
+	p.doc.H(2, "Throughput vs average SNR (CU-HLM Fig. 10 setting)")
+	return p.doc.Plot("snr", "Throughput vs average SNR, Rayleigh fading, 10 MHz", lp)
+}

@@ -1,0 +1,54 @@
+package eval
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/hlmproject/hlm/report"
+)
+
+// Doc accumulates a Markdown report and the files it links to.
+type Doc struct {
+	Dir string
+	b   strings.Builder
+}
+
+// H adds a heading.
+func (d *Doc) H(level int, text string) { fmt.Fprintf(&d.b, "%s %s\n\n", strings.Repeat("#", level), text) }
+
+// P adds a paragraph.
+func (d *Doc) P(format string, args ...any) { fmt.Fprintf(&d.b, format+"\n\n", args...) }
+
+// Table adds a table (and writes it as CSV beside the report).
+func (d *Doc) Table(name string, t *report.Table) error {
+	d.b.WriteString(t.Markdown())
+	d.b.WriteString("\n")
+	if name == "" {
+		return nil
+	}
+	f, err := os.Create(filepath.Join(d.Dir, name+".csv"))
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return t.WriteCSV(f)
+}
+
+// saver is a plot that writes .svg and .png files.
+type saver interface{ Save(base string) error }
+
+// Plot saves a plot as name.svg and name.png and links the PNG.
+func (d *Doc) Plot(name, caption string, p saver) error {
+	if err := p.Save(filepath.Join(d.Dir, name)); err != nil {
+		return fmt.Errorf("plot %s: %w", name, err)
+	}
+	fmt.Fprintf(&d.b, "![%s](%s.png)\n\n*%s* ([SVG](%s.svg))\n\n", caption, name, caption, name)
+	return nil
+}
+
+// Save writes report.md.
+func (d *Doc) Save() error {
+	return os.WriteFile(filepath.Join(d.Dir, "report.md"), []byte(d.b.String()), 0o644)
+}

@@ -1,0 +1,57 @@
+package openai
+
+import (
+	"context"
+	"errors"
+)
+
+// Backend generates text. onText is called with each new piece of text as it
+// is committed (for streaming); the concatenation of all pieces equals
+// Result.Text.
+//
+// The handler's expectations, beyond the signature:
+//   - onText is called from the goroutine that runs Generate, never after
+//     Generate returns. It may block while a slow client reads the stream.
+//   - Pieces may split a multi-byte UTF-8 character; the handler joins them.
+//   - A backend that does not stream may skip onText and return only
+//     Result.Text; stop sequences still apply, but nothing streams early.
+//   - When ctx is cancelled (a stop sequence was found or the client went
+//     away) Generate should return promptly. After a stop sequence the
+//     handler ignores the error and reports the token counts of the Result
+//     returned with it.
+//   - An error wrapping ErrInvalidRequest (say, a prompt longer than the
+//     context) is reported to the client as 400; any other error as 500.
+type Backend interface {
+	Generate(ctx context.Context, req Request, onText func(piece string)) (Result, error)
+	Model() string // the model id to report
+}
+
+// Request is one generation as the handler passes it to the Backend. Stop
+// holds the client's stop strings (then Options.ChatStop for chat) for
+// information: the handler cuts the text and cancels the context itself.
+type Request struct {
+	Prompt      string
+	MaxTokens   int      // 0 → the server default (the handler always fills it in)
+	Temperature *float64 // nil → default; the handler checks 0 ≤ t ≤ 2
+	TopP        *float64 // nil → default; the handler checks 0 ≤ p ≤ 1
+	Seed        *uint64  // a negative JSON seed arrives as its two's complement
+	Stop        []string // the handler applies stop sequences itself (see below)
+}
+
+// Result is what a generation produced.
+type Result struct {
+	Text             string
+	PromptTokens     int
+	CompletionTokens int
+	FinishReason     string // "stop" or "length"
+}
+
+// Finish reasons.
+const (
+	FinishStop   = "stop"   // end of text or a stop sequence
+	FinishLength = "length" // MaxTokens or the context was reached
+)
+
+// ErrInvalidRequest, wrapped in a Backend's error, makes the handler answer
+// 400 with the error's text instead of 500.
+var ErrInvalidRequest = errors.New("openai: invalid request")
