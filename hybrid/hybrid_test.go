@@ -180,3 +180,31 @@ func TestSkipThresholdOrdering(t *testing.T) {
 		t.Errorf("TR does not fall with u_th: %v", trs)
 	}
 }
+
+// TestPaperOrderings: on the real pair, Q-S is exactly lossless (mean
+// deviation 0) while S-Q is not, at temperature 1; and CU-HLM moves far
+// fewer uplink bits than U-HLM at the same threshold.
+func TestPaperOrderings(t *testing.T) {
+	llm, slm := openPair(t, stories+"@exit=2")
+	prompt := llm.Tokenizer().Encode("Once upon a time", true, false)
+	dev := map[string]float64{}
+	bits := map[string]int64{}
+	for _, m := range []string{QS, SQ, UHLM, CUHLMOffline, CUHLMOnline} {
+		var d float64
+		for seed := uint64(0); seed < 5; seed++ {
+			p := DefaultParams()
+			p.Method, p.Seed, p.MaxTokens, p.UTh = m, seed, 40, 0
+			r := runOnce(t, p, llm, slm, prompt)
+			d += *r.MeanDeviation
+			bits[m] += r.UplinkBits
+		}
+		dev[m] = d / 5
+	}
+	t.Logf("deviation: Q-S %.3g, S-Q %.3g; uplink bits: U-HLM %d, CU-HLM offline %d, online %d", dev[QS], dev[SQ], bits[UHLM], bits[CUHLMOffline], bits[CUHLMOnline])
+	if dev[QS] > 1e-9 || dev[SQ] < 1e-3 {
+		t.Errorf("Q-S deviation %g (want 0), S-Q deviation %g (want > 0)", dev[QS], dev[SQ])
+	}
+	if bits[UHLM] == 0 || 5*bits[CUHLMOffline] > bits[UHLM] || 5*bits[CUHLMOnline] > bits[UHLM] {
+		t.Errorf("CU-HLM does not move far fewer bits than U-HLM: %v", bits)
+	}
+}

@@ -1,0 +1,73 @@
+package eval
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/hlmproject/hlm/dataset"
+	"github.com/hlmproject/hlm/hybrid"
+	"github.com/hlmproject/hlm/sim"
+)
+
+func TestGrid(t *testing.T) {
+	pts, err := Grid([]string{"hlm", "q-s"}, []string{"snr_db=-10,0", "l=2,4"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pts) != 8 || pts[0].Label != "hlm snr_db=-10 l=2" || pts[7].Label != "q-s snr_db=0 l=4" {
+		t.Errorf("grid: %d points, first %q, last %q", len(pts), pts[0].Label, pts[len(pts)-1].Label)
+	}
+	if _, err := Grid([]string{"hlm"}, []string{"bad"}); err == nil {
+		t.Error("malformed sweep: no error")
+	}
+}
+
+// TestEvaluateReproducible: the same evaluation twice writes byte-identical
+// results files, with quality metrics filled in.
+func TestEvaluateReproducible(t *testing.T) {
+	const stories = "../../shared/models/stories260K/stories260K.bin"
+	if _, err := os.Stat(stories); err != nil {
+		t.Skipf("shared model not present (%v)", err)
+	}
+	ms, err := sim.Open(stories, stories+"@exit=2", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex, err := dataset.SplitStories("Once upon a time there was a cat. It liked milk.\n\nTom had a red car. He drove it fast.", "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range ex {
+		ex[i].Reference = ex[i].Text
+	}
+	base := hybrid.DefaultParams()
+	base.MaxTokens = 16
+	pts, _ := Grid([]string{"hlm", "q-s", "coupled"}, []string{"snr_db=-10,10"})
+	var files [2][]byte
+	for i := range files {
+		rows, err := Evaluate(context.Background(), Setup{Models: ms, Base: base, NLL: true}, "t", ex, pts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := t.TempDir()
+		if err := WriteResults(dir, "results", rows); err != nil {
+			t.Fatal(err)
+		}
+		for _, ext := range []string{".csv", ".json"} {
+			b, err := os.ReadFile(filepath.Join(dir, "results"+ext))
+			if err != nil {
+				t.Fatal(err)
+			}
+			files[i] = append(files[i], b...)
+		}
+		if r := rows[0]; r.NLL != r.NLL || r.RougeL != r.RougeL {
+			t.Errorf("quality not measured: %+v", r)
+		}
+	}
+	if !bytes.Equal(files[0], files[1]) {
+		t.Error("two identical evaluations wrote different results files")
+	}
+}
