@@ -49,11 +49,11 @@ type Row struct {
 	// Summary aggregates the runs (counts summed, rates recomputed).
 	Summary hybrid.Result `json:"summary"`
 	// Quality, averaged over prompts (NaN when not measured: encoded null).
-	Rouge1  float64 `json:"rouge1"`
-	Rouge2  float64 `json:"rouge2"`
-	RougeL  float64 `json:"rougeL"`
-	Cosine  float64 `json:"cosine"`
-	NLL     float64 `json:"nll"` // mean per output token, nats
+	Rouge1  float64  `json:"rouge1"`
+	Rouge2  float64  `json:"rouge2"`
+	RougeL  float64  `json:"rougeL"`
+	Cosine  float64  `json:"cosine"`
+	NLL     float64  `json:"nll"` // mean per output token, nats
 	Outputs []string `json:"-"`
 }
 

@@ -255,7 +255,10 @@ func (p *paper) qs(ctx context.Context) error {
 	}
 	vs := []variant{{"LLM", hybrid.LLM, nil}, {"SLM", hybrid.SLM, nil}, {"S-Q", hybrid.SQ, []string{"l=4"}},
 		{"Q-S static", hybrid.QS, []string{"l=4"}}, {"Q-S heuristic", hybrid.QS, []string{"draft=heuristic", "l=4"}}}
-	regimes := []struct{ name, title string; sets []string }{
+	regimes := []struct {
+		name, title string
+		sets        []string
+	}{
 		{"low", "low-rate regime (Markov 200/500 kbit/s, mean 350 kbit/s)", []string{"channel=markov", "rate_low_bps=2e5", "rate_high_bps=5e5", "p_low_high=0.1", "p_high_low=0.1"}},
 		{"high", "high-rate regime (Markov 2/6 Mbit/s, mean 4 Mbit/s)", []string{"channel=markov", "rate_low_bps=2e6", "rate_high_bps=6e6", "p_low_high=0.1", "p_high_low=0.1"}},
 	}

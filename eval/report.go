@@ -16,7 +16,9 @@ type Doc struct {
 }
 
 // H adds a heading.
-func (d *Doc) H(level int, text string) { fmt.Fprintf(&d.b, "%s %s\n\n", strings.Repeat("#", level), text) }
+func (d *Doc) H(level int, text string) {
+	fmt.Fprintf(&d.b, "%s %s\n\n", strings.Repeat("#", level), text)
+}
 
 // P adds a paragraph.
 func (d *Doc) P(format string, args ...any) { fmt.Fprintf(&d.b, format+"\n\n", args...) }

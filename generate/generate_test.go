@@ -2,8 +2,8 @@ package generate
 
 import (
 	"bytes"
-	"encoding/binary"
 	"context"
+	"encoding/binary"
 	"os"
 	"testing"
 
