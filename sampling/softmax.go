@@ -1,6 +1,10 @@
 package sampling
 
-import "math"
+import (
+	"math"
+
+	"github.com/hlmproject/hlm/tensor"
+)
 
 // Softmax writes the distribution softmax(logits/temperature) into dst and
 // returns it. dst is reused when cap(dst) ≥ len(logits) and reallocated
@@ -46,18 +50,10 @@ func Softmax(dst []float64, logits []float32, temperature float64) []float64 {
 	if math.IsInf(temperature, 1) {
 		return uniformOver(dst, logits, func(z float64) bool { return !math.IsInf(z, -1) })
 	}
-	inv := 1 / temperature
-	sum := 0.0
-	for i, z := range logits {
-		if z != z { // NaN
-			dst[i] = 0
-			continue
-		}
-		// z − zmax ≤ 0, so e ∈ [0, 1]; −Inf logits give exp(−Inf) = 0.
-		e := math.Exp((float64(z) - zmax) * inv)
-		dst[i] = e
-		sum += e
-	}
+	// Every (z − zmax)/T ≤ 0, so each term is in [0, 1]; −Inf and NaN logits
+	// give 0. tensor.ExpShifted is a vectorised exponential with ~1e-15
+	// relative error and the same bits on every machine.
+	sum := tensor.ExpShifted(dst, logits, zmax, 1/temperature)
 	// sum ≥ 1: the argmax term is exp(0) = 1.
 	scale := 1 / sum
 	for i := range dst {

@@ -226,3 +226,60 @@ func TestAssemblyMatchesPortable(t *testing.T) {
 		}
 	}
 }
+
+// TestExpShifted: accuracy against math.Exp (1e-14 relative), edge values,
+// and bit-identity of the AVX2 and portable paths.
+func TestExpShifted(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	for _, n := range []int{0, 1, 3, 4, 5, 31, 1000, 32000} {
+		x := make([]float32, n)
+		for i := range x {
+			x[i] = float32(rng.NormFloat64() * 8)
+		}
+		if n > 3 {
+			x[0], x[1], x[2] = float32(math.Inf(-1)), float32(math.NaN()), -1e30
+		}
+		shift, scale := 30.0, 1/0.7
+		got := make([]float64, n)
+		sum := ExpShifted(got, x, shift, scale)
+		var ref float64
+		for i, v := range x {
+			d := (float64(v) - shift) * scale
+			want := math.Exp(d)
+			if d < expMin || d != d {
+				want = 0
+			}
+			if math.Abs(got[i]-want) > 1e-14*want {
+				t.Fatalf("n=%d: exp(%g) = %g, want %g", n, d, got[i], want)
+			}
+			ref += want
+		}
+		if math.Abs(sum-ref) > 1e-13*ref {
+			t.Errorf("n=%d: sum %g, want %g", n, sum, ref)
+		}
+		if hasAVX2 {
+			hasAVX2 = false
+			port := make([]float64, n)
+			psum := ExpShifted(port, x, shift, scale)
+			hasAVX2 = true
+			for i := range port {
+				if math.Float64bits(port[i]) != math.Float64bits(got[i]) {
+					t.Fatalf("n=%d element %d: assembly %v, portable %v", n, i, got[i], port[i])
+				}
+			}
+			if psum != sum {
+				t.Errorf("n=%d: sums differ: %v vs %v", n, sum, psum)
+			}
+		}
+	}
+}
+
+func BenchmarkExpShifted(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	x := randVec(rng, 32000)
+	dst := make([]float64, len(x))
+	for i := 0; i < b.N; i++ {
+		ExpShifted(dst, x, 5, 1)
+	}
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N), "µs/op")
+}

@@ -1,0 +1,55 @@
+package tensor
+
+import "math"
+
+// Exp kernel: e^x for x ≤ 0 in float64, about 1e-15 relative error, by
+// Cody–Waite range reduction x = n·ln2 + r (|r| ≤ ln2/2) and a degree-11
+// Taylor polynomial of e^r, scaled by 2^n built in the exponent bits. Every
+// operation is a separate IEEE multiply or add (no FMA) in a fixed order, so
+// the AVX2 assembly and the portable Go code give identical bits.
+
+const (
+	expLog2e = 1.4426950408889634
+	expLn2Hi = 0.6931471803691238     // high bits of ln 2 (exact product with n)
+	expLn2Lo = 1.9082149292705877e-10 // ln 2 − expLn2Hi
+	expMin   = -708.0                 // below this e^x is 0 here (2^n stays normal)
+)
+
+// expCoef are 1/k! for k = 11 … 0 (Horner order).
+var expCoef = [12]float64{
+	1.0 / 39916800, 1.0 / 3628800, 1.0 / 362880, 1.0 / 40320, 1.0 / 5040, 1.0 / 720,
+	1.0 / 120, 1.0 / 24, 1.0 / 6, 1.0 / 2, 1, 1,
+}
+
+// expNeg is the portable kernel for one value x ≤ 0.
+func expNeg(x float64) float64 {
+	if !(x >= expMin) { // also NaN and −Inf
+		return 0
+	}
+	n := math.RoundToEven(float64(x * expLog2e))
+	r := float64(x - float64(n*expLn2Hi))
+	r = float64(r - float64(n*expLn2Lo))
+	p := expCoef[0]
+	for _, c := range expCoef[1:] {
+		p = float64(float64(p*r) + c)
+	}
+	return float64(p * math.Float64frombits(uint64(int64(n)+1023)<<52))
+}
+
+// ExpShifted writes dst[i] = e^((x[i] − shift)·scale) for every i and returns
+// their sum. It assumes (x[i] − shift)·scale ≤ 0 (the softmax case: shift is
+// the maximum logit, scale = 1/temperature > 0); values below −708, −Inf and
+// NaN give 0. The sum is accumulated in four interleaved partials combined
+// in a fixed order; results are bit-identical on every machine.
+func ExpShifted(dst []float64, x []float32, shift, scale float64) float64 {
+	dst = dst[:len(x)]
+	var acc [4]float64
+	i := expChunks(dst, x, shift, scale, &acc)
+	for ; i < len(x); i++ {
+		v := float64(float64(float64(x[i])-shift) * scale)
+		e := expNeg(v)
+		dst[i] = e
+		acc[i%4] += e
+	}
+	return (acc[0] + acc[1]) + (acc[2] + acc[3])
+}
