@@ -2,9 +2,12 @@ package sim
 
 import (
 	"context"
+	"math"
 	"os"
+	"sort"
 	"testing"
 
+	"github.com/hlmproject/hlm/codec"
 	"github.com/hlmproject/hlm/hybrid"
 	"github.com/hlmproject/hlm/uncertainty"
 )
@@ -58,4 +61,98 @@ func TestAggregate(t *testing.T) {
 	if len(s.Tokens) != 6 || s.Rounds != 4 || s.Uploads != 3 || s.TransmissionRate != 0.75 || s.ThroughputTPS != 3 || s.BitsPerToken != 40.0/6 || *s.RejectionRate != 0.2 {
 		t.Errorf("aggregate %+v", s.Result)
 	}
+}
+
+// TestBoundsOnRealDistributions checks the papers' bounds on real
+// next-token distributions of the stories260K pair (SLM = 2-layer exit):
+// CU-HLM Prop. 1 (D_TV(p, q) ≤ U_TV(k)) and Prop. 2 (Û_TV < Ū_TV) for every
+// k, the lattice bound TV(q, q̂) ≤ K/(4ℓ), and C-SQS Theorem 2 along the
+// generated sequence.
+func TestBoundsOnRealDistributions(t *testing.T) {
+	ms := pair(t, stories+"@exit=2")
+	p := hybrid.DefaultParams()
+	p.MaxTokens = 40
+	log, err := Collect(context.Background(), ms, p, []string{"Once upon a time", "Tom had a red car", "The little bird"}, 120, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const eta = 1.0
+	conf := codec.Conformal{Alpha: 0.0005, Eta: 0.001, Beta: 0.001}
+	beta1 := conf.Beta
+	var dropped float64
+	for n, pr := range log.Pairs {
+		x, y := pr.X, pr.Y
+		V := len(x)
+		order := make([]int, V)
+		for i := range order {
+			order[i] = i
+		}
+		sort.SliceStable(order, func(a, b int) bool { return x[order[a]] > x[order[b]] })
+		tvxy := codec.TVD(x, y)
+		for _, k := range []int{1, 2, 5, 10, 30, 100, 300} {
+			// x̂: top-k kept, residual spread uniformly (CU-HLM eq. 15).
+			xh := make([]float64, V)
+			var kept float64
+			for _, i := range order[:k] {
+				xh[i] = x[i]
+				kept += x[i]
+			}
+			for _, i := range order[k:] {
+				xh[i] = (1 - kept) / float64(V-k)
+			}
+			pd, qd := resid(y, x), resid(y, xh)
+			if tvxy > 1e-9 {
+				if tv, u := codec.TVD(pd, qd), codec.UTV(x, y, k); tv > u+1e-9 {
+					t.Fatalf("pair %d, k=%d: D_TV(p,q) = %g > U_TV = %g (Prop. 1)", n, k, tv, u)
+				}
+			}
+			// Prop. 2 with a draft d = argmax and β from the exact ratio.
+			d := order[0]
+			b := math.Max(0, 1-y[d]/x[d])
+			var num, den float64
+			for _, i := range order[k:] {
+				num += math.Abs(x[i] - xh[i])
+			}
+			for i := range x {
+				den += x[i] * codec.Softplus(y[i]/x[i]-1, eta)
+			}
+			if uhat, ubar := num/den, codec.UBar(x, d, k, b, eta); !(uhat < ubar+1e-12) {
+				t.Fatalf("pair %d, k=%d: Û_TV %g ≥ Ū_TV %g (Prop. 2)", n, k, uhat, ubar)
+			}
+		}
+		// Lattice: TV(q̄, q̂) ≤ K/(4ℓ) for K = V, ℓ = 100.
+		enc, err := codec.Lattice{L: 100}.Encode(x, -1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tv := codec.TVD(x, enc.Recon); tv > float64(V)/400+1e-12 {
+			t.Fatalf("pair %d: lattice TV %g > K/(4ℓ) = %g", n, tv, float64(V)/400)
+		}
+		// Theorem 2 (SQS eq. 9) on the running average of dropped mass.
+		_, drop := conf.Support(x)
+		conf.Observe(drop)
+		dropped += drop
+		T := float64(n + 1)
+		if avg, bound := dropped/T, conf.Alpha+(math.Abs(beta1)+1+conf.Eta*conf.Alpha)/(conf.Eta*T); avg > bound {
+			t.Fatalf("token %d: average dropped mass %g > Theorem 2 bound %g", n, avg, bound)
+		}
+	}
+	t.Logf("checked %d real distribution pairs (V = %d)", len(log.Pairs), len(log.Pairs[0].X))
+}
+
+// resid is norm((y − x)^+) (the residual distribution; y when it is empty).
+func resid(y, x []float64) []float64 {
+	r := make([]float64, len(y))
+	var s float64
+	for i := range y {
+		r[i] = math.Max(0, y[i]-x[i])
+		s += r[i]
+	}
+	if s == 0 {
+		return append(r[:0], y...)
+	}
+	for i := range r {
+		r[i] /= s
+	}
+	return r
 }
