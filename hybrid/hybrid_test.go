@@ -3,12 +3,12 @@ package hybrid
 import (
 	"context"
 	"encoding/json"
-	"math"
 	"os"
 	"sort"
 	"testing"
 
 	"github.com/hlmproject/hlm/channel"
+	"github.com/hlmproject/hlm/internal/stattest"
 	"github.com/hlmproject/hlm/model"
 	"github.com/hlmproject/hlm/model/llama"
 	"github.com/hlmproject/hlm/sampling"
@@ -52,40 +52,6 @@ func runOnce(t testing.TB, p Params, llm, slm model.Model, prompt []int) Result 
 	return r
 }
 
-// chiSquare compares counts with expected probabilities, pooling the cells
-// whose expected count is below 5 into one. It returns the statistic and the
-// degrees of freedom.
-func chiSquare(counts map[int]int, probs []float64, n int) (float64, int) {
-	type cell struct{ obs, exp float64 }
-	var cells []cell
-	var pool cell
-	for tok, p := range probs {
-		e := p * float64(n)
-		if e < 5 {
-			pool.obs += float64(counts[tok])
-			pool.exp += e
-			continue
-		}
-		cells = append(cells, cell{float64(counts[tok]), e})
-	}
-	if pool.exp > 0 {
-		cells = append(cells, pool)
-	}
-	var chi float64
-	for _, c := range cells {
-		chi += (c.obs - c.exp) * (c.obs - c.exp) / c.exp
-	}
-	return chi, len(cells) - 1
-}
-
-// chiCritical001 is the 0.999 quantile of chi-square (Wilson–Hilferty).
-func chiCritical001(df int) float64 {
-	const z = 3.090232306167813 // standard normal 0.999 quantile
-	k := float64(df)
-	a := 2 / (9 * k)
-	return k * math.Pow(1-a+z*math.Sqrt(a), 3)
-}
-
 // TestLosslessOnRealPair: the first committed token of HLM, Q-S, K-SQS and
 // C-SQS follows the LLM's distribution (chi-square, n = 3000 runs with seeds
 // 0…2999, significance 0.001), with the stories260K LLM and its 2-layer
@@ -112,7 +78,7 @@ func TestLosslessOnRealPair(t *testing.T) {
 		{RandHLM, nil, true},
 	} {
 		t.Run(tc.method, func(t *testing.T) {
-			counts := map[int]int{}
+			counts := make([]int, len(y))
 			for seed := 0; seed < n; seed++ {
 				p := DefaultParams()
 				p.Method, p.Seed, p.MaxTokens = tc.method, uint64(seed), 1
@@ -122,8 +88,8 @@ func TestLosslessOnRealPair(t *testing.T) {
 				r := runOnce(t, p, llm, slm, prompt)
 				counts[r.Tokens[0]]++
 			}
-			chi, df := chiSquare(counts, y, n)
-			crit := chiCritical001(df)
+			chi, df := stattest.ChiSquare(counts, y)
+			crit := stattest.Critical(df)
 			t.Logf("%s: chi-square %.1f on %d df (critical %.1f at 0.001)", tc.method, chi, df, crit)
 			if tc.lossy && chi <= crit {
 				t.Errorf("%s should deviate from the LLM but passed the test", tc.method)

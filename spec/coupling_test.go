@@ -93,7 +93,7 @@ func TestCoupledServerIsExactAndAgreementMatches(t *testing.T) {
 			chi += (float64(counts[i]) - e) * (float64(counts[i]) - e) / e
 			df++
 		}
-		if crit := chiCrit001[df]; df > 0 && chi > crit {
+		if crit := chi2Critical(df); df > 0 && chi > crit {
 			t.Errorf("case %d: server tokens deviate from y: chi-square %.1f > %.1f (df %d)", ci, chi, crit, df)
 		}
 		want := CoupledAgreement(x, y)
@@ -108,9 +108,6 @@ func TestCoupledServerIsExactAndAgreementMatches(t *testing.T) {
 		}
 	}
 }
-
-// chiCrit001 are chi-square critical values at significance 0.001, by df.
-var chiCrit001 = map[int]float64{1: 10.83, 2: 13.82, 3: 16.27, 4: 18.47, 5: 20.52, 6: 22.46, 7: 24.32, 8: 26.12}
 
 // TestVerifyCoupledIsDrafterInvariant: the committed tokens equal LLM-only
 // coupled decoding for any drafts.

@@ -5,14 +5,12 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 
-	"github.com/hlmproject/hlm/dataset"
 	"github.com/hlmproject/hlm/edge"
 	"github.com/hlmproject/hlm/hybrid"
 	"github.com/hlmproject/hlm/model/llama"
@@ -37,13 +35,6 @@ is re-established and the session resumed without losing tokens.`, stderr)
 	server := fs.String("server", "127.0.0.1:7140", "server address")
 	slmSpec := fs.String("slm", filepath.Join(def, "stories260K", "stories260K.bin")+"@exit=2", "draft model spec")
 	tok := fs.String("tokenizer", "", "tokenizer file, when not found with the model")
-	method := fs.String("method", p.Method, "method: "+strings.Join(hybrid.Methods, ", "))
-	prompt := fs.String("prompt", "", "prompt text")
-	prompts := fs.String("prompts", "", "file with one prompt per line (prompt i runs with seed+i)")
-	maxTokens := fs.Int("max-tokens", p.MaxTokens, "new tokens at most per prompt")
-	seed := fs.Uint64("seed", 0, "random seed")
-	asJSON := fs.Bool("json", false, "print one JSON object (the run summary) on stdout")
-	tracePath := fs.String("trace", "", "write a per-token trace (JSON lines) to this file")
 	token := fs.String("auth-token", "", "token for the server (default: $HLM_AUTH_TOKEN)")
 	useTLS := fs.Bool("tls", false, "connect with TLS")
 	caFile := fs.String("tls-ca", "", "trust this CA certificate (PEM), e.g. the one hlm tls-cert wrote; implies --tls")
@@ -55,17 +46,13 @@ is re-established and the session resumed without losing tokens.`, stderr)
 	threads := fs.Int("threads", 0, "worker threads for the draft model (0: all cores)")
 	logFormat := fs.String("log-format", "text", "log format: text or json")
 	logLevel := fs.String("log-level", "warn", "log level: debug, info, warn, error")
-	var sets setFlags
-	fs.Var(&sets, "set", "parameter override key=value (repeatable; see hlm sim --help)")
+	rf := addRunFlags(fs, p, "parameter override key=value (repeatable; see hlm sim --help)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	p.Method, p.MaxTokens, p.Seed = *method, *maxTokens, *seed
-	if err := p.SetAll(sets); err != nil {
-		return usageError{err}
-	}
-	if err := p.Validate(); err != nil {
-		return usageError{err}
+	p, err := rf.params(p)
+	if err != nil {
+		return err
 	}
 	if *token == "" {
 		*token = os.Getenv("HLM_AUTH_TOKEN")
@@ -106,33 +93,20 @@ is re-established and the session resumed without losing tokens.`, stderr)
 		return err
 	}
 	g.LLM = *llmFP
-	if *tracePath != "" {
-		f, err := os.Create(*tracePath)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		g.Trace = f
+	trace, closeTrace, err := rf.openTrace()
+	if err != nil {
+		return err
 	}
+	defer closeTrace()
+	g.Trace = trace
 	if *openaiAddr != "" {
 		return serveOpenAI(ctx, g, *openaiAddr, *openaiKey, log, stderr)
 	}
-	var texts []string
-	switch {
-	case *prompt != "" && *prompts != "":
-		return usageError{errors.New("give --prompt or --prompts, not both")}
-	case *prompts != "":
-		ex, err := dataset.LoadPromptFile(*prompts)
-		if err != nil {
-			return err
-		}
-		for _, e := range ex {
-			texts = append(texts, e.Prompt)
-		}
-	default:
-		texts = []string{*prompt}
+	texts, err := rf.promptTexts()
+	if err != nil {
+		return err
 	}
-	if *asJSON {
+	if *rf.asJSON {
 		sum, err := g.Run(ctx, texts, nil)
 		if err != nil {
 			return err

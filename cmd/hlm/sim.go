@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/hlmproject/hlm/dataset"
 	"github.com/hlmproject/hlm/hybrid"
 	"github.com/hlmproject/hlm/sim"
 	"github.com/hlmproject/hlm/tensor"
@@ -58,50 +57,26 @@ Parameters (--set key=value, repeatable):
 	llm := fs.String("llm", filepath.Join(def, "stories260K", "stories260K.bin"), "LLM model spec")
 	slm := fs.String("slm", filepath.Join(def, "stories260K", "stories260K.bin")+"@exit=2", "SLM model spec")
 	tok := fs.String("tokenizer", "", "tokenizer file, when not found with the models")
-	method := fs.String("method", p.Method, "method: "+strings.Join(hybrid.Methods, ", "))
-	prompt := fs.String("prompt", "", "prompt text")
-	prompts := fs.String("prompts", "", "file with one prompt per line (prompt i runs with seed+i)")
-	maxTokens := fs.Int("max-tokens", p.MaxTokens, "new tokens at most per prompt")
-	seed := fs.Uint64("seed", 0, "random seed")
-	asJSON := fs.Bool("json", false, "print one JSON object (the run summary) on stdout")
-	tracePath := fs.String("trace", "", "write a per-token trace (JSON lines) to this file")
 	threads := fs.Int("threads", 0, "worker threads for the models (0: all cores)")
-	var sets setFlags
-	fs.Var(&sets, "set", "parameter override key=value (repeatable; see the list above)")
+	rf := addRunFlags(fs, p, "parameter override key=value (repeatable; see the list above)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	p.Method, p.MaxTokens, p.Seed = *method, *maxTokens, *seed
-	if err := p.SetAll(sets); err != nil {
-		return usageError{err}
-	}
-	if err := p.Validate(); err != nil {
-		return usageError{err}
+	p, err := rf.params(p)
+	if err != nil {
+		return err
 	}
 	cfg := sim.Config{LLM: *llm, SLM: *slm, Tokenizer: *tok, Params: p}
-	switch {
-	case *prompt != "" && *prompts != "":
-		return usageError{fmt.Errorf("give --prompt or --prompts, not both")}
-	case *prompts != "":
-		ex, err := dataset.LoadPromptFile(*prompts)
-		if err != nil {
-			return err
-		}
-		for _, e := range ex {
-			cfg.Prompts = append(cfg.Prompts, e.Prompt)
-		}
-	default:
-		cfg.Prompts = []string{*prompt}
+	if cfg.Prompts, err = rf.promptTexts(); err != nil {
+		return err
 	}
-	if *tracePath != "" {
-		f, err := os.Create(*tracePath)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		cfg.Trace = f
+	trace, closeTrace, err := rf.openTrace()
+	if err != nil {
+		return err
 	}
-	if len(cfg.Prompts) > 1 && !*asJSON {
+	defer closeTrace()
+	cfg.Trace = trace
+	if len(cfg.Prompts) > 1 && !*rf.asJSON {
 		cfg.Progress = func(done, total int) { fmt.Fprintf(stderr, "\rprompt %d/%d", done, total) }
 	}
 	tensor.SetThreads(*threads)
@@ -112,7 +87,7 @@ Parameters (--set key=value, repeatable):
 	if err != nil {
 		return err
 	}
-	if *asJSON {
+	if *rf.asJSON {
 		e := json.NewEncoder(stdout)
 		return e.Encode(sum)
 	}
