@@ -320,6 +320,8 @@ func TestPrometheusMetrics(t *testing.T) {
 		fmt.Sprintf("hlm_rounds_total %d", r.Uploads),
 		fmt.Sprintf("hlm_drafts_total %d", r.Verified),
 		fmt.Sprintf("hlm_uplink_bytes_total %d", r.UplinkBytes),
+		fmt.Sprintf("hlm_uplink_bits_total %d", r.UplinkBits),
+		fmt.Sprintf("hlm_downlink_bits_total %d", r.DownlinkBits),
 		"hlm_sessions_total 1",
 		`hlm_accepted_tokens_total{position="0"}`,
 		"hlm_verify_seconds_bucket",

@@ -9,6 +9,7 @@ type Metrics interface {
 	Round(drafts, accepted int, resampled bool, verify time.Duration)
 	Batch(size int)
 	Bytes(in, out int)
+	Bits(in, out int) // the papers' bit accounting (hybrid.UplinkBits, hybrid.DownlinkBits)
 	Error(code uint16)
 }
 
@@ -19,4 +20,5 @@ func (nopMetrics) SessionEnded()                       {}
 func (nopMetrics) Round(int, int, bool, time.Duration) {}
 func (nopMetrics) Batch(int)                           {}
 func (nopMetrics) Bytes(int, int)                      {}
+func (nopMetrics) Bits(int, int)                       {}
 func (nopMetrics) Error(uint16)                        {}

@@ -21,6 +21,8 @@ import (
 //	hlm_resampled_total                 counter: rejections (token resampled)
 //	hlm_uplink_bytes_total              counter: Upload frames received
 //	hlm_downlink_bytes_total            counter: Verdict frames sent
+//	hlm_uplink_bits_total               counter: the papers' uplink bits (ids + codec payloads)
+//	hlm_downlink_bits_total             counter: the papers' downlink bits
 //	hlm_verify_seconds                  histogram: verification latency, queueing included
 //	hlm_batch_sessions                  histogram: sessions evaluated per LLM pass
 //	hlm_errors_total{code}              counter: protocol errors sent, by wire error code
@@ -34,6 +36,8 @@ type Prometheus struct {
 	resampled prometheus.Counter
 	bytesIn   prometheus.Counter
 	bytesOut  prometheus.Counter
+	bitsIn    prometheus.Counter
+	bitsOut   prometheus.Counter
 	verify    prometheus.Histogram
 	batch     prometheus.Histogram
 	errors    *prometheus.CounterVec
@@ -57,6 +61,8 @@ func NewPrometheus() *Prometheus {
 	p.resampled = f("hlm_resampled_total", "Rejected drafts (a token resampled from the residual).")
 	p.bytesIn = f("hlm_uplink_bytes_total", "Bytes of Upload frames received.")
 	p.bytesOut = f("hlm_downlink_bytes_total", "Bytes of Verdict frames sent.")
+	p.bitsIn = f("hlm_uplink_bits_total", "Uplink bits in the papers' accounting: token ids plus codec payloads.")
+	p.bitsOut = f("hlm_downlink_bits_total", "Downlink bits in the papers' accounting: accepted count plus token id.")
 	p.accepted = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "hlm_accepted_tokens_total", Help: "Accepted drafts by position in their block."}, []string{"position"})
 	p.verify = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "hlm_verify_seconds", Help: "Verification latency, batching queue included.",
 		Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16)})
@@ -90,4 +96,5 @@ func (p *Prometheus) Round(drafts, accepted int, resampled bool, verify time.Dur
 
 func (p *Prometheus) Batch(size int)    { p.batch.Observe(float64(size)) }
 func (p *Prometheus) Bytes(in, out int) { p.bytesIn.Add(float64(in)); p.bytesOut.Add(float64(out)) }
+func (p *Prometheus) Bits(in, out int)  { p.bitsIn.Add(float64(in)); p.bitsOut.Add(float64(out)) }
 func (p *Prometheus) Error(code uint16) { p.errors.WithLabelValues(strconv.Itoa(int(code))).Inc() }

@@ -449,6 +449,7 @@ func (s *Server) upload(ss *session, body []byte) (*wire.Verdict, error) {
 		return nil, perr(wire.ErrCodeBad, "%v", err)
 	}
 	s.cfg.Metrics.Round(len(up.Drafts), v.Accepted, v.Resampled, time.Since(start))
+	s.cfg.Metrics.Bits(hybrid.UplinkBits(up, ss.vocab), hybrid.DownlinkBits(len(up.Drafts), ss.vocab))
 	ss.lastUp = append(ss.lastUp[:0], body...)
 	ss.lastV = v
 	return v, nil

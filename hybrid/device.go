@@ -65,7 +65,8 @@ type Step struct {
 	Local int
 	// U is the skipped token's uncertainty (NaN when not measured).
 	U float64
-	// UplinkBits is the papers' bit count of Upload (0 when nil).
+	// UplinkBits is the papers' bit count of Upload (0 when nil; see
+	// UplinkBits).
 	UplinkBits int
 	// CodecBits is the distribution payload part of UplinkBits.
 	CodecBits int
@@ -185,13 +186,20 @@ func (d *Device) Step(room int) (Step, error) {
 	if d.pending != nil {
 		return Step{}, fmt.Errorf("hybrid: Step with a verdict outstanding")
 	}
+	var st Step
+	var err error
 	switch d.p.Family() {
 	case FamilyLLM:
-		return d.send(nil), nil
+		st = d.send(nil)
 	case FamilyBlock:
-		return d.stepBlock(room)
+		st, err = d.stepBlock(room)
+	default:
+		st, err = d.stepSkip()
 	}
-	return d.stepSkip()
+	if err == nil && st.Upload != nil {
+		st.UplinkBits = UplinkBits(st.Upload, d.vocab)
+	}
+	return st, err
 }
 
 // stepSkip drafts one token and uploads or commits it (HLM family).
@@ -326,7 +334,6 @@ func (d *Device) stepBlock(room int) (Step, error) {
 	st.Drafted = len(drafts)
 	if d.p.Method == Replica {
 		st.Upload.Check, st.Upload.HasCheck = d.check, true
-		st.UplinkBits += checkBits
 	}
 	return st, nil
 }
@@ -353,11 +360,9 @@ func (d *Device) send(drafts []drafted) Step {
 			up.CommittedProb = []float32{}
 		}
 	}
-	ib := idBits(d.vocab)
-	st := Step{Upload: up, UplinkBits: (len(d.unsent) + len(drafts)) * ib}
+	st := Step{Upload: up}
 	for _, dr := range drafts {
 		up.Drafts = append(up.Drafts, wire.Draft{Token: int32(dr.token), Bits: uint32(dr.bits), Payload: dr.payload})
-		st.UplinkBits += dr.bits
 		st.CodecBits += dr.bits
 		st.FullBits += 32 * d.vocab
 	}

@@ -2,6 +2,7 @@ package hybrid
 
 import (
 	"github.com/hlmproject/hlm/sampling"
+	"github.com/hlmproject/hlm/wire"
 )
 
 // distOf turns logits into the distribution a model samples from: softmax at
@@ -39,3 +40,21 @@ func commonPrefix(a, b []int) int {
 	}
 	return n
 }
+
+// UplinkBits is the papers' bit count of an upload: ⌈log2 V⌉ per token id
+// (drafts and committed tokens), the codec payload bits, and 64 bits of
+// replica check when present. Device and server count the same way.
+func UplinkBits(up *wire.Upload, vocab int) int {
+	bits := (len(up.Committed) + len(up.Drafts)) * idBits(vocab)
+	for _, d := range up.Drafts {
+		bits += int(d.Bits)
+	}
+	if up.HasCheck {
+		bits += checkBits
+	}
+	return bits
+}
+
+// DownlinkBits is the bit count of a verdict on L drafts: the accepted count
+// in ⌈log2(L+1)⌉ bits and the new token id (Q-S eq. 8).
+func DownlinkBits(L, vocab int) int { return idBits(L+1) + idBits(vocab) }

@@ -81,6 +81,11 @@ type Params struct {
 
 	// Timing (seconds of virtual time; Q-S eq. 9) and energy (U+I).
 	TauSLM, TauLLM float64
+	// MeasureTau replaces τ_SLM and τ_LLM by the wall-clock time the device
+	// actually spent drafting each round and the verifier answering it (in
+	// the simulator: the server's computation). Results then depend on the
+	// machine and are not reproducible to the byte.
+	MeasureTau     bool
 	EnergyUpload   float64
 	EnergyResample float64
 	EnergySLM      float64
@@ -237,6 +242,7 @@ var keys = map[string]param{
 	"l_max":           intKey("largest draft length (heuristic and budget-filled batches; 0: no cap)", func(p *Params) *int { return &p.LMax }),
 	"tau_slm":         floatKey("SLM time per token, seconds (default 0.0256)", func(p *Params) *float64 { return &p.TauSLM }),
 	"tau_llm":         floatKey("LLM time per verification pass, seconds (default 0.1046)", func(p *Params) *float64 { return &p.TauLLM }),
+	"measure_tau":     boolKey("use the measured drafting and verification times instead of tau_slm/tau_llm (not reproducible)", func(p *Params) *bool { return &p.MeasureTau }),
 	"energy_upload":   floatKey("U+I ε_u, per upload per Mbit", func(p *Params) *float64 { return &p.EnergyUpload }),
 	"energy_resample": floatKey("U+I ε_r, per resampled token", func(p *Params) *float64 { return &p.EnergyResample }),
 	"energy_slm":      floatKey("U+I ε_s, per SLM token", func(p *Params) *float64 { return &p.EnergySLM }),

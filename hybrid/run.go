@@ -135,13 +135,18 @@ func Run(ctx context.Context, c Config) (Result, error) {
 			}
 			break
 		}
+		stepStart := time.Now()
 		st, err := d.Step(room)
 		if err != nil {
 			return res, err
 		}
 		res.Rounds++
 		res.Drafted += st.Drafted
-		now += time.Duration(st.Drafted) * tau(p.TauSLM)
+		if p.MeasureTau {
+			now += time.Since(stepStart)
+		} else {
+			now += time.Duration(st.Drafted) * tau(p.TauSLM)
+		}
 		if st.Upload == nil { // committed locally
 			res.Skipped++
 			emit(c, d, []int{st.Local})
@@ -160,12 +165,18 @@ func Run(ctx context.Context, c Config) (Result, error) {
 		upBody := len(wire.AppendUpload(nil, st.Upload))
 		state := c.Link.Round(now)
 		now += state.UpTime(st.UplinkBits)
+		verifyStart := time.Now()
 		v, err := c.Verifier.Verify(ctx, st.Upload)
 		if err != nil {
 			return res, fmt.Errorf("round %d: %w", res.Rounds, err)
 		}
-		downBits := idBits(L+1) + idBits(d.vocab)
-		now += tau(p.TauLLM) + state.DownTime(downBits)
+		downBits := DownlinkBits(L, d.vocab)
+		if p.MeasureTau {
+			now += time.Since(verifyStart)
+		} else {
+			now += tau(p.TauLLM)
+		}
+		now += state.DownTime(downBits)
 		res.UplinkBits += int64(st.UplinkBits)
 		res.CodecBits += int64(st.CodecBits)
 		res.DownlinkBits += int64(downBits)
