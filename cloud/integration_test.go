@@ -2,6 +2,7 @@ package cloud
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -281,13 +282,30 @@ func TestHostilePeers(t *testing.T) {
 	expectError("wrong token", wire.AppendFrame(nil, wire.FrameHello, wire.AppendHello(nil, &wire.Hello{Version: wire.ProtocolVersion, Token: "guess"})), wire.ErrCodeAuth)
 	expectError("old version", wire.AppendFrame(nil, wire.FrameHello, wire.AppendHello(nil, &wire.Hello{Version: 0, Token: "secret"})), wire.ErrCodeVersion)
 
-	// A client that handshakes and then stalls: the server must not care.
+	// A client that handshakes, then stalls; and one that opens a session,
+	// pipelines uploads and never reads a verdict. Neither may disturb
+	// the regular session (each connection has its own goroutine and write
+	// deadline; verification never writes to a connection).
 	stall, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer stall.Close()
 	wire.WriteFrame(stall, wire.FrameHello, wire.AppendHello(nil, &wire.Hello{Version: wire.ProtocolVersion, Token: "secret"}))
+	deaf, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer deaf.Close()
+	cp := params(hybrid.Coupled, 9)
+	pj, _ := json.Marshal(cp)
+	var flood []byte
+	flood = wire.AppendFrame(flood, wire.FrameHello, wire.AppendHello(nil, &wire.Hello{Version: wire.ProtocolVersion, Token: "secret"}))
+	flood = wire.AppendFrame(flood, wire.FrameOpen, wire.AppendOpen(nil, &wire.Open{Params: string(pj), SLM: ms.SLM.Fingerprint(), Tokenizer: ms.Tok.Fingerprint(), Prefix: []int32{1, 5}}))
+	for r := 1; r <= 40; r++ {
+		flood = wire.AppendFrame(flood, wire.FrameUpload, wire.AppendUpload(nil, &wire.Upload{Round: uint32(r), Drafts: []wire.Draft{{Token: 7}, {Token: 9}}}))
+	}
+	go deaf.Write(flood)
 
 	// The edge client refuses a wrong token with a clear error.
 	g, _ := edge.NewGenerator(edge.Config{Addr: addr, Token: "wrong"}, ms.SLM, p)
