@@ -134,6 +134,10 @@ func (m *Matrix) RowDot(i int, x []float32) float32 {
 		return dotQ8_0(m.row(i), x)
 	case Q4_0:
 		return dotQ4_0(m.row(i), x)
+	case Q4_K:
+		return dotKQuant(m.row(i), x, q4KBytes, dequantizeQ4K)
+	case Q6_K:
+		return dotKQuant(m.row(i), x, q6KBytes, dequantizeQ6K)
 	}
 	panic("tensor: RowDot of unknown dtype " + m.Type.String())
 }

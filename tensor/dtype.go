@@ -13,12 +13,14 @@ const (
 	BF16
 	Q8_0
 	Q4_0
+	Q4_K // read only: GGML K-quant, 256-element super-blocks (kquant.go)
+	Q6_K // read only
 )
 
 // QK is the number of elements in one Q8_0 or Q4_0 block.
 const QK = 32
 
-var dtypeNames = [...]string{F32: "F32", F16: "F16", BF16: "BF16", Q8_0: "Q8_0", Q4_0: "Q4_0"}
+var dtypeNames = [...]string{F32: "F32", F16: "F16", BF16: "BF16", Q8_0: "Q8_0", Q4_0: "Q4_0", Q4_K: "Q4_K", Q6_K: "Q6_K"}
 
 func (t DType) String() string {
 	if int(t) < len(dtypeNames) {
@@ -32,6 +34,8 @@ func (t DType) BlockSize() int {
 	switch t {
 	case Q8_0, Q4_0:
 		return QK
+	case Q4_K, Q6_K:
+		return QKK
 	}
 	return 1
 }
@@ -47,6 +51,10 @@ func (t DType) BlockBytes() int {
 		return 2 + QK
 	case Q4_0:
 		return 2 + QK/2
+	case Q4_K:
+		return q4KBytes
+	case Q6_K:
+		return q6KBytes
 	}
 	return 0
 }

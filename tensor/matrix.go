@@ -95,6 +95,9 @@ func (m *Matrix) Bytes() []byte {
 // Convert returns a copy of m stored as type t (F32, F16, BF16, Q8_0 or Q4_0).
 // Converting to a block type requires Cols to be a multiple of the block size.
 func (m *Matrix) Convert(t DType) (*Matrix, error) {
+	if t == Q4_K || t == Q6_K {
+		return nil, fmt.Errorf("tensor: converting to %v is not supported (K-quants are read only)", t)
+	}
 	if _, err := t.RowBytes(m.Cols); err != nil {
 		return nil, err
 	}

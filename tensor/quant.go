@@ -96,6 +96,14 @@ func DequantizeRow(dst []float32, t DType, src []byte) {
 				out[j+QK/2] = float32(int(q>>4)-8) * d
 			}
 		}
+	case Q4_K:
+		for b := 0; b*QKK < len(dst); b++ {
+			dequantizeQ4K(dst[b*QKK:], src[b*q4KBytes:])
+		}
+	case Q6_K:
+		for b := 0; b*QKK < len(dst); b++ {
+			dequantizeQ6K(dst[b*QKK:], src[b*q6KBytes:])
+		}
 	default:
 		panic("tensor: DequantizeRow of unknown dtype " + t.String())
 	}

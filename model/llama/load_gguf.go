@@ -23,6 +23,10 @@ func dtypeOf(t gguf.Type) (tensor.DType, bool) {
 		return tensor.Q8_0, true
 	case gguf.Q4_0:
 		return tensor.Q4_0, true
+	case gguf.Q4_K:
+		return tensor.Q4_K, true
+	case gguf.Q6_K:
+		return tensor.Q6_K, true
 	}
 	return 0, false
 }
@@ -139,7 +143,7 @@ func FromGGUF(f *gguf.File) (*Weights, *tokenizer.Tokenizer, error) {
 		}
 		dt, ok := dtypeOf(ti.Type)
 		if !ok {
-			return nil, fmt.Errorf("%w: tensor %s has type %v (hlm reads F32, F16, BF16, Q8_0 and Q4_0)", model.ErrUnsupported, name, ti.Type)
+			return nil, fmt.Errorf("%w: tensor %s has type %v (hlm reads F32, F16, BF16, Q8_0, Q4_0, Q4_K and Q6_K)", model.ErrUnsupported, name, ti.Type)
 		}
 		data, err := f.TensorData(name)
 		if err != nil {

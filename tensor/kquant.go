@@ -1,0 +1,91 @@
+package tensor
+
+import "encoding/binary"
+
+// K-quants (GGML's Q4_K and Q6_K), the storage of most Llama GGUFs in the
+// wild (Q4_K_M mixes both). A super-block holds QKK = 256 elements.
+//
+// Q4_K, 144 bytes: d f16 · dmin f16 · scales [12]byte · qs [128]byte.
+// Eight sub-blocks of 32 elements; sub-block j has a 6-bit scale sc_j and a
+// 6-bit min m_j packed in scales (getScaleMinK4); element value
+// d·sc_j·q − dmin·m_j with q a 4-bit code: elements 64i…64i+31 are the low
+// nibbles of qs[32i…32i+31], elements 64i+32…64i+63 their high nibbles.
+//
+// Q6_K, 210 bytes: ql [128]byte · qh [64]byte · scales [16]int8 · d f16.
+// Sixteen sub-blocks of 16 elements with an int8 scale each; a 6-bit code
+// is 4 low bits from ql and 2 high bits from qh, value d·scale·(code − 32),
+// laid out in two halves of 128 elements as dequantizeQ6K spells out.
+//
+// The layouts follow GGML's reference dequantize_row_q4_K/q6_K exactly.
+
+// QKK is the number of elements in a K-quant super-block.
+const QKK = 256
+
+const (
+	q4KBytes = 2 + 2 + 12 + QKK/2
+	q6KBytes = QKK/2 + QKK/4 + QKK/16 + 2
+)
+
+// getScaleMinK4 unpacks the 6-bit scale and min of sub-block j.
+func getScaleMinK4(j int, q []byte) (sc, m byte) {
+	if j < 4 {
+		return q[j] & 63, q[j+4] & 63
+	}
+	return (q[j+4] & 0xF) | ((q[j-4] >> 6) << 4), (q[j+4] >> 4) | ((q[j] >> 6) << 4)
+}
+
+// dequantizeQ4K writes the 256 elements of one Q4_K super-block.
+func dequantizeQ4K(y []float32, blk []byte) {
+	d := F16ToF32(binary.LittleEndian.Uint16(blk[0:]))
+	dmin := F16ToF32(binary.LittleEndian.Uint16(blk[2:]))
+	scales := blk[4:16]
+	q := blk[16 : 16+QKK/2]
+	y = y[:QKK]
+	for i, is := 0, 0; i < QKK; i, is = i+64, is+2 {
+		sc, m := getScaleMinK4(is, scales)
+		d1, m1 := d*float32(sc), dmin*float32(m)
+		sc, m = getScaleMinK4(is+1, scales)
+		d2, m2 := d*float32(sc), dmin*float32(m)
+		qq := q[i/2 : i/2+32]
+		for l, b := range qq {
+			y[i+l] = float32(d1*float32(b&0xF)) - m1
+			y[i+32+l] = float32(d2*float32(b>>4)) - m2
+		}
+	}
+}
+
+// dequantizeQ6K writes the 256 elements of one Q6_K super-block.
+func dequantizeQ6K(y []float32, blk []byte) {
+	ql := blk[0:128]
+	qh := blk[128:192]
+	sc := blk[192:208]
+	d := F16ToF32(binary.LittleEndian.Uint16(blk[208:]))
+	y = y[:QKK]
+	for n := 0; n < 2; n++ {
+		l0, h0, s0, y0 := ql[64*n:], qh[32*n:], sc[8*n:], y[128*n:]
+		for l := 0; l < 32; l++ {
+			is := l / 16
+			q1 := int8((l0[l]&0xF)|((h0[l]>>0)&3)<<4) - 32
+			q2 := int8((l0[l+32]&0xF)|((h0[l]>>2)&3)<<4) - 32
+			q3 := int8((l0[l]>>4)|((h0[l]>>4)&3)<<4) - 32
+			q4 := int8((l0[l+32]>>4)|((h0[l]>>6)&3)<<4) - 32
+			y0[l] = float32(d*float32(int8(s0[is]))) * float32(q1)
+			y0[l+32] = float32(d*float32(int8(s0[is+2]))) * float32(q2)
+			y0[l+64] = float32(d*float32(int8(s0[is+4]))) * float32(q3)
+			y0[l+96] = float32(d*float32(int8(s0[is+6]))) * float32(q4)
+		}
+	}
+}
+
+// dotKQuant is Σ w·x for a row of K-quant super-blocks: each block is
+// dequantized into a scratch buffer and dotted with Dot, block sums added in
+// order.
+func dotKQuant(w []byte, x []float32, blockBytes int, deq func([]float32, []byte)) float32 {
+	var buf [QKK]float32
+	var sum float32
+	for b := 0; (b+1)*blockBytes <= len(w); b++ {
+		deq(buf[:], w[b*blockBytes:(b+1)*blockBytes])
+		sum += Dot(buf[:], x[b*QKK:(b+1)*QKK])
+	}
+	return sum
+}
