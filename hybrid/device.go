@@ -41,6 +41,14 @@ type Device struct {
 	wantX      [][]float64
 	oracle     bool
 	check      uint64 // replica: running hash of the block's draft logits
+
+	ctrl     Controller // per-round L and ℓ (draft=ddqn)
+	rate     float64    // uplink rate of the current round, set by the driver
+	confSum  float64
+	confN    int
+	lastConf float64
+	lastL    int // L and ℓ of the round in flight
+	lastEll  int
 }
 
 // drafted is one draft token of the current round.
@@ -85,7 +93,7 @@ func NewDevice(p Params, slm model.Model, vocab int, prompt []int) (*Device, err
 		return nil, fmt.Errorf("%w: empty prompt (start it with BOS)", ErrParam)
 	}
 	d := &Device{p: p, vocab: vocab, rng: rand.New(rand.NewPCG(p.Seed, 0x646576696365)), prompt: len(prompt),
-		seq: append([]int(nil), prompt...), perturb: uncertainty.Perturbation{M: p.M, ThetaMax: p.ThetaMax}, oracle: true}
+		seq: append([]int(nil), prompt...), perturb: uncertainty.Perturbation{M: p.M, ThetaMax: p.ThetaMax}, oracle: true, lastConf: 1}
 	if p.Method != LLM {
 		if slm == nil {
 			return nil, fmt.Errorf("%w: method %s needs a draft model", ErrParam, p.Method)
@@ -161,7 +169,11 @@ func codecOf(p Params) (codec.Codec, error) {
 		cs.Alpha, cs.Eta, cs.Beta = p.ConfAlpha, p.ConfEta, p.ConfBeta
 		c = cs
 	case SQ, QS:
-		c = codec.Lattice{L: p.Ell}
+		if p.Draft == "ddqn" {
+			c = codec.VarLattice{L: p.Ell} // ℓ chosen per round, carried in the payload
+		} else {
+			c = codec.Lattice{L: p.Ell}
+		}
 	default:
 		return nil, fmt.Errorf("%w: no codec for method %q", ErrParam, p.Method)
 	}
@@ -272,9 +284,20 @@ func needsUncertainty(m string) bool {
 func (d *Device) stepBlock(room int) (Step, error) {
 	L := room
 	budget := d.p.Method == KSQS || d.p.Method == CSQS
-	if !budget {
+	switch {
+	case d.p.Draft == "ddqn" && d.ctrl == nil && (d.p.Method == QS || d.p.Method == SQ):
+		return Step{}, fmt.Errorf("%w: draft=ddqn needs a trained policy (ddqn_model=FILE, see hlm train-ddqn)", ErrParam)
+	case d.ctrl != nil && (d.p.Method == QS || d.p.Method == SQ):
+		l, ell := d.ctrl.Choose(d.controlState())
+		if l < 1 || ell < 1 || ell > codec.MaxL {
+			return Step{}, fmt.Errorf("hybrid: controller chose L=%d, ℓ=%d", l, ell)
+		}
+		L = min(L, l)
+		d.enc = codec.VarLattice{L: ell}
+		d.lastEll = ell
+	case !budget:
 		L = min(L, d.dlen.Next())
-	} else if d.p.LMax > 0 {
+	case d.p.LMax > 0:
 		L = min(L, d.p.LMax)
 	}
 	if d.csqs != nil {
@@ -330,6 +353,7 @@ func (d *Device) stepBlock(room int) (Step, error) {
 		drafts = append(drafts, dr)
 		ctx = append(ctx, dr.token)
 	}
+	d.lastL = len(drafts)
 	st := d.send(drafts)
 	st.Drafted = len(drafts)
 	if d.p.Method == Replica {
@@ -391,8 +415,12 @@ func (d *Device) Apply(v *wire.Verdict) ([]int, error) {
 	var committed []int
 	for _, dr := range d.pending[:v.Accepted] {
 		committed = append(committed, dr.token)
+		d.noteConfidence(dr.sample[dr.token])
 	}
 	committed = append(committed, int(v.Token))
+	if v.Accepted < L { // the resampled token's SLM probability is known
+		d.noteConfidence(d.pending[v.Accepted].sample[v.Token])
+	}
 	d.seq = append(d.seq, committed...)
 	if d.dlen != nil {
 		d.dlen.Observe(L, v.Accepted)

@@ -74,10 +74,11 @@ type Params struct {
 	SampleFrom string  // "recon" (sample what is sent) or "slm" (sample the SLM's own distribution); "" = method default
 
 	// Draft length (SD family).
-	Draft string // "fixed" or "heuristic"
-	L     int    // fixed draft length, or the heuristic's initial length
-	LMin  int
-	LMax  int // also caps budget-filled batches (0: no cap)
+	Draft     string // "fixed", "heuristic" or "ddqn"
+	DDQNModel string // trained policy for draft=ddqn
+	L         int    // fixed draft length, or the heuristic's initial length
+	LMin      int
+	LMax      int // also caps budget-filled batches (0: no cap)
 
 	// Timing (seconds of virtual time; Q-S eq. 9) and energy (U+I).
 	TauSLM, TauLLM float64
@@ -236,7 +237,8 @@ var keys = map[string]param{
 	"conf_eta":        floatKey("C-SQS threshold learning rate η", func(p *Params) *float64 { return &p.ConfEta }),
 	"conf_beta":       floatKey("C-SQS initial threshold β₁", func(p *Params) *float64 { return &p.ConfBeta }),
 	"sample_from":     {"draft from what is sent (recon) or from the SLM (slm); default per method", func(p *Params, v string) error { p.SampleFrom = v; return nil }},
-	"draft":           {"draft length policy of q-s/s-q: fixed or heuristic", func(p *Params, v string) error { p.Draft = v; return nil }},
+	"draft":           {"draft length policy of q-s/s-q: fixed, heuristic, or ddqn (L and ℓ per round from ddqn_model)", func(p *Params, v string) error { p.Draft = v; return nil }},
+	"ddqn_model":      {"file of a trained DDQN policy (hlm train-ddqn) for draft=ddqn", func(p *Params, v string) error { p.DDQNModel = v; return nil }},
 	"l":               intKey("draft length (fixed) or initial length (heuristic)", func(p *Params) *int { return &p.L }),
 	"l_min":           intKey("smallest draft length of the heuristic", func(p *Params) *int { return &p.LMin }),
 	"l_max":           intKey("largest draft length (heuristic and budget-filled batches; 0: no cap)", func(p *Params) *int { return &p.LMax }),
@@ -336,8 +338,10 @@ func (p Params) Validate() error {
 		return bad("sample_from %q (want recon or slm)", p.SampleFrom)
 	case p.Sampler != "standard" && p.Sampler != "gumbel":
 		return bad("sampler %q (want standard or gumbel)", p.Sampler)
-	case p.Draft != "fixed" && p.Draft != "heuristic":
-		return bad("draft %q (want fixed or heuristic)", p.Draft)
+	case p.Draft != "fixed" && p.Draft != "heuristic" && p.Draft != "ddqn":
+		return bad("draft %q (want fixed, heuristic or ddqn)", p.Draft)
+	case p.Draft == "ddqn" && p.Method != QS && p.Method != SQ:
+		return bad("draft=ddqn chooses L and ℓ of the lattice methods q-s and s-q, not %s", p.Method)
 	case p.L < 1 || p.LMin < 1 || p.LMax < 0 || (p.LMax > 0 && p.LMax < p.LMin):
 		return bad("l %d / l_min %d / l_max %d", p.L, p.LMin, p.LMax)
 	case !(p.TauSLM >= 0) || !(p.TauLLM >= 0):

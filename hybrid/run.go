@@ -47,6 +47,9 @@ type Config struct {
 	// OnTokens, when set, is called with the tokens each round commits, in
 	// order (for streaming). Tokens past EOS or MaxTokens are not passed.
 	OnTokens func(tokens []int)
+	// OnRound, when set, is called after every verified round of a device
+	// with a Controller (for training one).
+	OnRound func(RoundInfo)
 }
 
 // Result is the summary of a run; `hlm sim --json` and `hlm edge --json`
@@ -135,6 +138,16 @@ func Run(ctx context.Context, c Config) (Result, error) {
 			}
 			break
 		}
+		// A controller sees the round's uplink rate before drafting (Q-S
+		// Sec. IV-B), so the link state is drawn at the start of its rounds.
+		var state channel.State
+		roundStart := now
+		ctrlState := ControlState{}
+		if d.ctrl != nil {
+			state = c.Link.Round(now)
+			d.rate = state.UpRate
+			ctrlState = d.controlState()
+		}
 		stepStart := time.Now()
 		st, err := d.Step(room)
 		if err != nil {
@@ -163,7 +176,9 @@ func Run(ctx context.Context, c Config) (Result, error) {
 		res.Uploads++
 		res.Verified += L
 		upBody := len(wire.AppendUpload(nil, st.Upload))
-		state := c.Link.Round(now)
+		if d.ctrl == nil {
+			state = c.Link.Round(now)
+		}
 		now += state.UpTime(st.UplinkBits)
 		verifyStart := time.Now()
 		v, err := c.Verifier.Verify(ctx, st.Upload)
@@ -217,6 +232,13 @@ func Run(ctx context.Context, c Config) (Result, error) {
 			return res, err
 		}
 		emit(c, d, committed)
+		if c.OnRound != nil && d.ctrl != nil {
+			next := d.controlState()
+			next.Rate = state.UpRate // the next round's rate is not known yet
+			done := contains(committed, c.EOS) || len(out()) >= p.MaxTokens || c.Context-1-len(d.seq) < 1
+			c.OnRound(RoundInfo{State: ctrlState, L: d.lastL, Ell: d.lastEll, Accepted: v.Accepted, Committed: len(committed),
+				Seconds: (now - roundStart).Seconds(), Next: next, Done: done})
+		}
 		res.Accepted += v.Accepted
 		if v.Resampled {
 			res.Resampled++

@@ -1,0 +1,82 @@
+package codec
+
+import (
+	"fmt"
+	"math/bits"
+)
+
+// VarLattice is the Lattice codec with a resolution chosen per message (the
+// adaptive quantization of Q-S Sec. IV, where a policy picks ℓ^t each
+// round): the payload starts with ℓ−1 in ⌈log2 MaxL⌉ bits, then the lattice
+// index of Lattice{L: ℓ}. Encode uses L; Decode reads ℓ from the payload and
+// ignores L.
+type VarLattice struct {
+	L int // resolution used by Encode, 1..MaxL
+}
+
+// varLatticeHeader is the width of the ℓ field.
+var varLatticeHeader = bits.Len(uint(MaxL - 1))
+
+// Validate reports an impossible resolution.
+func (c VarLattice) Validate() error { return Lattice{L: c.L}.Validate() }
+
+// Name returns e.g. "varlattice-100".
+func (c VarLattice) Name() string { return fmt.Sprintf("varlattice-%d", c.L) }
+
+// Encode quantizes x at resolution L.
+func (c VarLattice) Encode(x []float64, draft int) (Encoded, error) {
+	enc, err := Lattice{L: c.L}.Encode(x, draft)
+	if err != nil {
+		return Encoded{}, err
+	}
+	var w BitWriter
+	w.WriteBits(uint64(c.L-1), varLatticeHeader)
+	r := NewBitReader(enc.Payload)
+	for left := enc.Bits; left > 0; {
+		n := min(left, 64)
+		v, err := r.ReadBits(n)
+		if err != nil {
+			return Encoded{}, err
+		}
+		w.WriteBits(v, n)
+		left -= n
+	}
+	enc.Payload, enc.Bits = w.Bytes(), w.Len()
+	return enc, nil
+}
+
+// Decode reads ℓ and the lattice index.
+func (c VarLattice) Decode(payload []byte, vocab int) ([]float64, error) {
+	r := NewBitReader(payload)
+	l1, err := r.ReadBits(varLatticeHeader)
+	if err != nil {
+		return nil, err
+	}
+	lat := Lattice{L: int(l1) + 1}
+	if err := lat.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrFormat, err)
+	}
+	bitsLeft, err := lat.Bits(vocab)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkLen(payload, varLatticeHeader+bitsLeft); err != nil {
+		return nil, err
+	}
+	var w BitWriter
+	for left := bitsLeft; left > 0; {
+		n := min(left, 64)
+		v, err := r.ReadBits(n)
+		if err != nil {
+			return nil, err
+		}
+		w.WriteBits(v, n)
+		left -= n
+	}
+	if err := finishPayload(r); err != nil {
+		return nil, err
+	}
+	return lat.Decode(w.Bytes(), vocab)
+}
+
+var _ Codec = VarLattice{}

@@ -1,0 +1,49 @@
+package codec
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+func TestVarLatticeRoundTrip(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 8))
+	for _, l := range []int{1, 7, 100, 999} {
+		x := make([]float64, 300)
+		var s float64
+		for i := range x {
+			x[i] = rng.ExpFloat64()
+			s += x[i]
+		}
+		for i := range x {
+			x[i] /= s
+		}
+		enc, err := VarLattice{L: l}.Encode(x, -1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plain, _ := Lattice{L: l}.Bits(len(x))
+		if enc.Bits != plain+varLatticeHeader || len(enc.Payload) != (enc.Bits+7)/8 {
+			t.Errorf("ℓ=%d: %d bits (%d bytes), want %d", l, enc.Bits, len(enc.Payload), plain+varLatticeHeader)
+		}
+		got, err := VarLattice{}.Decode(enc.Payload, len(x))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range got {
+			if got[i] != enc.Recon[i] {
+				t.Fatalf("ℓ=%d: decode differs from Recon at %d", l, i)
+			}
+		}
+	}
+}
+
+func FuzzDecodeVarLattice(f *testing.F) {
+	enc, _ := VarLattice{L: 5}.Encode([]float64{0.5, 0.25, 0.25}, -1)
+	f.Add(enc.Payload, 3)
+	f.Fuzz(func(t *testing.T, b []byte, v int) {
+		if v < 1 || v > 5000 {
+			return
+		}
+		VarLattice{}.Decode(b, v)
+	})
+}

@@ -1,0 +1,73 @@
+package hybrid
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/hlmproject/hlm/channel"
+)
+
+// fixedCtl is a controller that alternates between two actions and records
+// what it saw.
+type fixedCtl struct {
+	n      int
+	states []ControlState
+}
+
+func (f *fixedCtl) Choose(s ControlState) (int, int) {
+	f.states = append(f.states, s)
+	f.n++
+	if f.n%2 == 0 {
+		return 2, 20
+	}
+	return 3, 80
+}
+
+// TestControllerRounds: with draft=ddqn the device takes L and ℓ from its
+// controller each round, sees the round's rate, stays lossless (ℓ travels in
+// the payload), and reports every round to OnRound.
+func TestControllerRounds(t *testing.T) {
+	llm, slm := openPair(t, stories+"@exit=2")
+	prompt := llm.Tokenizer().Encode("Once upon a time", true, false)
+	p := DefaultParams()
+	p.Method, p.Seed, p.MaxTokens, p.Draft = QS, 3, 30, "ddqn"
+	if err := p.SetAll([]string{"channel=markov", "rate_low_bps=1e5", "rate_high_bps=1e6"}); err != nil {
+		t.Fatal(err)
+	}
+	dev, err := NewDevice(p, slm, llm.Config().Vocab, prompt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, _ := NewServer(p, llm, prompt)
+	link, _ := channel.New(p.Channel)
+	// Without a controller the device refuses.
+	if _, err := dev.Step(10); !errors.Is(err, ErrParam) {
+		t.Fatalf("draft=ddqn without a policy: err = %v", err)
+	}
+	ctl := &fixedCtl{}
+	dev.SetController(ctl)
+	var rounds []RoundInfo
+	r, err := Run(context.Background(), Config{Device: dev, Verifier: &Local{Server: srv}, Link: link, EOS: -1, Context: 512,
+		OnRound: func(ri RoundInfo) { rounds = append(rounds, ri) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Tokens) != 30 || *r.MeanDeviation > 1e-9 {
+		t.Errorf("%d tokens, deviation %v", len(r.Tokens), *r.MeanDeviation)
+	}
+	if len(rounds) != r.Uploads || len(ctl.states) != r.Uploads {
+		t.Fatalf("%d rounds reported, %d controller calls, %d uploads", len(rounds), len(ctl.states), r.Uploads)
+	}
+	for i, ri := range rounds {
+		if ri.State.Rate != 1e5 && ri.State.Rate != 1e6 || ri.Seconds <= 0 || ri.Committed != ri.Accepted+1 {
+			t.Fatalf("round %d: %+v", i, ri)
+		}
+		if want := map[bool]int{true: 2, false: 3}[i%2 == 1]; ri.L != want && !ri.Done {
+			t.Errorf("round %d: L = %d, want %d", i, ri.L, want)
+		}
+	}
+	if !rounds[len(rounds)-1].Done {
+		t.Error("last round not marked done")
+	}
+}
