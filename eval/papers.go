@@ -4,10 +4,15 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"sort"
 
+	"github.com/hlmproject/hlm/dataset"
+	"github.com/hlmproject/hlm/ddqn"
 	"github.com/hlmproject/hlm/hybrid"
 	"github.com/hlmproject/hlm/report"
+	"github.com/hlmproject/hlm/sim"
 	"github.com/hlmproject/hlm/uncertainty"
 )
 
@@ -265,12 +270,17 @@ func (p *paper) qs(ctx context.Context) error {
 		{"low", "low-rate regime (Markov 200/500 kbit/s, mean 350 kbit/s)", []string{"channel=markov", "rate_low_bps=2e5", "rate_high_bps=5e5", "p_low_high=0.1", "p_high_low=0.1"}},
 		{"high", "high-rate regime (Markov 2/6 Mbit/s, mean 4 Mbit/s)", []string{"channel=markov", "rate_low_bps=2e6", "rate_high_bps=6e6", "p_low_high=0.1", "p_high_low=0.1"}},
 	}
-	p.doc.P("Lattice resolution ℓ = 100 over the whole vocabulary; static draft length 4; the heuristic grows the length by one when all drafts were accepted, else sets it to the accepted count. The DDQN policy of the paper is not part of this rerun. TinyStories continuations stand in for CNN/DailyMail.")
+	p.doc.P("Lattice resolution ℓ = 100 over the whole vocabulary; static draft length 4; the heuristic grows the length by one when all drafts were accepted, else sets it to the accepted count. The DDQN policy (Q-S Sec. IV-C) is trained here, per regime, by `hlm train-ddqn`'s procedure: %d episodes over %d TinyStories prompts drawn with another seed than the evaluation's, at temperature 1, reward = committed tokens per second of each round; it then picks L ∈ {1,2,3,4,6,8} and ℓ ∈ {20,50,100,200} greedily every round. TinyStories continuations stand in for CNN/DailyMail.", qsEpisodes, qsTrainPrompts)
 	for i, rg := range regimes {
 		base := p.setup.Base
 		if err := base.SetAll(rg.sets); err != nil {
 			return err
 		}
+		policy, err := p.trainPolicy(ctx, base, rg.name)
+		if err != nil {
+			return err
+		}
+		vs := append(vs[:len(vs):len(vs)], variant{"Q-S DDQN", hybrid.QS, []string{"draft=ddqn", "ddqn_model=" + policy}})
 		var pts []Point
 		for _, v := range vs {
 			for _, t := range temps {
@@ -314,6 +324,40 @@ func (p *paper) qs(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+const (
+	qsEpisodes     = 150
+	qsTrainPrompts = 40
+)
+
+// trainPolicy trains the Q-S DDQN controller for a regime and writes it
+// beside the report.
+func (p *paper) trainPolicy(ctx context.Context, base hybrid.Params, name string) (string, error) {
+	ex, err := dataset.Load("tinystories", dataset.Default("tinystories", p.cfg.Shared))
+	if err != nil {
+		return "", err
+	}
+	ex = dataset.Sample(ex, min(qsTrainPrompts, len(ex)), p.cfg.Seed+1000)
+	prompts := make([]string, len(ex))
+	for i, e := range ex {
+		prompts[i] = e.Prompt
+	}
+	tp := base
+	tp.Method = hybrid.QS
+	cfg := ddqn.DefaultConfig()
+	cfg.Seed = p.cfg.Seed
+	agent, _, err := sim.TrainDDQN(ctx, p.setup.Models, sim.TrainConfig{Params: tp, Prompts: prompts, Episodes: qsEpisodes, Agent: cfg})
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(p.cfg.Out, "ddqn_"+name+".json")
+	f, err := os.Create(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	return path, agent.Save(f)
 }
 
 // coupling compares every way of telling the server about a draft on one

@@ -121,6 +121,11 @@ func NewDevice(p Params, slm model.Model, vocab int, prompt []int) (*Device, err
 	if d.enc, err = codecOf(p); err != nil {
 		return nil, err
 	}
+	if p.Draft == "ddqn" && p.DDQNModel != "" {
+		if d.ctrl, err = LoadController(p.DDQNModel); err != nil {
+			return nil, err
+		}
+	}
 	switch c := d.enc.(type) {
 	case *codec.CSQS:
 		d.csqs = c

@@ -1,0 +1,106 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/hlmproject/hlm/ddqn"
+	"github.com/hlmproject/hlm/hybrid"
+	"github.com/hlmproject/hlm/sim"
+	"github.com/hlmproject/hlm/tensor"
+)
+
+func init() {
+	register("train-ddqn", "train the Q-S draft-length/quantization policy (double DQN) in the simulator", runTrain)
+}
+
+func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	p := hybrid.DefaultParams()
+	p.Method = hybrid.QS
+	def := modelsDir()
+	fs := newFlags("train-ddqn", "--out policy.json [--llm SPEC --slm SPEC] [--episodes N] [--set key=value ...]", `
+Train the adaptive policy of the Q-S paper (Sec. IV): a double deep
+Q-network that picks, every round, the draft length L and the lattice
+resolution ℓ from the device's state (mean and last draft confidence of the
+prefix, the round's uplink rate, tokens so far). Each round's reward is the
+committed tokens per second of that round (Q-S eq. 13). Training runs in the
+simulator over TinyStories prompts; the channel is whatever --set says (for
+example the Q-S Markov preset: --set channel_preset=qs). Use the result with
+--set draft=ddqn --set ddqn_model=policy.json in hlm sim, hlm edge, hlm eval.`, stderr)
+	llm := fs.String("llm", filepath.Join(def, "stories260K", "stories260K.bin"), "LLM model spec")
+	slm := fs.String("slm", filepath.Join(def, "stories260K", "stories260K.bin")+"@exit=2", "SLM model spec")
+	tok := fs.String("tokenizer", "", "tokenizer file, when not found with the models")
+	method := fs.String("method", hybrid.QS, "q-s or s-q")
+	out := fs.String("out", "", "policy file to write (required)")
+	episodes := fs.Int("episodes", 200, "training episodes (one prompt's generation each)")
+	n := fs.Int("n", 40, "distinct training prompts (a seeded sample of TinyStories)")
+	maxTokens := fs.Int("max-tokens", 64, "tokens per episode")
+	seed := fs.Uint64("seed", 0, "random seed (agent and episodes)")
+	threads := fs.Int("threads", 0, "worker threads (0: all cores)")
+	var sets setFlags
+	fs.Var(&sets, "set", "parameter override key=value (repeatable; see hlm sim --help)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if *out == "" {
+		return usageError{errors.New("--out is required")}
+	}
+	p.Method, p.MaxTokens, p.Seed = *method, *maxTokens, *seed
+	if err := p.SetAll(sets); err != nil {
+		return usageError{err}
+	}
+	tensor.SetThreads(*threads)
+	prompts, err := promptTexts("", "tinystories", *n, *seed)
+	if err != nil {
+		return err
+	}
+	ms, err := sim.Open(*llm, *slm, *tok)
+	if err != nil {
+		return err
+	}
+	cfg := ddqn.DefaultConfig()
+	cfg.Seed = *seed
+	var window []float64
+	agent, tps, err := sim.TrainDDQN(ctx, ms, sim.TrainConfig{Params: p, Prompts: prompts, Episodes: *episodes, Agent: cfg,
+		Progress: func(ep int, t, eps float64) {
+			window = append(window, t)
+			if len(window) > 20 {
+				window = window[1:]
+			}
+			var m float64
+			for _, v := range window {
+				m += v
+			}
+			fmt.Fprintf(stderr, "\repisode %d/%d: %.2f tokens/s (mean of last %d: %.2f), ε %.2f   ", ep, *episodes, t, len(window), m/float64(len(window)), eps)
+		}})
+	fmt.Fprintln(stderr)
+	if err != nil {
+		return err
+	}
+	f, err := os.Create(*out)
+	if err != nil {
+		return err
+	}
+	if err := agent.Save(f); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	first, last := meanOf(tps[:min(20, len(tps))]), meanOf(tps[max(0, len(tps)-20):])
+	fmt.Fprintf(stdout, "trained %d episodes: throughput %.2f tokens/s over the first 20, %.2f over the last 20; wrote %s\n", len(tps), first, last, *out)
+	return nil
+}
+
+func meanOf(xs []float64) float64 {
+	var s float64
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(max(1, len(xs)))
+}
