@@ -41,15 +41,22 @@ func dequantizeQ4K(y []float32, blk []byte) {
 	scales := blk[4:16]
 	q := blk[16 : 16+QKK/2]
 	y = y[:QKK]
+	var lo, hi [16]float32 // the 16 values of each sub-block's 4-bit codes
 	for i, is := 0, 0; i < QKK; i, is = i+64, is+2 {
 		sc, m := getScaleMinK4(is, scales)
 		d1, m1 := d*float32(sc), dmin*float32(m)
 		sc, m = getScaleMinK4(is+1, scales)
 		d2, m2 := d*float32(sc), dmin*float32(m)
-		qq := q[i/2 : i/2+32]
+		for c := range lo {
+			lo[c] = float32(d1*float32(c)) - m1
+			hi[c] = float32(d2*float32(c)) - m2
+		}
+		qq := q[i/2 : i/2+32 : i/2+32]
+		yl := y[i : i+32 : i+32]
+		yh := y[i+32 : i+64 : i+64]
 		for l, b := range qq {
-			y[i+l] = float32(d1*float32(b&0xF)) - m1
-			y[i+32+l] = float32(d2*float32(b>>4)) - m2
+			yl[l] = lo[b&0xF]
+			yh[l] = hi[b>>4]
 		}
 	}
 }
@@ -61,21 +68,33 @@ func dequantizeQ6K(y []float32, blk []byte) {
 	sc := blk[192:208]
 	d := F16ToF32(binary.LittleEndian.Uint16(blk[208:]))
 	y = y[:QKK]
+	var ds [16]float32 // d × the scale of each 16-element sub-block
+	for i := range ds {
+		ds[i] = d * float32(int8(sc[i]))
+	}
 	for n := 0; n < 2; n++ {
-		l0, h0, s0, y0 := ql[64*n:], qh[32*n:], sc[8*n:], y[128*n:]
+		l0, h0, y0 := ql[64*n:64*n+64], qh[32*n:32*n+32], y[128*n:128*n+128]
 		for l := 0; l < 32; l++ {
-			is := l / 16
-			q1 := int8((l0[l]&0xF)|((h0[l]>>0)&3)<<4) - 32
-			q2 := int8((l0[l+32]&0xF)|((h0[l]>>2)&3)<<4) - 32
-			q3 := int8((l0[l]>>4)|((h0[l]>>4)&3)<<4) - 32
-			q4 := int8((l0[l+32]>>4)|((h0[l]>>6)&3)<<4) - 32
-			y0[l] = float32(d*float32(int8(s0[is]))) * float32(q1)
-			y0[l+32] = float32(d*float32(int8(s0[is+2]))) * float32(q2)
-			y0[l+64] = float32(d*float32(int8(s0[is+4]))) * float32(q3)
-			y0[l+96] = float32(d*float32(int8(s0[is+6]))) * float32(q4)
+			is := 8*n + l/16
+			q1 := (l0[l] & 0xF) | ((h0[l]>>0)&3)<<4
+			q2 := (l0[l+32] & 0xF) | ((h0[l]>>2)&3)<<4
+			q3 := (l0[l] >> 4) | ((h0[l]>>4)&3)<<4
+			q4 := (l0[l+32] >> 4) | ((h0[l]>>6)&3)<<4
+			y0[l] = ds[is] * q6Value[q1]
+			y0[l+32] = ds[is+2] * q6Value[q2]
+			y0[l+64] = ds[is+4] * q6Value[q3]
+			y0[l+96] = ds[is+6] * q6Value[q4]
 		}
 	}
 }
+
+// q6Value maps a 6-bit Q6_K code to its signed value code − 32.
+var q6Value = func() (t [64]float32) {
+	for i := range t {
+		t[i] = float32(i - 32)
+	}
+	return
+}()
 
 // dotKQuant is Σ w·x for a row of K-quant super-blocks: each block is
 // dequantized into a scratch buffer and dotted with Dot, block sums added in

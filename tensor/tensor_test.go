@@ -1,6 +1,7 @@
 package tensor
 
 import (
+	"encoding/binary"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -177,10 +178,27 @@ func TestRopeRotatesPairs(t *testing.T) {
 
 func BenchmarkMatVec(b *testing.B) {
 	rng := rand.New(rand.NewPCG(1, 1))
-	for _, typ := range []DType{F32, F16, Q8_0, Q4_0} {
+	for _, typ := range []DType{F32, F16, Q8_0, Q4_0, Q4_K, Q6_K} {
 		const rows, cols = 768, 768
 		base, _ := NewF32(rows, cols, randVec(rng, rows*cols))
-		m, _ := base.Convert(typ)
+		m, err := base.Convert(typ)
+		if err != nil { // K-quants are read only: random blocks with small scales
+			data := make([]byte, rows*cols/QKK*typ.BlockBytes())
+			for i := range data {
+				data[i] = byte(rng.UintN(256))
+			}
+			for blk := 0; blk < len(data); blk += typ.BlockBytes() { // normal f16 scales
+				off := 0
+				if typ == Q6_K {
+					off = 208
+				}
+				binary.LittleEndian.PutUint16(data[blk+off:], F32ToF16(0.01))
+				if typ == Q4_K {
+					binary.LittleEndian.PutUint16(data[blk+2:], F32ToF16(0.01))
+				}
+			}
+			m, _ = NewRaw(typ, rows, cols, data)
+		}
 		x := randVec(rng, cols)
 		out := make([]float32, rows)
 		b.Run(typ.String(), func(b *testing.B) {
