@@ -2,6 +2,7 @@ package llama
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -246,5 +247,53 @@ func TestFingerprint(t *testing.T) {
 	q, _, _ := a.Quantized(tensor.Q8_0)
 	if e.Fingerprint() == a.Fingerprint() || q.Fingerprint() == a.Fingerprint() || randomModel(t, c, 2).Fingerprint() == a.Fingerprint() {
 		t.Error("different computations share a fingerprint")
+	}
+}
+
+// TestKQuantModel: a model holding Q4_K and Q6_K matrices evaluates, and
+// its @q8 copy (K-quants requantized to Q8_0) stays close to it.
+func TestKQuantModel(t *testing.T) {
+	c := model.Config{Dim: 256, Hidden: 512, Layers: 2, Heads: 4, KVHeads: 2, Vocab: 64, SeqLen: 16}
+	w, err := RandomWeights(c, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Quantize two matrices to K-quants by building blocks from their Q8_0
+	// values: random codes with the scale that matches the row's range.
+	kq := func(m *tensor.Matrix, typ tensor.DType) *tensor.Matrix {
+		data := make([]byte, m.Rows*m.Cols/tensor.QKK*typ.BlockBytes())
+		for i := range data {
+			data[i] = byte((i*2654435761 + 12345) >> 7)
+		}
+		for b := 0; b < len(data); b += typ.BlockBytes() {
+			if typ == tensor.Q4_K {
+				binary.LittleEndian.PutUint16(data[b:], tensor.F32ToF16(0.002))
+				binary.LittleEndian.PutUint16(data[b+2:], tensor.F32ToF16(0.002))
+			} else {
+				binary.LittleEndian.PutUint16(data[b+208:], tensor.F32ToF16(0.0005))
+			}
+		}
+		out, err := tensor.NewRaw(typ, m.Rows, m.Cols, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	w.Layers[0].Wq = kq(w.Layers[0].Wq, tensor.Q4_K)
+	w.Layers[1].W1 = kq(w.Layers[1].W1, tensor.Q6_K)
+	m, err := New(w, nil, "kquant")
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, _, err := m.Quantized(tensor.Q8_0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := []int{1, 2, 3, 4}
+	a, b := logitsOf(t, m, ids), logitsOf(t, q, ids)
+	for i := range a {
+		if tv := softmaxTV(a[i], b[i]); tv > 0.05 {
+			t.Errorf("position %d: TV between K-quant and its Q8_0 copy %.3f", i, tv)
+		}
 	}
 }
