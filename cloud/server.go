@@ -84,11 +84,17 @@ type Server struct {
 
 // session is one device session.
 type session struct {
-	id       uint64
-	hs       *hybrid.Server
-	vocab    int
-	lastUp   []byte        // body of the last verified upload
-	lastV    *wire.Verdict // its verdict (answered again if the upload is re-sent)
+	id    uint64
+	vocab int
+
+	// mu serialises uploads: after a resume, the stale connection's
+	// goroutine may still be finishing one while the new connection sends.
+	mu     sync.Mutex
+	hs     *hybrid.Server
+	lastUp []byte        // body of the last verified upload
+	lastV  *wire.Verdict // its verdict (answered again if the upload is re-sent)
+
+	// Guarded by Server.mu.
 	lastUsed time.Time
 	conn     net.Conn // attached connection, nil when detached
 }
@@ -305,7 +311,10 @@ func (s *Server) converse(c net.Conn, log *slog.Logger, out **session) error {
 	}
 	*out = ss
 	log = log.With("session", ss.id)
-	if err := s.writeFrame(c, wire.FrameOpened, wire.AppendOpened(nil, &wire.Opened{Session: ss.id, Round: ss.hs.Round(),
+	ss.mu.Lock()
+	round := ss.hs.Round()
+	ss.mu.Unlock()
+	if err := s.writeFrame(c, wire.FrameOpened, wire.AppendOpened(nil, &wire.Opened{Session: ss.id, Round: round,
 		Vocab: uint32(ss.vocab), Context: uint32(s.ctxLen), LLM: s.llmFP})); err != nil {
 		return err
 	}
@@ -363,11 +372,14 @@ func (s *Server) open(c net.Conn, body []byte) (*session, error) {
 		if !ok {
 			return nil, perr(wire.ErrCodeNoSession, "unknown session %d (expired or lost in a restart): open a new one with the committed prefix", o.Resume)
 		}
-		seq := ss.hs.Sequence()
+		ss.mu.Lock()
+		seq := append([]int(nil), ss.hs.Sequence()...)
+		round := ss.hs.Round()
+		ss.mu.Unlock()
 		// The device may be one round behind (its verdict was lost): then
 		// the server's sequence extends the device's prefix.
-		if !(ss.hs.Round() == o.Round || ss.hs.Round() == o.Round+1) || len(seq) < len(prefix) || !equalInts(seq[:len(prefix)], prefix) {
-			return nil, perr(wire.ErrCodeNoSession, "session %d is out of sync with the device (server round %d, device round %d): open a new one", o.Resume, ss.hs.Round(), o.Round)
+		if !(round == o.Round || round == o.Round+1) || len(seq) < len(prefix) || !equalInts(seq[:len(prefix)], prefix) {
+			return nil, perr(wire.ErrCodeNoSession, "session %d is out of sync with the device (server round %d, device round %d): open a new one", o.Resume, round, o.Round)
 		}
 		if ss.conn != nil && ss.conn != c {
 			ss.conn.Close() // the old connection is dead or stale: the device moved
@@ -427,7 +439,11 @@ func (s *Server) upload(ss *session, body []byte) (*wire.Verdict, error) {
 	if err != nil {
 		return nil, perr(wire.ErrCodeBad, "%v", err)
 	}
+	s.mu.Lock()
 	ss.lastUsed = time.Now()
+	s.mu.Unlock()
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
 	if ss.lastV != nil && up.Round == ss.lastV.Round {
 		if !equalBytes(body, ss.lastUp) {
 			return nil, perr(wire.ErrCodeBad, "round %d re-sent with different content", up.Round)
