@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"math/rand/v2"
 	"net"
 	"net/http/httptest"
 	"os"
@@ -347,5 +349,69 @@ func TestPrometheusMetrics(t *testing.T) {
 		if !strings.Contains(body, want) {
 			t.Errorf("metrics lack %q", want)
 		}
+	}
+}
+
+// TestHostileSessions: 200 seeded conversations that handshake, open a
+// session and then send frames of every type with random bodies (and
+// uploads that are valid but for the wrong round, or with drafts outside
+// the vocabulary) must each end with an error frame or a closed connection,
+// never a server crash, while a regular session completes undisturbed.
+func TestHostileSessions(t *testing.T) {
+	ms := models(t)
+	srv, addr := start(t, Config{LLM: ms.LLM, IOTimeout: time.Second})
+	p := params(hybrid.QS, 21)
+	want, err := sim.One(context.Background(), ms, p, prompt, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		got, _, err := generator(t, ms, addr, p).One(context.Background(), p, prompt, nil)
+		if err == nil && fmt.Sprint(got.Tokens) != fmt.Sprint(want.Tokens) {
+			err = errors.New("tokens differ from the simulator")
+		}
+		done <- err
+	}()
+	rng := rand.New(rand.NewPCG(5, 6))
+	pj, _ := json.Marshal(params(hybrid.HLM, 1))
+	open := wire.AppendFrame(nil, wire.FrameHello, wire.AppendHello(nil, &wire.Hello{Version: wire.ProtocolVersion}))
+	open = wire.AppendFrame(open, wire.FrameOpen, wire.AppendOpen(nil, &wire.Open{Params: string(pj), SLM: ms.SLM.Fingerprint(), Tokenizer: ms.Tok.Fingerprint(), Prefix: []int32{1, 9}}))
+	for i := 0; i < 200; i++ {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		msg := append([]byte(nil), open...)
+		for k := 0; k < 1+rng.IntN(3); k++ {
+			var body []byte
+			switch rng.IntN(4) {
+			case 0: // random bytes
+				body = make([]byte, rng.IntN(64))
+				for j := range body {
+					body[j] = byte(rng.UintN(256))
+				}
+			case 1: // a well-formed upload for a wrong round
+				body = wire.AppendUpload(nil, &wire.Upload{Round: uint32(2 + rng.IntN(5)), Drafts: []wire.Draft{{Token: 3, Bits: 1, Payload: []byte{0}}}})
+			case 2: // a draft payload that is not a distribution
+				body = wire.AppendUpload(nil, &wire.Upload{Round: 1, Drafts: []wire.Draft{{Token: 3, Bits: 16, Payload: []byte{0xff, 0xff}}}})
+			case 3: // an upload naming a token beyond the vocabulary
+				body = append(wire.AppendUpload(nil, &wire.Upload{Round: 1}), 0)
+				body[5] = 1
+				body = append(body[:6], 0xff, 0xff, 0x7f)
+			}
+			msg = wire.AppendFrame(msg, wire.FrameType(1+rng.IntN(8)), body)
+		}
+		c.Write(msg)
+		c.SetReadDeadline(time.Now().Add(3 * time.Second))
+		io.Copy(io.Discard, c) // until the server closes or the deadline
+		c.Close()
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("regular session: %v", err)
+	}
+	// The hostile sessions stay until they idle out; the server is alive.
+	if srv.Sessions() > 200 {
+		t.Errorf("%d sessions", srv.Sessions())
 	}
 }
