@@ -249,9 +249,9 @@ func OnlineK(x []float64, draft int, beta, eta, theta float64) (int, error) {
 // m_k = (Σx − Σ_{i<k} s_i)/(V−k); while m_k >= τ no token outside H lies
 // above the mean, so N(k) = 2 Σ_{i in H[k:]} (x_i − m_k)^+ needs H alone.
 // One cheap attempt uses τ = 1/(2V) when few tokens reach it (peaked
-// distributions); otherwise, or if m_k falls below τ first, the whole
-// vocabulary is sorted. The result is the smallest k with Ū_TV(k) <= θ up
-// to rounding in the last bits of N.
+// distributions); otherwise, or if m_k falls below τ first, bucketK finds
+// k sorting only the head and a few buckets (kbucket.go). The result is the
+// smallest k with Ū_TV(k) <= θ up to rounding in the last bits of N.
 func onlineK(x []float64, draft int, beta, eta, theta float64) (int, []int32, error) {
 	beta, err := checkOnline(x, draft, beta, eta)
 	if err != nil {
@@ -280,9 +280,8 @@ func onlineK(x []float64, draft int, beta, eta, theta float64) (int, []int32, er
 			return k, order[:k], nil
 		}
 	}
-	order := rankOrder(x)
-	k := firstK(x, order, total, v, 0, den, theta)
-	return k, order[:k], nil
+	k, top := bucketK(x, total, den, theta)
+	return k, top, nil
 }
 
 var floatPool = sync.Pool{New: func() any { return new([]float64) }}
@@ -313,7 +312,7 @@ func firstK(x []float64, order []int32, total float64, v int, tau, den, theta fl
 	for k := 1; k < h; k++ {
 		fill(k)
 		m := (total - pre[k]) / float64(v-k)
-		if m < tau {
+		if tau > 0 && m < tau {
 			return 0
 		}
 		j = max(j, k)

@@ -136,6 +136,7 @@ func (c TopK) encode(x []float64, draft int, top []int32) (Encoded, error) {
 	n := len(ids)
 	ib := IndexBits(v)
 	var w BitWriter
+	w.buf = make([]byte, 0, (c.Bits(v, n)+7)/8)
 	if c.K == 0 {
 		w.WriteBits(uint64(n-1), ib)
 	} else if appended {
