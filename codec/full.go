@@ -58,9 +58,10 @@ func (c Full) Encode(x []float64, draft int) (Encoded, error) {
 	nbits := c.Bits(v)
 	var w BitWriter
 	w.buf = make([]byte, 0, (nbits+7)/8)
+	var codes []uint32
 	switch {
 	case c.IndexBits:
-		codes := make([]uint32, v)
+		codes = make([]uint32, v)
 		for i, p := range x {
 			codes[i] = probEncode(p, c.ProbBits)
 		}
@@ -83,7 +84,20 @@ func (c Full) Encode(x []float64, draft int) (Encoded, error) {
 		}
 	}
 	payload := w.Bytes()
-	recon, err := c.decode(payload, v)
+	var recon []float64
+	var err error
+	if c.IndexBits {
+		// what decode would rebuild, without parsing the pairs back
+		recon = make([]float64, v)
+		for i, code := range codes {
+			if recon[i], err = probDecode(code, c.ProbBits); err != nil {
+				return Encoded{}, err
+			}
+		}
+		err = normalize(recon)
+	} else {
+		recon, err = c.decode(payload, v)
+	}
 	if err != nil {
 		return Encoded{}, err
 	}
