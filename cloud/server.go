@@ -330,10 +330,12 @@ func (s *Server) converse(c net.Conn, log *slog.Logger, out **session) error {
 				return err
 			}
 			vb := wire.AppendVerdict(nil, v)
+			// Count before sending: a client that has its verdict must find
+			// it in the metrics.
+			s.cfg.Metrics.Bytes(len(body)+wire.FrameHeader, len(vb)+wire.FrameHeader)
 			if err := s.writeFrame(c, wire.FrameVerdict, vb); err != nil {
 				return err
 			}
-			s.cfg.Metrics.Bytes(len(body)+wire.FrameHeader, len(vb)+wire.FrameHeader)
 		case wire.FrameClose:
 			s.mu.Lock()
 			delete(s.sessions, ss.id)
