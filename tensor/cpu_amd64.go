@@ -16,6 +16,9 @@ func dotF16x32(w *uint16, x *float32, n int, acc *[32]float32)
 //go:noescape
 func dotQ8x8(w *byte, x *float32, nb int, acc *[8]float32)
 
+//go:noescape
+func dotQ4x8(w *byte, x *float32, nb int, acc *[8]float32)
+
 // hasAVX2 reports AVX2 and F16C with the OS saving YMM registers.
 var hasAVX2 = func() bool {
 	maxID, _, _, _ := cpuid(0, 0)
@@ -56,6 +59,15 @@ func blocksQ8(w []byte, x []float32, acc *[8]float32) int {
 	nb := len(w) / (2 + QK)
 	if hasAVX2 && nb > 0 {
 		dotQ8x8(&w[0], &x[0], nb, acc)
+		return nb
+	}
+	return 0
+}
+
+func blocksQ4(w []byte, x []float32, acc *[8]float32) int {
+	nb := len(w) / (2 + QK/2)
+	if hasAVX2 && nb > 0 {
+		dotQ4x8(&w[0], &x[0], nb, acc)
 		return nb
 	}
 	return 0

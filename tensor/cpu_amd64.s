@@ -135,3 +135,59 @@ q8done:
 	VMOVUPS Y0, 0(DX)
 	VZEROUPPER
 	RET
+
+// func dotQ4x8(w *byte, x *float32, nb int, acc *[8]float32)
+// For each of nb Q4_0 blocks (float16 scale d, 16 bytes of nibbles; byte j
+// holds q[j] in its low and q[16+j] in its high nibble, both offset by 8):
+// acc[l] += d·((q[l]x[l] + q[8+l]x[8+l]) + (q[16+l]x[16+l] + q[24+l]x[24+l])),
+// every product and sum rounded to float32, exactly as dotQ4_0.
+TEXT ·dotQ4x8(SB), NOSPLIT, $0-32
+	MOVQ w+0(FP), SI
+	MOVQ x+8(FP), DI
+	MOVQ nb+16(FP), CX
+	MOVQ acc+24(FP), DX
+	VXORPS Y0, Y0, Y0
+	MOVL $0x0F0F0F0F, AX
+	VMOVD AX, X14
+	VPBROADCASTD X14, X14
+	MOVL $0x08080808, AX
+	VMOVD AX, X15
+	VPBROADCASTD X15, X15
+	TESTQ CX, CX
+	JZ    q4done
+q4loop:
+	VPBROADCASTW 0(SI), X6
+	VCVTPH2PS    X6, Y6
+	VMOVDQU      2(SI), X1
+	VPAND        X14, X1, X2
+	VPSRLW       $4, X1, X3
+	VPAND        X14, X3, X3
+	VPSUBB       X15, X2, X2
+	VPSUBB       X15, X3, X3
+	VPMOVSXBD    X2, Y7
+	VCVTDQ2PS    Y7, Y7
+	VMULPS       0(DI), Y7, Y7
+	VPSHUFD      $0x4E, X2, X2
+	VPMOVSXBD    X2, Y8
+	VCVTDQ2PS    Y8, Y8
+	VMULPS       32(DI), Y8, Y8
+	VPMOVSXBD    X3, Y9
+	VCVTDQ2PS    Y9, Y9
+	VMULPS       64(DI), Y9, Y9
+	VPSHUFD      $0x4E, X3, X3
+	VPMOVSXBD    X3, Y10
+	VCVTDQ2PS    Y10, Y10
+	VMULPS       96(DI), Y10, Y10
+	VADDPS       Y8, Y7, Y7
+	VADDPS       Y10, Y9, Y9
+	VADDPS       Y9, Y7, Y7
+	VMULPS       Y6, Y7, Y7
+	VADDPS       Y7, Y0, Y0
+	ADDQ $18, SI
+	ADDQ $128, DI
+	DECQ CX
+	JNZ  q4loop
+q4done:
+	VMOVUPS Y0, 0(DX)
+	VZEROUPPER
+	RET

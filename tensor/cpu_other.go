@@ -7,3 +7,4 @@ var hasAVX2 = false
 func chunksF32(a, b []float32, acc *[32]float32) int        { return 0 }
 func chunksF16(w []byte, x []float32, acc *[32]float32) int { return 0 }
 func blocksQ8(w []byte, x []float32, acc *[8]float32) int   { return 0 }
+func blocksQ4(w []byte, x []float32, acc *[8]float32) int   { return 0 }

@@ -100,25 +100,30 @@ func dotQ8_0(w []byte, x []float32) float32 {
 	return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]))
 }
 
-// dotQ4_0 sums, per block, d·Σ (q[j]−8)·x[j].
+// dotQ4_0 sums like dotQ8_0, with q[j] = (low nibble of byte j) − 8 and
+// q[16+j] = (high nibble of byte j) − 8 for j < 16 (the GGUF Q4_0 layout):
+// per block and lane l < 8,
+// acc[l] += d·((q[l]x[l] + q[8+l]x[8+l]) + (q[16+l]x[16+l] + q[24+l]x[24+l])),
+// then the 8 lanes are combined pairwise.
 func dotQ4_0(w []byte, x []float32) float32 {
 	const bb = 2 + QK/2
 	nb := len(w) / bb
 	x = x[:nb*QK]
-	var sum float32
-	for b := 0; b < nb; b++ {
+	var acc [8]float32
+	for b := blocksQ4(w, x, &acc); b < nb; b++ {
 		blk := w[b*bb : (b+1)*bb : (b+1)*bb]
 		q := blk[2 : 2+QK/2 : 2+QK/2]
-		lo := x[b*QK : b*QK+QK/2 : b*QK+QK/2]
-		hi := x[b*QK+QK/2 : (b+1)*QK : (b+1)*QK]
-		var s0, s1 float32
-		for j := 0; j < QK/2; j++ {
-			s0 += float32(float32(int(q[j]&0xf)-8) * lo[j])
-			s1 += float32(float32(int(q[j]>>4)-8) * hi[j])
+		xx := x[b*QK : (b+1)*QK : (b+1)*QK]
+		d := f16Table[binary.LittleEndian.Uint16(blk)]
+		for l := range acc {
+			p0 := float32(float32(int(q[l]&0xf)-8) * xx[l])
+			p1 := float32(float32(int(q[8+l]&0xf)-8) * xx[8+l])
+			p2 := float32(float32(int(q[l]>>4)-8) * xx[16+l])
+			p3 := float32(float32(int(q[8+l]>>4)-8) * xx[24+l])
+			acc[l] += float32(d * ((p0 + p1) + (p2 + p3)))
 		}
-		sum += float32(f16Table[binary.LittleEndian.Uint16(blk)] * (s0 + s1))
 	}
-	return sum
+	return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]))
 }
 
 // RowDot returns Σ_c W[i,c]·x[c].

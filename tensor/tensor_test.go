@@ -230,7 +230,7 @@ func TestAssemblyMatchesPortable(t *testing.T) {
 	for _, cols := range []int{QK, 2 * QK, 9 * QK, 96 * QK} {
 		base, _ := NewF32(3, cols, randVec(rng, 3*cols))
 		x := randVec(rng, cols)
-		for _, typ := range []DType{F16, Q8_0} {
+		for _, typ := range []DType{F16, Q8_0, Q4_0} {
 			m, _ := base.Convert(typ)
 			for r := 0; r < 3; r++ {
 				got := m.RowDot(r, x)
