@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/hlmproject/hlm/model"
+	"github.com/hlmproject/hlm/tensor"
 )
 
 // The stories shapes of llama2.c (vocabulary 32,000), as in
@@ -75,4 +76,29 @@ func ExampleModel_EarlyExit() {
 	draft, _ := target.EarlyExit(1)
 	fmt.Println(target.Config().Layers, draft.Config().Layers, draft.Config().Vocab == target.Config().Vocab)
 	// Output: 4 1 true
+}
+
+// BenchmarkDecodeQuant is BenchmarkDecode at the stories110M shape with
+// every matrix (classifier included) quantized as `PATH@q8` / `PATH@q4` do.
+func BenchmarkDecodeQuant(b *testing.B) {
+	sh := benchShapes[2]
+	for _, typ := range []tensor.DType{tensor.Q8_0, tensor.Q4_0} {
+		b.Run(sh.name+"-"+typ.String(), func(b *testing.B) {
+			m, _, err := randomModel(b, sh.cfg, 1).Quantized(typ)
+			if err != nil {
+				b.Fatal(err)
+			}
+			s := m.Session()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if s.Len() == sh.cfg.SeqLen {
+					s.Truncate(0)
+				}
+				if _, err := s.Eval([]int{i % sh.cfg.Vocab}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "tokens/s")
+		})
+	}
 }
