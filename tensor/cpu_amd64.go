@@ -19,6 +19,9 @@ func dotQ8x8(w *byte, x *float32, nb int, acc *[8]float32)
 //go:noescape
 func dotQ4x8(w *byte, x *float32, nb int, acc *[8]float32)
 
+//go:noescape
+func dotQ4Kx8(qs *byte, x *float32, s *[16]float32, acc *[8]float32)
+
 // hasAVX2 reports AVX2 and F16C with the OS saving YMM registers.
 var hasAVX2 = func() bool {
 	maxID, _, _, _ := cpuid(0, 0)
@@ -71,4 +74,14 @@ func blocksQ4(w []byte, x []float32, acc *[8]float32) int {
 		return nb
 	}
 	return 0
+}
+
+// blockQ4K adds one Q4_K super-block (codes qs, scales s as q4KScales
+// writes them) to acc as dotQ4K spells out.
+func blockQ4K(qs []byte, x []float32, s *[16]float32, acc *[8]float32) bool {
+	if !hasAVX2 || len(qs) < QKK/2 || len(x) < QKK {
+		return false
+	}
+	dotQ4Kx8(&qs[0], &x[0], s, acc)
+	return true
 }

@@ -191,3 +191,69 @@ q4done:
 	VMOVUPS Y0, 0(DX)
 	VZEROUPPER
 	RET
+
+// SUBQ4K adds one Q4_K sub-block to Y0: codes in the 32 bytes of Y(codes)
+// (0..15), inputs at DI, ds and dm at s+off and s+32+off:
+// Y0 += ds·((q0x0 + q1x1) + (q2x2 + q3x3)) − dm·((x0 + x1) + (x2 + x3))
+// over the four 8-lane quarters; DI advances by 32 floats.
+#define SUBQ4K(codes, xcodes, off) \
+	VPMOVZXBD    xcodes, Y7 \
+	VPSHUFD      $0x4E, xcodes, X4 \
+	VPMOVZXBD    X4, Y8 \
+	VEXTRACTI128 $1, codes, X5 \
+	VPMOVZXBD    X5, Y9 \
+	VPSHUFD      $0x4E, X5, X5 \
+	VPMOVZXBD    X5, Y10 \
+	VCVTDQ2PS    Y7, Y7 \
+	VCVTDQ2PS    Y8, Y8 \
+	VCVTDQ2PS    Y9, Y9 \
+	VCVTDQ2PS    Y10, Y10 \
+	VMULPS       0(DI), Y7, Y7 \
+	VMULPS       32(DI), Y8, Y8 \
+	VMULPS       64(DI), Y9, Y9 \
+	VMULPS       96(DI), Y10, Y10 \
+	VADDPS       Y8, Y7, Y7 \
+	VADDPS       Y10, Y9, Y9 \
+	VADDPS       Y9, Y7, Y7 \
+	VMOVUPS      0(DI), Y11 \
+	VADDPS       32(DI), Y11, Y11 \
+	VMOVUPS      64(DI), Y12 \
+	VADDPS       96(DI), Y12, Y12 \
+	VADDPS       Y12, Y11, Y11 \
+	VBROADCASTSS off(R8), Y5 \
+	VBROADCASTSS 32+off(R8), Y6 \
+	VMULPS       Y5, Y7, Y7 \
+	VMULPS       Y6, Y11, Y11 \
+	VSUBPS       Y11, Y7, Y7 \
+	VADDPS       Y7, Y0, Y0 \
+	ADDQ         $128, DI
+
+// GROUPQ4K handles 32 bytes of codes at SI: sub-block 2g (low nibbles) and
+// 2g+1 (high nibbles).
+#define GROUPQ4K(off0, off1) \
+	VMOVDQU (SI), Y1 \
+	VPAND   Y14, Y1, Y2 \
+	VPSRLW  $4, Y1, Y3 \
+	VPAND   Y14, Y3, Y3 \
+	SUBQ4K(Y2, X2, off0) \
+	SUBQ4K(Y3, X3, off1) \
+	ADDQ    $32, SI
+
+// func dotQ4Kx8(qs *byte, x *float32, s *[16]float32, acc *[8]float32)
+// One Q4_K super-block, exactly as dotQ4K: acc is read and written back.
+TEXT ·dotQ4Kx8(SB), NOSPLIT, $0-32
+	MOVQ qs+0(FP), SI
+	MOVQ x+8(FP), DI
+	MOVQ s+16(FP), R8
+	MOVQ acc+24(FP), DX
+	VMOVUPS (DX), Y0
+	MOVL $0x0F0F0F0F, AX
+	VMOVD AX, X14
+	VPBROADCASTD X14, Y14
+	GROUPQ4K(0, 4)
+	GROUPQ4K(8, 12)
+	GROUPQ4K(16, 20)
+	GROUPQ4K(24, 28)
+	VMOVUPS Y0, (DX)
+	VZEROUPPER
+	RET

@@ -140,7 +140,7 @@ func (m *Matrix) RowDot(i int, x []float32) float32 {
 	case Q4_0:
 		return dotQ4_0(m.row(i), x)
 	case Q4_K:
-		return dotKQuant(m.row(i), x, q4KBytes, dequantizeQ4K)
+		return dotQ4K(m.row(i), x)
 	case Q6_K:
 		return dotKQuant(m.row(i), x, q6KBytes, dequantizeQ6K)
 	}

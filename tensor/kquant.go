@@ -96,6 +96,57 @@ var q6Value = func() (t [64]float32) {
 	return
 }()
 
+// q4KScales writes d·sc_j to s[j] and dmin·m_j to s[8+j] for the eight
+// sub-blocks of a Q4_K super-block.
+func q4KScales(blk []byte, s *[16]float32) {
+	d := F16ToF32(binary.LittleEndian.Uint16(blk[0:]))
+	dmin := F16ToF32(binary.LittleEndian.Uint16(blk[2:]))
+	scales := blk[4:16:16]
+	for j := 0; j < 8; j++ {
+		sc, m := getScaleMinK4(j, scales)
+		s[j], s[8+j] = d*float32(sc), dmin*float32(m)
+	}
+}
+
+// dotQ4K is Σ w·x over a row of Q4_K super-blocks without dequantizing:
+// with ds = d·sc_j and dm = dmin·m_j, sub-block j contributes
+// ds·Σ q·x − dm·Σ x. In lanes l < 8, like dotQ8_0,
+//
+//	acc[l] += ds·((q[l]x[l] + q[8+l]x[8+l]) + (q[16+l]x[16+l] + q[24+l]x[24+l]))
+//	        − dm·((x[l] + x[8+l]) + (x[16+l] + x[24+l]))
+//
+// over the 32 codes q and inputs x of each sub-block, every operation
+// rounded to float32 (the AVX2 kernel does exactly this), then the lanes
+// are combined pairwise.
+func dotQ4K(w []byte, x []float32) float32 {
+	nb := len(w) / q4KBytes
+	var acc [8]float32
+	var s [16]float32
+	for b := 0; b < nb; b++ {
+		blk := w[b*q4KBytes : (b+1)*q4KBytes : (b+1)*q4KBytes]
+		xx := x[b*QKK : (b+1)*QKK : (b+1)*QKK]
+		q4KScales(blk, &s)
+		if blockQ4K(blk[16:], xx, &s, &acc) {
+			continue
+		}
+		for j := 0; j < 8; j++ {
+			qq := blk[16+32*(j/2) : 16+32*(j/2)+32 : 16+32*(j/2)+32]
+			sh := 4 * uint(j%2)
+			xs := xx[32*j : 32*j+32 : 32*j+32]
+			ds, dm := s[j], s[8+j]
+			for l := range acc {
+				p0 := float32(float32(qq[l]>>sh&0xF) * xs[l])
+				p1 := float32(float32(qq[8+l]>>sh&0xF) * xs[8+l])
+				p2 := float32(float32(qq[16+l]>>sh&0xF) * xs[16+l])
+				p3 := float32(float32(qq[24+l]>>sh&0xF) * xs[24+l])
+				sx := (xs[l] + xs[8+l]) + (xs[16+l] + xs[24+l])
+				acc[l] += float32(float32(ds*((p0+p1)+(p2+p3))) - float32(dm*sx))
+			}
+		}
+	}
+	return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]))
+}
+
 // dotKQuant is Σ w·x for a row of K-quant super-blocks: each block is
 // dequantized into a scratch buffer and dotted with Dot, block sums added in
 // order.
