@@ -20,6 +20,9 @@ func dotQ8x8(w *byte, x *float32, nb int, acc *[8]float32)
 func dotQ4x8(w *byte, x *float32, nb int, acc *[8]float32)
 
 //go:noescape
+func dotQ6Kx8(blk *byte, x *float32, ds *[16]float32, acc *[8]float32)
+
+//go:noescape
 func dotQ4Kx8(qs *byte, x *float32, s *[16]float32, acc *[8]float32)
 
 // hasAVX2 reports AVX2 and F16C with the OS saving YMM registers.
@@ -83,5 +86,15 @@ func blockQ4K(qs []byte, x []float32, s *[16]float32, acc *[8]float32) bool {
 		return false
 	}
 	dotQ4Kx8(&qs[0], &x[0], s, acc)
+	return true
+}
+
+// blockQ6K adds one Q6_K super-block (scales ds = d·scale) to acc as dotQ6K
+// spells out.
+func blockQ6K(blk []byte, x []float32, ds *[16]float32, acc *[8]float32) bool {
+	if !hasAVX2 || len(blk) < q6KBytes || len(x) < QKK {
+		return false
+	}
+	dotQ6Kx8(&blk[0], &x[0], ds, acc)
 	return true
 }

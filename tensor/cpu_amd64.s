@@ -257,3 +257,86 @@ TEXT ·dotQ4Kx8(SB), NOSPLIT, $0-32
 	VMOVUPS Y0, (DX)
 	VZEROUPPER
 	RET
+
+// SUB16Q6K adds one 16-element Q6_K sub-block to Y0: signed codes in the
+// low 16 bytes of xq, inputs at xoff(DI), scale at soff(R8):
+// Y0 += ds·(q0x0 + q1x1) over the two 8-lane halves.
+#define SUB16Q6K(xq, xoff, soff) \
+	VPMOVSXBD    xq, Y7 \
+	VPSHUFD      $0x4E, xq, X4 \
+	VPMOVSXBD    X4, Y8 \
+	VCVTDQ2PS    Y7, Y7 \
+	VCVTDQ2PS    Y8, Y8 \
+	VMULPS       xoff(DI), Y7, Y7 \
+	VMULPS       32+xoff(DI), Y8, Y8 \
+	VADDPS       Y8, Y7, Y7 \
+	VBROADCASTSS soff(R8), Y5 \
+	VMULPS       Y5, Y7, Y7 \
+	VADDPS       Y7, Y0, Y0
+
+// Q6K32 handles the 32 codes of quarter k of a half (in Y9, already
+// minus 32): sub-blocks 2k and 2k+1.
+#define Q6K32(xoff, soff) \
+	SUB16Q6K(X9, xoff, soff) \
+	VEXTRACTI128 $1, Y9, X6 \
+	SUB16Q6K(X6, 64+xoff, 4+soff)
+
+// HALFQ6K handles one 128-element half: low bits at SI (64 bytes), high
+// bits at BX (32 bytes), inputs at DI, scales at R8.
+#define HALFQ6K \
+	VMOVDQU (SI), Y1 \
+	VMOVDQU 32(SI), Y2 \
+	VMOVDQU (BX), Y3 \
+	VPAND   Y14, Y1, Y9 \
+	VPSLLW  $4, Y3, Y10 \
+	VPAND   Y13, Y10, Y10 \
+	VPOR    Y10, Y9, Y9 \
+	VPSUBB  Y12, Y9, Y9 \
+	Q6K32(0, 0) \
+	VPAND   Y14, Y2, Y9 \
+	VPSLLW  $2, Y3, Y10 \
+	VPAND   Y13, Y10, Y10 \
+	VPOR    Y10, Y9, Y9 \
+	VPSUBB  Y12, Y9, Y9 \
+	Q6K32(128, 8) \
+	VPSRLW  $4, Y1, Y9 \
+	VPAND   Y14, Y9, Y9 \
+	VPAND   Y13, Y3, Y10 \
+	VPOR    Y10, Y9, Y9 \
+	VPSUBB  Y12, Y9, Y9 \
+	Q6K32(256, 16) \
+	VPSRLW  $4, Y2, Y9 \
+	VPAND   Y14, Y9, Y9 \
+	VPSRLW  $2, Y3, Y10 \
+	VPAND   Y13, Y10, Y10 \
+	VPOR    Y10, Y9, Y9 \
+	VPSUBB  Y12, Y9, Y9 \
+	Q6K32(384, 24)
+
+// func dotQ6Kx8(blk *byte, x *float32, ds *[16]float32, acc *[8]float32)
+// One Q6_K super-block, exactly as dotQ6K: acc is read and written back.
+TEXT ·dotQ6Kx8(SB), NOSPLIT, $0-32
+	MOVQ blk+0(FP), SI
+	MOVQ x+8(FP), DI
+	MOVQ ds+16(FP), R8
+	MOVQ acc+24(FP), DX
+	LEAQ 128(SI), BX
+	VMOVUPS (DX), Y0
+	MOVL $0x0F0F0F0F, AX
+	VMOVD AX, X14
+	VPBROADCASTD X14, Y14
+	MOVL $0x30303030, AX
+	VMOVD AX, X13
+	VPBROADCASTD X13, Y13
+	MOVL $0x20202020, AX
+	VMOVD AX, X12
+	VPBROADCASTD X12, Y12
+	HALFQ6K
+	ADDQ $64, SI
+	ADDQ $32, BX
+	ADDQ $512, DI
+	ADDQ $32, R8
+	HALFQ6K
+	VMOVUPS Y0, (DX)
+	VZEROUPPER
+	RET

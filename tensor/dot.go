@@ -142,7 +142,7 @@ func (m *Matrix) RowDot(i int, x []float32) float32 {
 	case Q4_K:
 		return dotQ4K(m.row(i), x)
 	case Q6_K:
-		return dotKQuant(m.row(i), x, q6KBytes, dequantizeQ6K)
+		return dotQ6K(m.row(i), x)
 	}
 	panic("tensor: RowDot of unknown dtype " + m.Type.String())
 }

@@ -147,15 +147,51 @@ func dotQ4K(w []byte, x []float32) float32 {
 	return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]))
 }
 
-// dotKQuant is Σ w·x for a row of K-quant super-blocks: each block is
-// dequantized into a scratch buffer and dotted with Dot, block sums added in
-// order.
-func dotKQuant(w []byte, x []float32, blockBytes int, deq func([]float32, []byte)) float32 {
-	var buf [QKK]float32
-	var sum float32
-	for b := 0; (b+1)*blockBytes <= len(w); b++ {
-		deq(buf[:], w[b*blockBytes:(b+1)*blockBytes])
-		sum += Dot(buf[:], x[b*QKK:(b+1)*QKK])
+// q6Code returns the 6-bit code of element 32k+i (k < 4, i < 32) of a
+// Q6_K half with low bits l0 and high bits h0, as dequantizeQ6K reads it.
+func q6Code(l0, h0 []byte, k, i int) int {
+	lo := l0[i+32*(k&1)]
+	if k >= 2 {
+		lo >>= 4
 	}
-	return sum
+	return int(lo&0xF | (h0[i]>>(2*uint(k))&3)<<4)
+}
+
+// dotQ6K is Σ w·x over a row of Q6_K super-blocks without dequantizing.
+// Each 16-element sub-block with ds = d·scale contributes, in lanes l < 8,
+//
+//	acc[l] += ds·(q[l]x[l] + q[8+l]x[8+l])     (q = code − 32)
+//
+// in element order, every operation rounded to float32 (the AVX2 kernel
+// does exactly this); the lanes are combined pairwise.
+func dotQ6K(w []byte, x []float32) float32 {
+	nb := len(w) / q6KBytes
+	var acc [8]float32
+	var ds [16]float32
+	for b := 0; b < nb; b++ {
+		blk := w[b*q6KBytes : (b+1)*q6KBytes : (b+1)*q6KBytes]
+		xx := x[b*QKK : (b+1)*QKK : (b+1)*QKK]
+		d := F16ToF32(binary.LittleEndian.Uint16(blk[208:]))
+		for i := range ds {
+			ds[i] = d * float32(int8(blk[192+i]))
+		}
+		if blockQ6K(blk, xx, &ds, &acc) {
+			continue
+		}
+		for n := 0; n < 2; n++ {
+			l0, h0, xs := blk[64*n:64*n+64], blk[128+32*n:128+32*n+32], xx[128*n:128*n+128]
+			for k := 0; k < 4; k++ {
+				for h := 0; h < 2; h++ {
+					dd := ds[8*n+2*k+h]
+					for l := range acc {
+						i0, i1 := 16*h+l, 16*h+8+l
+						p0 := float32(float32(q6Code(l0, h0, k, i0)-32) * xs[32*k+i0])
+						p1 := float32(float32(q6Code(l0, h0, k, i1)-32) * xs[32*k+i1])
+						acc[l] += float32(dd * (p0 + p1))
+					}
+				}
+			}
+		}
+	}
+	return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]))
 }

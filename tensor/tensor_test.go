@@ -245,36 +245,45 @@ func TestAssemblyMatchesPortable(t *testing.T) {
 	}
 }
 
-// TestAssemblyMatchesPortableQ4K: the same for Q4_K rows (random codes and
-// scales, small f16 d and dmin), one to nine super-blocks.
-func TestAssemblyMatchesPortableQ4K(t *testing.T) {
+// TestAssemblyMatchesPortableKQuant: the same for Q4_K and Q6_K rows
+// (random codes and scales, small f16 scales), one to nine super-blocks,
+// also against the float64 dot of the dequantized row.
+func TestAssemblyMatchesPortableKQuant(t *testing.T) {
 	if !hasAVX2 {
 		t.Skip("no AVX2 on this machine (or built with purego): nothing to compare")
 	}
 	rng := rand.New(rand.NewPCG(13, 14))
-	for _, nb := range []int{1, 2, 9} {
-		data := make([]byte, nb*q4KBytes)
-		for i := range data {
-			data[i] = byte(rng.UintN(256))
-		}
-		for b := 0; b < nb; b++ {
-			binary.LittleEndian.PutUint16(data[b*q4KBytes:], F32ToF16(0.01+0.01*rng.Float32()))
-			binary.LittleEndian.PutUint16(data[b*q4KBytes+2:], F32ToF16(0.02*rng.Float32()))
-		}
-		m, err := NewRaw(Q4_K, 1, nb*QKK, data)
-		if err != nil {
-			t.Fatal(err)
-		}
-		x := randVec(rng, nb*QKK)
-		got := m.RowDot(0, x)
-		hasAVX2 = false
-		want := m.RowDot(0, x)
-		hasAVX2 = true
-		if got != want {
-			t.Errorf("Q4_K %d blocks: assembly %g, portable %g", nb, got, want)
-		}
-		if ref := m.RowDotRef(0, x); math.Abs(float64(got)-ref) > 1e-4*(1+math.Abs(ref)) {
-			t.Errorf("Q4_K %d blocks: %g, float64 reference %g", nb, got, ref)
+	for _, typ := range []DType{Q4_K, Q6_K} {
+		bb := typ.BlockBytes()
+		for _, nb := range []int{1, 2, 9} {
+			data := make([]byte, nb*bb)
+			for i := range data {
+				data[i] = byte(rng.UintN(256))
+			}
+			for b := 0; b < nb; b++ {
+				blk := data[b*bb : (b+1)*bb]
+				if typ == Q4_K {
+					binary.LittleEndian.PutUint16(blk, F32ToF16(0.01+0.01*rng.Float32()))
+					binary.LittleEndian.PutUint16(blk[2:], F32ToF16(0.02*rng.Float32()))
+				} else {
+					binary.LittleEndian.PutUint16(blk[208:], F32ToF16(0.01+0.01*rng.Float32()))
+				}
+			}
+			m, err := NewRaw(typ, 1, nb*QKK, data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			x := randVec(rng, nb*QKK)
+			got := m.RowDot(0, x)
+			hasAVX2 = false
+			want := m.RowDot(0, x)
+			hasAVX2 = true
+			if got != want {
+				t.Errorf("%v %d blocks: assembly %g, portable %g", typ, nb, got, want)
+			}
+			if ref := m.RowDotRef(0, x); math.Abs(float64(got)-ref) > 1e-4*(1+math.Abs(ref)) {
+				t.Errorf("%v %d blocks: %g, float64 reference %g", typ, nb, got, ref)
+			}
 		}
 	}
 }
