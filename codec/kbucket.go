@@ -91,9 +91,6 @@ func (kb *kBuckets) free() {
 
 func (kb *kBuckets) count(b int) int { return int(kb.start[b+1] - kb.start[b]) }
 
-// bucketSum is the sum of bucket b taken from the same prefix as cumSum.
-func (kb *kBuckets) bucketSum(b int) float64 { return kb.cumSum[b+1] - kb.cumSum[b] }
-
 // sorted puts bucket b in rank order (once) and returns its prefix sums.
 func (kb *kBuckets) sorted(b int) []float64 {
 	if p, ok := kb.pre[b]; ok {
