@@ -1,0 +1,167 @@
+package spec
+
+import (
+	"errors"
+	"fmt"
+	"math"
+)
+
+// List matching: K coupled drafts per position (Rowan, Phan, Khisti 2025).
+//
+// Draft k has its own keyed noise E_k(p, i) (E_0 is the noise of
+// CoupledSample, so K = 1 is plain coupling). The device drafts K sequences
+// of L tokens, each by coupled sampling along its own prefix:
+// d_{k,l} = argmin_i E_k(start+l, i)/x(prefix_k)(i). The server keeps a set
+// S of surviving drafts (all K at first) and at each position takes
+//
+//	s = argmin_i min_{k∈S} E_k(p, i)/y(i),
+//
+// the winner of a race among |S| independent exponentials per token: it is
+// distributed exactly as y (S depends only on earlier positions), so the
+// output is lossless. Drafts whose token differs from s drop out; the block
+// stops at the first position where none is left, committing s, and
+// commits the bonus s_{L+1} when some draft survives all L positions. More
+// drafts raise the chance that one matches, at K·L token ids per block on the
+// uplink. Unlike K = 1, the committed tokens then depend on the drafts (S
+// does), so drafter invariance holds only in distribution.
+//
+// y is needed only along the committed path: every survivor shares it.
+
+// ListNoiseExp is E_k(seed, pos, tok), the noise of draft k; draft 0's is
+// NoiseExp(seed, pos, tok).
+func ListNoiseExp(seed uint64, k, pos, tok int) float64 {
+	return NoiseExp(listSeed(seed, k), pos, tok)
+}
+
+func listSeed(seed uint64, k int) uint64 {
+	if k == 0 {
+		return seed
+	}
+	return mix64(seed ^ mix64(uint64(k)*0xd1b54a32d192ed03))
+}
+
+// raceWinner is argmin_i E/p_i over tokens with p_i > 0 for the noise of
+// draft k, and its score; −1 and +Inf when p has no mass.
+func raceWinner(p []float64, seed uint64, k, pos int) (int, float64) {
+	s := listSeed(seed, k)
+	best, bestScore := -1, math.Inf(1)
+	for i, pi := range p {
+		if !(pi > 0) {
+			continue
+		}
+		if sc := NoiseExp(s, pos, i) / pi; sc < bestScore {
+			best, bestScore = i, sc
+		}
+	}
+	return best, bestScore
+}
+
+// DistAt returns a model's next-token distribution after the committed
+// context followed by prefix (the tokens drafted or accepted so far in this
+// block). Implementations may cache by prefix.
+type DistAt func(prefix []int) ([]float64, error)
+
+// ErrNoMass reports a distribution with no positive entry.
+var ErrNoMass = errors.New("spec: distribution has no mass")
+
+// ListDrafts drafts K sequences of L tokens by coupled sampling with the
+// noise of each draft; start is the absolute position of the first draft.
+// Drafts that share a prefix share x (x is asked once per distinct prefix).
+func ListDrafts(x DistAt, K, L int, seed uint64, start int) ([][]int, error) {
+	if K < 1 || L < 1 {
+		return nil, fmt.Errorf("spec: ListDrafts: K = %d, L = %d, want both >= 1", K, L)
+	}
+	cache := map[string][]float64{}
+	at := func(prefix []int) ([]float64, error) {
+		key := fmt.Sprint(prefix)
+		if p, ok := cache[key]; ok {
+			return p, nil
+		}
+		p, err := x(prefix)
+		if err != nil {
+			return nil, err
+		}
+		cache[key] = p
+		return p, nil
+	}
+	drafts := make([][]int, K)
+	for k := range drafts {
+		d := make([]int, 0, L)
+		for l := 0; l < L; l++ {
+			p, err := at(d)
+			if err != nil {
+				return nil, err
+			}
+			tok, _ := raceWinner(p, seed, k, start+l)
+			if tok < 0 {
+				return nil, fmt.Errorf("draft %d, position %d: %w", k, l, ErrNoMass)
+			}
+			d = append(d, tok)
+		}
+		drafts[k] = d
+	}
+	return drafts, nil
+}
+
+// ListResult is the outcome of list-matching verification.
+type ListResult struct {
+	BlockResult
+	// Draft is the lowest index of a draft whose first Accepted tokens were
+	// accepted: the committed block is drafts[Draft][:Accepted] then Token.
+	Draft int `json:"draft"`
+}
+
+// Committed appends the committed tokens of the block to dst.
+func (r ListResult) Committed(dst []int, drafts [][]int) []int {
+	return r.BlockResult.Committed(dst, drafts[r.Draft])
+}
+
+// VerifyCoupledList verifies K drafts of equal length L by list matching
+// (see above). y gives the target distribution after the committed context
+// and an accepted prefix; it is called once per position on the committed
+// path (at most L+1 times).
+func VerifyCoupledList(y DistAt, drafts [][]int, seed uint64, start int) (ListResult, error) {
+	if len(drafts) == 0 {
+		return ListResult{}, errors.New("spec: VerifyCoupledList: no drafts")
+	}
+	L := len(drafts[0])
+	for k, d := range drafts {
+		if len(d) != L {
+			return ListResult{}, fmt.Errorf("spec: VerifyCoupledList: draft %d has %d tokens, draft 0 has %d", k, len(d), L)
+		}
+	}
+	alive := make([]int, len(drafts))
+	for k := range alive {
+		alive[k] = k
+	}
+	var prefix []int
+	for l := 0; ; l++ {
+		p, err := y(prefix)
+		if err != nil {
+			return ListResult{}, err
+		}
+		s, best := -1, math.Inf(1)
+		for _, k := range alive {
+			if tok, sc := raceWinner(p, seed, k, start+l); sc < best || (sc == best && tok < s) {
+				s, best = tok, sc
+			}
+		}
+		if s < 0 {
+			return ListResult{}, fmt.Errorf("position %d: %w", l, ErrNoMass)
+		}
+		if l == L {
+			return ListResult{BlockResult{Accepted: L, Token: s}, alive[0]}, nil
+		}
+		next := alive[:0:0]
+		for _, k := range alive {
+			if drafts[k][l] == s {
+				next = append(next, k)
+			}
+		}
+		if len(next) == 0 {
+			return ListResult{BlockResult{Accepted: l, Token: s, Resampled: true}, alive[0]}, nil
+		}
+		alive = next
+		prefix = append(prefix, s)
+	}
+}
