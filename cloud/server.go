@@ -467,7 +467,7 @@ func (s *Server) upload(ss *session, body []byte) (*wire.Verdict, error) {
 		return nil, perr(wire.ErrCodeBad, "%v", err)
 	}
 	s.cfg.Metrics.Round(len(up.Drafts), v.Accepted, v.Resampled, time.Since(start))
-	s.cfg.Metrics.Bits(hybrid.UplinkBits(up, ss.vocab), hybrid.DownlinkBits(len(up.Drafts), ss.vocab))
+	s.cfg.Metrics.Bits(hybrid.UplinkBits(up, ss.vocab), ss.hs.VerdictBits(len(up.Drafts)))
 	ss.lastUp = append(ss.lastUp[:0], body...)
 	ss.lastV = v
 	return v, nil

@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/hlmproject/hlm/channel"
+	"github.com/hlmproject/hlm/internal/stattest"
 	"github.com/hlmproject/hlm/model/llama"
+	"github.com/hlmproject/hlm/sampling"
 )
 
 // TestCoupledIsDrafterInvariant: on the real pair, for each seed, coupled
@@ -78,5 +81,76 @@ func TestReplicaRefusesMismatch(t *testing.T) {
 	}
 	if err := run(bad); !errors.Is(err, ErrReplicaMismatch) {
 		t.Fatalf("perturbed replica: err = %v, want ErrReplicaMismatch", err)
+	}
+}
+
+// TestCoupledListWiring: on the real pair, list_k = 1 commits exactly what
+// coupled commits; with the LLM itself as the draft every round accepts all
+// its drafts whichever of the K drafts wins (so the server follows the
+// winner's branch with the right target distributions); with K = 3 the
+// uplink carries 3 ids per drafted position and no distribution.
+func TestCoupledListWiring(t *testing.T) {
+	llm, slm := openPair(t, stories+"@exit=2")
+	_, self := openPair(t, stories)
+	prompt := llm.Tokenizer().Encode("Lily wanted to play", true, false)
+	for seed := uint64(0); seed < 4; seed++ {
+		p := DefaultParams()
+		p.Method, p.Seed, p.MaxTokens = Coupled, seed, 40
+		want := runOnce(t, p, llm, slm, prompt)
+		p.Method, p.ListK = CoupledList, 1
+		if got := runOnce(t, p, llm, slm, prompt); fmt.Sprint(got.Tokens) != fmt.Sprint(want.Tokens) {
+			t.Errorf("seed %d: list_k=1 committed\n%v\ncoupled\n%v", seed, got.Tokens, want.Tokens)
+		}
+		p.ListK = 3
+		r := runOnce(t, p, llm, self, prompt)
+		if r.Resampled != 0 || r.Accepted+r.Bonus < 40 {
+			t.Errorf("seed %d: self-draft with K=3: %d resampled, %d accepted + %d bonus", seed, r.Resampled, r.Accepted, r.Bonus)
+		}
+		r = runOnce(t, p, llm, slm, prompt)
+		if r.CodecBits != 0 || r.Drafted != r.Verified || r.Verified%3 != 0 {
+			t.Errorf("seed %d: K=3 sent %d codec bits, drafted %d, verified %d", seed, r.CodecBits, r.Drafted, r.Verified)
+		}
+	}
+}
+
+// TestCoupledListSecondToken: the second committed token, given the most
+// likely first one, follows the LLM's conditional distribution (chi-square
+// at 0.001 over the runs, of seeds 0…2999, whose first token is that one;
+// K = 3, L = 3). Exercises the server's evaluation of the winning branch.
+func TestCoupledListSecondToken(t *testing.T) {
+	llm, slm := openPair(t, stories+"@exit=2")
+	prompt := llm.Tokenizer().Encode("The sun was", true, false)
+	logits, err := llm.NewSession().Prefill(prompt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	y0 := sampling.Softmax(nil, logits, 1)
+	mode := 0
+	for i, v := range y0 {
+		if v > y0[mode] {
+			mode = i
+		}
+	}
+	logits, err = llm.NewSession().Prefill(append(slices.Clone(prompt), mode))
+	if err != nil {
+		t.Fatal(err)
+	}
+	y1 := sampling.Softmax(nil, logits, 1)
+	counts := make([]int, len(y1))
+	n := 0
+	for seed := 0; seed < 3000; seed++ {
+		p := DefaultParams()
+		p.Method, p.Seed, p.MaxTokens, p.ListK, p.L = CoupledList, uint64(seed), 2, 3, 3
+		r := runOnce(t, p, llm, slm, prompt)
+		if r.Tokens[0] == mode {
+			counts[r.Tokens[1]]++
+			n++
+		}
+	}
+	chi, df := stattest.ChiSquare(counts, y1)
+	crit := stattest.Critical(df)
+	t.Logf("y(first) = %.3f: %d runs; chi-square %.1f on %d df (critical %.1f)", y0[mode], n, chi, df, crit)
+	if chi > crit {
+		t.Errorf("second token deviates from the LLM: chi-square %.1f > %.1f", chi, crit)
 	}
 }

@@ -158,7 +158,7 @@ func uploaderOf(p Params) (policy.Uploader, error) {
 func codecOf(p Params) (codec.Codec, error) {
 	var c codec.Codec
 	switch p.Method {
-	case LLM, SLM, Coupled, Replica:
+	case LLM, SLM, Coupled, Replica, CoupledList:
 		return nil, nil
 	case HLM, RandHLM, UHLM, UIHLM, IHLM:
 		c = codec.Full{ProbBits: p.ProbBits, IndexBits: p.IndexBits}
@@ -309,6 +309,16 @@ func (d *Device) stepBlock(room int) (Step, error) {
 		d.csqs.BeginBatch()
 	}
 	d.check = checkSeed
+	if d.p.Method == CoupledList {
+		drafts, err := d.draftList(L)
+		if err != nil {
+			return Step{}, err
+		}
+		d.lastL = L
+		st := d.send(drafts)
+		st.Drafted = len(drafts)
+		return st, nil
+	}
 	var drafts []drafted
 	used := 0
 	ctx := append([]int(nil), d.seq...)
@@ -367,6 +377,50 @@ func (d *Device) stepBlock(room int) (Step, error) {
 	return st, nil
 }
 
+// draftList drafts list_k coupled sequences of L tokens (list matching),
+// each along its own prefix, flattened draft by draft.
+func (d *Device) draftList(L int) ([]drafted, error) {
+	base := d.seq
+	memo := map[string][]float64{}
+	x := func(prefix []int) ([]float64, error) {
+		key := fmt.Sprint(prefix)
+		if p, ok := memo[key]; ok {
+			return p, nil
+		}
+		logits, err := d.slm.last(append(append([]int(nil), base...), prefix...))
+		if err != nil {
+			return nil, err
+		}
+		p := d.p.distOf(nil, logits)
+		memo[key] = p
+		return p, nil
+	}
+	lists, err := spec.ListDrafts(x, d.p.ListK, L, d.p.Seed, len(base))
+	if err != nil {
+		return nil, fmt.Errorf("hybrid: %w", err)
+	}
+	drafts := make([]drafted, 0, len(lists)*L)
+	for _, toks := range lists {
+		for l, t := range toks {
+			p, err := x(toks[:l]) // memoized
+			if err != nil {
+				return nil, err
+			}
+			drafts = append(drafts, drafted{token: t, sample: p, u: math.NaN()})
+		}
+	}
+	return drafts, nil
+}
+
+// listK is the number of drafts per position of the method (1 unless
+// coupled-list).
+func (p Params) listK() int {
+	if p.Method == CoupledList {
+		return p.ListK
+	}
+	return 1
+}
+
 // bitsFor is the codec payload size a budget-filled batch will spend on x.
 func (d *Device) bitsFor(x []float64) (int, error) {
 	switch c := d.enc.(type) {
@@ -413,18 +467,23 @@ func (d *Device) Apply(v *wire.Verdict) ([]int, error) {
 	if v.Round != d.round {
 		return nil, fmt.Errorf("hybrid: verdict for round %d, expected %d", v.Round, d.round)
 	}
-	L := len(d.pending)
+	K := d.p.listK()
+	L := len(d.pending) / K
+	if v.Draft < 0 || v.Draft >= K {
+		return nil, fmt.Errorf("hybrid: inconsistent verdict (draft %d of %d)", v.Draft, K)
+	}
 	if v.Accepted < 0 || v.Accepted > L || v.Token < 0 || int(v.Token) >= d.vocab || v.Resampled != (v.Accepted < L) {
 		return nil, fmt.Errorf("hybrid: inconsistent verdict (accepted %d of %d, token %d, resampled %v)", v.Accepted, L, v.Token, v.Resampled)
 	}
+	chosen := d.pending[v.Draft*L : (v.Draft+1)*L]
 	var committed []int
-	for _, dr := range d.pending[:v.Accepted] {
+	for _, dr := range chosen[:v.Accepted] {
 		committed = append(committed, dr.token)
 		d.noteConfidence(dr.sample[dr.token])
 	}
 	committed = append(committed, int(v.Token))
 	if v.Accepted < L { // the resampled token's SLM probability is known
-		d.noteConfidence(d.pending[v.Accepted].sample[v.Token])
+		d.noteConfidence(chosen[v.Accepted].sample[v.Token])
 	}
 	d.seq = append(d.seq, committed...)
 	if d.dlen != nil {

@@ -58,3 +58,14 @@ func UplinkBits(up *wire.Upload, vocab int) int {
 // DownlinkBits is the bit count of a verdict on L drafts: the accepted count
 // in ⌈log2(L+1)⌉ bits and the new token id (Q-S eq. 8).
 func DownlinkBits(L, vocab int) int { return idBits(L+1) + idBits(vocab) }
+
+// VerdictBits is the bit count of a verdict on an upload of n draft tokens
+// under p: DownlinkBits of the block, plus ⌈log2 K⌉ bits naming the
+// accepted draft when list matching sends K drafts of n/K tokens.
+func VerdictBits(p Params, n, vocab int) int {
+	K := p.listK()
+	if K == 1 {
+		return DownlinkBits(n, vocab)
+	}
+	return DownlinkBits(n/K, vocab) + idBits(K)
+}

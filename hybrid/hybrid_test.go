@@ -52,8 +52,8 @@ func runOnce(t testing.TB, p Params, llm, slm model.Model, prompt []int) Result 
 	return r
 }
 
-// TestLosslessOnRealPair: the first committed token of HLM, Q-S, K-SQS and
-// C-SQS follows the LLM's distribution (chi-square, n = 3000 runs with seeds
+// TestLosslessOnRealPair: the first committed token of HLM, Q-S, K-SQS,
+// C-SQS and coupled-list follows the LLM's distribution (chi-square, n = 3000 runs with seeds
 // 0…2999, significance 0.001), with the stories260K LLM and its 2-layer
 // early exit as the draft. Rand-HLM, which commits unverified drafts, must
 // fail the same test — that is what shows the test has power.
@@ -75,6 +75,7 @@ func TestLosslessOnRealPair(t *testing.T) {
 		{QS, []string{"l=3", "ell=20"}, false},
 		{KSQS, []string{"sqs_k=4", "ell=10"}, false},
 		{CSQS, []string{"conf_beta=0.01"}, false},
+		{CoupledList, []string{"list_k=3", "l=3"}, false},
 		{RandHLM, nil, true},
 	} {
 		t.Run(tc.method, func(t *testing.T) {

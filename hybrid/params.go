@@ -31,10 +31,14 @@ const (
 	QS           = "q-s"            // lattice-quantize, then sample (lossless), fixed or heuristic draft length
 	Coupled      = "coupled"        // shared-randomness coupling: draft ids only, drafter-invariant and lossless
 	Replica      = "replica"        // the server runs the SLM too: draft ids only, standard verification
+	CoupledList  = "coupled-list"   // K coupled drafts per position, list matching (lossless, draft ids only)
 )
 
+// MaxListK bounds list_k (drafts per position of coupled-list).
+const MaxListK = 16
+
 // Methods lists the method names in a stable order.
-var Methods = []string{LLM, SLM, HLM, RandHLM, UHLM, CUHLMOffline, CUHLMOnline, UIHLM, IHLM, KSQS, CSQS, SQ, QS, Coupled, Replica}
+var Methods = []string{LLM, SLM, HLM, RandHLM, UHLM, CUHLMOffline, CUHLMOnline, UIHLM, IHLM, KSQS, CSQS, SQ, QS, Coupled, Replica, CoupledList}
 
 // Params are every knob of a run: the method and its parameters, sampling,
 // timing, energy and the channel. Zero values mean "the method's default"
@@ -103,6 +107,10 @@ type Params struct {
 	// gives exactly the tokens `coupled` gives with any draft).
 	Sampler string
 
+	// ListK is the number of drafts per position of coupled-list (list
+	// matching); 1 is plain coupling.
+	ListK int
+
 	Channel channel.Config
 }
 
@@ -122,6 +130,7 @@ func DefaultParams() Params {
 		EnergyUpload: 300, EnergyResample: 350, EnergySLM: 100,
 		Diagnostics: true,
 		Sampler:     "standard",
+		ListK:       2,
 		Channel:     channel.CUHLMConfig(),
 	}
 }
@@ -165,7 +174,7 @@ func (p Params) Family() Family {
 	switch p.Method {
 	case LLM:
 		return FamilyLLM
-	case KSQS, CSQS, SQ, QS, Coupled, Replica:
+	case KSQS, CSQS, SQ, QS, Coupled, Replica, CoupledList:
 		return FamilyBlock
 	}
 	return FamilySkip
@@ -249,6 +258,7 @@ var keys = map[string]param{
 	"energy_resample": floatKey("U+I ε_r, per resampled token", func(p *Params) *float64 { return &p.EnergyResample }),
 	"energy_slm":      floatKey("U+I ε_s, per SLM token", func(p *Params) *float64 { return &p.EnergySLM }),
 	"sampler":         {"server-side sampling of the llm method: standard or gumbel (keyed noise, as coupled)", func(p *Params, v string) error { p.Sampler = v; return nil }},
+	"list_k":          intKey("drafts per position of coupled-list (list matching, 1..16)", func(p *Params) *int { return &p.ListK }),
 	"diagnostics":     boolKey("exchange per-token probabilities to measure the true skip rate", func(p *Params) *bool { return &p.Diagnostics }),
 	"channel_preset":  {"reset the channel to a preset: " + strings.Join(channel.PresetNames(), ", "), func(p *Params, v string) error { c, err := channel.Preset(v); p.Channel = c; return err }},
 }
@@ -346,6 +356,8 @@ func (p Params) Validate() error {
 		return bad("l %d / l_min %d / l_max %d", p.L, p.LMin, p.LMax)
 	case !(p.TauSLM >= 0) || !(p.TauLLM >= 0):
 		return bad("tau_slm %g / tau_llm %g", p.TauSLM, p.TauLLM)
+	case p.ListK < 1 || p.ListK > MaxListK:
+		return bad("list_k %d outside [1, %d]", p.ListK, MaxListK)
 	}
 	return p.Channel.Validate()
 }

@@ -185,7 +185,7 @@ func Run(ctx context.Context, c Config) (Result, error) {
 		if err != nil {
 			return res, fmt.Errorf("round %d: %w", res.Rounds, err)
 		}
-		downBits := DownlinkBits(L, d.vocab)
+		downBits := VerdictBits(p, L, d.vocab)
 		if p.MeasureTau {
 			now += time.Since(verifyStart)
 		} else {

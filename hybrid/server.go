@@ -3,6 +3,7 @@ package hybrid
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/hlmproject/hlm/codec"
 	"github.com/hlmproject/hlm/model"
@@ -90,6 +91,9 @@ func (s *Server) SetRound(r uint32) { s.round = r }
 // Round is the last round the server verified.
 func (s *Server) Round() uint32 { return s.round }
 
+// VerdictBits is VerdictBits for this session's parameters and vocabulary.
+func (s *Server) VerdictBits(n int) int { return VerdictBits(s.p, n, s.vocab) }
+
 // Sequence is the prompt and committed tokens as the server knows them.
 func (s *Server) Sequence() []int { return s.seq }
 
@@ -134,6 +138,12 @@ func (s *Server) Prepare(up *wire.Upload) (*Job, error) {
 		return nil, fmt.Errorf("hybrid: upload for round %d, expected %d", up.Round, s.round+1)
 	}
 	m, L := len(up.Committed), len(up.Drafts)
+	if K := s.p.listK(); K > 1 {
+		// list matching: K drafts of L/K tokens; one pass along draft 0
+		if L == 0 || L%K != 0 {
+			return nil, fmt.Errorf("%w: %d draft tokens is not %d drafts of equal length", ErrParam, L, K)
+		}
+	}
 	target := make([]int, 0, len(s.seq)+m+L)
 	target = append(target, s.seq...)
 	for _, t := range up.Committed {
@@ -148,14 +158,16 @@ func (s *Server) Prepare(up *wire.Upload) (*Job, error) {
 			return nil, fmt.Errorf("%w: draft token %d outside the vocabulary", ErrParam, d.Token)
 		}
 		drafts[i] = int(d.Token)
-		target = append(target, drafts[i])
+		if i < L/s.p.listK() {
+			target = append(target, drafts[i])
+		}
 	}
 	if len(target) > s.ctx {
 		return nil, fmt.Errorf("%w: %d positions, context %d", model.ErrContextFull, len(target), s.ctx)
 	}
 	xhats := make([][]float64, L)
 	switch {
-	case s.p.Method == Coupled:
+	case s.p.Method == Coupled || s.p.Method == CoupledList:
 		// Nothing to reconstruct: verification uses only the keyed noise.
 	case s.slm != nil:
 		// Replica: compute the draft distributions with the server's own
@@ -215,13 +227,22 @@ func (j *Job) Finish(evaluated [][]float32) (*wire.Verdict, *Trace, error) {
 	}
 	tr.DraftY = ys
 	var res spec.BlockResult
+	chosen, draft := j.drafts, 0
 	switch {
+	case s.p.Method == CoupledList:
+		lr, ys2, err := s.verifyList(j, ys)
+		if err != nil {
+			return nil, nil, err
+		}
+		res, draft, tr.DraftY = lr.BlockResult, lr.Draft, ys2
+		n := len(j.drafts) / s.p.ListK
+		chosen = j.drafts[draft*n : (draft+1)*n]
 	case s.p.Method == Coupled || (s.p.Method == LLM && s.p.Sampler == "gumbel"):
 		res = spec.VerifyCoupled(ys, j.drafts, s.p.Seed, len(s.seq)+m)
 	default:
 		res = spec.VerifyBlock(j.xhats, ys, j.drafts, roundRNG(s.p.Seed, up.Round))
 	}
-	v := &wire.Verdict{Round: up.Round, Accepted: res.Accepted, Token: int32(res.Token), Resampled: res.Resampled}
+	v := &wire.Verdict{Round: up.Round, Accepted: res.Accepted, Token: int32(res.Token), Resampled: res.Resampled, Draft: draft}
 	if up.CommittedProb != nil {
 		v.CommittedTarget = make([]float32, m)
 		for k, t := range up.Committed {
@@ -230,13 +251,46 @@ func (j *Job) Finish(evaluated [][]float32) (*wire.Verdict, *Trace, error) {
 	}
 	// Commit: the skipped tokens, the accepted drafts and the new token
 	// (not yet evaluated: the next round's pass starts with it).
-	s.seq = append(s.seq, j.target[len(s.seq):len(s.seq)+m+res.Accepted]...)
+	n0 := len(s.seq)
+	s.seq = append(s.seq, j.target[n0:n0+m]...)
+	s.seq = append(s.seq, chosen[:res.Accepted]...)
 	s.seq = append(s.seq, res.Token)
 	if err := s.llm.truncate(len(s.seq) - 1); err != nil {
 		return nil, nil, err
 	}
 	s.round = up.Round
 	return v, tr, nil
+}
+
+// verifyList runs list matching over the job's K drafts. ys are the target
+// distributions along draft 0 (one pass); where the committed path leaves
+// draft 0 the LLM evaluates it token by token (an engine with tree
+// attention would evaluate every draft in the one pass instead). It also
+// returns the target distributions along the committed path.
+func (s *Server) verifyList(j *Job, ys [][]float64) (spec.ListResult, [][]float64, error) {
+	K := s.p.ListK
+	n := len(j.drafts) / K
+	lists := make([][]int, K)
+	for k := range lists {
+		lists[k] = j.drafts[k*n : (k+1)*n]
+	}
+	base := j.target[:len(j.target)-n] // committed sequence and the upload's committed tokens
+	var path [][]float64
+	y := func(prefix []int) ([]float64, error) {
+		if slices.Equal(prefix, lists[0][:len(prefix)]) {
+			path = append(path, ys[len(prefix)])
+			return ys[len(prefix)], nil
+		}
+		row, err := s.llm.last(append(slices.Clone(base), prefix...))
+		if err != nil {
+			return nil, err
+		}
+		p := s.p.distOf(nil, row)
+		path = append(path, p)
+		return p, nil
+	}
+	lr, err := spec.VerifyCoupledList(y, lists, s.p.Seed, len(base))
+	return lr, path, err
 }
 
 // Targets returns the LLM's distributions at the positions of tokens

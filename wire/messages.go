@@ -13,6 +13,10 @@ var ErrMessage = errors.New("wire: malformed message")
 // MaxTokens bounds the token lists of one message (committed tokens, drafts).
 const MaxTokens = 1 << 16
 
+// MaxDrafts bounds the number of drafts per position a verdict may name
+// (list matching).
+const MaxDrafts = 1 << 8
+
 // Upload is what the device sends for verification: the tokens it committed
 // on its own since the last upload (so the server's context stays in sync),
 // then a block of draft tokens, each with the codec payload describing the
@@ -49,15 +53,17 @@ type Draft struct {
 // Body layout:
 //
 //	round     uint32 (little-endian)
-//	flags     byte: 1 = resampled, 2 = diagnostics present
+//	flags     byte: 1 = resampled, 2 = diagnostics present, 4 = draft index present
 //	accepted  varint
 //	token     varint
+//	[draft]   varint: which of several drafts per position was accepted (list matching)
 //	[diag]    varint n, then n float32: the target probability y_d of each committed token
 type Verdict struct {
 	Round           uint32
 	Accepted        int
 	Token           int32
 	Resampled       bool
+	Draft           int       // list matching: the accepted draft's index (0 otherwise; sent only when > 0)
 	CommittedTarget []float32 // diagnostics only
 }
 
@@ -145,9 +151,15 @@ func AppendVerdict(b []byte, v *Verdict) []byte {
 	if v.CommittedTarget != nil {
 		flags |= 2
 	}
+	if v.Draft > 0 {
+		flags |= 4
+	}
 	b = append(b, flags)
 	b = binary.AppendUvarint(b, uint64(v.Accepted))
 	b = binary.AppendUvarint(b, uint64(v.Token))
+	if v.Draft > 0 {
+		b = binary.AppendUvarint(b, uint64(v.Draft))
+	}
 	if v.CommittedTarget != nil {
 		b = binary.AppendUvarint(b, uint64(len(v.CommittedTarget)))
 		for _, p := range v.CommittedTarget {
@@ -162,7 +174,7 @@ func ParseVerdict(b []byte, vocab int) (*Verdict, error) {
 	r := reader{b: b}
 	v := &Verdict{Round: r.u32()}
 	flags := r.byte()
-	if flags&^3 != 0 {
+	if flags&^7 != 0 {
 		r.fail("unknown verdict flags %#x", flags)
 	}
 	v.Resampled = flags&1 != 0
@@ -172,6 +184,13 @@ func ParseVerdict(b []byte, vocab int) (*Verdict, error) {
 	}
 	v.Accepted = int(acc)
 	v.Token = r.token(vocab)
+	if flags&4 != 0 {
+		k := r.uvarint()
+		if k == 0 || k >= MaxDrafts {
+			r.fail("draft index %d (want 1 to %d)", k, MaxDrafts-1)
+		}
+		v.Draft = int(k)
+	}
 	if flags&2 != 0 {
 		n := r.count()
 		if n > len(r.b)/4 {
