@@ -364,7 +364,7 @@ func (p *paper) trainPolicy(ctx context.Context, base hybrid.Params, name string
 // axis: accepted tokens per round against uplink bits per token, and
 // throughput vs average SNR in CU-HLM's Fig. 10 setting.
 func (p *paper) coupling(ctx context.Context) error {
-	p.header("Token-id-only verification: coupling and the draft replica vs the papers' codecs", "issue 5 (coupled speculative decoding, Daliri, Musco, Suresh 2024; server-side draft replica)")
+	p.header("Token-id-only verification: coupling and the draft replica vs the papers' codecs", "issue 5 (coupled speculative decoding, Daliri, Musco, Suresh 2024; list matching, Rowan, Phan, Khisti 2025; server-side draft replica)")
 	base := p.setup.Base
 	type variant struct {
 		label, method string
@@ -380,6 +380,8 @@ func (p *paper) coupling(ctx context.Context) error {
 		{"replica L=4", hybrid.Replica, []string{"l=4"}},
 		{"coupled L=1", hybrid.Coupled, []string{"l=1"}},
 		{"replica L=1", hybrid.Replica, []string{"l=1"}},
+		{"coupled-list K=2 L=4", hybrid.CoupledList, []string{"l=4", "list_k=2"}},
+		{"coupled-list K=4 L=4", hybrid.CoupledList, []string{"l=4", "list_k=4"}},
 	}
 	var pts []Point
 	for _, v := range vs {

@@ -19,7 +19,7 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 Generate a continuation of a prompt with one model. The continuation (not the
 prompt) streams to stdout; the summary goes to stderr. --temperature 0 is
 greedy decoding.`, stderr)
-	fs.StringVar(&cfg.Model, "model", "", "model spec: a llama2.c .bin, a .gguf, a Hugging Face directory, optionally with @exit=N or @q8")
+	fs.StringVar(&cfg.Model, "model", "", "model spec: a llama2.c .bin, a .gguf, a Hugging Face directory, optionally with @exit=N, @q8 or @q4")
 	fs.StringVar(&cfg.Tokenizer, "tokenizer", "", "tokenizer file (tokenizer.json or llama2.c tokenizer.bin); default: found with the model")
 	fs.StringVar(&cfg.Prompt, "prompt", "", "text to continue")
 	fs.Float64Var(&cfg.Sampler.Temperature, "temperature", cfg.Sampler.Temperature, "sampling temperature (0: greedy)")

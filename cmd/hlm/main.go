@@ -90,7 +90,7 @@ Commands:`)
 	fmt.Fprintln(w, `
 A model is named by a spec: PATH (a llama2.c .bin, a .gguf file or a Hugging
 Face directory), PATH@exit=N (its first N layers: an early-exit draft) or
-PATH@q8 (a Q8_0-quantized copy); options combine, e.g. PATH@exit=2@q8.
+PATH@q8 or PATH@q4 (a Q8_0 or Q4_0 copy); options combine, e.g. PATH@exit=2@q8.
 
 Run 'hlm <command> --help' for the flags of a command.`)
 }
