@@ -43,16 +43,8 @@ func NoiseExp(seed uint64, pos, tok int) float64 {
 // no mass. For a fixed seed it is a deterministic function of p; over seeds
 // it is an exact sample from p.
 func CoupledSample(p []float64, seed uint64, pos int) int {
-	best, bestScore := -1, math.Inf(1)
-	for i, pi := range p {
-		if !(pi > 0) {
-			continue
-		}
-		if s := NoiseExp(seed, pos, i) / pi; s < bestScore {
-			best, bestScore = i, s
-		}
-	}
-	return best
+	tok, _ := raceWinner(p, seed, 0, pos)
+	return tok
 }
 
 // CoupledAgreement is the probability that the races over x and y pick the

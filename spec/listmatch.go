@@ -40,8 +40,8 @@ func listSeed(seed uint64, k int) uint64 {
 	return mix64(seed ^ mix64(uint64(k)*0xd1b54a32d192ed03))
 }
 
-// raceWinner is argmin_i E/p_i over tokens with p_i > 0 for the noise of
-// draft k, and its score; −1 and +Inf when p has no mass.
+// raceWinner is argmin_i E_k(pos, i)/p_i over tokens with p_i > 0 (the
+// lowest id on ties), and its score; −1 and +Inf when p has no mass.
 func raceWinner(p []float64, seed uint64, k, pos int) (int, float64) {
 	s := listSeed(seed, k)
 	best, bestScore := -1, math.Inf(1)
@@ -66,29 +66,17 @@ var ErrNoMass = errors.New("spec: distribution has no mass")
 
 // ListDrafts drafts K sequences of L tokens by coupled sampling with the
 // noise of each draft; start is the absolute position of the first draft.
-// Drafts that share a prefix share x (x is asked once per distinct prefix).
+// Drafts that share a prefix ask x for the same prefix again: an x that is
+// costly to evaluate should cache by prefix.
 func ListDrafts(x DistAt, K, L int, seed uint64, start int) ([][]int, error) {
 	if K < 1 || L < 1 {
 		return nil, fmt.Errorf("spec: ListDrafts: K = %d, L = %d, want both >= 1", K, L)
-	}
-	cache := map[string][]float64{}
-	at := func(prefix []int) ([]float64, error) {
-		key := fmt.Sprint(prefix)
-		if p, ok := cache[key]; ok {
-			return p, nil
-		}
-		p, err := x(prefix)
-		if err != nil {
-			return nil, err
-		}
-		cache[key] = p
-		return p, nil
 	}
 	drafts := make([][]int, K)
 	for k := range drafts {
 		d := make([]int, 0, L)
 		for l := 0; l < L; l++ {
-			p, err := at(d)
+			p, err := x(d)
 			if err != nil {
 				return nil, err
 			}
