@@ -36,17 +36,14 @@ func getScaleMinK4(j int, q []byte) (sc, m byte) {
 
 // dequantizeQ4K writes the 256 elements of one Q4_K super-block.
 func dequantizeQ4K(y []float32, blk []byte) {
-	d := F16ToF32(binary.LittleEndian.Uint16(blk[0:]))
-	dmin := F16ToF32(binary.LittleEndian.Uint16(blk[2:]))
-	scales := blk[4:16]
+	var s [16]float32
+	q4KScales(blk, &s)
 	q := blk[16 : 16+QKK/2]
 	y = y[:QKK]
 	var lo, hi [16]float32 // the 16 values of each sub-block's 4-bit codes
 	for i, is := 0, 0; i < QKK; i, is = i+64, is+2 {
-		sc, m := getScaleMinK4(is, scales)
-		d1, m1 := d*float32(sc), dmin*float32(m)
-		sc, m = getScaleMinK4(is+1, scales)
-		d2, m2 := d*float32(sc), dmin*float32(m)
+		d1, m1 := s[is], s[8+is]
+		d2, m2 := s[is+1], s[8+is+1]
 		for c := range lo {
 			lo[c] = float32(d1*float32(c)) - m1
 			hi[c] = float32(d2*float32(c)) - m2
@@ -65,13 +62,9 @@ func dequantizeQ4K(y []float32, blk []byte) {
 func dequantizeQ6K(y []float32, blk []byte) {
 	ql := blk[0:128]
 	qh := blk[128:192]
-	sc := blk[192:208]
-	d := F16ToF32(binary.LittleEndian.Uint16(blk[208:]))
 	y = y[:QKK]
 	var ds [16]float32 // d × the scale of each 16-element sub-block
-	for i := range ds {
-		ds[i] = d * float32(int8(sc[i]))
-	}
+	q6KScales(blk, &ds)
 	for n := 0; n < 2; n++ {
 		l0, h0, y0 := ql[64*n:64*n+64], qh[32*n:32*n+32], y[128*n:128*n+128]
 		for l := 0; l < 32; l++ {
@@ -147,6 +140,15 @@ func dotQ4K(w []byte, x []float32) float32 {
 	return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]))
 }
 
+// q6KScales writes d·scale_j for the sixteen sub-blocks of a Q6_K
+// super-block.
+func q6KScales(blk []byte, ds *[16]float32) {
+	d := F16ToF32(binary.LittleEndian.Uint16(blk[208:]))
+	for i := range ds {
+		ds[i] = d * float32(int8(blk[192+i]))
+	}
+}
+
 // q6Code returns the 6-bit code of element 32k+i (k < 4, i < 32) of a
 // Q6_K half with low bits l0 and high bits h0, as dequantizeQ6K reads it.
 func q6Code(l0, h0 []byte, k, i int) int {
@@ -171,10 +173,7 @@ func dotQ6K(w []byte, x []float32) float32 {
 	for b := 0; b < nb; b++ {
 		blk := w[b*q6KBytes : (b+1)*q6KBytes : (b+1)*q6KBytes]
 		xx := x[b*QKK : (b+1)*QKK : (b+1)*QKK]
-		d := F16ToF32(binary.LittleEndian.Uint16(blk[208:]))
-		for i := range ds {
-			ds[i] = d * float32(int8(blk[192+i]))
-		}
+		q6KScales(blk, &ds)
 		if blockQ6K(blk, xx, &ds, &acc) {
 			continue
 		}
