@@ -46,7 +46,8 @@ func (c Full) Bits(v int) int {
 }
 
 // Encode quantizes every probability. draft is only range-checked: every
-// token is carried anyway. Recon is computed by decoding the payload.
+// token is carried anyway. Recon is what Decode rebuilds from the payload:
+// the decoded values divided by their sum.
 func (c Full) Encode(x []float64, draft int) (Encoded, error) {
 	if err := c.Validate(); err != nil {
 		return Encoded{}, err
@@ -58,12 +59,16 @@ func (c Full) Encode(x []float64, draft int) (Encoded, error) {
 	nbits := c.Bits(v)
 	var w BitWriter
 	w.buf = make([]byte, 0, (nbits+7)/8)
-	var codes []uint32
+	recon := make([]float64, v)
+	var err error
 	switch {
 	case c.IndexBits:
-		codes = make([]uint32, v)
+		codes := make([]uint32, v)
 		for i, p := range x {
 			codes[i] = probEncode(p, c.ProbBits)
+			if recon[i], err = probDecode(codes[i], c.ProbBits); err != nil {
+				return Encoded{}, err
+			}
 		}
 		ib := IndexBits(v)
 		for _, id := range codeOrder(codes, c.ProbBits) {
@@ -75,33 +80,24 @@ func (c Full) Encode(x []float64, draft int) (Encoded, error) {
 			}
 		}
 	case c.ProbBits == 8:
-		for _, p := range x {
-			w.buf = append(w.buf, encodeE5M3(p))
+		for i, p := range x {
+			b := encodeE5M3(p)
+			w.buf = append(w.buf, b)
+			recon[i] = e5m3Table[b]
 		}
 	default:
-		for _, p := range x {
-			w.WriteBits(uint64(probEncode(p, c.ProbBits)), c.ProbBits)
-		}
-	}
-	payload := w.Bytes()
-	var recon []float64
-	var err error
-	if c.IndexBits {
-		// what decode would rebuild, without parsing the pairs back
-		recon = make([]float64, v)
-		for i, code := range codes {
+		for i, p := range x {
+			code := probEncode(p, c.ProbBits)
+			w.WriteBits(uint64(code), c.ProbBits)
 			if recon[i], err = probDecode(code, c.ProbBits); err != nil {
 				return Encoded{}, err
 			}
 		}
-		err = normalize(recon)
-	} else {
-		recon, err = c.decode(payload, v)
 	}
-	if err != nil {
+	if err := normalize(recon); err != nil {
 		return Encoded{}, err
 	}
-	return Encoded{Payload: payload, Bits: w.Len(), Recon: recon, Support: v}, nil
+	return Encoded{Payload: w.Bytes(), Bits: w.Len(), Recon: recon, Support: v}, nil
 }
 
 // Decode rebuilds the distribution from a payload for vocabulary vocab.

@@ -33,29 +33,30 @@ const bucketShift = 22 // radixKey is 33 bits; its top 11 bits name the bucket
 
 type kBuckets struct {
 	x      []float64
-	v      int
 	total  float64
 	start  [2049]int32   // start[b]: first slot of bucket b in ids; start[2048] = V
 	cumSum [2049]float64 // Σ x over buckets before b
 	ids    []int32       // token ids grouped by bucket, ascending within each
 	keys   []uint16      // bucket of each token (scratch)
-	// sorted buckets: ids[start[b]:start[b+1]] in rank order, with prefix
-	// sums pre[b][i] = Σ of the first i.
-	pre map[int][]float64
+	// Sorted buckets: ids[start[b]:start[b+1]] in rank order, with prefix
+	// sums (Σ of the first i, i = 0…count) in pre[start[b]+b:].
+	isSorted [2048]bool
+	pre      []float64
 }
 
-var kbPool = sync.Pool{New: func() any { return &kBuckets{pre: map[int][]float64{}} }}
+var kbPool = sync.Pool{New: func() any { return new(kBuckets) }}
 
 // newKBuckets groups x by bucket. Release it with free once done with ids.
 func newKBuckets(x []float64, total float64) *kBuckets {
 	kb := kbPool.Get().(*kBuckets)
-	kb.x, kb.v, kb.total = x, len(x), total
-	clear(kb.pre)
+	kb.x, kb.total = x, total
+	kb.isSorted = [2048]bool{}
 	var cnt [2048]int32
 	var sum [2048]float64
 	if cap(kb.keys) < len(x) {
 		kb.keys = make([]uint16, len(x))
 		kb.ids = make([]int32, len(x))
+		kb.pre = make([]float64, len(x)+2048)
 	}
 	keys := kb.keys[:len(x)]
 	for i, p := range x {
@@ -72,7 +73,7 @@ func newKBuckets(x []float64, total float64) *kBuckets {
 		s += sum[b]
 	}
 	kb.start[2048], kb.cumSum[2048] = c, s
-	kb.ids = kb.ids[:len(x)]
+	kb.ids, kb.pre = kb.ids[:len(x)], kb.pre[:len(x)+2048]
 	next := cnt // reuse as write cursors
 	for b := range next {
 		next[b] = kb.start[b]
@@ -91,35 +92,49 @@ func (kb *kBuckets) free() {
 
 func (kb *kBuckets) count(b int) int { return int(kb.start[b+1] - kb.start[b]) }
 
+// prefix returns the prefix sums of bucket b (meaningful once sorted).
+func (kb *kBuckets) prefix(b int) []float64 {
+	lo := int(kb.start[b]) + b
+	return kb.pre[lo : lo+kb.count(b)+1]
+}
+
 // sorted puts bucket b in rank order (once) and returns its prefix sums.
 func (kb *kBuckets) sorted(b int) []float64 {
-	if p, ok := kb.pre[b]; ok {
+	p := kb.prefix(b)
+	if kb.isSorted[b] {
 		return p
 	}
 	seg := kb.ids[kb.start[b]:kb.start[b+1]]
 	sortIDs(kb.x, seg)
-	p := make([]float64, len(seg)+1)
+	p[0] = 0
 	for i, id := range seg {
 		p[i+1] = p[i] + kb.x[id]
 	}
-	kb.pre[b] = p
+	kb.isSorted[b] = true
 	return p
+}
+
+// tailMean returns the tail mean m = (Σx − head)/(V − k) for a head of k
+// tokens summing to head, and the bucket m falls in.
+func (kb *kBuckets) tailMean(k int, head float64) (float64, int) {
+	m := (kb.total - head) / float64(len(kb.x)-k)
+	return m, int(radixKey(max(m, 0)) >> bucketShift)
 }
 
 // n returns N(k) for the head "buckets before b plus the first o tokens of
 // bucket b" (bucket b must be sorted when o > 0).
 func (kb *kBuckets) n(b, o int) float64 {
 	k := int(kb.start[b]) + o
-	if k >= kb.v {
+	if k >= len(kb.x) {
 		return 0
 	}
 	head := kb.cumSum[b]
 	if o > 0 {
-		head += kb.pre[b][o]
+		head += kb.prefix(b)[o]
 	}
-	m := (kb.total - head) / float64(kb.v-k)
+	m, bm := kb.tailMean(k, head)
 	// m <= s_k, so bm >= b; rounding may put m just above s_k
-	bm := max(b, int(radixKey(max(m, 0))>>bucketShift))
+	bm = max(b, bm)
 	var above float64 // Σ (x − m) over tail tokens with x >= m
 	if bm == b {
 		p := kb.sorted(b)
@@ -129,7 +144,7 @@ func (kb *kBuckets) n(b, o int) float64 {
 		// the rest of bucket b and the whole buckets b+1 .. bm-1
 		rest := kb.cumSum[bm] - kb.cumSum[b]
 		if o > 0 {
-			rest -= kb.pre[b][o]
+			rest -= kb.prefix(b)[o]
 		}
 		above = rest - float64(int(kb.start[bm])-k)*m
 		p := kb.sorted(bm)
@@ -159,11 +174,11 @@ func bucketMax(b int) float64 {
 // tail mean m contributes between 0 and count·(max − m).
 func (kb *kBuckets) bounds(b int) (lo, hi float64) {
 	k := int(kb.start[b+1])
-	if k >= kb.v {
+	if k >= len(kb.x) {
 		return 0, 0
 	}
-	m := (kb.total - kb.cumSum[b+1]) / float64(kb.v-k)
-	bm := max(b+1, int(radixKey(max(m, 0))>>bucketShift))
+	m, bm := kb.tailMean(k, kb.cumSum[b+1])
+	bm = max(b+1, bm)
 	whole := (kb.cumSum[bm] - kb.cumSum[b+1]) - float64(int(kb.start[bm])-k)*m
 	part := float64(kb.count(bm)) * max(0, bucketMax(bm)-m)
 	return max(0, 2*whole), max(0, 2*(whole+part))
@@ -214,14 +229,11 @@ func bucketK(x []float64, total, den, theta float64) (int, []int32) {
 	return k, slices.Clone(kb.ids[:k])
 }
 
-// sortIDs puts ids in rank order in place.
+// sortIDs puts ids in rank order in place: small sets by sortRun, larger
+// ones by the radix sort.
 func sortIDs(x []float64, ids []int32) {
 	if len(ids) <= 32 {
-		for i := 1; i < len(ids); i++ {
-			for j := i; j > 0 && before(x, ids[j], ids[j-1]); j-- {
-				ids[j], ids[j-1] = ids[j-1], ids[j]
-			}
-		}
+		sortRun(x, ids)
 		return
 	}
 	copy(ids, rankOrderOf(x, ids))

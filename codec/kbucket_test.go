@@ -64,7 +64,7 @@ func TestBucketK(t *testing.T) {
 		total := sum4(x)
 		k, top := bucketK(x, total, den, theta)
 		full := rankOrder(x)
-		want := firstK(x, full, total, v, 0, den, theta)
+		want := firstK(x, full, total, 0, den, theta)
 		if k < 1 || k > v || !slices.Equal(top, full[:k]) {
 			t.Fatalf("it %d V=%d θ=%v: k = %d (full sort %d), ids differ from the rank order", it, v, theta, k, want)
 		}

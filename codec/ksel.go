@@ -206,17 +206,20 @@ func onlineDenominator(x []float64, draft int, beta, eta float64) float64 {
 	return (1-xd)*Softplus(-1, eta) + xd*Softplus(-beta, eta)
 }
 
-func checkOnline(x []float64, draft int, beta, eta float64) (float64, error) {
-	if _, err := checkDist(x, draft); err != nil {
-		return 0, err
+// checkOnline validates the inputs of online k and returns β clipped to
+// [0, 1] and Σx.
+func checkOnline(x []float64, draft int, beta, eta float64) (float64, float64, error) {
+	total, err := checkDist(x, draft)
+	if err != nil {
+		return 0, 0, err
 	}
 	if math.IsNaN(beta) {
-		return 0, fmt.Errorf("%w: beta is NaN", ErrParam)
+		return 0, 0, fmt.Errorf("%w: beta is NaN", ErrParam)
 	}
 	if !(eta > 0) || math.IsInf(eta, 1) {
-		return 0, fmt.Errorf("%w: eta %v, want finite > 0", ErrParam, eta)
+		return 0, 0, fmt.Errorf("%w: eta %v, want finite > 0", ErrParam, eta)
 	}
-	return min(max(beta, 0), 1), nil
+	return min(max(beta, 0), 1), total, nil
 }
 
 // UBar returns Ū_TV(k) of CU-HLM eq. 23,
@@ -228,7 +231,7 @@ func checkOnline(x []float64, draft int, beta, eta float64) (float64, error) {
 // [0, 1]), η the softplus temperature (DefaultEta = 1). UBar returns NaN on
 // invalid input.
 func UBar(x []float64, draft, k int, beta, eta float64) float64 {
-	beta, err := checkOnline(x, draft, beta, eta)
+	beta, _, err := checkOnline(x, draft, beta, eta)
 	if err != nil || k < 0 || k > len(x) {
 		return math.NaN()
 	}
@@ -253,7 +256,7 @@ func OnlineK(x []float64, draft int, beta, eta, theta float64) (int, error) {
 // k sorting only the head and a few buckets (kbucket.go). The result is the
 // smallest k with Ū_TV(k) <= θ up to rounding in the last bits of N.
 func onlineK(x []float64, draft int, beta, eta, theta float64) (int, []int32, error) {
-	beta, err := checkOnline(x, draft, beta, eta)
+	beta, total, err := checkOnline(x, draft, beta, eta)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -262,21 +265,23 @@ func onlineK(x []float64, draft int, beta, eta, theta float64) (int, []int32, er
 	}
 	v := len(x)
 	den := onlineDenominator(x, draft, beta, eta)
-	total := sum4(x)
 	tau := 0.5 / float64(v)
-	var ids []int32
+	idsp := idPool.Get().(*[]int32)
+	defer idPool.Put(idsp)
+	ids, few := (*idsp)[:0], true
 	for i, p := range x {
 		if p >= tau {
-			ids = append(ids, int32(i))
-			if 8*len(ids) > v {
-				ids = nil
+			if 8*(len(ids)+1) > v {
+				few = false
 				break
 			}
+			ids = append(ids, int32(i))
 		}
 	}
-	if ids != nil {
+	*idsp = ids
+	if few {
 		order := rankOrderOf(x, ids)
-		if k := firstK(x, order, total, v, tau, den, theta); k > 0 {
+		if k := firstK(x, order, total, tau, den, theta); k > 0 {
 			return k, order[:k], nil
 		}
 	}
@@ -284,7 +289,10 @@ func onlineK(x []float64, draft int, beta, eta, theta float64) (int, []int32, er
 	return k, top, nil
 }
 
-var floatPool = sync.Pool{New: func() any { return new([]float64) }}
+var (
+	floatPool = sync.Pool{New: func() any { return new([]float64) }}
+	idPool    = sync.Pool{New: func() any { return new([]int32) }}
+)
 
 // firstK scans k = 1, 2, … over the sorted head `order` (all tokens with
 // x >= tau; total = Σx) and returns the first k with N(k)/den <= theta, or
@@ -292,8 +300,8 @@ var floatPool = sync.Pool{New: func() any { return new([]float64) }}
 // (tau = 0) it returns V if no smaller k qualifies (N(V) = 0). Tail sums
 // are total minus prefix sums, so only the sorted prefix up to the last
 // token above the mean is ever read.
-func firstK(x []float64, order []int32, total float64, v int, tau, den, theta float64) int {
-	h := len(order)
+func firstK(x []float64, order []int32, total, tau, den, theta float64) int {
+	h, v := len(order), len(x)
 	bufp := floatPool.Get().(*[]float64)
 	defer floatPool.Put(bufp)
 	if cap(*bufp) < h+1 {

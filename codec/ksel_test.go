@@ -356,7 +356,7 @@ func TestOnlineKHeadOnly(t *testing.T) {
 		}
 		den := onlineDenominator(x, d, beta, eta)
 		full := rankOrder(x)
-		want := firstK(x, full, sum4(x), v, 0, den, theta)
+		want := firstK(x, full, sum4(x), 0, den, theta)
 		if k != want || !slices.Equal(top, full[:k]) {
 			t.Fatalf("V=%d: k = %d, full sort gives %d", v, k, want)
 		}
