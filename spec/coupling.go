@@ -28,8 +28,14 @@ func mix64(z uint64) uint64 {
 // id. It is a pure function — the same arguments give the same value on any
 // machine — with 53 bits of resolution.
 func NoiseUniform(seed uint64, pos, tok int) float64 {
-	k := mix64(seed ^ 0x6a09e667f3bcc909)
-	h := mix64(k ^ mix64(uint64(pos)*0x9e3779b97f4a7c15^uint64(uint32(tok))))
+	return keyedUniform(noiseKey(seed), pos, tok)
+}
+
+// noiseKey is the per-seed part of NoiseUniform, computed once per race.
+func noiseKey(seed uint64) uint64 { return mix64(seed ^ 0x6a09e667f3bcc909) }
+
+func keyedUniform(key uint64, pos, tok int) float64 {
+	h := mix64(key ^ mix64(uint64(pos)*0x9e3779b97f4a7c15^uint64(uint32(tok))))
 	return (float64(h>>11) + 0.5) * (1.0 / (1 << 53))
 }
 

@@ -43,13 +43,13 @@ func listSeed(seed uint64, k int) uint64 {
 // raceWinner is argmin_i E_k(pos, i)/p_i over tokens with p_i > 0 (the
 // lowest id on ties), and its score; −1 and +Inf when p has no mass.
 func raceWinner(p []float64, seed uint64, k, pos int) (int, float64) {
-	s := listSeed(seed, k)
+	key := noiseKey(listSeed(seed, k))
 	best, bestScore := -1, math.Inf(1)
 	for i, pi := range p {
 		if !(pi > 0) {
 			continue
 		}
-		if sc := NoiseExp(s, pos, i) / pi; sc < bestScore {
+		if sc := -math.Log1p(-keyedUniform(key, pos, i)) / pi; sc < bestScore {
 			best, bestScore = i, sc
 		}
 	}

@@ -217,15 +217,8 @@ func VerifyBlock(xhats, ys [][]float64, drafts []int, rng *rand.Rand) BlockResul
 		panic("spec: VerifyBlock: want len(xhats) == len(drafts) and len(ys) == len(drafts)+1")
 	}
 	for l, d := range drafts {
-		x, y := xhats[l], ys[l]
-		if len(x) != len(y) {
-			panic("spec: VerifyBlock: len(xhats[l]) != len(ys[l])")
-		}
-		if d < 0 || d >= len(y) {
-			return BlockResult{Accepted: l, Token: sampling.Sample(y, rng), Resampled: true}
-		}
-		if !accept(x[d], y[d], rng) {
-			return BlockResult{Accepted: l, Token: residualInverseCDF(y, x, rng.Float64()), Resampled: true}
+		if tok, ok := Verify(xhats[l], ys[l], d, rng); !ok {
+			return BlockResult{Accepted: l, Token: tok, Resampled: true}
 		}
 	}
 	return BlockResult{Accepted: L, Token: sampling.Sample(ys[L], rng)}
