@@ -308,7 +308,7 @@ func (b *buckets) exact(k int, inv float64) float64 {
 func (b *buckets) scatter() {
 	groups := 2 * (b.nb + 1)
 	sentinel := uint16(groups)
-	cur := b.cnt // reuse the counts as write cursors; restored below
+	cur := b.cnt // reuse the counts as write cursors (prepare clears them)
 	for g := range groups {
 		cur[g] = b.start[g]
 	}
@@ -317,9 +317,6 @@ func (b *buckets) scatter() {
 			b.member[cur[g]] = b.logits[i]
 			cur[g]++
 		}
-	}
-	for g := range groups {
-		b.cnt[g] = b.start[g+1] - b.start[g]
 	}
 	b.scattered = true
 }
