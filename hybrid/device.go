@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/hlmproject/hlm/codec"
 	"github.com/hlmproject/hlm/model"
@@ -36,11 +37,7 @@ type Device struct {
 	unsentX    [][]float64
 	round      uint32
 	pending    []drafted // drafts of the upload in flight
-	wantUnsent []int32   // committed tokens carried by the upload in flight
-	wantProb   []float32
 	wantX      [][]float64
-	oracle     bool
-	check      uint64 // replica: running hash of the block's draft logits
 
 	ctrl     Controller // per-round L and ℓ (draft=ddqn)
 	rate     float64    // uplink rate of the current round, set by the driver
@@ -93,7 +90,7 @@ func NewDevice(p Params, slm model.Model, vocab int, prompt []int) (*Device, err
 		return nil, fmt.Errorf("%w: empty prompt (start it with BOS)", ErrParam)
 	}
 	d := &Device{p: p, vocab: vocab, rng: rand.New(rand.NewPCG(p.Seed, 0x646576696365)), prompt: len(prompt),
-		seq: append([]int(nil), prompt...), perturb: uncertainty.Perturbation{M: p.M, ThetaMax: p.ThetaMax}, oracle: true, lastConf: 1}
+		seq: append([]int(nil), prompt...), perturb: uncertainty.Perturbation{M: p.M, ThetaMax: p.ThetaMax}, lastConf: 1}
 	if p.Method != LLM {
 		if slm == nil {
 			return nil, fmt.Errorf("%w: method %s needs a draft model", ErrParam, p.Method)
@@ -258,9 +255,7 @@ func (d *Device) stepSkip() (Step, error) {
 		d.seq = append(d.seq, dr.token)
 		d.unsent = append(d.unsent, int32(dr.token))
 		d.unsentProb = append(d.unsentProb, float32(tok.XDraft))
-		if d.oracle {
-			d.unsentX = append(d.unsentX, dr.sample)
-		}
+		d.unsentX = append(d.unsentX, dr.sample)
 		return Step{Drafted: 1, Local: dr.token, U: tok.U}, nil
 	}
 	if !d.p.SamplesRecon() {
@@ -308,7 +303,7 @@ func (d *Device) stepBlock(room int) (Step, error) {
 	if d.csqs != nil {
 		d.csqs.BeginBatch()
 	}
-	d.check = checkSeed
+	check := checkSeed // replica: running hash of the block's draft logits
 	if d.p.Method == CoupledList {
 		drafts, err := d.draftList(L)
 		if err != nil {
@@ -334,7 +329,7 @@ func (d *Device) stepBlock(room int) (Step, error) {
 				dr.token = spec.CoupledSample(x, d.p.Seed, len(ctx))
 			} else {
 				dr.token = sampling.Sample(x, d.rng)
-				d.check = checkLogits(d.check, logits)
+				check = checkLogits(check, logits)
 			}
 			if dr.token < 0 {
 				return Step{}, fmt.Errorf("hybrid: the draft distribution has no mass")
@@ -372,41 +367,42 @@ func (d *Device) stepBlock(room int) (Step, error) {
 	st := d.send(drafts)
 	st.Drafted = len(drafts)
 	if d.p.Method == Replica {
-		st.Upload.Check, st.Upload.HasCheck = d.check, true
+		st.Upload.Check, st.Upload.HasCheck = check, true
 	}
 	return st, nil
 }
 
 // draftList drafts list_k coupled sequences of L tokens (list matching),
-// each along its own prefix, flattened draft by draft.
+// each along its own prefix, flattened draft by draft. ListDrafts asks for
+// one distribution per drafted token in that same order, so the i-th
+// distribution asked for is the one draft token i was drawn from; drafts
+// sharing a prefix share its SLM evaluation through memo.
 func (d *Device) draftList(L int) ([]drafted, error) {
 	base := d.seq
 	memo := map[string][]float64{}
+	var samples [][]float64
 	x := func(prefix []int) ([]float64, error) {
 		key := fmt.Sprint(prefix)
-		if p, ok := memo[key]; ok {
-			return p, nil
+		p, ok := memo[key]
+		if !ok {
+			logits, err := d.slm.last(append(slices.Clone(base), prefix...))
+			if err != nil {
+				return nil, err
+			}
+			p = d.p.distOf(nil, logits)
+			memo[key] = p
 		}
-		logits, err := d.slm.last(append(append([]int(nil), base...), prefix...))
-		if err != nil {
-			return nil, err
-		}
-		p := d.p.distOf(nil, logits)
-		memo[key] = p
+		samples = append(samples, p)
 		return p, nil
 	}
 	lists, err := spec.ListDrafts(x, d.p.ListK, L, d.p.Seed, len(base))
 	if err != nil {
 		return nil, fmt.Errorf("hybrid: %w", err)
 	}
-	drafts := make([]drafted, 0, len(lists)*L)
+	drafts := make([]drafted, 0, len(samples))
 	for _, toks := range lists {
-		for l, t := range toks {
-			p, err := x(toks[:l]) // memoized
-			if err != nil {
-				return nil, err
-			}
-			drafts = append(drafts, drafted{token: t, sample: p, u: math.NaN()})
+		for _, t := range toks {
+			drafts = append(drafts, drafted{token: t, sample: samples[len(drafts)], u: math.NaN()})
 		}
 	}
 	return drafts, nil
@@ -449,7 +445,7 @@ func (d *Device) send(drafts []drafted) Step {
 		st.CodecBits += dr.bits
 		st.FullBits += 32 * d.vocab
 	}
-	d.wantUnsent, d.wantProb, d.wantX = d.unsent, d.unsentProb, d.unsentX
+	d.wantX = d.unsentX
 	d.unsent, d.unsentProb, d.unsentX = nil, nil, nil
 	d.pending = drafts
 	if d.pending == nil {

@@ -63,9 +63,6 @@ func DownlinkBits(L, vocab int) int { return idBits(L+1) + idBits(vocab) }
 // under p: DownlinkBits of the block, plus ⌈log2 K⌉ bits naming the
 // accepted draft when list matching sends K drafts of n/K tokens.
 func VerdictBits(p Params, n, vocab int) int {
-	K := p.listK()
-	if K == 1 {
-		return DownlinkBits(n, vocab)
-	}
+	K := p.listK() // idBits(1) = 0
 	return DownlinkBits(n/K, vocab) + idBits(K)
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/hlmproject/hlm/channel"
+	"github.com/hlmproject/hlm/policy"
 )
 
 // ErrParam reports an unknown or impossible parameter.
@@ -119,15 +120,16 @@ type Params struct {
 // 8 with index bits, τ_SLM = 25.6 ms, τ_LLM = 104.6 ms, M = 20, θmax = 2,
 // θ = 0.1, ℓ = 100, a 5000-bit batch budget, energy costs {300, 350, 100}.
 func DefaultParams() Params {
+	e := policy.DefaultEnergy()
 	return Params{
 		Method: HLM, MaxTokens: 64, Temperature: 1,
-		M: 20, ThetaMax: 2, UTh: math.NaN(), CalibA: 0.815, CalibB: -0.066, RandP: 0.5,
-		ImpK: 3, Gamma: 1.5,
+		M: 20, ThetaMax: 2, UTh: math.NaN(), CalibA: 0.815, CalibB: -0.066, RandP: policy.DefaultRandomP,
+		ImpK: policy.DefaultK, Gamma: policy.DefaultGamma,
 		ProbBits: 8, IndexBits: true, K: 30, SQSK: 8, Theta: 0.1, Eta: 1, Ell: 100, Budget: 5000,
 		ConfAlpha: 0.0005, ConfEta: 0.001, ConfBeta: 0.001,
-		Draft: "fixed", L: 4, LMin: 1, LMax: 16,
+		Draft: "fixed", L: policy.DefaultInitialL, LMin: policy.DefaultMinL, LMax: policy.DefaultMaxL,
 		TauSLM: 0.0256, TauLLM: 0.1046,
-		EnergyUpload: 300, EnergyResample: 350, EnergySLM: 100,
+		EnergyUpload: e.Upload, EnergyResample: e.Resample, EnergySLM: e.SLM,
 		Diagnostics: true,
 		Sampler:     "standard",
 		ListK:       2,
@@ -142,9 +144,9 @@ func (p Params) UploadThreshold() float64 {
 		return p.UTh
 	}
 	if p.Method == CUHLMOffline || p.Method == CUHLMOnline {
-		return 0.8
+		return policy.CUHLMThreshold
 	}
-	return 0.431
+	return policy.UHLMThreshold
 }
 
 // SamplesRecon reports whether the device samples its draft from the

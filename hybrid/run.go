@@ -126,6 +126,7 @@ func Run(ctx context.Context, c Config) (Result, error) {
 	}
 	start := time.Now()
 	out := func() []int { return d.Output() }
+	var sizeBuf []byte // scratch for counting message bytes
 	for {
 		if err := ctx.Err(); err != nil {
 			res.Stop = "interrupted"
@@ -175,7 +176,8 @@ func Run(ctx context.Context, c Config) (Result, error) {
 		L := len(st.Upload.Drafts)
 		res.Uploads++
 		res.Verified += L
-		upBody := len(wire.AppendUpload(nil, st.Upload))
+		sizeBuf = wire.AppendUpload(sizeBuf[:0], st.Upload) // to count bytes
+		upBody := len(sizeBuf)
 		if d.ctrl == nil {
 			state = c.Link.Round(now)
 		}
@@ -196,14 +198,15 @@ func Run(ctx context.Context, c Config) (Result, error) {
 		res.CodecBits += int64(st.CodecBits)
 		res.DownlinkBits += int64(downBits)
 		res.UplinkBytes += int64(upBody + wire.FrameHeader)
-		res.DownlinkBytes += int64(len(wire.AppendVerdict(nil, v)) + wire.FrameHeader)
+		sizeBuf = wire.AppendVerdict(sizeBuf[:0], v)
+		res.DownlinkBytes += int64(len(sizeBuf) + wire.FrameHeader)
 		fullBits += int64(st.FullBits)
 		uploadEnergy += float64(st.UplinkBits) / 1e6 * p.EnergyUpload
 
 		// True skip rate from the diagnostics the server returned.
 		for j, yd := range v.CommittedTarget {
-			if j < len(d.wantProb) && d.wantProb[j] > 0 {
-				tsrSum += math.Min(1, float64(yd)/float64(d.wantProb[j]))
+			if sent := st.Upload.CommittedProb; j < len(sent) && sent[j] > 0 {
+				tsrSum += math.Min(1, float64(yd)/float64(sent[j]))
 				tsrN++
 			}
 		}

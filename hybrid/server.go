@@ -121,7 +121,7 @@ type Job struct {
 	s      *Server
 	up     *wire.Upload
 	target []int
-	drafts []int
+	lists  [][]int // the upload's drafts: one list, or list_k of equal length
 	xhats  [][]float64
 	plan   evalPlan
 }
@@ -138,11 +138,10 @@ func (s *Server) Prepare(up *wire.Upload) (*Job, error) {
 		return nil, fmt.Errorf("hybrid: upload for round %d, expected %d", up.Round, s.round+1)
 	}
 	m, L := len(up.Committed), len(up.Drafts)
-	if K := s.p.listK(); K > 1 {
-		// list matching: K drafts of L/K tokens; one pass along draft 0
-		if L == 0 || L%K != 0 {
-			return nil, fmt.Errorf("%w: %d draft tokens is not %d drafts of equal length", ErrParam, L, K)
-		}
+	// list matching sends K drafts of L/K tokens; one pass along draft 0
+	K := s.p.listK()
+	if K > 1 && (L == 0 || L%K != 0) {
+		return nil, fmt.Errorf("%w: %d draft tokens is not %d drafts of equal length", ErrParam, L, K)
 	}
 	target := make([]int, 0, len(s.seq)+m+L)
 	target = append(target, s.seq...)
@@ -158,10 +157,12 @@ func (s *Server) Prepare(up *wire.Upload) (*Job, error) {
 			return nil, fmt.Errorf("%w: draft token %d outside the vocabulary", ErrParam, d.Token)
 		}
 		drafts[i] = int(d.Token)
-		if i < L/s.p.listK() {
-			target = append(target, drafts[i])
-		}
 	}
+	lists := make([][]int, K)
+	for k := range lists {
+		lists[k] = drafts[k*L/K : (k+1)*L/K]
+	}
+	target = append(target, lists[0]...)
 	if len(target) > s.ctx {
 		return nil, fmt.Errorf("%w: %d positions, context %d", model.ErrContextFull, len(target), s.ctx)
 	}
@@ -203,7 +204,7 @@ func (s *Server) Prepare(up *wire.Upload) (*Job, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Job{s: s, up: up, target: target, drafts: drafts, xhats: xhats, plan: pl}, nil
+	return &Job{s: s, up: up, target: target, lists: lists, xhats: xhats, plan: pl}, nil
 }
 
 // Finish verifies with the evaluated rows (one per token of Tokens()) and
@@ -227,20 +228,18 @@ func (j *Job) Finish(evaluated [][]float32) (*wire.Verdict, *Trace, error) {
 	}
 	tr.DraftY = ys
 	var res spec.BlockResult
-	chosen, draft := j.drafts, 0
+	draft := 0
 	switch {
 	case s.p.Method == CoupledList:
-		lr, ys2, err := s.verifyList(j, ys)
+		lr, path, err := s.verifyList(j, ys)
 		if err != nil {
 			return nil, nil, err
 		}
-		res, draft, tr.DraftY = lr.BlockResult, lr.Draft, ys2
-		n := len(j.drafts) / s.p.ListK
-		chosen = j.drafts[draft*n : (draft+1)*n]
+		res, draft, tr.DraftY = lr.BlockResult, lr.Draft, path
 	case s.p.Method == Coupled || (s.p.Method == LLM && s.p.Sampler == "gumbel"):
-		res = spec.VerifyCoupled(ys, j.drafts, s.p.Seed, len(s.seq)+m)
+		res = spec.VerifyCoupled(ys, j.lists[0], s.p.Seed, len(s.seq)+m)
 	default:
-		res = spec.VerifyBlock(j.xhats, ys, j.drafts, roundRNG(s.p.Seed, up.Round))
+		res = spec.VerifyBlock(j.xhats, ys, j.lists[0], roundRNG(s.p.Seed, up.Round))
 	}
 	v := &wire.Verdict{Round: up.Round, Accepted: res.Accepted, Token: int32(res.Token), Resampled: res.Resampled, Draft: draft}
 	if up.CommittedProb != nil {
@@ -253,8 +252,7 @@ func (j *Job) Finish(evaluated [][]float32) (*wire.Verdict, *Trace, error) {
 	// (not yet evaluated: the next round's pass starts with it).
 	n0 := len(s.seq)
 	s.seq = append(s.seq, j.target[n0:n0+m]...)
-	s.seq = append(s.seq, chosen[:res.Accepted]...)
-	s.seq = append(s.seq, res.Token)
+	s.seq = res.Committed(s.seq, j.lists[draft])
 	if err := s.llm.truncate(len(s.seq) - 1); err != nil {
 		return nil, nil, err
 	}
@@ -268,13 +266,8 @@ func (j *Job) Finish(evaluated [][]float32) (*wire.Verdict, *Trace, error) {
 // attention would evaluate every draft in the one pass instead). It also
 // returns the target distributions along the committed path.
 func (s *Server) verifyList(j *Job, ys [][]float64) (spec.ListResult, [][]float64, error) {
-	K := s.p.ListK
-	n := len(j.drafts) / K
-	lists := make([][]int, K)
-	for k := range lists {
-		lists[k] = j.drafts[k*n : (k+1)*n]
-	}
-	base := j.target[:len(j.target)-n] // committed sequence and the upload's committed tokens
+	lists := j.lists
+	base := j.target[:len(j.target)-len(lists[0])] // committed sequence and the upload's committed tokens
 	var path [][]float64
 	y := func(prefix []int) ([]float64, error) {
 		if slices.Equal(prefix, lists[0][:len(prefix)]) {

@@ -66,7 +66,8 @@ var ErrNoMass = errors.New("spec: distribution has no mass")
 
 // ListDrafts drafts K sequences of L tokens by coupled sampling with the
 // noise of each draft; start is the absolute position of the first draft.
-// Drafts that share a prefix ask x for the same prefix again: an x that is
+// x is called once per drafted token, draft by draft and position by
+// position, so drafts that share a prefix ask for it again: an x that is
 // costly to evaluate should cache by prefix.
 func ListDrafts(x DistAt, K, L int, seed uint64, start int) ([][]int, error) {
 	if K < 1 || L < 1 {
