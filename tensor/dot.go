@@ -35,7 +35,12 @@ func reduce32(acc *[32]float32) float32 {
 	for l := range v {
 		v[l] = (acc[l] + acc[8+l]) + (acc[16+l] + acc[24+l])
 	}
-	return ((v[0] + v[1]) + (v[2] + v[3])) + ((v[4] + v[5]) + (v[6] + v[7]))
+	return reduce8(&v)
+}
+
+// reduce8 combines 8 partial sums pairwise in a fixed order.
+func reduce8(acc *[8]float32) float32 {
+	return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]))
 }
 
 func dotF16(w []byte, x []float32) float32 {
@@ -97,7 +102,7 @@ func dotQ8_0(w []byte, x []float32) float32 {
 			acc[l] += float32(d * ((p0 + p1) + (p2 + p3)))
 		}
 	}
-	return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]))
+	return reduce8(&acc)
 }
 
 // dotQ4_0 sums like dotQ8_0, with q[j] = (low nibble of byte j) − 8 and
@@ -123,7 +128,7 @@ func dotQ4_0(w []byte, x []float32) float32 {
 			acc[l] += float32(d * ((p0 + p1) + (p2 + p3)))
 		}
 	}
-	return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]))
+	return reduce8(&acc)
 }
 
 // RowDot returns Σ_c W[i,c]·x[c].

@@ -137,7 +137,7 @@ func dotQ4K(w []byte, x []float32) float32 {
 			}
 		}
 	}
-	return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]))
+	return reduce8(&acc)
 }
 
 // q6KScales writes d·scale_j for the sixteen sub-blocks of a Q6_K
@@ -192,5 +192,5 @@ func dotQ6K(w []byte, x []float32) float32 {
 			}
 		}
 	}
-	return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]))
+	return reduce8(&acc)
 }

@@ -85,20 +85,24 @@ func (m *Matrix) Bytes() []byte {
 	if m.Type != F32 {
 		return m.Data
 	}
-	out := make([]byte, 4*len(m.F32))
-	for i, v := range m.F32 {
-		binary.LittleEndian.PutUint32(out[4*i:], math.Float32bits(v))
+	return EncodeRow(make([]byte, 0, 4*len(m.F32)), F32, m.F32)
+}
+
+// CheckConvert returns the error Convert(t) would return, without
+// converting: t is not a type rows can be encoded as (K-quants are read
+// only), or Cols is not a multiple of its block size.
+func (m *Matrix) CheckConvert(t DType) error {
+	if t == Q4_K || t == Q6_K {
+		return fmt.Errorf("tensor: converting to %v is not supported (K-quants are read only)", t)
 	}
-	return out
+	_, err := t.RowBytes(m.Cols)
+	return err
 }
 
 // Convert returns a copy of m stored as type t (F32, F16, BF16, Q8_0 or Q4_0).
 // Converting to a block type requires Cols to be a multiple of the block size.
 func (m *Matrix) Convert(t DType) (*Matrix, error) {
-	if t == Q4_K || t == Q6_K {
-		return nil, fmt.Errorf("tensor: converting to %v is not supported (K-quants are read only)", t)
-	}
-	if _, err := t.RowBytes(m.Cols); err != nil {
+	if err := m.CheckConvert(t); err != nil {
 		return nil, err
 	}
 	row := make([]float32, m.Cols)

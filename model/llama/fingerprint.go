@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
-	"math"
 	"sync"
 
 	"github.com/hlmproject/hlm/tensor"
@@ -27,6 +26,11 @@ func (m *Model) Fingerprint() string {
 		cfg, _ := json.Marshal(m.cfg)
 		h.Write(cfg)
 		w := m.w
+		var buf []byte // little-endian float32 values of one row
+		vec := func(v []float32) {
+			buf = tensor.EncodeRow(buf[:0], tensor.F32, v)
+			h.Write(buf)
+		}
 		mat := func(x *tensor.Matrix) {
 			var hdr [9]byte
 			hdr[0] = byte(x.Type)
@@ -34,21 +38,12 @@ func (m *Model) Fingerprint() string {
 			binary.LittleEndian.PutUint32(hdr[5:], uint32(x.Cols))
 			h.Write(hdr[:])
 			if x.Type == tensor.F32 {
-				var b [4]byte
-				for _, v := range x.F32 {
-					binary.LittleEndian.PutUint32(b[:], math.Float32bits(v))
-					h.Write(b[:])
+				for i := 0; i < x.Rows; i++ {
+					vec(x.F32[i*x.Cols : (i+1)*x.Cols])
 				}
 				return
 			}
 			h.Write(x.Data)
-		}
-		vec := func(v []float32) {
-			var b [4]byte
-			for _, x := range v {
-				binary.LittleEndian.PutUint32(b[:], math.Float32bits(x))
-				h.Write(b[:])
-			}
 		}
 		mat(w.Embedding)
 		for _, l := range w.Layers[:m.cfg.Layers] {

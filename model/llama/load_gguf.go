@@ -10,39 +10,39 @@ import (
 	"github.com/hlmproject/hlm/tokenizer"
 )
 
+// ggufTypes pairs each GGUF tensor type the engine reads with its storage
+// type; dtypeOf and ggufTypeOf look it up in either direction.
+var ggufTypes = []struct {
+	gguf gguf.Type
+	dt   tensor.DType
+}{
+	{gguf.F32, tensor.F32},
+	{gguf.F16, tensor.F16},
+	{gguf.BF16, tensor.BF16},
+	{gguf.Q8_0, tensor.Q8_0},
+	{gguf.Q4_0, tensor.Q4_0},
+	{gguf.Q4_K, tensor.Q4_K},
+	{gguf.Q6_K, tensor.Q6_K},
+}
+
 // dtypeOf maps a GGUF tensor type to the engine's storage type.
 func dtypeOf(t gguf.Type) (tensor.DType, bool) {
-	switch t {
-	case gguf.F32:
-		return tensor.F32, true
-	case gguf.F16:
-		return tensor.F16, true
-	case gguf.BF16:
-		return tensor.BF16, true
-	case gguf.Q8_0:
-		return tensor.Q8_0, true
-	case gguf.Q4_0:
-		return tensor.Q4_0, true
-	case gguf.Q4_K:
-		return tensor.Q4_K, true
-	case gguf.Q6_K:
-		return tensor.Q6_K, true
+	for _, p := range ggufTypes {
+		if p.gguf == t {
+			return p.dt, true
+		}
 	}
 	return 0, false
 }
 
-func ggufTypeOf(t tensor.DType) gguf.Type {
-	switch t {
-	case tensor.F16:
-		return gguf.F16
-	case tensor.BF16:
-		return gguf.BF16
-	case tensor.Q8_0:
-		return gguf.Q8_0
-	case tensor.Q4_0:
-		return gguf.Q4_0
+// ggufTypeOf maps a storage type to its GGUF tensor type.
+func ggufTypeOf(t tensor.DType) (gguf.Type, error) {
+	for _, p := range ggufTypes {
+		if p.dt == t {
+			return p.gguf, nil
+		}
 	}
-	return gguf.F32
+	return 0, fmt.Errorf("%w: no GGUF tensor type for %v", model.ErrUnsupported, t)
 }
 
 // LoadGGUF reads the weights and the tokenizer of a Llama GGUF file. The
@@ -69,17 +69,18 @@ func FromGGUF(f *gguf.File) (*Weights, *tokenizer.Tokenizer, error) {
 		return nil, nil, fmt.Errorf("%w: architecture %q (want llama)", model.ErrUnsupported, arch)
 	}
 	need := func(key string) (int, error) {
-		v, err := f.Uint(arch + "." + key)
+		k := f.ArchKey(key)
+		v, err := f.Uint(k)
 		if err != nil {
 			return 0, fmt.Errorf("%w: %v", model.ErrFormat, err)
 		}
 		if v > 1<<31 {
-			return 0, fmt.Errorf("%w: %s.%s = %d", model.ErrFormat, arch, key, v)
+			return 0, fmt.Errorf("%w: %s = %d", model.ErrFormat, k, v)
 		}
 		return int(v), nil
 	}
 	opt := func(key string, def float64) (float64, error) {
-		v, err := f.Float(arch + "." + key)
+		v, err := f.Float(f.ArchKey(key))
 		if errors.Is(err, gguf.ErrMissingKey) {
 			return def, nil
 		}
@@ -113,7 +114,7 @@ func FromGGUF(f *gguf.File) (*Weights, *tokenizer.Tokenizer, error) {
 		return nil, nil, err
 	}
 	cfg.NormEps = float32(eps)
-	if s, err := f.String(arch + ".rope.scaling.type"); err == nil && s != "none" {
+	if s, err := f.String(f.ArchKey("rope.scaling.type")); err == nil && s != "none" {
 		if factor, _ := opt("rope.scaling.factor", 1); s != "linear" || factor != 1 {
 			return nil, nil, fmt.Errorf("%w: rope scaling %q", model.ErrUnsupported, s)
 		}
@@ -129,7 +130,7 @@ func FromGGUF(f *gguf.File) (*Weights, *tokenizer.Tokenizer, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, nil, err
 	}
-	if rd, err := f.Uint(arch + ".rope.dimension_count"); err == nil && int(rd) != cfg.HeadSize() {
+	if rd, err := f.Uint(f.ArchKey("rope.dimension_count")); err == nil && int(rd) != cfg.HeadSize() {
 		return nil, nil, fmt.Errorf("%w: partial rotary embedding (%d of %d dims)", model.ErrUnsupported, rd, cfg.HeadSize())
 	}
 

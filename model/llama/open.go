@@ -38,16 +38,18 @@ func Open(spec model.Spec) (*Model, error) {
 		if m, _, err = m.Quantized(t); err != nil {
 			return nil, err
 		}
-		m.name = base.name + "@" + spec.Quantize
 	default:
 		return nil, fmt.Errorf("unknown quantization %q", spec.Quantize)
 	}
 	if spec.Exit > 0 {
-		named := m.name
 		if m, err = m.EarlyExit(spec.Exit); err != nil {
 			return nil, fmt.Errorf("%s: %w", spec.Path, err)
 		}
-		m.name = strings.Replace(named, base.name, fmt.Sprintf("%s@exit=%d", base.name, spec.Exit), 1)
+	}
+	if m != base {
+		// A view's name is its spec without the tokenizer: PATH@exit=N@q8
+		// (base is shared through the cache and keeps its name, the path).
+		m.name = spec.String()
 	}
 	return m, nil
 }

@@ -149,8 +149,10 @@ func EvalBatch(sessions []*Session, tokens [][]int, lastOnly bool) ([][][]float3
 	scale := float32(1 / math.Sqrt(float64(hs)))
 
 	captures := make([]*model.Attention, len(sessions))
+	capturing := false
 	for i, s := range sessions {
 		if s.capture != model.CaptureNone {
+			capturing = true
 			first, heads := 0, 1
 			if s.capture == model.CaptureLastLayer {
 				first = cfg.Layers - 1
@@ -160,6 +162,14 @@ func EvalBatch(sessions []*Session, tokens [][]int, lastOnly bool) ([][][]float3
 			}
 			captures[i] = &model.Attention{FirstLayer: first, Layers: cfg.Layers - first, Heads: heads, Len: s.pos + len(tokens[i])}
 		}
+	}
+
+	// The attention work and the longest attention row are the same in every
+	// layer.
+	work, maxPos := 0, 0
+	for r := 0; r < n; r++ {
+		work += (pos[r] + 1) * 2 * dim
+		maxPos = max(maxPos, pos[r])
 	}
 
 	for l := 0; l < cfg.Layers; l++ {
@@ -178,22 +188,22 @@ func EvalBatch(sessions []*Session, tokens [][]int, lastOnly bool) ([][][]float3
 			copy(s.v[l][pos[r]*kvDim:], v[r*kvDim:(r+1)*kvDim])
 		}
 
-		// Per-head attention rows to capture for this layer.
-		capRows := make([][]float32, n*heads)
-		for r := 0; r < n; r++ {
-			if c := captures[seg[r]]; c != nil && last[r] && l >= c.FirstLayer {
-				for h := 0; h < heads; h++ {
-					capRows[r*heads+h] = make([]float32, pos[r]+1)
+		// Per-head attention rows to capture for this layer (nil when no
+		// session captures).
+		var capRows [][]float32
+		if capturing {
+			capRows = make([][]float32, n*heads)
+			for r := 0; r < n; r++ {
+				if c := captures[seg[r]]; c != nil && last[r] && l >= c.FirstLayer {
+					for h := 0; h < heads; h++ {
+						capRows[r*heads+h] = make([]float32, pos[r]+1)
+					}
 				}
 			}
 		}
 
-		work := 0
-		for r := 0; r < n; r++ {
-			work += (pos[r] + 1) * 2 * dim
-		}
 		tensor.ParallelFor(n*heads, work, func(lo, hi int) {
-			att := make([]float32, cfg.SeqLen)
+			att := make([]float32, maxPos+1)
 			for rh := lo; rh < hi; rh++ {
 				r, h := rh/heads, rh%heads
 				s := sessions[seg[r]]
@@ -205,8 +215,8 @@ func EvalBatch(sessions []*Session, tokens [][]int, lastOnly bool) ([][][]float3
 					a[t] = tensor.Dot(qh, kc[t*kvDim+off:t*kvDim+off+hs]) * scale
 				}
 				tensor.Softmax(a)
-				if cr := capRows[rh]; cr != nil {
-					copy(cr, a)
+				if capRows != nil && capRows[rh] != nil {
+					copy(capRows[rh], a)
 				}
 				out := xb[r*dim+h*hs : r*dim+(h+1)*hs]
 				clear(out)
@@ -218,9 +228,11 @@ func EvalBatch(sessions []*Session, tokens [][]int, lastOnly bool) ([][][]float3
 				}
 			}
 		})
-		for r := 0; r < n; r++ {
-			if capRows[r*heads] != nil {
-				captures[seg[r]].Rows = append(captures[seg[r]].Rows, capRows[r*heads:(r+1)*heads]...)
+		if capRows != nil {
+			for r := 0; r < n; r++ {
+				if capRows[r*heads] != nil {
+					captures[seg[r]].Rows = append(captures[seg[r]].Rows, capRows[r*heads:(r+1)*heads]...)
+				}
 			}
 		}
 

@@ -21,7 +21,9 @@ type ConvertStats struct {
 // WriteGGUF writes m's weights (all layers) as a GGUF v3 llama file with the
 // tokenizer in its metadata. Matrices are stored as t (F32, F16, Q8_0 or
 // Q4_0); norms stay F32. Tensor names and metadata keys follow llama.cpp, and
-// q/k rows are in the interleaved rotary order llama.cpp expects.
+// q/k rows are in the interleaved rotary order llama.cpp expects. Each
+// matrix is converted while it is written, so the converted weights are never
+// all held in memory.
 func WriteGGUF(out io.Writer, m *Model, t tensor.DType, name string) (ConvertStats, error) {
 	var st ConvertStats
 	w := m.w
@@ -49,16 +51,21 @@ func WriteGGUF(out io.Writer, m *Model, t tensor.DType, name string) (ConvertSta
 			target = mt.Type
 			st.Kept++
 		}
-		if mt.Type != target {
-			var err error
-			if mt, err = mt.Convert(target); err != nil {
-				return fmt.Errorf("%s: %w", name, err)
-			}
+		// Refuse up front what cannot be written; the conversion itself
+		// runs row by row as the file is written.
+		if err := mt.CheckConvert(target); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
 		}
-		data := mt.Bytes()
+		gt, err := ggufTypeOf(target)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		rb, _ := target.RowBytes(mt.Cols)
 		st.Tensors++
-		st.Bytes += int64(len(data))
-		return gw.AddTensor(name, []uint64{uint64(mt.Cols), uint64(mt.Rows)}, ggufTypeOf(mt.Type), data)
+		st.Bytes += int64(mt.Rows) * int64(rb)
+		return gw.AddTensorFunc(name, []uint64{uint64(mt.Cols), uint64(mt.Rows)}, gt, func(out io.Writer) error {
+			return writeMatrix(out, mt, target)
+		})
 	}
 	vec := func(name string, v []float32) error {
 		st.Tensors++
@@ -87,6 +94,25 @@ func WriteGGUF(out io.Writer, m *Model, t tensor.DType, name string) (ConvertSta
 	}
 	_, err = gw.WriteTo(out)
 	return st, err
+}
+
+// writeMatrix writes the storage of m converted to t (as m.Convert(t) would
+// store it), one row at a time.
+func writeMatrix(w io.Writer, m *tensor.Matrix, t tensor.DType) error {
+	if m.Type == t && t != tensor.F32 {
+		_, err := w.Write(m.Data)
+		return err
+	}
+	row := make([]float32, m.Cols)
+	var buf []byte
+	for i := 0; i < m.Rows; i++ {
+		m.Row(row, i)
+		buf = tensor.EncodeRow(buf[:0], t, row)
+		if _, err := w.Write(buf); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // fileType is general.file_type as llama.cpp numbers it (mostly-type).
