@@ -297,27 +297,9 @@ func Run(ctx context.Context, c Config) (Result, error) {
 		res.Text = c.Decode(toks)
 	}
 	res.VirtualSeconds = now.Seconds()
-	if res.VirtualSeconds > 0 {
-		res.ThroughputTPS = float64(len(toks)) / res.VirtualSeconds
-	}
-	if res.WallSeconds > 0 {
-		res.WallTPS = float64(len(toks)) / res.WallSeconds
-	}
-	if res.Rounds > 0 {
-		res.TransmissionRate = float64(res.Uploads) / float64(res.Rounds)
-	}
-	if res.Uploads > 0 {
-		res.ResamplingRate = float64(res.Resampled) / float64(res.Uploads)
-		res.AcceptedPerRound = float64(res.Accepted) / float64(res.Uploads)
-	}
-	if n := res.Accepted + res.Resampled; n > 0 {
-		res.RejectionRate = ptr(float64(res.Resampled) / float64(n))
-	}
+	res.SetRates()
 	if tsrN > 0 {
 		res.TrueSkipRate = ptr(tsrSum / float64(tsrN))
-	}
-	if len(toks) > 0 {
-		res.BitsPerToken = float64(res.UplinkBits) / float64(len(toks))
 	}
 	if fullBits > 0 {
 		res.CompressionRatio = ptr(float64(res.CodecBits) / float64(fullBits))
@@ -332,6 +314,32 @@ func Run(ctx context.Context, c Config) (Result, error) {
 }
 
 func ptr(x float64) *float64 { return &x }
+
+// SetRates fills the rates that follow from r's counts, its tokens and its
+// times: throughput, wall tokens/s, transmission, resampling and rejection
+// rates, accepted drafts per round and uplink bits per token.
+func (r *Result) SetRates() {
+	n := float64(len(r.Tokens))
+	if r.VirtualSeconds > 0 {
+		r.ThroughputTPS = n / r.VirtualSeconds
+	}
+	if r.WallSeconds > 0 {
+		r.WallTPS = n / r.WallSeconds
+	}
+	if r.Rounds > 0 {
+		r.TransmissionRate = float64(r.Uploads) / float64(r.Rounds)
+	}
+	if r.Uploads > 0 {
+		r.ResamplingRate = float64(r.Resampled) / float64(r.Uploads)
+		r.AcceptedPerRound = float64(r.Accepted) / float64(r.Uploads)
+	}
+	if m := r.Accepted + r.Resampled; m > 0 {
+		r.RejectionRate = ptr(float64(r.Resampled) / float64(m))
+	}
+	if n > 0 {
+		r.BitsPerToken = float64(r.UplinkBits) / n
+	}
+}
 
 func int32s(xs []int32) []int {
 	out := make([]int, len(xs))

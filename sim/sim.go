@@ -200,24 +200,7 @@ func Aggregate(runs []hybrid.Result) Summary {
 		}
 	}
 	a.Stop = "aggregate"
-	n := float64(len(a.Tokens))
-	if a.VirtualSeconds > 0 {
-		a.ThroughputTPS = n / a.VirtualSeconds
-	}
-	if a.WallSeconds > 0 {
-		a.WallTPS = n / a.WallSeconds
-	}
-	if a.Rounds > 0 {
-		a.TransmissionRate = float64(a.Uploads) / float64(a.Rounds)
-	}
-	if a.Uploads > 0 {
-		a.ResamplingRate = float64(a.Resampled) / float64(a.Uploads)
-		a.AcceptedPerRound = float64(a.Accepted) / float64(a.Uploads)
-	}
-	if n := a.Accepted + a.Resampled; n > 0 {
-		x := float64(a.Resampled) / float64(n)
-		a.RejectionRate = &x
-	}
+	a.SetRates()
 	if tsrW > 0 {
 		x := tsr / tsrW
 		a.TrueSkipRate = &x
@@ -229,9 +212,6 @@ func Aggregate(runs []hybrid.Result) Summary {
 	if fullRatioDen > 0 {
 		x := fullRatioNum / fullRatioDen
 		a.CompressionRatio = &x
-	}
-	if n > 0 {
-		a.BitsPerToken = float64(a.UplinkBits) / n
 	}
 	return s
 }
