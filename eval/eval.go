@@ -83,7 +83,7 @@ func Evaluate(ctx context.Context, s Setup, name string, ex []dataset.Example, p
 		}
 		row := Row{Point: pt, Dataset: name, Prompts: len(ex)}
 		var runs []hybrid.Result
-		var r1, r2, rl, cos, nll []float64
+		var r1, r2, rl, cos []float64
 		var nllSum score.Result
 		for i, e := range ex {
 			if err := ctx.Err(); err != nil {
@@ -131,7 +131,6 @@ func Evaluate(ctx context.Context, s Setup, name string, ex []dataset.Example, p
 		if nllSum.Tokens > 0 {
 			row.NLL = nllSum.Mean()
 		}
-		_ = nll
 		rows = append(rows, row)
 	}
 	return rows, nil

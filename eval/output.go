@@ -113,15 +113,7 @@ func WriteResults(dir, name string, rows []Row) error {
 		return err
 	}
 	t := Table(name, rows, Columns)
-	f, err := os.Create(filepath.Join(dir, name+".csv"))
-	if err != nil {
-		return err
-	}
-	if err := t.WriteCSV(f); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
+	if err := report.WriteFile(filepath.Join(dir, name+".csv"), t.WriteCSV); err != nil {
 		return err
 	}
 	var out []map[string]any

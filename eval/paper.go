@@ -2,7 +2,6 @@ package eval
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -40,7 +39,8 @@ type paper struct {
 	cfg   PaperConfig
 	setup Setup
 	doc   *Doc
-	cache map[string][]dataset.Example
+	sets  map[string][]dataset.Example // loaded datasets by name
+	cache map[string][]dataset.Example // samples by "name/n"
 }
 
 // RunPaper reruns one paper's experiments and writes DIR/report.md, its
@@ -69,7 +69,7 @@ func RunPaper(ctx context.Context, cfg PaperConfig) error {
 	if _, err := os.Stat(glovePath); err == nil {
 		glove = metrics.LazyGloVe(glovePath)
 	}
-	p := &paper{cfg: cfg, doc: &Doc{Dir: cfg.Out}, cache: map[string][]dataset.Example{},
+	p := &paper{cfg: cfg, doc: &Doc{Dir: cfg.Out}, sets: map[string][]dataset.Example{}, cache: map[string][]dataset.Example{},
 		setup: Setup{Models: ms, Base: base, GloVe: glove, NLL: true, Progress: cfg.Progress}}
 	switch cfg.Name {
 	case "cu-hlm":
@@ -93,6 +93,20 @@ func RunPaper(ctx context.Context, cfg PaperConfig) error {
 	return p.doc.Save()
 }
 
+// load reads a dataset's default file once per rerun. The slice is shared:
+// callers sample from it (dataset.Sample copies) and never modify it.
+func (p *paper) load(name string) ([]dataset.Example, error) {
+	if ex, ok := p.sets[name]; ok {
+		return ex, nil
+	}
+	ex, err := dataset.Load(name, dataset.Default(name, p.cfg.Shared))
+	if err != nil {
+		return nil, err
+	}
+	p.sets[name] = ex
+	return ex, nil
+}
+
 // examples loads n examples of a dataset (seeded sample), with the rest of
 // a story as the reference for TinyStories.
 func (p *paper) examples(name string, n int) ([]dataset.Example, error) {
@@ -100,11 +114,11 @@ func (p *paper) examples(name string, n int) ([]dataset.Example, error) {
 	if ex, ok := p.cache[key]; ok {
 		return ex, nil
 	}
-	ex, err := dataset.Load(name, dataset.Default(name, p.cfg.Shared))
+	ex, err := p.load(name)
 	if err != nil {
 		return nil, err
 	}
-	ex = dataset.Sample(ex, min(n, len(ex)), p.cfg.Seed)
+	ex = dataset.Sample(ex, min(n, len(ex)), p.cfg.Seed) // a copy: filling in Reference leaves p.sets as loaded
 	for i := range ex {
 		if ex[i].Reference == "" && ex[i].Text != "" {
 			ex[i].Reference = strings.TrimSpace(strings.TrimPrefix(ex[i].Text, ex[i].Prompt))
@@ -168,7 +182,7 @@ func (p *paper) calibrationTable(c sim.CalibrationResult, paperRow []string) *re
 	return t
 }
 
-// methodsOf keeps the rows' methods in order of first appearance.
+// byLabel groups rows by method, keeping their order within each method.
 func byLabel(rows []Row) map[string][]Row {
 	out := map[string][]Row{}
 	for _, r := range rows {
@@ -197,8 +211,6 @@ func sweep(key string, vals ...float64) string {
 	}
 	return key + "=" + strings.Join(s, ",")
 }
-
-var errSkip = errors.New("skip")
 
 // cuhlm reruns CU-HLM: calibration, the summary at 10 dB, Fig. 10 (throughput
 // vs average SNR, Rayleigh and Rician), Table I (methods × datasets) and
@@ -282,37 +294,8 @@ func (p *paper) cuhlm(ctx context.Context) error {
 
 	// Table I.
 	p.doc.H(2, "Table I: quality by method and dataset")
-	datasets := []string{"alpaca", "qed", "creak", "strategyqa", "tinystories"}
-	cos := &report.Table{Columns: append([]string{"method"}, datasets...)}
-	rl := &report.Table{Columns: append([]string{"method"}, datasets...)}
-	results := map[string]map[string]Row{}
-	for _, ds := range datasets {
-		rows, err := p.run(ctx, "table1_"+ds, ds, p.cfg.N, base, pts)
-		if err != nil {
-			return err
-		}
-		for _, r := range rows {
-			if results[r.Method] == nil {
-				results[r.Method] = map[string]Row{}
-			}
-			results[r.Method][ds] = r
-		}
-	}
-	for _, m := range methods {
-		c, l := []string{m}, []string{m}
-		for _, ds := range datasets {
-			c = append(c, report.Float(results[m][ds].Cosine, 4))
-			l = append(l, report.Float(results[m][ds].RougeL, 4))
-		}
-		cos.AddRow(c...)
-		rl.AddRow(l...)
-	}
 	p.doc.P("Cosine similarity of averaged GloVe vectors between output and reference (the paper uses BERT sentence embeddings):")
-	if err := p.doc.Table("table1_cosine", cos); err != nil {
-		return err
-	}
-	p.doc.P("ROUGE-L F1:")
-	if err := p.doc.Table("table1_rougeL", rl); err != nil {
+	if err := p.methodsByDataset(ctx, base, pts, methods, []string{"alpaca", "qed", "creak", "strategyqa", "tinystories"}); err != nil {
 		return err
 	}
 
@@ -349,17 +332,18 @@ func (p *paper) cuhlm(ctx context.Context) error {
 	}
 	kx := func(r Row) float64 { return SetValue(r, "k") }
 	if err := p.doc.Plot("fig9b_k", "Deviation from the LLM and uplink bits per token vs k (CU-HLM Fig. 9b)", &report.LinePlot{Title: "CU-HLM (offline) vs compressed vocabulary size", XLabel: "k", YLabel: "value", LogY: true,
-		Series: []report.Series{Curve("uplink bits/token", rows, kx, "uplink_bits_per_token"), Curve("deviation ×1000", scaleRows(rows, "mean_deviation", 1000), kx, "mean_deviation")}}); err != nil {
+		Series: []report.Series{Curve("uplink bits/token", rows, kx, "uplink_bits_per_token"), Curve("deviation ×1000", scaleDeviation(rows, 1000), kx, "mean_deviation")}}); err != nil {
 		return err
 	}
 	return nil
 }
 
-// scaleRows multiplies one column's value for plotting on a shared axis.
-func scaleRows(rows []Row, col string, f float64) []Row {
+// scaleDeviation multiplies the rows' mean deviation by f for plotting on a
+// shared axis; a non-positive product becomes NaN.
+func scaleDeviation(rows []Row, f float64) []Row {
 	out := append([]Row(nil), rows...)
 	for i := range out {
-		if col == "mean_deviation" && out[i].Summary.MeanDeviation != nil {
+		if out[i].Summary.MeanDeviation != nil {
 			v := *out[i].Summary.MeanDeviation * f
 			if v <= 0 {
 				v = math.NaN()

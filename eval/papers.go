@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"sort"
 
@@ -209,16 +208,12 @@ func (p *paper) sqs(ctx context.Context) error {
 	}
 	p.doc.P("Setting: a fixed 1 Mbit/s uplink (the paper does not give its rate), budget B = 5000 bits per batch, ℓ = 100, C-SQS η = 0.001 and α = 0.0005 (SPEC defaults). TinyStories continuations stand in for LM1B.")
 	temps := []float64{0.2, 0.4, 0.6, 0.8, 1.0}
-	type variant struct {
-		label, method string
-		sets          []string
-	}
-	vs := []variant{{"K-SQS K=4", hybrid.KSQS, []string{"sqs_k=4"}}, {"K-SQS K=8", hybrid.KSQS, []string{"sqs_k=8"}}, {"K-SQS K=16", hybrid.KSQS, []string{"sqs_k=16"}},
+	vs := []Point{{"K-SQS K=4", hybrid.KSQS, []string{"sqs_k=4"}}, {"K-SQS K=8", hybrid.KSQS, []string{"sqs_k=8"}}, {"K-SQS K=16", hybrid.KSQS, []string{"sqs_k=16"}},
 		{"C-SQS β₁=0.001", hybrid.CSQS, []string{"conf_beta=0.001"}}, {"C-SQS β₁=0.01", hybrid.CSQS, []string{"conf_beta=0.01"}}}
 	var pts []Point
 	for _, v := range vs {
 		for _, t := range temps {
-			pts = append(pts, Point{Label: v.label, Method: v.method, Sets: append(append([]string(nil), v.sets...), fmt.Sprintf("temperature=%g", t))})
+			pts = append(pts, Point{Label: v.Label, Method: v.Method, Sets: append(append([]string(nil), v.Sets...), fmt.Sprintf("temperature=%g", t))})
 		}
 	}
 	rows, err := p.run(ctx, "fig2", "tinystories", p.cfg.NCurve, base, pts)
@@ -233,13 +228,13 @@ func (p *paper) sqs(ctx context.Context) error {
 	lat := &report.LinePlot{Title: "latency per prompt", XLabel: "temperature", YLabel: "virtual seconds per prompt"}
 	res := &report.LinePlot{Title: "resampling rate", XLabel: "temperature", YLabel: "rejections per batch"}
 	for _, v := range vs {
-		rs := groups[v.label]
-		s := Curve(v.label, rs, x, "virtual_seconds")
+		rs := groups[v.Label]
+		s := Curve(v.Label, rs, x, "virtual_seconds")
 		for i := range s.Y {
 			s.Y[i] /= float64(rs[i].Prompts)
 		}
 		lat.Series = append(lat.Series, s)
-		res.Series = append(res.Series, Curve(v.label, rs, x, "resampling_rate"))
+		res.Series = append(res.Series, Curve(v.Label, rs, x, "resampling_rate"))
 	}
 	p.doc.H(2, "Fig. 2: latency and resampling rate vs temperature")
 	if err := p.doc.Plot("fig2_latency", "Average end-to-end latency per prompt (SQS Fig. 2 left)", lat); err != nil {
@@ -257,11 +252,7 @@ func (p *paper) sqs(ctx context.Context) error {
 func (p *paper) qs(ctx context.Context) error {
 	p.header("Q-S rerun", "Zhang et al., *Quantize-Sample-and-Verify: LLM Acceleration via Adaptive Edge-Cloud Speculative Decoding* (Q-S)")
 	temps := []float64{0.2, 0.4, 0.6, 0.8, 1.0}
-	type variant struct {
-		label, method string
-		sets          []string
-	}
-	vs := []variant{{"LLM", hybrid.LLM, nil}, {"SLM", hybrid.SLM, nil}, {"S-Q", hybrid.SQ, []string{"l=4"}},
+	vs := []Point{{"LLM", hybrid.LLM, nil}, {"SLM", hybrid.SLM, nil}, {"S-Q", hybrid.SQ, []string{"l=4"}},
 		{"Q-S static", hybrid.QS, []string{"l=4"}}, {"Q-S heuristic", hybrid.QS, []string{"draft=heuristic", "l=4"}}}
 	regimes := []struct {
 		name, title string
@@ -280,11 +271,11 @@ func (p *paper) qs(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		vs := append(vs[:len(vs):len(vs)], variant{"Q-S DDQN", hybrid.QS, []string{"draft=ddqn", "ddqn_model=" + policy}})
+		vs := append(vs[:len(vs):len(vs)], Point{"Q-S DDQN", hybrid.QS, []string{"draft=ddqn", "ddqn_model=" + policy}})
 		var pts []Point
 		for _, v := range vs {
 			for _, t := range temps {
-				pts = append(pts, Point{Label: v.label, Method: v.method, Sets: append(append([]string(nil), v.sets...), fmt.Sprintf("temperature=%g", t))})
+				pts = append(pts, Point{Label: v.Label, Method: v.Method, Sets: append(append([]string(nil), v.Sets...), fmt.Sprintf("temperature=%g", t))})
 			}
 		}
 		rows, err := p.run(ctx, "fig4_"+rg.name, "tinystories", p.cfg.NCurve, base, pts)
@@ -300,9 +291,9 @@ func (p *paper) qs(ctx context.Context) error {
 		qual := &report.LinePlot{Title: "ROUGE-2 vs temperature", XLabel: "temperature", YLabel: "ROUGE-2 F1"}
 		dev := &report.LinePlot{Title: "deviation from the LLM vs temperature", XLabel: "temperature", YLabel: "mean L1 deviation"}
 		for _, v := range vs {
-			tp.Series = append(tp.Series, Curve(v.label, groups[v.label], x, "throughput_tps"))
-			qual.Series = append(qual.Series, Curve(v.label, groups[v.label], x, "rouge2"))
-			dev.Series = append(dev.Series, Curve(v.label, groups[v.label], x, "mean_deviation"))
+			tp.Series = append(tp.Series, Curve(v.Label, groups[v.Label], x, "throughput_tps"))
+			qual.Series = append(qual.Series, Curve(v.Label, groups[v.Label], x, "rouge2"))
+			dev.Series = append(dev.Series, Curve(v.Label, groups[v.Label], x, "mean_deviation"))
 		}
 		if i == 0 {
 			p.doc.H(2, "Fig. 4: throughput vs temperature")
@@ -334,7 +325,7 @@ const (
 // trainPolicy trains the Q-S DDQN controller for a regime and writes it
 // beside the report.
 func (p *paper) trainPolicy(ctx context.Context, base hybrid.Params, name string) (string, error) {
-	ex, err := dataset.Load("tinystories", dataset.Default("tinystories", p.cfg.Shared))
+	ex, err := p.load("tinystories")
 	if err != nil {
 		return "", err
 	}
@@ -352,12 +343,7 @@ func (p *paper) trainPolicy(ctx context.Context, base hybrid.Params, name string
 		return "", err
 	}
 	path := filepath.Join(p.cfg.Out, "ddqn_"+name+".json")
-	f, err := os.Create(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	return path, agent.Save(f)
+	return path, report.WriteFile(path, agent.Save)
 }
 
 // coupling compares every way of telling the server about a draft on one
@@ -366,11 +352,7 @@ func (p *paper) trainPolicy(ctx context.Context, base hybrid.Params, name string
 func (p *paper) coupling(ctx context.Context) error {
 	p.header("Token-id-only verification: coupling and the draft replica vs the papers' codecs", "issue 5 (coupled speculative decoding, Daliri, Musco, Suresh 2024; list matching, Rowan, Phan, Khisti 2025; server-side draft replica)")
 	base := p.setup.Base
-	type variant struct {
-		label, method string
-		sets          []string
-	}
-	vs := []variant{
+	vs := []Point{
 		{"HLM (full, 8+15 bits)", hybrid.HLM, nil},
 		{"CU-HLM top-k=30 (no skip)", hybrid.CUHLMOffline, []string{"u_th=0", "k=30"}},
 		{"Q-S L=4 ℓ=100", hybrid.QS, []string{"l=4"}},
@@ -383,11 +365,7 @@ func (p *paper) coupling(ctx context.Context) error {
 		{"coupled-list K=2 L=4", hybrid.CoupledList, []string{"l=4", "list_k=2"}},
 		{"coupled-list K=4 L=4", hybrid.CoupledList, []string{"l=4", "list_k=4"}},
 	}
-	var pts []Point
-	for _, v := range vs {
-		pts = append(pts, Point{Label: v.label, Method: v.method, Sets: v.sets})
-	}
-	rows, err := p.run(ctx, "per_bit", "tinystories", p.cfg.N, base, pts)
+	rows, err := p.run(ctx, "per_bit", "tinystories", p.cfg.N, base, vs)
 	if err != nil {
 		return err
 	}
@@ -414,9 +392,9 @@ func (p *paper) coupling(ctx context.Context) error {
 	}
 	var snr []Point
 	for _, v := range vs[:7] {
-		grid, _ := Grid([]string{v.method}, []string{sweep("snr_db", -20, -10, 0, 10)})
+		grid, _ := Grid([]string{v.Method}, []string{sweep("snr_db", -20, -10, 0, 10)})
 		for _, g := range grid {
-			snr = append(snr, Point{Label: v.label + " " + g.Sets[0], Method: v.method, Sets: append(append([]string(nil), v.sets...), g.Sets...)})
+			snr = append(snr, Point{Label: v.Label + " " + g.Sets[0], Method: v.Method, Sets: append(append([]string(nil), v.Sets...), g.Sets...)})
 		}
 	}
 	srows, err := p.run(ctx, "snr", "tinystories", p.cfg.NCurve, base, snr)
@@ -427,11 +405,11 @@ func (p *paper) coupling(ctx context.Context) error {
 	for _, v := range vs[:7] {
 		var rs []Row
 		for _, r := range srows {
-			if len(r.Label) > len(v.label) && r.Label[:len(v.label)] == v.label && r.Label[len(v.label)] == ' ' {
+			if len(r.Label) > len(v.Label) && r.Label[:len(v.Label)] == v.Label && r.Label[len(v.Label)] == ' ' {
 				rs = append(rs, r)
 			}
 		}
-		lp.Series = append(lp.Series, Curve(v.label, rs, func(r Row) float64 { return SetValue(r, "snr_db") }, "throughput_tps"))
+		lp.Series = append(lp.Series, Curve(v.Label, rs, func(r Row) float64 { return SetValue(r, "snr_db") }, "throughput_tps"))
 	}
 	p.doc.H(2, "Throughput vs average SNR (CU-HLM Fig. 10 setting)")
 	return p.doc.Plot("snr", "Throughput vs average SNR, Rayleigh fading, 10 MHz", lp)

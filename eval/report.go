@@ -30,12 +30,7 @@ func (d *Doc) Table(name string, t *report.Table) error {
 	if name == "" {
 		return nil
 	}
-	f, err := os.Create(filepath.Join(d.Dir, name+".csv"))
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	return t.WriteCSV(f)
+	return report.WriteFile(filepath.Join(d.Dir, name+".csv"), t.WriteCSV)
 }
 
 // saver is a plot that writes .svg and .png files.

@@ -354,8 +354,8 @@ func save(build func() (*plot.Plot, error), pathWithoutExt string) error {
 	if _, err := build(); err != nil { // check the data before creating files
 		return err
 	}
-	if err := writeFile(pathWithoutExt+".svg", func(w io.Writer) error { return writeSVG(build, w) }); err != nil {
+	if err := WriteFile(pathWithoutExt+".svg", func(w io.Writer) error { return writeSVG(build, w) }); err != nil {
 		return err
 	}
-	return writeFile(pathWithoutExt+".png", func(w io.Writer) error { return writePNG(build, w) })
+	return WriteFile(pathWithoutExt+".png", func(w io.Writer) error { return writePNG(build, w) })
 }

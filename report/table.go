@@ -151,11 +151,12 @@ func (t Table) Save(pathWithoutExt string) error {
 	if err := os.WriteFile(pathWithoutExt+".md", []byte(t.Markdown()), 0o644); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
-	return writeFile(pathWithoutExt+".csv", t.WriteCSV)
+	return WriteFile(pathWithoutExt+".csv", t.WriteCSV)
 }
 
-// writeFile creates path and fills it with write.
-func writeFile(path string, write func(io.Writer) error) error {
+// WriteFile creates path and fills it with write, closing the file and
+// reporting the first error of the three (errors are prefixed "report:").
+func WriteFile(path string, write func(io.Writer) error) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return fmt.Errorf("report: %w", err)

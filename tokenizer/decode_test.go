@@ -106,15 +106,7 @@ func TestStreamDecoderResetAndFlush(t *testing.T) {
 // whose emoji and CJK are spelled with byte tokens in the 32k and 512
 // vocabularies.
 func TestStreamDecoderShared(t *testing.T) {
-	for _, c := range []struct {
-		name   string
-		load   func(testing.TB) *Tokenizer
-		golden string
-	}{
-		{"llama2", func(tb testing.TB) *Tokenizer { return loadLlama2C(tb, llama2Bin, 32000) }, llama2Golden},
-		{"tok512", func(tb testing.TB) *Tokenizer { return loadLlama2C(tb, tok512Bin, 512) }, tok512Golden},
-		{"tinystories", loadTinyStories, tinyStoriesGolden},
-	} {
+	for _, c := range sharedTokenizers {
 		t.Run(c.name, func(t *testing.T) {
 			tok := c.load(t)
 			for _, g := range loadGolden(t, c.golden) {

@@ -106,6 +106,18 @@ func loadTinyStories(tb testing.TB) *Tokenizer {
 	return tok
 }
 
+// sharedTokenizers are the tokenizers of the shared models with their golden
+// token files.
+var sharedTokenizers = []struct {
+	name   string
+	load   func(testing.TB) *Tokenizer
+	golden string
+}{
+	{"llama2", func(tb testing.TB) *Tokenizer { return loadLlama2C(tb, llama2Bin, 32000) }, llama2Golden},
+	{"tok512", func(tb testing.TB) *Tokenizer { return loadLlama2C(tb, tok512Bin, 512) }, tok512Golden},
+	{"tinystories", loadTinyStories, tinyStoriesGolden},
+}
+
 // checkGolden encodes every golden text and compares the ids exactly.
 func checkGolden(t *testing.T, tok *Tokenizer, cases []goldenCase) {
 	t.Helper()

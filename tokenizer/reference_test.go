@@ -169,15 +169,7 @@ func checkAgainstReference(t *testing.T, tok *Tokenizer, text string) {
 // a long text with the shared vocabularies.
 func TestEncodeMatchesReference(t *testing.T) {
 	long := benchText + " 日本語 🙂 \x80\xff naïve  double  spaces\n\ttabs"
-	for _, c := range []struct {
-		name   string
-		load   func(testing.TB) *Tokenizer
-		golden string
-	}{
-		{"llama2", func(tb testing.TB) *Tokenizer { return loadLlama2C(tb, llama2Bin, 32000) }, llama2Golden},
-		{"tok512", func(tb testing.TB) *Tokenizer { return loadLlama2C(tb, tok512Bin, 512) }, tok512Golden},
-		{"tinystories", loadTinyStories, tinyStoriesGolden},
-	} {
+	for _, c := range sharedTokenizers {
 		t.Run(c.name, func(t *testing.T) {
 			tok := c.load(t)
 			for _, g := range loadGolden(t, c.golden) {

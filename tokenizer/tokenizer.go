@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 )
 
 // Errors returned by the constructors, always wrapped with a message that
@@ -108,6 +109,10 @@ type Tokenizer struct {
 	strip stripRule
 	// stripN is how many leading spaces stripAtStart removes.
 	stripN int
+
+	// Fingerprint, computed on first use.
+	fpOnce sync.Once
+	fp     string
 }
 
 // merge is the value of a byRank merge rule.
