@@ -1,6 +1,7 @@
 package cloud
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
@@ -11,6 +12,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"slices"
 	"sync"
 	"time"
 
@@ -177,8 +179,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.closing = true
 	close(s.stopped)
 	for c := range s.conns {
-		c.SetWriteDeadline(time.Now().Add(time.Second))
-		wire.WriteFrame(c, wire.FrameError, wire.AppendError(nil, &wire.Error{Code: wire.ErrCodeShutdown, Message: "server shutting down"}))
+		sendError(c, time.Second, wire.ErrCodeShutdown, "server shutting down")
 		c.Close()
 	}
 	s.mu.Unlock()
@@ -254,8 +255,7 @@ func (s *Server) handle(c net.Conn) {
 	case errors.As(err, &pe):
 		s.cfg.Metrics.Error(pe.code)
 		log.Warn("closing connection", "code", pe.code, "error", pe.msg)
-		c.SetWriteDeadline(time.Now().Add(s.cfg.IOTimeout))
-		wire.WriteFrame(c, wire.FrameError, wire.AppendError(nil, &wire.Error{Code: pe.code, Message: pe.msg}))
+		sendError(c, s.cfg.IOTimeout, pe.code, pe.msg)
 	case err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed):
 		log.Info("connection ended", "error", err)
 	}
@@ -274,6 +274,14 @@ func (s *Server) readFrame(c net.Conn, timeout time.Duration) (wire.FrameType, [
 func (s *Server) writeFrame(c net.Conn, t wire.FrameType, body []byte) error {
 	c.SetWriteDeadline(time.Now().Add(s.cfg.IOTimeout))
 	return wire.WriteFrame(c, t, body)
+}
+
+// sendError writes an Error frame with code and msg to c, with a write
+// deadline timeout from now (Shutdown gives each connection one second,
+// not IOTimeout).
+func sendError(c net.Conn, timeout time.Duration, code uint16, msg string) error {
+	c.SetWriteDeadline(time.Now().Add(timeout))
+	return wire.WriteFrame(c, wire.FrameError, wire.AppendError(nil, &wire.Error{Code: code, Message: msg}))
 }
 
 // converse runs the handshake, the session open and the upload loop.
@@ -380,7 +388,7 @@ func (s *Server) open(c net.Conn, body []byte) (*session, error) {
 		ss.mu.Unlock()
 		// The device may be one round behind (its verdict was lost): then
 		// the server's sequence extends the device's prefix.
-		if !(round == o.Round || round == o.Round+1) || len(seq) < len(prefix) || !equalInts(seq[:len(prefix)], prefix) {
+		if !(round == o.Round || round == o.Round+1) || len(seq) < len(prefix) || !slices.Equal(seq[:len(prefix)], prefix) {
 			return nil, perr(wire.ErrCodeNoSession, "session %d is out of sync with the device (server round %d, device round %d): open a new one", o.Resume, round, o.Round)
 		}
 		if ss.conn != nil && ss.conn != c {
@@ -447,7 +455,7 @@ func (s *Server) upload(ss *session, body []byte) (*wire.Verdict, error) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	if ss.lastV != nil && up.Round == ss.lastV.Round {
-		if !equalBytes(body, ss.lastUp) {
+		if !bytes.Equal(body, ss.lastUp) {
 			return nil, perr(wire.ErrCodeBad, "round %d re-sent with different content", up.Round)
 		}
 		return ss.lastV, nil
@@ -489,17 +497,3 @@ func short(s string) string {
 	}
 	return s
 }
-
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
-func equalBytes(a, b []byte) bool { return string(a) == string(b) }

@@ -3,6 +3,7 @@ package openai
 import (
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
@@ -156,8 +157,7 @@ func (o *responder) whole(text, finish string, u usage) any {
 			Choices: []chatChoice{{Message: chatReply{Role: "assistant", Content: text}, FinishReason: finish}},
 			Usage:   u}
 	}
-	return completion{ID: o.id, Object: "text_completion", Created: o.created, Model: o.model,
-		Choices: []completionChoice{{Text: text, FinishReason: &finish}}, Usage: usageField(true, &u)}
+	return wrap(o, []completionChoice{{Text: text, FinishReason: &finish}}, usageField(true, &u))
 }
 
 // streamText sends one piece of text, opening the stream first if needed.
@@ -187,15 +187,7 @@ func (o *responder) streamEnd(s *sseWriter, finish string, u usage) error {
 		return err
 	}
 	if o.includeUsage {
-		var err error
-		if o.chat {
-			err = s.event(chatChunk{ID: o.id, Object: "chat.completion.chunk", Created: o.created, Model: o.model,
-				Choices: []chatChunkChoice{}, Usage: usageField(true, &u)})
-		} else {
-			err = s.event(completion{ID: o.id, Object: "text_completion", Created: o.created, Model: o.model,
-				Choices: []completionChoice{}, Usage: usageField(true, &u)})
-		}
-		if err != nil {
+		if err := s.event(wrap(o, []struct{}{}, usageField(true, &u))); err != nil {
 			return err
 		}
 	}
@@ -216,14 +208,22 @@ func (o *responder) begin(s *sseWriter) error {
 	return nil
 }
 
-func (o *responder) textChunk(text string, finish *string) completion {
-	return completion{ID: o.id, Object: "text_completion", Created: o.created, Model: o.model,
-		Choices: []completionChoice{{Text: text, FinishReason: finish}}, Usage: usageField(o.includeUsage, nil)}
+func (o *responder) textChunk(text string, finish *string) envelope[completionChoice] {
+	return wrap(o, []completionChoice{{Text: text, FinishReason: finish}}, usageField(o.includeUsage, nil))
 }
 
-func (o *responder) chatChunk(d chatDelta, finish *string) chatChunk {
-	return chatChunk{ID: o.id, Object: "chat.completion.chunk", Created: o.created, Model: o.model,
-		Choices: []chatChunkChoice{{Delta: d, FinishReason: finish}}, Usage: usageField(o.includeUsage, nil)}
+func (o *responder) chatChunk(d chatDelta, finish *string) envelope[chatChunkChoice] {
+	return wrap(o, []chatChunkChoice{{Delta: d, FinishReason: finish}}, usageField(o.includeUsage, nil))
+}
+
+// wrap puts choices in the envelope of o's chunks: a chat.completion.chunk
+// for chat, else a text_completion (also the whole text response).
+func wrap[C any](o *responder, choices []C, u json.RawMessage) envelope[C] {
+	object := "text_completion"
+	if o.chat {
+		object = "chat.completion.chunk"
+	}
+	return envelope[C]{ID: o.id, Object: object, Created: o.created, Model: o.model, Choices: choices, Usage: u}
 }
 
 // sseWriter writes Server-Sent Events as OpenAI does: "data: <json>\n\n"

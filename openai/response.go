@@ -15,14 +15,16 @@ type usage struct {
 	TotalTokens      int `json:"total_tokens"`
 }
 
-// completion is a text_completion response or stream chunk.
-type completion struct {
-	ID      string             `json:"id"`
-	Object  string             `json:"object"` // "text_completion"
-	Created int64              `json:"created"`
-	Model   string             `json:"model"`
-	Choices []completionChoice `json:"choices"`
-	Usage   json.RawMessage    `json:"usage,omitempty"` // see usageField
+// envelope is a text_completion response or stream chunk (choices C =
+// completionChoice) or a chat.completion.chunk stream event (C =
+// chatChunkChoice); a usage-only chunk has no choices.
+type envelope[C any] struct {
+	ID      string          `json:"id"`
+	Object  string          `json:"object"` // "text_completion" or "chat.completion.chunk"
+	Created int64           `json:"created"`
+	Model   string          `json:"model"`
+	Choices []C             `json:"choices"`
+	Usage   json.RawMessage `json:"usage,omitempty"` // see usageField
 }
 
 type completionChoice struct {
@@ -52,16 +54,6 @@ type chatChoice struct {
 type chatReply struct {
 	Role    string `json:"role"`
 	Content string `json:"content"`
-}
-
-// chatChunk is a chat.completion.chunk stream event.
-type chatChunk struct {
-	ID      string            `json:"id"`
-	Object  string            `json:"object"` // "chat.completion.chunk"
-	Created int64             `json:"created"`
-	Model   string            `json:"model"`
-	Choices []chatChunkChoice `json:"choices"`
-	Usage   json.RawMessage   `json:"usage,omitempty"` // see usageField
 }
 
 type chatChunkChoice struct {

@@ -104,10 +104,7 @@ func ParseHello(b []byte) (*Hello, error) {
 	if m := r.take(4); r.err == nil && string(m) != string(Magic[:]) {
 		r.fail("bad magic %q", m)
 	}
-	h := &Hello{}
-	if p := r.take(2); p != nil {
-		h.Version = binary.LittleEndian.Uint16(p)
-	}
+	h := &Hello{Version: r.u16()}
 	h.Token = r.str()
 	if err := r.done(); err != nil {
 		return nil, fmt.Errorf("hello: %w", err)
@@ -125,11 +122,7 @@ func AppendWelcome(b []byte, w *Welcome) []byte {
 // ParseWelcome decodes a Welcome body.
 func ParseWelcome(b []byte) (*Welcome, error) {
 	r := reader{b: b}
-	w := &Welcome{}
-	if p := r.take(2); p != nil {
-		w.Version = binary.LittleEndian.Uint16(p)
-	}
-	w.MaxFrame = r.u32()
+	w := &Welcome{Version: r.u16(), MaxFrame: r.u32()}
 	w.Server = r.str()
 	if err := r.done(); err != nil {
 		return nil, fmt.Errorf("welcome: %w", err)
@@ -156,14 +149,10 @@ func ParseOpen(b []byte, vocab int) (*Open, error) {
 	r := reader{b: b}
 	o := &Open{Resume: r.u64(), Round: r.u32()}
 	o.Params, o.SLM, o.Tokenizer, o.LLM = r.str(), r.str(), r.str(), r.str()
-	n := r.uvarint()
-	if n > MaxPrefix || n > uint64(len(r.b)) {
-		r.fail("prefix of %d tokens, %d bytes left", n, len(r.b))
-	} else {
-		o.Prefix = make([]int32, 0, n)
-		for i := uint64(0); i < n && r.err == nil; i++ {
-			o.Prefix = append(o.Prefix, r.token(vocab))
-		}
+	n := r.count(MaxPrefix, "prefix of %d tokens, %d bytes left")
+	o.Prefix = make([]int32, 0, n)
+	for i := 0; i < n && r.err == nil; i++ {
+		o.Prefix = append(o.Prefix, r.token(vocab))
 	}
 	if err := r.done(); err != nil {
 		return nil, fmt.Errorf("open: %w", err)
@@ -200,10 +189,7 @@ func AppendError(b []byte, e *Error) []byte {
 // ParseError decodes an Error body.
 func ParseError(b []byte) (*Error, error) {
 	r := reader{b: b}
-	e := &Error{}
-	if p := r.take(2); p != nil {
-		e.Code = binary.LittleEndian.Uint16(p)
-	}
+	e := &Error{Code: r.u16()}
 	e.Message = r.str()
 	if err := r.done(); err != nil {
 		return nil, fmt.Errorf("error frame: %w", err)

@@ -118,7 +118,7 @@ func ParseUpload(b []byte, vocab int) (*Upload, error) {
 			u.CommittedProb[i] = math.Float32frombits(r.u32())
 		}
 	}
-	n := r.count()
+	n := r.count(MaxTokens, listTooLong)
 	for i := 0; i < n && r.err == nil; i++ {
 		var d Draft
 		d.Token = r.token(vocab)
@@ -192,7 +192,7 @@ func ParseVerdict(b []byte, vocab int) (*Verdict, error) {
 		v.Draft = int(k)
 	}
 	if flags&2 != 0 {
-		n := r.count()
+		n := r.count(MaxTokens, listTooLong)
 		if n > len(r.b)/4 {
 			r.fail("%d diagnostics, %d bytes left", n, len(r.b))
 		} else {
@@ -243,6 +243,13 @@ func (r *reader) byte() byte {
 	return 0
 }
 
+func (r *reader) u16() uint16 {
+	if p := r.take(2); p != nil {
+		return binary.LittleEndian.Uint16(p)
+	}
+	return 0
+}
+
 func (r *reader) u32() uint32 {
 	if p := r.take(4); p != nil {
 		return binary.LittleEndian.Uint32(p)
@@ -279,12 +286,16 @@ func (r *reader) bytes(n int) []byte {
 	return append([]byte(nil), p...)
 }
 
-// count reads a list length, bounded by MaxTokens and by the bytes left
-// (every element takes at least one byte).
-func (r *reader) count() int {
+// listTooLong is count's error for the lists bounded by MaxTokens.
+const listTooLong = "list of %d elements, %d bytes left"
+
+// count reads a list length, bounded by limit and by the bytes left (every
+// element takes at least one byte). Beyond them it fails with format, given
+// the length read and the bytes left.
+func (r *reader) count(limit uint64, format string) int {
 	n := r.uvarint()
-	if n > MaxTokens || n > uint64(len(r.b)) {
-		r.fail("list of %d elements, %d bytes left", n, len(r.b))
+	if n > limit || n > uint64(len(r.b)) {
+		r.fail(format, n, len(r.b))
 		return 0
 	}
 	return int(n)
@@ -300,7 +311,7 @@ func (r *reader) token(vocab int) int32 {
 }
 
 func (r *reader) tokens(vocab int) []int32 {
-	n := r.count()
+	n := r.count(MaxTokens, listTooLong)
 	out := make([]int32, 0, n)
 	for i := 0; i < n && r.err == nil; i++ {
 		out = append(out, r.token(vocab))

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 
 	"github.com/hlmproject/hlm/dataset"
 	"github.com/hlmproject/hlm/hybrid"
@@ -21,7 +20,6 @@ func init() {
 
 func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	p := hybrid.DefaultParams()
-	def := modelsDir()
 	fs := newFlags("calibrate", "[--llm SPEC --slm SPEC] [--prompts FILE | --dataset NAME] [--out FILE.json]", `
 Run lossless HLM over prompts, log for every drafted token the SLM's
 temperature-perturbation uncertainty u and the rejection probability
@@ -29,9 +27,7 @@ temperature-perturbation uncertainty u and the rejection probability
 risk-prone and risk-averse thresholds, the rejection risk R and its Hölder
 bound (U-HLM/CU-HLM Theorem 1), and the offline k* (CU-HLM eq. 21). The
 numbers feed hlm sim as --set calib_a=… calib_b=… u_th=… k=….`, stderr)
-	llm := fs.String("llm", filepath.Join(def, "stories260K", "stories260K.bin"), "LLM model spec")
-	slm := fs.String("slm", filepath.Join(def, "stories260K", "stories260K.bin")+"@exit=2", "SLM model spec")
-	tok := fs.String("tokenizer", "", "tokenizer file, when not found with the models")
+	mf := addModelFlags(fs)
 	prompts := fs.String("prompts", "", "file with one prompt per line")
 	ds := fs.String("dataset", "tinystories", "dataset to take prompts from when --prompts is not given")
 	n := fs.Int("n", 30, "number of prompts (a seeded random sample of the dataset)")
@@ -53,7 +49,7 @@ numbers feed hlm sim as --set calib_a=… calib_b=… u_th=… k=….`, stderr)
 	if err != nil {
 		return err
 	}
-	ms, err := sim.Open(*llm, *slm, *tok)
+	ms, err := mf.open()
 	if err != nil {
 		return err
 	}

@@ -3,20 +3,18 @@ package main
 import (
 	"fmt"
 	"math/rand/v2"
-	"path/filepath"
 
 	"github.com/hlmproject/hlm/dataset"
 )
 
-// loadDataset loads a named dataset from the shared data directory
-// ($HLM_DATA or ../shared/data).
+// loadDataset loads a named dataset from its default file under the shared
+// directory ($HLM_SHARED or ../shared; see sharedDir).
 func loadDataset(name string) ([]dataset.Example, error) {
-	dir := filepath.Join("..", "shared", "data")
-	switch name {
-	case "tinystories":
-		return dataset.LoadTinyStories(filepath.Join(dir, "tinystories", "TinyStories-valid-sample.txt"))
+	path := dataset.Default(name, sharedDir())
+	if path == "" {
+		return nil, fmt.Errorf("unknown dataset %q", name)
 	}
-	return nil, fmt.Errorf("unknown dataset %q", name)
+	return dataset.Load(name, path)
 }
 
 // sampleExamples is a seeded random subset of n examples.

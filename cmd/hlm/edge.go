@@ -74,9 +74,7 @@ is re-established and the session resumed without losing tokens.`, stderr)
 				return fmt.Errorf("%s: no PEM certificate", *caFile)
 			}
 		}
-		if host, _, err := splitHost(*server); err == nil {
-			tc.ServerName = host
-		}
+		tc.ServerName, _ = splitHost(*server)
 		conn.TLS = tc
 	}
 	if *shape {
@@ -139,10 +137,12 @@ is re-established and the session resumed without losing tokens.`, stderr)
 	return nil
 }
 
-func splitHost(addr string) (string, string, error) {
+// splitHost splits addr at its last colon into host (brackets trimmed) and
+// port; with no colon, all of addr is the host.
+func splitHost(addr string) (host, port string) {
 	i := strings.LastIndex(addr, ":")
 	if i < 0 {
-		return addr, "", nil
+		return addr, ""
 	}
-	return strings.Trim(addr[:i], "[]"), addr[i+1:], nil
+	return strings.Trim(addr[:i], "[]"), addr[i+1:]
 }

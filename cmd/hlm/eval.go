@@ -14,7 +14,6 @@ import (
 	"github.com/hlmproject/hlm/hybrid"
 	"github.com/hlmproject/hlm/metrics"
 	"github.com/hlmproject/hlm/report"
-	"github.com/hlmproject/hlm/sim"
 	"github.com/hlmproject/hlm/tensor"
 )
 
@@ -57,7 +56,6 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return runEvalPaper(ctx, args[1:], stdout, stderr)
 	}
 	p := hybrid.DefaultParams()
-	def := modelsDir()
 	fs := newFlags("eval", "[--methods a,b] [--dataset NAME] [--n N] [--sweep key=v1,v2 ...] [--set key=value ...] --out DIR\n       hlm eval paper NAME --out DIR", `
 Run methods over a dataset and a grid of parameters in the simulator, score
 the outputs (ROUGE-1/2/L and GloVe cosine against the references, NLL under
@@ -67,9 +65,7 @@ numeric parameter is swept). The same command gives byte-identical results.
 
 Datasets: `+strings.Join(dataset.Names(), ", ")+` (from $HLM_SHARED/data, default ../shared/data).
 Papers (hlm eval paper NAME): `+strings.Join(eval.Papers, ", "), stderr)
-	llm := fs.String("llm", filepath.Join(def, "stories260K", "stories260K.bin"), "LLM model spec")
-	slm := fs.String("slm", filepath.Join(def, "stories260K", "stories260K.bin")+"@exit=2", "SLM model spec")
-	tok := fs.String("tokenizer", "", "tokenizer file, when not found with the models")
+	mf := addModelFlags(fs)
 	methods := fs.String("methods", "llm,slm,hlm,u-hlm,cu-hlm-online,q-s", "comma-separated methods")
 	ds := fs.String("dataset", "tinystories", "dataset name")
 	dsPath := fs.String("dataset-path", "", "dataset file (default: the dataset's file under the shared data)")
@@ -111,7 +107,7 @@ Papers (hlm eval paper NAME): `+strings.Join(eval.Papers, ", "), stderr)
 			ex[i].Reference = strings.TrimSpace(strings.TrimPrefix(ex[i].Text, ex[i].Prompt))
 		}
 	}
-	ms, err := sim.Open(*llm, *slm, *tok)
+	ms, err := mf.open()
 	if err != nil {
 		return err
 	}
@@ -128,7 +124,7 @@ Papers (hlm eval paper NAME): `+strings.Join(eval.Papers, ", "), stderr)
 	}
 	doc := &eval.Doc{Dir: *out}
 	doc.H(1, "hlm eval")
-	doc.P("    hlm eval %s\n\nLLM `%s`, SLM `%s`, dataset %s (%d prompts × %d tokens), seed %d.", strings.Join(args, " "), *llm, *slm, *ds, len(ex), *maxTokens, *seed)
+	doc.P("    hlm eval %s\n\nLLM `%s`, SLM `%s`, dataset %s (%d prompts × %d tokens), seed %d.", strings.Join(args, " "), *mf.llm, *mf.slm, *ds, len(ex), *maxTokens, *seed)
 	cols := []string{"label", "throughput_tps", "transmission_rate", "true_skip_rate", "rejection_rate", "accepted_per_round", "uplink_bits_per_token", "energy_j", "rougeL", "cosine", "nll", "mean_deviation"}
 	if err := doc.Table("", eval.Table("", rows, cols)); err != nil {
 		return err
@@ -165,7 +161,6 @@ func fileExists(p string) bool {
 }
 
 func runEvalPaper(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	def := modelsDir()
 	fs := newFlags("eval paper", "NAME --out DIR [--llm SPEC --slm SPEC] [--n N]", `
 Rerun the shape of one paper's main tables and figures on the models at
 hand and write DIR/report.md with its plots (PNG and SVG) and CSV/JSON
@@ -175,9 +170,7 @@ results. NAME: `+strings.Join(eval.Papers, ", ")+`.`, stderr)
 		return usageError{errors.New("which paper? " + strings.Join(eval.Papers, ", "))}
 	}
 	name := args[0]
-	llm := fs.String("llm", filepath.Join(def, "stories260K", "stories260K.bin"), "LLM model spec")
-	slm := fs.String("slm", filepath.Join(def, "stories260K", "stories260K.bin")+"@exit=2", "SLM model spec")
-	tok := fs.String("tokenizer", "", "tokenizer file, when not found with the models")
+	mf := addModelFlags(fs)
 	out := fs.String("out", "", "output directory (required)")
 	n := fs.Int("n", 20, "prompts per dataset for tables")
 	nc := fs.Int("n-curve", 10, "prompts per point for curves")
@@ -191,7 +184,7 @@ results. NAME: `+strings.Join(eval.Papers, ", ")+`.`, stderr)
 		return usageError{errors.New("--out is required")}
 	}
 	tensor.SetThreads(*threads)
-	cfg := eval.PaperConfig{Name: name, Out: *out, LLM: *llm, SLM: *slm, Tokenizer: *tok, Shared: sharedDir(),
+	cfg := eval.PaperConfig{Name: name, Out: *out, LLM: *mf.llm, SLM: *mf.slm, Tokenizer: *mf.tok, Shared: sharedDir(),
 		N: *n, NCurve: *nc, MaxTokens: *maxTokens, Seed: *seed, Command: "hlm eval paper " + strings.Join(args, " "), Progress: progressBar(stderr)}
 	if err := eval.RunPaper(ctx, cfg); err != nil {
 		return err

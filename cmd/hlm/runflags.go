@@ -5,11 +5,34 @@ import (
 	"flag"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
-	"github.com/hlmproject/hlm/dataset"
 	"github.com/hlmproject/hlm/hybrid"
+	"github.com/hlmproject/hlm/sim"
 )
+
+// modelFlags are the --llm, --slm and --tokenizer flags of the commands that
+// run a model pair.
+type modelFlags struct {
+	llm, slm, tok *string
+}
+
+// addModelFlags declares the model flags, defaulting to stories260K under
+// modelsDir() (the SLM its first two layers).
+func addModelFlags(fs *flag.FlagSet) *modelFlags {
+	def := filepath.Join(modelsDir(), "stories260K", "stories260K.bin")
+	return &modelFlags{
+		llm: fs.String("llm", def, "LLM model spec"),
+		slm: fs.String("slm", def+"@exit=2", "SLM model spec"),
+		tok: fs.String("tokenizer", "", "tokenizer file, when not found with the models"),
+	}
+}
+
+// open opens the model pair.
+func (m *modelFlags) open() (*sim.Models, error) {
+	return sim.Open(*m.llm, *m.slm, *m.tok)
+}
 
 // runFlags are the flags hlm sim and hlm edge share: the method, its
 // parameters, the prompts and the outputs.
@@ -53,15 +76,7 @@ func (r *runFlags) promptTexts() ([]string, error) {
 	case *r.prompt != "" && *r.prompts != "":
 		return nil, usageError{errors.New("give --prompt or --prompts, not both")}
 	case *r.prompts != "":
-		ex, err := dataset.LoadPromptFile(*r.prompts)
-		if err != nil {
-			return nil, err
-		}
-		out := make([]string, len(ex))
-		for i, e := range ex {
-			out[i] = e.Prompt
-		}
-		return out, nil
+		return promptTexts(*r.prompts, "", 0, 0)
 	}
 	return []string{*r.prompt}, nil
 }

@@ -43,7 +43,6 @@ func keysHelp() string {
 
 func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	p := hybrid.DefaultParams()
-	def := modelsDir()
 	fs := newFlags("sim", "--method NAME [--llm SPEC --slm SPEC] [--prompt TEXT | --prompts FILE] [--set key=value ...] [--json]", `
 Run one method of hybrid inference: the SLM drafts on the "device", the LLM
 verifies on the "server", and a link model carries the uplink. Time is
@@ -54,9 +53,7 @@ Methods: `+strings.Join(hybrid.Methods, ", ")+`
 
 Parameters (--set key=value, repeatable):
 `+keysHelp(), stderr)
-	llm := fs.String("llm", filepath.Join(def, "stories260K", "stories260K.bin"), "LLM model spec")
-	slm := fs.String("slm", filepath.Join(def, "stories260K", "stories260K.bin")+"@exit=2", "SLM model spec")
-	tok := fs.String("tokenizer", "", "tokenizer file, when not found with the models")
+	mf := addModelFlags(fs)
 	threads := fs.Int("threads", 0, "worker threads for the models (0: all cores)")
 	rf := addRunFlags(fs, p, "parameter override key=value (repeatable; see the list above)")
 	if err := parse(fs, args); err != nil {
@@ -66,7 +63,7 @@ Parameters (--set key=value, repeatable):
 	if err != nil {
 		return err
 	}
-	cfg := sim.Config{LLM: *llm, SLM: *slm, Tokenizer: *tok, Params: p}
+	cfg := sim.Config{LLM: *mf.llm, SLM: *mf.slm, Tokenizer: *mf.tok, Params: p}
 	if cfg.Prompts, err = rf.promptTexts(); err != nil {
 		return err
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 
 	"github.com/hlmproject/hlm/ddqn"
 	"github.com/hlmproject/hlm/hybrid"
@@ -21,7 +20,6 @@ func init() {
 func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	p := hybrid.DefaultParams()
 	p.Method = hybrid.QS
-	def := modelsDir()
 	fs := newFlags("train-ddqn", "--out policy.json [--llm SPEC --slm SPEC] [--episodes N] [--set key=value ...]", `
 Train the adaptive policy of the Q-S paper (Sec. IV): a double deep
 Q-network that picks, every round, the draft length L and the lattice
@@ -31,9 +29,7 @@ committed tokens per second of that round (Q-S eq. 13). Training runs in the
 simulator over TinyStories prompts; the channel is whatever --set says (for
 example the Q-S Markov preset: --set channel_preset=qs). Use the result with
 --set draft=ddqn --set ddqn_model=policy.json in hlm sim, hlm edge, hlm eval.`, stderr)
-	llm := fs.String("llm", filepath.Join(def, "stories260K", "stories260K.bin"), "LLM model spec")
-	slm := fs.String("slm", filepath.Join(def, "stories260K", "stories260K.bin")+"@exit=2", "SLM model spec")
-	tok := fs.String("tokenizer", "", "tokenizer file, when not found with the models")
+	mf := addModelFlags(fs)
 	method := fs.String("method", hybrid.QS, "q-s or s-q")
 	out := fs.String("out", "", "policy file to write (required)")
 	episodes := fs.Int("episodes", 200, "training episodes (one prompt's generation each)")
@@ -58,7 +54,7 @@ example the Q-S Markov preset: --set channel_preset=qs). Use the result with
 	if err != nil {
 		return err
 	}
-	ms, err := sim.Open(*llm, *slm, *tok)
+	ms, err := mf.open()
 	if err != nil {
 		return err
 	}
@@ -71,11 +67,7 @@ example the Q-S Markov preset: --set channel_preset=qs). Use the result with
 			if len(window) > 20 {
 				window = window[1:]
 			}
-			var m float64
-			for _, v := range window {
-				m += v
-			}
-			fmt.Fprintf(stderr, "\repisode %d/%d: %.2f tokens/s (mean of last %d: %.2f), ε %.2f   ", ep, *episodes, t, len(window), m/float64(len(window)), eps)
+			fmt.Fprintf(stderr, "\repisode %d/%d: %.2f tokens/s (mean of last %d: %.2f), ε %.2f   ", ep, *episodes, t, len(window), meanOf(window), eps)
 		}})
 	fmt.Fprintln(stderr)
 	if err != nil {
