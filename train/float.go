@@ -1,0 +1,92 @@
+package train
+
+import (
+	"unsafe"
+
+	"github.com/hlmproject/hlm/tensor"
+)
+
+// Float is the element type of parameters, activations and gradients:
+// float32 for training, float64 for gradient checks.
+type Float interface{ ~float32 | ~float64 }
+
+// is32 reports whether F is a 4-byte float (so its slices are []float32).
+func is32[F Float]() bool { var f F; return unsafe.Sizeof(f) == 4 }
+
+// as32 reinterprets a slice of a 4-byte Float as []float32.
+func as32[F Float](a []F) []float32 {
+	if len(a) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*float32)(unsafe.Pointer(&a[0])), len(a))
+}
+
+// dot is Σ a[i]·b[i] over len(a). For float32 it is tensor.Dot (vectorised,
+// fixed summation order); for float64 a plain loop with four partial sums.
+func dot[F Float](a, b []F) F {
+	if is32[F]() {
+		return F(tensor.Dot(as32(a), as32(b)))
+	}
+	b = b[:len(a)]
+	var s0, s1, s2, s3 F
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += F(a[i] * b[i])
+		s1 += F(a[i+1] * b[i+1])
+		s2 += F(a[i+2] * b[i+2])
+		s3 += F(a[i+3] * b[i+3])
+	}
+	for ; i < len(a); i++ {
+		s0 += F(a[i] * b[i])
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// dotShort is dot for short vectors (an attention head), inlined without
+// the call overhead of the vectorised kernel.
+func dotShort[F Float](a, b []F) F {
+	b = b[:len(a)]
+	var s0, s1 F
+	i := 0
+	for ; i+2 <= len(a); i += 2 {
+		s0 += F(a[i] * b[i])
+		s1 += F(a[i+1] * b[i+1])
+	}
+	if i < len(a) {
+		s0 += F(a[i] * b[i])
+	}
+	return s0 + s1
+}
+
+// axpy adds s·x to y.
+func axpy[F Float](y []F, s F, x []F) {
+	x = x[:len(y)]
+	for i := range y {
+		y[i] += F(s * x[i])
+	}
+}
+
+// transpose writes the cols×rows transpose of the rows×cols matrix a into
+// dst (reallocated when too small) and returns it.
+func transpose[F Float](dst, a []F, rows, cols int) []F {
+	if cap(dst) < rows*cols {
+		dst = make([]F, rows*cols)
+	}
+	dst = dst[:rows*cols]
+	const blk = 32
+	tensor.ParallelFor((cols+blk-1)/blk, rows*cols, func(lo, hi int) {
+		for cb := lo * blk; cb < min(hi*blk, cols); cb += blk {
+			ce := min(cb+blk, cols)
+			for rb := 0; rb < rows; rb += blk {
+				re := min(rb+blk, rows)
+				for r := rb; r < re; r++ {
+					row := a[r*cols:]
+					for c := cb; c < ce; c++ {
+						dst[c*rows+r] = row[c]
+					}
+				}
+			}
+		}
+	})
+	return dst
+}

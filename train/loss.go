@@ -1,0 +1,173 @@
+package train
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/hlmproject/hlm/tensor"
+)
+
+// Loss is a divergence between the student's next-token distribution
+// x = softmax(z) and the teacher's y, minimised over the student's logits z.
+type Loss int
+
+const (
+	// FKL is the forward KL divergence KL(y‖x) = Σ y·log(y/x): cross-entropy
+	// on the teacher's soft labels (mode-covering).
+	FKL Loss = iota
+	// RKL is the reverse KL divergence KL(x‖y) = Σ x·log(x/y) (mode-seeking).
+	RKL
+	// TVD is the total variation distance ½Σ|x − y|; 1 − TVD is the
+	// probability that speculative sampling accepts a draft from x when the
+	// target is y (Leviathan et al. 2023), so minimising it maximises
+	// acceptance directly (DistillSpec, Zhou et al. 2024).
+	TVD
+	// JSD is the Jensen–Shannon divergence ½KL(x‖m) + ½KL(y‖m), m = (x+y)/2.
+	JSD
+)
+
+var lossNames = []string{"fkl", "rkl", "tvd", "jsd"}
+
+func (l Loss) String() string {
+	if l >= 0 && int(l) < len(lossNames) {
+		return lossNames[l]
+	}
+	return fmt.Sprintf("Loss(%d)", int(l))
+}
+
+// ParseLoss reads a loss name (fkl, rkl, tvd, jsd).
+func ParseLoss(s string) (Loss, error) {
+	for i, n := range lossNames {
+		if n == s {
+			return Loss(i), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown loss %q (want fkl, rkl, tvd or jsd)", s)
+}
+
+// tiny keeps logarithms of teacher probabilities that underflowed to zero
+// finite (RKL would otherwise be infinite for any x > 0 there).
+const tiny = 1e-30
+
+// lossRow computes the loss of one position and writes its gradient with
+// respect to the logits, scaled by scale, into dz (when dz is not nil). It
+// also returns the total variation distance TV(x, y), whose complement is the
+// acceptance probability of a draft sampled from x. ws is a work buffer of
+// at least len(z) float64s.
+func lossRow[F Float](l Loss, dz, z []F, y []float32, scale float64, ws []float64) (loss, tv float64) {
+	v := len(z)
+	x := ws[:v]
+	mx := math.Inf(-1)
+	for _, zi := range z {
+		mx = max(mx, float64(zi))
+	}
+	var sum float64
+	for i, zi := range z {
+		e := math.Exp(float64(zi) - mx)
+		x[i] = e
+		sum += e
+	}
+	lse := mx + math.Log(sum)
+	inv := 1 / sum
+	for i := range x {
+		x[i] *= inv
+	}
+	for i, xi := range x {
+		tv += math.Abs(xi - float64(y[i]))
+	}
+	tv /= 2
+
+	// g_i = ∂loss/∂x_i up to a constant; the softmax Jacobian gives
+	// ∂loss/∂z_i = x_i·(g_i − Σ_j x_j·g_j). FKL's gradient is simply x − y.
+	switch l {
+	case FKL:
+		for i, zi := range z {
+			if yi := float64(y[i]); yi > 0 {
+				loss += yi * (math.Log(yi) - (float64(zi) - lse))
+			}
+		}
+		if dz != nil {
+			for i := range dz {
+				dz[i] = F(scale * (x[i] - float64(y[i])))
+			}
+		}
+		return loss, tv
+	case RKL:
+		for i, zi := range z {
+			if x[i] > 0 {
+				loss += x[i] * ((float64(zi) - lse) - math.Log(max(float64(y[i]), tiny)))
+			}
+		}
+	case TVD:
+		loss = tv
+	case JSD:
+		for i, xi := range x {
+			yi := float64(y[i])
+			m := (xi + yi) / 2
+			if xi > 0 {
+				loss += xi * math.Log(xi/m) / 2
+			}
+			if yi > 0 {
+				loss += yi * math.Log(yi/m) / 2
+			}
+		}
+	default:
+		panic("train: unknown loss")
+	}
+	if dz == nil {
+		return loss, tv
+	}
+	g := func(i int) float64 {
+		xi, yi := x[i], float64(y[i])
+		switch l {
+		case RKL:
+			return (float64(z[i]) - lse) - math.Log(max(yi, tiny))
+		case TVD:
+			switch {
+			case xi > yi:
+				return 0.5
+			case xi < yi:
+				return -0.5
+			}
+			return 0
+		default: // JSD
+			if xi <= 0 {
+				return 0
+			}
+			return math.Log(2*xi/(xi+yi)) / 2
+		}
+	}
+	var mean float64
+	for i, xi := range x {
+		mean += xi * g(i)
+	}
+	for i, xi := range x {
+		dz[i] = F(scale * xi * (g(i) - mean))
+	}
+	return loss, tv
+}
+
+// Eval computes the loss over n rows of logits against the teacher's
+// distributions y (n×V), writing the gradient of the mean loss into dz when
+// dz is not nil. It returns the mean loss and the mean TV distance.
+// Per-row results are summed in row order, so the result does not depend on
+// the thread count.
+func Eval[F Float](l Loss, dz, z []F, y []float32, n, v int) (loss, tv float64) {
+	rl, rt := make([]float64, n), make([]float64, n)
+	scale := 1 / float64(n)
+	tensor.ParallelFor(n, 20*n*v, func(lo, hi int) {
+		ws := make([]float64, v)
+		for r := lo; r < hi; r++ {
+			var d []F
+			if dz != nil {
+				d = dz[r*v : (r+1)*v]
+			}
+			rl[r], rt[r] = lossRow(l, d, z[r*v:(r+1)*v], y[r*v:(r+1)*v], scale, ws)
+		}
+	})
+	for r := range rl {
+		loss += rl[r]
+		tv += rt[r]
+	}
+	return loss / float64(n), tv / float64(n)
+}
