@@ -20,6 +20,18 @@ type Shape struct {
 // Validate checks the shape the way the engine will.
 func (s Shape) Validate() error { return s.Config.Validate() }
 
+// count is the number of parameters (computed without overflow for any
+// shape that validates).
+func (s Shape) count() uint64 {
+	c := s.Config
+	d, kv, h := uint64(c.Dim), uint64(c.KVDim()), uint64(c.Hidden)
+	n := uint64(c.Vocab)*d + d + uint64(c.Layers)*(2*d+2*d*d+2*kv*d+3*h*d)
+	if !s.Tied {
+		n += uint64(c.Vocab) * d
+	}
+	return n
+}
+
 // Params holds every parameter of a decoder in one flat slice, with named
 // views into it. Gradients use the same layout (Like), and the optimizer
 // walks the Tensors list.
