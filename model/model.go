@@ -46,6 +46,17 @@ func (c Config) HeadSize() int { return c.Dim / c.Heads }
 // KVDim is the width of the key and value vectors of one layer.
 func (c Config) KVDim() int { return c.KVHeads * c.HeadSize() }
 
+// MACs is the number of multiply-adds one decoding step costs at position
+// pos (pos earlier tokens in the cache): the weight matrices of every layer
+// (q, k, v, o, gate, up, down), attention over pos+1 keys (scores and the
+// weighted sum of values, every head), and the classifier. Norms, RoPE,
+// softmax and activations are O(Dim) and left out.
+func (c Config) MACs(pos int) int64 {
+	d, kv, h := int64(c.Dim), int64(c.KVDim()), int64(c.Hidden)
+	perLayer := 2*d*d + 2*kv*d + 3*h*d + 2*d*int64(pos+1)
+	return int64(c.Layers)*perLayer + int64(c.Vocab)*d
+}
+
 // Validate reports a shape the engine cannot run. Limits are generous (models
 // far larger than Llama-2-70B pass) but rule out nonsense read from a corrupt
 // file before anything is allocated.

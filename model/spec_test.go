@@ -36,3 +36,16 @@ func TestParseSpec(t *testing.T) {
 		}
 	}
 }
+
+func TestMACs(t *testing.T) {
+	// stories260K: dim 64, hidden 172, 5 layers, 8 heads, 4 KV heads, vocab 512.
+	c := Config{Dim: 64, Hidden: 172, Layers: 5, Heads: 8, KVHeads: 4, Vocab: 512}
+	// per layer: q 4096 + k 2048 + v 2048 + o 4096 + ffn 3·172·64 = 33024 → 45312;
+	// attention at position 0: 2·64·1 = 128; classifier 512·64 = 32768.
+	if got, want := c.MACs(0), int64(5*(45312+128)+32768); got != want {
+		t.Errorf("MACs(0) = %d, want %d", got, want)
+	}
+	if got, want := c.MACs(99)-c.MACs(0), int64(5*2*64*99); got != want {
+		t.Errorf("attention growth over 99 positions = %d, want %d", got, want)
+	}
+}

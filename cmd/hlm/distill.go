@@ -1,0 +1,175 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/hlmproject/hlm/distill"
+	"github.com/hlmproject/hlm/train"
+)
+
+func init() {
+	register("distill", "train a draft model on its target (knowledge distillation); writes a GGUF", runDistill)
+}
+
+func runDistill(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	c := distill.DefaultConfig()
+	fs := newFlags("distill", "--teacher SPEC --out DRAFT.gguf [shape and training flags]", `
+Train a small draft model on a teacher (the LLM it will draft for) by
+knowledge distillation: the student learns the teacher's whole next-token
+distribution at every position. By default the data is sampled from the
+teacher at temperature 1 (unlimited and free); --data adds text. The loss is
+chosen with --loss: fkl (forward KL, cross-entropy on the teacher's soft
+labels), rkl (reverse KL), tvd (total variation: 1 − TV is exactly the
+acceptance probability of speculative sampling, so it maximises acceptance
+directly) or jsd (Jensen–Shannon).
+
+Students:
+  --init random            a fresh model of the shape --layers --dim --hidden
+                           --heads --kv-heads (0 = the teacher's value; 1 layer)
+  --init exit=N            start from the teacher's embedding and first N
+                           layers, final norm and classifier, then train all
+  --init SPEC              start from another model (same vocabulary)
+  --exit-head N            self-speculation: keep the teacher's first N layers
+                           frozen and train only a new final norm and
+                           classifier (plus one layer with --extra-layer)
+
+The run prints progress with the held-out acceptance estimate mean(1 − TV)
+on teacher samples never trained on, writes DRAFT.gguf (with the teacher's
+tokenizer), a checkpoint DRAFT.ckpt, and the learning curve DRAFT.curve.csv
+and DRAFT.curve.png. Ctrl-C stops after the current step with a usable
+checkpoint and draft; --resume continues bit for bit. The same flags and
+seed write the same bytes.`, stderr)
+	fs.StringVar(&c.Teacher, "teacher", "", "teacher (target) model spec (required)")
+	fs.StringVar(&c.Tokenizer, "tokenizer", "", "teacher tokenizer file, when not found with the model")
+	fs.StringVar(&c.Out, "out", "", "draft GGUF to write (required)")
+	fs.StringVar(&c.OutType, "type", c.OutType, "draft storage: f32 or f16")
+	fs.IntVar(&c.Layers, "layers", 0, "student layers (0: 1, or N with --init exit=N)")
+	fs.IntVar(&c.Dim, "dim", 0, "student width (0: the teacher's)")
+	fs.IntVar(&c.Hidden, "hidden", 0, "student feed-forward width (0: the teacher's)")
+	fs.IntVar(&c.Heads, "heads", 0, "student attention heads (0: the teacher's)")
+	fs.IntVar(&c.KVHeads, "kv-heads", 0, "student key/value heads (0: the teacher's)")
+	fs.StringVar(&c.Init, "init", c.Init, "student initialisation: random, exit=N or a model spec")
+	fs.IntVar(&c.ExitHead, "exit-head", 0, "exit-head mode: freeze the teacher's first N layers, train a new head")
+	fs.BoolVar(&c.ExtraLayer, "extra-layer", false, "exit-head mode: also train one new layer above the frozen ones")
+	var data listFlag
+	fs.Var(&data, "data", "training text file (TinyStories format; repeatable)")
+	fs.Float64Var(&c.TextFrac, "text-frac", -1, "share of each batch taken from --data (default: 1 with --data, else 0)")
+	fs.Float64Var(&c.OnPolicy, "on-policy", 0, "share of each batch sampled from the student and scored by the teacher")
+	loss := fs.String("loss", c.Loss.String(), "loss on the teacher's distribution: fkl, rkl, tvd or jsd")
+	fs.IntVar(&c.Steps, "steps", c.Steps, "optimizer steps")
+	fs.IntVar(&c.Batch, "batch", c.Batch, "sequences per step")
+	fs.IntVar(&c.Seq, "seq", c.Seq, "tokens per sequence")
+	fs.Float64Var(&c.Opt.LR, "lr", c.Opt.LR, "peak learning rate (AdamW)")
+	minLR := fs.Float64("min-lr", -1, "final learning rate of the cosine decay (default: lr/10)")
+	fs.IntVar(&c.Opt.Warmup, "warmup", c.Opt.Warmup, "linear warmup steps")
+	fs.Float64Var(&c.Opt.WeightDecay, "weight-decay", c.Opt.WeightDecay, "AdamW weight decay (matrices only)")
+	fs.Float64Var(&c.Opt.Clip, "clip", c.Opt.Clip, "clip the gradient's global norm to this (0: off)")
+	fs.Uint64Var(&c.Seed, "seed", c.Seed, "random seed (initialisation and data)")
+	fs.IntVar(&c.Threads, "threads", 0, "worker threads (0: all cores; results do not depend on it)")
+	fs.IntVar(&c.EvalEvery, "eval-every", c.EvalEvery, "steps between held-out evaluations")
+	fs.IntVar(&c.Heldout, "heldout", c.Heldout, "held-out teacher samples (sequences of --seq tokens)")
+	fs.IntVar(&c.CheckpointEvery, "checkpoint-every", c.CheckpointEvery, "steps between checkpoints")
+	fs.BoolVar(&c.Resume, "resume", false, "continue from DRAFT.ckpt (same flags)")
+	asJSON := fs.Bool("json", false, "print the result as JSON on stdout")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	c.Data = data
+	if c.TextFrac < 0 {
+		c.TextFrac = 0
+		if len(data) > 0 {
+			c.TextFrac = 1 - c.OnPolicy
+		}
+	}
+	var err error
+	if c.Loss, err = train.ParseLoss(*loss); err != nil {
+		return usageError{err}
+	}
+	c.Opt.Steps = c.Steps
+	c.Opt.MinLR = c.Opt.LR / 10
+	if *minLR >= 0 {
+		c.Opt.MinLR = *minLR
+	}
+	if err := c.Validate(); err != nil {
+		return usageError{err}
+	}
+
+	bar := newTrainBar(stderr)
+	res, err := distill.Run(ctx, c, bar.update)
+	bar.done()
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		e := json.NewEncoder(stdout)
+		e.SetIndent("", "  ")
+		return e.Encode(res)
+	}
+	if res.Interrupted {
+		fmt.Fprintf(stdout, "interrupted after step %d of %d; checkpoint %s and draft %s are saved: rerun with --resume to continue\n", res.Steps, c.Steps, res.Checkpoint, res.Out)
+	}
+	fmt.Fprintf(stdout, "wrote %s (%d parameters, %d trained) after %d steps, %.2fM tokens, %s\n", res.Out, res.Params, res.Trainable, res.Steps, float64(res.Tokens)/1e6, time.Duration(res.Seconds*float64(time.Second)).Round(time.Second))
+	fmt.Fprintf(stdout, "  held-out acceptance mean(1 − TV) %.4f\n", res.HeldoutAccept)
+	fmt.Fprintf(stdout, "  multiply-adds per token at position %d: student %d, teacher %d (ratio %.3f)\n", c.Seq/2, res.StudentMACs, res.TeacherMACs, float64(res.StudentMACs)/float64(res.TeacherMACs))
+	if res.TokensPerSec > 0 {
+		fmt.Fprintf(stdout, "  %.0f training tokens/s; time: data %.0f s, forward %.0f s, backward %.0f s, optimizer %.1f s; step/(3×forward) %.2f\n",
+			res.TokensPerSec, res.DataSeconds, res.ForwardSeconds, res.BackwardSeconds, res.OptSeconds, res.StepOverForward)
+	}
+	fmt.Fprintf(stdout, "  checkpoint %s, learning curve %s and %s\n", res.Checkpoint, res.CurveCSV, res.CurvePNG)
+	return nil
+}
+
+// trainBar draws training progress: a redrawn line on a terminal, a line
+// per held-out evaluation otherwise.
+type trainBar struct {
+	w    io.Writer
+	tty  bool
+	drew bool
+}
+
+func newTrainBar(w io.Writer) *trainBar { return &trainBar{w: w, tty: isTerminal(w)} }
+
+func (b *trainBar) update(p distill.Progress) {
+	acc := "   -  "
+	if !math.IsNaN(p.HeldoutAccept) {
+		acc = fmt.Sprintf("%.4f", p.HeldoutAccept)
+	}
+	line := fmt.Sprintf("step %d/%d  loss %.4f  accept(train) %.4f  accept(held-out) %s  %.0f tok/s  eta %s",
+		p.Step, p.Steps, p.Point.Loss, p.Point.TrainAccept, acc, p.TokensPerSec, p.ETA.Round(time.Second))
+	if p.Saved {
+		line += "  [checkpoint]"
+	}
+	if b.tty {
+		const width = 20
+		n := width * p.Step / max(p.Steps, 1)
+		fmt.Fprintf(b.w, "\r[%s%s] %s   ", strings.Repeat("#", n), strings.Repeat(".", width-n), line)
+		b.drew = true
+		return
+	}
+	if p.Evaluated || p.Saved || p.Step == p.Steps {
+		fmt.Fprintln(b.w, line)
+	}
+}
+
+func (b *trainBar) done() {
+	if b.drew {
+		fmt.Fprintln(b.w)
+	}
+}
+
+// isTerminal reports whether w is a character device (a terminal).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}

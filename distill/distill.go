@@ -1,0 +1,346 @@
+// Package distill trains small draft models on their target (knowledge
+// distillation for speculative decoding): the student learns the teacher's
+// full next-token distribution on sequences sampled from the teacher at
+// temperature 1 (free and unlimited), on text, or on the student's own
+// samples scored by the teacher (on-policy), with a loss chosen among
+// forward/reverse KL, total variation and Jensen–Shannon. Total variation
+// targets the acceptance probability 1 − TV(x, y) of speculative sampling
+// directly (DistillSpec, Zhou et al. 2024).
+//
+// Two kinds of draft: a separate student of any shape (random or started
+// from the teacher's first layers), and an exit head (self-speculation,
+// LayerSkip-style) that keeps the teacher's first N layers frozen and
+// trains a new final norm and classifier on top, optionally with one more
+// layer.
+//
+// A run is deterministic: the batch of step s depends only on (seed, s) and
+// the student's parameters, so the same configuration writes the same bytes,
+// and a run resumed from a checkpoint continues exactly as if it had never
+// stopped. The output is a GGUF with the teacher's tokenizer.
+package distill
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/hlmproject/hlm/internal/atomicfile"
+	"github.com/hlmproject/hlm/model/llama"
+	"github.com/hlmproject/hlm/tensor"
+	"github.com/hlmproject/hlm/train"
+)
+
+// Point is one row of the learning curve.
+type Point struct {
+	Step          int     `json:"step"`
+	Tokens        int64   `json:"tokens"`
+	Seconds       float64 `json:"seconds"`
+	LR            float64 `json:"lr"`
+	Loss          float64 `json:"loss"`
+	TrainAccept   float64 `json:"train_accept"`   // mean 1 − TV on the step's batch
+	HeldoutAccept float64 `json:"heldout_accept"` // mean 1 − TV on the held-out set (NaN between evaluations)
+	HeldoutLoss   float64 `json:"heldout_loss"`
+	GradNorm      float64 `json:"grad_norm"`
+}
+
+// Progress is reported after every step.
+type Progress struct {
+	Step, Steps   int
+	Point         Point
+	HeldoutAccept float64 // latest held-out estimate
+	TokensPerSec  float64
+	Elapsed, ETA  time.Duration
+	Evaluated     bool // this step ran the held-out evaluation
+	Saved         bool // this step wrote a checkpoint
+}
+
+// Result summarises a run.
+type Result struct {
+	Out, Checkpoint, CurveCSV, CurvePNG string
+
+	Steps         int     // steps done (all of them unless interrupted)
+	Tokens        int64   // training tokens seen
+	Seconds       float64 // wall time of the whole run, resumed parts included
+	HeldoutAccept float64 // final held-out mean(1 − TV)
+	Interrupted   bool
+
+	Params, Trainable        int
+	TeacherMACs, StudentMACs int64 // per token at position Seq/2
+	// Where the time of this process's steps went.
+	DataSeconds, ForwardSeconds, BackwardSeconds, OptSeconds float64
+	// TokensPerSec is training tokens per second of wall time (data
+	// generation included); StepOverForward is a step's training time
+	// (forward, loss, backward, optimizer) over 3× its forward pass.
+	TokensPerSec, StepOverForward float64
+}
+
+// Paths of a run's files beside the draft.
+func paths(out string) (ckpt, csv, png string) {
+	base := strings.TrimSuffix(out, ".gguf")
+	return base + ".ckpt", base + ".curve.csv", base + ".curve.png"
+}
+
+// run is a distillation in progress.
+type run struct {
+	cfg       Config
+	teacher   *llama.Model
+	bos       int
+	vocab     int
+	text      *corpus
+	m         *train.Model[float32]
+	opt       *train.Optimizer[float32]
+	curve     []Point
+	heldout   *batch
+	stu       *llama.Model // the student as an engine model, for on-policy sampling
+	stuStep   int
+	seconds0  float64 // wall time of earlier (resumed) parts
+	timeSplit [4]time.Duration
+}
+
+// ErrNonFinite reports a run stopped by a NaN or infinite loss or gradient.
+var ErrNonFinite = errors.New("training diverged")
+
+// Run distils cfg.Teacher into cfg.Out. It reports progress after every
+// step (progress may be nil). When ctx is cancelled it finishes the current
+// step, writes a checkpoint and the draft, and returns with Interrupted set.
+func Run(ctx context.Context, cfg Config, progress func(Progress)) (*Result, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	tensor.SetThreads(cfg.Threads)
+	teacher, err := llama.OpenSpec(cfg.Teacher, cfg.Tokenizer)
+	if err != nil {
+		return nil, fmt.Errorf("teacher: %w", err)
+	}
+	tok := teacher.Tokenizer()
+	if tok == nil {
+		return nil, fmt.Errorf("teacher %s: no tokenizer found (pass --tokenizer): the draft must carry the teacher's", cfg.Teacher)
+	}
+	r := &run{cfg: cfg, teacher: teacher, bos: tok.BOS(), vocab: teacher.Config().Vocab, stuStep: -1}
+	if r.bos < 0 {
+		return nil, fmt.Errorf("teacher %s: its tokenizer has no BOS token to start sequences with", cfg.Teacher)
+	}
+	if cfg.Seq > teacher.Config().SeqLen {
+		return nil, fmt.Errorf("--seq %d exceeds the teacher's context length %d", cfg.Seq, teacher.Config().SeqLen)
+	}
+	if len(cfg.Data) > 0 {
+		if r.text, err = loadCorpus(cfg.Data, os.ReadFile, tok); err != nil {
+			return nil, err
+		}
+	}
+	ckpt, csvPath, pngPath := paths(cfg.Out)
+	identity, _ := json.Marshal(cfg)
+	fp := teacher.Fingerprint()
+
+	var p *train.Params[float32]
+	if cfg.Resume {
+		st, err := train.LoadCheckpoint(ckpt)
+		if err != nil {
+			return nil, fmt.Errorf("--resume: %w", err)
+		}
+		if st.Meta["config"] != string(identity) {
+			return nil, fmt.Errorf("--resume: %s was made by another configuration:\n  checkpoint: %s\n  now:        %s", ckpt, st.Meta["config"], identity)
+		}
+		if st.Meta["teacher"] != fp {
+			return nil, fmt.Errorf("--resume: the teacher's weights changed since %s was written", ckpt)
+		}
+		if err := json.Unmarshal([]byte(st.Meta["curve"]), &r.curve); err != nil {
+			return nil, fmt.Errorf("--resume: %s: learning curve: %w", ckpt, err)
+		}
+		fmt.Sscan(st.Meta["seconds"], &r.seconds0)
+		p, r.opt = st.Params, st.Opt
+		r.opt.Config = cfg.Opt
+	} else {
+		if p, err = newStudent(cfg, teacher, func(spec string) (*llama.Model, error) { return llama.OpenSpec(spec, "") }); err != nil {
+			return nil, err
+		}
+		r.opt = train.NewOptimizer(cfg.Opt, p)
+	}
+	if p.Shape.Vocab != r.vocab {
+		return nil, fmt.Errorf("the student's vocabulary (%d) is not the teacher's (%d)", p.Shape.Vocab, r.vocab)
+	}
+	if cfg.Seq > p.Shape.SeqLen {
+		return nil, fmt.Errorf("--seq %d exceeds the student's context length %d", cfg.Seq, p.Shape.SeqLen)
+	}
+	r.m = train.NewModel(p)
+	if r.heldout, err = r.heldoutBatch(cfg.Heldout); err != nil {
+		return nil, fmt.Errorf("held-out set: %w", err)
+	}
+
+	res := &Result{Out: cfg.Out, Checkpoint: ckpt, CurveCSV: csvPath, CurvePNG: pngPath,
+		Params: len(p.Data), Trainable: p.Trainable(),
+		TeacherMACs: teacher.Config().MACs(cfg.Seq / 2), StudentMACs: p.Shape.Config.MACs(cfg.Seq / 2)}
+	start := time.Now()
+	save := func() error {
+		secs := r.seconds0 + time.Since(start).Seconds()
+		curve, _ := json.Marshal(r.curve)
+		meta := map[string]string{"config": string(identity), "teacher": fp, "curve": string(curve), "seconds": fmt.Sprint(secs)}
+		if err := train.SaveCheckpoint(ckpt, train.State{Params: r.m.P, Opt: r.opt, Meta: meta}); err != nil {
+			return fmt.Errorf("checkpoint: %w", err)
+		}
+		if err := r.writeDraft(); err != nil {
+			return err
+		}
+		return writeCurve(r.curve, csvPath, pngPath)
+	}
+
+	n := cfg.Batch * cfg.Seq
+	dz := make([]float32, n*r.vocab)
+	last := math.NaN()
+	if k := len(r.curve); k > 0 {
+		for i := k - 1; i >= 0; i-- {
+			if !math.IsNaN(r.curve[i].HeldoutAccept) {
+				last = r.curve[i].HeldoutAccept
+				break
+			}
+		}
+	}
+	var tokens int64
+	if k := len(r.curve); k > 0 {
+		tokens = r.curve[k-1].Tokens
+	}
+	first := r.opt.Step
+	for step := first; step < cfg.Steps; step++ {
+		if ctx.Err() != nil {
+			res.Interrupted = true
+			break
+		}
+		t0 := time.Now()
+		bt, err := r.makeBatch(step)
+		if err != nil {
+			return nil, fmt.Errorf("step %d: data: %w", step, err)
+		}
+		t1 := time.Now()
+		z, err := r.m.Forward(bt.tokens, bt.b, bt.t)
+		if err != nil {
+			return nil, fmt.Errorf("step %d: %w", step, err)
+		}
+		t2 := time.Now()
+		loss, tv := train.Eval(cfg.Loss, dz, z, bt.probs, n, r.vocab)
+		if math.IsNaN(loss) || math.IsInf(loss, 0) {
+			return nil, r.diverged(step, fmt.Sprintf("the loss is %v", loss), ckpt)
+		}
+		r.m.ZeroGrad()
+		r.m.Backward(dz)
+		t3 := time.Now()
+		norm, lr, err := r.opt.Update(r.m.P, r.m.G)
+		if err != nil {
+			return nil, r.diverged(step, fmt.Sprintf("the gradient norm is %v", norm), ckpt)
+		}
+		t4 := time.Now()
+		for i, d := range []time.Duration{t1.Sub(t0), t2.Sub(t1), t3.Sub(t2), t4.Sub(t3)} {
+			r.timeSplit[i] += d
+		}
+		tokens += int64(n)
+		pt := Point{Step: step + 1, Tokens: tokens, LR: lr, Loss: loss, TrainAccept: 1 - tv, GradNorm: norm,
+			HeldoutAccept: math.NaN(), HeldoutLoss: math.NaN()}
+		pr := Progress{Step: step + 1, Steps: cfg.Steps}
+		if (step+1)%cfg.EvalEvery == 0 || step+1 == cfg.Steps || step == first {
+			pt.HeldoutLoss, pt.HeldoutAccept, err = r.evalHeldout()
+			if err != nil {
+				return nil, err
+			}
+			last = pt.HeldoutAccept
+			pr.Evaluated = true
+		}
+		pt.Seconds = r.seconds0 + time.Since(start).Seconds()
+		r.curve = append(r.curve, pt)
+		if (step+1)%cfg.CheckpointEvery == 0 && step+1 < cfg.Steps {
+			if err := save(); err != nil {
+				return nil, err
+			}
+			pr.Saved = true
+		}
+		if progress != nil {
+			el := time.Since(start)
+			done := step + 1 - first
+			pr.Point, pr.HeldoutAccept, pr.Elapsed = pt, last, el
+			pr.TokensPerSec = float64(int64(done)*int64(n)) / el.Seconds()
+			pr.ETA = time.Duration(float64(el) / float64(done) * float64(cfg.Steps-step-1))
+			progress(pr)
+		}
+	}
+	if res.Interrupted && len(r.curve) > 0 && math.IsNaN(r.curve[len(r.curve)-1].HeldoutAccept) {
+		k := len(r.curve) - 1
+		if r.curve[k].HeldoutLoss, r.curve[k].HeldoutAccept, err = r.evalHeldout(); err != nil {
+			return nil, err
+		}
+		last = r.curve[k].HeldoutAccept
+	}
+	if err := save(); err != nil {
+		return nil, err
+	}
+	res.Steps = r.opt.Step
+	res.Tokens = tokens
+	res.Seconds = r.seconds0 + time.Since(start).Seconds()
+	res.HeldoutAccept = last
+	ts := r.timeSplit
+	res.DataSeconds, res.ForwardSeconds, res.BackwardSeconds, res.OptSeconds = ts[0].Seconds(), ts[1].Seconds(), ts[2].Seconds(), ts[3].Seconds()
+	if done := r.opt.Step - first; done > 0 {
+		total := ts[0] + ts[1] + ts[2] + ts[3]
+		res.TokensPerSec = float64(int64(done)*int64(n)) / total.Seconds()
+		res.StepOverForward = (ts[1] + ts[2] + ts[3]).Seconds() / (3 * ts[1].Seconds())
+	}
+	return res, nil
+}
+
+// diverged is the error of a run that met a non-finite value: nothing from
+// the bad step is written, so the last checkpoint on disk stays good.
+func (r *run) diverged(step int, what, ckpt string) error {
+	last := "no checkpoint was written yet"
+	if r.opt.Step >= r.cfg.CheckpointEvery {
+		last = fmt.Sprintf("the last good checkpoint is %s (step %d)", ckpt, r.opt.Step/r.cfg.CheckpointEvery*r.cfg.CheckpointEvery)
+	}
+	return fmt.Errorf("%w at step %d: %s; stopped without saving it (%s). Try a lower --lr or a longer --warmup", ErrNonFinite, step+1, what, last)
+}
+
+// evalHeldout is the loss and mean acceptance 1 − TV on the held-out set.
+func (r *run) evalHeldout() (loss, accept float64, err error) {
+	h := r.heldout
+	z, err := r.m.Forward(h.tokens, h.b, h.t)
+	if err != nil {
+		return 0, 0, err
+	}
+	loss, tv := train.Eval[float32](r.cfg.Loss, nil, z, h.probs, h.b*h.t, r.vocab)
+	return loss, 1 - tv, nil
+}
+
+// studentModel is the student as an engine model (rebuilt once per step).
+func (r *run) studentModel() (*llama.Model, error) {
+	if r.stuStep == r.opt.Step && r.stu != nil {
+		return r.stu, nil
+	}
+	w, err := r.m.P.Weights()
+	if err != nil {
+		return nil, err
+	}
+	r.stu, err = llama.New(w, r.teacher.Tokenizer(), "student")
+	r.stuStep = r.opt.Step
+	return r.stu, err
+}
+
+// writeDraft writes the student as a GGUF with the teacher's tokenizer.
+func (r *run) writeDraft() error {
+	w, err := r.m.P.Weights()
+	if err != nil {
+		return err
+	}
+	m, err := llama.New(w, r.teacher.Tokenizer(), "draft")
+	if err != nil {
+		return err
+	}
+	dt := tensor.F32
+	if r.cfg.OutType == "f16" {
+		dt = tensor.F16
+	}
+	return atomicfile.Write(r.cfg.Out, func(out io.Writer) error {
+		_, err := llama.WriteGGUF(out, m, dt, "hlm distill of "+r.teacher.Name())
+		return err
+	})
+}

@@ -1,0 +1,212 @@
+package distill
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hlmproject/hlm/model/llama"
+	"github.com/hlmproject/hlm/tensor"
+	"github.com/hlmproject/hlm/train"
+)
+
+// smallConfig is a few steps on stories260K, enough to exercise every part.
+func smallConfig(t *testing.T, out string) Config {
+	c := DefaultConfig()
+	c.Teacher = sharedPath(t, "models/stories260K/stories260K.bin")
+	c.Out = out
+	c.Hidden, c.Dim, c.Heads, c.KVHeads = 32, 32, 4, 2
+	c.Steps, c.Opt.Steps, c.Opt.Warmup = 4, 4, 2
+	c.Batch, c.Seq = 3, 16
+	c.EvalEvery, c.Heldout, c.CheckpointEvery = 2, 2, 2
+	return c
+}
+
+func mustRun(t *testing.T, ctx context.Context, c Config, progress func(Progress)) *Result {
+	t.Helper()
+	res, err := Run(ctx, c, progress)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func read(t *testing.T, p string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// Same configuration and seed, any thread count: the same bytes. A
+// different seed: different bytes.
+func TestDeterministic(t *testing.T) {
+	dir := t.TempDir()
+	defer tensor.SetThreads(0)
+	var outs [][]byte
+	for i, threads := range []int{1, 2, 2} {
+		c := smallConfig(t, filepath.Join(dir, "d"+string(rune('a'+i))+".gguf"))
+		c.Threads = threads
+		c.OnPolicy = 0.34 // one on-policy sequence per batch
+		if i == 2 {
+			c.Seed = 2
+		}
+		mustRun(t, context.Background(), c, nil)
+		outs = append(outs, read(t, c.Out))
+	}
+	if !bytes.Equal(outs[0], outs[1]) {
+		t.Fatal("1 and 2 threads wrote different drafts")
+	}
+	if bytes.Equal(outs[0], outs[2]) {
+		t.Fatal("seeds 1 and 2 wrote the same draft")
+	}
+	// The draft loads as a model with the teacher's tokenizer.
+	m, err := llama.OpenSpec(filepath.Join(dir, "da.gguf"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	teacher, _ := llama.OpenSpec(smallConfig(t, "").Teacher, "")
+	if m.Tokenizer() == nil || m.Tokenizer().Fingerprint() != teacher.Tokenizer().Fingerprint() {
+		t.Fatal("the draft does not carry the teacher's tokenizer")
+	}
+	if c := m.Config(); c.Dim != 32 || c.Layers != 1 || c.Vocab != 512 {
+		t.Fatalf("draft shape %+v", c)
+	}
+}
+
+// An interrupted run resumed from its checkpoint ends with exactly the bytes
+// of an uninterrupted run.
+func TestInterruptAndResume(t *testing.T) {
+	dir := t.TempDir()
+	whole := smallConfig(t, filepath.Join(dir, "whole.gguf"))
+	mustRun(t, context.Background(), whole, nil)
+
+	part := smallConfig(t, filepath.Join(dir, "part.gguf"))
+	ctx, cancel := context.WithCancel(context.Background())
+	res := mustRun(t, ctx, part, func(p Progress) {
+		if p.Step == 1 { // Ctrl-C during step 2: it finishes, then saves
+			cancel()
+		}
+	})
+	if !res.Interrupted || res.Steps != 1 {
+		t.Fatalf("interrupted %v after %d steps, want true after 1", res.Interrupted, res.Steps)
+	}
+	if _, err := llama.OpenSpec(part.Out, ""); err != nil {
+		t.Fatalf("the draft left by an interrupted run does not load: %v", err)
+	}
+	part.Resume = true
+	res = mustRun(t, context.Background(), part, nil)
+	if res.Steps != 4 || res.Interrupted {
+		t.Fatalf("resumed run: %d steps, interrupted %v", res.Steps, res.Interrupted)
+	}
+	if !bytes.Equal(read(t, whole.Out), read(t, part.Out)) {
+		t.Fatal("interrupted + resumed run wrote a different draft from the uninterrupted one")
+	}
+	// Resuming with another configuration is refused.
+	part.Seed = 9
+	if _, err := Run(context.Background(), part, nil); err == nil || !strings.Contains(err.Error(), "another configuration") {
+		t.Fatalf("resume with another seed: %v", err)
+	}
+}
+
+// A diverging run stops with a clear error and keeps its last good
+// checkpoint.
+func TestDivergenceKeepsCheckpoint(t *testing.T) {
+	c := smallConfig(t, filepath.Join(t.TempDir(), "nan.gguf"))
+	c.Opt.LR, c.Opt.MinLR, c.Opt.Warmup, c.Opt.Clip = 1e30, 1e30, 0, 0
+	c.Steps, c.Opt.Steps, c.CheckpointEvery = 20, 20, 1
+	_, err := Run(context.Background(), c, nil)
+	if !errors.Is(err, ErrNonFinite) {
+		t.Fatalf("error %v, want ErrNonFinite", err)
+	}
+	t.Log(err)
+	ckpt, _, _ := paths(c.Out)
+	st, err2 := train.LoadCheckpoint(ckpt)
+	if err2 != nil {
+		t.Fatalf("the last good checkpoint does not load: %v", err2)
+	}
+	if !strings.Contains(err.Error(), "step") || st.Opt.Step < 1 {
+		t.Fatalf("checkpoint at step %d; error %v", st.Opt.Step, err)
+	}
+}
+
+func TestExitHeadKeepsTeacherLayers(t *testing.T) {
+	c := smallConfig(t, filepath.Join(t.TempDir(), "head.gguf"))
+	c.Hidden, c.Dim, c.Heads, c.KVHeads = 0, 0, 0, 0
+	c.ExitHead, c.ExtraLayer = 2, true
+	res := mustRun(t, context.Background(), c, nil)
+	d, err := llama.OpenSpec(c.Out, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	teacher, _ := llama.OpenSpec(c.Teacher, "")
+	dw, tw := d.Weights(), teacher.Weights()
+	if len(dw.Layers) != 3 || dw.Output == dw.Embedding {
+		t.Fatalf("exit head: %d layers, tied %v; want 3 layers and its own classifier", len(dw.Layers), dw.Output == dw.Embedding)
+	}
+	same := func(a, b *tensor.Matrix) bool { return bytes.Equal(a.Bytes(), b.Bytes()) }
+	if !same(dw.Embedding, tw.Embedding) || !same(dw.Layers[0].Wq, tw.Layers[0].Wq) || !same(dw.Layers[1].W2, tw.Layers[1].W2) {
+		t.Fatal("a frozen teacher tensor changed")
+	}
+	if same(dw.Output, tw.Output) || same(dw.Layers[2].W1, tw.Layers[2].W1) {
+		t.Fatal("the head or the extra layer did not train")
+	}
+	if res.Trainable >= res.Params {
+		t.Fatalf("trainable %d of %d", res.Trainable, res.Params)
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	dir := t.TempDir()
+	notUTF8 := filepath.Join(dir, "bin.txt")
+	os.WriteFile(notUTF8, []byte{0xff, 0xfe, 'a', 0x80}, 0o644)
+	empty := filepath.Join(dir, "empty.txt")
+	os.WriteFile(empty, []byte("  \n\n "), 0o644)
+	other := sharedPath(t, "models/tinystories-656k")
+	for _, tc := range []struct {
+		name string
+		edit func(*Config)
+		want string
+	}{
+		{"missing teacher", func(c *Config) { c.Teacher = filepath.Join(dir, "nope.bin") }, "teacher"},
+		{"corrupt teacher", func(c *Config) { c.Teacher = notUTF8 }, "teacher"},
+		{"data not UTF-8", func(c *Config) { c.Data, c.TextFrac = []string{notUTF8}, 0.5 }, "not UTF-8"},
+		{"empty data", func(c *Config) { c.Data, c.TextFrac = []string{empty}, 0.5 }, "no text"},
+		{"vocabulary mismatch", func(c *Config) { c.Init = other }, "vocabulary"},
+		{"exit beyond the teacher", func(c *Config) { c.ExitHead = 9; c.Dim, c.Hidden, c.Heads, c.KVHeads = 0, 0, 0, 0 }, "teacher has 5 layers"},
+		{"exit init with another width", func(c *Config) { c.Init = "exit=1" }, "must be the teacher's"},
+		{"seq beyond the context", func(c *Config) { c.Seq = 100000; c.Batch = 1 }, "context length"},
+		{"resume without checkpoint", func(c *Config) { c.Resume = true }, "resume"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := smallConfig(t, filepath.Join(dir, "x.gguf"))
+			tc.edit(&c)
+			_, err := Run(context.Background(), c, nil)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want one mentioning %q", err, tc.want)
+			}
+			if _, err := os.Stat(c.Out); err == nil {
+				t.Fatal("a draft was written despite the error")
+			}
+		})
+	}
+}
+
+func TestMix(t *testing.T) {
+	for _, tc := range []struct {
+		b                     int
+		text, on              float64
+		teacher, txt, student int
+	}{{16, 0, 0, 16, 0, 0}, {16, 0.5, 0.25, 4, 8, 4}, {3, 0, 0.34, 2, 0, 1}, {5, 1, 0, 0, 5, 0}} {
+		a, b, c := mix(tc.b, tc.text, tc.on)
+		if a != tc.teacher || b != tc.txt || c != tc.student {
+			t.Errorf("mix(%d, %g, %g) = %d, %d, %d; want %d, %d, %d", tc.b, tc.text, tc.on, a, b, c, tc.teacher, tc.txt, tc.student)
+		}
+	}
+}

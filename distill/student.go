@@ -1,0 +1,146 @@
+package distill
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/hlmproject/hlm/model"
+	"github.com/hlmproject/hlm/model/llama"
+	"github.com/hlmproject/hlm/train"
+)
+
+// studentShape is the student's configuration: the flags, with the
+// teacher's values where they are 0 (one layer by default).
+func (c Config) studentShape(teacher model.Config) model.Config {
+	s := teacher
+	s.Layers = 1
+	for _, f := range []struct {
+		dst *int
+		v   int
+	}{{&s.Layers, c.Layers}, {&s.Dim, c.Dim}, {&s.Hidden, c.Hidden}, {&s.Heads, c.Heads}, {&s.KVHeads, c.KVHeads}} {
+		if f.v > 0 {
+			*f.dst = f.v
+		}
+	}
+	return s
+}
+
+// copyByName copies every tensor of src into the tensor of dst with the same
+// name and size, and src's (tied) embedding into dst's classifier when dst
+// has its own and src has none. It returns how many tensors it copied.
+func copyByName(dst, src *train.Params[float32]) int {
+	n := 0
+	for _, t := range dst.Tensors {
+		v := src.Tensor(t.Name)
+		if v == nil && t.Name == "output.weight" && src.Shape.Tied {
+			v = src.Embedding
+		}
+		if len(v) != t.Size() {
+			continue
+		}
+		copy(dst.Data[t.Off:t.Off+t.Size()], v)
+		n++
+	}
+	return n
+}
+
+// newStudent builds the student's initial parameters and freezes what
+// exit-head mode keeps.
+func newStudent(c Config, teacher *llama.Model, open func(spec string) (*llama.Model, error)) (*train.Params[float32], error) {
+	tc := teacher.Weights().Config
+	if c.ExitHead > 0 {
+		if c.ExitHead > tc.Layers {
+			return nil, fmt.Errorf("--exit-head %d: the teacher has %d layers", c.ExitHead, tc.Layers)
+		}
+		layers := c.ExitHead
+		if c.ExtraLayer {
+			layers++
+		}
+		shape := tc
+		shape.Layers = layers
+		p, err := train.NewParams[float32](train.Shape{Config: shape})
+		if err != nil {
+			return nil, err
+		}
+		p.InitRandom(c.Seed, 0.02)
+		src, err := train.FromWeights[float32](teacher.Weights(), min(layers, tc.Layers))
+		if err != nil {
+			return nil, err
+		}
+		copyByName(p, src)
+		frozen := []string{"token_embd.weight"}
+		for _, t := range p.Tensors {
+			if l, ok := blockOf(t.Name); ok && l < c.ExitHead {
+				frozen = append(frozen, t.Name)
+			}
+		}
+		if err := p.Freeze(true, frozen...); err != nil {
+			return nil, err
+		}
+		return p, nil
+	}
+
+	if n, ok := c.initExit(); ok {
+		if n > tc.Layers {
+			return nil, fmt.Errorf("--init exit=%d: the teacher has %d layers", n, tc.Layers)
+		}
+		shape := c.studentShape(tc)
+		if c.Layers == 0 {
+			shape.Layers = n
+		}
+		if shape.Dim != tc.Dim || shape.Hidden != tc.Hidden || shape.Heads != tc.Heads || shape.KVHeads != tc.KVHeads {
+			return nil, fmt.Errorf("--init exit=%d copies the teacher's layers: the student's dim/hidden/heads/kv-heads (%d/%d/%d/%d) must be the teacher's (%d/%d/%d/%d)",
+				n, shape.Dim, shape.Hidden, shape.Heads, shape.KVHeads, tc.Dim, tc.Hidden, tc.Heads, tc.KVHeads)
+		}
+		if shape.Layers < n {
+			return nil, fmt.Errorf("--init exit=%d needs at least %d student layers, not %d", n, n, shape.Layers)
+		}
+		tied := teacher.Weights().Output == teacher.Weights().Embedding
+		p, err := train.NewParams[float32](train.Shape{Config: shape, Tied: tied})
+		if err != nil {
+			return nil, err
+		}
+		p.InitRandom(c.Seed, 0.02)
+		src, err := train.FromWeights[float32](teacher.Weights(), n)
+		if err != nil {
+			return nil, err
+		}
+		copyByName(p, src)
+		return p, nil
+	}
+
+	if c.Init != "random" {
+		m, err := open(c.Init)
+		if err != nil {
+			return nil, fmt.Errorf("--init: %w", err)
+		}
+		ic := m.Weights().Config
+		if ic.Vocab != tc.Vocab {
+			return nil, fmt.Errorf("--init %s has a vocabulary of %d tokens, the teacher %d: a draft must share the teacher's vocabulary", c.Init, ic.Vocab, tc.Vocab)
+		}
+		if it, tt := m.Tokenizer(), teacher.Tokenizer(); it != nil && tt != nil && it.Fingerprint() != tt.Fingerprint() {
+			return nil, fmt.Errorf("--init %s has a different tokenizer from the teacher's (same size, different pieces)", c.Init)
+		}
+		return train.FromWeights[float32](m.Weights(), m.Config().Layers)
+	}
+
+	shape := c.studentShape(tc)
+	p, err := train.NewParams[float32](train.Shape{Config: shape, Tied: true})
+	if err != nil {
+		return nil, fmt.Errorf("student shape: %w", err)
+	}
+	p.InitRandom(c.Seed, 0.02)
+	return p, nil
+}
+
+// blockOf is the block index of a tensor named "blk.N.…".
+func blockOf(name string) (int, bool) {
+	rest, ok := strings.CutPrefix(name, "blk.")
+	if !ok {
+		return 0, false
+	}
+	num, _, ok := strings.Cut(rest, ".")
+	n, err := strconv.Atoi(num)
+	return n, ok && err == nil
+}
