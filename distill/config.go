@@ -46,10 +46,10 @@ type Config struct {
 	Seed  uint64      `json:"seed"`
 
 	// Not part of the run's identity (they change no trained bit).
-	Threads         int `json:"-"`
-	EvalEvery       int `json:"-"` // steps between held-out evaluations
-	Heldout         int `json:"-"` // held-out sequences
-	CheckpointEvery int `json:"-"` // steps between checkpoints
+	Threads         int  `json:"-"`
+	EvalEvery       int  `json:"-"` // steps between held-out evaluations
+	Heldout         int  `json:"-"` // held-out sequences
+	CheckpointEvery int  `json:"-"` // steps between checkpoints
 	Resume          bool `json:"-"`
 }
 

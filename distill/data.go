@@ -24,10 +24,10 @@ type batch struct {
 
 // Origins of a sequence.
 const (
-	fromTeacher  = iota // sampled from the teacher at temperature 1
-	fromText            // a window of --data text
-	fromStudent         // sampled from the student, scored by the teacher (on-policy)
-	fromHeldout         // held-out teacher samples (never trained on)
+	fromTeacher = iota // sampled from the teacher at temperature 1
+	fromText           // a window of --data text
+	fromStudent        // sampled from the student, scored by the teacher (on-policy)
+	fromHeldout        // held-out teacher samples (never trained on)
 	numOrigins
 )
 
@@ -215,4 +215,3 @@ func (r *run) heldoutBatch(n int) (*batch, error) {
 	}
 	return bt, sample(r.teacher, r.bos, bt.tokens, bt.probs, n, t, rngs)
 }
-
