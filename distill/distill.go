@@ -99,7 +99,9 @@ type run struct {
 	heldout   *batch
 	stu       *llama.Model // the student as an engine model, for on-policy sampling
 	stuStep   int
-	seconds0  float64 // wall time of earlier (resumed) parts
+	seconds0  float64        // wall time of earlier (resumed) parts
+	ahead     chan madeBatch // the next step's batch, being made (see nextBatch)
+	aheadStep int
 	timeSplit [4]time.Duration
 }
 
@@ -212,7 +214,7 @@ func Run(ctx context.Context, cfg Config, progress func(Progress)) (*Result, err
 			break
 		}
 		t0 := time.Now()
-		bt, err := r.makeBatch(step)
+		bt, err := r.nextBatch(step)
 		if err != nil {
 			return nil, fmt.Errorf("step %d: data: %w", step, err)
 		}
@@ -288,6 +290,34 @@ func Run(ctx context.Context, cfg Config, progress func(Progress)) (*Result, err
 		res.StepOverForward = (ts[1] + ts[2] + ts[3]).Seconds() / (3 * ts[1].Seconds())
 	}
 	return res, nil
+}
+
+type madeBatch struct {
+	bt  *batch
+	err error
+}
+
+// nextBatch is step's batch. Unless the batch depends on the student
+// (on-policy data), the following step's batch is made in the background
+// while this step trains: it depends only on (seed, step), so the result is
+// the same either way.
+func (r *run) nextBatch(step int) (*batch, error) {
+	var m madeBatch
+	if r.ahead != nil && r.aheadStep == step {
+		m = <-r.ahead
+	} else {
+		m.bt, m.err = r.makeBatch(step)
+	}
+	r.ahead = nil
+	if m.err == nil && r.cfg.OnPolicy == 0 && step+1 < r.cfg.Steps {
+		ch := make(chan madeBatch, 1)
+		go func() {
+			bt, err := r.makeBatch(step + 1)
+			ch <- madeBatch{bt, err}
+		}()
+		r.ahead, r.aheadStep = ch, step+1
+	}
+	return m.bt, m.err
 }
 
 // diverged is the error of a run that met a non-finite value: nothing from

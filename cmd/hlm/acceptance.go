@@ -1,0 +1,67 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/hlmproject/hlm/distill"
+	"github.com/hlmproject/hlm/tensor"
+)
+
+func init() {
+	register("acceptance", "measure how often a draft's tokens would be accepted: mean(1 − TV) along the LLM's text", runAcceptance)
+}
+
+func runAcceptance(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("acceptance", "[--llm SPEC --slm SPEC] [--dataset NAME | --prompts FILE] [--n N] [--max-tokens N]", `
+Measure a draft against its target: the LLM writes a continuation of each
+prompt at the given temperature, and at every generated position both
+models' next-token distributions are compared. 1 − TV(x, y) is the
+probability that speculative sampling accepts a token drafted from x when
+the target is y; the mean over positions is the draft's quality for every
+lossless method (hlm, q-s, k-sqs, c-sqs, replica). Prints the mean with its
+95% confidence interval over prompts and both models' multiply-adds per
+token at the mean position.`, stderr)
+	mf := addModelFlags(fs)
+	ds := fs.String("dataset", "tinystories", "prompt set (hlm eval --help lists them)")
+	prompts := fs.String("prompts", "", "file with one prompt per line (instead of --dataset)")
+	n := fs.Int("n", 32, "prompts (a seeded sample of the dataset; 0: all)")
+	maxTokens := fs.Int("max-tokens", 128, "tokens the LLM writes per prompt")
+	temp := fs.Float64("temperature", 1, "sampling temperature of both models (> 0)")
+	seed := fs.Uint64("seed", 1, "random seed (prompt sample and the LLM's sampling)")
+	threads := fs.Int("threads", 0, "worker threads (0: all cores)")
+	asJSON := fs.Bool("json", false, "print the result as JSON")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	tensor.SetThreads(*threads)
+	texts, err := promptTexts(*prompts, *ds, *n, *seed)
+	if err != nil {
+		return err
+	}
+	ms, err := mf.open()
+	if err != nil {
+		return err
+	}
+	tok := ms.LLM.Tokenizer()
+	if tok == nil {
+		return fmt.Errorf("the LLM has no tokenizer (pass --tokenizer)")
+	}
+	ids := make([][]int, len(texts))
+	for i, t := range texts {
+		ids[i] = tok.Encode(t, true, false)
+	}
+	a, err := distill.Agree(ctx, ms.LLM, ms.SLM, ids, *maxTokens, *temp, *seed, tok.EOS())
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return json.NewEncoder(stdout).Encode(a)
+	}
+	fmt.Fprintf(stdout, "draft %s against %s, %d prompts, %d positions at temperature %g\n", *mf.slm, *mf.llm, a.Accept.N, a.Tokens, *temp)
+	fmt.Fprintf(stdout, "  mean acceptance probability 1 − TV: %.4f ± %.4f (95%% CI over prompts); over all positions %.4f\n", a.Accept.Mean, a.Accept.CI95, a.PerTok)
+	fmt.Fprintf(stdout, "  multiply-adds per token at the mean position %.0f: draft %d, LLM %d (ratio %.3f)\n", a.MeanPos, a.SLMMACs, a.LLMMACs, float64(a.SLMMACs)/float64(a.LLMMACs))
+	return nil
+}

@@ -1,0 +1,93 @@
+package distill
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/hlmproject/hlm/metrics"
+	"github.com/hlmproject/hlm/model"
+	"github.com/hlmproject/hlm/sampling"
+)
+
+// Agreement measures a draft against its target along text the target
+// writes: the mean acceptance probability 1 − TV(x, y) of speculative
+// sampling per draft token, where y is the target's and x the draft's
+// next-token distribution after the same prefix.
+type Agreement struct {
+	Accept  metrics.Summary `json:"accept"`       // per-prompt means of 1 − TV, summarised over prompts
+	Tokens  int             `json:"tokens"`       // positions measured
+	PerTok  float64         `json:"accept_token"` // mean 1 − TV over all positions
+	MeanPos float64         `json:"mean_position"`
+	// Multiply-adds per token at the mean position (model.Config.MACs).
+	LLMMACs int64 `json:"llm_macs"`
+	SLMMACs int64 `json:"slm_macs"`
+}
+
+// Agree generates up to maxTokens tokens after each prompt from llm at
+// temperature temp (prompt i with its own stream from seed; generation
+// stops at EOS) and measures slm's agreement at every generated position.
+func Agree(ctx context.Context, llm, slm model.Model, prompts [][]int, maxTokens int, temp float64, seed uint64, eos int) (*Agreement, error) {
+	if llm.Config().Vocab != slm.Config().Vocab {
+		return nil, fmt.Errorf("the draft's vocabulary (%d) is not the target's (%d)", slm.Config().Vocab, llm.Config().Vocab)
+	}
+	if !(temp > 0) || maxTokens <= 0 || len(prompts) == 0 {
+		return nil, fmt.Errorf("agreement needs a temperature > 0 (got %g), max tokens > 0 (got %d) and prompts (got %d)", temp, maxTokens, len(prompts))
+	}
+	var perPrompt []float64
+	var sum, posSum float64
+	n := 0
+	var x, y []float64
+	for i, p := range prompts {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if len(p) == 0 {
+			return nil, fmt.Errorf("prompt %d has no tokens", i)
+		}
+		ls, ss := llm.NewSession(), slm.NewSession()
+		lz, err := ls.Prefill(p)
+		if err != nil {
+			return nil, fmt.Errorf("prompt %d: %w", i, err)
+		}
+		sz, err := ss.Prefill(p)
+		if err != nil {
+			return nil, fmt.Errorf("prompt %d: %w", i, err)
+		}
+		rng := rand.New(rand.NewPCG(seed, uint64(i)))
+		var ps float64
+		k := 0
+		for k < maxTokens && ls.Len() < min(llm.Config().SeqLen, slm.Config().SeqLen) {
+			y = sampling.Softmax(y, lz, temp)
+			x = sampling.Softmax(x, sz, temp)
+			var tv float64
+			for j := range y {
+				tv += math.Abs(x[j] - y[j])
+			}
+			ps += 1 - tv/2
+			posSum += float64(ls.Len() - 1)
+			k++
+			next := sampling.Sample(y, rng)
+			if next < 0 {
+				return nil, fmt.Errorf("prompt %d: the target's distribution is not finite", i)
+			}
+			if next == eos {
+				break
+			}
+			if lz, err = ls.Prefill([]int{next}); err != nil {
+				return nil, err
+			}
+			if sz, err = ss.Prefill([]int{next}); err != nil {
+				return nil, err
+			}
+		}
+		sum += ps
+		n += k
+		perPrompt = append(perPrompt, ps/float64(k))
+	}
+	a := &Agreement{Accept: metrics.Summarize(perPrompt), Tokens: n, PerTok: sum / float64(n), MeanPos: posSum / float64(n)}
+	a.LLMMACs = llm.Config().MACs(int(a.MeanPos + 0.5))
+	a.SLMMACs = slm.Config().MACs(int(a.MeanPos + 0.5))
+	return a, nil
+}
