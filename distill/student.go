@@ -27,19 +27,25 @@ func (c Config) studentShape(teacher model.Config) model.Config {
 }
 
 // copyByName copies every tensor of src into the tensor of dst with the same
-// name and size, and src's (tied) embedding into dst's classifier when dst
-// has its own and src has none. It returns how many tensors it copied.
+// name (src's tied embedding stands for a missing classifier). When the
+// shapes differ — a student with a narrower or wider feed-forward layer —
+// the overlapping top-left block is copied and the rest keeps its
+// initialisation. It returns how many tensors it copied from.
 func copyByName(dst, src *train.Params[float32]) int {
 	n := 0
 	for _, t := range dst.Tensors {
-		v := src.Tensor(t.Name)
-		if v == nil && t.Name == "output.weight" && src.Shape.Tied {
-			v = src.Embedding
+		name := t.Name
+		if _, ok := src.Info(name); !ok && name == "output.weight" && src.Shape.Tied {
+			name = "token_embd.weight"
 		}
-		if len(v) != t.Size() {
+		st, ok := src.Info(name)
+		if !ok {
 			continue
 		}
-		copy(dst.Data[t.Off:t.Off+t.Size()], v)
+		rows, cols := min(t.Rows, st.Rows), min(t.Cols, st.Cols)
+		for r := 0; r < rows; r++ {
+			copy(dst.Data[t.Off+r*t.Cols:t.Off+r*t.Cols+cols], src.Data[st.Off+r*st.Cols:st.Off+r*st.Cols+cols])
+		}
 		n++
 	}
 	return n
@@ -89,9 +95,9 @@ func newStudent(c Config, teacher *llama.Model, open func(spec string) (*llama.M
 		if c.Layers == 0 {
 			shape.Layers = n
 		}
-		if shape.Dim != tc.Dim || shape.Hidden != tc.Hidden || shape.Heads != tc.Heads || shape.KVHeads != tc.KVHeads {
-			return nil, fmt.Errorf("--init exit=%d copies the teacher's layers: the student's dim/hidden/heads/kv-heads (%d/%d/%d/%d) must be the teacher's (%d/%d/%d/%d)",
-				n, shape.Dim, shape.Hidden, shape.Heads, shape.KVHeads, tc.Dim, tc.Hidden, tc.Heads, tc.KVHeads)
+		if shape.Dim != tc.Dim || shape.Heads != tc.Heads || shape.KVHeads != tc.KVHeads {
+			return nil, fmt.Errorf("--init exit=%d copies the teacher's layers: the student's dim/heads/kv-heads (%d/%d/%d) must be the teacher's (%d/%d/%d); --hidden may differ",
+				n, shape.Dim, shape.Heads, shape.KVHeads, tc.Dim, tc.Heads, tc.KVHeads)
 		}
 		if shape.Layers < n {
 			return nil, fmt.Errorf("--init exit=%d needs at least %d student layers, not %d", n, n, shape.Layers)

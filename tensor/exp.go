@@ -36,6 +36,20 @@ func expNeg(x float64) float64 {
 	return float64(p * math.Float64frombits(uint64(int64(n)+1023)<<52))
 }
 
+// Exp is e^x by the same kernel, for code that needs the same bits on every
+// machine (math.Exp on amd64 takes an FMA path on CPUs that have FMA, so its
+// last bit depends on the CPU). It returns 0 below −708 and +Inf above 708,
+// where 2^n would leave the normal range, and NaN for NaN.
+func Exp(x float64) float64 {
+	switch {
+	case x != x:
+		return x
+	case x > -expMin:
+		return math.Inf(1)
+	}
+	return expNeg(x)
+}
+
 // ExpShifted writes dst[i] = e^((x[i] − shift)·scale) for every i and returns
 // their sum. It assumes (x[i] − shift)·scale ≤ 0 (the softmax case: shift is
 // the maximum logit, scale = 1/temperature > 0); values below −708, −Inf and

@@ -344,3 +344,21 @@ func BenchmarkExpShifted(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N), "µs/op")
 }
+
+func TestExp(t *testing.T) {
+	rng := rand.New(rand.NewPCG(23, 24))
+	for i := 0; i < 100000; i++ {
+		x := (rng.Float64()*2 - 1) * 700
+		if got, want := Exp(x), math.Exp(x); math.Abs(got-want) > 1e-14*want {
+			t.Fatalf("Exp(%g) = %g, want %g", x, got, want)
+		}
+	}
+	for _, tc := range []struct{ x, want float64 }{{0, 1}, {-800, 0}, {800, math.Inf(1)}, {math.Inf(-1), 0}, {math.Inf(1), math.Inf(1)}} {
+		if got := Exp(tc.x); got != tc.want {
+			t.Errorf("Exp(%g) = %g, want %g", tc.x, got, tc.want)
+		}
+	}
+	if !math.IsNaN(Exp(math.NaN())) {
+		t.Error("Exp(NaN) is not NaN")
+	}
+}

@@ -63,7 +63,7 @@ func lossRow[F Float](l Loss, dz, z []F, y []float32, scale float64, ws []float6
 	}
 	var sum float64
 	for i, zi := range z {
-		e := math.Exp(float64(zi) - mx)
+		e := tensor.Exp(float64(zi) - mx)
 		x[i] = e
 		sum += e
 	}

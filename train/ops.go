@@ -194,7 +194,7 @@ func attention[F Float](out, prob, q, k, v []F, a attnShape) {
 				}
 				var sum F
 				for j, s := range p {
-					e := F(math.Exp(float64(s - mx)))
+					e := F(tensor.Exp(float64(s - mx)))
 					p[j] = e
 					sum += e
 				}
@@ -254,7 +254,7 @@ func attentionBack[F Float](dq, dk, dv, dout, prob, q, k, v []F, a attnShape) {
 func swiglu[F Float](act, g, u []F) {
 	tensor.ParallelFor(len(act), 8*len(act), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
-			act[i] = F(g[i]*F(1/(1+math.Exp(-float64(g[i]))))) * u[i]
+			act[i] = F(g[i]*F(1/(1+tensor.Exp(-float64(g[i]))))) * u[i]
 		}
 	})
 }
@@ -264,7 +264,7 @@ func swiglu[F Float](act, g, u []F) {
 func swigluBack[F Float](dg, du, dact, g, u []F) {
 	tensor.ParallelFor(len(dact), 10*len(dact), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
-			sg := F(1 / (1 + math.Exp(-float64(g[i]))))
+			sg := F(1 / (1 + tensor.Exp(-float64(g[i]))))
 			silu := F(g[i] * sg)
 			dg[i] += F(dact[i]*u[i]) * F(sg*(1+F(g[i]*(1-sg))))
 			du[i] += F(dact[i] * silu)

@@ -175,6 +175,16 @@ func (p *Params[F]) Tensor(name string) []F {
 	return nil
 }
 
+// Info describes the named tensor.
+func (p *Params[F]) Info(name string) (Tensor, bool) {
+	for _, t := range p.Tensors {
+		if t.Name == name {
+			return t, true
+		}
+	}
+	return Tensor{}, false
+}
+
 // Freeze marks the named tensors frozen (or unfrozen); it reports an unknown
 // name.
 func (p *Params[F]) Freeze(frozen bool, names ...string) error {
