@@ -78,7 +78,7 @@ func TestSet(t *testing.T) {
 	for _, kv := range [][2]string{
 		{"channel", "markov"}, {"bandwidth_hz", "1e7"}, {"snr_db", "-20"}, {"fading", "Rician"},
 		{"rician_k_db", "10"}, {"p_low_high", "0.3"}, {"trace_loop", "true"}, {"downlink_bps", "+Inf"},
-		{"up_overhead_s", "0.002"}, {"seed", "42"}, {"markov_init", "high"},
+		{"up_overhead_s", "0.002"}, {"link_seed", "42"}, {"markov_init", "high"},
 	} {
 		if err := cfg.Set(kv[0], kv[1]); err != nil {
 			t.Fatalf("Set(%s, %s): %v", kv[0], kv[1], err)
@@ -94,11 +94,11 @@ func TestSet(t *testing.T) {
 	}
 
 	err := cfg.Set("bandwith_hz", "1")
-	if !errors.Is(err, ErrUnknownKey) || !strings.Contains(err.Error(), "bandwidth_hz") || !strings.Contains(err.Error(), "seed") {
+	if !errors.Is(err, ErrUnknownKey) || !strings.Contains(err.Error(), "bandwidth_hz") || !strings.Contains(err.Error(), "link_seed") {
 		t.Errorf("unknown key: %v (want ErrUnknownKey listing the valid keys)", err)
 	}
 	for _, kv := range [][2]string{
-		{"fading", "nakagami"}, {"bandwidth_hz", "1MHz"}, {"seed", "-1"}, {"trace_loop", "maybe"},
+		{"fading", "nakagami"}, {"bandwidth_hz", "1MHz"}, {"link_seed", "-1"}, {"trace_loop", "maybe"},
 		{"up_overhead_s", "-1"}, {"channel", ""},
 	} {
 		before := cfg
@@ -153,6 +153,11 @@ func TestKeysRoundTrip(t *testing.T) {
 		if back.String() != cfg.String() {
 			t.Errorf("JSON round trip:\n got %v\nwant %v\n%s", back, cfg, data)
 		}
+	}
+	// Files written before the link's seed was renamed link_seed.
+	var old Config
+	if err := json.Unmarshal([]byte(`{"seed":"7"}`), &old); err != nil || old.Seed != 7 {
+		t.Errorf("JSON with the former key seed: %v, seed %d", err, old.Seed)
 	}
 	var c Config
 	if err := json.Unmarshal([]byte(`{"bandwidth":"1"}`), &c); !errors.Is(err, ErrUnknownKey) {

@@ -149,7 +149,7 @@ var keys = []key{
 	secondsKey("down_overhead_s", "every link: fixed time per downlink message in seconds",
 		func(c *Config) *time.Duration { return &c.DownOverhead }),
 	{
-		Key: Key{"seed", "seed of the link's random source (fading draws, Markov transitions)"},
+		Key: Key{"link_seed", "seed of the link's random source (fading draws, Markov transitions), added to the run's seed"},
 		get: func(c *Config) string { return strconv.FormatUint(c.Seed, 10) },
 		set: func(c *Config, v string) error {
 			u, err := strconv.ParseUint(strings.TrimSpace(v), 10, 64)
@@ -236,11 +236,19 @@ func (c Config) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON sets the keys present in an object written by MarshalJSON;
-// absent keys keep their current values.
+// absent keys keep their current values. The link's seed is also read
+// under its former name "seed" (files written before it was renamed
+// link_seed).
 func (c *Config) UnmarshalJSON(data []byte) error {
 	var m map[string]string
 	if err := json.Unmarshal(data, &m); err != nil {
 		return fmt.Errorf("%w: %v", ErrConfig, err)
+	}
+	if v, ok := m["seed"]; ok {
+		if _, dup := m["link_seed"]; !dup {
+			m["link_seed"] = v
+		}
+		delete(m, "seed")
 	}
 	names := make([]string, 0, len(m))
 	for name := range m {

@@ -27,3 +27,20 @@ func TestParamsJSONRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// TestKeyNamesUnique: every --set key names one parameter (the run's seed
+// and the link's seed once shared the name "seed", and --set seed could only
+// ever reach the first).
+func TestKeyNamesUnique(t *testing.T) {
+	seen := map[string]bool{}
+	for _, kv := range KeyHelp() {
+		if seen[kv[0]] {
+			t.Errorf("key %q is listed twice", kv[0])
+		}
+		seen[kv[0]] = true
+	}
+	p := DefaultParams()
+	if err := p.SetAll([]string{"seed=3", "link_seed=9"}); err != nil || p.Seed != 3 || p.Channel.Seed != 9 {
+		t.Errorf("seed=3 link_seed=9: %v, run seed %d, link seed %d", err, p.Seed, p.Channel.Seed)
+	}
+}

@@ -219,7 +219,7 @@ func TestHFSpecialTokens(t *testing.T) {
 		t.Errorf("type of <0xC3> = %d, want byte", ty)
 	}
 	v := tok.Vocab()
-	if !v.AddBOS || v.AddEOS || !v.AddSpacePrefix || v.Scores != nil {
+	if !v.AddBOS || v.AddEOS || !v.AddSpacePrefix || len(v.Scores) != len(v.Tokens) {
 		t.Errorf("AddBOS %v AddEOS %v AddSpacePrefix %v Scores %v", v.AddBOS, v.AddEOS, v.AddSpacePrefix, v.Scores)
 	}
 

@@ -200,7 +200,10 @@ func (t *Tokenizer) setMerges(list [][2]string) error {
 // encodes every text to the same ids. Pieces of a llama2.c tokenizer are
 // converted to SentencePiece form as llama.cpp expects: ' ' becomes "▁",
 // and BOS "\n<s>\n" and EOS "\n</s>\n" become "<s>" and "</s>". A Hugging
-// Face tokenizer gives Model "llama" with Merges and nil Scores.
+// Face tokenizer gives Model "llama" with Merges, and Scores derived from
+// the merge ranks (see rankScores): readers that merge by rank (this
+// package) use the merges; readers that merge by score, as llama.cpp does
+// for every "llama" vocabulary, use the scores and reproduce the ranks.
 //
 // Not representable in GGUF, and so lost: fuse_unk=false and
 // ignore_merges=true of a tokenizer.json, and a Strip decoder removing
@@ -240,6 +243,33 @@ func (t *Tokenizer) Vocab() Vocab {
 		for i, m := range t.mergeList {
 			v.Merges[i] = m[0] + " " + m[1]
 		}
+		if v.Scores == nil && len(v.Merges) > 0 {
+			v.Scores = t.rankScores()
+		}
 	}
 	return v
+}
+
+// rankScores gives every piece a SentencePiece score consistent with the
+// merge ranks: −r for the piece that merge rank r produces (the lowest
+// such rank), −len(merges) for the pieces no merge produces (characters,
+// byte and special tokens, which score merging never forms from two
+// symbols anyway). A score-merging encoder (SentencePiece, llama.cpp's
+// "llama" tokenizer: merge the adjacent pair whose concatenation has the
+// highest score) then takes the ranked merges in rank order. It can still
+// differ from BPE where two adjacent symbols concatenate to a piece
+// without being that piece's merge pair; TestRankScores checks that
+// TinyStories texts never hit that case with the TinyStories-656K
+// tokenizer, and llama.cpp's own tokenizer is checked in cmd/hlm.
+// (llama.cpp's converter writes the placeholder −1000 for every piece of
+// such a tokenizer, which makes its tokenizer merge left to right instead.)
+func (t *Tokenizer) rankScores() []float32 {
+	scores := make([]float32, len(t.pieces))
+	for i := range scores {
+		scores[i] = -float32(len(t.mergeList))
+	}
+	for _, m := range t.merges {
+		scores[m.id] = max(scores[m.id], float32(-m.rank))
+	}
+	return scores
 }

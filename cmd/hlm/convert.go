@@ -2,8 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -43,7 +46,7 @@ spec (PATH@exit=N) still writes all layers: exit is a view, not a cut.`, stderr)
 	if m.Tokenizer() == nil {
 		fmt.Fprintln(stderr, "hlm convert: warning: no tokenizer found; the GGUF will have none (pass --tokenizer)")
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(*out), ".hlm-convert-*")
+	tmp, err := createBeside(*out)
 	if err != nil {
 		return err
 	}
@@ -66,4 +69,21 @@ spec (PATH@exit=N) still writes all layers: exit is a view, not a cut.`, stderr)
 	}
 	fmt.Fprintln(stderr)
 	return nil
+}
+
+// createBeside creates a new temporary file in the directory of path, to be
+// renamed to path when complete. Unlike os.CreateTemp (mode 0600) it asks
+// for mode 0666, so the finished file has the permissions the umask gives
+// every other new file (0644 with the usual umask 022).
+func createBeside(path string) (*os.File, error) {
+	dir := filepath.Dir(path)
+	for range 100 {
+		name := filepath.Join(dir, fmt.Sprintf(".hlm-convert-%016x", rand.Uint64()))
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		return f, err
+	}
+	return nil, fmt.Errorf("%s: could not create a temporary file", dir)
 }

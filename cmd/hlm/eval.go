@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/hlmproject/hlm/dataset"
 	"github.com/hlmproject/hlm/eval"
@@ -29,9 +30,29 @@ func sharedDir() string {
 	return filepath.Join("..", "shared")
 }
 
-// progressBar draws a one-line progress bar on w, redrawn when the
-// percentage or the label changes.
+// progressBar reports progress on w: on a terminal a one-line bar redrawn
+// when the percentage or the label changes; otherwise (a log file, a pipe)
+// one line per finished cell, so that logs hold no carriage returns.
 func progressBar(w io.Writer) func(done, total int, label string) {
+	if isTerminal(w) {
+		return drawBar(w)
+	}
+	return cellLines(w)
+}
+
+// isTerminal reports whether w is a character device (a terminal).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// drawBar draws a one-line progress bar on w, redrawn when the percentage
+// or the label changes.
+func drawBar(w io.Writer) func(done, total int, label string) {
 	lastPct, lastLabel := -1, ""
 	return func(done, total int, label string) {
 		pct := 100 * done / max(total, 1)
@@ -47,6 +68,30 @@ func progressBar(w io.Writer) func(done, total int, label string) {
 		fmt.Fprintf(w, "\r[%s%s] %3d%% %-40s", strings.Repeat("#", n), strings.Repeat(".", width-n), 100*done/max(total, 1), label)
 		if done == total {
 			fmt.Fprintln(w)
+		}
+	}
+}
+
+// cellLines prints a line on w each time a cell (a run of calls with the
+// same label) finishes: when the label changes, and at the end.
+func cellLines(w io.Writer) func(done, total int, label string) {
+	cur, prev := "", 0
+	start := time.Now()
+	finish := func(done, total int) {
+		fmt.Fprintf(w, "[%d/%d %3d%% %s] %s: %d runs\n", done, total, 100*done/max(total, 1),
+			time.Since(start).Round(time.Second), cur, done-prev)
+		prev = done
+	}
+	return func(done, total int, label string) {
+		if done <= prev { // a new series (hlm eval paper runs several)
+			prev = 0
+		}
+		if label != cur && done-1 > prev {
+			finish(done-1, total)
+		}
+		cur = label
+		if done == total {
+			finish(done, total)
 		}
 	}
 }

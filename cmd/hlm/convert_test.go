@@ -1,0 +1,143 @@
+//go:build unix
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/hlmproject/hlm/model/llama"
+)
+
+const tinyStories656K = "../../../shared/models/tinystories-656k"
+
+// convert656K runs `hlm convert` on TinyStories-656K (the Hugging Face
+// directory) into dir and returns the GGUF's path.
+func convert656K(t *testing.T, dir string) string {
+	t.Helper()
+	if _, err := os.Stat(tinyStories656K); err != nil {
+		t.Skipf("shared model not present (%v)", err)
+	}
+	out := filepath.Join(dir, "656k.gguf")
+	var stderr bytes.Buffer
+	if code := run(context.Background(), []string{"convert", "--model", tinyStories656K, "--out", out}, &stderr, &stderr); code != 0 {
+		t.Fatalf("hlm convert: %s", stderr.String())
+	}
+	return out
+}
+
+// TestConvertUmask: the GGUF gets the mode the umask gives new files (0644
+// under umask 022), not os.CreateTemp's 0600.
+func TestConvertUmask(t *testing.T) {
+	old := syscall.Umask(0o022)
+	defer syscall.Umask(old)
+	out := convert656K(t, t.TempDir())
+	st, err := os.Stat(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := st.Mode().Perm(); m != 0o644 {
+		t.Errorf("mode %v, want -rw-r--r-- (0644)", m)
+	}
+	if left, _ := filepath.Glob(filepath.Join(filepath.Dir(out), ".hlm-convert-*")); len(left) > 0 {
+		t.Errorf("temporary files left behind: %v", left)
+	}
+}
+
+// llamaTokenize finds llama.cpp's llama-tokenize: $HLM_LLAMA_TOKENIZE, the
+// PATH, or where ../shared/perf/llamacpp.sh builds it ($HLM_PEERS, default
+// ~/.cache/hlm-peers).
+func llamaTokenize() string {
+	if p := os.Getenv("HLM_LLAMA_TOKENIZE"); p != "" {
+		return p
+	}
+	if p, err := exec.LookPath("llama-tokenize"); err == nil {
+		return p
+	}
+	peers := os.Getenv("HLM_PEERS")
+	if peers == "" {
+		home, _ := os.UserHomeDir()
+		peers = filepath.Join(home, ".cache", "hlm-peers")
+	}
+	p := filepath.Join(peers, "llama.cpp", "build", "bin", "llama-tokenize")
+	if _, err := os.Stat(p); err != nil {
+		return ""
+	}
+	return p
+}
+
+// TestConvertTokenizesInLlamaCpp: llama.cpp's own tokenizer, reading the
+// GGUF that hlm convert writes from TinyStories-656K's Hugging Face BPE
+// tokenizer, gives the same ids as hlm (which matches the Hugging Face
+// goldens) on TinyStories prompts and stories. llama.cpp merges a "llama"
+// vocabulary by score; the GGUF carries scores derived from the merge
+// ranks (without them llama.cpp splits most of these texts differently).
+func TestConvertTokenizesInLlamaCpp(t *testing.T) {
+	bin := llamaTokenize()
+	if bin == "" {
+		t.Skip("llama.cpp's llama-tokenize not found (build it with ../shared/perf/llamacpp.sh, or set HLM_LLAMA_TOKENIZE)")
+	}
+	dir := t.TempDir()
+	out := convert656K(t, dir)
+	m, err := llama.OpenSpec(tinyStories656K, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	texts := []string{
+		"Once upon a time",
+		"Once upon a time, there was a little girl named Lily.",
+		"The cat sat on the mat. It was happy!",
+		"One day, Tom and his mom went to the park to play with a big red ball.",
+		"\"Can I have it?\" asked Sue. Her dad said, \"Yes, you can.\"",
+	}
+	if b, err := os.ReadFile("../../../shared/data/tinystories/cs336_tinystories_sample.txt"); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if l = strings.TrimSpace(l); l != "" && len(texts) < 40 {
+				texts = append(texts, l)
+			}
+		}
+	}
+	tok := m.Tokenizer()
+	compared, unknown := 0, 0
+	for i, text := range texts {
+		want := tok.Encode(text, true, false)
+		if slices.Contains(want, tok.UNK()) {
+			// A character outside the vocabulary: Hugging Face and hlm
+			// give <unk>; this vocabulary has no byte tokens and
+			// llama.cpp's tokenizer aborts (std::out_of_range in
+			// byte_to_token), whatever the converter wrote.
+			unknown++
+			continue
+		}
+		compared++
+		f := filepath.Join(dir, "prompt.txt")
+		if err := os.WriteFile(f, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(bin, "-m", out, "-f", f, "--ids", "--log-disable")
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("%s: %v\n%s", bin, err, stderr.String())
+		}
+		var got []int
+		if err := json.Unmarshal(bytes.TrimSpace(stdout.Bytes()), &got); err != nil {
+			t.Fatalf("llama-tokenize printed %q: %v", stdout.String(), err)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("text %d %q:\n llama.cpp %v\n hlm       %v", i, text, got, want)
+		}
+	}
+	t.Logf("%d texts tokenized identically by llama.cpp (%s) and hlm; %d left out (characters outside the vocabulary)", compared, bin, unknown)
+	if compared < len(texts)/2 {
+		t.Errorf("only %d of %d texts compared", compared, len(texts))
+	}
+}
