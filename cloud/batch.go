@@ -23,11 +23,8 @@ type result struct {
 // verify hands an upload to the batcher and waits for its verdict.
 func (s *Server) verify(ss *session, up *wire.Upload) (*wire.Verdict, error) {
 	j := &job{ss: ss, up: up, done: make(chan result, 1)}
-	select {
-	case s.jobs <- j:
-	case <-s.stopped:
-		return nil, &protoError{wire.ErrCodeShutdown, "server shutting down"}
-	}
+	// Shutdown closes jobs only after every connection goroutine returned.
+	s.jobs <- j
 	r := <-j.done
 	return r.v, r.err
 }

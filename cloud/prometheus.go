@@ -15,6 +15,9 @@ import (
 //
 //	hlm_sessions_active                 gauge
 //	hlm_sessions_total                  counter
+//	hlm_sessions_reopened_total         counter: new sessions continuing a generation whose session was lost
+//	hlm_sessions_resumed_total          counter: devices reattached to their session after a dropped connection
+//	hlm_prefill_positions_total{cause}  counter: prefix positions of new sessions, cause "prompt" or "reopen"
 //	hlm_rounds_total                    counter
 //	hlm_drafts_total                    counter: draft tokens received
 //	hlm_accepted_tokens_total{position} counter: drafts accepted, by position in their block (0-based)
@@ -30,6 +33,9 @@ type Prometheus struct {
 	reg       *prometheus.Registry
 	active    prometheus.Gauge
 	sessions  prometheus.Counter
+	reopened  prometheus.Counter
+	resumed   prometheus.Counter
+	prefill   *prometheus.CounterVec
 	rounds    prometheus.Counter
 	drafts    prometheus.Counter
 	accepted  *prometheus.CounterVec
@@ -56,6 +62,9 @@ func NewPrometheus() *Prometheus {
 	}
 	p.active = prometheus.NewGauge(prometheus.GaugeOpts{Name: "hlm_sessions_active", Help: "Device sessions alive (attached or waiting for a resume)."})
 	p.sessions = f("hlm_sessions_total", "Sessions opened.")
+	p.reopened = f("hlm_sessions_reopened_total", "New sessions continuing a generation whose session was lost (another replica, a restart): their prefix is evaluated again.")
+	p.resumed = f("hlm_sessions_resumed_total", "Devices reattached to their session after a dropped connection.")
+	p.prefill = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "hlm_prefill_positions_total", Help: "Prefix positions of new sessions, by cause: the prompt, or a reopened session's committed prefix."}, []string{"cause"})
 	p.rounds = f("hlm_rounds_total", "Uploads verified.")
 	p.drafts = f("hlm_drafts_total", "Draft tokens received for verification.")
 	p.resampled = f("hlm_resampled_total", "Rejected drafts (a token resampled from the residual).")
@@ -69,7 +78,7 @@ func NewPrometheus() *Prometheus {
 	p.batch = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "hlm_batch_sessions", Help: "Sessions evaluated in one LLM pass.",
 		Buckets: []float64{1, 2, 4, 8, 16, 32, 64}})
 	p.errors = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "hlm_errors_total", Help: "Protocol errors sent to peers, by code."}, []string{"code"})
-	p.reg.MustRegister(p.active, p.accepted, p.verify, p.batch, p.errors,
+	p.reg.MustRegister(p.active, p.prefill, p.accepted, p.verify, p.batch, p.errors,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return p
 }
@@ -79,7 +88,18 @@ func (p *Prometheus) Handler() http.Handler {
 	return promhttp.HandlerFor(p.reg, promhttp.HandlerOpts{})
 }
 
-func (p *Prometheus) SessionStarted() { p.active.Inc(); p.sessions.Inc() }
+func (p *Prometheus) SessionStarted(prefix int, reopened bool) {
+	p.active.Inc()
+	p.sessions.Inc()
+	cause := "prompt"
+	if reopened {
+		cause = "reopen"
+		p.reopened.Inc()
+	}
+	p.prefill.WithLabelValues(cause).Add(float64(prefix))
+}
+
+func (p *Prometheus) SessionResumed() { p.resumed.Inc() }
 func (p *Prometheus) SessionEnded()   { p.active.Dec() }
 
 func (p *Prometheus) Round(drafts, accepted int, resampled bool, verify time.Duration) {

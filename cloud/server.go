@@ -34,9 +34,13 @@ type Config struct {
 	IOTimeout   time.Duration // handshake, and each frame write (default 30 s)
 	MaxBatch    int           // sessions evaluated in one pass (default 32; 1 disables batching)
 	BatchWindow time.Duration // wait this long for more sessions to join a batch (default 0)
-	Name        string        // server name in the Welcome
-	Logger      *slog.Logger
-	Metrics     Metrics // optional
+	// DrainDelay is how long Drain keeps serving normally while the health
+	// endpoint answers 503, so that load balancers stop sending new
+	// connections before Shutdown closes the listener (default 0).
+	DrainDelay time.Duration
+	Name       string // server name in the Welcome
+	Logger     *slog.Logger
+	Metrics    Metrics // optional
 }
 
 func (c *Config) defaults() {
@@ -76,12 +80,21 @@ type Server struct {
 
 	mu       sync.Mutex
 	sessions map[uint64]*session
-	conns    map[net.Conn]bool
-	closing  bool
+	conns    map[net.Conn]*connState
+	serving  bool      // Serve is accepting
+	draining time.Time // when Drain was first called (zero: not draining)
+	closing  bool      // Shutdown was called
 
 	wg      sync.WaitGroup
 	stopped chan struct{}
 	batcher sync.WaitGroup
+}
+
+// connState is what Shutdown needs to know of a connection. Guarded by
+// Server.mu.
+type connState struct {
+	inRound bool // an upload was read and its verdict is not written yet
+	closing bool // close the connection at the end of the round
 }
 
 // session is one device session.
@@ -108,7 +121,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	cfg.defaults()
 	s := &Server{cfg: cfg, ctxLen: cfg.LLM.Config().SeqLen, llmFP: cfg.LLM.Fingerprint(),
-		jobs: make(chan *job, 4*cfg.MaxBatch), sessions: map[uint64]*session{}, conns: map[net.Conn]bool{},
+		jobs: make(chan *job, 4*cfg.MaxBatch), sessions: map[uint64]*session{}, conns: map[net.Conn]*connState{},
 		stopped: make(chan struct{})}
 	if cfg.MaxContext > 0 && cfg.MaxContext < s.ctxLen {
 		s.ctxLen = cfg.MaxContext
@@ -131,6 +144,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		ln.Close()
 	}()
 	go s.janitor()
+	s.mu.Lock()
+	s.serving = true
+	s.mu.Unlock()
 	s.cfg.Logger.Info("serving", "addr", ln.Addr().String(), "llm", s.cfg.LLM.Name(), "fingerprint", s.llmFP[:12], "max_sessions", s.cfg.MaxSessions)
 	for {
 		c, err := ln.Accept()
@@ -155,7 +171,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			c.Close()
 			continue
 		}
-		s.conns[c] = true
+		s.conns[c] = &connState{}
 		s.wg.Add(1)
 		s.mu.Unlock()
 		go func() {
@@ -168,8 +184,13 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 }
 
-// Shutdown stops accepting, tells connected devices, waits for connections
-// to end (or ctx), and stops the batcher.
+// Shutdown stops accepting and ends every connection at a round boundary:
+// an idle connection is told (Error shutdown) and closed at once; one whose
+// upload is being verified gets its verdict first. Devices reconnect (to
+// another replica behind a load balancer) and continue without losing a
+// token. Shutdown waits for the connections to end; when ctx ends first it
+// closes the rest abruptly (the devices re-send their upload elsewhere).
+// Then it stops the batcher.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
 	if s.closing {
@@ -177,12 +198,24 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		return nil
 	}
 	s.closing = true
+	if s.draining.IsZero() {
+		s.draining = time.Now()
+	}
 	close(s.stopped)
-	for c := range s.conns {
-		sendError(c, time.Second, wire.ErrCodeShutdown, "server shutting down")
-		c.Close()
+	var idle []net.Conn
+	for c, st := range s.conns {
+		st.closing = true
+		if !st.inRound {
+			idle = append(idle, c)
+		}
 	}
 	s.mu.Unlock()
+	for _, c := range idle {
+		go func() {
+			sendError(c, time.Second, wire.ErrCodeShutdown, "server shutting down")
+			c.Close()
+		}()
+	}
 	done := make(chan struct{})
 	go func() { s.wg.Wait(); close(done) }()
 	var err error
@@ -190,10 +223,43 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	case <-done:
 	case <-ctx.Done():
 		err = ctx.Err()
+		s.mu.Lock()
+		for c := range s.conns {
+			c.Close()
+		}
+		s.mu.Unlock()
+		<-done
 	}
+	// Every connection goroutine has returned: nothing sends jobs anymore.
 	close(s.jobs)
 	s.batcher.Wait()
 	return err
+}
+
+// beginRound marks c as verifying an upload; false when the server is
+// shutting down and the upload must not be started.
+func (s *Server) beginRound(c net.Conn) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.conns[c]
+	if st == nil || st.closing {
+		return false
+	}
+	st.inRound = true
+	return true
+}
+
+// endRound marks c's round as finished; false when the connection must now
+// close (the server is shutting down).
+func (s *Server) endRound(c net.Conn) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.conns[c]
+	if st == nil {
+		return false
+	}
+	st.inRound = false
+	return !st.closing
 }
 
 // Sessions is the number of live sessions.
@@ -237,6 +303,9 @@ func perr(code uint16, format string, args ...any) *protoError {
 	return &protoError{code, fmt.Sprintf(format, args...)}
 }
 
+// errShutdown ends a connection at a round boundary during Shutdown.
+var errShutdown = &protoError{wire.ErrCodeShutdown, "server shutting down"}
+
 // handle runs one connection.
 func (s *Server) handle(c net.Conn) {
 	log := s.cfg.Logger.With("remote", c.RemoteAddr().String())
@@ -252,6 +321,9 @@ func (s *Server) handle(c net.Conn) {
 	}
 	var pe *protoError
 	switch {
+	case errors.Is(err, errShutdown):
+		log.Info("closing connection at a round boundary: shutting down")
+		sendError(c, time.Second, errShutdown.code, errShutdown.msg)
 	case errors.As(err, &pe):
 		s.cfg.Metrics.Error(pe.code)
 		log.Warn("closing connection", "code", pe.code, "error", pe.msg)
@@ -333,15 +405,23 @@ func (s *Server) converse(c net.Conn, log *slog.Logger, out **session) error {
 		}
 		switch t {
 		case wire.FrameUpload:
+			if !s.beginRound(c) {
+				return errShutdown
+			}
 			v, err := s.upload(ss, body)
 			if err != nil {
+				s.endRound(c)
 				return err
 			}
 			vb := wire.AppendVerdict(nil, v)
 			// Count before sending: a client that has its verdict must find
 			// it in the metrics.
 			s.cfg.Metrics.Bytes(len(body)+wire.FrameHeader, len(vb)+wire.FrameHeader)
-			if err := s.writeFrame(c, wire.FrameVerdict, vb); err != nil {
+			err = s.writeFrame(c, wire.FrameVerdict, vb)
+			if !s.endRound(c) && err == nil {
+				return errShutdown
+			}
+			if err != nil {
 				return err
 			}
 		case wire.FrameClose:
@@ -396,6 +476,7 @@ func (s *Server) open(c net.Conn, body []byte) (*session, error) {
 		}
 		ss.conn = c
 		ss.lastUsed = time.Now()
+		s.cfg.Metrics.SessionResumed()
 		return ss, nil
 	}
 	if len(prefix) == 0 {
@@ -438,7 +519,7 @@ func (s *Server) open(c net.Conn, body []byte) (*session, error) {
 		ss.id = newID()
 	}
 	s.sessions[ss.id] = ss
-	s.cfg.Metrics.SessionStarted()
+	s.cfg.Metrics.SessionStarted(len(prefix), o.Round > 0)
 	s.cfg.Logger.Info("session opened", "session", ss.id, "method", p.Method, "prefix", len(prefix), "round", o.Round)
 	return ss, nil
 }

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/hlmproject/hlm/cloud"
@@ -45,12 +46,21 @@ func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
 }
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("serve", "--listen ADDR --llm SPEC [--auth-token T] [--tls-cert F --tls-key F] [--metrics ADDR]", `
+	fs := newFlags("serve", "--listen ADDR --llm SPEC [--auth-token T] [--tls-cert F --tls-key F] [--metrics ADDR] [--health ADDR]", `
 Serve the LLM to device sessions (hlm edge) over the hlm protocol
 (docs/protocol.md). Each session has its own KV cache; verifications from
 sessions that arrive together are evaluated in one batched pass. Sessions
 survive a dropped connection for --idle-timeout so devices can resume.
-SIGINT/SIGTERM shut down gracefully.`, stderr)
+
+--health ADDR serves http://ADDR/healthz for load balancers and
+orchestrators: 200 only when the model is loaded and new sessions are
+accepted, else 503 (JSON body: status, sessions, connections). SIGINT or
+SIGTERM (or a request to http://ADDR/drain) first drains: /healthz answers
+503 while the server keeps serving for --drain-delay; then the listener
+closes, every connection ends at a round boundary (rounds being verified
+get their verdict) and the process exits. Devices reconnect through the
+balancer to another replica and continue with the same tokens
+(docs/deploy.md: replicas behind HAProxy).`, stderr)
 	listen := fs.String("listen", "127.0.0.1:7140", "address to listen on")
 	llmSpec := fs.String("llm", "", "LLM model spec (required)")
 	tokPath := fs.String("tokenizer", "", "tokenizer file, when not found with the model")
@@ -59,7 +69,10 @@ SIGINT/SIGTERM shut down gracefully.`, stderr)
 	token := fs.String("auth-token", "", "token devices must present (default: $HLM_AUTH_TOKEN; empty: none)")
 	certFile := fs.String("tls-cert", "", "TLS certificate (PEM); with --tls-key enables TLS (see hlm tls-cert)")
 	keyFile := fs.String("tls-key", "", "TLS private key (PEM)")
-	metrics := fs.String("metrics", "", "serve Prometheus metrics on this address (e.g. 127.0.0.1:9140)")
+	metrics := fs.String("metrics", "", "serve Prometheus metrics on this address (e.g. 127.0.0.1:9140); the same address as --health shares its port")
+	health := fs.String("health", "", "serve the health endpoint (/healthz, /drain) on this address (e.g. 0.0.0.0:9141)")
+	drainDelay := fs.Duration("drain-delay", 0, "on SIGTERM, keep serving this long with /healthz answering 503 before closing (at least the balancer's check interval × fall)")
+	drainTimeout := fs.Duration("drain-timeout", 30*time.Second, "on shutdown, wait this long for rounds being verified before closing connections abruptly")
 	maxSessions := fs.Int("max-sessions", 64, "concurrent sessions")
 	maxFrame := fs.Int("max-frame", 4<<20, "largest frame accepted, bytes")
 	maxContext := fs.Int("max-context", 0, "positions per session (0: the model's context length)")
@@ -85,6 +98,46 @@ SIGINT/SIGTERM shut down gracefully.`, stderr)
 	if err != nil {
 		return err
 	}
+	// The health and metrics endpoints come up before the model loads, so
+	// an orchestrator sees "loading" (503) rather than a refused connection.
+	var current atomic.Pointer[cloud.Server]
+	var prom *cloud.Prometheus
+	if *metrics != "" {
+		prom = cloud.NewPrometheus()
+	}
+	endpoints := map[string]*http.ServeMux{}
+	mux := func(addr string) *http.ServeMux {
+		if endpoints[addr] == nil {
+			endpoints[addr] = http.NewServeMux()
+		}
+		return endpoints[addr]
+	}
+	if prom != nil {
+		mux(*metrics).Handle("/metrics", prom.Handler())
+	}
+	if *health != "" {
+		h := cloud.HealthHandler(current.Load)
+		mux(*health).Handle("/healthz", h)
+		mux(*health).Handle("/drain", h)
+	}
+	for addr, m := range endpoints {
+		hln, err := net.Listen("tcp", addr)
+		if err != nil {
+			return fmt.Errorf("health/metrics endpoint: %w", err)
+		}
+		hsrv := &http.Server{Handler: m, ReadHeaderTimeout: 5 * time.Second}
+		go hsrv.Serve(hln)
+		defer hsrv.Close()
+		var what []string
+		if addr == *health {
+			what = append(what, "health on http://"+hln.Addr().String()+"/healthz")
+		}
+		if addr == *metrics {
+			what = append(what, "metrics on http://"+hln.Addr().String()+"/metrics")
+		}
+		fmt.Fprintf(stderr, "hlm serve: %s\n", strings.Join(what, ", "))
+	}
+
 	tensor.SetThreads(*threads)
 	llm, err := llama.OpenSpec(*llmSpec, *tokPath)
 	if err != nil {
@@ -99,20 +152,9 @@ SIGINT/SIGTERM shut down gracefully.`, stderr)
 		reps = append(reps, m)
 	}
 	cfg := cloud.Config{LLM: llm, Replicas: reps, AuthToken: *token, MaxSessions: *maxSessions, MaxFrame: *maxFrame,
-		MaxContext: *maxContext, IdleTimeout: *idle, MaxBatch: *maxBatch, BatchWindow: *window, Logger: log}
-	if *metrics != "" {
-		prom := cloud.NewPrometheus()
+		MaxContext: *maxContext, IdleTimeout: *idle, MaxBatch: *maxBatch, BatchWindow: *window, DrainDelay: *drainDelay, Logger: log}
+	if prom != nil {
 		cfg.Metrics = prom
-		mux := http.NewServeMux()
-		mux.Handle("/metrics", prom.Handler())
-		msrv := &http.Server{Addr: *metrics, Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-		go func() {
-			if err := msrv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				log.Error("metrics server", "error", err)
-			}
-		}()
-		defer msrv.Close()
-		log.Info("metrics", "addr", *metrics)
 	}
 	srv, err := cloud.New(cfg)
 	if err != nil {
@@ -135,14 +177,23 @@ SIGINT/SIGTERM shut down gracefully.`, stderr)
 	}
 	fmt.Fprintf(stderr, "hlm serve: listening on %s (LLM %s, vocabulary %d, context %d)\n", ln.Addr(), llm.Name(), llm.Config().Vocab, llm.Config().SeqLen)
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ctx, ln) }()
+	go func() { errc <- srv.Serve(context.Background(), ln) }()
+	current.Store(srv)
 	select {
 	case err := <-errc:
 		return err
 	case <-ctx.Done():
 	}
-	log.Info("shutting down")
-	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	// Drain: /healthz answers 503 while the server keeps serving, then the
+	// connections end at round boundaries. Serve keeps accepting until
+	// Shutdown (it was given a context that is not cancelled by signals).
+	log.Info("draining", "delay", *drainDelay)
+	srv.Drain(context.Background())
+	log.Info("shutting down", "timeout", *drainTimeout)
+	sctx, cancel := context.WithTimeout(context.Background(), *drainTimeout)
 	defer cancel()
-	return srv.Shutdown(sctx)
+	err = srv.Shutdown(sctx)
+	<-errc
+	fmt.Fprintln(stderr, "hlm serve: stopped")
+	return err
 }
