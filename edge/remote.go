@@ -19,6 +19,7 @@ import (
 // Config is how to reach the server.
 type Config struct {
 	Addr        string
+	LocalAddr   string // local IP to dial from ("": any): e.g. one loopback address per emulated device, for balancers that hash the source
 	Token       string
 	TLS         *tls.Config     // nil: plain TCP
 	Shape       *channel.Config // nil: no traffic shaping
@@ -68,6 +69,12 @@ type Stats struct {
 	VerdictBytes int64 // Verdict frames read
 	Reconnects   int
 	Resent       int // uploads sent again after a failure
+	// Reopens counts sessions opened again with the committed prefix
+	// because the server did not have the session (another replica behind
+	// a balancer, a restart, an expiry); Reprefill sums those prefixes:
+	// the positions the server evaluated again.
+	Reopens   int
+	Reprefill int
 }
 
 // Remote is a hybrid.Verifier that sends uploads to an hlm server.
@@ -98,11 +105,28 @@ func Connect(ctx context.Context, cfg Config, sess Session) (*Remote, error) {
 			return nil, err
 		}
 	}
-	if err := r.connect(ctx, sess.Prefix()); err != nil {
-		return nil, err
+	// A few quick retries: behind a balancer, the first replica tried may
+	// be going away; a server that is simply not there fails fast.
+	backoff := cfg.Backoff
+	for attempt := 1; ; attempt++ {
+		err := r.connect(ctx, sess.Prefix())
+		if err == nil {
+			return r, nil
+		}
+		if errors.As(err, new(fatal)) || attempt >= min(cfg.Retries+1, connectAttempts) {
+			return nil, err
+		}
+		select {
+		case <-time.After(backoff):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		backoff *= 2
 	}
-	return r, nil
 }
+
+// connectAttempts bounds the attempts of the first connection.
+const connectAttempts = 3
 
 // Opened is the server's answer to the last Open (vocabulary, context, its
 // model's fingerprint).
@@ -114,8 +138,31 @@ type fatal struct{ error }
 func (f fatal) Unwrap() error { return f.error }
 
 // connect dials, handshakes and opens (or resumes) the session with prefix.
+// A server that does not have the session (another replica behind a
+// balancer, a restart, an expiry) refuses the resume and ends the
+// connection: the session is then opened anew, from the committed prefix,
+// on a fresh connection.
 func (r *Remote) connect(ctx context.Context, prefix []int) error {
+	err := r.dialOpen(ctx, prefix)
+	if errors.Is(err, errNoSession) {
+		err = r.dialOpen(ctx, prefix)
+	}
+	return err
+}
+
+// errNoSession: the server does not know the session to resume.
+var errNoSession = errors.New("session unknown to the server")
+
+// dialOpen dials, handshakes and opens (or resumes) the session with prefix.
+func (r *Remote) dialOpen(ctx context.Context, prefix []int) error {
 	d := net.Dialer{Timeout: r.cfg.DialTimeout}
+	if r.cfg.LocalAddr != "" {
+		ip := net.ParseIP(r.cfg.LocalAddr)
+		if ip == nil {
+			return fatal{fmt.Errorf("local address %q is not an IP address", r.cfg.LocalAddr)}
+		}
+		d.LocalAddr = &net.TCPAddr{IP: ip}
+	}
 	c, err := d.DialContext(ctx, "tcp", r.cfg.Addr)
 	if err != nil {
 		return err
@@ -125,7 +172,11 @@ func (r *Remote) connect(ctx context.Context, prefix []int) error {
 		tc.SetDeadline(time.Now().Add(r.cfg.DialTimeout))
 		if err := tc.HandshakeContext(ctx); err != nil {
 			c.Close()
-			return fatal{fmt.Errorf("TLS: %w", err)}
+			err = fmt.Errorf("TLS: %w", err)
+			if errors.As(err, new(*tls.CertificateVerificationError)) || errors.As(err, new(tls.AlertError)) {
+				return fatal{err}
+			}
+			return err // the connection broke (e.g. a replica going away)
 		}
 		tc.SetDeadline(time.Time{})
 		c = tc
@@ -178,12 +229,12 @@ func (r *Remote) handshake(c net.Conn, prefix []int) error {
 	b, err = r.roundTrip(c, wire.FrameOpen, wire.AppendOpen(nil, o), wire.FrameOpened)
 	var we *wire.Error
 	if r.id != 0 && errors.As(err, &we) && we.Code == wire.ErrCodeNoSession {
-		// The server lost the session (restart, expiry): open a new one
-		// that starts from the committed prefix.
-		r.cfg.Logger.Info("session lost on the server; reopening with the committed prefix", "session", r.id, "prefix", len(prefix))
+		// The server lost the session (restart, expiry) or never had it
+		// (another replica): open a new one that starts from the
+		// committed prefix. The error ended this connection.
+		r.cfg.Logger.Info("session unknown to the server; reopening with the committed prefix", "session", r.id, "prefix", len(prefix))
 		r.id = 0
-		o.Resume = 0
-		b, err = r.roundTrip(c, wire.FrameOpen, wire.AppendOpen(nil, o), wire.FrameOpened)
+		return errNoSession
 	}
 	if err != nil {
 		return classify(err)
@@ -191,6 +242,10 @@ func (r *Remote) handshake(c net.Conn, prefix []int) error {
 	op, err := wire.ParseOpened(b)
 	if err != nil {
 		return fatal{err}
+	}
+	if o.Resume == 0 && r.opened.Session != 0 {
+		r.Stats.Reopens++
+		r.Stats.Reprefill += len(prefix)
 	}
 	r.id, r.opened = op.Session, *op
 	return nil

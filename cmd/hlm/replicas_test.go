@@ -1,0 +1,158 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hlmproject/hlm/edge"
+	"github.com/hlmproject/hlm/fleet"
+	"github.com/hlmproject/hlm/hybrid"
+	"github.com/hlmproject/hlm/sim"
+)
+
+const stories260K = "../../../shared/models/stories260K/stories260K.bin"
+
+// startFleet starts n `hlm serve` replicas of stories260K (this test binary
+// run as hlm, see TestMain) behind HAProxy, or skips when HAProxy or the
+// model is absent.
+func startFleet(t *testing.T, n int, balance string) *fleet.Fleet {
+	t.Helper()
+	if _, err := exec.LookPath("haproxy"); err != nil {
+		t.Skip("haproxy is not installed (Debian: apt-get install haproxy; .ci/run installs it): skipping the replica deployment test")
+	}
+	llm, err := filepath.Abs(stories260K)
+	if err == nil {
+		_, err = os.Stat(llm)
+	}
+	if err != nil {
+		t.Skipf("shared model not present (%v)", err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	f, err := fleet.Start(fleet.Config{Serve: []string{exe, "serve"}, Env: []string{"HLM_TEST_MAIN=1"},
+		Args: []string{"--llm", llm, "--log-level", "info"}, Replicas: n, Balance: balance, Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		f.Close()
+		if t.Failed() {
+			for _, name := range []string{"haproxy.cfg", "haproxy.log", "r0.log", "r1.log", "r2.log"} {
+				if b, err := os.ReadFile(filepath.Join(dir, name)); err == nil {
+					t.Logf("%s:\n%s", name, b)
+				}
+			}
+		}
+	})
+	return f
+}
+
+// TestReplicasBehindHAProxy: 32 devices generate continuously through
+// HAProxy (round robin) in front of 3 replicas while one replica is killed
+// (SIGKILL) and replaced, and then every replica is restarted in turn
+// (SIGTERM: drain, exit, start anew on new ports). Every generation must
+// complete and produce exactly the simulator's tokens; each drained
+// replica must have answered 503 before exiting with status 0.
+func TestReplicasBehindHAProxy(t *testing.T) {
+	f := startFleet(t, 3, "roundrobin")
+	ms, err := sim.Open(stories260K, stories260K+"@exit=2", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const devices, maxTokens = 32, 48
+	var (
+		stop        atomic.Bool
+		generations atomic.Int64
+		reconnects  atomic.Int64
+		reopens     atomic.Int64
+		wg          sync.WaitGroup
+		mu          sync.Mutex
+		failures    []string
+	)
+	fail := func(format string, args ...any) {
+		mu.Lock()
+		failures = append(failures, fmt.Sprintf(format, args...))
+		mu.Unlock()
+	}
+	methods := []string{hybrid.HLM, hybrid.QS, hybrid.UHLM, hybrid.Coupled}
+	for i := 0; i < devices; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for gen := 0; gen == 0 || !stop.Load(); gen++ {
+				p := hybrid.DefaultParams()
+				p.Method, p.Seed, p.MaxTokens = methods[i%len(methods)], uint64(1000*i+gen), maxTokens
+				// A link with 5 ms per upload paces the devices a little.
+				p.Channel.Channel, p.Channel.RateBps, p.Channel.UpOverhead = "fixed", 1e6, 5*time.Millisecond
+				shape := p.Channel
+				g, err := edge.NewGenerator(edge.Config{Addr: f.Addr, LocalAddr: fmt.Sprintf("127.0.0.%d", 10+i),
+					Backoff: 20 * time.Millisecond, Shape: &shape}, ms.SLM, p)
+				if err != nil {
+					fail("device %d: %v", i, err)
+					return
+				}
+				got, st, err := g.One(context.Background(), p, "Once upon a time, there was a little", nil)
+				if err != nil {
+					fail("device %d, generation %d (%s): %v", i, gen, p.Method, err)
+					return
+				}
+				want, err := sim.One(context.Background(), ms, p, "Once upon a time, there was a little", nil)
+				if err != nil {
+					fail("device %d: simulator: %v", i, err)
+					return
+				}
+				if !slices.Equal(got.Tokens, want.Tokens) {
+					fail("device %d, generation %d (%s): tokens differ from the simulator\n net %v\n sim %v", i, gen, p.Method, got.Tokens, want.Tokens)
+				}
+				generations.Add(1)
+				reconnects.Add(int64(st.Reconnects))
+				reopens.Add(int64(st.Reopens))
+			}
+		}()
+	}
+
+	// Under load: kill one replica, replace it, then roll all three.
+	time.Sleep(300 * time.Millisecond)
+	start := time.Now()
+	if err := f.Kill(0); err != nil {
+		t.Error(err)
+	}
+	t.Logf("%v: r0 killed (SIGKILL), HAProxy sees it down", time.Since(start).Round(time.Millisecond))
+	if err := f.Replace(0); err != nil {
+		t.Error(err)
+	}
+	t.Logf("%v: r0 replaced and up", time.Since(start).Round(time.Millisecond))
+	for i := 0; i < 3; i++ {
+		d, err := f.Restart(i)
+		switch {
+		case err != nil:
+			t.Error(err)
+		case !d.Saw503 || d.Exit != nil:
+			t.Errorf("r%d: drained without a 503 from /healthz (%v) or exited with %v", i, d.Saw503, d.Exit)
+		}
+		t.Logf("%v: r%d restarted (drained and exited in %v)", time.Since(start).Round(time.Millisecond), i, d.Duration.Round(time.Millisecond))
+	}
+	stop.Store(true)
+	wg.Wait()
+	for _, msg := range failures {
+		t.Error(msg)
+	}
+	t.Logf("%d generations by %d devices, %d reconnections, %d sessions reopened on another replica", generations.Load(), devices, reconnects.Load(), reopens.Load())
+	if reconnects.Load() == 0 || reopens.Load() == 0 {
+		t.Error("no device reconnected: the kill and the restarts did not hit a generation")
+	}
+	if st, err := f.Status(); err != nil || !slices.Equal(st, []string{"UP", "UP", "UP"}) {
+		t.Errorf("HAProxy's view at the end: %v %v", st, err)
+	}
+}
