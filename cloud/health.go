@@ -11,7 +11,8 @@ import (
 // it (hlm serve --health).
 type Health struct {
 	// Status is "ok" when the server accepts new sessions; otherwise
-	// "starting" (Serve not called yet), "full" (MaxSessions reached),
+	// "starting" (Serve not called yet), "full" (MaxSessions sessions, all
+	// with a connection),
 	// "draining" (Drain was called) or "stopped" (Shutdown was called).
 	Status      string `json:"status"`
 	Sessions    int    `json:"sessions"`
@@ -32,6 +33,12 @@ func (s *Server) Health() Health {
 			h.InRound++
 		}
 	}
+	attached := 0 // detached sessions make room when needed (evictDetached)
+	for _, ss := range s.sessions {
+		if ss.conn != nil {
+			attached++
+		}
+	}
 	switch {
 	case s.closing:
 		h.Status = "stopped"
@@ -39,7 +46,7 @@ func (s *Server) Health() Health {
 		h.Status = "draining"
 	case !s.serving:
 		h.Status = "starting"
-	case len(s.sessions) >= s.cfg.MaxSessions:
+	case attached >= s.cfg.MaxSessions:
 		h.Status = "full"
 	}
 	return h

@@ -42,6 +42,9 @@ func TestHealthDrainShutdown(t *testing.T) {
 	}
 	// A batch window holds every verification for 300 ms: a round in flight.
 	srv, addr := start(t, Config{LLM: ms.LLM, BatchWindow: 300 * time.Millisecond, DrainDelay: 200 * time.Millisecond})
+	for deadline := time.Now().Add(5 * time.Second); srv.Health().Status == "starting" && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond) // Serve is starting in its goroutine
+	}
 	if code, h := getHealth(t, hs.URL); code != http.StatusOK || h.Status != "ok" {
 		t.Errorf("serving: %d %+v", code, h)
 	}
@@ -98,5 +101,55 @@ func TestHealthDrainShutdown(t *testing.T) {
 		t.Error("a round after Shutdown succeeded")
 	} else if errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("round after Shutdown: %v", err)
+	}
+}
+
+// TestEvictDetached: a full server makes room for a new session by dropping
+// the least recently used session without a connection, and refuses one
+// only when every session has a connection.
+func TestEvictDetached(t *testing.T) {
+	ms := models(t)
+	srv, addr := start(t, Config{LLM: ms.LLM, MaxSessions: 2})
+	p := hybrid.DefaultParams()
+	p.Method = hybrid.Coupled
+	open := func() (*edge.Remote, error) {
+		return edge.Connect(context.Background(), edge.Config{Addr: addr, Retries: 1, Backoff: 10 * time.Millisecond},
+			edge.Session{Params: p, Tokenizer: ms.Tok.Fingerprint(), Prefix: func() []int { return []int{1, 5} }})
+	}
+	a, err := open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if _, err := open(); err == nil {
+		t.Fatal("a third session on a full server with every session attached was opened")
+	}
+	if h := srv.Health(); h.Status != "full" {
+		t.Errorf("health of a full server: %+v", h)
+	}
+	a.Drop() // a's session stays, detached
+	for deadline := time.Now().Add(5 * time.Second); srv.Health().Connections > 1 && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+	if h := srv.Health(); h.Status != "ok" || h.Sessions != 2 {
+		t.Errorf("after a detached: %+v", h)
+	}
+	c, err := open()
+	if err != nil {
+		t.Fatalf("no room made for a new session: %v", err)
+	}
+	defer c.Close()
+	if n := srv.Sessions(); n != 2 {
+		t.Errorf("%d sessions, want 2 (a's evicted)", n)
+	}
+	// a comes back: its session is gone, it reopens (evicting nothing: b
+	// and c are attached, so it is refused) — the device sees the limit.
+	if _, err := a.Verify(context.Background(), &wire.Upload{Round: 1, Drafts: []wire.Draft{{Token: 7}}}); err == nil {
+		t.Error("a's round went through on a full server whose sessions all have connections")
 	}
 }

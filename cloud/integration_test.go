@@ -269,25 +269,12 @@ func (f *faultVerifier) Verify(ctx context.Context, up *wire.Upload) (*wire.Verd
 
 func runWithFault(t *testing.T, g *edge.Generator, p hybrid.Params, fault func(*edge.Remote)) (hybrid.Result, edge.Stats) {
 	t.Helper()
-	ids := g.Tok.Encode(prompt, true, false)
-	dev, err := hybrid.NewDevice(p, g.SLM, g.SLM.Config().Vocab, ids)
+	g.Wrap = func(r *edge.Remote) hybrid.Verifier { return &faultVerifier{r: r, fault: fault} }
+	res, st, err := g.One(context.Background(), p, prompt, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rem, err := edge.Connect(context.Background(), g.Conn, edge.Session{Params: p, SLM: g.SLM.Fingerprint(), Tokenizer: g.Tok.Fingerprint(), Prefix: dev.Sequence})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rem.Close()
-	lc := p.Channel
-	lc.Seed += p.Seed
-	link, _ := newLink(lc)
-	res, err := hybrid.Run(context.Background(), hybrid.Config{Device: dev, Verifier: &faultVerifier{r: rem, fault: fault}, Link: link,
-		EOS: g.Tok.EOS(), Context: g.SLM.Config().SeqLen, Decode: g.Tok.Decode})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res, rem.Stats
+	return res, st
 }
 
 // TestHostilePeers: garbage, an oversized frame, a wrong token and a client

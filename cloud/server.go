@@ -27,7 +27,7 @@ type Config struct {
 	Replicas []model.Model // draft models the replica method may use, matched by fingerprint
 
 	AuthToken   string        // required token ("" = none)
-	MaxSessions int           // concurrent sessions (default 64)
+	MaxSessions int           // concurrent sessions (default 64); when full, a new one evicts the least recently used session without a connection
 	MaxFrame    int           // largest accepted frame (default wire.DefaultMaxFrame)
 	MaxContext  int           // positions per session (0: the model's context)
 	IdleTimeout time.Duration // a session without traffic is dropped (default 5 min)
@@ -511,7 +511,7 @@ func (s *Server) open(c net.Conn, body []byte) (*session, error) {
 	hs.SetRound(o.Round)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.sessions) >= s.cfg.MaxSessions {
+	if len(s.sessions) >= s.cfg.MaxSessions && !s.evictDetached() {
 		return nil, perr(wire.ErrCodeLimit, "server full (%d sessions)", s.cfg.MaxSessions)
 	}
 	ss := &session{id: newID(), hs: hs, vocab: vocab, conn: c, lastUsed: time.Now()}
@@ -522,6 +522,28 @@ func (s *Server) open(c net.Conn, body []byte) (*session, error) {
 	s.cfg.Metrics.SessionStarted(len(prefix), o.Round > 0)
 	s.cfg.Logger.Info("session opened", "session", ss.id, "method", p.Method, "prefix", len(prefix), "round", o.Round)
 	return ss, nil
+}
+
+// evictDetached drops the least recently used session that has no
+// connection, making room for a new one; false when every session is
+// attached. Behind a round-robin balancer a device that reconnects usually
+// opens a new session on another replica and leaves its old one detached
+// here until the idle timeout; should it come back, it reopens from its
+// committed prefix (no token is lost). Called with s.mu held.
+func (s *Server) evictDetached() bool {
+	var victim *session
+	for _, ss := range s.sessions {
+		if ss.conn == nil && (victim == nil || ss.lastUsed.Before(victim.lastUsed)) {
+			victim = ss
+		}
+	}
+	if victim == nil {
+		return false
+	}
+	delete(s.sessions, victim.id)
+	s.cfg.Metrics.SessionEnded()
+	s.cfg.Logger.Info("session evicted to make room (detached, least recently used)", "session", victim.id)
+	return true
 }
 
 // upload verifies one upload body (or answers a repeated round from cache).

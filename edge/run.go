@@ -21,6 +21,9 @@ type Generator struct {
 	Params hybrid.Params
 	LLM    string    // required server model fingerprint ("" = any)
 	Trace  io.Writer // per-token JSON lines
+	// Wrap, when set, wraps each generation's Remote in the verifier the
+	// generation uses (to time rounds or inject faults).
+	Wrap func(*Remote) hybrid.Verifier
 }
 
 // NewGenerator checks the pieces.
@@ -68,7 +71,11 @@ func (g *Generator) One(ctx context.Context, p hybrid.Params, prompt string, onT
 	if err != nil {
 		return hybrid.Result{}, Stats{}, err
 	}
-	res, err := hybrid.Run(ctx, hybrid.Config{Device: dev, Verifier: rem, Link: link, EOS: g.Tok.EOS(),
+	var ver hybrid.Verifier = rem
+	if g.Wrap != nil {
+		ver = g.Wrap(rem)
+	}
+	res, err := hybrid.Run(ctx, hybrid.Config{Device: dev, Verifier: ver, Link: link, EOS: g.Tok.EOS(),
 		Context: min(int(rem.Opened().Context), g.SLM.Config().SeqLen), Decode: g.Tok.Decode, Trace: g.Trace, OnTokens: onTokens})
 	return res, rem.Stats, err
 }

@@ -73,7 +73,7 @@ balancer to another replica and continue with the same tokens
 	health := fs.String("health", "", "serve the health endpoint (/healthz, /drain) on this address (e.g. 0.0.0.0:9141)")
 	drainDelay := fs.Duration("drain-delay", 0, "on SIGTERM, keep serving this long with /healthz answering 503 before closing (at least the balancer's check interval × fall)")
 	drainTimeout := fs.Duration("drain-timeout", 30*time.Second, "on shutdown, wait this long for rounds being verified before closing connections abruptly")
-	maxSessions := fs.Int("max-sessions", 64, "concurrent sessions")
+	maxSessions := fs.Int("max-sessions", 64, "concurrent sessions (when full, a new session evicts the least recently used one that has no connection)")
 	maxFrame := fs.Int("max-frame", 4<<20, "largest frame accepted, bytes")
 	maxContext := fs.Int("max-context", 0, "positions per session (0: the model's context length)")
 	idle := fs.Duration("idle-timeout", 5*time.Minute, "drop a session after this long without traffic")
