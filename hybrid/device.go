@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/hlmproject/hlm/codec"
+	"github.com/hlmproject/hlm/importance"
 	"github.com/hlmproject/hlm/model"
 	"github.com/hlmproject/hlm/policy"
 	"github.com/hlmproject/hlm/sampling"
@@ -57,6 +58,7 @@ type drafted struct {
 	bits    int       // codec payload bits
 	support int
 	u       float64
+	imp     int // ui-hlm, i-hlm: attention weights above θ_imp (U+I eq. 6)
 }
 
 // Step is what one device round produced.
@@ -70,6 +72,9 @@ type Step struct {
 	Local int
 	// U is the skipped token's uncertainty (NaN when not measured).
 	U float64
+	// Imp is the skipped token's importance for ui-hlm and i-hlm: its
+	// attention weights above θ_imp (U+I eq. 6).
+	Imp int
 	// UplinkBits is the papers' bit count of Upload (0 when nil; see
 	// UplinkBits).
 	UplinkBits int
@@ -223,7 +228,7 @@ func (d *Device) stepSkip() (Step, error) {
 		return Step{}, err
 	}
 	x := d.p.distOf(nil, logits)
-	dr := drafted{sample: x}
+	dr := drafted{sample: x, u: math.NaN()}
 	var enc codec.Encoded
 	if d.enc != nil && d.p.SamplesRecon() {
 		if enc, err = d.enc.Encode(x, -1); err != nil {
@@ -249,6 +254,7 @@ func (d *Device) stepSkip() (Step, error) {
 		if a := d.slm.s.Attention(); a != nil {
 			row := a.Last()
 			tok.Attention = row[:len(row)-1] // attention to the preceding tokens
+			dr.imp = importance.CountAbove(tok.Attention, importance.Threshold(tok.Attention, d.p.Gamma))
 		}
 	}
 	if !d.uploader.Upload(tok, d.rng) {
@@ -256,7 +262,7 @@ func (d *Device) stepSkip() (Step, error) {
 		d.unsent = append(d.unsent, int32(dr.token))
 		d.unsentProb = append(d.unsentProb, float32(tok.XDraft))
 		d.unsentX = append(d.unsentX, dr.sample)
-		return Step{Drafted: 1, Local: dr.token, U: tok.U}, nil
+		return Step{Drafted: 1, Local: dr.token, U: tok.U, Imp: dr.imp}, nil
 	}
 	if !d.p.SamplesRecon() {
 		switch {
@@ -324,7 +330,7 @@ func (d *Device) stepBlock(room int) (Step, error) {
 		}
 		x := d.p.distOf(nil, logits)
 		if d.enc == nil { // coupled and replica send token ids only
-			dr := drafted{sample: x}
+			dr := drafted{sample: x, u: math.NaN()}
 			if d.p.Method == Coupled {
 				dr.token = spec.CoupledSample(x, d.p.Seed, len(ctx))
 			} else {
@@ -352,7 +358,7 @@ func (d *Device) stepBlock(room int) (Step, error) {
 		if err != nil {
 			return Step{}, err
 		}
-		dr := drafted{sample: x, recon: enc.Recon, payload: enc.Payload, bits: enc.Bits, support: enc.Support}
+		dr := drafted{sample: x, recon: enc.Recon, payload: enc.Payload, bits: enc.Bits, support: enc.Support, u: math.NaN()}
 		if d.p.SamplesRecon() {
 			dr.sample = enc.Recon
 		}

@@ -92,16 +92,30 @@ type Result struct {
 	MeanDeviation  *float64 `json:"mean_deviation"` // simulator only: mean L1 distance of the effective output distribution from the LLM's (CU-HLM Bias(t))
 }
 
-// traceEvent is one line of the per-token trace.
+// traceEvent is one line of the per-token trace (hlm sim/edge --trace; the
+// live view, package live, reads it). Kind is the token's fate: "skip"
+// (committed by the device without verification), "accepted" (a draft the
+// server accepted), "resampled" (the server's token after a rejection),
+// "bonus" (the server's token after a fully accepted block) or "llm" (the
+// server's token in a round without drafts). A "check" line reports, once
+// the next upload's verdict is back, the acceptance probability of a token
+// committed earlier as "skip" (needs diagnostics).
 type traceEvent struct {
-	Round   int     `json:"round"`
-	Pos     int     `json:"pos"`
-	Token   int     `json:"token"`
-	Kind    string  `json:"kind"` // skip, accepted, resampled, bonus
-	Time    float64 `json:"t"`    // virtual seconds when committed
-	U       float64 `json:"u,omitempty"`
-	Bits    int     `json:"bits,omitempty"`
-	Support int     `json:"support,omitempty"`
+	Round   int      `json:"round"`
+	Pos     int      `json:"pos"`
+	Token   int      `json:"token"`
+	Kind    string   `json:"kind"`
+	Time    float64  `json:"t"`                 // virtual seconds when committed
+	U       *float64 `json:"u,omitempty"`       // uncertainty, where the method measures it
+	Imp     *int     `json:"imp,omitempty"`     // ui-hlm, i-hlm: attention weights above θ_imp (U+I eq. 6)
+	Bits    int      `json:"bits,omitempty"`    // the draft's codec payload
+	Support int      `json:"support,omitempty"` // entries the codec sent
+	UpBits  int      `json:"up_bits,omitempty"` // the whole upload of the round (UplinkBits)
+	// Accept is the probability that the draft would be accepted,
+	// min(1, y(x)/x̂(x)): for skipped tokens (check lines) from the
+	// diagnostics, for drafts only in the simulator (whose server is in
+	// the process); absent for coupled drafts.
+	Accept *float64 `json:"accept,omitempty"`
 }
 
 // Run generates until EOS, the token budget or the context is exhausted.
@@ -164,7 +178,11 @@ func Run(ctx context.Context, c Config) (Result, error) {
 		if st.Upload == nil { // committed locally
 			res.Skipped++
 			emit(c, d, []int{st.Local})
-			enc.Encode(traceEvent{Round: res.Rounds, Pos: len(d.seq) - 1, Token: st.Local, Kind: "skip", Time: now.Seconds(), U: finite(st.U)})
+			ev := traceEvent{Round: res.Rounds, Pos: len(d.seq) - 1, Token: st.Local, Kind: "skip", Time: now.Seconds(), U: measured(st.U)}
+			if p.Method == UIHLM || p.Method == IHLM {
+				ev.Imp = &st.Imp
+			}
+			enc.Encode(ev)
 			if st.Local == c.EOS {
 				res.Stop = "end of sequence"
 				break
@@ -206,8 +224,25 @@ func Run(ctx context.Context, c Config) (Result, error) {
 		// True skip rate from the diagnostics the server returned.
 		for j, yd := range v.CommittedTarget {
 			if sent := st.Upload.CommittedProb; j < len(sent) && sent[j] > 0 {
-				tsrSum += math.Min(1, float64(yd)/float64(sent[j]))
+				a := math.Min(1, float64(yd)/float64(sent[j]))
+				tsrSum += a
 				tsrN++
+				if c.Trace != nil {
+					enc.Encode(traceEvent{Round: res.Rounds, Pos: len(d.seq) - len(st.Upload.Committed) + j, Token: int(st.Upload.Committed[j]),
+						Kind: "check", Time: now.Seconds(), Accept: &a})
+				}
+			}
+		}
+		// The acceptance probability of each draft, where the server's
+		// distributions are at hand (simulator, not coupled).
+		var accept []float64
+		if local != nil && local.last != nil && c.Trace != nil {
+			for l := 0; l < L && l < len(local.last.XHat) && l < len(local.last.DraftY) && l < len(drafts); l++ {
+				xh, y := local.last.XHat[l], local.last.DraftY[l]
+				if xh == nil || y == nil || drafts[l].token >= len(xh) || !(xh[drafts[l].token] > 0) {
+					break
+				}
+				accept = append(accept, math.Min(1, y[drafts[l].token]/xh[drafts[l].token]))
 			}
 		}
 		// Oracle deviation (simulator only): L1 distance between the
@@ -250,15 +285,23 @@ func Run(ctx context.Context, c Config) (Result, error) {
 		}
 		for i, t := range committed {
 			kind := "accepted"
-			ev := traceEvent{Round: res.Rounds, Pos: len(d.seq) - len(committed) + i, Token: t, Time: now.Seconds()}
+			ev := traceEvent{Round: res.Rounds, Pos: len(d.seq) - len(committed) + i, Token: t, Time: now.Seconds(), UpBits: st.UplinkBits}
 			switch {
 			case i == len(committed)-1 && v.Resampled:
 				kind = "resampled"
+			case i == len(committed)-1 && L == 0:
+				kind = "llm"
 			case i == len(committed)-1:
 				kind = "bonus"
 			}
 			if i < len(drafts) && (kind == "accepted" || i == v.Accepted) {
-				ev.U, ev.Bits, ev.Support = finite(drafts[i].u), drafts[i].bits, drafts[i].support
+				ev.U, ev.Bits, ev.Support = measured(drafts[i].u), drafts[i].bits, drafts[i].support
+				if p.Method == UIHLM || p.Method == IHLM {
+					ev.Imp = &drafts[i].imp
+				}
+				if i < len(accept) {
+					ev.Accept = &accept[i]
+				}
 			}
 			ev.Kind = kind
 			enc.Encode(ev)
@@ -369,12 +412,12 @@ func emit(c Config, d *Device, committed []int) {
 	}
 }
 
-// finite maps NaN (not measured) to 0 for the trace, whose u field is omitted when 0.
-func finite(x float64) float64 {
+// measured is x, or nil when x is NaN (not measured) or infinite.
+func measured(x float64) *float64 {
 	if math.IsNaN(x) || math.IsInf(x, 0) {
-		return 0
+		return nil
 	}
-	return x
+	return &x
 }
 
 func l1(a, b []float64) float64 {
