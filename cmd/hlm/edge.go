@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -13,7 +14,9 @@ import (
 
 	"github.com/hlmproject/hlm/edge"
 	"github.com/hlmproject/hlm/hybrid"
+	"github.com/hlmproject/hlm/live"
 	"github.com/hlmproject/hlm/model/llama"
+	"github.com/hlmproject/hlm/sim"
 	"github.com/hlmproject/hlm/tensor"
 )
 
@@ -47,8 +50,12 @@ is re-established and the session resumed without losing tokens.`, stderr)
 	logFormat := fs.String("log-format", "text", "log format: text or json")
 	logLevel := fs.String("log-level", "warn", "log level: debug, info, warn, error")
 	rf := addRunFlags(fs, p, "parameter override key=value (repeatable; see hlm sim --help)")
+	uf := addUIFlags(fs, false)
 	if err := parse(fs, args); err != nil {
 		return err
+	}
+	if *uf.addr != "" && *openaiAddr != "" {
+		return usageError{errors.New("--ui shows the generations of --prompt/--prompts, not of --openai")}
 	}
 	p, err := rf.params(p)
 	if err != nil {
@@ -104,35 +111,64 @@ is re-established and the session resumed without losing tokens.`, stderr)
 	if err != nil {
 		return err
 	}
-	if *rf.asJSON {
+	view, err := uf.start("hlm edge → "+*server, stderr)
+	if err != nil {
+		return err
+	}
+	if *rf.asJSON && view == nil {
 		sum, err := g.Run(ctx, texts, nil)
 		if err != nil {
 			return err
 		}
 		return json.NewEncoder(stdout).Encode(sum)
 	}
-	// Stream the text of each prompt as it is committed.
+	// Stream the text of each prompt as it is committed (and to the live
+	// view).
+	var runs []hybrid.Result
 	for i, t := range texts {
 		pp := p
 		pp.Seed += uint64(i)
-		dec := g.Tok.NewStreamDecoder()
-		for _, id := range g.Tok.Encode(t, true, false) {
-			dec.Push(id)
+		var run *live.Run
+		if view != nil {
+			run, g.Trace = view.begin(pp, t, i, len(texts), g.Tok, trace)
 		}
-		res, st, err := g.One(ctx, pp, t, func(toks []int) {
-			for _, id := range toks {
-				io.WriteString(stdout, dec.Push(id))
+		var onTokens func([]int)
+		dec := g.Tok.NewStreamDecoder()
+		if !*rf.asJSON {
+			for _, id := range g.Tok.Encode(t, true, false) {
+				dec.Push(id)
 			}
-		})
-		io.WriteString(stdout, dec.Flush()+"\n")
+			onTokens = func(toks []int) {
+				for _, id := range toks {
+					io.WriteString(stdout, dec.Push(id))
+				}
+			}
+		}
+		res, st, err := g.One(ctx, pp, t, onTokens)
+		if run != nil {
+			run.End(res, err)
+		}
+		if !*rf.asJSON {
+			io.WriteString(stdout, dec.Flush()+"\n")
+		}
 		if err != nil {
 			return err
+		}
+		runs = append(runs, res)
+		if *rf.asJSON {
+			continue
 		}
 		res.Text = "" // already streamed
 		printSummary(stderr, &res)
 		if st.Reconnects > 0 {
 			fmt.Fprintf(stderr, "  reconnected %d times, re-sent %d uploads\n", st.Reconnects, st.Resent)
 		}
+	}
+	if view != nil {
+		defer view.keep(ctx, stderr)
+	}
+	if *rf.asJSON {
+		return json.NewEncoder(stdout).Encode(sim.Aggregate(runs))
 	}
 	return nil
 }

@@ -56,6 +56,7 @@ Parameters (--set key=value, repeatable):
 	mf := addModelFlags(fs)
 	threads := fs.Int("threads", 0, "worker threads for the models (0: all cores)")
 	rf := addRunFlags(fs, p, "parameter override key=value (repeatable; see the list above)")
+	uf := addUIFlags(fs, true)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -77,12 +78,24 @@ Parameters (--set key=value, repeatable):
 		cfg.Progress = func(done, total int) { fmt.Fprintf(stderr, "\rprompt %d/%d", done, total) }
 	}
 	tensor.SetThreads(*threads)
-	sum, err := sim.Run(ctx, cfg)
+	view, err := uf.start("hlm sim", stderr)
+	if err != nil {
+		return err
+	}
+	var sum sim.Summary
+	if view == nil {
+		sum, err = sim.Run(ctx, cfg)
+	} else {
+		sum, err = simWatched(ctx, cfg, view)
+	}
 	if cfg.Progress != nil {
 		fmt.Fprintln(stderr)
 	}
 	if err != nil {
 		return err
+	}
+	if view != nil {
+		defer view.keep(ctx, stderr)
 	}
 	if *rf.asJSON {
 		e := json.NewEncoder(stdout)
@@ -90,6 +103,36 @@ Parameters (--set key=value, repeatable):
 	}
 	printSummary(stdout, &sum.Result)
 	return nil
+}
+
+// simWatched is sim.Run with each prompt's generation streamed to the live
+// view.
+func simWatched(ctx context.Context, cfg sim.Config, view *ui) (sim.Summary, error) {
+	if err := cfg.Params.Validate(); err != nil {
+		return sim.Summary{}, err
+	}
+	ms, err := sim.Open(cfg.LLM, cfg.SLM, cfg.Tokenizer)
+	if err != nil {
+		return sim.Summary{}, err
+	}
+	var runs []hybrid.Result
+	for i, prompt := range cfg.Prompts {
+		one := cfg
+		one.Prompts, one.Progress = []string{prompt}, nil
+		one.Params.Seed += uint64(i)
+		run, trace := view.begin(one.Params, prompt, i, len(cfg.Prompts), ms.Tok, cfg.Trace)
+		one.Trace = trace
+		s, err := sim.RunModels(ctx, ms, one)
+		run.End(s.Result, err)
+		if err != nil {
+			return sim.Summary{}, fmt.Errorf("prompt %d: %w", i, err)
+		}
+		runs = append(runs, s.Result)
+		if cfg.Progress != nil {
+			cfg.Progress(i+1, len(cfg.Prompts))
+		}
+	}
+	return sim.Aggregate(runs), nil
 }
 
 func printSummary(w io.Writer, r *hybrid.Result) {
