@@ -27,7 +27,7 @@ func init() {
 func runEdge(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	p := hybrid.DefaultParams()
 	def := modelsDir()
-	fs := newFlags("edge", "--server ADDR --slm SPEC --method NAME [--prompt TEXT | --prompts FILE] [--set key=value ...] [--json] | --openai ADDR", `
+	fs := newFlags("edge", "--server ADDR --slm SPEC --method NAME [--prompt TEXT | --prompts FILE] [--set key=value ...] [--json] [--ui ADDR] | --openai ADDR", `
 Run the device side against an hlm serve: draft with the SLM, decide what to
 send with the method's policies and codecs, and send real bytes. The same
 method parameters as hlm sim apply (--set key=value; see hlm sim --help);

@@ -187,7 +187,6 @@ balancer to another replica and continue with the same tokens
 	// Drain: /healthz answers 503 while the server keeps serving, then the
 	// connections end at round boundaries. Serve keeps accepting until
 	// Shutdown (it was given a context that is not cancelled by signals).
-	log.Info("draining", "delay", *drainDelay)
 	srv.Drain(context.Background())
 	log.Info("shutting down", "timeout", *drainTimeout)
 	sctx, cancel := context.WithTimeout(context.Background(), *drainTimeout)
