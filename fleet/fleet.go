@@ -101,11 +101,9 @@ func Start(cfg Config) (*Fleet, error) {
 		f.Close()
 		return nil, err
 	}
-	for i := range f.replicas {
-		if err := f.waitUp(i); err != nil {
-			f.Close()
-			return nil, err
-		}
+	if err := f.WaitUp(); err != nil {
+		f.Close()
+		return nil, err
 	}
 	return f, nil
 }
@@ -191,6 +189,16 @@ func (f *Fleet) Status() ([]string, error) {
 		res[i] = st[f.name(i)]
 	}
 	return res, nil
+}
+
+// WaitUp waits until HAProxy reports every replica up.
+func (f *Fleet) WaitUp() error {
+	for i := range f.cfg.Replicas {
+		if err := f.waitUp(i); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // waitUp waits until HAProxy reports replica i up.

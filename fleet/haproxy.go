@@ -48,6 +48,7 @@ func (c HAProxyConfig) String() string {
 	w("defaults")
 	w("    mode tcp")
 	w("    timeout connect 1s")
+	w("    timeout check 1s")
 	w("    # longer than hlm serve --idle-timeout (5 min): a device that thinks")
 	w("    # between rounds is not cut off by the balancer")
 	w("    timeout client 6m")
