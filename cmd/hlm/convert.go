@@ -2,15 +2,12 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/hlmproject/hlm/internal/atomicfile"
 	"github.com/hlmproject/hlm/model/llama"
 	"github.com/hlmproject/hlm/tensor"
 )
@@ -46,21 +43,14 @@ spec (PATH@exit=N) still writes all layers: exit is a view, not a cut.`, stderr)
 	if m.Tokenizer() == nil {
 		fmt.Fprintln(stderr, "hlm convert: warning: no tokenizer found; the GGUF will have none (pass --tokenizer)")
 	}
-	tmp, err := createBeside(*out)
-	if err != nil {
+	// Written beside the destination and renamed when complete, with the
+	// mode the umask gives new files (0644 under umask 022).
+	var st llama.ConvertStats
+	err = atomicfile.Write(*out, func(w io.Writer) error {
+		st, err = llama.WriteGGUF(w, m, t, filepath.Base(*spec))
 		return err
-	}
-	defer os.Remove(tmp.Name())
-	st, err := llama.WriteGGUF(tmp, m, t, filepath.Base(*spec))
-	if err == nil {
-		err = tmp.Close()
-	} else {
-		tmp.Close()
-	}
+	})
 	if err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), *out); err != nil {
 		return err
 	}
 	fmt.Fprintf(stderr, "hlm convert: wrote %s: %d tensors, %.1f MB of weights as %v", *out, st.Tensors, float64(st.Bytes)/1e6, t)
@@ -69,21 +59,4 @@ spec (PATH@exit=N) still writes all layers: exit is a view, not a cut.`, stderr)
 	}
 	fmt.Fprintln(stderr)
 	return nil
-}
-
-// createBeside creates a new temporary file in the directory of path, to be
-// renamed to path when complete. Unlike os.CreateTemp (mode 0600) it asks
-// for mode 0666, so the finished file has the permissions the umask gives
-// every other new file (0644 with the usual umask 022).
-func createBeside(path string) (*os.File, error) {
-	dir := filepath.Dir(path)
-	for range 100 {
-		name := filepath.Join(dir, fmt.Sprintf(".hlm-convert-%016x", rand.Uint64()))
-		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
-		if errors.Is(err, fs.ErrExist) {
-			continue
-		}
-		return f, err
-	}
-	return nil, fmt.Errorf("%s: could not create a temporary file", dir)
 }

@@ -40,16 +40,6 @@ func progressBar(w io.Writer) func(done, total int, label string) {
 	return cellLines(w)
 }
 
-// isTerminal reports whether w is a character device (a terminal).
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
-}
-
 // drawBar draws a one-line progress bar on w, redrawn when the percentage
 // or the label changes.
 func drawBar(w io.Writer) func(done, total int, label string) {
