@@ -188,7 +188,7 @@ func (c Config) cell(ctx context.Context, dir string, replicas, devices int, bal
 // loopback on Linux), so that HAProxy's source hashing tells devices apart
 // as it would real ones.
 func deviceAddr(i int) string {
-	return fmt.Sprintf("127.%d.%d.%d", 1+i/65536, (i/256)%256, i%256+1)
+	return fmt.Sprintf("127.%d.%d.%d", 1+i/(250*256), (i/250)%256, 1+i%250)
 }
 
 // timed is the verifier of one generation: it times each round that

@@ -1,12 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -155,4 +158,42 @@ func TestReplicasBehindHAProxy(t *testing.T) {
 	if err := f.WaitUp(); err != nil {
 		t.Errorf("at the end: %v", err)
 	}
+}
+
+// TestLoadtest: `hlm loadtest` (its replicas are this test binary run as
+// hlm) prints a row per combination, with rounds measured, no error and,
+// with --check, no generation different from the simulator's, also when
+// devices drop their connections under both balance algorithms.
+func TestLoadtest(t *testing.T) {
+	if _, err := exec.LookPath("haproxy"); err != nil {
+		t.Skip("haproxy is not installed (Debian: apt-get install haproxy; .ci/run installs it): skipping hlm loadtest")
+	}
+	if _, err := os.Stat(stories260K); err != nil {
+		t.Skipf("shared model not present (%v)", err)
+	}
+	t.Setenv("HLM_TEST_MAIN", "1") // for the replicas this test binary starts
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), []string{"loadtest", "--llm", stories260K, "--slm", stories260K + "@exit=2",
+		"--replicas", "2", "--devices", "3", "--balance", "roundrobin,source", "--drop-every", "3", "--duration", "1s",
+		"--max-tokens", "24", "--check", "--dir", t.TempDir()}, &out, &errOut)
+	if code != 0 {
+		t.Fatalf("hlm loadtest: exit %d\n%s%s", code, out.String(), errOut.String())
+	}
+	rows := regexp.MustCompile(`(?m)^\| 2 \| 3 \| (roundrobin|source) \| 3 rounds \| ([0-9.]+) \|.*\| (\d+) \(\d+\) \| (\d+) \| (\d+) \|$`).FindAllStringSubmatch(out.String(), -1)
+	if len(rows) != 2 {
+		t.Fatalf("want 2 rows:\n%s", out.String())
+	}
+	reopened := map[string]int{}
+	for _, r := range rows {
+		if r[2] == "0.0" || r[4] != "0" || r[5] != "0" {
+			t.Errorf("%s: rounds/s %s, errors %s, different from the simulator %s\n%s", r[1], r[2], r[4], r[5], out.String())
+		}
+		reopened[r[1]], _ = strconv.Atoi(r[3])
+	}
+	// Round robin sends many reconnections to the other replica; source
+	// hashing sends them back to their session.
+	if reopened["roundrobin"] == 0 || reopened["source"] >= reopened["roundrobin"] {
+		t.Errorf("sessions reopened elsewhere: %v, want some with round robin and fewer with source\n%s", reopened, out.String())
+	}
+	t.Logf("\n%s", out.String())
 }
