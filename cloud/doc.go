@@ -16,4 +16,13 @@
 // its cache, so nothing is lost or duplicated. After a server restart the
 // device opens a new session with its committed prefix; since the server's
 // randomness is a function of (seed, round), the continuation is the same.
+//
+// Several servers can run as replicas behind a TCP load balancer
+// (docs/deploy.md, package fleet). Health reports whether a server takes
+// new sessions (HealthHandler serves it as /healthz for the balancer's
+// checks); Drain makes it report otherwise while it keeps serving, and
+// Shutdown then ends every connection at a round boundary — a round being
+// verified gets its verdict first — so its devices move to another replica
+// without losing a token. A full server makes room by dropping its least
+// recently used session that has no connection.
 package cloud
