@@ -10,8 +10,10 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/signal"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/hlmproject/hlm/cloud"
@@ -187,6 +189,9 @@ balancer to another replica and continue with the same tokens
 	// Drain: /healthz answers 503 while the server keeps serving, then the
 	// connections end at round boundaries. Serve keeps accepting until
 	// Shutdown (it was given a context that is not cancelled by signals).
+	// A second signal ends the process at once.
+	signal.Reset(os.Interrupt, syscall.SIGTERM)
+	fmt.Fprintf(stderr, "hlm serve: draining (%v), then finishing open rounds (at most %v); signal again to exit at once\n", *drainDelay, *drainTimeout)
 	srv.Drain(context.Background())
 	log.Info("shutting down", "timeout", *drainTimeout)
 	sctx, cancel := context.WithTimeout(context.Background(), *drainTimeout)
