@@ -36,7 +36,7 @@ func BenchmarkSample(b *testing.B) {
 		for i := range rngs {
 			rngs[i] = rngFor(1, 0, i, fromTeacher)
 		}
-		if err := sample(m, 1, toks, probs, n, t, rngs); err != nil {
+		if err := sample(m, 1, toks, probs, n, t, rngs, nil); err != nil {
 			b.Fatal(err)
 		}
 	}

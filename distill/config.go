@@ -3,6 +3,7 @@ package distill
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -34,7 +35,12 @@ type Config struct {
 	ExitHead   int  `json:"exit_head,omitempty"`
 	ExtraLayer bool `json:"extra_layer,omitempty"`
 
-	Data     []string `json:"data,omitempty"` // text files (TinyStories format)
+	// SampleTemps are the temperatures teacher samples are drawn at, one per
+	// sequence in turn (the soft labels are always the teacher's
+	// distribution at temperature 1); nil means [1]. Hotter samples cover
+	// more unusual contexts (names, rare words, real prompts).
+	SampleTemps []float64 `json:"sample_temps,omitempty"`
+	Data        []string  `json:"data,omitempty"` // text files (TinyStories format)
 	TextFrac float64  `json:"text_frac"`      // share of each batch from Data
 	OnPolicy float64  `json:"on_policy"`      // share sampled from the student, scored by the teacher
 
@@ -116,6 +122,11 @@ func (c Config) Validate() error {
 	}
 	if !(c.TextFrac >= 0 && c.TextFrac <= 1) || !(c.OnPolicy >= 0 && c.OnPolicy <= 1) || c.TextFrac+c.OnPolicy > 1 {
 		bad("--text-frac %g and --on-policy %g: want shares in [0, 1] summing to at most 1", c.TextFrac, c.OnPolicy)
+	}
+	for _, t := range c.SampleTemps {
+		if !(t > 0) || math.IsInf(t, 0) {
+			bad("--sample-temps: temperature %g, want > 0", t)
+		}
 	}
 	if c.TextFrac > 0 && len(c.Data) == 0 {
 		bad("--text-frac %g needs --data FILE", c.TextFrac)

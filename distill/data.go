@@ -86,11 +86,13 @@ func (c *corpus) window(dst []int, rng *rand.Rand) {
 	}
 }
 
-// sample draws n sequences of t tokens from m at temperature 1, each from
-// BOS with its own stream, evaluating all n in one batched pass per
-// position. It writes the tokens into toks (n·t) and, when probs is not nil,
-// the distribution after every token (n·t·V).
-func sample(m *llama.Model, bos int, toks []int, probs []float32, n, t int, rngs []*rand.Rand) error {
+// sample draws n sequences of t tokens from m, each from BOS with its own
+// stream, evaluating all n in one batched pass per position. Sequence i is
+// sampled at temperature temps[i mod len(temps)] (1 when temps is empty).
+// It writes the tokens into toks (n·t) and, when probs is not nil, m's
+// distribution at temperature 1 after every token (n·t·V) — the soft labels,
+// whatever temperature drew the tokens.
+func sample(m *llama.Model, bos int, toks []int, probs []float32, n, t int, rngs []*rand.Rand, temps []float64) error {
 	v := m.Config().Vocab
 	ss := make([]*llama.Session, n)
 	step := make([][]int, n)
@@ -100,6 +102,7 @@ func sample(m *llama.Model, bos int, toks []int, probs []float32, n, t int, rngs
 		step[i] = []int{bos}
 	}
 	dist := make([]float64, v)
+	var hot []float64
 	for pos := 0; pos < t; pos++ {
 		for i := range step {
 			step[i][0] = toks[i*t+pos]
@@ -117,7 +120,12 @@ func sample(m *llama.Model, bos int, toks []int, probs []float32, n, t int, rngs
 				}
 			}
 			if pos+1 < t {
-				next := sampling.Sample(dist, rngs[i])
+				from := dist
+				if len(temps) > 0 && temps[i%len(temps)] != 1 {
+					hot = sampling.Softmax(hot, out[i][0], temps[i%len(temps)])
+					from = hot
+				}
+				next := sampling.Sample(from, rngs[i])
 				if next < 0 {
 					return fmt.Errorf("%s: no token to sample (non-finite logits)", m.Name())
 				}
@@ -175,7 +183,7 @@ func (r *run) makeBatch(step int) (*batch, error) {
 		for i := range rngs {
 			rngs[i] = rngFor(c.Seed, step, i, fromTeacher)
 		}
-		if err := sample(r.teacher, r.bos, bt.tokens[:nt*t], bt.probs[:nt*t*v], nt, t, rngs); err != nil {
+		if err := sample(r.teacher, r.bos, bt.tokens[:nt*t], bt.probs[:nt*t*v], nt, t, rngs, c.SampleTemps); err != nil {
 			return nil, err
 		}
 	}
@@ -192,7 +200,7 @@ func (r *run) makeBatch(step int) (*batch, error) {
 		for i := range rngs {
 			rngs[i] = rngFor(c.Seed, step, i, fromStudent)
 		}
-		if err := sample(stu, r.bos, rest[nx*t:], nil, ns, t, rngs); err != nil {
+		if err := sample(stu, r.bos, rest[nx*t:], nil, ns, t, rngs, nil); err != nil {
 			return nil, err
 		}
 	}
@@ -213,5 +221,5 @@ func (r *run) heldoutBatch(n int) (*batch, error) {
 	for i := range rngs {
 		rngs[i] = rngFor(r.cfg.Seed, 0, i, fromHeldout)
 	}
-	return bt, sample(r.teacher, r.bos, bt.tokens, bt.probs, n, t, rngs)
+	return bt, sample(r.teacher, r.bos, bt.tokens, bt.probs, n, t, rngs, nil)
 }

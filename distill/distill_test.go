@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"os"
+	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -208,5 +210,45 @@ func TestMix(t *testing.T) {
 		if a != tc.teacher || b != tc.txt || c != tc.student {
 			t.Errorf("mix(%d, %g, %g) = %d, %d, %d; want %d, %d, %d", tc.b, tc.text, tc.on, a, b, c, tc.teacher, tc.txt, tc.student)
 		}
+	}
+}
+
+// Whatever temperature draws the tokens, the labels are the teacher's
+// distribution at temperature 1 after each prefix: scoring the sampled
+// sequences in one block gives the same numbers bit for bit.
+func TestSampleLabels(t *testing.T) {
+	m, err := llama.OpenSpec(sharedPath(t, "models/stories260K/stories260K.bin"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, tt, v := 3, 24, m.Config().Vocab
+	for _, temps := range [][]float64{nil, {2}, {1, 0.5}} {
+		toks := make([]int, n*tt)
+		probs := make([]float32, n*tt*v)
+		rngs := make([]*rand.Rand, n)
+		for i := range rngs {
+			rngs[i] = rngFor(5, 0, i, fromTeacher)
+		}
+		if err := sample(m, 1, toks, probs, n, tt, rngs, temps); err != nil {
+			t.Fatal(err)
+		}
+		ref := make([]float32, len(probs))
+		if err := score(m, toks, ref, n, tt); err != nil {
+			t.Fatal(err)
+		}
+		for i := range ref {
+			if ref[i] != probs[i] {
+				t.Fatalf("temps %v: label %d is %g, the teacher's distribution says %g", temps, i, probs[i], ref[i])
+			}
+		}
+	}
+	// A hot sampler draws other tokens than a cold one with the same stream.
+	draw := func(temp float64) []int {
+		toks := make([]int, tt)
+		sample(m, 1, toks, nil, 1, tt, []*rand.Rand{rngFor(5, 0, 0, fromTeacher)}, []float64{temp})
+		return toks
+	}
+	if slices.Equal(draw(1), draw(3)) {
+		t.Fatal("temperature 3 drew the same sequence as temperature 1")
 	}
 }

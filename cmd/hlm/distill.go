@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -58,6 +59,7 @@ seed write the same bytes.`, stderr)
 	fs.StringVar(&c.Init, "init", c.Init, "student initialisation: random, exit=N or a model spec")
 	fs.IntVar(&c.ExitHead, "exit-head", 0, "exit-head mode: freeze the teacher's first N layers, train a new head")
 	fs.BoolVar(&c.ExtraLayer, "extra-layer", false, "exit-head mode: also train one new layer above the frozen ones")
+	temps := fs.String("sample-temps", "1", "temperatures of the teacher samples, one per sequence in turn (comma-separated); the labels stay at temperature 1")
 	var data listFlag
 	fs.Var(&data, "data", "training text file (TinyStories format; repeatable)")
 	fs.Float64Var(&c.TextFrac, "text-frac", -1, "share of each batch taken from --data (default: 1 with --data, else 0)")
@@ -82,6 +84,16 @@ seed write the same bytes.`, stderr)
 		return err
 	}
 	c.Data = data
+	for _, f := range strings.Split(*temps, ",") {
+		t, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil {
+			return usageError{fmt.Errorf("--sample-temps %q: %v", *temps, err)}
+		}
+		c.SampleTemps = append(c.SampleTemps, t)
+	}
+	if len(c.SampleTemps) == 1 && c.SampleTemps[0] == 1 {
+		c.SampleTemps = nil
+	}
 	if c.TextFrac < 0 {
 		c.TextFrac = 0
 		if len(data) > 0 {
