@@ -41,8 +41,8 @@ type Config struct {
 	// more unusual contexts (names, rare words, real prompts).
 	SampleTemps []float64 `json:"sample_temps,omitempty"`
 	Data        []string  `json:"data,omitempty"` // text files (TinyStories format)
-	TextFrac float64  `json:"text_frac"`      // share of each batch from Data
-	OnPolicy float64  `json:"on_policy"`      // share sampled from the student, scored by the teacher
+	TextFrac    float64   `json:"text_frac"`      // share of each batch from Data
+	OnPolicy    float64   `json:"on_policy"`      // share sampled from the student, scored by the teacher
 
 	Loss  train.Loss  `json:"loss"`
 	Steps int         `json:"steps"`
