@@ -53,7 +53,8 @@ numbers feed hlm sim as --set calib_a=… calib_b=… u_th=… k=….`, stderr)
 	if err != nil {
 		return err
 	}
-	log, err := sim.Collect(ctx, ms, p, texts, *pairs, func(d, t int) { fmt.Fprintf(stderr, "\rcalibrating: prompt %d/%d", d, t) })
+	status := statusLine(stderr)
+	log, err := sim.Collect(ctx, ms, p, texts, *pairs, func(d, t int) { status(d, t, fmt.Sprintf("calibrating: prompt %d/%d", d, t)) })
 	fmt.Fprintln(stderr)
 	if err != nil {
 		return err

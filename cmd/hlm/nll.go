@@ -44,6 +44,7 @@ length.`, stderr)
 		return err
 	}
 	var total score.Result
+	status := statusLine(stderr)
 	for i, s := range stories {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -53,9 +54,8 @@ length.`, stderr)
 			return err
 		}
 		total.Add(r)
-		fmt.Fprintf(stderr, "\rscored %d/%d stories", i+1, len(stories))
+		status(i+1, len(stories), fmt.Sprintf("scored %d/%d stories", i+1, len(stories)))
 	}
-	fmt.Fprintln(stderr)
 	fmt.Fprintf(stdout, "model %s: %d tokens in %d stories: mean NLL %.4f nats/token, perplexity %.3f\n",
 		m.Name(), total.Tokens, len(stories), total.Mean(), total.Perplexity())
 	return nil

@@ -75,7 +75,8 @@ Parameters (--set key=value, repeatable):
 	defer closeTrace()
 	cfg.Trace = trace
 	if len(cfg.Prompts) > 1 && !*rf.asJSON {
-		cfg.Progress = func(done, total int) { fmt.Fprintf(stderr, "\rprompt %d/%d", done, total) }
+		status := statusLine(stderr)
+		cfg.Progress = func(done, total int) { status(done, total, fmt.Sprintf("prompt %d/%d", done, total)) }
 	}
 	tensor.SetThreads(*threads)
 	view, err := uf.start("hlm sim", stderr)
@@ -87,9 +88,6 @@ Parameters (--set key=value, repeatable):
 		sum, err = sim.Run(ctx, cfg)
 	} else {
 		sum, err = simWatched(ctx, cfg, view)
-	}
-	if cfg.Progress != nil {
-		fmt.Fprintln(stderr)
 	}
 	if err != nil {
 		return err

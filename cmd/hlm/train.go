@@ -61,15 +61,15 @@ example the Q-S Markov preset: --set channel_preset=qs). Use the result with
 	cfg := ddqn.DefaultConfig()
 	cfg.Seed = *seed
 	var window []float64
+	status := statusLine(stderr)
 	agent, tps, err := sim.TrainDDQN(ctx, ms, sim.TrainConfig{Params: p, Prompts: prompts, Episodes: *episodes, Agent: cfg,
 		Progress: func(ep int, t, eps float64) {
 			window = append(window, t)
 			if len(window) > 20 {
 				window = window[1:]
 			}
-			fmt.Fprintf(stderr, "\repisode %d/%d: %.2f tokens/s (mean of last %d: %.2f), ε %.2f   ", ep, *episodes, t, len(window), meanOf(window), eps)
+			status(ep, *episodes, fmt.Sprintf("episode %d/%d: %.2f tokens/s (mean of last %d: %.2f), ε %.2f", ep, *episodes, t, len(window), meanOf(window), eps))
 		}})
-	fmt.Fprintln(stderr)
 	if err != nil {
 		return err
 	}
