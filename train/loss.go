@@ -53,10 +53,15 @@ const tiny = 1e-30
 // respect to the logits, scaled by scale, into dz (when dz is not nil). It
 // also returns the total variation distance TV(x, y), whose complement is the
 // acceptance probability of a draft sampled from x. ws is a work buffer of
-// at least len(z) float64s.
+// at least 2·len(z) float64s.
+//
+// With g_i = ∂loss/∂x_i (up to a constant), the softmax Jacobian gives
+// ∂loss/∂z_i = x_i·(g_i − Σ_j x_j·g_j); FKL's gradient is simply x − y.
+// log x_i = z_i − logsumexp(z) is exact, so each element costs at most two
+// logarithms (JSD: log y_i and log(x_i + y_i)).
 func lossRow[F Float](l Loss, dz, z []F, y []float32, scale float64, ws []float64) (loss, tv float64) {
 	v := len(z)
-	x := ws[:v]
+	x, g := ws[:v], ws[v:2*v]
 	mx := math.Inf(-1)
 	for _, zi := range z {
 		mx = max(mx, float64(zi))
@@ -77,8 +82,6 @@ func lossRow[F Float](l Loss, dz, z []F, y []float32, scale float64, ws []float6
 	}
 	tv /= 2
 
-	// g_i = ∂loss/∂x_i up to a constant; the softmax Jacobian gives
-	// ∂loss/∂z_i = x_i·(g_i − Σ_j x_j·g_j). FKL's gradient is simply x − y.
 	switch l {
 	case FKL:
 		for i, zi := range z {
@@ -94,21 +97,34 @@ func lossRow[F Float](l Loss, dz, z []F, y []float32, scale float64, ws []float6
 		return loss, tv
 	case RKL:
 		for i, zi := range z {
-			if x[i] > 0 {
-				loss += x[i] * ((float64(zi) - lse) - math.Log(max(float64(y[i]), tiny)))
-			}
+			g[i] = (float64(zi) - lse) - math.Log(max(float64(y[i]), tiny))
+			loss += x[i] * g[i]
 		}
 	case TVD:
 		loss = tv
-	case JSD:
 		for i, xi := range x {
-			yi := float64(y[i])
-			m := (xi + yi) / 2
-			if xi > 0 {
-				loss += xi * math.Log(xi/m) / 2
+			switch yi := float64(y[i]); {
+			case xi > yi:
+				g[i] = 0.5
+			case xi < yi:
+				g[i] = -0.5
+			default:
+				g[i] = 0
 			}
+		}
+	case JSD:
+		// JSD = ½Σ x·log(2x/(x+y)) + ½Σ y·log(2y/(x+y)); g_i = ½·log(2x_i/(x_i+y_i)).
+		for i, zi := range z {
+			xi, yi := x[i], float64(y[i])
+			if xi+yi <= 0 {
+				g[i] = 0
+				continue
+			}
+			lm := math.Log(xi + yi)
+			g[i] = (math.Ln2 + (float64(zi) - lse) - lm) / 2
+			loss += xi * g[i]
 			if yi > 0 {
-				loss += yi * math.Log(yi/m) / 2
+				loss += yi * (math.Ln2 + math.Log(yi) - lm) / 2
 			}
 		}
 	default:
@@ -117,32 +133,12 @@ func lossRow[F Float](l Loss, dz, z []F, y []float32, scale float64, ws []float6
 	if dz == nil {
 		return loss, tv
 	}
-	g := func(i int) float64 {
-		xi, yi := x[i], float64(y[i])
-		switch l {
-		case RKL:
-			return (float64(z[i]) - lse) - math.Log(max(yi, tiny))
-		case TVD:
-			switch {
-			case xi > yi:
-				return 0.5
-			case xi < yi:
-				return -0.5
-			}
-			return 0
-		default: // JSD
-			if xi <= 0 {
-				return 0
-			}
-			return math.Log(2*xi/(xi+yi)) / 2
-		}
-	}
 	var mean float64
 	for i, xi := range x {
-		mean += xi * g(i)
+		mean += xi * g[i]
 	}
 	for i, xi := range x {
-		dz[i] = F(scale * xi * (g(i) - mean))
+		dz[i] = F(scale * xi * (g[i] - mean))
 	}
 	return loss, tv
 }
@@ -156,7 +152,7 @@ func Eval[F Float](l Loss, dz, z []F, y []float32, n, v int) (loss, tv float64) 
 	rl, rt := make([]float64, n), make([]float64, n)
 	scale := 1 / float64(n)
 	tensor.ParallelFor(n, 20*n*v, func(lo, hi int) {
-		ws := make([]float64, v)
+		ws := make([]float64, 2*v)
 		for r := lo; r < hi; r++ {
 			var d []F
 			if dz != nil {
