@@ -25,8 +25,10 @@ type Config struct {
 	Hidden  int `json:"hidden"`
 	Heads   int `json:"heads"`
 	KVHeads int `json:"kv_heads"`
-	// Init is "random", "exit=N" (the teacher's embedding, first N layers,
-	// final norm and classifier, all trained), or a model spec to start from.
+	// Init is "random", "svd" (random layers; the embedding from the
+	// teacher's, projected onto its top Dim singular directions), "exit=N"
+	// (the teacher's embedding, first N layers, final norm and classifier,
+	// all trained), or a model spec to start from.
 	Init string `json:"init"`
 	// ExitHead > 0 is exit-head mode (self-speculation, LayerSkip-style):
 	// the teacher's embedding and first ExitHead layers stay frozen and only
@@ -109,12 +111,12 @@ func (c Config) Validate() error {
 		bad("--init %q: want exit=N with N ≥ 1", c.Init)
 	}
 	if c.Init == "" {
-		bad("--init: want random, exit=N or a model spec")
+		bad("--init: want random, svd, exit=N or a model spec")
 	}
 	if c.ExitHead < 0 {
 		bad("--exit-head %d: want ≥ 0", c.ExitHead)
 	}
-	if c.ExitHead > 0 && c.Init != "random" && c.Init != "" {
+	if c.ExitHead > 0 && c.Init != "random" {
 		bad("--exit-head starts from the teacher's own layers; drop --init %s", c.Init)
 	}
 	if c.ExtraLayer && c.ExitHead == 0 {

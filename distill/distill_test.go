@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -250,5 +251,48 @@ func TestSampleLabels(t *testing.T) {
 	}
 	if slices.Equal(draw(1), draw(3)) {
 		t.Fatal("temperature 3 drew the same sequence as temperature 1")
+	}
+}
+
+// --init svd gives the student the teacher's token geometry: the projected
+// embedding reproduces the teacher's embedding inner products better than
+// any other rank-Dim embedding would (here: within the SVD's own error).
+func TestInitSVD(t *testing.T) {
+	teacher, err := llama.OpenSpec(sharedPath(t, "models/tinystories-656k"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := DefaultConfig()
+	c.Init, c.Dim, c.Heads, c.KVHeads, c.Hidden = "svd", 64, 8, 4, 96
+	p, err := newStudent(c, teacher, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Inner products of a few token pairs: projected ≈ teacher's (the
+	// embedding's spectrum decays, so 64 of 128 directions keep most of it).
+	tw := teacher.Weights()
+	d := tw.Config.Dim
+	a, b := make([]float32, d), make([]float32, d)
+	var errSum, refSum float64
+	for _, pr := range [][2]int{{100, 200}, {300, 301}, {5, 900}, {1500, 1501}, {42, 42}} {
+		tw.Embedding.Row(a, pr[0])
+		tw.Embedding.Row(b, pr[1])
+		var ref, got float64
+		for i := range a {
+			ref += float64(a[i]) * float64(b[i])
+		}
+		ea, eb := p.Embedding[pr[0]*64:(pr[0]+1)*64], p.Embedding[pr[1]*64:(pr[1]+1)*64]
+		for i := range ea {
+			got += float64(ea[i]) * float64(eb[i])
+		}
+		errSum += math.Abs(got - ref)
+		refSum += math.Abs(ref)
+	}
+	if errSum > 0.5*refSum {
+		t.Fatalf("projected inner products are off by %.3g of %.3g", errSum, refSum)
+	}
+	c.Dim = 256
+	if _, err := newStudent(c, teacher, nil); err == nil || !strings.Contains(err.Error(), "must not be wider") {
+		t.Fatalf("a student wider than the teacher: %v", err)
 	}
 }

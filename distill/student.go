@@ -2,11 +2,14 @@ package distill
 
 import (
 	"fmt"
+
+	"gonum.org/v1/gonum/mat"
 	"strconv"
 	"strings"
 
 	"github.com/hlmproject/hlm/model"
 	"github.com/hlmproject/hlm/model/llama"
+	"github.com/hlmproject/hlm/tensor"
 	"github.com/hlmproject/hlm/train"
 )
 
@@ -116,7 +119,7 @@ func newStudent(c Config, teacher *llama.Model, open func(spec string) (*llama.M
 		return p, nil
 	}
 
-	if c.Init != "random" {
+	if c.Init != "random" && c.Init != "svd" {
 		m, err := open(c.Init)
 		if err != nil {
 			return nil, fmt.Errorf("--init: %w", err)
@@ -137,7 +140,57 @@ func newStudent(c Config, teacher *llama.Model, open func(spec string) (*llama.M
 		return nil, fmt.Errorf("student shape: %w", err)
 	}
 	p.InitRandom(c.Seed, 0.02)
+	if c.Init == "svd" {
+		if err := projectEmbedding(p, teacher.Weights()); err != nil {
+			return nil, err
+		}
+	}
 	return p, nil
+}
+
+// projectEmbedding starts the student's token embedding (and its own
+// classifier, if any) from the teacher's, projected onto the teacher
+// embedding's top Dim right singular vectors: E·V_k, the best rank-k
+// approximation of the teacher's token geometry in the student's width.
+func projectEmbedding(p *train.Params[float32], tw *llama.Weights) error {
+	tc, k := tw.Config, p.Shape.Dim
+	if k > tc.Dim {
+		return fmt.Errorf("--init svd projects the teacher's %d-wide embedding: the student's --dim %d must not be wider", tc.Dim, k)
+	}
+	dense := func(m *tensor.Matrix) *mat.Dense {
+		d := mat.NewDense(m.Rows, m.Cols, nil)
+		row := make([]float32, m.Cols)
+		for r := 0; r < m.Rows; r++ {
+			m.Row(row, r)
+			for c, v := range row {
+				d.Set(r, c, float64(v))
+			}
+		}
+		return d
+	}
+	e := dense(tw.Embedding)
+	var svd mat.SVD
+	if !svd.Factorize(e, mat.SVDThin) {
+		return fmt.Errorf("--init svd: the SVD of the teacher's embedding did not converge")
+	}
+	var v mat.Dense
+	svd.VTo(&v)
+	vk := v.Slice(0, tc.Dim, 0, k)
+	project := func(dst []float32, m *mat.Dense) {
+		var out mat.Dense
+		out.Mul(m, vk)
+		r, c := out.Dims()
+		for i := 0; i < r; i++ {
+			for j := 0; j < c; j++ {
+				dst[i*c+j] = float32(out.At(i, j))
+			}
+		}
+	}
+	project(p.Embedding, e)
+	if !p.Shape.Tied {
+		project(p.Output, dense(tw.Output))
+	}
+	return nil
 }
 
 // blockOf is the block index of a tensor named "blk.N.…".

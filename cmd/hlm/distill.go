@@ -34,6 +34,9 @@ directly) or jsd (Jensen–Shannon).
 Students:
   --init random            a fresh model of the shape --layers --dim --hidden
                            --heads --kv-heads (0 = the teacher's value; 1 layer)
+  --init svd               like random, but the embedding starts from the
+                           teacher's, projected onto its top --dim singular
+                           directions (for a student narrower than the teacher)
   --init exit=N            start from the teacher's embedding and first N
                            layers, final norm and classifier, then train all
   --init SPEC              start from another model (same vocabulary)
@@ -56,7 +59,7 @@ seed write the same bytes.`, stderr)
 	fs.IntVar(&c.Hidden, "hidden", 0, "student feed-forward width (0: the teacher's)")
 	fs.IntVar(&c.Heads, "heads", 0, "student attention heads (0: the teacher's)")
 	fs.IntVar(&c.KVHeads, "kv-heads", 0, "student key/value heads (0: the teacher's)")
-	fs.StringVar(&c.Init, "init", c.Init, "student initialisation: random, exit=N or a model spec")
+	fs.StringVar(&c.Init, "init", c.Init, "student initialisation: random, svd, exit=N or a model spec")
 	fs.IntVar(&c.ExitHead, "exit-head", 0, "exit-head mode: freeze the teacher's first N layers, train a new head")
 	fs.BoolVar(&c.ExtraLayer, "extra-layer", false, "exit-head mode: also train one new layer above the frozen ones")
 	temps := fs.String("sample-temps", "1", "temperatures of the teacher samples, one per sequence in turn (comma-separated); the labels stay at temperature 1")
