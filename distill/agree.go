@@ -23,7 +23,13 @@ type Agreement struct {
 	// Multiply-adds per token at the mean position (model.Config.MACs).
 	LLMMACs int64 `json:"llm_macs"`
 	SLMMACs int64 `json:"slm_macs"`
+	// ByStep is the mean 1 − TV by generated token index, in buckets of
+	// StepBucket tokens after the prompt.
+	ByStep []float64 `json:"by_step"`
 }
+
+// StepBucket is the width of Agreement.ByStep's buckets.
+const StepBucket = 16
 
 // Agree generates up to maxTokens tokens after each prompt from llm at
 // temperature temp (prompt i with its own stream from seed; generation
@@ -37,6 +43,8 @@ func Agree(ctx context.Context, llm, slm model.Model, prompts [][]int, maxTokens
 	}
 	var perPrompt []float64
 	var sum, posSum float64
+	var bSum []float64
+	var bN []int
 	n := 0
 	var x, y []float64
 	for i, p := range prompts {
@@ -67,6 +75,11 @@ func Agree(ctx context.Context, llm, slm model.Model, prompts [][]int, maxTokens
 			}
 			ps += 1 - tv/2
 			posSum += float64(ls.Len() - 1)
+			if b := k / StepBucket; b >= len(bSum) {
+				bSum, bN = append(bSum, 0), append(bN, 0)
+			}
+			bSum[k/StepBucket] += 1 - tv/2
+			bN[k/StepBucket]++
 			k++
 			next := sampling.Sample(y, rng)
 			if next < 0 {
@@ -87,6 +100,9 @@ func Agree(ctx context.Context, llm, slm model.Model, prompts [][]int, maxTokens
 		perPrompt = append(perPrompt, ps/float64(k))
 	}
 	a := &Agreement{Accept: metrics.Summarize(perPrompt), Tokens: n, PerTok: sum / float64(n), MeanPos: posSum / float64(n)}
+	for i := range bSum {
+		a.ByStep = append(a.ByStep, bSum[i]/float64(bN[i]))
+	}
 	a.LLMMACs = llm.Config().MACs(int(a.MeanPos + 0.5))
 	a.SLMMACs = slm.Config().MACs(int(a.MeanPos + 0.5))
 	return a, nil

@@ -62,6 +62,11 @@ token at the mean position.`, stderr)
 	}
 	fmt.Fprintf(stdout, "draft %s against %s, %d prompts, %d positions at temperature %g\n", *mf.slm, *mf.llm, a.Accept.N, a.Tokens, *temp)
 	fmt.Fprintf(stdout, "  mean acceptance probability 1 − TV: %.4f ± %.4f (95%% CI over prompts); over all positions %.4f\n", a.Accept.Mean, a.Accept.CI95, a.PerTok)
+	fmt.Fprintf(stdout, "  by generated token:")
+	for i, v := range a.ByStep {
+		fmt.Fprintf(stdout, " %d–%d: %.3f", i*distill.StepBucket, (i+1)*distill.StepBucket-1, v)
+	}
+	fmt.Fprintln(stdout)
 	fmt.Fprintf(stdout, "  multiply-adds per token at the mean position %.0f: draft %d, LLM %d (ratio %.3f)\n", a.MeanPos, a.SLMMACs, a.LLMMACs, float64(a.SLMMACs)/float64(a.LLMMACs))
 	return nil
 }
