@@ -117,15 +117,14 @@ func (m *Model[F]) Forward(tokens []int, b, t int) ([]F, error) {
 
 // grads are the gradient views Backward writes: nil for a frozen tensor.
 func (m *Model[F]) grad(name string, g []F) []F {
-	for _, t := range m.P.Tensors {
-		if t.Name == name {
-			if t.Frozen {
-				return nil
-			}
-			return g
-		}
+	t, ok := m.P.Info(name)
+	if !ok {
+		panic("train: no tensor " + name)
 	}
-	panic("train: no tensor " + name)
+	if t.Frozen {
+		return nil
+	}
+	return g
 }
 
 // ZeroGrad clears the gradients.
@@ -145,7 +144,9 @@ func (m *Model[F]) Backward(dlogits []F) {
 	// gradient must reach it. below[0] is the embedding.
 	embName := "token_embd.weight"
 	below := make([]bool, c.Layers+1)
-	below[0] = !m.P.frozen(embName)
+	if t, _ := m.P.Info(embName); !t.Frozen {
+		below[0] = true
+	}
 	for l := 0; l < c.Layers; l++ {
 		tr := false
 		for _, tn := range m.P.Tensors {

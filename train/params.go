@@ -165,16 +165,6 @@ func (p *Params[F]) Clone() *Params[F] {
 	return q
 }
 
-// Tensor returns the named tensor's view, or nil.
-func (p *Params[F]) Tensor(name string) []F {
-	for _, t := range p.Tensors {
-		if t.Name == name {
-			return p.Data[t.Off : t.Off+t.Size()]
-		}
-	}
-	return nil
-}
-
 // Info describes the named tensor.
 func (p *Params[F]) Info(name string) (Tensor, bool) {
 	for _, t := range p.Tensors {
@@ -211,16 +201,6 @@ func (p *Params[F]) Trainable() int {
 		}
 	}
 	return n
-}
-
-// frozen reports whether the tensor starting at view v is frozen.
-func (p *Params[F]) frozen(name string) bool {
-	for _, t := range p.Tensors {
-		if t.Name == name {
-			return t.Frozen
-		}
-	}
-	return false
 }
 
 // InitRandom fills p the way small Llama models are initialised: matrices
