@@ -2,31 +2,35 @@ package tensor
 
 import "encoding/binary"
 
-// The dot kernels below compute Σ w[c]·x[c] for one stored row w. Each has a
-// fixed summation order, the same in the AVX2 assembly (amd64) and in the
-// portable Go code: 32 float32 partial sums (element c goes to partial c mod
-// 32, products rounded to float32 before each add, never fused into an FMA),
-// combined pairwise at the end by reduce32. Q8_0 keeps 8 partials per lane as
-// described at dotQ8_0. The result depends only on the inputs — not on the
-// CPU, the build flags, the thread count or how many tokens share the product
-// — which the server-side draft replica relies on.
+// The dot kernels below compute Σ w[c]·x[c] for one stored row w against
+// float32 inputs x. Each has a fixed summation order, the same in the
+// assembly (amd64) and in the portable Go code:
+//
+//   - F32 (dotF32, fma.go): 16 float32 partial sums, element c into partial
+//     c mod 16 with one fused multiply-add, combined by reduce16.
+//   - F16: 32 partial sums, products rounded to float32 before each add,
+//     combined by reduce32.
+//   - Q8_0 and Q4_0 against float32 inputs (dotQ8_0, dotQ4_0): 8 partials as
+//     described there. The matrix products do not use these: they quantize
+//     the inputs to 8 bits and use integer dot products (act.go).
+//
+// The result depends only on the inputs — not on the CPU, the build flags,
+// the thread count or how many tokens share the product — which the
+// server-side draft replica relies on.
 
-// Dot returns Σ a[i]·b[i] over len(a) elements (b must be at least as long).
+// Dot returns Σ a[i]·b[i] over len(a) elements (b must be at least as long),
+// in the F32 order of dotF32.
 func Dot(a, b []float32) float32 {
 	b = b[:len(a)]
-	var acc [32]float32
-	i := chunksF32(a, b, &acc)
-	for ; i+32 <= len(a); i += 32 {
-		aa := a[i : i+32 : i+32]
-		bb := b[i : i+32 : i+32]
-		for l := range acc {
-			acc[l] += float32(aa[l] * bb[l])
-		}
+	if len(a) == 0 {
+		return 0
 	}
-	for l := 0; i+l < len(a); l++ {
-		acc[l] += float32(a[i+l] * b[i+l])
+	var out float32
+	if f32Tile(1, 1) != nil {
+		f32Tile(1, 1)(&a[0], 0, &b[0], 0, len(a), &out, 0)
+		return out
 	}
-	return reduce32(&acc)
+	return dotF32(a, b)
 }
 
 // reduce32 combines 32 partial sums in a fixed order.
@@ -36,11 +40,6 @@ func reduce32(acc *[32]float32) float32 {
 		v[l] = (acc[l] + acc[8+l]) + (acc[16+l] + acc[24+l])
 	}
 	return reduce8(&v)
-}
-
-// reduce8 combines 8 partial sums pairwise in a fixed order.
-func reduce8(acc *[8]float32) float32 {
-	return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]))
 }
 
 func dotF16(w []byte, x []float32) float32 {
@@ -81,57 +80,8 @@ func dotBF16(w []byte, x []float32) float32 {
 	return (s0 + s1) + (s2 + s3)
 }
 
-// dotQ8_0 sums, per block of 32 with scale d and lane l < 8,
-// acc[l] += d·((q[l]x[l] + q[8+l]x[8+l]) + (q[16+l]x[16+l] + q[24+l]x[24+l])),
-// then combines the 8 lanes pairwise.
-func dotQ8_0(w []byte, x []float32) float32 {
-	const bb = 2 + QK
-	nb := len(w) / bb
-	x = x[:nb*QK]
-	var acc [8]float32
-	for b := blocksQ8(w, x, &acc); b < nb; b++ {
-		blk := w[b*bb : (b+1)*bb : (b+1)*bb]
-		q := blk[2 : 2+QK : 2+QK]
-		xx := x[b*QK : (b+1)*QK : (b+1)*QK]
-		d := f16Table[binary.LittleEndian.Uint16(blk)]
-		for l := range acc {
-			p0 := float32(float32(int8(q[l])) * xx[l])
-			p1 := float32(float32(int8(q[8+l])) * xx[8+l])
-			p2 := float32(float32(int8(q[16+l])) * xx[16+l])
-			p3 := float32(float32(int8(q[24+l])) * xx[24+l])
-			acc[l] += float32(d * ((p0 + p1) + (p2 + p3)))
-		}
-	}
-	return reduce8(&acc)
-}
-
-// dotQ4_0 sums like dotQ8_0, with q[j] = (low nibble of byte j) − 8 and
-// q[16+j] = (high nibble of byte j) − 8 for j < 16 (the GGUF Q4_0 layout):
-// per block and lane l < 8,
-// acc[l] += d·((q[l]x[l] + q[8+l]x[8+l]) + (q[16+l]x[16+l] + q[24+l]x[24+l])),
-// then the 8 lanes are combined pairwise.
-func dotQ4_0(w []byte, x []float32) float32 {
-	const bb = 2 + QK/2
-	nb := len(w) / bb
-	x = x[:nb*QK]
-	var acc [8]float32
-	for b := blocksQ4(w, x, &acc); b < nb; b++ {
-		blk := w[b*bb : (b+1)*bb : (b+1)*bb]
-		q := blk[2 : 2+QK/2 : 2+QK/2]
-		xx := x[b*QK : (b+1)*QK : (b+1)*QK]
-		d := f16Table[binary.LittleEndian.Uint16(blk)]
-		for l := range acc {
-			p0 := float32(float32(int(q[l]&0xf)-8) * xx[l])
-			p1 := float32(float32(int(q[8+l]&0xf)-8) * xx[8+l])
-			p2 := float32(float32(int(q[l]>>4)-8) * xx[16+l])
-			p3 := float32(float32(int(q[8+l]>>4)-8) * xx[24+l])
-			acc[l] += float32(d * ((p0 + p1) + (p2 + p3)))
-		}
-	}
-	return reduce8(&acc)
-}
-
-// RowDot returns Σ_c W[i,c]·x[c].
+// RowDot returns Σ_c W[i,c]·x[c], exactly as MatVec computes it (for Q8_0
+// and Q4_0 that is against x quantized to 8 bits, see act.go).
 func (m *Matrix) RowDot(i int, x []float32) float32 {
 	switch m.Type {
 	case F32:
@@ -140,10 +90,9 @@ func (m *Matrix) RowDot(i int, x []float32) float32 {
 		return dotF16(m.row(i), x)
 	case BF16:
 		return dotBF16(m.row(i), x)
-	case Q8_0:
-		return dotQ8_0(m.row(i), x)
-	case Q4_0:
-		return dotQ4_0(m.row(i), x)
+	case Q8_0, Q4_0:
+		a := quantizeActs(nil, x[:m.Cols], m.Type)
+		return dotQuant(m.Type, m.row(i), a)
 	case Q4_K:
 		return dotQ4K(m.row(i), x)
 	case Q6_K:

@@ -94,7 +94,8 @@ func TestRowDotMatchesReference(t *testing.T) {
 	const rows, cols = 7, 8 * QK
 	base, _ := NewF32(rows, cols, randVec(rng, rows*cols))
 	x := randVec(rng, cols)
-	for _, typ := range []DType{F32, F16, BF16, Q8_0, Q4_0} {
+	// Q8_0 and Q4_0 products quantize x: TestQuantDotAccuracy bounds them.
+	for _, typ := range []DType{F32, F16, BF16} {
 		m, err := base.Convert(typ)
 		if err != nil {
 			t.Fatal(err)
@@ -210,46 +211,11 @@ func BenchmarkMatVec(b *testing.B) {
 	}
 }
 
-// TestAssemblyMatchesPortable checks that the AVX2 kernels give bit-identical
-// results to the portable Go code, for lengths around the chunk sizes.
-func TestAssemblyMatchesPortable(t *testing.T) {
-	if !hasAVX2 {
-		t.Skip("no AVX2 on this machine (or built with purego): nothing to compare")
-	}
-	rng := rand.New(rand.NewPCG(11, 12))
-	for _, n := range []int{1, 7, 31, 32, 33, 64, 95, 96, 100, 288, 1000, 4096} {
-		a, b := randVec(rng, n), randVec(rng, n)
-		got := Dot(a, b)
-		hasAVX2 = false
-		want := Dot(a, b)
-		hasAVX2 = true
-		if got != want {
-			t.Errorf("Dot n=%d: assembly %g, portable %g", n, got, want)
-		}
-	}
-	for _, cols := range []int{QK, 2 * QK, 9 * QK, 96 * QK} {
-		base, _ := NewF32(3, cols, randVec(rng, 3*cols))
-		x := randVec(rng, cols)
-		for _, typ := range []DType{F16, Q8_0, Q4_0} {
-			m, _ := base.Convert(typ)
-			for r := 0; r < 3; r++ {
-				got := m.RowDot(r, x)
-				hasAVX2 = false
-				want := m.RowDot(r, x)
-				hasAVX2 = true
-				if got != want {
-					t.Errorf("%v cols=%d row %d: assembly %g, portable %g", typ, cols, r, got, want)
-				}
-			}
-		}
-	}
-}
-
 // TestAssemblyMatchesPortableKQuant: the same for Q4_K and Q6_K rows
 // (random codes and scales, small f16 scales), one to nine super-blocks,
 // also against the float64 dot of the dequantized row.
 func TestAssemblyMatchesPortableKQuant(t *testing.T) {
-	if !hasAVX2 {
+	if cpuLevel < levelAVX2 {
 		t.Skip("no AVX2 on this machine (or built with purego): nothing to compare")
 	}
 	rng := rand.New(rand.NewPCG(13, 14))
@@ -275,9 +241,8 @@ func TestAssemblyMatchesPortableKQuant(t *testing.T) {
 			}
 			x := randVec(rng, nb*QKK)
 			got := m.RowDot(0, x)
-			hasAVX2 = false
-			want := m.RowDot(0, x)
-			hasAVX2 = true
+			var want float32
+			atLevel(levelPortable, func() { want = m.RowDot(0, x) })
 			if got != want {
 				t.Errorf("%v %d blocks: assembly %g, portable %g", typ, nb, got, want)
 			}
@@ -318,11 +283,10 @@ func TestExpShifted(t *testing.T) {
 		if math.Abs(sum-ref) > 1e-13*ref {
 			t.Errorf("n=%d: sum %g, want %g", n, sum, ref)
 		}
-		if hasAVX2 {
-			hasAVX2 = false
+		if cpuLevel >= levelAVX2 {
 			port := make([]float64, n)
-			psum := ExpShifted(port, x, shift, scale)
-			hasAVX2 = true
+			var psum float64
+			atLevel(levelPortable, func() { psum = ExpShifted(port, x, shift, scale) })
 			for i := range port {
 				if math.Float64bits(port[i]) != math.Float64bits(got[i]) {
 					t.Fatalf("n=%d element %d: assembly %v, portable %v", n, i, got[i], port[i])

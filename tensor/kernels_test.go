@@ -1,0 +1,263 @@
+package tensor
+
+import (
+	"fmt"
+	"math"
+	"math/big"
+	"math/rand/v2"
+	"sync"
+	"testing"
+)
+
+// atLevel runs fn with the kernel level set to l (tests only).
+func atLevel(l int, fn func()) {
+	old := level
+	level = l
+	defer func() { level = old }()
+	fn()
+}
+
+// levels are the kernel levels this machine can run, portable first.
+func levels() []int {
+	var ls []int
+	for l := levelPortable; l <= cpuLevel; l++ {
+		ls = append(ls, l)
+	}
+	return ls
+}
+
+// exactFMA32 is a·b + c rounded once to float32, in exact arithmetic.
+func exactFMA32(a, b, c float32) float32 {
+	exact := func(v float32) *big.Float { return new(big.Float).SetPrec(2000).SetFloat64(float64(v)) }
+	x := exact(a)
+	x.Mul(x, exact(b))
+	x.Add(x, exact(c))
+	f, _ := x.Float32()
+	return f
+}
+
+func TestFMA32(t *testing.T) {
+	// 1+2⁻¹² squared is 1 + 2⁻¹¹ + 2⁻²⁴: halfway between two float32
+	// values; the tiny c decides the rounding, which rounding twice
+	// (through float64) gets wrong.
+	a := float32(1 + 1.0/4096)
+	tiny := float32(math.Ldexp(1, -80))
+	if naive := float32(math.FMA(float64(a), float64(a), float64(tiny))); naive == exactFMA32(a, a, tiny) {
+		t.Fatalf("test case does not exercise double rounding")
+	}
+	cases := [][3]float32{
+		{a, a, tiny}, {a, a, -tiny}, {-a, a, tiny}, {a, -a, -tiny},
+		{1, 1, 0}, {0, 5, -0}, {float32(math.Inf(1)), 1, 1}, {3, 4, float32(math.Inf(-1))},
+		{1e-30, 1e-30, 1e-45}, {1e38, 10, -1e38}, {float32(math.NaN()), 1, 2},
+		{math.SmallestNonzeroFloat32, 0.5, 0}, {math.MaxFloat32, 2, 0},
+	}
+	rng := rand.New(rand.NewPCG(31, 32))
+	for i := 0; i < 200000; i++ {
+		f := func() float32 {
+			return float32(rng.NormFloat64() * math.Ldexp(1, rng.IntN(60)-30))
+		}
+		x, y := f(), f()
+		c := float32(-float64(x) * float64(y) * (1 + rng.NormFloat64()*math.Ldexp(1, -rng.IntN(30))))
+		if i%3 == 0 {
+			c = f()
+		}
+		cases = append(cases, [3]float32{x, y, c})
+	}
+	for _, c := range cases {
+		got, want := fma32(c[0], c[1], c[2]), exactFMA32Safe(c[0], c[1], c[2])
+		if math.Float32bits(got) != math.Float32bits(want) && !(got != got && want != want) {
+			t.Fatalf("fma32(%g, %g, %g) = %g, want %g", c[0], c[1], c[2], got, want)
+		}
+	}
+}
+
+// exactFMA32Safe handles the non-finite cases big.Float does not.
+func exactFMA32Safe(a, b, c float32) float32 {
+	for _, v := range []float32{a, b, c} {
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+			return float32(float64(a)*float64(b) + float64(c))
+		}
+	}
+	return exactFMA32(a, b, c)
+}
+
+func TestParseLevel(t *testing.T) {
+	for _, tc := range []struct {
+		s    string
+		max  int
+		want int
+		err  bool
+	}{
+		{"", levelAVX512, levelAVX512, false},
+		{"portable", levelAVX512, levelPortable, false},
+		{" AVX2 ", levelAVX512, levelAVX2, false},
+		{"avx512", levelAVX2, levelAVX2, false},
+		{"sse", levelAVX2, levelAVX2, true},
+	} {
+		got, err := parseLevel(tc.s, tc.max)
+		if got != tc.want || (err != nil) != tc.err {
+			t.Errorf("parseLevel(%q, %d) = %d, %v; want %d, error %v", tc.s, tc.max, got, err, tc.want, tc.err)
+		}
+	}
+}
+
+// TestKernelLevelsAgree: at every level this CPU has, every tile shape,
+// thread count and token count gives the portable code's bits, for F32,
+// Q8_0 and Q4_0, including rows not a multiple of the tile height and F32
+// rows not a multiple of 16.
+func TestKernelLevelsAgree(t *testing.T) {
+	if len(levels()) == 1 {
+		t.Log("only the portable kernels on this machine (or built with purego)")
+	}
+	rng := rand.New(rand.NewPCG(41, 42))
+	defer SetThreads(0)
+	for _, typ := range []DType{F32, Q8_0, Q4_0} {
+		colsList := []int{32, 64, 96, 288}
+		if typ == F32 {
+			colsList = []int{1, 7, 16, 17, 33, 48, 100, 288}
+		}
+		for _, cols := range colsList {
+			for _, rows := range []int{1, 3, 4, 5, 9, 13, 40} {
+				base, _ := NewF32(rows, cols, randVec(rng, rows*cols))
+				m, err := base.Convert(typ)
+				if err != nil {
+					t.Fatal(err)
+				}
+				const n = 9
+				x := randVec(rng, n*cols)
+				for i := 0; i < cols; i += 5 { // some exact zeros and large values
+					x[i] = 0
+					x[(i*7)%len(x)] *= 100
+				}
+				want := make([]float32, n*rows)
+				atLevel(levelPortable, func() { MatMul(want, m, x, n) })
+				for _, l := range levels() {
+					for _, nt := range []int{1, 2, 3, 4, 5, 8, 9} {
+						for _, th := range []int{1, 3} {
+							SetThreads(th)
+							got := make([]float32, nt*rows)
+							atLevel(l, func() { MatMul(got, m, x, nt) })
+							for i := range got {
+								if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+									t.Fatalf("%v %d×%d, %s, %d tokens, %d threads: token %d row %d = %g, portable %g",
+										typ, rows, cols, levelNames[l], nt, th, i/rows, i%rows, got[i], want[i])
+								}
+							}
+						}
+					}
+					// RowDot and Dot give the same bits as the product.
+					atLevel(l, func() {
+						for r := 0; r < rows; r++ {
+							if got := m.RowDot(r, x[cols:2*cols]); got != want[rows+r] {
+								t.Fatalf("%v %s: RowDot row %d = %g, MatMul %g", typ, levelNames[l], r, got, want[rows+r])
+							}
+							if typ == F32 {
+								if got := Dot(m.F32[r*cols:(r+1)*cols], x[:cols]); got != want[r] {
+									t.Fatalf("%s: Dot row %d = %g, MatMul %g", levelNames[l], r, got, want[r])
+								}
+							}
+						}
+					})
+				}
+			}
+		}
+	}
+}
+
+// TestQuantDotAccuracy bounds the error of the integer products against the
+// float64 dot of the dequantized weights: quantizing x to 8 bits moves
+// each element by at most half a step of its block (dx/2), so the error is
+// at most Σ_b (dx_b/2)·Σ|w| over the block, plus float32 rounding.
+func TestQuantDotAccuracy(t *testing.T) {
+	rng := rand.New(rand.NewPCG(43, 44))
+	for _, typ := range []DType{Q8_0, Q4_0} {
+		const rows, cols = 50, 8 * QK
+		base, _ := NewF32(rows, cols, randVec(rng, rows*cols))
+		m, _ := base.Convert(typ)
+		x := randVec(rng, cols)
+		acts := quantizeActs(nil, x, typ)
+		row := make([]float32, cols)
+		var worst float64
+		for r := 0; r < rows; r++ {
+			m.Row(row, r)
+			var bound, absSum float64
+			for b := 0; b < cols/QK; b++ {
+				var s float64
+				for j := b * QK; j < (b+1)*QK; j++ {
+					s += math.Abs(float64(row[j]))
+					absSum += math.Abs(float64(row[j]) * float64(x[j]))
+				}
+				bound += float64(acts[b].d) / 2 * s
+			}
+			bound += 1e-6 * absSum
+			got, ref := float64(m.RowDot(r, x)), m.RowDotRef(r, x)
+			if e := math.Abs(got - ref); e > bound {
+				t.Errorf("%v row %d: %g, float64 reference %g: error %g > bound %g", typ, r, got, ref, e, bound)
+			} else {
+				worst = max(worst, e/bound)
+			}
+		}
+		t.Logf("%v: largest error %.2f of its bound", typ, worst)
+	}
+}
+
+func TestQuantizeActsEdgeCases(t *testing.T) {
+	x := make([]float32, 3*QK)
+	x[0] = float32(math.NaN())
+	x[1] = 3
+	x[QK] = float32(math.Inf(-1))
+	x[QK+1] = 1
+	a := quantizeActs(nil, x, Q8_0)
+	if a[0].q[0] != -127 || a[0].q[1] != 127 || a[0].d != 3.0/127 {
+		t.Errorf("NaN block: q %v…, d %g", a[0].q[:2], a[0].d)
+	}
+	if a[1].q[1] != 0 || !math.IsInf(float64(a[1].d), 1) {
+		t.Errorf("Inf block: q %v…, d %g", a[1].q[:2], a[1].d)
+	}
+	if a[2].d != 0 || a[2].q != [QK]int8{} {
+		t.Errorf("zero block: %+v", a[2])
+	}
+	if want := -128 * (int32(a[0].q[0]) + int32(a[0].q[1])); a[0].corr[0] != want {
+		t.Errorf("corr %d, want %d", a[0].corr[0], want)
+	}
+}
+
+// TestParallelForConcurrentAndNested: concurrent callers and nested calls
+// each cover their range exactly once.
+func TestParallelForConcurrentAndNested(t *testing.T) {
+	defer SetThreads(0)
+	SetThreads(3)
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			for it := 0; it < 50; it++ {
+				n := 1 + (g*31+it*17)%200
+				hits := make([]int32, n)
+				var mu sync.Mutex
+				ParallelFor(n, 1<<20, func(lo, hi int) {
+					ParallelFor(hi-lo, 1<<20, func(a, b int) {
+						mu.Lock()
+						for i := lo + a; i < lo+b; i++ {
+							hits[i]++
+						}
+						mu.Unlock()
+					})
+				})
+				for i, h := range hits {
+					if h != 1 {
+						errs <- fmt.Errorf("caller %d n=%d: item %d run %d times", g, n, i, h)
+						return
+					}
+				}
+			}
+		}(g)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+}
