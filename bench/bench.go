@@ -1,0 +1,259 @@
+// Package bench measures the inference engine's speed the way llama.cpp's
+// llama-bench does, so the two can be run side by side on the same GGUF
+// files: a prompt test ppP evaluates a block of P random tokens in one pass
+// from an empty context, a generation test tgN evaluates N random tokens one
+// at a time from an empty context, each repeated and reported as the mean ±
+// sample standard deviation of tokens per second.
+//
+// Two differences from llama-bench, both in the direction of more work:
+// a prompt test computes the logits of every position of the block (what
+// the server's block verification needs; llama-bench computes only the
+// last), and the tests can run S sessions evaluated together in one pass
+// (the server's cross-session batching): then ppP evaluates S blocks of P
+// tokens per pass and tgN advances S sessions by one token per pass, and
+// tokens per second counts the tokens of all sessions.
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"path/filepath"
+	"runtime"
+	"time"
+
+	"github.com/hlmproject/hlm/model/llama"
+	"github.com/hlmproject/hlm/tensor"
+)
+
+// Config is one benchmark run: every model × thread count × session count
+// × test.
+type Config struct {
+	Models   []string // model specs (model.ParseSpec)
+	Prompt   []int    // block sizes of the prompt tests (0: none)
+	Gen      []int    // tokens of the generation tests (0: none)
+	Reps     int      // timed repetitions of each test
+	Threads  []int    // thread counts
+	Sessions []int    // sessions evaluated together
+	Seed     uint64   // seeds the random tokens
+	NoWarmup bool     // skip the untimed warm-up run of each test
+}
+
+// DefaultConfig is pp8 and tg128, 5 repetitions, all cores, one session.
+func DefaultConfig() Config {
+	return Config{Prompt: []int{8}, Gen: []int{128}, Reps: 5, Threads: []int{runtime.GOMAXPROCS(0)}, Sessions: []int{1}}
+}
+
+// Validate reports impossible parameters.
+func (c Config) Validate() error {
+	if len(c.Models) == 0 {
+		return errors.New("no model given")
+	}
+	if c.Reps < 1 {
+		return fmt.Errorf("repetitions %d: want at least 1", c.Reps)
+	}
+	tests := 0
+	for _, list := range []struct {
+		name string
+		v    []int
+		min  int
+	}{{"prompt size", c.Prompt, 0}, {"generated tokens", c.Gen, 0}, {"threads", c.Threads, 1}, {"sessions", c.Sessions, 1}} {
+		for _, v := range list.v {
+			if v < list.min || v > 1<<20 {
+				return fmt.Errorf("%s %d out of range", list.name, v)
+			}
+		}
+	}
+	for _, v := range append(append([]int(nil), c.Prompt...), c.Gen...) {
+		if v > 0 {
+			tests++
+		}
+	}
+	if tests == 0 {
+		return errors.New("no test: give a prompt size (-p) or a number of tokens to generate (-n) above 0")
+	}
+	if len(c.Threads) == 0 || len(c.Sessions) == 0 {
+		return errors.New("no thread count or session count")
+	}
+	return nil
+}
+
+// Result is one test on one model: field names follow llama-bench's JSON.
+type Result struct {
+	Model     string    `json:"model_filename"`
+	Type      string    `json:"model_type"` // storage type of the layer matrices
+	Size      int64     `json:"model_size"` // bytes of weights
+	Params    int64     `json:"model_n_params"`
+	Kernels   string    `json:"kernels"` // tensor.Kernels()
+	Threads   int       `json:"n_threads"`
+	Sessions  int       `json:"n_sessions"`
+	Prompt    int       `json:"n_prompt"`
+	Gen       int       `json:"n_gen"`
+	Test      string    `json:"test"`
+	SamplesNs []int64   `json:"samples_ns"` // wall time of each repetition
+	SamplesTS []float64 `json:"samples_ts"` // tokens per second of each repetition
+	AvgTS     float64   `json:"avg_ts"`
+	StddevTS  float64   `json:"stddev_ts"`
+}
+
+// Run opens each model and runs the tests, reporting progress to progress
+// (nil: none).
+func Run(ctx context.Context, cfg Config, progress io.Writer) ([]Result, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if progress == nil {
+		progress = io.Discard
+	}
+	defer tensor.SetThreads(tensor.Threads())
+	rng := rand.New(rand.NewPCG(cfg.Seed, 0x62656e6368))
+	var out []Result
+	for _, spec := range cfg.Models {
+		m, err := llama.OpenSpec(spec, "")
+		if err != nil {
+			return out, fmt.Errorf("%s: %w", spec, err)
+		}
+		base := describe(m, spec)
+		for _, th := range cfg.Threads {
+			tensor.SetThreads(th)
+			for _, s := range cfg.Sessions {
+				for _, tc := range tests(cfg) {
+					if n := max(tc.prompt, tc.gen); n > m.Config().SeqLen {
+						return out, fmt.Errorf("%s: %d positions exceed the context length %d", spec, n, m.Config().SeqLen)
+					}
+					r := base
+					r.Threads, r.Sessions, r.Prompt, r.Gen = th, s, tc.prompt, tc.gen
+					r.Test = testName(tc.prompt, tc.gen, s)
+					fmt.Fprintf(progress, "hlm bench: %s, %d threads: %s …\n", r.Model, th, r.Test)
+					if !cfg.NoWarmup {
+						warm := tc
+						warm.gen = min(warm.gen, 16)
+						if _, err := once(m, warm, s, rng); err != nil {
+							return out, err
+						}
+					}
+					for i := 0; i < cfg.Reps; i++ {
+						if err := ctx.Err(); err != nil {
+							return out, err
+						}
+						d, err := once(m, tc, s, rng)
+						if err != nil {
+							return out, err
+						}
+						r.SamplesNs = append(r.SamplesNs, d.Nanoseconds())
+						r.SamplesTS = append(r.SamplesTS, float64(s*max(tc.prompt, tc.gen))/d.Seconds())
+					}
+					r.AvgTS, r.StddevTS = meanSD(r.SamplesTS)
+					out = append(out, r)
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+type test struct{ prompt, gen int }
+
+// tests lists the prompt tests, then the generation tests, as llama-bench
+// orders them.
+func tests(cfg Config) []test {
+	var ts []test
+	for _, p := range cfg.Prompt {
+		if p > 0 {
+			ts = append(ts, test{prompt: p})
+		}
+	}
+	for _, n := range cfg.Gen {
+		if n > 0 {
+			ts = append(ts, test{gen: n})
+		}
+	}
+	return ts
+}
+
+func testName(prompt, gen, sessions int) string {
+	name := fmt.Sprintf("tg%d", gen)
+	if prompt > 0 {
+		name = fmt.Sprintf("pp%d", prompt)
+	}
+	if sessions > 1 {
+		name += fmt.Sprintf(" ×%d sessions", sessions)
+	}
+	return name
+}
+
+// once runs one repetition of a test on fresh sessions and returns its wall
+// time.
+func once(m *llama.Model, tc test, sessions int, rng *rand.Rand) (time.Duration, error) {
+	ss := make([]*llama.Session, sessions)
+	for i := range ss {
+		ss[i] = m.Session()
+	}
+	vocab := m.Config().Vocab
+	block := func(n int) [][]int {
+		b := make([][]int, sessions)
+		for i := range b {
+			b[i] = make([]int, n)
+			for j := range b[i] {
+				b[i][j] = rng.IntN(vocab)
+			}
+		}
+		return b
+	}
+	if tc.prompt > 0 {
+		toks := block(tc.prompt)
+		start := time.Now()
+		_, err := llama.EvalBatch(ss, toks, false)
+		return time.Since(start), err
+	}
+	steps := make([][][]int, tc.gen)
+	for i := range steps {
+		steps[i] = block(1)
+	}
+	start := time.Now()
+	for _, toks := range steps {
+		if _, err := llama.EvalBatch(ss, toks, true); err != nil {
+			return 0, err
+		}
+	}
+	return time.Since(start), nil
+}
+
+// describe fills the model columns: file name, layer storage type, weight
+// bytes and parameter count.
+func describe(m *llama.Model, spec string) Result {
+	r := Result{Model: filepath.Base(spec), Kernels: tensor.Kernels()}
+	w := m.Weights()
+	w.Matrices(func(_ string, t *tensor.Matrix) {
+		r.Params += int64(t.Rows) * int64(t.Cols)
+		r.Size += int64(t.Rows) * int64(t.RowBytes())
+	})
+	norms := int64(len(w.FinalNorm))
+	for _, l := range w.Layers {
+		norms += int64(len(l.AttnNorm) + len(l.FFNNorm))
+	}
+	r.Params += norms
+	r.Size += 4 * norms
+	if len(w.Layers) > 0 {
+		r.Type = w.Layers[0].Wq.Type.String()
+	}
+	return r
+}
+
+// meanSD is the mean and the sample standard deviation (0 for one sample).
+func meanSD(x []float64) (mean, sd float64) {
+	for _, v := range x {
+		mean += v
+	}
+	mean /= float64(len(x))
+	if len(x) < 2 {
+		return mean, 0
+	}
+	for _, v := range x {
+		sd += (v - mean) * (v - mean)
+	}
+	return mean, math.Sqrt(sd / float64(len(x)-1))
+}

@@ -1,0 +1,112 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/hlmproject/hlm/model"
+	"github.com/hlmproject/hlm/model/llama"
+)
+
+// tinyModel writes a random-weight llama2.c checkpoint and returns its path.
+func tinyModel(t *testing.T) string {
+	t.Helper()
+	w, err := llama.RandomWeights(model.Config{Dim: 64, Hidden: 96, Layers: 2, Heads: 4, KVHeads: 2, Vocab: 100, SeqLen: 64}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := llama.WriteLlama2C(w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "tiny.bin")
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestRunAndTable(t *testing.T) {
+	p := tinyModel(t)
+	cfg := DefaultConfig()
+	cfg.Models = []string{p, p + "@q8"}
+	cfg.Prompt, cfg.Gen, cfg.Reps, cfg.Threads, cfg.Sessions = []int{4}, []int{8}, 2, []int{1, 2}, []int{1, 3}
+	rs, err := Run(context.Background(), cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) != 2*2*2*2 {
+		t.Fatalf("%d results, want 16", len(rs))
+	}
+	wantParams := int64(100*64 /* tied classifier */ + 2*(64*64*2+2*32*64+3*64*96) + 64*5)
+	for _, r := range rs {
+		if len(r.SamplesTS) != 2 || !(r.AvgTS > 0) || r.Params != wantParams {
+			t.Errorf("%+v", r)
+		}
+	}
+	if rs[0].Type != "F32" || rs[8].Type != "Q8_0" || rs[8].Size >= rs[0].Size {
+		t.Errorf("types %s/%s, sizes %d/%d", rs[0].Type, rs[8].Type, rs[0].Size, rs[8].Size)
+	}
+	var md bytes.Buffer
+	if err := WriteMarkdown(&md, rs); err != nil {
+		t.Fatal(err)
+	}
+	// The columns side-by-side.sh reads: test, then t/s as "mean ± sd".
+	lines := strings.Split(md.String(), "\n")
+	if !strings.HasPrefix(lines[0], "| model ") || !strings.HasSuffix(lines[0], " t/s |") {
+		t.Fatalf("header %q", lines[0])
+	}
+	seen := map[string]bool{}
+	for _, l := range lines[2:18] {
+		f := strings.Split(l, "|")
+		test := strings.TrimSpace(f[len(f)-3])
+		ts := strings.Split(strings.ReplaceAll(f[len(f)-2], " ", ""), "±")
+		if _, err := strconv.ParseFloat(ts[0], 64); err != nil || len(ts) != 2 {
+			t.Errorf("row %q: t/s column %q", l, f[len(f)-2])
+		}
+		seen[test] = true
+	}
+	for _, want := range []string{"pp4", "tg8", "pp4 ×3 sessions", "tg8 ×3 sessions"} {
+		if !seen[want] {
+			t.Errorf("no %q row in\n%s", want, md.String())
+		}
+	}
+	var js bytes.Buffer
+	if err := WriteJSON(&js, rs); err != nil {
+		t.Fatal(err)
+	}
+	var back []Result
+	if err := json.Unmarshal(js.Bytes(), &back); err != nil || len(back) != len(rs) {
+		t.Fatalf("JSON round trip: %v, %d results", err, len(back))
+	}
+}
+
+func TestValidateAndErrors(t *testing.T) {
+	p := tinyModel(t)
+	for _, c := range []Config{
+		{},
+		{Models: []string{p}, Reps: 1, Threads: []int{1}, Sessions: []int{1}},
+		{Models: []string{p}, Prompt: []int{-1}, Reps: 1, Threads: []int{1}, Sessions: []int{1}},
+		{Models: []string{p}, Prompt: []int{8}, Reps: 0, Threads: []int{1}, Sessions: []int{1}},
+		{Models: []string{p}, Prompt: []int{8}, Reps: 1, Threads: []int{0}, Sessions: []int{1}},
+	} {
+		if err := c.Validate(); err == nil {
+			t.Errorf("Validate(%+v) = nil", c)
+		}
+	}
+	cfg := DefaultConfig()
+	cfg.Models, cfg.Prompt, cfg.Gen = []string{p}, []int{65}, nil
+	if _, err := Run(context.Background(), cfg, nil); err == nil || !strings.Contains(err.Error(), "context length") {
+		t.Errorf("a block longer than the context: %v", err)
+	}
+	cfg.Models, cfg.Prompt = []string{filepath.Join(t.TempDir(), "missing.gguf")}, []int{8}
+	if _, err := Run(context.Background(), cfg, nil); err == nil {
+		t.Error("a missing model gave no error")
+	}
+}

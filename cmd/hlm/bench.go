@@ -1,0 +1,104 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/hlmproject/hlm/bench"
+)
+
+func init() {
+	register("bench", "measure the engine's speed like llama-bench (pp and tg tests, Markdown or JSON)", runBench)
+}
+
+// intList is a comma-separated list of integers; repeating the flag appends.
+type intList struct {
+	v   *[]int
+	set bool
+}
+
+func (l intList) String() string {
+	if l.v == nil {
+		return ""
+	}
+	s := make([]string, len(*l.v))
+	for i, v := range *l.v {
+		s[i] = strconv.Itoa(v)
+	}
+	return strings.Join(s, ",")
+}
+
+func (l *intList) Set(s string) error {
+	if !l.set { // the first use replaces the default
+		*l.v, l.set = nil, true
+	}
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil {
+			return fmt.Errorf("%q is not an integer", f)
+		}
+		*l.v = append(*l.v, n)
+	}
+	return nil
+}
+
+func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	cfg := bench.DefaultConfig()
+	fs := newFlags("bench", "--model SPEC [--model SPEC ...] [-p 8] [-n 128] [-r 5] [-t 2] [--batch-sessions 1,32] [--json]", `
+Measure tokens per second the way llama.cpp's llama-bench does, on the same
+files: ppP evaluates a block of P random tokens in one pass from an empty
+context (with the logits of every position, as block verification needs;
+llama-bench computes only the last), tgN evaluates N random tokens one at a
+time. Each test runs once untimed, then -r times; t/s is the mean ± sample
+standard deviation. --batch-sessions S evaluates S sessions together in each
+pass (the server's cross-session batching; t/s counts all sessions' tokens).
+Lists are comma-separated (-p 1,8 -t 1,2). Progress goes to stderr.
+
+HLM_KERNELS=portable|avx2|avx512 caps the kernels used (the results are
+bit-identical; only the speed differs).`, stderr)
+	var models listFlag
+	fs.Var(&models, "model", "model spec (repeatable): a .gguf, a llama2.c .bin or a Hugging Face directory, optionally @q8/@q4")
+	fs.Var(&models, "m", "shorthand for --model")
+	for _, f := range []struct {
+		names []string
+		v     *[]int
+		help  string
+	}{
+		{[]string{"p", "n-prompt"}, &cfg.Prompt, "prompt (block) sizes; 0: no prompt test"},
+		{[]string{"n", "n-gen"}, &cfg.Gen, "tokens to generate; 0: no generation test"},
+		{[]string{"t", "threads"}, &cfg.Threads, "thread counts"},
+		{[]string{"batch-sessions"}, &cfg.Sessions, "sessions evaluated together in each pass"},
+	} {
+		l := &intList{v: f.v}
+		for _, n := range f.names {
+			fs.Var(l, n, f.help)
+		}
+	}
+	fs.IntVar(&cfg.Reps, "r", cfg.Reps, "repetitions of each test")
+	fs.IntVar(&cfg.Reps, "repetitions", cfg.Reps, "repetitions of each test")
+	fs.Uint64Var(&cfg.Seed, "seed", 0, "seed of the random tokens")
+	fs.BoolVar(&cfg.NoWarmup, "no-warmup", false, "skip the untimed warm-up run")
+	asJSON := fs.Bool("json", false, "print the results as JSON instead of a Markdown table")
+	output := fs.String("o", "md", "output format: md or json (as llama-bench)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	cfg.Models = models
+	if *output != "md" && *output != "json" {
+		return usageError{fmt.Errorf("-o %q: want md or json", *output)}
+	}
+	if err := cfg.Validate(); err != nil {
+		return usageError{err}
+	}
+	rs, err := bench.Run(ctx, cfg, stderr)
+	if err != nil {
+		return err
+	}
+	if *asJSON || *output == "json" {
+		return bench.WriteJSON(stdout, rs)
+	}
+	return bench.WriteMarkdown(stdout, rs)
+}
