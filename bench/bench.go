@@ -5,11 +5,12 @@
 // at a time from an empty context, each repeated and reported as the mean ±
 // sample standard deviation of tokens per second.
 //
-// Two differences from llama-bench, both in the direction of more work:
-// a prompt test computes the logits of every position of the block (what
-// the server's block verification needs; llama-bench computes only the
-// last), and the tests can run S sessions evaluated together in one pass
-// (the server's cross-session batching): then ppP evaluates S blocks of P
+// A prompt test computes the logits of the block's last position only, as
+// llama-bench does, so both engines do the same work. Two additions: with
+// AllLogits it computes the logits of every position (what the server's
+// block verification needs: the test is then named vbP, "verify block"),
+// and the tests can run S sessions evaluated together in one pass (the
+// server's cross-session batching): then ppP (vbP) evaluates S blocks of P
 // tokens per pass and tgN advances S sessions by one token per pass, and
 // tokens per second counts the tokens of all sessions.
 package bench
@@ -32,14 +33,15 @@ import (
 // Config is one benchmark run: every model × thread count × session count
 // × test.
 type Config struct {
-	Models   []string // model specs (model.ParseSpec)
-	Prompt   []int    // block sizes of the prompt tests (0: none)
-	Gen      []int    // tokens of the generation tests (0: none)
-	Reps     int      // timed repetitions of each test
-	Threads  []int    // thread counts
-	Sessions []int    // sessions evaluated together
-	Seed     uint64   // seeds the random tokens
-	NoWarmup bool     // skip the untimed warm-up run of each test
+	Models    []string // model specs (model.ParseSpec)
+	Prompt    []int    // block sizes of the prompt tests (0: none)
+	Gen       []int    // tokens of the generation tests (0: none)
+	Reps      int      // timed repetitions of each test
+	Threads   []int    // thread counts
+	Sessions  []int    // sessions evaluated together
+	Seed      uint64   // seeds the random tokens
+	NoWarmup  bool     // skip the untimed warm-up run of each test
+	AllLogits bool     // prompt tests compute the logits of every position
 }
 
 // DefaultConfig is pp8 and tg128, 5 repetitions, all cores, one session.
@@ -126,12 +128,12 @@ func Run(ctx context.Context, cfg Config, progress io.Writer) ([]Result, error) 
 					}
 					r := base
 					r.Threads, r.Sessions, r.Prompt, r.Gen = th, s, tc.prompt, tc.gen
-					r.Test = testName(tc.prompt, tc.gen, s)
+					r.Test = testName(tc.prompt, tc.gen, s, cfg.AllLogits)
 					fmt.Fprintf(progress, "hlm bench: %s, %d threads: %s …\n", r.Model, th, r.Test)
 					if !cfg.NoWarmup {
 						warm := tc
 						warm.gen = min(warm.gen, 16)
-						if _, err := once(m, warm, s, rng); err != nil {
+						if _, err := once(m, warm, s, cfg.AllLogits, rng); err != nil {
 							return out, err
 						}
 					}
@@ -139,7 +141,7 @@ func Run(ctx context.Context, cfg Config, progress io.Writer) ([]Result, error) 
 						if err := ctx.Err(); err != nil {
 							return out, err
 						}
-						d, err := once(m, tc, s, rng)
+						d, err := once(m, tc, s, cfg.AllLogits, rng)
 						if err != nil {
 							return out, err
 						}
@@ -174,9 +176,12 @@ func tests(cfg Config) []test {
 	return ts
 }
 
-func testName(prompt, gen, sessions int) string {
+func testName(prompt, gen, sessions int, allLogits bool) string {
 	name := fmt.Sprintf("tg%d", gen)
-	if prompt > 0 {
+	switch {
+	case prompt > 0 && allLogits:
+		name = fmt.Sprintf("vb%d", prompt)
+	case prompt > 0:
 		name = fmt.Sprintf("pp%d", prompt)
 	}
 	if sessions > 1 {
@@ -187,7 +192,7 @@ func testName(prompt, gen, sessions int) string {
 
 // once runs one repetition of a test on fresh sessions and returns its wall
 // time.
-func once(m *llama.Model, tc test, sessions int, rng *rand.Rand) (time.Duration, error) {
+func once(m *llama.Model, tc test, sessions int, allLogits bool, rng *rand.Rand) (time.Duration, error) {
 	ss := make([]*llama.Session, sessions)
 	for i := range ss {
 		ss[i] = m.Session()
@@ -206,7 +211,7 @@ func once(m *llama.Model, tc test, sessions int, rng *rand.Rand) (time.Duration,
 	if tc.prompt > 0 {
 		toks := block(tc.prompt)
 		start := time.Now()
-		_, err := llama.EvalBatch(ss, toks, false)
+		_, err := llama.EvalBatch(ss, toks, !allLogits)
 		return time.Since(start), err
 	}
 	steps := make([][][]int, tc.gen)

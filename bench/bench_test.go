@@ -77,6 +77,11 @@ func TestRunAndTable(t *testing.T) {
 			t.Errorf("no %q row in\n%s", want, md.String())
 		}
 	}
+	cfg.Models, cfg.Threads, cfg.Sessions, cfg.Gen, cfg.AllLogits = cfg.Models[:1], []int{1}, []int{1}, nil, true
+	vb, err := Run(context.Background(), cfg, nil)
+	if err != nil || len(vb) != 1 || vb[0].Test != "vb4" {
+		t.Fatalf("--all-logits: %v, %+v", err, vb)
+	}
 	var js bytes.Buffer
 	if err := WriteJSON(&js, rs); err != nil {
 		t.Fatal(err)

@@ -32,7 +32,12 @@ type kernelSet struct {
 	f32            [maxR + 1][maxT + 1]f32TileFn
 	q8, q4         [maxR + 1][maxT + 1]qTileFn
 	f32Rows, qRows [maxT + 1]int
+	wsum           [5]wsumFn // wsum[c] covers c·wsumWidth columns
+	wsumWidth      int
 }
+
+// wsumFn computes WeightedSum over some columns; stride in bytes.
+type wsumFn func(out *float32, a *float32, v *float32, stride uintptr, n int)
 
 // kernelSets holds the assembly kernels per level (nil: portable Go).
 var kernelSets [levelAVX512 + 1]*kernelSet
@@ -55,26 +60,93 @@ func MatVec(out []float32, w *Matrix, x []float32) { MatMul(out, w, x, 1) }
 // exactly as MatVec (and RowDot) would compute it, so evaluating a block of
 // tokens gives the same numbers as evaluating them one at a time.
 func MatMul(out []float32, w *Matrix, x []float32, n int) {
-	rows, cols := w.Rows, w.Cols
-	if len(out) < n*rows || len(x) < n*cols {
-		panic("tensor: MatMul buffer too small")
+	MatMuls([][]float32{out}, []*Matrix{w}, x, n)
+}
+
+// MatMuls computes MatMul(outs[i], ws[i], x, n) for every i in one parallel
+// pass: the products that share an input (a layer's q, k and v; its gate
+// and up projections) wake the threads once and quantize the input once.
+func MatMuls(outs [][]float32, ws []*Matrix, x []float32, n int) {
+	if len(outs) != len(ws) {
+		panic("tensor: MatMuls of mismatched lists")
 	}
-	if n <= 0 || rows == 0 {
+	var (
+		ps    []product
+		units []int // ps[i] covers units [units[i], units[i+1]) of 4 rows
+		work  int
+		acts  actCache
+	)
+	defer acts.release()
+	units = append(units, 0)
+	for i, w := range ws {
+		if len(outs[i]) < n*w.Rows || len(x) < n*w.Cols {
+			panic("tensor: MatMul buffer too small")
+		}
+		if n <= 0 || w.Rows == 0 {
+			continue
+		}
+		ps = append(ps, prepare(outs[i], w, x, n, &acts))
+		units = append(units, units[len(units)-1]+(w.Rows+3)/4)
+		work += w.Rows * w.Cols * n
+	}
+	if len(ps) == 0 {
 		return
 	}
+	ParallelFor(units[len(units)-1], work, func(lo, hi int) {
+		for i, p := range ps {
+			a, b := max(lo, units[i]), min(hi, units[i+1])
+			if a < b {
+				p(4*(a-units[i]), min(ws[i].Rows, 4*(b-units[i])))
+			}
+		}
+	})
+}
+
+// product computes rows [lo, hi) of one prepared matrix product.
+type product func(lo, hi int)
+
+// actCache holds the quantized inputs of the products of one input, per
+// weight type (Q8_0 and Q4_0 need different corrections).
+type actCache struct {
+	bufs [2]*[]actBlock
+}
+
+func (c *actCache) get(t DType, x []float32) []actBlock {
+	i := 0
+	if t == Q4_0 {
+		i = 1
+	}
+	if c.bufs[i] == nil {
+		buf := actPool.Get().(*[]actBlock)
+		*buf = quantizeActs(*buf, x, t)
+		c.bufs[i] = buf
+	}
+	return *c.bufs[i]
+}
+
+func (c *actCache) release() {
+	for _, b := range c.bufs {
+		if b != nil {
+			actPool.Put(b)
+		}
+	}
+}
+
+// prepare returns the row-range function of out = W·x for n inputs.
+func prepare(out []float32, w *Matrix, x []float32, n int, acts *actCache) product {
+	rows, cols := w.Rows, w.Cols
 	switch w.Type {
 	case F32:
-		matMulF32(out, w, x, n)
+		return productF32(out, w, x, n)
 	case Q8_0, Q4_0:
-		matMulQuant(out, w, x, n)
-	default:
-		ParallelFor(rows, rows*cols*n, func(lo, hi int) {
-			for r := lo; r < hi; r++ {
-				for t := 0; t < n; t++ {
-					out[t*rows+r] = w.RowDot(r, x[t*cols:(t+1)*cols])
-				}
+		return productQuant(out, w, acts.get(w.Type, x[:n*cols]), n)
+	}
+	return func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			for t := 0; t < n; t++ {
+				out[t*rows+r] = w.RowDot(r, x[t*cols:(t+1)*cols])
 			}
-		})
+		}
 	}
 }
 
@@ -104,67 +176,55 @@ func forTiles(lo, hi, n, rowBytes int, rows *[maxT + 1]int, kernel func(r, R, t,
 	}
 }
 
-// parallelRows runs fn over row ranges aligned to 4 rows.
-func parallelRows(rows, work int, fn func(lo, hi int)) {
-	units := (rows + 3) / 4
-	ParallelFor(units, work, func(lo, hi int) { fn(4*lo, min(rows, 4*hi)) })
-}
-
-func matMulF32(out []float32, w *Matrix, x []float32, n int) {
+func productF32(out []float32, w *Matrix, x []float32, n int) product {
 	rows, cols := w.Rows, w.Cols
 	ks := kernels()
 	if ks == nil || cols == 0 {
-		ParallelFor(rows, rows*cols*n, func(lo, hi int) {
+		return func(lo, hi int) {
 			for r := lo; r < hi; r++ {
 				wr := w.F32[r*cols : (r+1)*cols]
 				for t := 0; t < n; t++ {
 					out[t*rows+r] = dotF32(wr, x[t*cols:(t+1)*cols])
 				}
 			}
-		})
-		return
+		}
 	}
 	ldw, ldo := uintptr(4*cols), uintptr(4*rows)
-	parallelRows(rows, rows*cols*n, func(lo, hi int) {
+	return func(lo, hi int) {
 		forTiles(lo, hi, n, 4*cols, &ks.f32Rows, func(r, R, t, T int) {
 			ks.f32[R][T](&w.F32[r*cols], ldw, &x[t*cols], ldw, cols, &out[t*rows+r], ldo)
 		})
-	})
+	}
 }
 
 // actPool recycles the quantized inputs of the products.
 var actPool = sync.Pool{New: func() any { return new([]actBlock) }}
 
-func matMulQuant(out []float32, w *Matrix, x []float32, n int) {
+func productQuant(out []float32, w *Matrix, acts []actBlock, n int) product {
 	rows, cols := w.Rows, w.Cols
 	nb := cols / QK
-	buf := actPool.Get().(*[]actBlock)
-	defer actPool.Put(buf)
-	acts := quantizeActs(*buf, x[:n*cols], w.Type)
-	*buf = acts
 	rb := w.rowBytes
 	ks := kernels()
 	if ks == nil {
-		ParallelFor(rows, rows*cols*n, func(lo, hi int) {
+		return func(lo, hi int) {
 			for r := lo; r < hi; r++ {
 				wr := w.Data[r*rb : (r+1)*rb]
 				for t := 0; t < n; t++ {
 					out[t*rows+r] = dotQuant(w.Type, wr, acts[t*nb:(t+1)*nb])
 				}
 			}
-		})
-		return
+		}
 	}
 	tiles := &ks.q8
 	if w.Type == Q4_0 {
 		tiles = &ks.q4
 	}
 	ldw, ldx, ldo := uintptr(rb), uintptr(nb)*unsafe.Sizeof(actBlock{}), uintptr(4*rows)
-	parallelRows(rows, rows*cols*n, func(lo, hi int) {
+	return func(lo, hi int) {
 		forTiles(lo, hi, n, rb, &ks.qRows, func(r, R, t, T int) {
 			tiles[R][T](&w.Data[r*rb], ldw, &acts[t*nb], ldx, nb, &out[t*rows+r], ldo)
 		})
-	})
+	}
 }
 
 //go:generate go run gen_kernels.go

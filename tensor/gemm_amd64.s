@@ -10381,3 +10381,245 @@ q4AVX2R2T4_reduce:
 	VZEROUPPER
 	RET
 
+// func wsumAVX512C1(out *float32, a *float32, v *float32, stride uintptr, n int)
+TEXT ·wsumAVX512C1(SB), NOSPLIT, $0-40
+	MOVQ out+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ v+16(FP), DX
+	MOVQ stride+24(FP), R8
+	MOVQ n+32(FP), CX
+	VXORPS Z0, Z0, Z0
+	VPXORD Z0, Z0, Z0
+	TESTQ CX, CX
+	JZ wsumAVX512C1_store
+wsumAVX512C1_loop:
+	VBROADCASTSS (SI), Z8
+	VMULPS 0(DX), Z8, Z4
+	VADDPS Z4, Z0, Z0
+	ADDQ $4, SI
+	ADDQ R8, DX
+	DECQ CX
+	JNZ wsumAVX512C1_loop
+wsumAVX512C1_store:
+	VMOVUPS Z0, 0(DI)
+	VZEROUPPER
+	RET
+
+// func wsumAVX2C1(out *float32, a *float32, v *float32, stride uintptr, n int)
+TEXT ·wsumAVX2C1(SB), NOSPLIT, $0-40
+	MOVQ out+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ v+16(FP), DX
+	MOVQ stride+24(FP), R8
+	MOVQ n+32(FP), CX
+	VXORPS Y0, Y0, Y0
+	TESTQ CX, CX
+	JZ wsumAVX2C1_store
+wsumAVX2C1_loop:
+	VBROADCASTSS (SI), Y8
+	VMULPS 0(DX), Y8, Y4
+	VADDPS Y4, Y0, Y0
+	ADDQ $4, SI
+	ADDQ R8, DX
+	DECQ CX
+	JNZ wsumAVX2C1_loop
+wsumAVX2C1_store:
+	VMOVUPS Y0, 0(DI)
+	VZEROUPPER
+	RET
+
+// func wsumAVX512C2(out *float32, a *float32, v *float32, stride uintptr, n int)
+TEXT ·wsumAVX512C2(SB), NOSPLIT, $0-40
+	MOVQ out+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ v+16(FP), DX
+	MOVQ stride+24(FP), R8
+	MOVQ n+32(FP), CX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	TESTQ CX, CX
+	JZ wsumAVX512C2_store
+wsumAVX512C2_loop:
+	VBROADCASTSS (SI), Z8
+	VMULPS 0(DX), Z8, Z4
+	VADDPS Z4, Z0, Z0
+	VMULPS 64(DX), Z8, Z5
+	VADDPS Z5, Z1, Z1
+	ADDQ $4, SI
+	ADDQ R8, DX
+	DECQ CX
+	JNZ wsumAVX512C2_loop
+wsumAVX512C2_store:
+	VMOVUPS Z0, 0(DI)
+	VMOVUPS Z1, 64(DI)
+	VZEROUPPER
+	RET
+
+// func wsumAVX2C2(out *float32, a *float32, v *float32, stride uintptr, n int)
+TEXT ·wsumAVX2C2(SB), NOSPLIT, $0-40
+	MOVQ out+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ v+16(FP), DX
+	MOVQ stride+24(FP), R8
+	MOVQ n+32(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	TESTQ CX, CX
+	JZ wsumAVX2C2_store
+wsumAVX2C2_loop:
+	VBROADCASTSS (SI), Y8
+	VMULPS 0(DX), Y8, Y4
+	VADDPS Y4, Y0, Y0
+	VMULPS 32(DX), Y8, Y5
+	VADDPS Y5, Y1, Y1
+	ADDQ $4, SI
+	ADDQ R8, DX
+	DECQ CX
+	JNZ wsumAVX2C2_loop
+wsumAVX2C2_store:
+	VMOVUPS Y0, 0(DI)
+	VMOVUPS Y1, 32(DI)
+	VZEROUPPER
+	RET
+
+// func wsumAVX512C3(out *float32, a *float32, v *float32, stride uintptr, n int)
+TEXT ·wsumAVX512C3(SB), NOSPLIT, $0-40
+	MOVQ out+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ v+16(FP), DX
+	MOVQ stride+24(FP), R8
+	MOVQ n+32(FP), CX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	TESTQ CX, CX
+	JZ wsumAVX512C3_store
+wsumAVX512C3_loop:
+	VBROADCASTSS (SI), Z8
+	VMULPS 0(DX), Z8, Z4
+	VADDPS Z4, Z0, Z0
+	VMULPS 64(DX), Z8, Z5
+	VADDPS Z5, Z1, Z1
+	VMULPS 128(DX), Z8, Z6
+	VADDPS Z6, Z2, Z2
+	ADDQ $4, SI
+	ADDQ R8, DX
+	DECQ CX
+	JNZ wsumAVX512C3_loop
+wsumAVX512C3_store:
+	VMOVUPS Z0, 0(DI)
+	VMOVUPS Z1, 64(DI)
+	VMOVUPS Z2, 128(DI)
+	VZEROUPPER
+	RET
+
+// func wsumAVX2C3(out *float32, a *float32, v *float32, stride uintptr, n int)
+TEXT ·wsumAVX2C3(SB), NOSPLIT, $0-40
+	MOVQ out+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ v+16(FP), DX
+	MOVQ stride+24(FP), R8
+	MOVQ n+32(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	TESTQ CX, CX
+	JZ wsumAVX2C3_store
+wsumAVX2C3_loop:
+	VBROADCASTSS (SI), Y8
+	VMULPS 0(DX), Y8, Y4
+	VADDPS Y4, Y0, Y0
+	VMULPS 32(DX), Y8, Y5
+	VADDPS Y5, Y1, Y1
+	VMULPS 64(DX), Y8, Y6
+	VADDPS Y6, Y2, Y2
+	ADDQ $4, SI
+	ADDQ R8, DX
+	DECQ CX
+	JNZ wsumAVX2C3_loop
+wsumAVX2C3_store:
+	VMOVUPS Y0, 0(DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VZEROUPPER
+	RET
+
+// func wsumAVX512C4(out *float32, a *float32, v *float32, stride uintptr, n int)
+TEXT ·wsumAVX512C4(SB), NOSPLIT, $0-40
+	MOVQ out+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ v+16(FP), DX
+	MOVQ stride+24(FP), R8
+	MOVQ n+32(FP), CX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	TESTQ CX, CX
+	JZ wsumAVX512C4_store
+wsumAVX512C4_loop:
+	VBROADCASTSS (SI), Z8
+	VMULPS 0(DX), Z8, Z4
+	VADDPS Z4, Z0, Z0
+	VMULPS 64(DX), Z8, Z5
+	VADDPS Z5, Z1, Z1
+	VMULPS 128(DX), Z8, Z6
+	VADDPS Z6, Z2, Z2
+	VMULPS 192(DX), Z8, Z7
+	VADDPS Z7, Z3, Z3
+	ADDQ $4, SI
+	ADDQ R8, DX
+	DECQ CX
+	JNZ wsumAVX512C4_loop
+wsumAVX512C4_store:
+	VMOVUPS Z0, 0(DI)
+	VMOVUPS Z1, 64(DI)
+	VMOVUPS Z2, 128(DI)
+	VMOVUPS Z3, 192(DI)
+	VZEROUPPER
+	RET
+
+// func wsumAVX2C4(out *float32, a *float32, v *float32, stride uintptr, n int)
+TEXT ·wsumAVX2C4(SB), NOSPLIT, $0-40
+	MOVQ out+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ v+16(FP), DX
+	MOVQ stride+24(FP), R8
+	MOVQ n+32(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	TESTQ CX, CX
+	JZ wsumAVX2C4_store
+wsumAVX2C4_loop:
+	VBROADCASTSS (SI), Y8
+	VMULPS 0(DX), Y8, Y4
+	VADDPS Y4, Y0, Y0
+	VMULPS 32(DX), Y8, Y5
+	VADDPS Y5, Y1, Y1
+	VMULPS 64(DX), Y8, Y6
+	VADDPS Y6, Y2, Y2
+	VMULPS 96(DX), Y8, Y7
+	VADDPS Y7, Y3, Y3
+	ADDQ $4, SI
+	ADDQ R8, DX
+	DECQ CX
+	JNZ wsumAVX2C4_loop
+wsumAVX2C4_store:
+	VMOVUPS Y0, 0(DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	VZEROUPPER
+	RET
+

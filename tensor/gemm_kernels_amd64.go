@@ -277,10 +277,35 @@ func q4AVX2R1T4(w *byte, ldw uintptr, x *actBlock, ldx uintptr, nb int, out *flo
 //go:noescape
 func q4AVX2R2T4(w *byte, ldw uintptr, x *actBlock, ldx uintptr, nb int, out *float32, ldo uintptr)
 
+//go:noescape
+func wsumAVX512C1(out *float32, a *float32, v *float32, stride uintptr, n int)
+
+//go:noescape
+func wsumAVX2C1(out *float32, a *float32, v *float32, stride uintptr, n int)
+
+//go:noescape
+func wsumAVX512C2(out *float32, a *float32, v *float32, stride uintptr, n int)
+
+//go:noescape
+func wsumAVX2C2(out *float32, a *float32, v *float32, stride uintptr, n int)
+
+//go:noescape
+func wsumAVX512C3(out *float32, a *float32, v *float32, stride uintptr, n int)
+
+//go:noescape
+func wsumAVX2C3(out *float32, a *float32, v *float32, stride uintptr, n int)
+
+//go:noescape
+func wsumAVX512C4(out *float32, a *float32, v *float32, stride uintptr, n int)
+
+//go:noescape
+func wsumAVX2C4(out *float32, a *float32, v *float32, stride uintptr, n int)
+
 func init() {
 	k512, k2 := new(kernelSet), new(kernelSet)
 	k512.f32Rows, k512.qRows = [5]int{0, 8, 4, 4, 4}, [5]int{0, 8, 4, 4, 4}
 	k2.f32Rows, k2.qRows = [5]int{0, 4, 2, 2, 1}, [5]int{0, 4, 3, 2, 2}
+	k512.wsumWidth, k2.wsumWidth = 16, 8
 	k512.f32[1][1] = f32AVX512R1T1
 	k512.f32[2][1] = f32AVX512R2T1
 	k512.f32[3][1] = f32AVX512R3T1
@@ -372,5 +397,13 @@ func init() {
 	k2.q4[2][3] = q4AVX2R2T3
 	k2.q4[1][4] = q4AVX2R1T4
 	k2.q4[2][4] = q4AVX2R2T4
+	k512.wsum[1] = wsumAVX512C1
+	k2.wsum[1] = wsumAVX2C1
+	k512.wsum[2] = wsumAVX512C2
+	k2.wsum[2] = wsumAVX2C2
+	k512.wsum[3] = wsumAVX512C3
+	k2.wsum[3] = wsumAVX2C3
+	k512.wsum[4] = wsumAVX512C4
+	k2.wsum[4] = wsumAVX2C4
 	kernelSets[levelAVX512], kernelSets[levelAVX2] = k512, k2
 }

@@ -261,3 +261,74 @@ func TestParallelForConcurrentAndNested(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestAttentionKernels: DotRows gives Dot's bits, WeightedSum the bits of
+// its Go loop, at every level, for head sizes around the vector widths.
+func TestAttentionKernels(t *testing.T) {
+	rng := rand.New(rand.NewPCG(45, 46))
+	for _, hs := range []int{1, 8, 15, 16, 24, 48, 64, 100, 128, 200} {
+		for _, n := range []int{0, 1, 7, 9, 33} {
+			stride := hs + 5
+			m := randVec(rng, n*stride+hs)
+			x := randVec(rng, hs)
+			a := randVec(rng, n)
+			wantScores := make([]float32, n)
+			for i := range wantScores {
+				wantScores[i] = dotF32(x, m[i*stride:i*stride+hs])
+			}
+			wantSum := make([]float32, hs)
+			for i := range wantSum {
+				for j, at := range a {
+					wantSum[i] += float32(at * m[j*stride+i])
+				}
+			}
+			for _, l := range levels() {
+				atLevel(l, func() {
+					scores := make([]float32, n)
+					DotRows(scores, m, stride, x)
+					sum := make([]float32, hs)
+					WeightedSum(sum, a, m, stride)
+					for i := range scores {
+						if scores[i] != wantScores[i] || scores[i] != Dot(x, m[i*stride:]) {
+							t.Fatalf("%s hs=%d n=%d: score %d = %g, want %g", levelNames[l], hs, n, i, scores[i], wantScores[i])
+						}
+					}
+					for i := range sum {
+						if math.Float32bits(sum[i]) != math.Float32bits(wantSum[i]) {
+							t.Fatalf("%s hs=%d n=%d: sum %d = %g, want %g", levelNames[l], hs, n, i, sum[i], wantSum[i])
+						}
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestMatMulsEqualsMatMul: products sharing an input in one pass (mixed
+// types, so both quantized inputs are built) give MatMul's bits.
+func TestMatMulsEqualsMatMul(t *testing.T) {
+	rng := rand.New(rand.NewPCG(47, 48))
+	const cols, n = 96, 5
+	x := randVec(rng, n*cols)
+	var ws []*Matrix
+	var outs, want [][]float32
+	for i, typ := range []DType{Q8_0, F32, Q4_0, Q8_0, F16} {
+		base, _ := NewF32(7+10*i, cols, randVec(rng, (7+10*i)*cols))
+		m, _ := base.Convert(typ)
+		ws = append(ws, m)
+		outs = append(outs, make([]float32, n*m.Rows))
+		w := make([]float32, n*m.Rows)
+		MatMul(w, m, x, n)
+		want = append(want, w)
+	}
+	defer SetThreads(0)
+	SetThreads(2)
+	MatMuls(outs, ws, x, n)
+	for i := range outs {
+		for j := range outs[i] {
+			if outs[i][j] != want[i][j] {
+				t.Fatalf("matrix %d (%v) element %d: %g, MatMul %g", i, ws[i].Type, j, outs[i][j], want[i][j])
+			}
+		}
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 
@@ -50,9 +52,10 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs := newFlags("bench", "--model SPEC [--model SPEC ...] [-p 8] [-n 128] [-r 5] [-t 2] [--batch-sessions 1,32] [--json]", `
 Measure tokens per second the way llama.cpp's llama-bench does, on the same
 files: ppP evaluates a block of P random tokens in one pass from an empty
-context (with the logits of every position, as block verification needs;
-llama-bench computes only the last), tgN evaluates N random tokens one at a
-time. Each test runs once untimed, then -r times; t/s is the mean ± sample
+context and computes the logits of its last position (as llama-bench does),
+tgN evaluates N random tokens one at a time. With --all-logits the prompt
+test computes the logits of every position, as the server's block
+verification does, and is named vbP. Each test runs once untimed, then -r times; t/s is the mean ± sample
 standard deviation. --batch-sessions S evaluates S sessions together in each
 pass (the server's cross-session batching; t/s counts all sessions' tokens).
 Lists are comma-separated (-p 1,8 -t 1,2). Progress goes to stderr.
@@ -81,8 +84,10 @@ bit-identical; only the speed differs).`, stderr)
 	fs.IntVar(&cfg.Reps, "repetitions", cfg.Reps, "repetitions of each test")
 	fs.Uint64Var(&cfg.Seed, "seed", 0, "seed of the random tokens")
 	fs.BoolVar(&cfg.NoWarmup, "no-warmup", false, "skip the untimed warm-up run")
+	fs.BoolVar(&cfg.AllLogits, "all-logits", false, "prompt tests compute the logits of every position (test vbP)")
 	asJSON := fs.Bool("json", false, "print the results as JSON instead of a Markdown table")
 	output := fs.String("o", "md", "output format: md or json (as llama-bench)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file (go tool pprof)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -92,6 +97,17 @@ bit-identical; only the speed differs).`, stderr)
 	}
 	if err := cfg.Validate(); err != nil {
 		return usageError{err}
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
 	}
 	rs, err := bench.Run(ctx, cfg, stderr)
 	if err != nil {

@@ -177,9 +177,7 @@ func EvalBatch(sessions []*Session, tokens [][]int, lastOnly bool) ([][][]float3
 		for r := 0; r < n; r++ {
 			tensor.RMSNorm(xb[r*dim:(r+1)*dim], x[r*dim:(r+1)*dim], ly.AttnNorm, cfg.NormEps)
 		}
-		tensor.MatMul(q, ly.Wq, xb, n)
-		tensor.MatMul(k, ly.Wk, xb, n)
-		tensor.MatMul(v, ly.Wv, xb, n)
+		tensor.MatMuls([][]float32{q, k, v}, []*tensor.Matrix{ly.Wq, ly.Wk, ly.Wv}, xb, n)
 		for r := 0; r < n; r++ {
 			m.rope.Apply(q[r*dim:(r+1)*dim], pos[r])
 			m.rope.Apply(k[r*kvDim:(r+1)*kvDim], pos[r])
@@ -210,22 +208,15 @@ func EvalBatch(sessions []*Session, tokens [][]int, lastOnly bool) ([][][]float3
 				qh := q[r*dim+h*hs : r*dim+(h+1)*hs]
 				off := (h / kvMul) * hs
 				a := att[:pos[r]+1]
-				kc, vc := s.k[l], s.v[l]
+				tensor.DotRows(a, s.k[l][off:], kvDim, qh)
 				for t := range a {
-					a[t] = tensor.Dot(qh, kc[t*kvDim+off:t*kvDim+off+hs]) * scale
+					a[t] *= scale
 				}
 				tensor.Softmax(a)
 				if capRows != nil && capRows[rh] != nil {
 					copy(capRows[rh], a)
 				}
-				out := xb[r*dim+h*hs : r*dim+(h+1)*hs]
-				clear(out)
-				for t, at := range a {
-					vt := vc[t*kvDim+off : t*kvDim+off+hs]
-					for i := range out {
-						out[i] += float32(at * vt[i])
-					}
-				}
+				tensor.WeightedSum(xb[r*dim+h*hs:r*dim+(h+1)*hs], a, s.v[l][off:], kvDim)
 			}
 		})
 		if capRows != nil {
@@ -242,8 +233,7 @@ func EvalBatch(sessions []*Session, tokens [][]int, lastOnly bool) ([][][]float3
 		for r := 0; r < n; r++ {
 			tensor.RMSNorm(xb[r*dim:(r+1)*dim], x[r*dim:(r+1)*dim], ly.FFNNorm, cfg.NormEps)
 		}
-		tensor.MatMul(hb, ly.W1, xb, n)
-		tensor.MatMul(hb2, ly.W3, xb, n)
+		tensor.MatMuls([][]float32{hb, hb2}, []*tensor.Matrix{ly.W1, ly.W3}, xb, n)
 		for r := 0; r < n; r++ {
 			tensor.SwiGLU(hb[r*hidden:(r+1)*hidden], hb2[r*hidden:(r+1)*hidden])
 		}

@@ -1,0 +1,55 @@
+package tensor
+
+// Kernels of attention over a KV cache: rows of keys or values stored with a
+// stride (one row per position).
+
+// DotRows writes out[i] = Dot(x, m[i*stride:i*stride+len(x)]) for every
+// i < len(out): the scores of a query against cached keys. Each is exactly
+// Dot's value.
+func DotRows(out, m []float32, stride int, x []float32) {
+	n, cols := len(out), len(x)
+	if n == 0 {
+		return
+	}
+	if (n-1)*stride+cols > len(m) {
+		panic("tensor: DotRows reads past the rows")
+	}
+	ks := kernels()
+	if ks == nil || cols == 0 {
+		for i := range out {
+			out[i] = dotF32(x, m[i*stride:i*stride+cols])
+		}
+		return
+	}
+	R := ks.f32Rows[1]
+	for i := 0; i < n; i += R {
+		r := min(R, n-i)
+		ks.f32[r][1](&m[i*stride], uintptr(4*stride), &x[0], 0, cols, &out[i], 0)
+	}
+}
+
+// WeightedSum writes out[i] = Σ_t a[t]·v[t*stride+i] for every i < len(out):
+// the attention-weighted sum of cached values. Each product and each partial
+// sum is rounded to float32, in increasing t from zero.
+func WeightedSum(out, a, v []float32, stride int) {
+	cols := len(out)
+	if len(a) > 0 && (len(a)-1)*stride+cols > len(v) {
+		panic("tensor: WeightedSum reads past the rows")
+	}
+	c := 0
+	if ks := kernels(); ks != nil && len(a) > 0 {
+		w := ks.wsumWidth
+		for c+w <= cols {
+			k := min(4, (cols-c)/w)
+			ks.wsum[k](&out[c], &a[0], &v[c], uintptr(4*stride), len(a))
+			c += k * w
+		}
+	}
+	for i := c; i < cols; i++ {
+		var s float32
+		for t, at := range a {
+			s += float32(at * v[t*stride+i])
+		}
+		out[i] = s
+	}
+}
