@@ -57,6 +57,10 @@ func quantizeActs(dst []actBlock, x []float32, t DType) []actBlock {
 	}
 	dst = dst[:nb]
 	off := actOffset(t)
+	if ks := kernels(); ks != nil && ks.quant != nil && nb > 0 {
+		ks.quant(&dst[0], &x[0], nb, off)
+		return dst
+	}
 	for b := range dst {
 		quantizeBlock(&dst[b], x[b*QK:(b+1)*QK:(b+1)*QK], off)
 	}

@@ -34,6 +34,9 @@ type kernelSet struct {
 	f32Rows, qRows [maxT + 1]int
 	wsum           [5]wsumFn // wsum[c] covers c·wsumWidth columns
 	wsumWidth      int
+	quant          func(dst *actBlock, x *float32, nb int, off int32) // quantizeActs, or nil
+	swiglu         func(gate, up *float32, n int, coef *[12]float64)  // SwiGLU over a multiple of swigluLanes
+	swigluLanes    int
 }
 
 // wsumFn computes WeightedSum over some columns; stride in bytes.

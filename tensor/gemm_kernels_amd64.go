@@ -278,6 +278,15 @@ func q4AVX2R1T4(w *byte, ldw uintptr, x *actBlock, ldx uintptr, nb int, out *flo
 func q4AVX2R2T4(w *byte, ldw uintptr, x *actBlock, ldx uintptr, nb int, out *float32, ldo uintptr)
 
 //go:noescape
+func quantActsAVX512(dst *actBlock, x *float32, nb int, off int32)
+
+//go:noescape
+func swigluAVX512(gate, up *float32, n int, coef *[12]float64)
+
+//go:noescape
+func swigluAVX2(gate, up *float32, n int, coef *[12]float64)
+
+//go:noescape
 func wsumAVX512C1(out *float32, a *float32, v *float32, stride uintptr, n int)
 
 //go:noescape
@@ -397,6 +406,9 @@ func init() {
 	k2.q4[2][3] = q4AVX2R2T3
 	k2.q4[1][4] = q4AVX2R1T4
 	k2.q4[2][4] = q4AVX2R2T4
+	k512.quant = quantActsAVX512
+	k512.swiglu, k512.swigluLanes = swigluAVX512, 8
+	k2.swiglu, k2.swigluLanes = swigluAVX2, 4
 	k512.wsum[1] = wsumAVX512C1
 	k2.wsum[1] = wsumAVX2C1
 	k512.wsum[2] = wsumAVX512C2

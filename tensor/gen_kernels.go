@@ -477,6 +477,183 @@ func (g *gen) wsum(zmm bool, c int) string {
 	return name
 }
 
+// quantAVX512 is quantizeActs for AVX-512: per block of 32 inputs, the
+// largest magnitude (NaN ignored: VMAXPS keeps its second operand when the
+// first is NaN), d = amax/127 and id = 1/d (0 when d = 0) as scalar IEEE
+// divisions, codes VCVTPS2DQ(x·id) (round half to even; NaN and overflow
+// give −2³¹) clamped to ±127, corrections −off·Σ of each 4-code group
+// (VPDPBUSD against ones), and d.
+func (g *gen) quantActs() string {
+	name := "quantActsAVX512"
+	fmt.Fprintf(&g.decls, "//go:noescape\nfunc %s(dst *actBlock, x *float32, nb int, off int32)\n\n", name)
+	g.p("// func %s(dst *actBlock, x *float32, nb int, off int32)", name)
+	g.p("TEXT ·%s(SB), NOSPLIT, $0-28", name)
+	g.p("\tMOVQ dst+0(FP), DI")
+	g.p("\tMOVQ x+8(FP), SI")
+	g.p("\tMOVQ nb+16(FP), CX")
+	g.p("\tMOVL off+24(FP), AX")
+	g.p("\tNEGL AX")
+	g.p("\tVPBROADCASTD AX, Y20") // −off
+	g.p("\tMOVL $0x7fffffff, AX")
+	g.p("\tVPBROADCASTD AX, Z21") // |·| mask
+	g.p("\tMOVL $127, AX")
+	g.p("\tVPBROADCASTD AX, Z22") // +127
+	g.p("\tNEGL AX")
+	g.p("\tVPBROADCASTD AX, Z23") // −127
+	g.p("\tMOVL $0x01010101, AX")
+	g.p("\tVPBROADCASTD AX, Y24") // ones (bytes)
+	g.p("\tMOVL $0x42fe0000, AX") // 127.0
+	g.p("\tVMOVD AX, X25")
+	g.p("\tMOVL $0x3f800000, AX") // 1.0
+	g.p("\tVMOVD AX, X26")
+	g.p("\tTESTQ CX, CX")
+	g.p("\tJZ %s_done", name)
+	g.p("%s_loop:", name)
+	g.p("\tVMOVUPS (SI), Z0")
+	g.p("\tVMOVUPS 64(SI), Z1")
+	g.p("\tVANDPS Z21, Z0, Z2")
+	g.p("\tVANDPS Z21, Z1, Z3")
+	g.p("\tVPXORD Z4, Z4, Z4")
+	g.p("\tVMAXPS Z4, Z2, Z4")
+	g.p("\tVMAXPS Z4, Z3, Z4")
+	g.p("\tVEXTRACTF64X4 $1, Z4, Y5")
+	g.p("\tVMAXPS Y5, Y4, Y4")
+	g.p("\tVEXTRACTF32X4 $1, Y4, X5")
+	g.p("\tVMAXPS X5, X4, X4")
+	g.p("\tVPERMILPS $0x4e, X4, X5")
+	g.p("\tVMAXPS X5, X4, X4")
+	g.p("\tVMOVSHDUP X4, X5")
+	g.p("\tVMAXSS X5, X4, X4")
+	g.p("\tVDIVSS X25, X4, X6") // d = amax/127
+	g.p("\tVPXORD X8, X8, X8")
+	g.p("\tVUCOMISS X8, X6")
+	g.p("\tJEQ %s_zero", name)
+	g.p("\tVDIVSS X6, X26, X8") // id = 1/d
+	g.p("%s_zero:", name)
+	g.p("\tVBROADCASTSS X8, Z8")
+	for k := 0; k < 2; k++ {
+		g.p("\tVMULPS Z8, Z%d, Z%d", k, k)
+		g.p("\tVCVTPS2DQ Z%d, Z%d", k, k)
+		g.p("\tVPMAXSD Z23, Z%d, Z%d", k, k)
+		g.p("\tVPMINSD Z22, Z%d, Z%d", k, k)
+		g.p("\tVPMOVDB Z%d, X%d", k, k)
+	}
+	g.p("\tVINSERTI128 $1, X1, Y0, Y0")
+	g.p("\tVMOVDQU Y0, (DI)")
+	g.p("\tVPXORD Y9, Y9, Y9")
+	g.p("\tVPDPBUSD Y0, Y24, Y9")
+	g.p("\tVPMULLD Y20, Y9, Y9")
+	g.p("\tVMOVDQU32 Y9, 32(DI)")
+	g.p("\tVMOVSS X6, 64(DI)")
+	g.p("\tADDQ $128, SI")
+	g.p("\tADDQ $72, DI")
+	g.p("\tDECQ CX")
+	g.p("\tJNZ %s_loop", name)
+	g.p("%s_done:", name)
+	g.p("\tVZEROUPPER")
+	g.p("\tRET")
+	g.p("")
+	return name
+}
+
+// swiglu is SwiGLU over n elements (a multiple of the lanes: 8 for ZMM, 4
+// for YMM), in float64 as swiglu1 spells out: e = expNeg(−|g|) (Cody–Waite
+// reduction and the degree-11 Horner polynomial of coef, one IEEE
+// operation per step, as the exp kernel), σ = (g ≥ 0 ? 1 : e)/(1 + e),
+// then gate = (g·float32(σ))·up in float32.
+func (g *gen) swiglu(zmm bool) string {
+	name, r, lanes := "swigluAVX2", "Y", 4
+	if zmm {
+		name, r, lanes = "swigluAVX512", "Z", 8
+	}
+	half := "X" // float32 register holding `lanes` values
+	if zmm {
+		half = "Y"
+	}
+	fmt.Fprintf(&g.decls, "//go:noescape\nfunc %s(gate, up *float32, n int, coef *[12]float64)\n\n", name)
+	g.p("// func %s(gate, up *float32, n int, coef *[12]float64)", name)
+	g.p("TEXT ·%s(SB), NOSPLIT, $0-32", name)
+	g.p("\tMOVQ gate+0(FP), DI")
+	g.p("\tMOVQ up+8(FP), SI")
+	g.p("\tMOVQ n+16(FP), CX")
+	g.p("\tMOVQ coef+24(FP), R8")
+	g.p("\tVBROADCASTSD siluconst<>+0(SB), %s12", r)  // log2e
+	g.p("\tVBROADCASTSD siluconst<>+8(SB), %s11", r)  // ln2hi
+	g.p("\tVBROADCASTSD siluconst<>+16(SB), %s10", r) // ln2lo
+	g.p("\tVBROADCASTSD siluconst<>+24(SB), %s9", r)  // −708
+	g.p("\tVPBROADCASTQ siluconst<>+32(SB), %s8", r)  // 1023
+	g.p("\tVBROADCASTSD siluconst<>+40(SB), %s13", r) // sign bit
+	g.p("\tVBROADCASTSD siluconst<>+48(SB), %s14", r) // 1.0
+	g.p("\tVXORPD %s15, %s15, %s15", r, r, r)         // 0.0
+	g.p("\tSHRQ $%d, CX", map[int]int{4: 2, 8: 3}[lanes])
+	g.p("\tJZ %s_done", name)
+	g.p("%s_loop:", name)
+	g.p("\tVCVTPS2PD (DI), %s0", r)        // v = float64(g)
+	g.p("\tVORPD %s13, %s0, %s6", r, r, r) // a = −|v|
+	if zmm {
+		g.p("\tVCMPPD $0x1d, Z9, Z6, K1")  // a ≥ −708 (false for NaN)
+		g.p("\tVCMPPD $0x1d, Z15, Z0, K2") // v ≥ 0 (false for NaN)
+	} else {
+		g.p("\tVCMPPD $0x1d, Y9, Y6, Y7")
+		g.p("\tVCMPPD $0x1d, Y15, Y0, Y5")
+	}
+	g.p("\tVMAXPD %s9, %s6, %s6", r, r, r)
+	g.p("\tVMULPD %s12, %s6, %s1", r, r, r)
+	if zmm {
+		g.p("\tVRNDSCALEPD $0, Z1, Z1")
+	} else {
+		g.p("\tVROUNDPD $0, Y1, Y1")
+	}
+	g.p("\tVMULPD %s11, %s1, %s2", r, r, r)
+	g.p("\tVSUBPD %s2, %s6, %s2", r, r, r)
+	g.p("\tVMULPD %s10, %s1, %s3", r, r, r)
+	g.p("\tVSUBPD %s3, %s2, %s2", r, r, r)
+	g.p("\tVBROADCASTSD 0(R8), %s3", r)
+	for k := 1; k < 12; k++ {
+		g.p("\tVBROADCASTSD %d(R8), %s4", 8*k, r)
+		g.p("\tVMULPD %s2, %s3, %s3", r, r, r)
+		g.p("\tVADDPD %s4, %s3, %s3", r, r, r)
+	}
+	if zmm {
+		g.p("\tVCVTPD2DQ Z1, Y4")
+		g.p("\tVPMOVSXDQ Y4, Z4")
+	} else {
+		g.p("\tVCVTPD2DQY Y1, X4")
+		g.p("\tVPMOVSXDQ X4, Y4")
+	}
+	g.p("\tVPADDQ %s8, %s4, %s4", r, r, r)
+	g.p("\tVPSLLQ $52, %s4, %s4", r, r)
+	g.p("\tVMULPD %s4, %s3, %s3", r, r, r) // e
+	if zmm {
+		g.p("\tVMOVAPD.Z Z3, K1, Z3")      // 0 where !(a ≥ −708)
+		g.p("\tVADDPD Z3, Z14, Z4")        // 1 + e
+		g.p("\tVBLENDMPD Z14, Z3, K2, Z5") // v ≥ 0 ? 1 : e
+	} else {
+		g.p("\tVANDPD Y7, Y3, Y3")
+		g.p("\tVADDPD Y3, Y14, Y4")
+		g.p("\tVBLENDVPD Y5, Y14, Y3, Y5")
+	}
+	g.p("\tVDIVPD %s4, %s5, %s5", r, r, r) // σ
+	if zmm {
+		g.p("\tVCVTPD2PS Z5, Y5")
+	} else {
+		g.p("\tVCVTPD2PSY Y5, X5")
+	}
+	g.p("\tVMOVUPS (DI), %s0", half)
+	g.p("\tVMULPS %s5, %s0, %s0", half, half, half)
+	g.p("\tVMULPS (SI), %s0, %s0", half, half)
+	g.p("\tVMOVUPS %s0, (DI)", half)
+	g.p("\tADDQ $%d, DI", 4*lanes)
+	g.p("\tADDQ $%d, SI", 4*lanes)
+	g.p("\tDECQ CX")
+	g.p("\tJNZ %s_loop", name)
+	g.p("%s_done:", name)
+	g.p("\tVZEROUPPER")
+	g.p("\tRET")
+	g.p("")
+	return name
+}
+
 func main() {
 	var g gen
 	g.p("// Code generated by gen_kernels.go; DO NOT EDIT.")
@@ -493,6 +670,11 @@ func main() {
 	}
 	g.p("GLOBL tailmask<>(SB), RODATA|NOPTR, $128")
 	g.p("")
+	for i, c := range []string{"$1.4426950408889634", "$0.6931471803691238", "$1.9082149292705877e-10", "$-708.0", "$1023", "$0x8000000000000000", "$1.0"} {
+		g.p("DATA siluconst<>+%d(SB)/8, %s", 8*i, c)
+	}
+	g.p("GLOBL siluconst<>(SB), RODATA|NOPTR, $56")
+	g.p("")
 
 	var init bytes.Buffer
 	set := func(level string, rows [5]int, kind string, mk func(R, T int) string) {
@@ -508,6 +690,9 @@ func main() {
 	set("k2", avx2F32, "f32", g.f32AVX2)
 	set("k2", avx2Quant, "q8", func(R, T int) string { return g.quantAVX2(false, R, T) })
 	set("k2", avx2Quant, "q4", func(R, T int) string { return g.quantAVX2(true, R, T) })
+	fmt.Fprintf(&init, "\tk512.quant = %s\n", g.quantActs())
+	fmt.Fprintf(&init, "\tk512.swiglu, k512.swigluLanes = %s, 8\n", g.swiglu(true))
+	fmt.Fprintf(&init, "\tk2.swiglu, k2.swigluLanes = %s, 4\n", g.swiglu(false))
 	for c := 1; c <= 4; c++ {
 		fmt.Fprintf(&init, "\tk512.wsum[%d] = %s\n", c, g.wsum(true, c))
 		fmt.Fprintf(&init, "\tk2.wsum[%d] = %s\n", c, g.wsum(false, c))

@@ -332,3 +332,72 @@ func TestMatMulsEqualsMatMul(t *testing.T) {
 		}
 	}
 }
+
+// TestQuantizeActsLevels: the vector quantization writes the portable
+// code's blocks, for ordinary values, ties, zeros, NaN, ±Inf, subnormals
+// and huge values.
+func TestQuantizeActsLevels(t *testing.T) {
+	rng := rand.New(rand.NewPCG(49, 50))
+	x := randVec(rng, 64*QK)
+	for i := 0; i < QK; i++ {
+		x[i] = float32(i-16) * 0.5 // ties after scaling: 127/16·(i−16)·0.5 …
+		x[QK+i] = 0
+		x[3*QK+i] = float32(math.Ldexp(float64(x[3*QK+i]), -140)) // subnormal
+		x[4*QK+i] *= 1e37
+	}
+	x[2*QK+3] = float32(math.NaN())
+	x[5*QK+7] = float32(math.Inf(1))
+	x[6*QK] = float32(math.Inf(-1))
+	x[6*QK+1] = float32(math.NaN())
+	for i := 0; i < QK; i++ {
+		x[7*QK+i] = float32(math.NaN())
+	}
+	for _, typ := range []DType{Q8_0, Q4_0} {
+		var want []actBlock
+		atLevel(levelPortable, func() { want = quantizeActs(nil, x, typ) })
+		for _, l := range levels() {
+			var got []actBlock
+			atLevel(l, func() { got = quantizeActs(nil, x, typ) })
+			for b := range want {
+				if got[b].q != want[b].q || got[b].corr != want[b].corr || math.Float32bits(got[b].d) != math.Float32bits(want[b].d) {
+					t.Fatalf("%v %s block %d:\n got %+v\nwant %+v", typ, levelNames[l], b, got[b], want[b])
+				}
+			}
+		}
+	}
+}
+
+// TestSwiGLULevels: the vector SwiGLU gives swiglu1's bits at every level
+// (lengths around the lane counts, edge values), and swiglu1 is within
+// float32 rounding of g/(1+e^−g)·u computed with math.Exp.
+func TestSwiGLULevels(t *testing.T) {
+	rng := rand.New(rand.NewPCG(51, 52))
+	edge := []float32{0, float32(math.Copysign(0, -1)), float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)),
+		800, -800, 1e-40, -1e-40, 88, -88, 3.4e38, -3.4e38}
+	for _, n := range []int{0, 1, 3, 4, 5, 8, 13, 17, 100, 768} {
+		g, u := randVec(rng, n), randVec(rng, n)
+		for i := range g {
+			g[i] *= 6
+			if i < len(edge) && n > 20 {
+				g[i] = edge[i]
+			}
+		}
+		want := make([]float32, n)
+		for i := range want {
+			want[i] = swiglu1(g[i], u[i])
+			ref := float64(g[i]) / (1 + math.Exp(-float64(g[i]))) * float64(u[i])
+			if d := math.Abs(float64(want[i]) - ref); d > 3e-7*math.Abs(ref)+math.SmallestNonzeroFloat32 && !(math.IsNaN(ref) || math.IsInf(ref, 0)) {
+				t.Fatalf("swiglu1(%g, %g) = %g, math.Exp gives %g", g[i], u[i], want[i], ref)
+			}
+		}
+		for _, l := range levels() {
+			got := append([]float32(nil), g...)
+			atLevel(l, func() { SwiGLU(got, u) })
+			for i := range got {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) && !(got[i] != got[i] && want[i] != want[i]) {
+					t.Fatalf("%s n=%d: SwiGLU(%g, %g) = %g, want %g", levelNames[l], n, g[i], u[i], got[i], want[i])
+				}
+			}
+		}
+	}
+}

@@ -40,12 +40,33 @@ func Softmax(x []float32) {
 	}
 }
 
-// SwiGLU writes silu(gate)·up into gate: silu(g) = g/(1+e^−g).
+// SwiGLU writes silu(gate)·up into gate: silu(g) = g·σ(g), σ(g) = 1/(1+e^−g),
+// computed as swiglu1 spells out (the vector kernels give the same bits).
 func SwiGLU(gate, up []float32) {
 	up = up[:len(gate)]
-	for i, g := range gate {
-		gate[i] = g * float32(1/(1+math.Exp(-float64(g)))) * up[i]
+	i := 0
+	if ks := kernels(); ks != nil && ks.swiglu != nil {
+		i = len(gate) / ks.swigluLanes * ks.swigluLanes
+		if i > 0 {
+			ks.swiglu(&gate[0], &up[0], i, &expCoef)
+		}
 	}
+	for ; i < len(gate); i++ {
+		gate[i] = swiglu1(gate[i], up[i])
+	}
+}
+
+// swiglu1 is silu(g)·u with σ from e = e^−|g| ≤ 1 (expNeg, float64):
+// σ = 1/(1+e) for g ≥ 0 and e/(1+e) otherwise, then (g·float32(σ))·u in
+// float32.
+func swiglu1(g, u float32) float32 {
+	v := float64(g)
+	e := expNeg(-math.Abs(v))
+	num := e
+	if v >= 0 {
+		num = 1
+	}
+	return g * float32(num/(1+e)) * u
 }
 
 // Add adds src to dst element-wise.
