@@ -328,15 +328,33 @@ func (g *gen) quantAVX512(q4 bool, R, T int) string {
 		g.p("\tVPBROADCASTW (%s)(AX*1), X%d", rows[r], dw(r))
 		g.p("\tVCVTPH2PS X%d, Y%d", dw(r), dw(r))
 	}
+	// With registers to spare, each token's codes, corrections and scale
+	// are loaded once per block rather than once per row.
+	pre := R*T+2*R+3*T <= 26
+	xq := func(t int) int { return R*T + 2*R + 3*t }
+	if pre {
+		for t := 0; t < T; t++ {
+			g.p("\tVMOVDQU32 (%s)(BX*1), Y%d", toks[t], xq(t))
+			g.p("\tVMOVDQU32 32(%s)(BX*1), Y%d", toks[t], xq(t)+1)
+			g.p("\tVBROADCASTSS 64(%s)(BX*1), Y%d", toks[t], xq(t)+2)
+		}
+	}
 	i := 0
 	for t := 0; t < T; t++ {
 		for r := 0; r < R; r++ {
 			p, s := temps[2*(i%2)], temps[2*(i%2)+1]
 			i++
-			g.p("\tVMOVDQU32 32(%s)(BX*1), Y%d", toks[t], p)
-			g.p("\tVPDPBUSD (%s)(BX*1), Y%d, Y%d", toks[t], w(r), p)
-			g.p("\tVCVTDQ2PS Y%d, Y%d", p, p)
-			g.p("\tVMULPS.BCST 64(%s)(BX*1), Y%d, Y%d", toks[t], dw(r), s)
+			if pre {
+				g.p("\tVMOVDQA32 Y%d, Y%d", xq(t)+1, p)
+				g.p("\tVPDPBUSD Y%d, Y%d, Y%d", xq(t), w(r), p)
+				g.p("\tVCVTDQ2PS Y%d, Y%d", p, p)
+				g.p("\tVMULPS Y%d, Y%d, Y%d", xq(t)+2, dw(r), s)
+			} else {
+				g.p("\tVMOVDQU32 32(%s)(BX*1), Y%d", toks[t], p)
+				g.p("\tVPDPBUSD (%s)(BX*1), Y%d, Y%d", toks[t], w(r), p)
+				g.p("\tVCVTDQ2PS Y%d, Y%d", p, p)
+				g.p("\tVMULPS.BCST 64(%s)(BX*1), Y%d, Y%d", toks[t], dw(r), s)
+			}
 			g.p("\tVFMADD231PS Y%d, Y%d, Y%d", p, s, acc(r, t))
 		}
 	}

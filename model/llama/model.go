@@ -2,6 +2,7 @@ package llama
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/hlmproject/hlm/model"
 	"github.com/hlmproject/hlm/tensor"
@@ -18,6 +19,7 @@ type Model struct {
 	tok  *tokenizer.Tokenizer
 	name string
 	fp   *fingerprint
+	buf  *sync.Pool // *scratch buffers of EvalBatch, shared by views
 }
 
 var _ model.Model = (*Model)(nil)
@@ -30,7 +32,7 @@ func New(w *Weights, tok *tokenizer.Tokenizer, name string) (*Model, error) {
 	if tok != nil && tok.VocabSize() != w.Config.Vocab {
 		return nil, fmt.Errorf("%w: tokenizer has %d tokens, model vocabulary is %d", model.ErrFormat, tok.VocabSize(), w.Config.Vocab)
 	}
-	return &Model{w: w, cfg: w.Config, rope: tensor.NewRope(w.Config.HeadSize(), w.Config.RopeTheta), tok: tok, name: name, fp: new(fingerprint)}, nil
+	return &Model{w: w, cfg: w.Config, rope: tensor.NewRope(w.Config.HeadSize(), w.Config.RopeTheta), tok: tok, name: name, fp: new(fingerprint), buf: new(sync.Pool)}, nil
 }
 
 // Config is the shape in use (Layers counts only the layers evaluated).

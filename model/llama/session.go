@@ -127,7 +127,7 @@ func EvalBatch(sessions []*Session, tokens [][]int, lastOnly bool) ([][][]float3
 	seg := make([]int, n)
 	pos := make([]int, n)
 	last := make([]bool, n)
-	x := make([]float32, n*dim)
+	x := make([]float32, n*dim) // residual stream (scratch after the pass)
 	r := 0
 	for i, s := range sessions {
 		s.grow(s.pos + len(tokens[i]))
@@ -139,13 +139,14 @@ func EvalBatch(sessions []*Session, tokens [][]int, lastOnly bool) ([][][]float3
 		}
 	}
 
-	xb := make([]float32, n*dim)
-	xb2 := make([]float32, n*dim)
-	q := make([]float32, n*dim)
-	k := make([]float32, n*kvDim)
-	v := make([]float32, n*kvDim)
-	hb := make([]float32, n*hidden)
-	hb2 := make([]float32, n*hidden)
+	sc, _ := m.buf.Get().(*scratch)
+	if sc == nil {
+		sc = new(scratch)
+	}
+	defer m.buf.Put(sc)
+	xb, xb2, q := sc.get(0, n*dim), sc.get(1, n*dim), sc.get(2, n*dim)
+	k, v := sc.get(3, n*kvDim), sc.get(4, n*kvDim)
+	hb, hb2 := sc.get(5, n*hidden), sc.get(6, n*hidden)
 	scale := float32(1 / math.Sqrt(float64(hs)))
 
 	captures := make([]*model.Attention, len(sessions))
@@ -270,6 +271,18 @@ func EvalBatch(sessions []*Session, tokens [][]int, lastOnly bool) ([][][]float3
 		}
 	}
 	return out, nil
+}
+
+// scratch holds the work buffers of one EvalBatch call; the model keeps a
+// pool of them so that decoding does not allocate them for every token.
+type scratch struct{ bufs [7][]float32 }
+
+// get returns buffer i resized to n values (contents undefined).
+func (s *scratch) get(i, n int) []float32 {
+	if cap(s.bufs[i]) < n {
+		s.bufs[i] = make([]float32, n)
+	}
+	return s.bufs[i][:n]
 }
 
 // averageHeads turns layer-major per-head rows into one head-averaged row per layer.
