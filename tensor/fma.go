@@ -6,26 +6,47 @@ import "math"
 // fusedMultiplyAdd of binary32, which the FMA instructions (VFMADD231PS)
 // compute. It is the portable twin of the assembly kernels.
 //
-// Go has no float32 FMA, and float32(math.FMA(a, b, c)) would round twice
-// (to float64, then to float32), which differs from one rounding when the
-// first lands exactly halfway between two float32 values. Instead: a·b is
-// exact in float64 (24 + 24 significant bits < 53); the sum s = a·b + c is
-// rounded to float64 and its exact error e recovered (TwoSum); when e ≠ 0
-// and s is even, s is moved one unit in the last place towards the exact sum.
-// That is rounding to odd, and a value rounded to odd at 53 bits and then to
-// nearest at 24 bits is the value rounded to nearest at 24 bits directly
+// Go has no float32 FMA. a·b is exact in float64 (24 + 24 significant bits
+// < 53), so the only rounding before the final one is that of the float64
+// sum s = a·b + c. Rounding s to float32 gives the correctly rounded result
+// unless s lies exactly halfway between two float32 values while the exact
+// sum does not (then rounding twice can go the wrong way): s is rounded
+// directly unless it is such a midpoint or too small for the test
+// (fma32Slow handles those).
+func fma32(a, b, c float32) float32 {
+	p := float64(float64(a) * float64(b))
+	s := float64(p + float64(c))
+	bits := math.Float64bits(s)
+	// Low 29 of the 52 fraction bits are what float32 drops: a midpoint has
+	// exactly the top one of them set. Exponents below 897 are float32
+	// subnormals (or zero), where the dropped bits are more.
+	if onceRounded(bits) {
+		return float32(s)
+	}
+	return fma32Slow(p, float64(c), s)
+}
+
+// onceRounded reports whether float32 of the float64 with these bits is
+// the correctly rounded value of whatever exact sum rounded to it.
+func onceRounded(bits uint64) bool {
+	return bits&(1<<29-1) != 1<<28 && (bits>>52)&0x7ff >= 1023-126
+}
+
+// fma32Slow rounds p + c (p exact, s = p + c rounded to float64) to float32
+// exactly: it recovers the error e of s (TwoSum) and, when e ≠ 0 and s is
+// even, moves s one unit in the last place towards the exact sum. That is
+// rounding to odd, and a value rounded to odd at 53 bits and then to nearest
+// at 24 bits is the value rounded to nearest at 24 bits directly
 // (53 ≥ 2·24 + 2; Boldo and Melquiond, "Emulation of FMA and correctly
 // rounded sums: proved algorithms using rounding to odd", IEEE TC 2008).
 // The explicit float64 conversions keep the compiler from fusing anything.
-func fma32(a, b, c float32) float32 {
-	p := float64(float64(a) * float64(b))
-	cc := float64(c)
-	s := float64(p + cc)
+//go:noinline
+func fma32Slow(p, c, s float64) float32 {
 	if s-s != 0 { // ±Inf or NaN: nothing to correct
 		return float32(s)
 	}
 	bv := float64(s - p)
-	e := float64(float64(p-float64(s-bv)) + float64(cc-bv))
+	e := float64(float64(p-float64(s-bv)) + float64(c-bv))
 	if bits := math.Float64bits(s); e != 0 && bits&1 == 0 {
 		// s ≠ 0 here (a sum that rounds to zero is exact).
 		if (e > 0) == (s > 0) {
@@ -65,8 +86,14 @@ func dotF32(a, b []float32) float32 {
 	for ; i+16 <= len(a); i += 16 {
 		aa := a[i : i+16 : i+16]
 		bb := b[i : i+16 : i+16]
-		for l := range acc {
-			acc[l] = fma32(aa[l], bb[l], acc[l])
+		for l := range acc { // fma32, inlined by hand
+			p := float64(float64(aa[l]) * float64(bb[l]))
+			s := float64(p + float64(acc[l]))
+			if onceRounded(math.Float64bits(s)) {
+				acc[l] = float32(s)
+			} else {
+				acc[l] = fma32Slow(p, float64(acc[l]), s)
+			}
 		}
 	}
 	for l := 0; i+l < len(a); l++ {
