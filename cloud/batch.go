@@ -5,6 +5,7 @@ import (
 
 	"github.com/hlmproject/hlm/hybrid"
 	"github.com/hlmproject/hlm/model"
+	"github.com/hlmproject/hlm/tensor"
 	"github.com/hlmproject/hlm/wire"
 )
 
@@ -115,8 +116,17 @@ func (s *Server) runBatch(batch []*job) {
 			rows[ses] = out[i]
 		}
 	}
-	for _, p := range ready {
-		v, _, err := p.hj.Finish(rows[p.hj.Session()])
-		p.j.done <- result{v, err}
-	}
+	// Each session's verification (distributions over the vocabulary, the
+	// accept/resample decisions) depends only on its own rows and state:
+	// the threads share them out.
+	tensor.ParallelFor(len(ready), len(ready)*finishWork, func(lo, hi int) {
+		for _, p := range ready[lo:hi] {
+			v, _, err := p.hj.Finish(rows[p.hj.Session()])
+			p.j.done <- result{v, err}
+		}
+	})
 }
+
+// finishWork is the cost of one Finish in ParallelFor's multiply-add units:
+// enough that two or more sessions are shared out.
+const finishWork = 1 << 14

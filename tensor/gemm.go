@@ -1,6 +1,8 @@
 package tensor
 
 import (
+	"os"
+	"strconv"
 	"sync"
 	"unsafe"
 )
@@ -14,7 +16,7 @@ import (
 
 const (
 	maxR = 8 // rows in a tile, at most
-	maxT = 4 // tokens in a tile, at most
+	maxT = 8 // tokens in a tile, at most
 )
 
 // f32TileFn computes out[t·ldo + r] = dotF32(row r of w, token t of x) for
@@ -32,6 +34,7 @@ type kernelSet struct {
 	f32            [maxR + 1][maxT + 1]f32TileFn
 	q8, q4         [maxR + 1][maxT + 1]qTileFn
 	f32Rows, qRows [maxT + 1]int
+	maxT           int // largest T with kernels
 	wsum           [5]wsumFn // wsum[c] covers c·wsumWidth columns
 	wsumWidth      int
 	quant          func(dst *actBlock, x *float32, nb int, off int32) // quantizeActs, or nil
@@ -160,13 +163,19 @@ func l2Rows(rowBytes int) int { return max(4, (256<<10)/max(1, rowBytes)) }
 
 // forTiles calls kernel(r, R, t, T) over the tiles that cover rows [lo, hi)
 // and tokens [0, n): blocks of rows that fit in L2, token groups of up to
-// maxT, tiles of rows[T] rows and one smaller tile for the rest.
-func forTiles(lo, hi, n, rowBytes int, rows *[maxT + 1]int, kernel func(r, R, t, T int)) {
+// groupT, tiles of rows[T] rows and one smaller tile for the rest.
+func forTiles(lo, hi, n, rowBytes, groupT int, rows *[maxT + 1]int, kernel func(r, R, t, T int)) {
 	blk := l2Rows(rowBytes)
+	if tuneGroupT > 0 {
+		groupT = min(groupT, tuneGroupT)
+	}
+	if tuneBlock > 0 {
+		blk = tuneBlock
+	}
 	for b := lo; b < hi; b += blk {
 		be := min(hi, b+blk)
-		for t := 0; t < n; t += maxT {
-			T := min(maxT, n-t)
+		for t := 0; t < n; t += groupT {
+			T := min(groupT, n-t)
 			R := rows[T]
 			r := b
 			for ; r+R <= be; r += R {
@@ -194,7 +203,7 @@ func productF32(out []float32, w *Matrix, x []float32, n int) product {
 	}
 	ldw, ldo := uintptr(4*cols), uintptr(4*rows)
 	return func(lo, hi int) {
-		forTiles(lo, hi, n, 4*cols, &ks.f32Rows, func(r, R, t, T int) {
+		forTiles(lo, hi, n, 4*cols, ks.maxT, &ks.f32Rows, func(r, R, t, T int) {
 			ks.f32[R][T](&w.F32[r*cols], ldw, &x[t*cols], ldw, cols, &out[t*rows+r], ldo)
 		})
 	}
@@ -224,10 +233,17 @@ func productQuant(out []float32, w *Matrix, acts []actBlock, n int) product {
 	}
 	ldw, ldx, ldo := uintptr(rb), uintptr(nb)*unsafe.Sizeof(actBlock{}), uintptr(4*rows)
 	return func(lo, hi int) {
-		forTiles(lo, hi, n, rb, &ks.qRows, func(r, R, t, T int) {
+		forTiles(lo, hi, n, rb, ks.maxT, &ks.qRows, func(r, R, t, T int) {
 			tiles[R][T](&w.Data[r*rb], ldw, &acts[t*nb], ldx, nb, &out[t*rows+r], ldo)
 		})
 	}
 }
 
 //go:generate go run gen_kernels.go
+
+var tuneGroupT, tuneBlock = envInt("TUNE_T"), envInt("TUNE_B")
+
+func envInt(k string) int {
+	n, _ := strconv.Atoi(os.Getenv(k))
+	return n
+}

@@ -312,8 +312,8 @@ func wsumAVX2C4(out *float32, a *float32, v *float32, stride uintptr, n int)
 
 func init() {
 	k512, k2 := new(kernelSet), new(kernelSet)
-	k512.f32Rows, k512.qRows = [5]int{0, 8, 4, 4, 4}, [5]int{0, 8, 4, 4, 4}
-	k2.f32Rows, k2.qRows = [5]int{0, 4, 2, 2, 1}, [5]int{0, 4, 3, 2, 2}
+	k512.f32Rows, k512.qRows, k512.maxT = [9]int{0, 8, 4, 4, 4, 0, 0, 0, 0}, [9]int{0, 8, 4, 4, 4, 0, 0, 0, 0}, 4
+	k2.f32Rows, k2.qRows, k2.maxT = [9]int{0, 4, 2, 2, 1, 0, 0, 0, 0}, [9]int{0, 4, 3, 2, 2, 0, 0, 0, 0}, 4
 	k512.wsumWidth, k2.wsumWidth = 16, 8
 	k512.f32[1][1] = f32AVX512R1T1
 	k512.f32[2][1] = f32AVX512R2T1
