@@ -50,5 +50,24 @@ func parseLevel(s string, max int) (int, error) {
 // Kernels names the kernel level in use ("portable", "avx2" or "avx512").
 func Kernels() string { return levelNames[level] }
 
+// AvailableKernels lists the kernel levels this CPU can run, portable first.
+func AvailableKernels() []string { return levelNames[:cpuLevel+1] }
+
+// SetKernels selects a kernel level by name (see KernelsEnv); a level the
+// CPU lacks is an error. Results do not depend on it, only the speed: tests
+// and benchmarks use it to compare levels. It must not be called while
+// products run.
+func SetKernels(name string) error {
+	l, err := parseLevel(name, levelAVX512)
+	if err != nil {
+		return err
+	}
+	if l > cpuLevel {
+		return fmt.Errorf("tensor: %s kernels need a CPU feature this machine lacks (available: %s)", name, strings.Join(AvailableKernels(), ", "))
+	}
+	level = l
+	return nil
+}
+
 // hasAVX2 reports whether the AVX2 kernels (or better) are in use.
 func hasAVX2() bool { return level >= levelAVX2 }

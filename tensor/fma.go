@@ -40,6 +40,7 @@ func onceRounded(bits uint64) bool {
 // (53 ≥ 2·24 + 2; Boldo and Melquiond, "Emulation of FMA and correctly
 // rounded sums: proved algorithms using rounding to odd", IEEE TC 2008).
 // The explicit float64 conversions keep the compiler from fusing anything.
+//
 //go:noinline
 func fma32Slow(p, c, s float64) float32 {
 	if s-s != 0 { // ±Inf or NaN: nothing to correct

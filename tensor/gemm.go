@@ -34,7 +34,7 @@ type kernelSet struct {
 	f32            [maxR + 1][maxT + 1]f32TileFn
 	q8, q4         [maxR + 1][maxT + 1]qTileFn
 	f32Rows, qRows [maxT + 1]int
-	maxT           int // largest T with kernels
+	maxT           int       // largest T with kernels
 	wsum           [5]wsumFn // wsum[c] covers c·wsumWidth columns
 	wsumWidth      int
 	quant          func(dst *actBlock, x *float32, nb int, off int32) // quantizeActs, or nil

@@ -1,6 +1,9 @@
 package tensor
 
-import "math"
+import (
+	"math"
+	"sync"
+)
 
 // RMSNorm writes x normalized by its root mean square and scaled by weight:
 // out[i] = weight[i]·x[i]/sqrt(mean(x²)+eps). out may alias x.
@@ -17,7 +20,9 @@ func RMSNorm(out, x, weight []float32, eps float32) {
 	}
 }
 
-// Softmax normalizes x in place into probabilities.
+// Softmax normalizes x in place into probabilities: e_i = e^(x_i − max) in
+// float64 by ExpShifted (this package's exponential, so the bits are the
+// same on every machine), then x_i = float32(e_i / Σe).
 func Softmax(x []float32) {
 	if len(x) == 0 {
 		return
@@ -28,17 +33,19 @@ func Softmax(x []float32) {
 			maxv = v
 		}
 	}
-	var sum float32
-	for i, v := range x {
-		e := float32(math.Exp(float64(v - maxv)))
-		x[i] = e
-		sum += e
+	buf := f64Pool.Get().(*[]float64)
+	if cap(*buf) < len(x) {
+		*buf = make([]float64, len(x))
 	}
-	inv := 1 / sum
-	for i := range x {
-		x[i] *= inv
+	e := (*buf)[:len(x)]
+	inv := 1 / ExpShifted(e, x, float64(maxv), 1)
+	for i, v := range e {
+		x[i] = float32(v * inv)
 	}
+	f64Pool.Put(buf)
 }
+
+var f64Pool = sync.Pool{New: func() any { return new([]float64) }}
 
 // SwiGLU writes silu(gate)·up into gate: silu(g) = g·σ(g), σ(g) = 1/(1+e^−g),
 // computed as swiglu1 spells out (the vector kernels give the same bits).

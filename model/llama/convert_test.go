@@ -263,7 +263,7 @@ func TestKQuantModel(t *testing.T) {
 	kq := func(m *tensor.Matrix, typ tensor.DType) *tensor.Matrix {
 		data := make([]byte, m.Rows*m.Cols/tensor.QKK*typ.BlockBytes())
 		for i := range data {
-			data[i] = byte((i*2654435761 + 12345) >> 7)
+			data[i] = byte((uint64(i)*2654435761 + 12345) >> 7)
 		}
 		for b := 0; b < len(data); b += typ.BlockBytes() {
 			if typ == tensor.Q4_K {

@@ -1,0 +1,97 @@
+package llama
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/hlmproject/hlm/model"
+	"github.com/hlmproject/hlm/tensor"
+)
+
+// pinnedLogits are the SHA-256 of the logits logitsDigest computes, per
+// storage type. They are a property of the numeric contract (tensor's fixed
+// summation orders), not of this machine: every CPU and architecture must
+// reproduce them. A kernel change that moves a bit fails here, on purpose;
+// if the contract itself changes, update them and say why in the commit.
+var pinnedLogits = map[tensor.DType]string{
+	tensor.F32:  "756c201f716803700e6023387a001fc39c587399852c2ebf774ea53fff942e53",
+	tensor.Q8_0: "27cd77c378c208ce45223f65c3ed9fc7cb65fa27da316997210834889ec0316f",
+	tensor.Q4_0: "4831d1d03cd22bf867754c4e338849c8c22cc511dbd6da2d8f7cfe7968d918e3",
+}
+
+// logitsDigest evaluates a small random model (shapes with odd remainders
+// for every tile size) as a block, as single steps and batched with a
+// second session, checks the three agree bit for bit, and returns a digest
+// of the logits.
+func logitsDigest(t *testing.T, typ tensor.DType) string {
+	t.Helper()
+	m := randomModel(t, model.Config{Dim: 96, Hidden: 160, Layers: 2, Heads: 6, KVHeads: 2, Vocab: 203, SeqLen: 64}, 7)
+	if typ != tensor.F32 {
+		var err error
+		if m, _, err = m.Quantized(typ); err != nil {
+			t.Fatal(err)
+		}
+	}
+	toks := []int{1, 200, 7, 33, 2, 150, 0, 17, 44, 8, 99, 5, 61}
+	block, err := m.Session().Eval(toks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	step := m.Session()
+	other := m.Session()
+	if _, err := other.Eval(toks[:5]); err != nil {
+		t.Fatal(err)
+	}
+	for i, tk := range toks {
+		var r [][]float32
+		if i%3 == 0 { // every third step shares a pass with another session
+			out, err := EvalBatch([]*Session{other, step}, [][]int{{tk, 3}, {tk}}, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r = out[1]
+		} else if r, err = step.Eval([]int{tk}); err != nil {
+			t.Fatal(err)
+		}
+		assertSame(t, fmt.Sprintf("%v step %d", typ, i), r[0], block[i])
+	}
+	h := sha256.New()
+	for _, row := range block {
+		for _, v := range row {
+			h.Write(binary.LittleEndian.AppendUint32(nil, math.Float32bits(v)))
+		}
+	}
+	return fmt.Sprintf("%x", h.Sum(nil))
+}
+
+// TestKernelLevelsSameLogits: every kernel level this CPU runs (and the
+// portable Go code, which is what a CPU without AVX2, or another
+// architecture, runs) gives the same logits, equal to the pinned digest.
+func TestKernelLevelsSameLogits(t *testing.T) {
+	defer tensor.SetKernels(tensor.AvailableKernels()[len(tensor.AvailableKernels())-1])
+	defer tensor.SetThreads(0)
+	for _, typ := range []tensor.DType{tensor.F32, tensor.Q8_0, tensor.Q4_0} {
+		want := ""
+		for _, k := range tensor.AvailableKernels() {
+			for _, th := range []int{1, 2} {
+				if err := tensor.SetKernels(k); err != nil {
+					t.Fatal(err)
+				}
+				tensor.SetThreads(th)
+				got := logitsDigest(t, typ)
+				if want == "" {
+					want = got
+				}
+				if got != want {
+					t.Errorf("%v: %s kernels, %d threads: logits digest %s, %s gave %s", typ, k, th, got, tensor.AvailableKernels()[0], want)
+				}
+			}
+		}
+		if pin := pinnedLogits[typ]; want != pin {
+			t.Errorf("%v: logits digest %s, pinned %s", typ, want, pin)
+		}
+	}
+}
