@@ -24,6 +24,8 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/hlmproject/hlm/model/llama"
@@ -42,6 +44,7 @@ type Config struct {
 	Seed      uint64   // seeds the random tokens
 	NoWarmup  bool     // skip the untimed warm-up run of each test
 	AllLogits bool     // prompt tests compute the logits of every position
+	Kernels   []string // kernel levels to compare (tensor.SetKernels); empty: the one in use
 }
 
 // DefaultConfig is pp8 and tg128, 5 repetitions, all cores, one session.
@@ -80,6 +83,11 @@ func (c Config) Validate() error {
 	if len(c.Threads) == 0 || len(c.Sessions) == 0 {
 		return errors.New("no thread count or session count")
 	}
+	for _, k := range c.Kernels {
+		if !slices.Contains(tensor.AvailableKernels(), k) {
+			return fmt.Errorf("kernels %q: this machine runs %s", k, strings.Join(tensor.AvailableKernels(), ", "))
+		}
+	}
 	return nil
 }
 
@@ -111,6 +119,11 @@ func Run(ctx context.Context, cfg Config, progress io.Writer) ([]Result, error) 
 		progress = io.Discard
 	}
 	defer tensor.SetThreads(tensor.Threads())
+	kernels := cfg.Kernels
+	if len(kernels) == 0 {
+		kernels = []string{tensor.Kernels()}
+	}
+	defer tensor.SetKernels(tensor.Kernels())
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x62656e6368))
 	var out []Result
 	for _, spec := range cfg.Models {
@@ -118,39 +131,53 @@ func Run(ctx context.Context, cfg Config, progress io.Writer) ([]Result, error) 
 		if err != nil {
 			return out, fmt.Errorf("%s: %w", spec, err)
 		}
-		base := describe(m, spec)
-		for _, th := range cfg.Threads {
-			tensor.SetThreads(th)
-			for _, s := range cfg.Sessions {
-				for _, tc := range tests(cfg) {
-					if n := max(tc.prompt, tc.gen); n > m.Config().SeqLen {
-						return out, fmt.Errorf("%s: %d positions exceed the context length %d", spec, n, m.Config().SeqLen)
-					}
-					r := base
-					r.Threads, r.Sessions, r.Prompt, r.Gen = th, s, tc.prompt, tc.gen
-					r.Test = testName(tc.prompt, tc.gen, s, cfg.AllLogits)
-					fmt.Fprintf(progress, "hlm bench: %s, %d threads: %s …\n", r.Model, th, r.Test)
-					if !cfg.NoWarmup {
-						warm := tc
-						warm.gen = min(warm.gen, 16)
-						if _, err := once(m, warm, s, cfg.AllLogits, rng); err != nil {
-							return out, err
-						}
-					}
-					for i := 0; i < cfg.Reps; i++ {
-						if err := ctx.Err(); err != nil {
-							return out, err
-						}
-						d, err := once(m, tc, s, cfg.AllLogits, rng)
-						if err != nil {
-							return out, err
-						}
-						r.SamplesNs = append(r.SamplesNs, d.Nanoseconds())
-						r.SamplesTS = append(r.SamplesTS, float64(s*max(tc.prompt, tc.gen))/d.Seconds())
-					}
-					r.AvgTS, r.StddevTS = meanSD(r.SamplesTS)
-					out = append(out, r)
+		for _, k := range kernels {
+			if err := tensor.SetKernels(k); err != nil {
+				return out, err
+			}
+			if out, err = runModel(ctx, cfg, m, spec, rng, progress, out); err != nil {
+				return out, err
+			}
+		}
+	}
+	return out, nil
+}
+
+// runModel runs every thread count × session count × test on one model
+// with the kernels in use, appending to out.
+func runModel(ctx context.Context, cfg Config, m *llama.Model, spec string, rng *rand.Rand, progress io.Writer, out []Result) ([]Result, error) {
+	base := describe(m, spec)
+	for _, th := range cfg.Threads {
+		tensor.SetThreads(th)
+		for _, s := range cfg.Sessions {
+			for _, tc := range tests(cfg) {
+				if n := max(tc.prompt, tc.gen); n > m.Config().SeqLen {
+					return out, fmt.Errorf("%s: %d positions exceed the context length %d", spec, n, m.Config().SeqLen)
 				}
+				r := base
+				r.Threads, r.Sessions, r.Prompt, r.Gen = th, s, tc.prompt, tc.gen
+				r.Test = testName(tc.prompt, tc.gen, s, cfg.AllLogits)
+				fmt.Fprintf(progress, "hlm bench: %s, %s kernels, %d threads: %s …\n", r.Model, r.Kernels, th, r.Test)
+				if !cfg.NoWarmup {
+					warm := tc
+					warm.gen = min(warm.gen, 16)
+					if _, err := once(m, warm, s, cfg.AllLogits, rng); err != nil {
+						return out, err
+					}
+				}
+				for i := 0; i < cfg.Reps; i++ {
+					if err := ctx.Err(); err != nil {
+						return out, err
+					}
+					d, err := once(m, tc, s, cfg.AllLogits, rng)
+					if err != nil {
+						return out, err
+					}
+					r.SamplesNs = append(r.SamplesNs, d.Nanoseconds())
+					r.SamplesTS = append(r.SamplesTS, float64(s*max(tc.prompt, tc.gen))/d.Seconds())
+				}
+				r.AvgTS, r.StddevTS = meanSD(r.SamplesTS)
+				out = append(out, r)
 			}
 		}
 	}

@@ -11,9 +11,17 @@ import (
 // | model | size | params | threads | test | t/s |, t/s as "mean ± sd".
 func WriteMarkdown(w io.Writer, rs []Result) error {
 	rows := [][]string{{"model", "size", "params", "threads", "test", "t/s"}}
+	kernels := map[string]bool{}
 	for _, r := range rs {
+		kernels[r.Kernels] = true
+	}
+	for _, r := range rs {
+		name := r.Model + " " + r.Type
+		if len(kernels) > 1 { // comparing kernel levels: say which row is which
+			name += " (" + r.Kernels + ")"
+		}
 		rows = append(rows, []string{
-			r.Model + " " + r.Type,
+			name,
 			sizeString(r.Size),
 			paramString(r.Params),
 			fmt.Sprint(r.Threads),
@@ -51,7 +59,7 @@ func WriteMarkdown(w io.Writer, rs []Result) error {
 	for _, row := range rows[1:] {
 		line(row)
 	}
-	if len(rs) > 0 {
+	if len(kernels) == 1 {
 		fmt.Fprintf(&b, "\nkernels: %s\n", rs[0].Kernels)
 	}
 	_, err := io.WriteString(w, b.String())

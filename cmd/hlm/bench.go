@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/hlmproject/hlm/bench"
+	"github.com/hlmproject/hlm/tensor"
 )
 
 func init() {
@@ -60,8 +61,8 @@ standard deviation. --batch-sessions S evaluates S sessions together in each
 pass (the server's cross-session batching; t/s counts all sessions' tokens).
 Lists are comma-separated (-p 1,8 -t 1,2). Progress goes to stderr.
 
-HLM_KERNELS=portable|avx2|avx512 caps the kernels used (the results are
-bit-identical; only the speed differs).`, stderr)
+--kernels (or HLM_KERNELS=portable|avx2|avx512) chooses the kernels: the
+results are bit-identical, only the speed differs.`, stderr)
 	var models listFlag
 	fs.Var(&models, "model", "model spec (repeatable): a .gguf, a llama2.c .bin or a Hugging Face directory, optionally @q8/@q4")
 	fs.Var(&models, "m", "shorthand for --model")
@@ -85,6 +86,7 @@ bit-identical; only the speed differs).`, stderr)
 	fs.Uint64Var(&cfg.Seed, "seed", 0, "seed of the random tokens")
 	fs.BoolVar(&cfg.NoWarmup, "no-warmup", false, "skip the untimed warm-up run")
 	fs.BoolVar(&cfg.AllLogits, "all-logits", false, "prompt tests compute the logits of every position (test vbP)")
+	kernels := fs.String("kernels", "", "kernel levels to compare, comma-separated (this machine: "+strings.Join(tensor.AvailableKernels(), ", ")+"); default: the best, or $HLM_KERNELS")
 	asJSON := fs.Bool("json", false, "print the results as JSON instead of a Markdown table")
 	output := fs.String("o", "md", "output format: md or json (as llama-bench)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file (go tool pprof)")
@@ -92,6 +94,9 @@ bit-identical; only the speed differs).`, stderr)
 		return err
 	}
 	cfg.Models = models
+	if *kernels != "" {
+		cfg.Kernels = strings.Split(*kernels, ",")
+	}
 	if *output != "md" && *output != "json" {
 		return usageError{fmt.Errorf("-o %q: want md or json", *output)}
 	}
