@@ -309,6 +309,32 @@ func (g *gen) quantAVX512(q4 bool, R, T int) string {
 	name := fmt.Sprintf("%sAVX512R%dT%d", strings.ToLower(kind), R, T)
 	g.header(name, "byte", "actBlock", "nb")
 	rows, toks := g.quantSetup(R, T)
+	// Token t's block is at tok(t, off): with one token its pointer
+	// advances (BX is then free), else all share the offset BX.
+	tok := func(t, off int) string { return fmt.Sprintf("%d(%s)(BX*1)", off, toks[t]) }
+	if T == 1 {
+		tok = func(t, off int) string { return fmt.Sprintf("%d(%s)", off, toks[t]) }
+	}
+	// pf points at the next tile's rows, prefetched at the pace the tile
+	// reads its own (R·bb bytes a block): PREFETCHT0 (pf)(AX*R).
+	pf := ""
+	if R&(R-1) == 0 {
+		used := map[string]bool{"AX": true, "BX": T > 1, "CX": true}
+		for _, r := range append(append([]string{}, rows...), toks...) {
+			used[r] = true
+		}
+		for _, r := range []string{"BX", "DI", "DX", "R13", "R12", "R11"} {
+			if !used[r] {
+				pf = r
+				break
+			}
+		}
+	}
+	if pf != "" {
+		g.p("\tMOVQ %s, %s", arg(1), pf)
+		g.p("\tIMULQ $%d, %s", R, pf)
+		g.p("\tADDQ %s, %s", rows[0], pf)
+	}
 	acc := func(r, t int) int { return r*T + t }
 	w := func(r int) int { return R*T + r }
 	dw := func(r int) int { return R*T + R + r }
@@ -335,6 +361,11 @@ func (g *gen) quantAVX512(q4 bool, R, T int) string {
 	g.p("\tTESTQ CX, CX")
 	g.p("\tJZ %s_reduce", name)
 	g.p("%s_loop:", name)
+	if pf != "" {
+		for k := 0; k <= R*bb/64; k++ {
+			g.p("\tPREFETCHT0 %d(%s)(AX*%d)", 64*k, pf, R)
+		}
+	}
 	for r := 0; r < R; r++ {
 		if q4 {
 			g.p("\tVBROADCASTI32X4 2(%s)(AX*1), Y%d", rows[r], w(r))
@@ -352,9 +383,9 @@ func (g *gen) quantAVX512(q4 bool, R, T int) string {
 	xq := func(t int) int { return R*T + 2*R + 3*t }
 	if pre {
 		for t := 0; t < T; t++ {
-			g.p("\tVMOVDQU32 (%s)(BX*1), Y%d", toks[t], xq(t))
-			g.p("\tVMOVDQU32 32(%s)(BX*1), Y%d", toks[t], xq(t)+1)
-			g.p("\tVBROADCASTSS 64(%s)(BX*1), Y%d", toks[t], xq(t)+2)
+			g.p("\tVMOVDQU32 %s, Y%d", tok(t, 0), xq(t))
+			g.p("\tVMOVDQU32 %s, Y%d", tok(t, 32), xq(t)+1)
+			g.p("\tVBROADCASTSS %s, Y%d", tok(t, 64), xq(t)+2)
 		}
 	}
 	i := 0
@@ -368,16 +399,20 @@ func (g *gen) quantAVX512(q4 bool, R, T int) string {
 				g.p("\tVCVTDQ2PS Y%d, Y%d", p, p)
 				g.p("\tVMULPS Y%d, Y%d, Y%d", xq(t)+2, dw(r), s)
 			} else {
-				g.p("\tVMOVDQU32 32(%s)(BX*1), Y%d", toks[t], p)
-				g.p("\tVPDPBUSD (%s)(BX*1), Y%d, Y%d", toks[t], w(r), p)
+				g.p("\tVMOVDQU32 %s, Y%d", tok(t, 32), p)
+				g.p("\tVPDPBUSD %s, Y%d, Y%d", tok(t, 0), w(r), p)
 				g.p("\tVCVTDQ2PS Y%d, Y%d", p, p)
-				g.p("\tVMULPS.BCST 64(%s)(BX*1), Y%d, Y%d", toks[t], dw(r), s)
+				g.p("\tVMULPS.BCST %s, Y%d, Y%d", tok(t, 64), dw(r), s)
 			}
 			g.p("\tVFMADD231PS Y%d, Y%d, Y%d", p, s, acc(r, t))
 		}
 	}
 	g.p("\tADDQ $%d, AX", bb)
-	g.p("\tADDQ $72, BX")
+	if T == 1 {
+		g.p("\tADDQ $72, %s", toks[0])
+	} else {
+		g.p("\tADDQ $72, BX")
+	}
 	g.p("\tDECQ CX")
 	g.p("\tJNZ %s_loop", name)
 	g.p("%s_reduce:", name)
