@@ -1,6 +1,7 @@
 package tensor
 
 import (
+	"math/rand/v2"
 	"testing"
 )
 
@@ -9,9 +10,10 @@ import (
 // line once) on Threads() threads, in chunks of 64 KiB claimed from the
 // worker pool. This is the limit the decode step of a model too large for
 // the caches runs into: tokens/s ≤ bandwidth ÷ bytes of weights read per
-// token.
+// token. BenchmarkStreamMatVec, run with it, says how close the products
+// come.
 //
-//	go test -run='^$' -bench=ReadBandwidth -benchtime=20x ./tensor
+//	go test -run='^$' -bench='ReadBandwidth|StreamMatVec' -benchtime=8x ./tensor
 func BenchmarkReadBandwidth(b *testing.B) {
 	const n = 128 << 20 // floats
 	a := make([]float32, n)
@@ -31,4 +33,37 @@ func BenchmarkReadBandwidth(b *testing.B) {
 		})
 	}
 	b.ReportMetric(float64(b.N)*4*n/b.Elapsed().Seconds()/1e9, "GB/s")
+}
+
+// BenchmarkStreamMatVec is a decode-step product far larger than the
+// caches: ~256 MiB of weights in 768-element rows (the stories110M width)
+// times one token, in GB/s of weights read.
+func BenchmarkStreamMatVec(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	const cols = 768
+	row := make([]float32, cols)
+	for _, typ := range []DType{F32, Q8_0, Q4_0} {
+		rb, _ := typ.RowBytes(cols)
+		rows := (256 << 20) / rb
+		data := make([]byte, 0, rows*rb)
+		for r := 0; r < rows; r++ {
+			for i := range row {
+				row[i] = float32(rng.NormFloat64())
+			}
+			data = EncodeRow(data, typ, row)
+		}
+		m, err := NewRaw(typ, rows, cols, data)
+		if err != nil {
+			b.Fatal(err)
+		}
+		x := randVec(rng, cols)
+		out := make([]float32, rows)
+		b.Run(typ.String(), func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			for i := 0; i < b.N; i++ {
+				MatVec(out, m, x)
+			}
+			b.ReportMetric(float64(b.N)*float64(len(data))/b.Elapsed().Seconds()/1e9, "GB/s")
+		})
+	}
 }

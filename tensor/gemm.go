@@ -1,8 +1,6 @@
 package tensor
 
 import (
-	"os"
-	"strconv"
 	"sync"
 	"unsafe"
 )
@@ -166,12 +164,6 @@ func l2Rows(rowBytes int) int { return max(4, (256<<10)/max(1, rowBytes)) }
 // groupT, tiles of rows[T] rows and one smaller tile for the rest.
 func forTiles(lo, hi, n, rowBytes, groupT int, rows *[maxT + 1]int, kernel func(r, R, t, T int)) {
 	blk := l2Rows(rowBytes)
-	if tuneGroupT > 0 {
-		groupT = min(groupT, tuneGroupT)
-	}
-	if tuneBlock > 0 {
-		blk = tuneBlock
-	}
 	for b := lo; b < hi; b += blk {
 		be := min(hi, b+blk)
 		for t := 0; t < n; t += groupT {
@@ -241,9 +233,3 @@ func productQuant(out []float32, w *Matrix, acts []actBlock, n int) product {
 
 //go:generate go run gen_kernels.go
 
-var tuneGroupT, tuneBlock = envInt("TUNE_T"), envInt("TUNE_B")
-
-func envInt(k string) int {
-	n, _ := strconv.Atoi(os.Getenv(k))
-	return n
-}
