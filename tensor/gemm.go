@@ -232,4 +232,3 @@ func productQuant(out []float32, w *Matrix, acts []actBlock, n int) product {
 }
 
 //go:generate go run gen_kernels.go
-
