@@ -139,6 +139,28 @@ func (g *gen) reduce8Y(k, tmp int, evex bool) {
 	g.p("\tVADDSS X%d, X%d, X%d", tmp, k, k)
 }
 
+// loopHead starts the F32 tiles' loop over 16-element chunks: AX is the
+// byte offset, CX the chunks left; no whole chunk jumps to the tail.
+func (g *gen) loopHead(name string) {
+	g.p("\tXORQ AX, AX")
+	g.p("\tMOVQ cols+32(FP), CX")
+	g.p("\tSHRQ $4, CX")
+	g.p("\tJZ %s_tail", name)
+	g.p("%s_loop:", name)
+}
+
+// loopTail closes the chunk loop and leaves CX = cols mod 16, jumping to
+// the reduction when it is 0.
+func (g *gen) loopTail(name string) {
+	g.p("\tADDQ $64, AX")
+	g.p("\tDECQ CX")
+	g.p("\tJNZ %s_loop", name)
+	g.p("%s_tail:", name)
+	g.p("\tMOVQ cols+32(FP), CX")
+	g.p("\tANDQ $15, CX")
+	g.p("\tJZ %s_reduce", name)
+}
+
 // f32AVX512 is the F32 tile with ZMM registers: 16 lanes, one FMA per
 // element, a masked step for the last cols mod 16 elements.
 func (g *gen) f32AVX512(R, T int) string {
@@ -170,11 +192,7 @@ func (g *gen) f32AVX512(R, T int) string {
 			g.p("\tVPXORD Z%d, Z%d, Z%d", k, k, k)
 		}
 	}
-	g.p("\tXORQ AX, AX")
-	g.p("\tMOVQ cols+32(FP), CX")
-	g.p("\tSHRQ $4, CX")
-	g.p("\tJZ %s_tail", name)
-	g.p("%s_loop:", name)
+	g.loopHead(name)
 	for r := 0; r < R; r++ {
 		if pf != "" {
 			g.p("\tPREFETCHT0 %d(%s)(AX*%d)", 64*r, pf, R)
@@ -189,13 +207,7 @@ func (g *gen) f32AVX512(R, T int) string {
 			g.p("\tVFMADD231PS Z%d, Z%d, Z%d", x(t), w(r), acc(r, t))
 		}
 	}
-	g.p("\tADDQ $64, AX")
-	g.p("\tDECQ CX")
-	g.p("\tJNZ %s_loop", name)
-	g.p("%s_tail:", name)
-	g.p("\tMOVQ cols+32(FP), CX")
-	g.p("\tANDQ $15, CX")
-	g.p("\tJZ %s_reduce", name)
+	g.loopTail(name)
 	g.p("\tLEAQ masks16<>(SB), %s", tmp)
 	g.p("\tKMOVW (%s)(CX*2), K1", tmp)
 	for r := 0; r < R; r++ {
@@ -232,11 +244,7 @@ func (g *gen) f32AVX2(R, T int) string {
 	for k := 0; k < 2*R*T; k++ {
 		g.p("\tVXORPS Y%d, Y%d, Y%d", k, k, k)
 	}
-	g.p("\tXORQ AX, AX")
-	g.p("\tMOVQ cols+32(FP), CX")
-	g.p("\tSHRQ $4, CX")
-	g.p("\tJZ %s_tail", name)
-	g.p("%s_loop:", name)
+	g.loopHead(name)
 	for h := 0; h < 2; h++ {
 		for r := 0; r < R; r++ {
 			g.p("\tVMOVUPS %d(%s)(AX*1), Y%d", 32*h, rows[r], w(r))
@@ -247,13 +255,7 @@ func (g *gen) f32AVX2(R, T int) string {
 			}
 		}
 	}
-	g.p("\tADDQ $64, AX")
-	g.p("\tDECQ CX")
-	g.p("\tJNZ %s_loop", name)
-	g.p("%s_tail:", name)
-	g.p("\tMOVQ cols+32(FP), CX")
-	g.p("\tANDQ $15, CX")
-	g.p("\tJZ %s_reduce", name)
+	g.loopTail(name)
 	// mask lanes j < cols mod 16 from tailmask<>: 16 ones then 16 zeros.
 	g.p("\tSHLQ $2, CX")
 	g.p("\tLEAQ tailmask<>+64(SB), %s", tmp)
