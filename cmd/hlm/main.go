@@ -74,25 +74,32 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 }
 
 func usage(w io.Writer) {
-	fmt.Fprintln(w, `hlm — hybrid language-model inference over bandwidth-limited links
+	// One write: a reader that stops at the first line it wants (grep -q
+	// under pipefail, as ../shared/perf/side-by-side.sh does) must not make
+	// the rest of the write fail with SIGPIPE.
+	var b strings.Builder
+	b.WriteString(`hlm — hybrid language-model inference over bandwidth-limited links
 
 Usage: hlm <command> [flags]
 
-Commands:`)
+Commands:
+`)
 	names := make([]string, 0, len(commands))
 	for n := range commands {
 		names = append(names, n)
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
+		fmt.Fprintf(&b, "  %-10s %s\n", n, commands[n].summary)
 	}
-	fmt.Fprintln(w, `
+	b.WriteString(`
 A model is named by a spec: PATH (a llama2.c .bin, a .gguf file or a Hugging
 Face directory), PATH@exit=N (its first N layers: an early-exit draft) or
 PATH@q8 or PATH@q4 (a Q8_0 or Q4_0 copy); options combine, e.g. PATH@exit=2@q8.
 
-Run 'hlm <command> --help' for the flags of a command.`)
+Run 'hlm <command> --help' for the flags of a command.
+`)
+	io.WriteString(w, b.String())
 }
 
 // usageError marks errors in the command line (exit status 2).
