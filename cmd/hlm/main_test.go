@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"os"
+	"strings"
 	"testing"
 )
 
@@ -15,4 +17,31 @@ func TestMain(m *testing.M) {
 		return
 	}
 	os.Exit(m.Run())
+}
+
+// countingWriter counts Write calls.
+type countingWriter struct {
+	strings.Builder
+	writes int
+}
+
+func (w *countingWriter) Write(p []byte) (int, error) {
+	w.writes++
+	return w.Builder.Write(p)
+}
+
+// TestHelpIsOneWrite: `hlm help` lists bench (side-by-side.sh looks for
+// "^  bench") in a single write, so a reader that stops early cannot kill
+// it with SIGPIPE halfway.
+func TestHelpIsOneWrite(t *testing.T) {
+	var w countingWriter
+	if code := run(context.Background(), []string{"help"}, &w, &w); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	if w.writes != 1 {
+		t.Errorf("help took %d writes", w.writes)
+	}
+	if !strings.Contains(w.String(), "\n  bench ") {
+		t.Errorf("help does not list bench:\n%s", w.String())
+	}
 }
