@@ -19,16 +19,19 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// countingWriter counts Write calls.
+// countingWriter counts Write calls (it has no WriteString: every write
+// goes through Write).
 type countingWriter struct {
-	strings.Builder
+	b      strings.Builder
 	writes int
 }
 
 func (w *countingWriter) Write(p []byte) (int, error) {
 	w.writes++
-	return w.Builder.Write(p)
+	return w.b.Write(p)
 }
+
+func (w *countingWriter) String() string { return w.b.String() }
 
 // TestHelpIsOneWrite: `hlm help` lists bench (side-by-side.sh looks for
 // "^  bench") in a single write, so a reader that stops early cannot kill
