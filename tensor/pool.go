@@ -63,12 +63,14 @@ type pool struct {
 }
 
 type job struct {
-	fn      func(lo, hi int)
-	n       int
-	chunks  int32
-	helpers int          // workers 0 … helpers-1 take part
-	next    atomic.Int32 // next chunk to claim
-	done    atomic.Int32 // chunks finished
+	fn       func(lo, hi int)
+	n        int
+	chunks   int32
+	helpers  int          // workers 0 … helpers-1 take part
+	next     atomic.Int32 // next chunk to claim
+	done     atomic.Int32 // chunks finished
+	waiting  atomic.Bool  // the caller sleeps on finished
+	finished chan struct{}
 }
 
 // spinRounds is how many times an idle worker polls for a new job before it
@@ -85,19 +87,32 @@ func (p *pool) run(width, chunks, n int, fn func(lo, hi int)) {
 		go p.worker(p.started, p.gen.Load())
 		p.started++
 	}
-	j := &job{fn: fn, n: n, chunks: int32(chunks), helpers: width - 1}
+	j := &job{fn: fn, n: n, chunks: int32(chunks), helpers: width - 1, finished: make(chan struct{}, 1)}
 	p.job.Store(j)
 	p.park.Lock()
 	p.gen.Add(1)
 	p.wake.Broadcast()
 	p.park.Unlock()
 	j.work()
+	// Wait for the chunks the workers hold: spin briefly, then sleep, so
+	// that on a machine busy with other processes this thread gives its
+	// core to a worker the kernel has descheduled instead of spinning
+	// while it waits for one.
 	for spins := 0; j.done.Load() < j.chunks; spins++ {
-		if spins > 64 {
-			runtime.Gosched()
+		if spins < waitSpins {
+			continue
 		}
+		j.waiting.Store(true)
+		if j.done.Load() < j.chunks {
+			<-j.finished
+		}
+		return
 	}
 }
+
+// waitSpins is how many times the caller polls for the workers' last
+// chunks before it sleeps (a few microseconds).
+const waitSpins = 2000
 
 // work claims and runs chunks until none are left.
 func (j *job) work() {
@@ -109,7 +124,9 @@ func (j *job) work() {
 		lo := int(int64(c) * int64(j.n) / int64(j.chunks))
 		hi := int(int64(c+1) * int64(j.n) / int64(j.chunks))
 		j.fn(lo, hi)
-		j.done.Add(1)
+		if j.done.Add(1) == j.chunks && j.waiting.Load() {
+			j.finished <- struct{}{}
+		}
 	}
 }
 
