@@ -139,6 +139,34 @@ func (g *gen) reduce8Y(k, tmp int, evex bool) {
 	g.p("\tVADDSS X%d, X%d, X%d", tmp, k, k)
 }
 
+// prefetchSetup points pf at the next tile's rows (R rows on from rows[0]),
+// which the loops prefetch at the pace the tile reads its own: the rows of
+// a matrix are contiguous, so R rows of ldw bytes on is exactly what the
+// next tile reads. It returns "" (no prefetch) when R is not a power of
+// two (PREFETCHT0 (pf)(AX*R) needs a scale of 1, 2, 4 or 8) or no register
+// is free.
+func (g *gen) prefetchSetup(R int, rows []string, free ...string) string {
+	if R&(R-1) != 0 || len(free) == 0 || free[0] == "" {
+		return ""
+	}
+	pf := free[0]
+	g.p("\tMOVQ %s, %s", arg(1), pf)
+	g.p("\tIMULQ $%d, %s", R, pf)
+	g.p("\tADDQ %s, %s", rows[0], pf)
+	return pf
+}
+
+// prefetchLines prefetches the n lines the tile's rows advance by in one
+// step, at pf + R·AX.
+func (g *gen) prefetchLines(pf string, R, n int) {
+	if pf == "" {
+		return
+	}
+	for k := 0; k < n; k++ {
+		g.p("\tPREFETCHT0 %d(%s)(AX*%d)", 64*k, pf, R)
+	}
+}
+
 // loopHead starts the F32 tiles' loop over 16-element chunks: AX is the
 // byte offset, CX the chunks left; no whole chunk jumps to the tail.
 func (g *gen) loopHead(name string) {
@@ -176,16 +204,7 @@ func (g *gen) f32AVX512(R, T int) string {
 	tmp := free[0]
 	g.pointers(rows, arg(0), arg(1), tmp)
 	g.pointers(toks, arg(2), arg(3), tmp)
-	// pf points at the next tile's rows (R rows on from row 0), which the
-	// loop prefetches R lines at a time: the rows of a matrix are
-	// contiguous, so that is exactly what the next tile reads.
-	pf := ""
-	if prefetchNext && R&(R-1) == 0 {
-		pf = tmp
-		g.p("\tMOVQ %s, %s", arg(1), pf)
-		g.p("\tIMULQ $%d, %s", R, pf)
-		g.p("\tADDQ %s, %s", rows[0], pf)
-	}
+	pf := g.prefetchSetup(R, rows, free[1:]...)
 	for r := 0; r < R; r++ {
 		for t := 0; t < T; t++ {
 			k := acc(r, t)
@@ -193,10 +212,8 @@ func (g *gen) f32AVX512(R, T int) string {
 		}
 	}
 	g.loopHead(name)
+	g.prefetchLines(pf, R, R)
 	for r := 0; r < R; r++ {
-		if pf != "" {
-			g.p("\tPREFETCHT0 %d(%s)(AX*%d)", 64*r, pf, R)
-		}
 		g.p("\tVMOVUPS (%s)(AX*1), Z%d", rows[r], w(r))
 	}
 	for t := 0; t < T; t++ {
@@ -241,10 +258,12 @@ func (g *gen) f32AVX2(R, T int) string {
 	tmp := free[0]
 	g.pointers(rows, arg(0), arg(1), tmp)
 	g.pointers(toks, arg(2), arg(3), tmp)
+	pf := g.prefetchSetup(R, rows, free[1:]...)
 	for k := 0; k < 2*R*T; k++ {
 		g.p("\tVXORPS Y%d, Y%d, Y%d", k, k, k)
 	}
 	g.loopHead(name)
+	g.prefetchLines(pf, R, R)
 	for h := 0; h < 2; h++ {
 		for r := 0; r < R; r++ {
 			g.p("\tVMOVUPS %d(%s)(AX*1), Y%d", 32*h, rows[r], w(r))
@@ -299,6 +318,21 @@ func (g *gen) quantSetup(R, T int) (rows, toks []string) {
 	return
 }
 
+// quantFree is a general register the integer tiles leave free (BX too
+// when bxFree: one token's pointer advances instead of sharing BX), or "".
+func quantFree(rows, toks []string, bxFree bool) string {
+	used := map[string]bool{"AX": true, "CX": true, "BX": !bxFree}
+	for _, r := range append(append([]string{}, rows...), toks...) {
+		used[r] = true
+	}
+	for _, r := range []string{"BX", "DI", "DX", "R13", "R12", "R11"} {
+		if !used[r] {
+			return r
+		}
+	}
+	return ""
+}
+
 // quantAVX512 is the Q8_0 or Q4_0 tile with VNNI: per block, row r's codes
 // (Q8_0: q+128 by flipping the sign bit; Q4_0: the nibbles in element
 // order) and scale, then for each token the lanes
@@ -317,26 +351,7 @@ func (g *gen) quantAVX512(q4 bool, R, T int) string {
 	if T == 1 {
 		tok = func(t, off int) string { return fmt.Sprintf("%d(%s)", off, toks[t]) }
 	}
-	// pf points at the next tile's rows, prefetched at the pace the tile
-	// reads its own (R·bb bytes a block): PREFETCHT0 (pf)(AX*R).
-	pf := ""
-	if R&(R-1) == 0 {
-		used := map[string]bool{"AX": true, "BX": T > 1, "CX": true}
-		for _, r := range append(append([]string{}, rows...), toks...) {
-			used[r] = true
-		}
-		for _, r := range []string{"BX", "DI", "DX", "R13", "R12", "R11"} {
-			if !used[r] {
-				pf = r
-				break
-			}
-		}
-	}
-	if pf != "" {
-		g.p("\tMOVQ %s, %s", arg(1), pf)
-		g.p("\tIMULQ $%d, %s", R, pf)
-		g.p("\tADDQ %s, %s", rows[0], pf)
-	}
+	pf := g.prefetchSetup(R, rows, quantFree(rows, toks, T == 1))
 	acc := func(r, t int) int { return r*T + t }
 	w := func(r int) int { return R*T + r }
 	dw := func(r int) int { return R*T + R + r }
@@ -363,11 +378,7 @@ func (g *gen) quantAVX512(q4 bool, R, T int) string {
 	g.p("\tTESTQ CX, CX")
 	g.p("\tJZ %s_reduce", name)
 	g.p("%s_loop:", name)
-	if pf != "" {
-		for k := 0; k <= R*bb/64; k++ {
-			g.p("\tPREFETCHT0 %d(%s)(AX*%d)", 64*k, pf, R)
-		}
-	}
+	g.prefetchLines(pf, R, R*bb/64+1)
 	for r := 0; r < R; r++ {
 		if q4 {
 			g.p("\tVBROADCASTI32X4 2(%s)(AX*1), Y%d", rows[r], w(r))
@@ -433,6 +444,7 @@ func (g *gen) quantAVX2(q4 bool, R, T int) string {
 	name := fmt.Sprintf("%sAVX2R%dT%d", kind, R, T)
 	g.header(name, "byte", "actBlock", "nb")
 	rows, toks := g.quantSetup(R, T)
+	pf := g.prefetchSetup(R, rows, quantFree(rows, toks, false))
 	acc := func(r, t int) int { return r*T + t }
 	w := func(r int) int { return R*T + r }
 	dw := func(r int) int { return R*T + R + r }
@@ -463,6 +475,7 @@ func (g *gen) quantAVX2(q4 bool, R, T int) string {
 	g.p("\tTESTQ CX, CX")
 	g.p("\tJZ %s_reduce", name)
 	g.p("%s_loop:", name)
+	g.prefetchLines(pf, R, R*bb/64+1)
 	for r := 0; r < R; r++ {
 		if q4 {
 			g.p("\tVMOVDQU 2(%s)(AX*1), X%d", rows[r], w(r))
