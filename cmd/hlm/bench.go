@@ -17,13 +17,14 @@ func init() {
 	register("bench", "measure the engine's speed like llama-bench (pp and tg tests, Markdown or JSON)", runBench)
 }
 
-// intList is a comma-separated list of integers; repeating the flag appends.
-type intList struct {
+// intsFlag is a flag holding a comma-separated list of integers ≥ 0
+// (intList); repeating the flag appends.
+type intsFlag struct {
 	v   *[]int
 	set bool
 }
 
-func (l intList) String() string {
+func (l intsFlag) String() string {
 	if l.v == nil {
 		return ""
 	}
@@ -34,18 +35,13 @@ func (l intList) String() string {
 	return strings.Join(s, ",")
 }
 
-func (l *intList) Set(s string) error {
+func (l *intsFlag) Set(s string) error {
 	if !l.set { // the first use replaces the default
 		*l.v, l.set = nil, true
 	}
-	for _, f := range strings.Split(s, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil {
-			return fmt.Errorf("%q is not an integer", f)
-		}
-		*l.v = append(*l.v, n)
-	}
-	return nil
+	v, err := intList(s, 0)
+	*l.v = append(*l.v, v...)
+	return err
 }
 
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -76,7 +72,7 @@ results are bit-identical, only the speed differs.`, stderr)
 		{[]string{"t", "threads"}, &cfg.Threads, "thread counts"},
 		{[]string{"batch-sessions"}, &cfg.Sessions, "sessions evaluated together in each pass"},
 	} {
-		l := &intList{v: f.v}
+		l := &intsFlag{v: f.v}
 		for _, n := range f.names {
 			fs.Var(l, n, f.help)
 		}
