@@ -76,6 +76,7 @@ func MatMuls(outs [][]float32, ws []*Matrix, x []float32, n int) {
 	}
 	var (
 		ps    []product
+		rows  []int // rows of ps[i]
 		units []int // ps[i] covers units [units[i], units[i+1]) of 4 rows
 		work  int
 		acts  actCache
@@ -90,6 +91,7 @@ func MatMuls(outs [][]float32, ws []*Matrix, x []float32, n int) {
 			continue
 		}
 		ps = append(ps, prepare(outs[i], w, x, n, &acts))
+		rows = append(rows, w.Rows)
 		units = append(units, units[len(units)-1]+(w.Rows+3)/4)
 		work += w.Rows * w.Cols * n
 	}
@@ -100,7 +102,7 @@ func MatMuls(outs [][]float32, ws []*Matrix, x []float32, n int) {
 		for i, p := range ps {
 			a, b := max(lo, units[i]), min(hi, units[i+1])
 			if a < b {
-				p(4*(a-units[i]), min(ws[i].Rows, 4*(b-units[i])))
+				p(4*(a-units[i]), min(rows[i], 4*(b-units[i])))
 			}
 		}
 	})
