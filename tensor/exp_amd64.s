@@ -1,3 +1,5 @@
+//go:build amd64 && !purego
+
 #include "textflag.h"
 
 DATA expconst<>+0(SB)/8, $1.4426950408889634     // log2(e)
