@@ -18,7 +18,7 @@ import (
 	"strings"
 )
 
-// prefetchNext makes the F32 tiles prefetch the next tile's rows.
+// prefetchNext makes the tiles prefetch the next tile's rows.
 var prefetchNext = true
 
 // tile heights per level and kind: rows[T] for T = 1…4 tokens.
@@ -146,7 +146,7 @@ func (g *gen) reduce8Y(k, tmp int, evex bool) {
 // two (PREFETCHT0 (pf)(AX*R) needs a scale of 1, 2, 4 or 8) or no register
 // is free.
 func (g *gen) prefetchSetup(R int, rows []string, free ...string) string {
-	if R&(R-1) != 0 || len(free) == 0 || free[0] == "" {
+	if !prefetchNext || R&(R-1) != 0 || len(free) == 0 || free[0] == "" {
 		return ""
 	}
 	pf := free[0]
