@@ -318,6 +318,20 @@ func (g *gen) quantSetup(R, T int) (rows, toks []string) {
 	return
 }
 
+// quantLoopHead zeroes the accumulators Y0…Y(acc−1) with zero (VXORPS, or
+// VPXORD where they reach Y16 and up) and starts the loop over the nb
+// blocks in CX, prefetching the next tile's rows (R·bb bytes a block).
+func (g *gen) quantLoopHead(name string, acc int, zero, pf string, R, bb int) {
+	for k := 0; k < acc; k++ {
+		g.p("\t%s Y%d, Y%d, Y%d", zero, k, k, k)
+	}
+	g.p("\tMOVQ nb+32(FP), CX")
+	g.p("\tTESTQ CX, CX")
+	g.p("\tJZ %s_reduce", name)
+	g.p("%s_loop:", name)
+	g.prefetchLines(pf, R, R*bb/64+1)
+}
+
 // quantFree is a general register the integer tiles leave free (BX too
 // when bxFree: one token's pointer advances instead of sharing BX), or "".
 func quantFree(rows, toks []string, bxFree bool) string {
@@ -371,14 +385,7 @@ func (g *gen) quantAVX512(q4 bool, R, T int) string {
 		g.p("\tMOVL $0x80808080, CX")
 		g.p("\tVPBROADCASTD CX, Y%d", cst)
 	}
-	for k := 0; k < R*T; k++ {
-		g.p("\tVPXORD Y%d, Y%d, Y%d", k, k, k)
-	}
-	g.p("\tMOVQ nb+32(FP), CX")
-	g.p("\tTESTQ CX, CX")
-	g.p("\tJZ %s_reduce", name)
-	g.p("%s_loop:", name)
-	g.prefetchLines(pf, R, R*bb/64+1)
+	g.quantLoopHead(name, R*T, "VPXORD", pf, R, bb)
 	for r := 0; r < R; r++ {
 		if q4 {
 			g.p("\tVBROADCASTI32X4 2(%s)(AX*1), Y%d", rows[r], w(r))
@@ -468,14 +475,7 @@ func (g *gen) quantAVX2(q4 bool, R, T int) string {
 		g.p("\tVMOVD CX, X%d", cst)
 		g.p("\tVPBROADCASTD X%d, Y%d", cst, cst)
 	}
-	for k := 0; k < R*T; k++ {
-		g.p("\tVXORPS Y%d, Y%d, Y%d", k, k, k)
-	}
-	g.p("\tMOVQ nb+32(FP), CX")
-	g.p("\tTESTQ CX, CX")
-	g.p("\tJZ %s_reduce", name)
-	g.p("%s_loop:", name)
-	g.prefetchLines(pf, R, R*bb/64+1)
+	g.quantLoopHead(name, R*T, "VXORPS", pf, R, bb)
 	for r := 0; r < R; r++ {
 		if q4 {
 			g.p("\tVMOVDQU 2(%s)(AX*1), X%d", rows[r], w(r))
