@@ -211,33 +211,33 @@ func (g *gen) f32AVX512(R, T int) string {
 			g.p("\tVPXORD Z%d, Z%d, Z%d", k, k, k)
 		}
 	}
-	g.loopHead(name)
-	g.prefetchLines(pf, R, R)
-	for r := 0; r < R; r++ {
-		g.p("\tVMOVUPS (%s)(AX*1), Z%d", rows[r], w(r))
-	}
-	for t := 0; t < T; t++ {
-		g.p("\tVMOVUPS (%s)(AX*1), Z%d", toks[t], x(t))
-	}
-	for r := 0; r < R; r++ {
+	// step loads 16 elements of every row and token and accumulates their
+	// products; with mask "K1" only the lanes of the last cols mod 16
+	// (zero-masked loads, merge-masked FMAs).
+	step := func(mask string) {
+		load, k := "VMOVUPS", ""
+		if mask != "" {
+			load, k = "VMOVUPS.Z", " "+mask+","
+		}
+		for r := 0; r < R; r++ {
+			g.p("\t%s (%s)(AX*1),%s Z%d", load, rows[r], k, w(r))
+		}
 		for t := 0; t < T; t++ {
-			g.p("\tVFMADD231PS Z%d, Z%d, Z%d", x(t), w(r), acc(r, t))
+			g.p("\t%s (%s)(AX*1),%s Z%d", load, toks[t], k, x(t))
+		}
+		for r := 0; r < R; r++ {
+			for t := 0; t < T; t++ {
+				g.p("\tVFMADD231PS Z%d, Z%d,%s Z%d", x(t), w(r), k, acc(r, t))
+			}
 		}
 	}
+	g.loopHead(name)
+	g.prefetchLines(pf, R, R)
+	step("")
 	g.loopTail(name)
 	g.p("\tLEAQ masks16<>(SB), %s", tmp)
 	g.p("\tKMOVW (%s)(CX*2), K1", tmp)
-	for r := 0; r < R; r++ {
-		g.p("\tVMOVUPS.Z (%s)(AX*1), K1, Z%d", rows[r], w(r))
-	}
-	for t := 0; t < T; t++ {
-		g.p("\tVMOVUPS.Z (%s)(AX*1), K1, Z%d", toks[t], x(t))
-	}
-	for r := 0; r < R; r++ {
-		for t := 0; t < T; t++ {
-			g.p("\tVFMADD231PS Z%d, Z%d, K1, Z%d", x(t), w(r), acc(r, t))
-		}
-	}
+	step("K1")
 	g.p("%s_reduce:", name)
 	g.storeOut(R, T, acc, g.reduce16Z)
 	return name
