@@ -483,9 +483,22 @@ func (d *Device) Apply(v *wire.Verdict) ([]int, error) {
 		committed = append(committed, dr.token)
 		d.noteConfidence(dr.sample[dr.token])
 	}
-	committed = append(committed, int(v.Token))
-	if v.Accepted < L { // the resampled token's SLM probability is known
-		d.noteConfidence(chosen[v.Accepted].sample[v.Token])
+	switch {
+	case d.p.OneToken() && L == 1:
+		// One token per round: Token is the accepted draft or its
+		// replacement, never a bonus after it.
+		if v.Accepted == 1 && int(v.Token) != chosen[0].token {
+			return nil, fmt.Errorf("hybrid: inconsistent verdict (accepted draft %d, token %d)", chosen[0].token, v.Token)
+		}
+		if v.Accepted == 0 {
+			committed = append(committed, int(v.Token))
+			d.noteConfidence(chosen[0].sample[v.Token])
+		}
+	default:
+		committed = append(committed, int(v.Token))
+		if v.Accepted < L { // the resampled token's SLM probability is known
+			d.noteConfidence(chosen[v.Accepted].sample[v.Token])
+		}
 	}
 	d.seq = append(d.seq, committed...)
 	if d.dlen != nil {

@@ -175,3 +175,36 @@ func TestPaperOrderings(t *testing.T) {
 		t.Errorf("CU-HLM does not move far fewer bits than U-HLM: %v", bits)
 	}
 }
+
+// TestOneTokenRounds: the one-token methods commit exactly one token per
+// round by default (U-HLM eq. 4/6, CU-HLM Algorithm 1, U+I Sec. II): the
+// accepted draft or its replacement, never a bonus token. With bonus=true
+// an accepted draft is followed by an LLM token, so rounds < tokens. The
+// old behaviour (the bonus always on) fails the first half.
+func TestOneTokenRounds(t *testing.T) {
+	llm, slm := openPair(t, stories)
+	prompt := llm.Tokenizer().Encode("Once upon a time", true, false)
+	for _, m := range []string{HLM, UHLM, CUHLMOffline, CUHLMOnline, UIHLM, RandHLM} {
+		for _, bonus := range []bool{false, true} {
+			var rounds, tokens, bon, accepted int
+			for seed := uint64(0); seed < 4; seed++ {
+				p := DefaultParams()
+				p.Method, p.Seed, p.MaxTokens, p.Bonus = m, seed, 32, bonus
+				p.UTh = 0 // upload (almost) everything
+				r := runOnce(t, p, llm, slm, prompt)
+				rounds += r.Rounds
+				tokens += len(r.Tokens)
+				bon += r.Bonus
+				accepted += r.Accepted
+			}
+			switch {
+			case accepted == 0:
+				t.Fatalf("%s: no draft accepted: the test has no power", m)
+			case !bonus && (bon != 0 || rounds != tokens):
+				t.Errorf("%s without bonus: %d rounds for %d tokens, %d bonus tokens (want one token per round, none)", m, rounds, tokens, bon)
+			case bonus && (bon == 0 || rounds >= tokens):
+				t.Errorf("%s with bonus: %d rounds for %d tokens, %d bonus tokens (want bonus tokens)", m, rounds, tokens, bon)
+			}
+		}
+	}
+}

@@ -112,6 +112,16 @@ type Params struct {
 	// matching); 1 is plain coupling.
 	ListK int
 
+	// Bonus lets the one-token methods (hlm, rand-hlm, u-hlm, cu-hlm-*,
+	// ui-hlm, i-hlm) follow an accepted draft with a token sampled from the
+	// LLM's next distribution, as block speculative decoding does. Off by
+	// default: U-HLM eq. 4/6, CU-HLM Algorithm 1 and U+I Sec. II commit
+	// exactly one token per round — the accepted draft, or the resampled
+	// token on rejection. With the bonus, throughput and the quality of
+	// every uploading method are inflated (pair 2: 23% of HLM's tokens).
+	// The block methods always take the bonus (Q-S eq. 3).
+	Bonus bool
+
 	Channel channel.Config
 }
 
@@ -170,6 +180,10 @@ const (
 	FamilySkip                // one token per round, the device may skip the upload (HLM, U-HLM, …)
 	FamilyBlock               // a block of drafts per round, always uploaded (Q-S, SQS, S-Q)
 )
+
+// OneToken reports that an upload commits exactly one token: a one-token
+// method (FamilySkip) without the bonus (see Params.Bonus).
+func (p Params) OneToken() bool { return p.Family() == FamilySkip && !p.Bonus }
 
 // Family of the method.
 func (p Params) Family() Family {
@@ -259,6 +273,7 @@ var keys = map[string]param{
 	"energy_upload":   floatKey("U+I ε_u, per upload per Mbit", func(p *Params) *float64 { return &p.EnergyUpload }),
 	"energy_resample": floatKey("U+I ε_r, per resampled token", func(p *Params) *float64 { return &p.EnergyResample }),
 	"energy_slm":      floatKey("U+I ε_s, per SLM token", func(p *Params) *float64 { return &p.EnergySLM }),
+	"bonus":           boolKey("one-token methods: follow an accepted draft with an LLM-sampled bonus token (off: the papers' one token per round)", func(p *Params) *bool { return &p.Bonus }),
 	"sampler":         {"server-side sampling of the llm method: standard or gumbel (keyed noise, as coupled)", func(p *Params, v string) error { p.Sampler = v; return nil }},
 	"list_k":          intKey("drafts per position of coupled-list (list matching, 1..16)", func(p *Params) *int { return &p.ListK }),
 	"diagnostics":     boolKey("exchange per-token probabilities to measure the true skip rate", func(p *Params) *bool { return &p.Diagnostics }),

@@ -278,9 +278,10 @@ func Run(ctx context.Context, c Config) (Result, error) {
 				Seconds: (now - roundStart).Seconds(), Next: next, Done: done})
 		}
 		res.Accepted += v.Accepted
+		bonus := !v.Resampled && len(committed) > v.Accepted // one-token rounds without the bonus commit the draft alone
 		if v.Resampled {
 			res.Resampled++
-		} else {
+		} else if bonus {
 			res.Bonus++
 		}
 		for i, t := range committed {
@@ -291,7 +292,7 @@ func Run(ctx context.Context, c Config) (Result, error) {
 				kind = "resampled"
 			case i == len(committed)-1 && L == 0:
 				kind = "llm"
-			case i == len(committed)-1:
+			case i == len(committed)-1 && bonus:
 				kind = "bonus"
 			}
 			if i < len(drafts) && (kind == "accepted" || i == v.Accepted) {
