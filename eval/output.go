@@ -14,7 +14,7 @@ import (
 // Columns of the results files, in order.
 var Columns = []string{"label", "method", "dataset", "prompts", "tokens", "throughput_tps", "virtual_seconds",
 	"transmission_rate", "true_skip_rate", "rejection_rate", "resampling_rate", "accepted_per_round",
-	"uplink_bits_per_token", "compression_ratio", "downlink_bits", "energy_j", "mean_deviation",
+	"uplink_bits_per_token", "compression_ratio", "downlink_bits", "energy", "mean_deviation",
 	"rouge1", "rouge2", "rougeL", "cosine", "nll", "sets"}
 
 // Value returns a row's value for a column (NaN when not measured).
@@ -55,8 +55,8 @@ func (r Row) Value(col string) float64 {
 		return opt(s.CompressionRatio)
 	case "downlink_bits":
 		return float64(s.DownlinkBits)
-	case "energy_j":
-		return s.EnergyJ
+	case "energy":
+		return s.Energy
 	case "mean_deviation":
 		return opt(s.MeanDeviation)
 	case "rouge1":

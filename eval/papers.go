@@ -178,7 +178,7 @@ func (p *paper) uihlm(ctx context.Context) error {
 		}
 		// Energy per generated token: the methods stop at different lengths
 		// (EOS), so totals would compare different amounts of text.
-		perTok := func(r Row) float64 { return r.Summary.EnergyJ / math.Max(1, r.Value("tokens")) }
+		perTok := func(r Row) float64 { return r.Summary.Energy / math.Max(1, r.Value("tokens")) }
 		hlmE := math.NaN()
 		for _, r := range rows {
 			if r.Label == "HLM" {

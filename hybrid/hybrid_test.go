@@ -192,6 +192,9 @@ func TestOneTokenRounds(t *testing.T) {
 				p.Method, p.Seed, p.MaxTokens, p.Bonus = m, seed, 32, bonus
 				p.UTh = 0 // upload (almost) everything
 				r := runOnce(t, p, llm, slm, prompt)
+				if want := p.Energy().Total(r.UplinkBits, r.Resampled, r.Drafted); r.Energy != want {
+					t.Errorf("%s: energy %v, the U+I model gives %v", m, r.Energy, want)
+				}
 				rounds += r.Rounds
 				tokens += len(r.Tokens)
 				bon += r.Bonus

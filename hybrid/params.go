@@ -147,6 +147,12 @@ func DefaultParams() Params {
 	}
 }
 
+// Energy is the U+I energy model with the run's costs (see policy.Energy
+// for the reading of its terms).
+func (p Params) Energy() policy.Energy {
+	return policy.Energy{Upload: p.EnergyUpload, Resample: p.EnergyResample, SLM: p.EnergySLM}
+}
+
 // UploadThreshold is u_th: the explicit value, or the method's default
 // (0.8 for CU-HLM, 0.431 for U-HLM and U+I).
 func (p Params) UploadThreshold() float64 {
@@ -270,9 +276,9 @@ var keys = map[string]param{
 	"tau_slm":         floatKey("SLM time per token, seconds (default 0.0256)", func(p *Params) *float64 { return &p.TauSLM }),
 	"tau_llm":         floatKey("LLM time per verification pass, seconds (default 0.1046)", func(p *Params) *float64 { return &p.TauLLM }),
 	"measure_tau":     boolKey("use the measured drafting and verification times instead of tau_slm/tau_llm (not reproducible)", func(p *Params) *bool { return &p.MeasureTau }),
-	"energy_upload":   floatKey("U+I ε_u, per upload per Mbit", func(p *Params) *float64 { return &p.EnergyUpload }),
+	"energy_upload":   floatKey("U+I ε_u, per uploaded Mbit (policy.Energy)", func(p *Params) *float64 { return &p.EnergyUpload }),
 	"energy_resample": floatKey("U+I ε_r, per resampled token", func(p *Params) *float64 { return &p.EnergyResample }),
-	"energy_slm":      floatKey("U+I ε_s, per SLM token", func(p *Params) *float64 { return &p.EnergySLM }),
+	"energy_slm":      floatKey("U+I ε_s, per SLM-drafted token", func(p *Params) *float64 { return &p.EnergySLM }),
 	"bonus":           boolKey("one-token methods: follow an accepted draft with an LLM-sampled bonus token (off: the papers' one token per round)", func(p *Params) *bool { return &p.Bonus }),
 	"sampler":         {"server-side sampling of the llm method: standard or gumbel (keyed noise, as coupled)", func(p *Params, v string) error { p.Sampler = v; return nil }},
 	"list_k":          intKey("drafts per position of coupled-list (list matching, 1..16)", func(p *Params) *int { return &p.ListK }),

@@ -88,7 +88,7 @@ type Result struct {
 	ThroughputTPS  float64  `json:"throughput_tps"` // tokens per virtual second
 	WallSeconds    float64  `json:"wall_seconds"`
 	WallTPS        float64  `json:"wall_throughput_tps"`
-	EnergyJ        float64  `json:"energy_j"`
+	Energy         float64  `json:"energy"`         // U+I energy model (policy.Energy): Σ uplink Mbit·ε_u + resampled·ε_r + drafted·ε_s, in the paper's unit
 	MeanDeviation  *float64 `json:"mean_deviation"` // simulator only: mean L1 distance of the effective output distribution from the LLM's (CU-HLM Bias(t))
 }
 
@@ -125,13 +125,12 @@ func Run(ctx context.Context, c Config) (Result, error) {
 	res := Result{Method: p.Method, Seed: p.Seed, Stop: "max tokens"}
 	tau := func(s float64) time.Duration { return time.Duration(math.Round(s * 1e9)) }
 	var (
-		now          time.Duration
-		tsrSum       float64
-		tsrN         int
-		devSum       float64
-		devN         int
-		fullBits     int64
-		uploadEnergy float64
+		now      time.Duration
+		tsrSum   float64
+		tsrN     int
+		devSum   float64
+		devN     int
+		fullBits int64
 	)
 	local, _ := c.Verifier.(*Local)
 	enc := json.NewEncoder(io.Discard)
@@ -219,7 +218,6 @@ func Run(ctx context.Context, c Config) (Result, error) {
 		sizeBuf = wire.AppendVerdict(sizeBuf[:0], v)
 		res.DownlinkBytes += int64(len(sizeBuf) + wire.FrameHeader)
 		fullBits += int64(st.FullBits)
-		uploadEnergy += float64(st.UplinkBits) / 1e6 * p.EnergyUpload
 
 		// True skip rate from the diagnostics the server returned.
 		for j, yd := range v.CommittedTarget {
@@ -351,9 +349,7 @@ func Run(ctx context.Context, c Config) (Result, error) {
 	if local != nil && devN > 0 {
 		res.MeanDeviation = ptr(devSum / float64(devN))
 	}
-	// U+I energy model (Sec. IV): ε_u per upload scaled by its size in Mbit,
-	// ε_r per resampled token, ε_s per SLM token.
-	res.EnergyJ = uploadEnergy + float64(res.Resampled)*p.EnergyResample + float64(res.Drafted)*p.EnergySLM
+	res.Energy = p.Energy().Total(res.UplinkBits, res.Resampled, res.Drafted)
 	return res, nil
 }
 

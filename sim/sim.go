@@ -185,7 +185,7 @@ func Aggregate(runs []hybrid.Result) Summary {
 		a.DownlinkBytes += r.DownlinkBytes
 		a.VirtualSeconds += r.VirtualSeconds
 		a.WallSeconds += r.WallSeconds
-		a.EnergyJ += r.EnergyJ
+		a.Energy += r.Energy
 		if r.TrueSkipRate != nil {
 			tsr += *r.TrueSkipRate * float64(r.Skipped)
 			tsrW += float64(r.Skipped)

@@ -160,7 +160,7 @@ Papers (hlm eval paper NAME): `+strings.Join(eval.Papers, ", "), stderr)
 	doc := &eval.Doc{Dir: *out}
 	doc.H(1, "hlm eval")
 	doc.P("    hlm eval %s\n\nLLM `%s`, SLM `%s`, dataset %s (%d prompts × %d tokens), seed %d.", strings.Join(args, " "), *mf.llm, *mf.slm, *ds, len(ex), *maxTokens, *seed)
-	cols := []string{"label", "throughput_tps", "transmission_rate", "true_skip_rate", "rejection_rate", "accepted_per_round", "uplink_bits_per_token", "energy_j", "rougeL", "cosine", "nll", "mean_deviation"}
+	cols := []string{"label", "throughput_tps", "transmission_rate", "true_skip_rate", "rejection_rate", "accepted_per_round", "uplink_bits_per_token", "energy", "rougeL", "cosine", "nll", "mean_deviation"}
 	if err := doc.Table("", eval.Table("", rows, cols)); err != nil {
 		return err
 	}
