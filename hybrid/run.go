@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/hlmproject/hlm/channel"
-	"github.com/hlmproject/hlm/spec"
 	"github.com/hlmproject/hlm/wire"
 )
 
@@ -89,7 +88,7 @@ type Result struct {
 	WallSeconds    float64  `json:"wall_seconds"`
 	WallTPS        float64  `json:"wall_throughput_tps"`
 	Energy         float64  `json:"energy"`         // U+I energy model (policy.Energy): Σ uplink Mbit·ε_u + resampled·ε_r + drafted·ε_s, in the paper's unit
-	MeanDeviation  *float64 `json:"mean_deviation"` // simulator only: mean L1 distance of the effective output distribution from the LLM's (CU-HLM Bias(t))
+	MeanDeviation  *float64 `json:"mean_deviation"` // simulator only: mean L1 distance of each committed token's exact output distribution from the LLM's (CU-HLM eq. 17's Bias(t), averaged over the draft)
 }
 
 // traceEvent is one line of the per-token trace (hlm sim/edge --trace; the
@@ -259,7 +258,10 @@ func Run(ctx context.Context, c Config) (Result, error) {
 				if tr.XHat[l] == nil { // coupled: the committed token is exactly y-distributed
 					continue
 				}
-				eff := spec.OutputDist(drafts[l].sample, tr.XHat[l], tr.DraftY[l])
+				eff, err := d.outputDist(drafts[l], tr.XHat[l], tr.DraftY[l])
+				if err != nil {
+					return res, fmt.Errorf("round %d: deviation: %w", res.Rounds, err)
+				}
 				devSum += l1(eff, tr.DraftY[l])
 			}
 		}
