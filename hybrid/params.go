@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/hlmproject/hlm/channel"
+	"github.com/hlmproject/hlm/codec"
 	"github.com/hlmproject/hlm/policy"
 )
 
@@ -135,7 +136,7 @@ func DefaultParams() Params {
 		Method: HLM, MaxTokens: 64, Temperature: 1,
 		M: 20, ThetaMax: 2, UTh: math.NaN(), CalibA: 0.815, CalibB: -0.066, RandP: policy.DefaultRandomP,
 		ImpK: policy.DefaultK, Gamma: policy.DefaultGamma,
-		ProbBits: 8, IndexBits: true, K: 30, SQSK: 8, Theta: 0.1, Eta: 1, Ell: 100, Budget: 5000,
+		ProbBits: 8, IndexBits: true, K: 30, SQSK: 8, Theta: 0.1, Eta: codec.DefaultEta, Ell: 100, Budget: 5000,
 		ConfAlpha: 0.0005, ConfEta: 0.001, ConfBeta: 0.001,
 		Draft: "fixed", L: policy.DefaultInitialL, LMin: policy.DefaultMinL, LMax: policy.DefaultMaxL,
 		TauSLM: 0.0256, TauLLM: 0.1046,
@@ -261,7 +262,7 @@ var keys = map[string]param{
 	"k":               intKey("top-k size of cu-hlm-offline (CU-HLM k*)", func(p *Params) *int { return &p.K }),
 	"sqs_k":           intKey("support size K of k-sqs", func(p *Params) *int { return &p.SQSK }),
 	"theta":           floatKey("TVD tolerance θ of the online top-k (CU-HLM eq. 24)", func(p *Params) *float64 { return &p.Theta }),
-	"eta":             floatKey("softplus temperature η of the online top-k (CU-HLM eq. 22)", func(p *Params) *float64 { return &p.Eta }),
+	"eta":             floatKey("softplus temperature η of the online top-k (CU-HLM eq. 22; default 10: error of eq. 22 ≤ ln2/η)", func(p *Params) *float64 { return &p.Eta }),
 	"ell":             intKey("lattice resolution ℓ (Q-S, SQS)", func(p *Params) *int { return &p.Ell }),
 	"budget_bits":     intKey("bits per batch for k-sqs and c-sqs (SQS B)", func(p *Params) *int { return &p.Budget }),
 	"conf_alpha":      floatKey("C-SQS target dropped mass α", func(p *Params) *float64 { return &p.ConfAlpha }),

@@ -83,12 +83,17 @@ type Result struct {
 	BitsPerToken     float64  `json:"uplink_bits_per_token"`
 	CompressionRatio *float64 `json:"compression_ratio"` // codec bits / full 32-bit distributions for the same drafts
 
-	VirtualSeconds float64  `json:"virtual_seconds"`
-	ThroughputTPS  float64  `json:"throughput_tps"` // tokens per virtual second
-	WallSeconds    float64  `json:"wall_seconds"`
-	WallTPS        float64  `json:"wall_throughput_tps"`
-	Energy         float64  `json:"energy"`         // U+I energy model (policy.Energy): Σ uplink Mbit·ε_u + resampled·ε_r + drafted·ε_s, in the paper's unit
-	MeanDeviation  *float64 `json:"mean_deviation"` // simulator only: mean L1 distance of each committed token's exact output distribution from the LLM's (CU-HLM eq. 17's Bias(t), averaged over the draft)
+	VirtualSeconds float64 `json:"virtual_seconds"`
+	ThroughputTPS  float64 `json:"throughput_tps"` // tokens per virtual second
+	WallSeconds    float64 `json:"wall_seconds"`
+	WallTPS        float64 `json:"wall_throughput_tps"`
+	Energy         float64 `json:"energy"` // U+I energy model (policy.Energy): Σ uplink Mbit·ε_u + resampled·ε_r + drafted·ε_s, in the paper's unit
+	// Supports are the probability entries each uploaded draft carried (k
+	// of top-k, K, V), in order: the online k's distribution (CU-HLM
+	// Sec. V-C: range and mean of k).
+	Supports []int `json:"-"`
+
+	MeanDeviation *float64 `json:"mean_deviation"` // simulator only: mean L1 distance of each committed token's exact output distribution from the LLM's (CU-HLM eq. 17's Bias(t), averaged over the draft)
 }
 
 // traceEvent is one line of the per-token trace (hlm sim/edge --trace; the
@@ -192,6 +197,11 @@ func Run(ctx context.Context, c Config) (Result, error) {
 		L := len(st.Upload.Drafts)
 		res.Uploads++
 		res.Verified += L
+		for _, dr := range drafts {
+			if dr.support > 0 {
+				res.Supports = append(res.Supports, dr.support)
+			}
+		}
 		sizeBuf = wire.AppendUpload(sizeBuf[:0], st.Upload) // to count bytes
 		upBody := len(sizeBuf)
 		if d.ctrl == nil {

@@ -166,6 +166,7 @@ func Aggregate(runs []hybrid.Result) Summary {
 			a.Method, a.Seed = r.Method, r.Seed
 		}
 		a.Tokens = append(a.Tokens, r.Tokens...)
+		a.Supports = append(a.Supports, r.Supports...)
 		if i > 0 {
 			a.Text += "\n\n"
 		}
