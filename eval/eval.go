@@ -54,7 +54,12 @@ type Row struct {
 	RougeL  float64  `json:"rougeL"`
 	Cosine  float64  `json:"cosine"`
 	NLL     float64  `json:"nll"` // mean per output token, nats
-	Outputs []string `json:"-"`
+	// CI is the half-width of the 95% confidence interval of each column
+	// that has one, with the prompts as independent units: Student's t for
+	// the per-prompt means (ROUGE, cosine), the linearized ratio of sums
+	// (metrics.RatioCI) for the pooled rates, n × the mean's for totals.
+	CI      map[string]float64 `json:"ci95"`
+	Outputs []string           `json:"-"`
 }
 
 // Evaluate runs every point on the examples of one dataset.
@@ -85,6 +90,7 @@ func Evaluate(ctx context.Context, s Setup, name string, ex []dataset.Example, p
 		var runs []hybrid.Result
 		var r1, r2, rl, cos []float64
 		var nllSum score.Result
+		var nllNum, nllDen []float64
 		for i, e := range ex {
 			if err := ctx.Err(); err != nil {
 				return nil, err
@@ -117,6 +123,7 @@ func Evaluate(ctx context.Context, s Setup, name string, ex []dataset.Example, p
 					return nil, err
 				}
 				nllSum.Add(sc)
+				nllNum, nllDen = append(nllNum, sc.Sum), append(nllDen, float64(sc.Tokens))
 			}
 			done++
 			if s.Progress != nil {
@@ -131,9 +138,78 @@ func Evaluate(ctx context.Context, s Setup, name string, ex []dataset.Example, p
 		if nllSum.Tokens > 0 {
 			row.NLL = nllSum.Mean()
 		}
+		row.CI = rowCI(runs, map[string][]float64{"rouge1": r1, "rouge2": r2, "rougeL": rl, "cosine": cos}, nllNum, nllDen)
 		rows = append(rows, row)
 	}
 	return rows, nil
+}
+
+// ratioColumns are the pooled rates of a row: Σ num / Σ den over its
+// prompts' runs (as sim.Aggregate computes them).
+var ratioColumns = map[string]func(r hybrid.Result) (num, den float64){
+	"throughput_tps":        func(r hybrid.Result) (float64, float64) { return float64(len(r.Tokens)), r.VirtualSeconds },
+	"transmission_rate":     func(r hybrid.Result) (float64, float64) { return float64(r.Uploads), float64(r.Rounds) },
+	"true_skip_rate":        func(r hybrid.Result) (float64, float64) { return weighted(r.TrueSkipRate, r.Skipped) },
+	"rejection_rate":        func(r hybrid.Result) (float64, float64) { return float64(r.Resampled), float64(r.Accepted + r.Resampled) },
+	"resampling_rate":       func(r hybrid.Result) (float64, float64) { return float64(r.Resampled), float64(r.Uploads) },
+	"accepted_per_round":    func(r hybrid.Result) (float64, float64) { return float64(r.Accepted), float64(r.Uploads) },
+	"uplink_bits_per_token": func(r hybrid.Result) (float64, float64) { return float64(r.UplinkBits), float64(len(r.Tokens)) },
+	"energy_per_token":      func(r hybrid.Result) (float64, float64) { return r.Energy, float64(len(r.Tokens)) },
+	"mean_deviation":        func(r hybrid.Result) (float64, float64) { return weighted(r.MeanDeviation, r.Drafted) },
+	"compression_ratio": func(r hybrid.Result) (float64, float64) {
+		if r.CompressionRatio == nil || *r.CompressionRatio <= 0 {
+			return 0, 0
+		}
+		return float64(r.CodecBits), float64(r.CodecBits) / *r.CompressionRatio
+	},
+}
+
+// totalColumns are sums over the prompts.
+var totalColumns = map[string]func(r hybrid.Result) float64{
+	"virtual_seconds": func(r hybrid.Result) float64 { return r.VirtualSeconds },
+	"downlink_bits":   func(r hybrid.Result) float64 { return float64(r.DownlinkBits) },
+	"energy":          func(r hybrid.Result) float64 { return r.Energy },
+}
+
+func weighted(v *float64, w int) (float64, float64) {
+	if v == nil {
+		return 0, 0
+	}
+	return *v * float64(w), float64(w)
+}
+
+// rowCI computes Row.CI from the per-prompt runs, the per-prompt quality
+// scores and the per-prompt NLL sums and token counts.
+func rowCI(runs []hybrid.Result, means map[string][]float64, nllNum, nllDen []float64) map[string]float64 {
+	ci := map[string]float64{}
+	put := func(col string, h float64) {
+		if !math.IsNaN(h) && !math.IsInf(h, 0) {
+			ci[col] = h
+		}
+	}
+	for col, f := range ratioColumns {
+		num, den := make([]float64, len(runs)), make([]float64, len(runs))
+		for i, r := range runs {
+			num[i], den[i] = f(r)
+		}
+		_, h := metrics.RatioCI(num, den)
+		put(col, h)
+	}
+	for col, f := range totalColumns {
+		xs := make([]float64, len(runs))
+		for i, r := range runs {
+			xs[i] = f(r)
+		}
+		put(col, float64(len(xs))*metrics.CI95(xs))
+	}
+	for col, xs := range means {
+		put(col, metrics.Summarize(xs).CI95)
+	}
+	if len(nllNum) > 0 {
+		_, h := metrics.RatioCI(nllNum, nllDen)
+		put("nll", h)
+	}
+	return ci
 }
 
 // meanOf is the mean of the finite values (NaN when there are none).
