@@ -49,11 +49,11 @@ type Row struct {
 	// Summary aggregates the runs (counts summed, rates recomputed).
 	Summary hybrid.Result `json:"summary"`
 	// Quality, averaged over prompts (NaN when not measured: encoded null).
-	Rouge1  float64  `json:"rouge1"`
-	Rouge2  float64  `json:"rouge2"`
-	RougeL  float64  `json:"rougeL"`
-	Cosine  float64  `json:"cosine"`
-	NLL     float64  `json:"nll"` // mean per output token, nats
+	Rouge1 float64 `json:"rouge1"`
+	Rouge2 float64 `json:"rouge2"`
+	RougeL float64 `json:"rougeL"`
+	Cosine float64 `json:"cosine"`
+	NLL    float64 `json:"nll"` // mean per output token, nats
 	// CI is the half-width of the 95% confidence interval of each column
 	// that has one, with the prompts as independent units: Student's t for
 	// the per-prompt means (ROUGE, cosine), the linearized ratio of sums
@@ -147,10 +147,12 @@ func Evaluate(ctx context.Context, s Setup, name string, ex []dataset.Example, p
 // ratioColumns are the pooled rates of a row: Σ num / Σ den over its
 // prompts' runs (as sim.Aggregate computes them).
 var ratioColumns = map[string]func(r hybrid.Result) (num, den float64){
-	"throughput_tps":        func(r hybrid.Result) (float64, float64) { return float64(len(r.Tokens)), r.VirtualSeconds },
-	"transmission_rate":     func(r hybrid.Result) (float64, float64) { return float64(r.Uploads), float64(r.Rounds) },
-	"true_skip_rate":        func(r hybrid.Result) (float64, float64) { return weighted(r.TrueSkipRate, r.Skipped) },
-	"rejection_rate":        func(r hybrid.Result) (float64, float64) { return float64(r.Resampled), float64(r.Accepted + r.Resampled) },
+	"throughput_tps":    func(r hybrid.Result) (float64, float64) { return float64(len(r.Tokens)), r.VirtualSeconds },
+	"transmission_rate": func(r hybrid.Result) (float64, float64) { return float64(r.Uploads), float64(r.Rounds) },
+	"true_skip_rate":    func(r hybrid.Result) (float64, float64) { return weighted(r.TrueSkipRate, r.Skipped) },
+	"rejection_rate": func(r hybrid.Result) (float64, float64) {
+		return float64(r.Resampled), float64(r.Accepted + r.Resampled)
+	},
 	"resampling_rate":       func(r hybrid.Result) (float64, float64) { return float64(r.Resampled), float64(r.Uploads) },
 	"accepted_per_round":    func(r hybrid.Result) (float64, float64) { return float64(r.Accepted), float64(r.Uploads) },
 	"uplink_bits_per_token": func(r hybrid.Result) (float64, float64) { return float64(r.UplinkBits), float64(len(r.Tokens)) },
