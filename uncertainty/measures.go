@@ -76,6 +76,9 @@ func (d MCDropout) withDefaults() MCDropout {
 	return d
 }
 
+// Samples is M with the default applied.
+func (d MCDropout) Samples() int { return d.withDefaults().M }
+
 // Validate requires 0 ≤ M ≤ 65536 and 0 ≤ PMax < 1 (zeros: defaults).
 func (d MCDropout) Validate() error {
 	if d.M < 0 || d.M > maxM || !(d.PMax >= 0 && d.PMax < 1) {
