@@ -212,12 +212,38 @@ func WriteResults(dir, name string, rows []Row) error {
 }
 
 // Curve is one line of a plot drawn from rows: the rows of one method (or
-// any grouping) with x taken from a swept parameter.
+// any grouping) with x taken from a swept parameter, and the 95%
+// confidence half-widths as error bars when the column has them.
 func Curve(name string, rows []Row, x func(Row) float64, y string) report.Series {
 	s := report.Series{Name: name}
+	bars := false
 	for _, r := range rows {
 		s.X = append(s.X, x(r))
 		s.Y = append(s.Y, r.Value(y))
+		h, ok := r.CI[y]
+		if !ok {
+			h = math.NaN()
+		}
+		bars = bars || ok
+		s.YErr = append(s.YErr, h)
+	}
+	if !bars {
+		s.YErr = nil
+	}
+	return s
+}
+
+// logSafe drops the error bars that would reach zero or below, which a
+// logarithmic axis cannot show.
+func logSafe(s report.Series) report.Series {
+	if s.YErr == nil {
+		return s
+	}
+	s.YErr = append([]float64(nil), s.YErr...)
+	for i := range s.YErr {
+		if !(s.Y[i]-s.YErr[i] > 0) {
+			s.YErr[i] = math.NaN()
+		}
 	}
 	return s
 }

@@ -56,3 +56,25 @@ func TestCollectMeasures(t *testing.T) {
 	}
 	t.Logf("%d tokens; measures %v; seconds %.3f; paraphrase e.g. %q", n, log.Names, log.Seconds, log.Examples)
 }
+
+// TestAttentionCollapse: one summary per drafted token; the statistics are
+// those of the row (max ≥ mean, normalized entropy in [0, 1]).
+func TestAttentionCollapse(t *testing.T) {
+	ms := pair(t, stories+"@exit=2")
+	p := hybrid.DefaultParams()
+	p.MaxTokens = 20
+	log, err := AttentionCollapse(context.Background(), ms, p, []string{"Once upon a time", "Tom had a red car."}, [][2]float64{{3, 1.5}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for step := range log.Max {
+		for i := range log.Max[step] {
+			if mx, h, n := log.Max[step][i], log.Entropy[step][i], log.Len[step][i]; !(mx > 0 && n >= 1) || h < 0 || h > 1+1e-9 {
+				t.Fatalf("step %d prompt %d: max %v entropy %v over %v positions", step, i, mx, h, n)
+			}
+		}
+	}
+	if len(log.Important[0]) != len(log.Max) {
+		t.Errorf("importance recorded for %d of %d steps", len(log.Important[0]), len(log.Max))
+	}
+}
