@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/hlmproject/hlm/codec"
 	"github.com/hlmproject/hlm/hybrid"
@@ -242,6 +243,15 @@ func positive(s report.Series) report.Series {
 	return s
 }
 
+// intList is "1, 2, 5".
+func intList(xs []int) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = fmt.Sprint(x)
+	}
+	return strings.Join(s, ", ")
+}
+
 func joinComma(xs []string) string {
 	out := ""
 	for i, x := range xs {
@@ -284,7 +294,7 @@ func (p *paper) biasVsTVD(log *sim.CalibrationLog) error {
 	}
 	r := uncertainty.Correlation(tvd, bias)
 	p.doc.H(2, "Fig. 6: Bias (eq. 17) vs TVD of the resampling distributions (eq. 18)")
-	p.doc.P("%d sampled calibration tokens × k ∈ {%v}; top-k values at 32 bits. Pearson correlation %.4f (paper: 0.9763). Bias = TV(x, y)·‖p − q‖₁ exactly (spec.Bias), so it is 2·TV(x, y)·TVD: the correlation measures how little TV(x, y) varies across tokens, not an empirical law.", len(log.Pairs), kGrid(p.setup.Models.LLM.Config().Vocab), r)
+	p.doc.P("%d sampled calibration tokens × k ∈ {%s}; top-k values at 32 bits. Pearson correlation %.4f (paper: 0.9763). Bias = TV(x, y)·‖p − q‖₁ exactly (spec.Bias), so it is 2·TV(x, y)·TVD: the correlation measures how little TV(x, y) varies across tokens, not an empirical law.", len(log.Pairs), intList(kGrid(p.setup.Models.LLM.Config().Vocab)), r)
 	return p.doc.Plot("fig6_bias_tvd", "Bias vs TVD of the resampling distributions (CU-HLM Fig. 6)", &report.LinePlot{Title: fmt.Sprintf("Bias vs TVD (r = %.3f)", r), XLabel: "TVD(p, q)", YLabel: "Bias (eq. 17)", Scatter: true, Series: []report.Series{sc}})
 }
 

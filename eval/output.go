@@ -109,7 +109,7 @@ func PM(v, h float64, digits int) string {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return "–"
 	}
-	if !(h > 0) || math.IsInf(h, 0) {
+	if !(h > 1e-9*math.Abs(v)) || math.IsInf(h, 0) { // no interval, or rounding noise
 		return fmt.Sprintf("%.*g", digits, v)
 	}
 	return fmt.Sprintf("%.*g ± %.2g", digits, v, h)

@@ -28,7 +28,7 @@ type PaperConfig struct {
 	Shared    string // the shared material root (holds data/ and models/)
 	N         int    // prompts per dataset for tables (default 100, as the papers)
 	NCurve    int    // prompts per point for curves (default 20)
-	NCal      int    // calibration prompts, disjoint from every evaluated prompt (default 100)
+	NCal      int    // calibration runs, generated from BOS alone: no evaluated prompt is used (default 100)
 	NMeasure  int    // prompts of the uncertainty-measure comparison (default 20)
 	WordNet   string // WordNet database directory for prompt perturbation ("": wordnet.DefaultDir())
 	MaxTokens int
@@ -44,10 +44,6 @@ const (
 	DefaultNCal     = 100
 	DefaultNMeasure = 20
 )
-
-// calibrationSet is the dataset calibration prompts come from; its
-// evaluation prompts are drawn from the rest of it.
-const calibrationSet = "tinystories"
 
 // paper is the state of one rerun.
 type paper struct {
@@ -131,23 +127,24 @@ func (p *paper) load(name string) ([]dataset.Example, error) {
 	return ex, nil
 }
 
-// examples returns n evaluation examples of a dataset, with the rest of a
-// story as the reference for TinyStories. They are the seeded sample's
-// positions NCal … NCal+n−1 for the calibration dataset (positions
-// 0 … NCal−1 are the calibration prompts: disjoint by construction), its
-// first n otherwise; a smaller n is a prefix of a larger one.
+// examples returns n evaluation examples of a dataset (a seeded sample;
+// a smaller n is a prefix of a larger one), with the rest of a story as the
+// reference for TinyStories. TinyStories has only the stories of the
+// shared sample file (19), so its tables use at most that many.
 func (p *paper) examples(name string, n int) ([]dataset.Example, error) {
-	skip := 0
-	if name == calibrationSet {
-		skip = p.cfg.NCal
-	}
-	return p.sample(name, skip, n)
+	return p.sample(name, 0, n)
 }
 
-// calibrationExamples are the first NCal of the calibration dataset's
-// seeded sample.
+// calibrationExamples are NCal calibration runs that start from BOS alone
+// (the empty prompt; each run has its own seed): the SLM and the LLM
+// generate in their own domain, and no prompt of any evaluated dataset is
+// seen, so calibration and evaluation are disjoint by construction.
 func (p *paper) calibrationExamples() ([]dataset.Example, error) {
-	return p.sample(calibrationSet, 0, p.cfg.NCal)
+	ex := make([]dataset.Example, p.cfg.NCal)
+	for i := range ex {
+		ex[i] = dataset.Example{ID: fmt.Sprintf("bos#%d", i)}
+	}
+	return ex, nil
 }
 
 // sample returns positions skip … skip+n−1 of the dataset's seeded sample
@@ -205,7 +202,7 @@ func (p *paper) header(title, source string) {
 		"Quality metrics compare outputs with references: ROUGE (F1) and the cosine similarity of averaged GloVe vectors; NLL is the negative log-likelihood of the output under the LLM (nats/token; lower is closer to what the LLM would write). "+
 		"Deviation is the exact mean L1 distance between the distribution each committed token followed and the LLM's (0 = lossless; for CU-HLM averaged over the draft as eq. 17 does). "+
 		"Tables give each mean with the half-width of its 95%% confidence interval over prompts (± ; Student's t, pooled rates by the ratio-of-sums linearization). "+
-		"Tables use %d prompts per dataset, curves %d per point; calibration (a, b, Δ, k*) uses %d other TinyStories prompts, never evaluated. "+
+		"Tables use %d prompts per dataset (TinyStories: at most the 19 stories of the shared sample), curves %d per point; calibration (a, b, Δ, k*) uses %d runs generated from BOS alone, so no evaluated prompt is seen. "+
 		"Verified rounds of the one-token methods commit exactly one token (the papers' rule; rows marked \"+bonus\" add the LLM's bonus token after an accepted draft for comparison).",
 		source, p.cfg.LLM, p.cfg.SLM, p.setup.Models.LLM.Config().Vocab, p.cfg.Command, p.cfg.Seed, p.cfg.N, p.cfg.NCurve, p.cfg.NCal)
 }
@@ -260,7 +257,7 @@ func sci(x float64) string {
 // calibrationNote says what the calibration means for the rerun, loudly
 // when the slope is not positive.
 func (p *paper) calibrationNote(c sim.CalibrationResult) {
-	p.doc.P("Calibration: %d TinyStories prompts disjoint from every evaluated prompt, lossless HLM, %d tokens; β = a·u + b fitted on the mean β of each uncertainty value (as the papers' curves); Δ = P(y_d < x_d); k* = eq. 21 over all %d tokens (and on each half of the prompts, to show whether k* is stable). "+
+	p.doc.P("Calibration: %d runs of lossless HLM (one token per round) from BOS alone — the pair's own domain, no evaluated prompt — %d tokens; β = a·u + b fitted on the mean β of each uncertainty value (as the papers' curves); Δ = P(y_d < x_d); k* = eq. 21 over all %d tokens (and on each half of the prompts, to show whether k* is stable). "+
 		"*Measured R* is the mean over tokens of β·1(−b/a < u ≤ (Δ−b)/a), the paper's measured risk. *R (integral)* ≤ *Hölder bound* holds for any density by Cauchy–Schwarz — by construction, not evidence.", p.cfg.NCal, c.N, c.Pairs)
 	if c.Degenerate {
 		p.doc.P("**The fitted slope is not positive (a = %.3f ≤ 0): on this pair uncertainty does not predict rejection, U-HLM's Remark 1 fails, and Theorem 1's thresholds, risk and bound do not exist.** The methods below still run with the paper's thresholds (u_th = 0.431 or 0.8), and CU-HLM (online) predicts β from this fitted line (clipped to [0, 1]) — it is the pair's least-squares predictor, not the paper's a and b — so its k follows a prediction that carries no information about rejection.", c.Fit.A)

@@ -76,7 +76,7 @@ func (p *paper) qs(ctx context.Context) error {
 		{"low", "low-rate regime (Markov 200/500 kbit/s, mean 350 kbit/s)", []string{"channel=markov", "rate_low_bps=2e5", "rate_high_bps=5e5", "p_low_high=0.1", "p_high_low=0.1"}},
 		{"high", "high-rate regime (Markov 2/6 Mbit/s, mean 4 Mbit/s)", []string{"channel=markov", "rate_low_bps=2e6", "rate_high_bps=6e6", "p_low_high=0.1", "p_high_low=0.1"}},
 	}
-	p.doc.P("Lattice resolution ℓ = 100 over the whole vocabulary; static draft length 4; the heuristic grows the length by one when all drafts were accepted, else sets it to the accepted count. The DDQN policy (Q-S Sec. IV-C) is trained here, per regime, by `hlm train-ddqn`'s procedure: %d episodes over %d TinyStories prompts of the calibration split (disjoint from every evaluated prompt), at temperature 1, reward = committed tokens per second of each round; it then picks L ∈ {1,2,3,4,6,8} and ℓ ∈ {20,50,100,200} greedily every round. TinyStories continuations stand in for CNN/DailyMail.", qsEpisodes, qsTrainPrompts)
+	p.doc.P("Lattice resolution ℓ = 100 over the whole vocabulary; static draft length 4; the heuristic grows the length by one when all drafts were accepted, else sets it to the accepted count. The DDQN policy (Q-S Sec. IV-C) is trained here, per regime, by `hlm train-ddqn`'s procedure: %d episodes over %d runs from BOS alone (the calibration runs: no evaluated prompt), at temperature 1, reward = committed tokens per second of each round; it then picks L ∈ {1,2,3,4,6,8} and ℓ ∈ {20,50,100,200} greedily every round. TinyStories continuations stand in for CNN/DailyMail.", qsEpisodes, qsTrainPrompts)
 	for i, rg := range regimes {
 		base := p.setup.Base
 		if err := base.SetAll(rg.sets); err != nil {

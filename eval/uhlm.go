@@ -6,6 +6,8 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/hlmproject/hlm/hybrid"
 	"github.com/hlmproject/hlm/metrics"
@@ -149,7 +151,7 @@ func meanCI(xs []float64) (float64, float64) {
 }
 
 // measureFigure compares the three uncertainty measures of U-HLM Fig. 3 /
-// CU-HLM Fig. 2 on the first NMeasure calibration prompts: mean β per
+// CU-HLM Fig. 2 on NMeasure TinyStories prompts: mean β per
 // uncertainty value with its 95% interval, Pearson's correlation with β,
 // and what each measure costs per token.
 func (p *paper) measureFigure(ctx context.Context, base hybrid.Params, name, fig, paperCorr string) error {
@@ -168,17 +170,16 @@ func (p *paper) measureFigure(ctx context.Context, base hybrid.Params, name, fig
 		}
 		cfg.Paraphraser = &wordnet.Paraphraser{DB: db}
 	}
-	ex, err := p.calibrationExamples()
+	ex, err := p.examples("tinystories", p.cfg.NMeasure) // prompt perturbation needs prompts
 	if err != nil {
 		return err
 	}
-	ex = ex[:min(len(ex), p.cfg.NMeasure)]
 	log, err := sim.CollectMeasures(ctx, p.setup.Models, cfg, prompts(ex), nil)
 	if err != nil {
 		return err
 	}
 	p.doc.H(2, fig+": uncertainty measures vs rejection probability")
-	p.doc.P("Lossless HLM (one token per round) over %d calibration prompts, %d tokens; for each draft, its rejection probability β and three uncertainty measures with M = %d samples each, u = share of samples ≠ draft: temperature perturbation (θ uniform in [0, %g]), MC dropout (dropout probability uniform in [0, %g] on the draft position's attention and feed-forward outputs, one sampled token per pass; the prefix's cache is kept as computed without dropout) and prompt perturbation (M paraphrases of the prompt by WordNet synonym substitution, each continued with the response so far). Curves: mean β per value of u with its 95%% interval. Paper's correlations: %s.",
+	p.doc.P("Lossless HLM (one token per round) over %d TinyStories prompts, %d tokens; for each draft, its rejection probability β and three uncertainty measures with M = %d samples each, u = share of samples ≠ draft: temperature perturbation (θ uniform in [0, %g]), MC dropout (dropout probability uniform in [0, %g] on the draft position's attention and feed-forward outputs, one sampled token per pass; the prefix's cache is kept as computed without dropout) and prompt perturbation (M paraphrases of the prompt by WordNet synonym substitution, each continued with the response so far). Curves: mean β per value of u with its 95%% interval. Paper's correlations: %s.",
 		len(ex), len(log.Beta), base.M, base.ThetaMax, uncertainty.DefaultDropoutPMax, paperCorr)
 	if missing != "" {
 		p.doc.P("%s", missing)
@@ -217,7 +218,13 @@ func (p *paper) measureFigure(ctx context.Context, base hybrid.Params, name, fig
 		return err
 	}
 	if len(log.Examples) > 0 {
-		p.doc.P("Paraphrases of the first prompt, e.g.: “%s” / “%s”.", log.Examples[0], log.Examples[min(1, len(log.Examples)-1)])
+		var distinct []string
+		for _, e := range log.Examples {
+			if !slices.Contains(distinct, e) {
+				distinct = append(distinct, e)
+			}
+		}
+		p.doc.P("The first prompt, “%s”, has %d distinct paraphrases among its %d, e.g. “%s”.", ex[0].Prompt, len(distinct), len(log.Examples), strings.Join(distinct[:min(3, len(distinct))], "” / “"))
 	}
 	return p.doc.Plot(name+"_measures", "Rejection probability vs uncertainty for three measures ("+fig+")", lp)
 }

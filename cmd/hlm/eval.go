@@ -200,8 +200,8 @@ func runEvalPaper(ctx context.Context, args []string, stdout, stderr io.Writer) 
 Rerun the shape of one paper's main tables and figures on the models at
 hand and write DIR/report.md with its plots (PNG and SVG) and CSV/JSON
 results. Every mean comes with its 95% confidence interval over prompts.
-Calibration (a, b, Δ, k*) uses --n-cal TinyStories prompts that no table
-or curve evaluates. Prompt perturbation (u-hlm, cu-hlm) reads WordNet 3.0's
+Calibration (a, b, Δ, k*) uses --n-cal runs generated from BOS alone, so
+no prompt that a table or curve evaluates is seen. Prompt perturbation (u-hlm, cu-hlm) reads WordNet 3.0's
 database files (Debian: apt-get install wordnet-base) and is left out, with
 a note in the report, when they are absent. NAME: `+strings.Join(eval.Papers, ", ")+`.`, stderr)
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
@@ -213,7 +213,7 @@ a note in the report, when they are absent. NAME: `+strings.Join(eval.Papers, ",
 	out := fs.String("out", "", "output directory (required)")
 	n := fs.Int("n", eval.DefaultN, "prompts per dataset for tables (the papers use 100)")
 	nc := fs.Int("n-curve", eval.DefaultNCurve, "prompts per point for curves")
-	ncal := fs.Int("n-cal", eval.DefaultNCal, "calibration prompts (TinyStories, disjoint from every evaluated prompt)")
+	ncal := fs.Int("n-cal", eval.DefaultNCal, "calibration runs, generated from BOS alone (no evaluated prompt)")
 	nm := fs.Int("n-measure", eval.DefaultNMeasure, "prompts of the uncertainty-measure comparison (u-hlm, cu-hlm)")
 	wn := fs.String("wordnet", "", "WordNet database directory for prompt perturbation (default $HLM_WORDNET or /usr/share/wordnet)")
 	maxTokens := fs.Int("max-tokens", 64, "new tokens per prompt")
