@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 	"sort"
+
+	"github.com/hlmproject/hlm/spec"
 )
 
 // OutputDist returns the exact distribution of the token CU-HLM commits in
@@ -132,7 +134,7 @@ func (e *exactTopK) drafts(ks []int) error {
 			if e.renormTop(k) {
 				r0d /= e.S[k]
 			}
-			a := acceptRatio(r0d, e.y[d])
+			a := spec.AcceptRatio(r0d, e.y[d])
 			e.out[d] += xd * a
 			inTopW[k] += xd * (1 - a)
 			continue
@@ -145,7 +147,7 @@ func (e *exactTopK) drafts(ks []int) error {
 			continue
 		}
 		rho := (1 - sigma) / float64(v-k-1)
-		a := acceptRatio(e.xq[d], e.y[d])
+		a := spec.AcceptRatio(e.xq[d], e.y[d])
 		e.out[d] += xd * a
 		if w := xd * (1 - a); w > 0 {
 			e.terms = append(e.terms, fillTerm{k: k, rho: rho, w: w, self: int32(d),
@@ -177,7 +179,7 @@ func (e *exactTopK) renormTail(k, d int, sigma float64) error {
 	if !(sigma > 0) {
 		return fmt.Errorf("%w: all sent probabilities quantize to zero", ErrInput)
 	}
-	a := acceptRatio(e.xq[d]/sigma, e.y[d])
+	a := spec.AcceptRatio(e.xq[d]/sigma, e.y[d])
 	e.out[d] += e.x[d] * a
 	if w := e.x[d] * (1 - a); w > 0 {
 		return e.renormShare(k, w, sigma, d)
@@ -420,10 +422,10 @@ func (c TopK) OutputDistNaive(x, y []float64, beta float64) ([]float64, error) {
 		if err != nil {
 			return nil, err
 		}
-		a := acceptRatio(enc.Recon[d], y[d])
+		a := spec.AcceptRatio(enc.Recon[d], y[d])
 		out[d] += x[d] * a
 		if w := x[d] * (1 - a); w > 0 {
-			residual(res, y, enc.Recon)
+			spec.Residual(res, y, enc.Recon)
 			for i, r := range res {
 				out[i] += w * r
 			}
@@ -463,38 +465,4 @@ func (c TopK) draftKs(x, y []float64, beta float64) ([]int, []int32, error) {
 		ks[d] = 1 + sort.Search(v, func(i int) bool { return n[i+1] <= lim })
 	}
 	return ks, order, nil
-}
-
-// acceptRatio is min(1, y/x) with spec.Verify's conventions: 1 when x ≤ y,
-// including x = 0 (a drawn draft the server thinks impossible is accepted).
-func acceptRatio(x, y float64) float64 {
-	if !(x > y) {
-		return 1
-	}
-	if y <= 0 {
-		return 0
-	}
-	return y / x
-}
-
-// residual writes norm((y − x̂)⁺) into dst, or y when that has no mass (as
-// spec.Residual).
-func residual(dst, y, xhat []float64) {
-	mass := 0.0
-	for i := range y {
-		d := y[i] - xhat[i]
-		if d > 0 {
-			dst[i] = d
-			mass += d
-		} else {
-			dst[i] = 0
-		}
-	}
-	if !(mass > 0) {
-		copy(dst, y)
-		return
-	}
-	for i := range dst {
-		dst[i] /= mass
-	}
 }

@@ -82,27 +82,18 @@ func Collect(ctx context.Context, ms *Models, p hybrid.Params, prompts []string,
 	ctxLen := min(ms.LLM.Config().SeqLen, ms.SLM.Config().SeqLen)
 	for i, prompt := range prompts {
 		rng := rand.New(rand.NewPCG(p.Seed+uint64(i), 0x63616c6962))
-		seq, err := PromptIDs(ms, prompt, p.MaxTokens)
+		run, err := startLossless(ms, prompt, p.MaxTokens)
 		if err != nil {
 			return nil, fmt.Errorf("prompt %d: %w", i, err)
 		}
-		ss, ls := ms.SLM.NewSession(), ms.LLM.NewSession()
-		sl, err := ss.Prefill(seq)
-		if err != nil {
-			return nil, err
-		}
-		ll, err := ls.Prefill(seq)
-		if err != nil {
-			return nil, err
-		}
-		for n := 0; n < p.MaxTokens && len(seq) < ctxLen-1; n++ {
+		for n := 0; n < p.MaxTokens && len(run.seq) < ctxLen-1; n++ {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
-			x := sampling.Softmax(nil, sl, p.Temperature)
-			y := sampling.Softmax(nil, ll, p.Temperature)
+			x := sampling.Softmax(nil, run.sl, p.Temperature)
+			y := sampling.Softmax(nil, run.ll, p.Temperature)
 			d := sampling.Sample(x, rng)
-			u := perturb.Measure(sl, d, rng)
+			u := perturb.Measure(run.sl, d, rng)
 			log.Records = append(log.Records, uncertainty.Record{U: u, XD: x[d], YD: y[d]})
 			sorted := codec.RankSorted(x)
 			for r, v := range sorted {
@@ -115,16 +106,11 @@ func Collect(ctx context.Context, ms *Models, p hybrid.Params, prompts []string,
 				log.Pairs[j] = pr
 			}
 			seen++
-			tok, _ := spec.Verify(x, y, d, rng)
-			if tok == ms.Tok.EOS() {
+			if _, done, err := run.commit(x, y, d, rng); err != nil || done {
+				if err != nil {
+					return nil, err
+				}
 				break
-			}
-			seq = append(seq, tok)
-			if sl, err = evalOne(ss, tok); err != nil {
-				return nil, err
-			}
-			if ll, err = evalOne(ls, tok); err != nil {
-				return nil, err
 			}
 		}
 		if progress != nil {
@@ -144,6 +130,47 @@ func (l *CalibrationLog) CodecPairs() []codec.Pair {
 		out[i] = codec.Pair{X: p.X, Y: p.Y}
 	}
 	return out
+}
+
+// lossless is a lossless HLM generation with one-token rounds: both
+// models' sessions over the sequence so far and the logits after it.
+type lossless struct {
+	ms       *Models
+	seq      []int
+	slm, llm model.Session
+	sl, ll   []float32
+}
+
+// startLossless encodes prompt (PromptIDs) and prefills both models.
+func startLossless(ms *Models, prompt string, maxTokens int) (*lossless, error) {
+	seq, err := PromptIDs(ms, prompt, maxTokens)
+	if err != nil {
+		return nil, err
+	}
+	r := &lossless{ms: ms, seq: seq, slm: ms.SLM.NewSession(), llm: ms.LLM.NewSession()}
+	if r.sl, err = r.slm.Prefill(seq); err != nil {
+		return nil, err
+	}
+	if r.ll, err = r.llm.Prefill(seq); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// commit verifies draft d, drawn from x, against y (spec.Verify) and
+// appends the round's token to both sessions; done reports EOS (not
+// appended).
+func (r *lossless) commit(x, y []float64, d int, rng *rand.Rand) (tok int, done bool, err error) {
+	tok, _ = spec.Verify(x, y, d, rng)
+	if tok == r.ms.Tok.EOS() {
+		return tok, true, nil
+	}
+	r.seq = append(r.seq, tok)
+	if r.sl, err = evalOne(r.slm, tok); err != nil {
+		return tok, false, err
+	}
+	r.ll, err = evalOne(r.llm, tok)
+	return tok, false, err
 }
 
 func evalOne(s model.Session, tok int) ([]float32, error) {

@@ -11,7 +11,6 @@ import (
 	"github.com/hlmproject/hlm/hybrid"
 	"github.com/hlmproject/hlm/model"
 	"github.com/hlmproject/hlm/sampling"
-	"github.com/hlmproject/hlm/spec"
 	"github.com/hlmproject/hlm/uncertainty"
 	"github.com/hlmproject/hlm/wordnet"
 )
@@ -79,28 +78,18 @@ func CollectMeasures(ctx context.Context, ms *Models, cfg MeasureConfig, prompts
 		seed := p.Seed + uint64(i)
 		rng := rand.New(rand.NewPCG(seed, 0x6d656173)) // drafts and verification
 		rngs := [3]*rand.Rand{rand.New(rand.NewPCG(seed, 1)), rand.New(rand.NewPCG(seed, 2)), rand.New(rand.NewPCG(seed, 3))}
-		seq, err := PromptIDs(ms, prompt, p.MaxTokens)
+		run, err := startLossless(ms, prompt, p.MaxTokens)
 		if err != nil {
 			return nil, fmt.Errorf("prompt %d: %w", i, err)
 		}
-		s := ms.SLM.NewSession()
-		ss, ok := s.(uncertainty.DropoutSession)
+		ss, ok := run.slm.(uncertainty.DropoutSession)
 		if !ok {
 			return nil, errors.New("the SLM's sessions do not support dropout (MC dropout needs model/llama)")
-		}
-		ls := ms.LLM.NewSession()
-		sl, err := s.Prefill(seq)
-		if err != nil {
-			return nil, err
-		}
-		ll, err := ls.Prefill(seq)
-		if err != nil {
-			return nil, err
 		}
 		// Prompt perturbation: one session per paraphrase.
 		var paras []model.Session
 		var paraLogits [][]float32
-		longest := len(seq)
+		longest := len(run.seq)
 		if cfg.Paraphraser != nil {
 			start := time.Now()
 			for m := 0; m < p.M; m++ {
@@ -129,21 +118,21 @@ func CollectMeasures(ctx context.Context, ms *Models, cfg MeasureConfig, prompts
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
-			x := sampling.Softmax(nil, sl, p.Temperature)
-			y := sampling.Softmax(nil, ll, p.Temperature)
+			x := sampling.Softmax(nil, run.sl, p.Temperature)
+			y := sampling.Softmax(nil, run.ll, p.Temperature)
 			d := sampling.Sample(x, rng)
 			log.Beta = append(log.Beta, uncertainty.Beta(x[d], y[d]))
 
 			start := time.Now()
-			log.U[0] = append(log.U[0], perturb.Measure(sl, d, rngs[0]))
+			log.U[0] = append(log.U[0], perturb.Measure(run.sl, d, rngs[0]))
 			log.Seconds[0] += time.Since(start).Seconds()
 
 			start = time.Now()
-			u, restored, err := cfg.Dropout.Measure(ss, seq[len(seq)-1], d, p.Temperature, rngs[1])
+			u, restored, err := cfg.Dropout.Measure(ss, run.seq[len(run.seq)-1], d, p.Temperature, rngs[1])
 			if err != nil {
 				return nil, err
 			}
-			if !slices.Equal(restored, sl) {
+			if !slices.Equal(restored, run.sl) {
 				return nil, errors.New("MC dropout did not restore the SLM's cache exactly")
 			}
 			log.U[1] = append(log.U[1], u)
@@ -161,16 +150,12 @@ func CollectMeasures(ctx context.Context, ms *Models, cfg MeasureConfig, prompts
 				log.Seconds[2] += time.Since(start).Seconds()
 			}
 
-			tok, _ := spec.Verify(x, y, d, rng)
-			if tok == ms.Tok.EOS() {
+			tok, done, err := run.commit(x, y, d, rng)
+			if err != nil {
+				return nil, err
+			}
+			if done {
 				break
-			}
-			seq = append(seq, tok)
-			if sl, err = evalOne(s, tok); err != nil {
-				return nil, err
-			}
-			if ll, err = evalOne(ls, tok); err != nil {
-				return nil, err
 			}
 			if paras != nil {
 				start = time.Now()

@@ -135,14 +135,7 @@ func Correlation(x, y []float64) float64 {
 	if len(x) != len(y) || len(x) < 2 {
 		return math.NaN()
 	}
-	mx, my := mean(x), mean(y)
-	var sxy, sxx, syy float64
-	for i := range x {
-		dx, dy := x[i]-mx, y[i]-my
-		sxy += dx * dy
-		sxx += dx * dx
-		syy += dy * dy
-	}
+	_, _, sxx, sxy, syy := moments(x, y)
 	if sxx == 0 || syy == 0 {
 		return math.NaN()
 	}
