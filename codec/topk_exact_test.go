@@ -1,6 +1,7 @@
 package codec
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -184,15 +185,17 @@ func TestTopKOutputDistIsBias(t *testing.T) {
 }
 
 func BenchmarkTopKOutputDist(b *testing.B) {
-	rng := rand.New(rand.NewPCG(1, 1))
-	x, y := llmLike(rng, 32000, 1.1), llmLike(rng, 32000, 1.2)
-	for _, c := range []TopK{{K: 30, ProbBits: 8}, {K: 0, ProbBits: 8, Theta: 0.1, Eta: 5}} {
-		b.Run(c.Name(), func(b *testing.B) {
-			for b.Loop() {
-				if _, err := c.OutputDist(x, y, 0.3); err != nil {
-					b.Fatal(err)
+	for _, v := range []int{2048, 32000} {
+		rng := rand.New(rand.NewPCG(1, 1))
+		x, y := llmLike(rng, v, 1.1), llmLike(rng, v, 1.2)
+		for _, c := range []TopK{{K: 30, ProbBits: 8}, {K: 0, ProbBits: 8, Theta: 0.1, Eta: 5}} {
+			b.Run(fmt.Sprintf("V=%d/%s", v, c.Name()), func(b *testing.B) {
+				for b.Loop() {
+					if _, err := c.OutputDist(x, y, 0.3); err != nil {
+						b.Fatal(err)
+					}
 				}
-			}
-		})
+			})
+		}
 	}
 }
