@@ -201,9 +201,11 @@ Rerun the shape of one paper's main tables and figures on the models at
 hand and write DIR/report.md with its plots (PNG and SVG) and CSV/JSON
 results. Every mean comes with its 95% confidence interval over prompts.
 Calibration (a, b, Δ, k*) uses --n-cal runs generated from BOS alone, so
-no prompt that a table or curve evaluates is seen. Prompt perturbation (u-hlm, cu-hlm) reads WordNet 3.0's
-database files (Debian: apt-get install wordnet-base) and is left out, with
-a note in the report, when they are absent. NAME: `+strings.Join(eval.Papers, ", ")+`.`, stderr)
+no prompt that a table or curve evaluates is seen. Prompt perturbation
+(u-hlm, cu-hlm) reads WordNet 3.0's database files (Debian: apt-get install
+wordnet-base) and is left out, with a note in the report, when they are
+absent. Run times on the 2-core machine: docs/REPRODUCTION.md.
+NAME: `+strings.Join(eval.Papers, ", ")+`.`, stderr)
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
 		fs.Usage()
 		return usageError{errors.New("which paper? " + strings.Join(eval.Papers, ", "))}
