@@ -32,11 +32,11 @@ import (
 // (CU-HLM eq. 22). The paper does not state the value it used and calls
 // the approximation error, at most ln 2/η, negligible. It is not at η = 1:
 // ln 2 = 0.69 is as large as D_TV(x, y) itself, the quantity eq. 22
-// approximates, and on the calibration data of both TinyStories pairs the
-// measured error Σ x_i ℓ(y_i/x_i − 1) − D_TV is 0.33–0.39, half of D_TV
-// (mean 0.63–0.86). At η = 10 the worst case ln 2/η = 0.069 is about a
-// tenth of D_TV and the measured error is 0.001–0.006, under 1% of it,
-// which is what "negligible" asks for; η = 5 leaves up to 3%. The price is
+// approximates, and on the calibration tokens of both TinyStories pairs
+// (early-exit drafts) the measured error Σ x_i ℓ(y_i/x_i − 1) − D_TV is
+// 0.33–0.36, 38–53% of D_TV. At η = 10 the worst case ln 2/η = 0.069 is
+// about a tenth of D_TV and the measured error is 0.001–0.003, 0.1–0.5% of
+// it, which is what "negligible" asks for; η = 5 leaves up to 2%. The price is
 // the other approximation, Prop. 2's lower bound on the denominator:
 // ℓ(−1) = ln(1 + e^{−η})/η vanishes as η grows, so Ū_TV rises and the
 // online k with it, steeply. `hlm eval paper cu-hlm` sweeps η and reports
