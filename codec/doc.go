@@ -66,8 +66,8 @@
 // OnlineK is eq. 24: the smallest k with UBar(k) <= θ, where UBar is eq. 23,
 // Ū_TV(k) = Σ_{i>k}|x_i − x̂_i| / ((1 − x_d)ℓ(−1) + x_d ℓ(−β)), with
 // ℓ(z) = ln(1 + e^{ηz})/η (Softplus) and β = a·u + b the predicted
-// rejection probability of the draft. The paper does not give η; DefaultEta
-// is 1. The shared numerator is non-increasing in k (proof in ksel.go), so
+// rejection probability of the draft. The paper does not give η;
+// DefaultEta is 10 (see its documentation for why). The shared numerator is non-increasing in k (proof in ksel.go), so
 // both searches are thresholds. TestPropositions checks Prop. 1 and 2 on
 // thousands of random pairs at every k.
 //

@@ -12,7 +12,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/hlmproject/hlm/dataset"
 	"github.com/hlmproject/hlm/hybrid"
@@ -31,6 +34,9 @@ type Setup struct {
 	NLL bool
 	// Progress is called after each (point, prompt).
 	Progress func(done, total int, label string)
+	// Workers is how many prompts run at once (0: GOMAXPROCS). Results do
+	// not depend on it.
+	Workers int
 }
 
 // Point is one configuration of the grid: a method and parameter overrides
@@ -49,12 +55,17 @@ type Row struct {
 	// Summary aggregates the runs (counts summed, rates recomputed).
 	Summary hybrid.Result `json:"summary"`
 	// Quality, averaged over prompts (NaN when not measured: encoded null).
-	Rouge1  float64  `json:"rouge1"`
-	Rouge2  float64  `json:"rouge2"`
-	RougeL  float64  `json:"rougeL"`
-	Cosine  float64  `json:"cosine"`
-	NLL     float64  `json:"nll"` // mean per output token, nats
-	Outputs []string `json:"-"`
+	Rouge1 float64 `json:"rouge1"`
+	Rouge2 float64 `json:"rouge2"`
+	RougeL float64 `json:"rougeL"`
+	Cosine float64 `json:"cosine"`
+	NLL    float64 `json:"nll"` // mean per output token, nats
+	// CI is the half-width of the 95% confidence interval of each column
+	// that has one, with the prompts as independent units: Student's t for
+	// the per-prompt means (ROUGE, cosine), the linearized ratio of sums
+	// (metrics.RatioCI) for the pooled rates, n × the mean's for totals.
+	CI      map[string]float64 `json:"ci95"`
+	Outputs []string           `json:"-"`
 }
 
 // Evaluate runs every point on the examples of one dataset.
@@ -70,6 +81,7 @@ func Evaluate(ctx context.Context, s Setup, name string, ex []dataset.Example, p
 		}
 	}
 	total := len(points) * len(ex)
+	var mu sync.Mutex
 	done := 0
 	var rows []Row
 	for _, pt := range points {
@@ -81,46 +93,46 @@ func Evaluate(ctx context.Context, s Setup, name string, ex []dataset.Example, p
 		if err := p.Validate(); err != nil {
 			return nil, fmt.Errorf("%s: %w", pt.Label, err)
 		}
+		// The prompts run concurrently (each is independent and seeded by
+		// its index); results are gathered in prompt order, so the row does
+		// not depend on the scheduling.
+		out := make([]promptResult, len(ex))
+		err := forEach(ctx, len(ex), s.Workers, func(i int) error {
+			pp := p
+			pp.Seed += uint64(i)
+			r, err := scorePrompt(ctx, s, emb, pp, ex[i])
+			if err != nil {
+				return fmt.Errorf("%s, prompt %s: %w", pt.Label, ex[i].ID, err)
+			}
+			out[i] = r
+			mu.Lock()
+			done++
+			if s.Progress != nil {
+				s.Progress(done, total, pt.Label)
+			}
+			mu.Unlock()
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
 		row := Row{Point: pt, Dataset: name, Prompts: len(ex)}
 		var runs []hybrid.Result
 		var r1, r2, rl, cos []float64
 		var nllSum score.Result
-		for i, e := range ex {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-			pp := p
-			pp.Seed += uint64(i)
-			r, err := sim.One(ctx, s.Models, pp, e.Prompt, nil)
-			if err != nil {
-				return nil, fmt.Errorf("%s, prompt %s: %w", pt.Label, e.ID, err)
-			}
-			r.WallSeconds, r.WallTPS = 0, 0 // results files must be reproducible
-			runs = append(runs, r)
-			row.Outputs = append(row.Outputs, r.Text)
-			if e.Reference != "" {
-				sc := metrics.Rouge(r.Text, e.Reference)
-				r1 = append(r1, sc.Rouge1.F1)
-				r2 = append(r2, sc.Rouge2.F1)
-				rl = append(rl, sc.RougeL.F1)
+		var nllNum, nllDen []float64
+		for i, r := range out {
+			runs = append(runs, r.run)
+			row.Outputs = append(row.Outputs, r.run.Text)
+			if ex[i].Reference != "" {
+				r1, r2, rl = append(r1, r.rouge.Rouge1.F1), append(r2, r.rouge.Rouge2.F1), append(rl, r.rouge.RougeL.F1)
 				if emb != nil {
-					cos = append(cos, emb.Cosine(r.Text, e.Reference))
+					cos = append(cos, r.cosine)
 				}
 			}
-			if s.NLL && len(r.Tokens) > 0 {
-				ids, err := sim.PromptIDs(s.Models, e.Prompt, pp.MaxTokens)
-				if err != nil {
-					return nil, err
-				}
-				sc, err := score.Continuation(s.Models.LLM, ids, r.Tokens)
-				if err != nil {
-					return nil, err
-				}
-				nllSum.Add(sc)
-			}
-			done++
-			if s.Progress != nil {
-				s.Progress(done, total, pt.Label)
+			if r.nll.Tokens > 0 {
+				nllSum.Add(r.nll)
+				nllNum, nllDen = append(nllNum, r.nll.Sum), append(nllDen, float64(r.nll.Tokens))
 			}
 		}
 		row.Summary = sim.Aggregate(runs).Result
@@ -131,9 +143,155 @@ func Evaluate(ctx context.Context, s Setup, name string, ex []dataset.Example, p
 		if nllSum.Tokens > 0 {
 			row.NLL = nllSum.Mean()
 		}
+		row.CI = rowCI(runs, map[string][]float64{"rouge1": r1, "rouge2": r2, "rougeL": rl, "cosine": cos}, nllNum, nllDen)
 		rows = append(rows, row)
 	}
 	return rows, nil
+}
+
+// promptResult is one prompt's run and scores.
+type promptResult struct {
+	run    hybrid.Result
+	rouge  metrics.RougeScores
+	cosine float64
+	nll    score.Result
+}
+
+// scorePrompt simulates one prompt and scores its output.
+func scorePrompt(ctx context.Context, s Setup, emb *metrics.Embeddings, p hybrid.Params, e dataset.Example) (promptResult, error) {
+	var out promptResult
+	r, err := sim.One(ctx, s.Models, p, e.Prompt, nil)
+	if err != nil {
+		return out, err
+	}
+	r.WallSeconds, r.WallTPS = 0, 0 // results files must be reproducible
+	out.run = r
+	if e.Reference != "" {
+		out.rouge = metrics.Rouge(r.Text, e.Reference)
+		if emb != nil {
+			out.cosine = emb.Cosine(r.Text, e.Reference)
+		}
+	}
+	if s.NLL && len(r.Tokens) > 0 {
+		ids, err := sim.PromptIDs(s.Models, e.Prompt, p.MaxTokens)
+		if err != nil {
+			return out, err
+		}
+		if out.nll, err = score.Continuation(s.Models.LLM, ids, r.Tokens); err != nil {
+			return out, err
+		}
+	}
+	return out, nil
+}
+
+// forEach calls fn(0…n−1) on up to workers goroutines (0: GOMAXPROCS) and
+// returns the first error; it stops handing out work after an error or
+// when ctx is done.
+func forEach(ctx context.Context, n, workers int, fn func(i int) error) error {
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	workers = min(workers, n)
+	var (
+		next     atomic.Int64
+		firstErr error
+		once     sync.Once
+		wg       sync.WaitGroup
+	)
+	fail := func(err error) { once.Do(func() { firstErr = err }) }
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= n {
+					return
+				}
+				if err := ctx.Err(); err != nil {
+					fail(err)
+					return
+				}
+				if err := fn(i); err != nil {
+					fail(err)
+					next.Store(int64(n)) // stop handing out work
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return firstErr
+}
+
+// ratioColumns are the pooled rates of a row: Σ num / Σ den over its
+// prompts' runs (as sim.Aggregate computes them).
+var ratioColumns = map[string]func(r hybrid.Result) (num, den float64){
+	"throughput_tps":    func(r hybrid.Result) (float64, float64) { return float64(len(r.Tokens)), r.VirtualSeconds },
+	"transmission_rate": func(r hybrid.Result) (float64, float64) { return float64(r.Uploads), float64(r.Rounds) },
+	"true_skip_rate":    func(r hybrid.Result) (float64, float64) { return weighted(r.TrueSkipRate, r.Skipped) },
+	"rejection_rate": func(r hybrid.Result) (float64, float64) {
+		return float64(r.Resampled), float64(r.Accepted + r.Resampled)
+	},
+	"resampling_rate":       func(r hybrid.Result) (float64, float64) { return float64(r.Resampled), float64(r.Uploads) },
+	"accepted_per_round":    func(r hybrid.Result) (float64, float64) { return float64(r.Accepted), float64(r.Uploads) },
+	"uplink_bits_per_token": func(r hybrid.Result) (float64, float64) { return float64(r.UplinkBits), float64(len(r.Tokens)) },
+	"energy_per_token":      func(r hybrid.Result) (float64, float64) { return r.Energy, float64(len(r.Tokens)) },
+	"mean_deviation":        func(r hybrid.Result) (float64, float64) { return weighted(r.MeanDeviation, r.Drafted) },
+	"compression_ratio": func(r hybrid.Result) (float64, float64) {
+		if r.CompressionRatio == nil || *r.CompressionRatio <= 0 {
+			return 0, 0
+		}
+		return float64(r.CodecBits), float64(r.CodecBits) / *r.CompressionRatio
+	},
+}
+
+// totalColumns are sums over the prompts.
+var totalColumns = map[string]func(r hybrid.Result) float64{
+	"virtual_seconds": func(r hybrid.Result) float64 { return r.VirtualSeconds },
+	"downlink_bits":   func(r hybrid.Result) float64 { return float64(r.DownlinkBits) },
+	"energy":          func(r hybrid.Result) float64 { return r.Energy },
+}
+
+func weighted(v *float64, w int) (float64, float64) {
+	if v == nil {
+		return 0, 0
+	}
+	return *v * float64(w), float64(w)
+}
+
+// rowCI computes Row.CI from the per-prompt runs, the per-prompt quality
+// scores and the per-prompt NLL sums and token counts.
+func rowCI(runs []hybrid.Result, means map[string][]float64, nllNum, nllDen []float64) map[string]float64 {
+	ci := map[string]float64{}
+	put := func(col string, h float64) {
+		if !math.IsNaN(h) && !math.IsInf(h, 0) {
+			ci[col] = h
+		}
+	}
+	for col, f := range ratioColumns {
+		num, den := make([]float64, len(runs)), make([]float64, len(runs))
+		for i, r := range runs {
+			num[i], den[i] = f(r)
+		}
+		_, h := metrics.RatioCI(num, den)
+		put(col, h)
+	}
+	for col, f := range totalColumns {
+		xs := make([]float64, len(runs))
+		for i, r := range runs {
+			xs[i] = f(r)
+		}
+		put(col, float64(len(xs))*metrics.CI95(xs))
+	}
+	for col, xs := range means {
+		put(col, metrics.Summarize(xs).CI95)
+	}
+	if len(nllNum) > 0 {
+		_, h := metrics.RatioCI(nllNum, nllDen)
+		put("nll", h)
+	}
+	return ci
 }
 
 // meanOf is the mean of the finite values (NaN when there are none).

@@ -66,6 +66,15 @@ func TestEvaluateReproducible(t *testing.T) {
 		if r := rows[0]; r.NLL != r.NLL || r.RougeL != r.RougeL {
 			t.Errorf("quality not measured: %+v", r)
 		}
+		// Every mean has its 95% interval (two prompts: finite, wide).
+		for _, col := range []string{"throughput_tps", "transmission_rate", "uplink_bits_per_token", "nll", "rougeL", "mean_deviation", "energy_per_token"} {
+			if h, ok := rows[0].CI[col]; !ok || !(h >= 0) {
+				t.Errorf("%s: no confidence interval (%v, %v)", col, h, ok)
+			}
+		}
+		if !bytes.Contains(files[i], []byte("throughput_tps_ci95")) {
+			t.Error("results files lack the _ci95 columns")
+		}
 	}
 	if !bytes.Equal(files[0], files[1]) {
 		t.Error("two identical evaluations wrote different results files")

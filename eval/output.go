@@ -14,7 +14,7 @@ import (
 // Columns of the results files, in order.
 var Columns = []string{"label", "method", "dataset", "prompts", "tokens", "throughput_tps", "virtual_seconds",
 	"transmission_rate", "true_skip_rate", "rejection_rate", "resampling_rate", "accepted_per_round",
-	"uplink_bits_per_token", "compression_ratio", "downlink_bits", "energy_j", "mean_deviation",
+	"uplink_bits_per_token", "compression_ratio", "downlink_bits", "energy", "energy_per_token", "mean_deviation",
 	"rouge1", "rouge2", "rougeL", "cosine", "nll", "sets"}
 
 // Value returns a row's value for a column (NaN when not measured).
@@ -55,8 +55,13 @@ func (r Row) Value(col string) float64 {
 		return opt(s.CompressionRatio)
 	case "downlink_bits":
 		return float64(s.DownlinkBits)
-	case "energy_j":
-		return s.EnergyJ
+	case "energy":
+		return s.Energy
+	case "energy_per_token":
+		if tokens > 0 {
+			return s.Energy / tokens
+		}
+		return math.NaN()
 	case "mean_deviation":
 		return opt(s.MeanDeviation)
 	case "rouge1":
@@ -92,12 +97,35 @@ func (r Row) cell(col string) string {
 	return fmt.Sprintf("%.6g", v)
 }
 
-// Table is the rows as a report table with the given columns.
+// PM formats a row's column as "value ± half-width of its 95% CI" with
+// the given significant digits for the value (the value alone when it has
+// no interval; "–" when not measured).
+func (r Row) PM(col string, digits int) string {
+	return PM(r.Value(col), r.CI[col], digits)
+}
+
+// PM formats v ± h (h: the 95% half-width; 0 or NaN: v alone).
+func PM(v, h float64, digits int) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "–"
+	}
+	if !(h > 1e-9*math.Abs(v)) || math.IsInf(h, 0) { // no interval, or rounding noise
+		return fmt.Sprintf("%.*g", digits, v)
+	}
+	return fmt.Sprintf("%.*g ± %.2g", digits, v, h)
+}
+
+// Table is the rows as a report table with the given columns; a column
+// with a confidence interval reads "value ± half-width".
 func Table(title string, rows []Row, cols []string) *report.Table {
 	t := &report.Table{Title: title, Columns: cols}
 	for _, r := range rows {
 		var cells []string
 		for _, c := range cols {
+			if _, ok := r.CI[c]; ok {
+				cells = append(cells, r.PM(c, 4))
+				continue
+			}
 			cells = append(cells, r.cell(c))
 		}
 		t.AddRow(cells...)
@@ -105,28 +133,69 @@ func Table(title string, rows []Row, cols []string) *report.Table {
 	return t
 }
 
-// WriteResults writes dir/name.csv and dir/name.json with every column.
-// Numbers are formatted deterministically; wall-clock figures are excluded,
-// so the same command and seed give byte-identical files.
+// resultColumns are Columns with a COL_ci95 column after every column
+// that can have a confidence interval.
+func resultColumns() []string {
+	var out []string
+	for _, c := range Columns {
+		out = append(out, c)
+		_, ratio := ratioColumns[c]
+		_, total := totalColumns[c]
+		if ratio || total || c == "nll" || c == "rouge1" || c == "rouge2" || c == "rougeL" || c == "cosine" {
+			out = append(out, c+"_ci95")
+		}
+	}
+	return out
+}
+
+// WriteResults writes dir/name.csv and dir/name.json with every column and
+// the 95% half-widths (COL_ci95). Numbers are formatted deterministically;
+// wall-clock figures are excluded, so the same command and seed give
+// byte-identical files.
 func WriteResults(dir, name string, rows []Row) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	t := Table(name, rows, Columns)
+	cols := resultColumns()
+	t := &report.Table{Title: name, Columns: cols}
+	for _, r := range rows {
+		var cells []string
+		for _, c := range cols {
+			if base, ok := strings.CutSuffix(c, "_ci95"); ok {
+				h, ok := r.CI[base]
+				if !ok {
+					cells = append(cells, "")
+					continue
+				}
+				cells = append(cells, fmt.Sprintf("%.6g", h))
+				continue
+			}
+			cells = append(cells, r.cell(c))
+		}
+		t.AddRow(cells...)
+	}
 	if err := report.WriteFile(filepath.Join(dir, name+".csv"), t.WriteCSV); err != nil {
 		return err
 	}
 	var out []map[string]any
 	for _, r := range rows {
 		m := map[string]any{}
-		for _, c := range Columns {
+		for _, c := range cols {
 			switch c {
 			case "label", "method", "dataset":
 				m[c] = r.cell(c)
 			case "sets":
 				m[c] = r.Sets
 			default:
-				if v := r.Value(c); !math.IsNaN(v) && !math.IsInf(v, 0) {
+				v := math.NaN()
+				if base, ok := strings.CutSuffix(c, "_ci95"); ok {
+					if h, ok := r.CI[base]; ok {
+						v = h
+					}
+				} else {
+					v = r.Value(c)
+				}
+				if !math.IsNaN(v) && !math.IsInf(v, 0) {
 					m[c] = v
 				} else {
 					m[c] = nil
@@ -143,12 +212,38 @@ func WriteResults(dir, name string, rows []Row) error {
 }
 
 // Curve is one line of a plot drawn from rows: the rows of one method (or
-// any grouping) with x taken from a swept parameter.
+// any grouping) with x taken from a swept parameter, and the 95%
+// confidence half-widths as error bars when the column has them.
 func Curve(name string, rows []Row, x func(Row) float64, y string) report.Series {
 	s := report.Series{Name: name}
+	bars := false
 	for _, r := range rows {
 		s.X = append(s.X, x(r))
 		s.Y = append(s.Y, r.Value(y))
+		h, ok := r.CI[y]
+		if !ok {
+			h = math.NaN()
+		}
+		bars = bars || ok
+		s.YErr = append(s.YErr, h)
+	}
+	if !bars {
+		s.YErr = nil
+	}
+	return s
+}
+
+// logSafe drops the error bars that would reach zero or below, which a
+// logarithmic axis cannot show.
+func logSafe(s report.Series) report.Series {
+	if s.YErr == nil {
+		return s
+	}
+	s.YErr = append([]float64(nil), s.YErr...)
+	for i := range s.YErr {
+		if !(s.Y[i]-s.YErr[i] > 0) {
+			s.YErr[i] = math.NaN()
+		}
 	}
 	return s
 }

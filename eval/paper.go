@@ -26,13 +26,24 @@ type PaperConfig struct {
 	LLM, SLM  string
 	Tokenizer string
 	Shared    string // the shared material root (holds data/ and models/)
-	N         int    // prompts per dataset for tables
-	NCurve    int    // prompts per point for curves
+	N         int    // prompts per dataset for tables (default 100, as the papers)
+	NCurve    int    // prompts per point for curves (default 20)
+	NCal      int    // calibration runs, generated from BOS alone: no evaluated prompt is used (default 100)
+	NMeasure  int    // prompts of the uncertainty-measure comparison (default 20)
+	WordNet   string // WordNet database directory for prompt perturbation ("": wordnet.DefaultDir())
 	MaxTokens int
 	Seed      uint64
 	Command   string // the command line, quoted in the report
 	Progress  func(done, total int, label string)
 }
+
+// Defaults of PaperConfig: the papers evaluate 100 prompts per table.
+const (
+	DefaultN        = 100
+	DefaultNCurve   = 20
+	DefaultNCal     = 100
+	DefaultNMeasure = 20
+)
 
 // paper is the state of one rerun.
 type paper struct {
@@ -40,17 +51,26 @@ type paper struct {
 	setup Setup
 	doc   *Doc
 	sets  map[string][]dataset.Example // loaded datasets by name
-	cache map[string][]dataset.Example // samples by "name/n"
+	cache map[string][]dataset.Example // samples by "name/skip/n"
+
+	calRes sim.CalibrationResult // the calibration, once run
+	calLog *sim.CalibrationLog
 }
 
 // RunPaper reruns one paper's experiments and writes DIR/report.md, its
 // plots (PNG and SVG) and the CSV/JSON results.
 func RunPaper(ctx context.Context, cfg PaperConfig) error {
 	if cfg.N <= 0 {
-		cfg.N = 20
+		cfg.N = DefaultN
 	}
 	if cfg.NCurve <= 0 {
-		cfg.NCurve = 10
+		cfg.NCurve = DefaultNCurve
+	}
+	if cfg.NCal <= 0 {
+		cfg.NCal = DefaultNCal
+	}
+	if cfg.NMeasure <= 0 {
+		cfg.NMeasure = DefaultNMeasure
 	}
 	if cfg.MaxTokens <= 0 {
 		cfg.MaxTokens = 64
@@ -107,18 +127,41 @@ func (p *paper) load(name string) ([]dataset.Example, error) {
 	return ex, nil
 }
 
-// examples loads n examples of a dataset (seeded sample), with the rest of
-// a story as the reference for TinyStories.
+// examples returns n evaluation examples of a dataset (a seeded sample;
+// a smaller n is a prefix of a larger one), with the rest of a story as the
+// reference for TinyStories. TinyStories has only the stories of the
+// shared sample file (19), so its tables use at most that many.
 func (p *paper) examples(name string, n int) ([]dataset.Example, error) {
-	key := fmt.Sprintf("%s/%d", name, n)
+	return p.sample(name, 0, n)
+}
+
+// calibrationExamples are NCal calibration runs that start from BOS alone
+// (the empty prompt; each run has its own seed): the SLM and the LLM
+// generate in their own domain, and no prompt of any evaluated dataset is
+// seen, so calibration and evaluation are disjoint by construction.
+func (p *paper) calibrationExamples() ([]dataset.Example, error) {
+	ex := make([]dataset.Example, p.cfg.NCal)
+	for i := range ex {
+		ex[i] = dataset.Example{ID: fmt.Sprintf("bos#%d", i)}
+	}
+	return ex, nil
+}
+
+// sample returns positions skip … skip+n−1 of the dataset's seeded sample
+// (dataset.Sample's prefixes agree for every length).
+func (p *paper) sample(name string, skip, n int) ([]dataset.Example, error) {
+	key := fmt.Sprintf("%s/%d/%d", name, skip, n)
 	if ex, ok := p.cache[key]; ok {
 		return ex, nil
 	}
-	ex, err := p.load(name)
+	all, err := p.load(name)
 	if err != nil {
 		return nil, err
 	}
-	ex = dataset.Sample(ex, min(n, len(ex)), p.cfg.Seed) // a copy: filling in Reference leaves p.sets as loaded
+	if skip >= len(all) {
+		return nil, fmt.Errorf("%s has %d examples, all needed for calibration (%d)", name, len(all), skip)
+	}
+	ex := dataset.Sample(all, min(skip+n, len(all)), p.cfg.Seed)[skip:] // a copy: filling in Reference leaves p.sets as loaded
 	for i := range ex {
 		if ex[i].Reference == "" && ex[i].Text != "" {
 			ex[i].Reference = strings.TrimSpace(strings.TrimPrefix(ex[i].Text, ex[i].Prompt))
@@ -126,6 +169,15 @@ func (p *paper) examples(name string, n int) ([]dataset.Example, error) {
 	}
 	p.cache[key] = ex
 	return ex, nil
+}
+
+// prompts are the examples' prompts.
+func prompts(ex []dataset.Example) []string {
+	out := make([]string, len(ex))
+	for i, e := range ex {
+		out[i] = e.Prompt
+	}
+	return out
 }
 
 // run evaluates points on a dataset and saves the rows as name.csv/json.
@@ -148,38 +200,68 @@ func (p *paper) header(title, source string) {
 	p.doc.P("Rerun of %s on the models at hand: LLM `%s`, SLM `%s` (vocabulary %d). Command:\n\n    %s\n\n"+
 		"Every number below comes from the simulator (package sim) with seed %d; the same command gives byte-identical results files. "+
 		"Quality metrics compare outputs with references: ROUGE (F1) and the cosine similarity of averaged GloVe vectors; NLL is the negative log-likelihood of the output under the LLM (nats/token; lower is closer to what the LLM would write). "+
-		"Deviation is the exact mean L1 distance between the distribution each committed token followed and the LLM's (0 = lossless).",
-		source, p.cfg.LLM, p.cfg.SLM, p.setup.Models.LLM.Config().Vocab, p.cfg.Command, p.cfg.Seed)
+		"Deviation is the exact mean L1 distance between the distribution each committed token followed and the LLM's (0 = lossless; for CU-HLM averaged over the draft as eq. 17 does). "+
+		"Tables give each mean with the half-width of its 95%% confidence interval over prompts (± ; Student's t, pooled rates by the ratio-of-sums linearization). "+
+		"Tables use %d prompts per dataset (TinyStories: at most the 19 stories of the shared sample), curves %d per point; calibration (a, b, Δ, k*) uses %d runs generated from BOS alone, so no evaluated prompt is seen. "+
+		"Verified rounds of the one-token methods commit exactly one token (the papers' rule; rows marked \"+bonus\" add the LLM's bonus token after an accepted draft for comparison).",
+		source, p.cfg.LLM, p.cfg.SLM, p.setup.Models.LLM.Config().Vocab, p.cfg.Command, p.cfg.Seed, p.cfg.N, p.cfg.NCurve, p.cfg.NCal)
 }
 
-// calibrate runs the calibration of Theorem 1 / eq. 21 on TinyStories prompts.
+// calibrate runs the calibration of Theorem 1 / eq. 21 on the calibration
+// prompts (disjoint from every evaluated prompt), keeping a sample of 300
+// distribution pairs for the figures.
 func (p *paper) calibrate(ctx context.Context, base hybrid.Params) (sim.CalibrationResult, *sim.CalibrationLog, error) {
-	ex, err := p.examples("tinystories", p.cfg.N)
+	if p.calLog != nil {
+		return p.calRes, p.calLog, nil
+	}
+	ex, err := p.calibrationExamples()
 	if err != nil {
 		return sim.CalibrationResult{}, nil, err
 	}
-	prompts := make([]string, len(ex))
-	for i, e := range ex {
-		prompts[i] = e.Prompt
-	}
-	log, err := sim.Collect(ctx, p.setup.Models, base, prompts, 200, nil)
+	log, err := sim.Collect(ctx, p.setup.Models, base, prompts(ex), 300, nil)
 	if err != nil {
 		return sim.CalibrationResult{}, nil, err
 	}
 	res, err := sim.Analyze(log, base.Theta, uncertainty.Options{M: base.M})
-	return res, log, err
+	if err != nil {
+		return sim.CalibrationResult{}, nil, err
+	}
+	p.calRes, p.calLog = res, log
+	return res, log, nil
 }
 
+// calibrationTable is Theorem 1 and eq. 21 on the calibration data, next
+// to the paper's row. The measured risk is the evidence; R ≤ Hölder bound
+// holds for any density by Cauchy–Schwarz.
 func (p *paper) calibrationTable(c sim.CalibrationResult, paperRow []string) *report.Table {
-	t := &report.Table{Columns: []string{"", "a", "b", "R² (binned)", "Δ", "risk-prone u_th", "risk-averse u_th", "R", "Hölder bound", "k* (θ=0.1)"}}
+	t := &report.Table{Columns: []string{"", "tokens", "a", "b", "R² (binned)", "Δ", "risk-prone u_th", "risk-averse u_th", "measured R", "R (integral)", "Hölder bound", "k* (θ=0.1)", "k* on each half"}}
 	f := report.Float
+	halves := fmt.Sprintf("%d, %d", c.KHalves[0], c.KHalves[1])
 	if c.Degenerate {
-		t.AddRow("ours", f(c.Fit.A, 3), f(c.Fit.B, 3), f(c.Fit.R2, 3), f(c.Delta, 3), "undefined (a ≤ 0)", "undefined", "–", "–", fmt.Sprint(c.KOffline))
+		t.AddRow("ours", fmt.Sprint(c.N), f(c.Fit.A, 3), f(c.Fit.B, 3), f(c.Fit.R2, 3), f(c.Delta, 3), "undefined (a ≤ 0)", "undefined", "–", "–", "–", fmt.Sprint(c.KOffline), halves)
 	} else {
-		t.AddRow("ours", f(c.Fit.A, 3), f(c.Fit.B, 3), f(c.Fit.R2, 3), f(c.Delta, 3), f(c.RiskProne, 3), f(c.RiskAverse, 3), f(c.Risk, 4), f(c.RiskBound, 4), fmt.Sprint(c.KOffline))
+		t.AddRow("ours", fmt.Sprint(c.N), f(c.Fit.A, 3), f(c.Fit.B, 3), f(c.Fit.R2, 3), f(c.Delta, 3), f(c.RiskProne, 3), f(c.RiskAverse, 3), sci(c.EmpiricalRisk), sci(c.Risk), sci(c.RiskBound), fmt.Sprint(c.KOffline), halves)
 	}
 	t.AddRow(paperRow...)
 	return t
+}
+
+// sci formats a small number as 2.24e-03.
+func sci(x float64) string {
+	if math.IsNaN(x) {
+		return "–"
+	}
+	return fmt.Sprintf("%.3g", x)
+}
+
+// calibrationNote says what the calibration means for the rerun, loudly
+// when the slope is not positive.
+func (p *paper) calibrationNote(c sim.CalibrationResult) {
+	p.doc.P("Calibration: %d runs of lossless HLM (one token per round) from BOS alone — the pair's own domain, no evaluated prompt — %d tokens; β = a·u + b fitted on the mean β of each uncertainty value (as the papers' curves); Δ = P(y_d < x_d); k* = eq. 21 over all %d tokens (and on each half of the prompts, to show whether k* is stable). "+
+		"*Measured R* is the mean over tokens of β·1(−b/a < u ≤ (Δ−b)/a), the paper's measured risk. *R (integral)* ≤ *Hölder bound* holds for any density by Cauchy–Schwarz — by construction, not evidence.", p.cfg.NCal, c.N, c.Pairs)
+	if c.Degenerate {
+		p.doc.P("**The fitted slope is not positive (a = %.3f ≤ 0): on this pair uncertainty does not predict rejection, U-HLM's Remark 1 fails, and Theorem 1's thresholds, risk and bound do not exist.** The methods below still run with the paper's thresholds (u_th = 0.431 or 0.8), and CU-HLM (online) predicts β from this fitted line (clipped to [0, 1]) — it is the pair's least-squares predictor, not the paper's a and b — so its k follows a prediction that carries no information about rejection.", c.Fit.A)
+	}
 }
 
 // byLabel groups rows by method, keeping their order within each method.
@@ -199,7 +281,7 @@ func snrCurves(rows []Row, methods []string, title string) *report.LinePlot {
 	for _, m := range methods {
 		rs := g[m]
 		sort.Slice(rs, func(i, j int) bool { return SetValue(rs[i], "snr_db") < SetValue(rs[j], "snr_db") })
-		lp.Series = append(lp.Series, Curve(m, rs, func(r Row) float64 { return SetValue(r, "snr_db") }, "throughput_tps"))
+		lp.Series = append(lp.Series, logSafe(Curve(m, rs, func(r Row) float64 { return SetValue(r, "snr_db") }, "throughput_tps")))
 	}
 	return lp
 }
@@ -210,146 +292,4 @@ func sweep(key string, vals ...float64) string {
 		s = append(s, fmt.Sprint(v))
 	}
 	return key + "=" + strings.Join(s, ",")
-}
-
-// cuhlm reruns CU-HLM: calibration, the summary at 10 dB, Fig. 10 (throughput
-// vs average SNR, Rayleigh and Rician), Table I (methods × datasets) and
-// Fig. 9 (TR/TSR vs u_th; quality and payload vs k).
-func (p *paper) cuhlm(ctx context.Context) error {
-	p.header("CU-HLM rerun", "Oh et al., *Communication-Efficient Hybrid Language Model via Uncertainty-Aware Opportunistic and Compressed Transmission* (CU-HLM)")
-	base := p.setup.Base // CU-HLM defaults: 10 MHz, 10 dB Rayleigh, b_prob 8 + indices, u_th 0.8
-	cal, _, err := p.calibrate(ctx, base)
-	if err != nil {
-		return err
-	}
-	calSets := []string{fmt.Sprintf("calib_a=%g", cal.Fit.A), fmt.Sprintf("calib_b=%g", cal.Fit.B)}
-	if cal.Degenerate {
-		calSets = nil // keep the paper's a, b for the online k
-	}
-	kStar := cal.KOffline
-	if kStar <= 0 {
-		kStar = 30
-	}
-	methods := []string{hybrid.LLM, hybrid.SLM, hybrid.HLM, hybrid.RandHLM, hybrid.UHLM, hybrid.CUHLMOffline, hybrid.CUHLMOnline}
-	point := func(m string, extra ...string) Point {
-		sets := []string{"u_th=0.8"}
-		switch m {
-		case hybrid.CUHLMOffline:
-			sets = append(sets, fmt.Sprintf("k=%d", kStar))
-		case hybrid.CUHLMOnline:
-			sets = append(sets, calSets...)
-		}
-		sets = append(sets, extra...)
-		return Point{Label: m, Method: m, Sets: sets}
-	}
-
-	// Summary at the paper's headline setting.
-	var pts []Point
-	for _, m := range methods {
-		pts = append(pts, point(m))
-	}
-	sum, err := p.run(ctx, "summary", "tinystories", p.cfg.N, base, pts)
-	if err != nil {
-		return err
-	}
-	p.doc.H(2, "Summary (Rayleigh, average SNR 10 dB, W = 10 MHz, b_prob = 8 + 15-bit indices, u_th = 0.8)")
-	p.doc.P("TinyStories continuations (%d prompts × %d tokens). TR = share of tokens uploaded; TSR = mean acceptance probability of the skipped tokens; compression = distribution bits relative to 32-bit full distributions.", p.cfg.N, p.cfg.MaxTokens)
-	if err := p.doc.Table("summary_table", Table("", sum, []string{"method", "throughput_tps", "transmission_rate", "true_skip_rate", "rejection_rate", "uplink_bits_per_token", "compression_ratio", "rougeL", "cosine", "nll", "mean_deviation"})); err != nil {
-		return err
-	}
-
-	// Fig. 10.
-	snrs := sweep("snr_db", -20, -15, -10, -5, 0, 5, 10)
-	for _, fad := range []struct{ name, set, title string }{
-		{"rayleigh", "fading=rayleigh", "Rayleigh fading"},
-		{"rician", "fading=rician", "Rician fading, K = 10 dB"},
-	} {
-		var pts []Point
-		for _, m := range methods {
-			grid, _ := Grid([]string{m}, []string{snrs})
-			for _, g := range grid {
-				q := point(m, append([]string{fad.set, "rician_k_db=10"}, g.Sets...)...)
-				q.Label = g.Label
-				pts = append(pts, q)
-			}
-		}
-		rows, err := p.run(ctx, "fig10_"+fad.name, "tinystories", p.cfg.NCurve, base, pts)
-		if err != nil {
-			return err
-		}
-		if fad.name == "rayleigh" {
-			p.doc.H(2, "Fig. 10: token throughput vs average SNR")
-		}
-		if err := p.doc.Plot("fig10_"+fad.name, "Throughput vs average SNR, "+fad.title+" (CU-HLM Fig. 10)", snrCurves(rows, methods, fad.title)); err != nil {
-			return err
-		}
-	}
-
-	// Calibration.
-	p.doc.H(2, "Calibration: Theorem 1 and the offline k* (eq. 21)")
-	p.doc.P("Lossless HLM over TinyStories prompts logs (u, β = max(1 − y_d/x_d, 0)) per token; β = a·u + b is fitted on the mean β of each uncertainty value (as the paper's Fig. 2/4a curves).")
-	if err := p.doc.Table("calibration", p.calibrationTable(cal, []string{"CU-HLM paper", "0.815", "−0.066", "0.977", "0.5956", "0.8117", "0.0810", "4.94e-3", "9.87e-3", "30"})); err != nil {
-		return err
-	}
-
-	// Table I.
-	p.doc.H(2, "Table I: quality by method and dataset")
-	p.doc.P("Cosine similarity of averaged GloVe vectors between output and reference (the paper uses BERT sentence embeddings):")
-	if err := p.methodsByDataset(ctx, base, pts, methods, []string{"alpaca", "qed", "creak", "strategyqa", "tinystories"}); err != nil {
-		return err
-	}
-
-	// Fig. 9a: TR and TSR vs u_th.
-	var uth []Point
-	for _, u := range []float64{0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1} {
-		q := point(hybrid.CUHLMOffline)
-		q.Sets = append([]string{fmt.Sprintf("k=%d", kStar)}, fmt.Sprintf("u_th=%g", u))
-		q.Label = fmt.Sprintf("u_th=%g", u)
-		uth = append(uth, q)
-	}
-	rows, err := p.run(ctx, "fig9a_uth", "tinystories", p.cfg.NCurve, base, uth)
-	if err != nil {
-		return err
-	}
-	p.doc.H(2, "Fig. 9: design parameters")
-	x := func(r Row) float64 { return SetValue(r, "u_th") }
-	if err := p.doc.Plot("fig9a_uth", "TR, TSR and ROUGE-L of CU-HLM (offline) vs u_th (CU-HLM Fig. 9a)", &report.LinePlot{Title: "CU-HLM vs uncertainty threshold", XLabel: "u_th", YLabel: "rate / score",
-		Series: []report.Series{Curve("TR", rows, x, "transmission_rate"), Curve("TSR", rows, x, "true_skip_rate"), Curve("ROUGE-L", rows, x, "rougeL")}}); err != nil {
-		return err
-	}
-	// Fig. 9b: quality and payload vs k.
-	var ks []Point
-	vocab := p.setup.Models.LLM.Config().Vocab
-	for _, k := range []int{1, 2, 5, 10, 30, 100, 300, vocab} {
-		if k > vocab {
-			continue
-		}
-		ks = append(ks, Point{Label: fmt.Sprintf("k=%d", k), Method: hybrid.CUHLMOffline, Sets: []string{"u_th=0.8", fmt.Sprintf("k=%d", k)}})
-	}
-	rows, err = p.run(ctx, "fig9b_k", "tinystories", p.cfg.NCurve, base, ks)
-	if err != nil {
-		return err
-	}
-	kx := func(r Row) float64 { return SetValue(r, "k") }
-	if err := p.doc.Plot("fig9b_k", "Deviation from the LLM and uplink bits per token vs k (CU-HLM Fig. 9b)", &report.LinePlot{Title: "CU-HLM (offline) vs compressed vocabulary size", XLabel: "k", YLabel: "value", LogY: true,
-		Series: []report.Series{Curve("uplink bits/token", rows, kx, "uplink_bits_per_token"), Curve("deviation ×1000", scaleDeviation(rows, 1000), kx, "mean_deviation")}}); err != nil {
-		return err
-	}
-	return nil
-}
-
-// scaleDeviation multiplies the rows' mean deviation by f for plotting on a
-// shared axis; a non-positive product becomes NaN.
-func scaleDeviation(rows []Row, f float64) []Row {
-	out := append([]Row(nil), rows...)
-	for i := range out {
-		if out[i].Summary.MeanDeviation != nil {
-			v := *out[i].Summary.MeanDeviation * f
-			if v <= 0 {
-				v = math.NaN()
-			}
-			out[i].Summary.MeanDeviation = &v
-		}
-	}
-	return out
 }

@@ -7,196 +7,11 @@ import (
 	"path/filepath"
 	"sort"
 
-	"github.com/hlmproject/hlm/dataset"
 	"github.com/hlmproject/hlm/ddqn"
 	"github.com/hlmproject/hlm/hybrid"
 	"github.com/hlmproject/hlm/report"
 	"github.com/hlmproject/hlm/sim"
-	"github.com/hlmproject/hlm/uncertainty"
 )
-
-// uhlm reruns U-HLM: Theorem 1 on calibrated data (Fig. 5), cosine and TR vs
-// u_th (Fig. 4), Table I, and TSR/TR by method and throughput vs SNR (Fig. 6),
-// in U-HLM's setting (W = 1 MHz, 23 dBm, −104 dBm, 2.5 km, α = 4, Rayleigh;
-// full distributions at 32 bits, B = |V|·b_prob).
-func (p *paper) uhlm(ctx context.Context) error {
-	p.header("U-HLM rerun", "Oh et al., *Uncertainty-Aware Hybrid Inference with On-Device Small and Remote Large Language Models* (U-HLM)")
-	base := p.setup.Base
-	if err := base.SetAll([]string{"channel_preset=uhlm", "prob_bits=32", "index_bits=false"}); err != nil {
-		return err
-	}
-	cal, log, err := p.calibrate(ctx, base)
-	if err != nil {
-		return err
-	}
-	methods := []string{hybrid.LLM, hybrid.SLM, hybrid.HLM, hybrid.RandHLM, hybrid.UHLM}
-	var pts []Point
-	for _, m := range methods {
-		pts = append(pts, Point{Label: m, Method: m})
-	}
-	sum, err := p.run(ctx, "summary", "tinystories", p.cfg.N, base, pts)
-	if err != nil {
-		return err
-	}
-	p.doc.H(2, "Summary (U-HLM setting: 1 MHz, 23 dBm, −104 dBm, 2.5 km, α = 4, Rayleigh; 32-bit distributions; u_th = 0.431)")
-	if err := p.doc.Table("summary_table", Table("", sum, []string{"method", "throughput_tps", "transmission_rate", "true_skip_rate", "rejection_rate", "uplink_bits_per_token", "rougeL", "cosine", "nll", "mean_deviation"})); err != nil {
-		return err
-	}
-
-	p.doc.H(2, "Theorem 1: thresholds and rejection risk (Fig. 5)")
-	if err := p.doc.Table("calibration", p.calibrationTable(cal, []string{"U-HLM paper", "0.82", "−0.06", "–", "0.301", "0.431", "0.073", "2.24e-3 (measured)", "< 4e-3", "–"})); err != nil {
-		return err
-	}
-	// Fig. 5: density of u and the regression.
-	u := make([]float64, len(log.Records))
-	beta := make([]float64, len(log.Records))
-	for i, r := range log.Records {
-		u[i], beta[i] = r.U, uncertainty.Beta(r.XD, r.YD)
-	}
-	uc, mb, cnt := uncertainty.BinnedMeans(u, beta, base.M)
-	dens := make([]float64, len(cnt))
-	for i, c := range cnt {
-		dens[i] = float64(c) / float64(len(u))
-	}
-	if err := p.doc.Plot("fig5_density", "Empirical distribution of the uncertainty u (U-HLM Fig. 5 left)", &report.LinePlot{Title: "density of u", XLabel: "u", YLabel: "share of tokens",
-		Series: []report.Series{{Name: "P(u)", X: uc, Y: dens}}}); err != nil {
-		return err
-	}
-	line := report.Series{Name: fmt.Sprintf("β = %.3f·u %+.3f", cal.Fit.A, cal.Fit.B)}
-	for _, x := range uc {
-		line.X = append(line.X, x)
-		line.Y = append(line.Y, cal.Fit.A*x+cal.Fit.B)
-	}
-	if err := p.doc.Plot("fig5_regression", "Mean rejection probability per uncertainty value and the linear fit (U-HLM Fig. 5 right)", &report.LinePlot{Title: "rejection probability vs uncertainty", XLabel: "u", YLabel: "β",
-		Series: []report.Series{{Name: "mean β", X: uc, Y: mb}, line}}); err != nil {
-		return err
-	}
-
-	// Fig. 4.
-	var uth []Point
-	for _, v := range []float64{0, 0.1, 0.2, 0.3, 0.4, 0.431, 0.5, 0.6, 0.7, 0.8, 0.9, 1} {
-		uth = append(uth, Point{Label: fmt.Sprintf("u_th=%g", v), Method: hybrid.UHLM, Sets: []string{fmt.Sprintf("u_th=%g", v)}})
-	}
-	rows, err := p.run(ctx, "fig4_uth", "tinystories", p.cfg.NCurve, base, uth)
-	if err != nil {
-		return err
-	}
-	x := func(r Row) float64 { return SetValue(r, "u_th") }
-	p.doc.H(2, "Fig. 4: quality and TR vs u_th")
-	if err := p.doc.Plot("fig4_uth", "Cosine similarity, ROUGE-L and TR of U-HLM vs u_th (U-HLM Fig. 4)", &report.LinePlot{Title: "U-HLM vs uncertainty threshold", XLabel: "u_th", YLabel: "value",
-		Series: []report.Series{Curve("cosine", rows, x, "cosine"), Curve("ROUGE-L", rows, x, "rougeL"), Curve("TR", rows, x, "transmission_rate")}}); err != nil {
-		return err
-	}
-
-	// Table I.
-	p.doc.H(2, "Table I: cosine similarity by method and dataset")
-	if err := p.methodsByDataset(ctx, base, pts, methods, []string{"alpaca", "qed", "creak", "strategyqa", "tinystories"}); err != nil {
-		return err
-	}
-
-	// Fig. 6.
-	p.doc.H(2, "Fig. 6: TSR and TR by method; throughput vs average SNR")
-	bars := &report.BarChart{Title: "TSR and TR", YLabel: "rate", Categories: []string{"Rand-HLM", "U-HLM"}}
-	g := byLabel(sum)
-	tr := report.BarSeries{Name: "TR"}
-	tsr := report.BarSeries{Name: "TSR"}
-	for _, m := range []string{hybrid.RandHLM, hybrid.UHLM} {
-		tr.Values = append(tr.Values, g[m][0].Value("transmission_rate"))
-		tsr.Values = append(tsr.Values, g[m][0].Value("true_skip_rate"))
-	}
-	bars.Series = []report.BarSeries{tsr, tr}
-	if err := p.doc.Plot("fig6_rates", "True skip rate and transmission rate (U-HLM Fig. 6 left)", bars); err != nil {
-		return err
-	}
-	var snrPts []Point
-	for _, m := range methods {
-		grid, _ := Grid([]string{m}, []string{sweep("snr_db", -20, -15, -10, -5, 0, 5, 10)})
-		snrPts = append(snrPts, grid...)
-	}
-	rows, err = p.run(ctx, "fig6_snr", "tinystories", p.cfg.NCurve, base, snrPts)
-	if err != nil {
-		return err
-	}
-	return p.doc.Plot("fig6_snr", "Throughput vs average SNR at 1 MHz, Rayleigh (U-HLM Fig. 6 right)", snrCurves(rows, methods, "Rayleigh, W = 1 MHz"))
-}
-
-// methodsByDataset writes a method × dataset table of cosine (and ROUGE-L).
-func (p *paper) methodsByDataset(ctx context.Context, base hybrid.Params, pts []Point, methods, datasets []string) error {
-	cos := &report.Table{Columns: append([]string{"method"}, datasets...)}
-	rl := &report.Table{Columns: append([]string{"method"}, datasets...)}
-	res := map[string]map[string]Row{}
-	for _, ds := range datasets {
-		rows, err := p.run(ctx, "table1_"+ds, ds, p.cfg.N, base, pts)
-		if err != nil {
-			return err
-		}
-		for _, r := range rows {
-			if res[r.Label] == nil {
-				res[r.Label] = map[string]Row{}
-			}
-			res[r.Label][ds] = r
-		}
-	}
-	for _, m := range methods {
-		c, l := []string{m}, []string{m}
-		for _, ds := range datasets {
-			c = append(c, report.Float(res[m][ds].Cosine, 4))
-			l = append(l, report.Float(res[m][ds].RougeL, 4))
-		}
-		cos.AddRow(c...)
-		rl.AddRow(l...)
-	}
-	if err := p.doc.Table("table1_cosine", cos); err != nil {
-		return err
-	}
-	p.doc.P("ROUGE-L F1:")
-	return p.doc.Table("table1_rougeL", rl)
-}
-
-// uihlm reruns U+I Table I: SLM, HLM, U, I over k, and U+I over k × γ, with
-// accuracy, upload rate, reject rate, energy saving vs HLM and throughput.
-func (p *paper) uihlm(ctx context.Context) error {
-	p.header("U+I rerun", "Park, Oh, Kim, *Energy-Efficient Wireless LLM Inference via Uncertainty and Importance-Aware Speculative Decoding* (U+I)")
-	base := p.setup.Base
-	if err := base.SetAll([]string{"channel_preset=uhlm", "prob_bits=32", "index_bits=false"}); err != nil {
-		return err
-	}
-	pts := []Point{{Label: "SLM", Method: hybrid.SLM}, {Label: "HLM", Method: hybrid.HLM}, {Label: "U", Method: hybrid.UHLM}}
-	for _, k := range []int{3, 5, 7, 9, 11} {
-		pts = append(pts, Point{Label: fmt.Sprintf("I k=%d γ=1", k), Method: hybrid.IHLM, Sets: []string{fmt.Sprintf("imp_k=%d", k), "gamma=1"}})
-	}
-	for _, k := range []int{3, 5, 7, 9, 11} {
-		for _, g := range []float64{0.5, 1, 1.5} {
-			pts = append(pts, Point{Label: fmt.Sprintf("U+I k=%d γ=%g", k, g), Method: hybrid.UIHLM, Sets: []string{fmt.Sprintf("imp_k=%d", k), fmt.Sprintf("gamma=%g", g)}})
-		}
-	}
-	p.doc.P("Setting: U-HLM channel (1 MHz, 23 dBm, −104 dBm, 2.5 km, α = 4, Rayleigh), 32-bit distributions, u_th = 0.431. Energy: ē = Σ_uploads B[Mbit]·ε_u + l_r·ε_r + l_s·ε_s with {ε_u, ε_r, ε_s} = {300, 350, 100}, B in Mbit (the reading of U+I Sec. IV under which its SLM-only saving comes out near the paper's 69.5%%); saving η = 1 − ē/ē_HLM with ē per generated token (methods stop at different lengths).")
-	for _, ds := range []string{"tinystories", "alpaca"} {
-		rows, err := p.run(ctx, "table1_"+ds, ds, p.cfg.N, base, pts)
-		if err != nil {
-			return err
-		}
-		// Energy per generated token: the methods stop at different lengths
-		// (EOS), so totals would compare different amounts of text.
-		perTok := func(r Row) float64 { return r.Summary.EnergyJ / math.Max(1, r.Value("tokens")) }
-		hlmE := math.NaN()
-		for _, r := range rows {
-			if r.Label == "HLM" {
-				hlmE = perTok(r)
-			}
-		}
-		t := &report.Table{Columns: []string{"method", "cosine", "ROUGE-L", "upload rate (%)", "reject rate (%)", "energy saving η (%)", "throughput (tokens/s)", "deviation"}}
-		for _, r := range rows {
-			t.AddRow(r.Label, report.Float(r.Cosine, 4), report.Float(r.RougeL, 4), report.Float(100*r.Value("transmission_rate"), 2),
-				report.Float(100*r.Value("rejection_rate"), 2), report.Float(100*(1-perTok(r)/hlmE), 1), report.Float(r.Summary.ThroughputTPS, 2), report.Float(r.Value("mean_deviation"), 4))
-		}
-		p.doc.H(2, "Table I on "+ds)
-		if err := p.doc.Table("table1_summary_"+ds, t); err != nil {
-			return err
-		}
-	}
-	return nil
-}
 
 // sqs reruns SQS Fig. 2: end-to-end latency and resampling rate vs the
 // sampling temperature for K-SQS (several K) and C-SQS (initial thresholds).
@@ -261,7 +76,7 @@ func (p *paper) qs(ctx context.Context) error {
 		{"low", "low-rate regime (Markov 200/500 kbit/s, mean 350 kbit/s)", []string{"channel=markov", "rate_low_bps=2e5", "rate_high_bps=5e5", "p_low_high=0.1", "p_high_low=0.1"}},
 		{"high", "high-rate regime (Markov 2/6 Mbit/s, mean 4 Mbit/s)", []string{"channel=markov", "rate_low_bps=2e6", "rate_high_bps=6e6", "p_low_high=0.1", "p_high_low=0.1"}},
 	}
-	p.doc.P("Lattice resolution ℓ = 100 over the whole vocabulary; static draft length 4; the heuristic grows the length by one when all drafts were accepted, else sets it to the accepted count. The DDQN policy (Q-S Sec. IV-C) is trained here, per regime, by `hlm train-ddqn`'s procedure: %d episodes over %d TinyStories prompts drawn with another seed than the evaluation's, at temperature 1, reward = committed tokens per second of each round; it then picks L ∈ {1,2,3,4,6,8} and ℓ ∈ {20,50,100,200} greedily every round. TinyStories continuations stand in for CNN/DailyMail.", qsEpisodes, qsTrainPrompts)
+	p.doc.P("Lattice resolution ℓ = 100 over the whole vocabulary; static draft length 4; the heuristic grows the length by one when all drafts were accepted, else sets it to the accepted count. The DDQN policy (Q-S Sec. IV-C) is trained here, per regime, by `hlm train-ddqn`'s procedure: %d episodes over %d runs from BOS alone (the calibration runs: no evaluated prompt), at temperature 1, reward = committed tokens per second of each round; it then picks L ∈ {1,2,3,4,6,8} and ℓ ∈ {20,50,100,200} greedily every round. TinyStories continuations stand in for CNN/DailyMail.", qsEpisodes, qsTrainPrompts)
 	for i, rg := range regimes {
 		base := p.setup.Base
 		if err := base.SetAll(rg.sets); err != nil {
@@ -325,20 +140,16 @@ const (
 // trainPolicy trains the Q-S DDQN controller for a regime and writes it
 // beside the report.
 func (p *paper) trainPolicy(ctx context.Context, base hybrid.Params, name string) (string, error) {
-	ex, err := p.load("tinystories")
+	ex, err := p.calibrationExamples() // disjoint from every evaluated prompt
 	if err != nil {
 		return "", err
 	}
-	ex = dataset.Sample(ex, min(qsTrainPrompts, len(ex)), p.cfg.Seed+1000)
-	prompts := make([]string, len(ex))
-	for i, e := range ex {
-		prompts[i] = e.Prompt
-	}
+	ex = ex[:min(qsTrainPrompts, len(ex))]
 	tp := base
 	tp.Method = hybrid.QS
 	cfg := ddqn.DefaultConfig()
 	cfg.Seed = p.cfg.Seed
-	agent, _, err := sim.TrainDDQN(ctx, p.setup.Models, sim.TrainConfig{Params: tp, Prompts: prompts, Episodes: qsEpisodes, Agent: cfg})
+	agent, _, err := sim.TrainDDQN(ctx, p.setup.Models, sim.TrainConfig{Params: tp, Prompts: prompts(ex), Episodes: qsEpisodes, Agent: cfg})
 	if err != nil {
 		return "", err
 	}
@@ -353,8 +164,8 @@ func (p *paper) coupling(ctx context.Context) error {
 	p.header("Token-id-only verification: coupling and the draft replica vs the papers' codecs", "issue 5 (coupled speculative decoding, Daliri, Musco, Suresh 2024; list matching, Rowan, Phan, Khisti 2025; server-side draft replica)")
 	base := p.setup.Base
 	vs := []Point{
-		{"HLM (full, 8+15 bits)", hybrid.HLM, nil},
-		{"CU-HLM top-k=30 (no skip)", hybrid.CUHLMOffline, []string{"u_th=0", "k=30"}},
+		{"HLM (full, 8+15 bits) +bonus", hybrid.HLM, []string{"bonus=true"}},
+		{"CU-HLM top-k=30, u_th=0 +bonus", hybrid.CUHLMOffline, []string{"u_th=0", "k=30", "bonus=true"}},
 		{"Q-S L=4 ℓ=100", hybrid.QS, []string{"l=4"}},
 		{"K-SQS K=8", hybrid.KSQS, []string{"sqs_k=8", "l_max=4"}},
 		{"C-SQS", hybrid.CSQS, []string{"l_max=4"}},
@@ -378,12 +189,12 @@ func (p *paper) coupling(ctx context.Context) error {
 		if bpt > 0 {
 			perKbit = acc / (bpt * (acc + 1) / 1000) // accepted drafts per 1000 uplink bits
 		}
-		t.AddRow(r.Label, report.Float(acc, 3), report.Float(bpt, 1), report.Float(perKbit, 3), report.Float(r.Summary.ThroughputTPS, 2), report.Float(r.Value("mean_deviation"), 4), report.Float(r.NLL, 3))
+		t.AddRow(r.Label, r.PM("accepted_per_round", 3), r.PM("uplink_bits_per_token", 4), report.Float(perKbit, 3), r.PM("throughput_tps", 3), r.PM("mean_deviation", 3), r.PM("nll", 3))
 		sc = append(sc, report.Series{Name: r.Label, X: []float64{math.Log10(math.Max(bpt, 1))}, Y: []float64{acc}})
 	}
 	sort.SliceStable(sc, func(i, j int) bool { return sc[i].X[0] < sc[j].X[0] })
 	p.doc.H(2, "Acceptance per uplink bit")
-	p.doc.P("Same prompts and seeds for every method; CU-HLM's skipping is switched off (u_th = 0) so that every method verifies every token. Accepted per kbit = accepted drafts per 1000 uplink bits.")
+	p.doc.P("Same prompts and seeds for every method; CU-HLM's threshold is 0, so it verifies every token whose uncertainty is above 0. HLM and CU-HLM take the bonus token after an accepted draft here (bonus=true), as every block method does, so that all rows are one-pass speculative rounds on one footing (their default is the papers' one token per round). Accepted per kbit = accepted drafts per 1000 uplink bits.")
 	if err := p.doc.Table("per_bit", t); err != nil {
 		return err
 	}

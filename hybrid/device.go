@@ -267,8 +267,7 @@ func (d *Device) stepSkip() (Step, error) {
 	if !d.p.SamplesRecon() {
 		switch {
 		case d.topk != nil:
-			beta := min(1, max(0, d.p.CalibA*tok.U+d.p.CalibB))
-			enc, err = d.topk.EncodeWithBeta(x, dr.token, beta)
+			enc, err = d.topk.EncodeWithBeta(x, dr.token, d.p.predictedBeta(tok.U))
 		default:
 			enc, err = d.enc.Encode(x, dr.token)
 		}
@@ -280,6 +279,25 @@ func (d *Device) stepSkip() (Step, error) {
 	st := d.send([]drafted{dr})
 	st.Drafted = 1
 	return st, nil
+}
+
+// outputDist is the exact distribution of the token a verified draft
+// position commits, averaged over the draft (CU-HLM eq. 3, 17), for the
+// simulator's deviation: spec.OutputDist when the server's x̂ does not depend
+// on which token was drafted (every codec but top-k, and top-k when the
+// draft is sampled from what is sent), and TopK.OutputDist when it does
+// (the draft's entry is appended to the top k).
+func (d *Device) outputDist(dr drafted, xhat, y []float64) ([]float64, error) {
+	if c, ok := d.enc.(codec.TopK); ok && !d.p.SamplesRecon() {
+		return c.OutputDist(dr.sample, y, d.p.predictedBeta(dr.u))
+	}
+	return spec.OutputDist(dr.sample, xhat, y), nil
+}
+
+// predictedBeta is the online top-k's rejection probability a·u + b,
+// clipped to [0, 1] (CU-HLM eq. 7, 24).
+func (p Params) predictedBeta(u float64) float64 {
+	return min(1, max(0, p.CalibA*u+p.CalibB))
 }
 
 func needsUncertainty(m string) bool {
@@ -483,9 +501,22 @@ func (d *Device) Apply(v *wire.Verdict) ([]int, error) {
 		committed = append(committed, dr.token)
 		d.noteConfidence(dr.sample[dr.token])
 	}
-	committed = append(committed, int(v.Token))
-	if v.Accepted < L { // the resampled token's SLM probability is known
-		d.noteConfidence(chosen[v.Accepted].sample[v.Token])
+	switch {
+	case d.p.OneToken() && L == 1:
+		// One token per round: Token is the accepted draft or its
+		// replacement, never a bonus after it.
+		if v.Accepted == 1 && int(v.Token) != chosen[0].token {
+			return nil, fmt.Errorf("hybrid: inconsistent verdict (accepted draft %d, token %d)", chosen[0].token, v.Token)
+		}
+		if v.Accepted == 0 {
+			committed = append(committed, int(v.Token))
+			d.noteConfidence(chosen[0].sample[v.Token])
+		}
+	default:
+		committed = append(committed, int(v.Token))
+		if v.Accepted < L { // the resampled token's SLM probability is known
+			d.noteConfidence(chosen[v.Accepted].sample[v.Token])
+		}
 	}
 	d.seq = append(d.seq, committed...)
 	if d.dlen != nil {

@@ -17,6 +17,12 @@
 //	block    q-s s-q k-sqs c-sqs                     a block of L drafts verified in one LLM pass,
 //	                                                 L fixed, heuristic or filled to a bit budget
 //
+// A verified round of the skip family commits exactly one token, as the
+// papers define it (U-HLM eq. 4/6, CU-HLM Algorithm 1, U+I Sec. II): the
+// accepted draft, or the token resampled from the residual. Params.Bonus
+// (`--set bonus=true`) adds the block family's bonus token after an
+// accepted draft — more tokens per LLM pass, but not the papers' method.
+//
 // The device samples a draft from the distribution it sends (quantize, then
 // sample: lossless, Q-S Proposition 1) except where a paper says otherwise:
 // CU-HLM's top-k sends the top-k of the SLM's own distribution plus the draft

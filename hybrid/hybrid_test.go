@@ -3,15 +3,18 @@ package hybrid
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"os"
 	"sort"
 	"testing"
 
 	"github.com/hlmproject/hlm/channel"
+	"github.com/hlmproject/hlm/codec"
 	"github.com/hlmproject/hlm/internal/stattest"
 	"github.com/hlmproject/hlm/model"
 	"github.com/hlmproject/hlm/model/llama"
 	"github.com/hlmproject/hlm/sampling"
+	"github.com/hlmproject/hlm/spec"
 )
 
 const stories = "../../shared/models/stories260K/stories260K.bin"
@@ -173,5 +176,92 @@ func TestPaperOrderings(t *testing.T) {
 	}
 	if bits[UHLM] == 0 || 5*bits[CUHLMOffline] > bits[UHLM] || 5*bits[CUHLMOnline] > bits[UHLM] {
 		t.Errorf("CU-HLM does not move far fewer bits than U-HLM: %v", bits)
+	}
+}
+
+// TestOneTokenRounds: the one-token methods commit exactly one token per
+// round by default (U-HLM eq. 4/6, CU-HLM Algorithm 1, U+I Sec. II): the
+// accepted draft or its replacement, never a bonus token. With bonus=true
+// an accepted draft is followed by an LLM token, so rounds < tokens. The
+// old behaviour (the bonus always on) fails the first half.
+func TestOneTokenRounds(t *testing.T) {
+	llm, slm := openPair(t, stories)
+	prompt := llm.Tokenizer().Encode("Once upon a time", true, false)
+	for _, m := range []string{HLM, UHLM, CUHLMOffline, CUHLMOnline, UIHLM, RandHLM} {
+		for _, bonus := range []bool{false, true} {
+			var rounds, tokens, bon, accepted int
+			for seed := uint64(0); seed < 4; seed++ {
+				p := DefaultParams()
+				p.Method, p.Seed, p.MaxTokens, p.Bonus = m, seed, 32, bonus
+				p.UTh = 0 // upload (almost) everything
+				r := runOnce(t, p, llm, slm, prompt)
+				if want := p.Energy().Total(r.UplinkBits, r.Resampled, r.Drafted); r.Energy != want {
+					t.Errorf("%s: energy %v, the U+I model gives %v", m, r.Energy, want)
+				}
+				rounds += r.Rounds
+				tokens += len(r.Tokens)
+				bon += r.Bonus
+				accepted += r.Accepted
+			}
+			switch {
+			case accepted == 0:
+				t.Fatalf("%s: no draft accepted: the test has no power", m)
+			case !bonus && (bon != 0 || rounds != tokens):
+				t.Errorf("%s without bonus: %d rounds for %d tokens, %d bonus tokens (want one token per round, none)", m, rounds, tokens, bon)
+			case bonus && (bon == 0 || rounds >= tokens):
+				t.Errorf("%s with bonus: %d rounds for %d tokens, %d bonus tokens (want bonus tokens)", m, rounds, tokens, bon)
+			}
+		}
+	}
+}
+
+// TestTopKDeviationIsExact: the simulator's deviation of an uploaded
+// CU-HLM round is the exact ‖P − y‖₁ of the mechanism averaged over the
+// draft (codec.TopK.OutputDist, itself checked against a Monte-Carlo run
+// of Encode/Decode/Verify in package codec), not the old reading that
+// accepted every tail token against the uniform fill of the top-k
+// reconstruction of the realized draft.
+func TestTopKDeviationIsExact(t *testing.T) {
+	llm, slm := openPair(t, stories+"@exit=2")
+	prompt := llm.Tokenizer().Encode("Once upon a time, there was a little", true, false)
+	p := DefaultParams()
+	p.Method, p.MaxTokens, p.K, p.UTh = CUHLMOffline, 1, 5, 0
+	xl, err := slm.NewSession().Prefill(prompt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	yl, err := llm.NewSession().Prefill(prompt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, y := p.distOf(nil, xl), p.distOf(nil, yl)
+	c := codec.TopK{K: 5, ProbBits: p.ProbBits}
+	exact, err := c.OutputDist(x, y, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := l1(exact, y)
+	uploaded, differs := 0, 0
+	for seed := uint64(0); seed < 40; seed++ {
+		p.Seed = seed
+		r := runOnce(t, p, llm, slm, prompt)
+		if r.Uploads != 1 || r.MeanDeviation == nil {
+			continue
+		}
+		uploaded++
+		if math.Abs(*r.MeanDeviation-want) > 1e-12 {
+			t.Fatalf("seed %d: deviation %v, exact %v", seed, *r.MeanDeviation, want)
+		}
+		enc, err := c.Encode(x, r.Tokens[0]) // the committed token's reconstruction, as the old formula used the draft's
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(l1(spec.OutputDist(x, enc.Recon, y), y)-want) > 1e-3 {
+			differs++
+		}
+	}
+	t.Logf("exact deviation %.4f; %d uploaded rounds, %d where the old formula differs", want, uploaded, differs)
+	if uploaded == 0 || differs == 0 {
+		t.Errorf("%d uploaded rounds, %d where the old formula differs: the test has no power", uploaded, differs)
 	}
 }

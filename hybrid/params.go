@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/hlmproject/hlm/channel"
+	"github.com/hlmproject/hlm/codec"
 	"github.com/hlmproject/hlm/policy"
 )
 
@@ -112,6 +113,16 @@ type Params struct {
 	// matching); 1 is plain coupling.
 	ListK int
 
+	// Bonus lets the one-token methods (hlm, rand-hlm, u-hlm, cu-hlm-*,
+	// ui-hlm, i-hlm) follow an accepted draft with a token sampled from the
+	// LLM's next distribution, as block speculative decoding does. Off by
+	// default: U-HLM eq. 4/6, CU-HLM Algorithm 1 and U+I Sec. II commit
+	// exactly one token per round — the accepted draft, or the resampled
+	// token on rejection. With the bonus, throughput and the quality of
+	// every uploading method are inflated (pair 2: 23% of HLM's tokens).
+	// The block methods always take the bonus (Q-S eq. 3).
+	Bonus bool
+
 	Channel channel.Config
 }
 
@@ -125,7 +136,7 @@ func DefaultParams() Params {
 		Method: HLM, MaxTokens: 64, Temperature: 1,
 		M: 20, ThetaMax: 2, UTh: math.NaN(), CalibA: 0.815, CalibB: -0.066, RandP: policy.DefaultRandomP,
 		ImpK: policy.DefaultK, Gamma: policy.DefaultGamma,
-		ProbBits: 8, IndexBits: true, K: 30, SQSK: 8, Theta: 0.1, Eta: 1, Ell: 100, Budget: 5000,
+		ProbBits: 8, IndexBits: true, K: 30, SQSK: 8, Theta: 0.1, Eta: codec.DefaultEta, Ell: 100, Budget: 5000,
 		ConfAlpha: 0.0005, ConfEta: 0.001, ConfBeta: 0.001,
 		Draft: "fixed", L: policy.DefaultInitialL, LMin: policy.DefaultMinL, LMax: policy.DefaultMaxL,
 		TauSLM: 0.0256, TauLLM: 0.1046,
@@ -135,6 +146,12 @@ func DefaultParams() Params {
 		ListK:       2,
 		Channel:     channel.CUHLMConfig(),
 	}
+}
+
+// Energy is the U+I energy model with the run's costs (see policy.Energy
+// for the reading of its terms).
+func (p Params) Energy() policy.Energy {
+	return policy.Energy{Upload: p.EnergyUpload, Resample: p.EnergyResample, SLM: p.EnergySLM}
 }
 
 // UploadThreshold is u_th: the explicit value, or the method's default
@@ -170,6 +187,10 @@ const (
 	FamilySkip                // one token per round, the device may skip the upload (HLM, U-HLM, …)
 	FamilyBlock               // a block of drafts per round, always uploaded (Q-S, SQS, S-Q)
 )
+
+// OneToken reports that an upload commits exactly one token: a one-token
+// method (FamilySkip) without the bonus (see Params.Bonus).
+func (p Params) OneToken() bool { return p.Family() == FamilySkip && !p.Bonus }
 
 // Family of the method.
 func (p Params) Family() Family {
@@ -241,7 +262,7 @@ var keys = map[string]param{
 	"k":               intKey("top-k size of cu-hlm-offline (CU-HLM k*)", func(p *Params) *int { return &p.K }),
 	"sqs_k":           intKey("support size K of k-sqs", func(p *Params) *int { return &p.SQSK }),
 	"theta":           floatKey("TVD tolerance θ of the online top-k (CU-HLM eq. 24)", func(p *Params) *float64 { return &p.Theta }),
-	"eta":             floatKey("softplus temperature η of the online top-k (CU-HLM eq. 22)", func(p *Params) *float64 { return &p.Eta }),
+	"eta":             floatKey("softplus temperature η of the online top-k (CU-HLM eq. 22; default 10: error of eq. 22 ≤ ln2/η)", func(p *Params) *float64 { return &p.Eta }),
 	"ell":             intKey("lattice resolution ℓ (Q-S, SQS)", func(p *Params) *int { return &p.Ell }),
 	"budget_bits":     intKey("bits per batch for k-sqs and c-sqs (SQS B)", func(p *Params) *int { return &p.Budget }),
 	"conf_alpha":      floatKey("C-SQS target dropped mass α", func(p *Params) *float64 { return &p.ConfAlpha }),
@@ -256,9 +277,10 @@ var keys = map[string]param{
 	"tau_slm":         floatKey("SLM time per token, seconds (default 0.0256)", func(p *Params) *float64 { return &p.TauSLM }),
 	"tau_llm":         floatKey("LLM time per verification pass, seconds (default 0.1046)", func(p *Params) *float64 { return &p.TauLLM }),
 	"measure_tau":     boolKey("use the measured drafting and verification times instead of tau_slm/tau_llm (not reproducible)", func(p *Params) *bool { return &p.MeasureTau }),
-	"energy_upload":   floatKey("U+I ε_u, per upload per Mbit", func(p *Params) *float64 { return &p.EnergyUpload }),
+	"energy_upload":   floatKey("U+I ε_u, per uploaded Mbit (policy.Energy)", func(p *Params) *float64 { return &p.EnergyUpload }),
 	"energy_resample": floatKey("U+I ε_r, per resampled token", func(p *Params) *float64 { return &p.EnergyResample }),
-	"energy_slm":      floatKey("U+I ε_s, per SLM token", func(p *Params) *float64 { return &p.EnergySLM }),
+	"energy_slm":      floatKey("U+I ε_s, per SLM-drafted token", func(p *Params) *float64 { return &p.EnergySLM }),
+	"bonus":           boolKey("one-token methods: follow an accepted draft with an LLM-sampled bonus token (off: the papers' one token per round)", func(p *Params) *bool { return &p.Bonus }),
 	"sampler":         {"server-side sampling of the llm method: standard or gumbel (keyed noise, as coupled)", func(p *Params, v string) error { p.Sampler = v; return nil }},
 	"list_k":          intKey("drafts per position of coupled-list (list matching, 1..16)", func(p *Params) *int { return &p.ListK }),
 	"diagnostics":     boolKey("exchange per-token probabilities to measure the true skip rate", func(p *Params) *bool { return &p.Diagnostics }),

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/hlmproject/hlm/channel"
-	"github.com/hlmproject/hlm/spec"
 	"github.com/hlmproject/hlm/wire"
 )
 
@@ -84,12 +83,17 @@ type Result struct {
 	BitsPerToken     float64  `json:"uplink_bits_per_token"`
 	CompressionRatio *float64 `json:"compression_ratio"` // codec bits / full 32-bit distributions for the same drafts
 
-	VirtualSeconds float64  `json:"virtual_seconds"`
-	ThroughputTPS  float64  `json:"throughput_tps"` // tokens per virtual second
-	WallSeconds    float64  `json:"wall_seconds"`
-	WallTPS        float64  `json:"wall_throughput_tps"`
-	EnergyJ        float64  `json:"energy_j"`
-	MeanDeviation  *float64 `json:"mean_deviation"` // simulator only: mean L1 distance of the effective output distribution from the LLM's (CU-HLM Bias(t))
+	VirtualSeconds float64 `json:"virtual_seconds"`
+	ThroughputTPS  float64 `json:"throughput_tps"` // tokens per virtual second
+	WallSeconds    float64 `json:"wall_seconds"`
+	WallTPS        float64 `json:"wall_throughput_tps"`
+	Energy         float64 `json:"energy"` // U+I energy model (policy.Energy): Σ uplink Mbit·ε_u + resampled·ε_r + drafted·ε_s, in the paper's unit
+	// Supports are the probability entries each uploaded draft carried (k
+	// of top-k, K, V), in order: the online k's distribution (CU-HLM
+	// Sec. V-C: range and mean of k).
+	Supports []int `json:"-"`
+
+	MeanDeviation *float64 `json:"mean_deviation"` // simulator only: mean L1 distance of each committed token's exact output distribution from the LLM's (CU-HLM eq. 17's Bias(t), averaged over the draft)
 }
 
 // traceEvent is one line of the per-token trace (hlm sim/edge --trace; the
@@ -125,13 +129,12 @@ func Run(ctx context.Context, c Config) (Result, error) {
 	res := Result{Method: p.Method, Seed: p.Seed, Stop: "max tokens"}
 	tau := func(s float64) time.Duration { return time.Duration(math.Round(s * 1e9)) }
 	var (
-		now          time.Duration
-		tsrSum       float64
-		tsrN         int
-		devSum       float64
-		devN         int
-		fullBits     int64
-		uploadEnergy float64
+		now      time.Duration
+		tsrSum   float64
+		tsrN     int
+		devSum   float64
+		devN     int
+		fullBits int64
 	)
 	local, _ := c.Verifier.(*Local)
 	enc := json.NewEncoder(io.Discard)
@@ -194,6 +197,11 @@ func Run(ctx context.Context, c Config) (Result, error) {
 		L := len(st.Upload.Drafts)
 		res.Uploads++
 		res.Verified += L
+		for _, dr := range drafts {
+			if dr.support > 0 {
+				res.Supports = append(res.Supports, dr.support)
+			}
+		}
 		sizeBuf = wire.AppendUpload(sizeBuf[:0], st.Upload) // to count bytes
 		upBody := len(sizeBuf)
 		if d.ctrl == nil {
@@ -219,7 +227,6 @@ func Run(ctx context.Context, c Config) (Result, error) {
 		sizeBuf = wire.AppendVerdict(sizeBuf[:0], v)
 		res.DownlinkBytes += int64(len(sizeBuf) + wire.FrameHeader)
 		fullBits += int64(st.FullBits)
-		uploadEnergy += float64(st.UplinkBits) / 1e6 * p.EnergyUpload
 
 		// True skip rate from the diagnostics the server returned.
 		for j, yd := range v.CommittedTarget {
@@ -261,7 +268,10 @@ func Run(ctx context.Context, c Config) (Result, error) {
 				if tr.XHat[l] == nil { // coupled: the committed token is exactly y-distributed
 					continue
 				}
-				eff := spec.OutputDist(drafts[l].sample, tr.XHat[l], tr.DraftY[l])
+				eff, err := d.outputDist(drafts[l], tr.XHat[l], tr.DraftY[l])
+				if err != nil {
+					return res, fmt.Errorf("round %d: deviation: %w", res.Rounds, err)
+				}
 				devSum += l1(eff, tr.DraftY[l])
 			}
 		}
@@ -278,9 +288,10 @@ func Run(ctx context.Context, c Config) (Result, error) {
 				Seconds: (now - roundStart).Seconds(), Next: next, Done: done})
 		}
 		res.Accepted += v.Accepted
+		bonus := !v.Resampled && len(committed) > v.Accepted // one-token rounds without the bonus commit the draft alone
 		if v.Resampled {
 			res.Resampled++
-		} else {
+		} else if bonus {
 			res.Bonus++
 		}
 		for i, t := range committed {
@@ -291,7 +302,7 @@ func Run(ctx context.Context, c Config) (Result, error) {
 				kind = "resampled"
 			case i == len(committed)-1 && L == 0:
 				kind = "llm"
-			case i == len(committed)-1:
+			case i == len(committed)-1 && bonus:
 				kind = "bonus"
 			}
 			if i < len(drafts) && (kind == "accepted" || i == v.Accepted) {
@@ -350,9 +361,7 @@ func Run(ctx context.Context, c Config) (Result, error) {
 	if local != nil && devN > 0 {
 		res.MeanDeviation = ptr(devSum / float64(devN))
 	}
-	// U+I energy model (Sec. IV): ε_u per upload scaled by its size in Mbit,
-	// ε_r per resampled token, ε_s per SLM token.
-	res.EnergyJ = uploadEnergy + float64(res.Resampled)*p.EnergyResample + float64(res.Drafted)*p.EnergySLM
+	res.Energy = p.Energy().Total(res.UplinkBits, res.Resampled, res.Drafted)
 	return res, nil
 }
 

@@ -238,6 +238,14 @@ func (j *Job) Finish(evaluated [][]float32) (*wire.Verdict, *Trace, error) {
 		res, draft, tr.DraftY = lr.BlockResult, lr.Draft, path
 	case s.p.Method == Coupled || (s.p.Method == LLM && s.p.Sampler == "gumbel"):
 		res = spec.VerifyCoupled(ys, j.lists[0], s.p.Seed, len(s.seq)+m)
+	case s.p.OneToken() && len(j.lists[0]) == 1:
+		// The papers' round (U-HLM eq. 4/6, CU-HLM Algorithm 1): the
+		// accepted draft or the resampled token, nothing after it.
+		tok, ok := spec.Verify(j.xhats[0], ys[0], j.lists[0][0], roundRNG(s.p.Seed, up.Round))
+		res = spec.BlockResult{Token: tok, Resampled: !ok}
+		if ok {
+			res.Accepted = 1
+		}
 	default:
 		res = spec.VerifyBlock(j.xhats, ys, j.lists[0], roundRNG(s.p.Seed, up.Round))
 	}
@@ -252,7 +260,11 @@ func (j *Job) Finish(evaluated [][]float32) (*wire.Verdict, *Trace, error) {
 	// (not yet evaluated: the next round's pass starts with it).
 	n0 := len(s.seq)
 	s.seq = append(s.seq, j.target[n0:n0+m]...)
-	s.seq = res.Committed(s.seq, j.lists[draft])
+	if s.p.OneToken() && len(j.lists[0]) == 1 {
+		s.seq = append(s.seq, res.Token) // the draft itself when accepted
+	} else {
+		s.seq = res.Committed(s.seq, j.lists[draft])
+	}
 	if err := s.llm.truncate(len(s.seq) - 1); err != nil {
 		return nil, nil, err
 	}

@@ -48,6 +48,27 @@ func Important(a []float32, k int, gamma float64) bool {
 	return CountAbove(a, th) >= k
 }
 
+// ImportantMatrix is U+I Sec. III-C read literally: rows are every query's
+// attention row of the causal matrix A(t) (row j over positions 0…j), the
+// last one the draft's; the token is important when the k-th largest of
+// all entries exceeds θ_imp of the draft's row. See the package
+// documentation for why hlm does not use this reading.
+func ImportantMatrix(rows [][]float32, k int, gamma float64) bool {
+	k = max(k, 1)
+	if len(rows) == 0 {
+		return false
+	}
+	th := Threshold(rows[len(rows)-1], gamma)
+	if math.IsNaN(th) {
+		return false
+	}
+	n := 0
+	for _, r := range rows {
+		n += CountAbove(r, th)
+	}
+	return n >= k
+}
+
 // CountAbove returns the number of weights strictly above th.
 func CountAbove(a []float32, th float64) int {
 	c := 0

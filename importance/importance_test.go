@@ -119,3 +119,43 @@ func BenchmarkImportant(b *testing.B) {
 		Important(a, 5, 1)
 	}
 }
+
+// TestMatrixReadingDegenerates: a causal attention matrix with random
+// rows whose draft row has collapsed — flat at 1/L except two positions a
+// little above — is not important under the row reading for any k ≥ 3 and
+// γ of the paper's grid (only two weights stand out), but is under the
+// literal L×L reading for all of them: the k-th largest entry of the
+// matrix is at least 1/k (rows 1…k), above θ_imp ≤ max of the flat row.
+func TestMatrixReadingDegenerates(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 5))
+	const L = 40
+	rows := make([][]float32, L)
+	for j := range rows {
+		r := make([]float32, j+1)
+		s := float32(0)
+		for i := range r {
+			r[i] = float32(rng.ExpFloat64())
+			s += r[i]
+		}
+		for i := range r {
+			r[i] /= s
+		}
+		rows[j] = r
+	}
+	flat := make([]float32, L)
+	for i := range flat {
+		flat[i] = (1 - 2*0.05) / (L - 2)
+	}
+	flat[7], flat[23] = 0.05, 0.05 // max 0.05 < 1/11
+	rows[L-1] = flat
+	for _, k := range []int{3, 5, 7, 9, 11} {
+		for _, g := range []float64{0.5, 1, 1.5} {
+			if Important(flat, k, g) {
+				t.Errorf("k=%d γ=%v: the collapsed row counts as important", k, g)
+			}
+			if !ImportantMatrix(rows, k, g) {
+				t.Errorf("k=%d γ=%v: the matrix reading should pass the collapsed row", k, g)
+			}
+		}
+	}
+}

@@ -80,3 +80,43 @@ func Summarize(xs []float64) Summary {
 func (s Summary) String() string {
 	return fmt.Sprintf("%.4f ± %.4f (n=%d)", s.Mean, s.CI95, s.N)
 }
+
+// RatioCI is a ratio of sums R = Σ num_i / Σ den_i over n independent
+// units (prompts) and the half-width of its 95% confidence interval by the
+// linearization (delta) method with units as clusters:
+//
+//	SE(R) = sqrt(Σ_i (num_i − R·den_i)² / (n(n−1))) / mean(den),
+//
+// times t(0.975; n−1). Pooled rates — uploads per round, bits per token,
+// tokens per second — are such ratios; with den_i = 1 it is the mean and
+// CI95 of num. The half-width is NaN for fewer than two units or a zero
+// mean denominator; R is NaN when Σ den = 0. NaN units are left out.
+func RatioCI(num, den []float64) (ratio, half float64) {
+	var sn, sd float64
+	n := 0
+	for i := range num {
+		if math.IsNaN(num[i]) || math.IsNaN(den[i]) {
+			continue
+		}
+		sn += num[i]
+		sd += den[i]
+		n++
+	}
+	if sd == 0 {
+		return math.NaN(), math.NaN()
+	}
+	ratio = sn / sd
+	if n < 2 {
+		return ratio, math.NaN()
+	}
+	var ss float64
+	for i := range num {
+		if math.IsNaN(num[i]) || math.IsNaN(den[i]) {
+			continue
+		}
+		e := num[i] - ratio*den[i]
+		ss += e * e
+	}
+	se := math.Sqrt(ss/float64(n*(n-1))) / (sd / float64(n))
+	return ratio, tHalfWidth(se*math.Sqrt(float64(n)), n)
+}

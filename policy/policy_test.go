@@ -139,26 +139,85 @@ func TestHeuristic(t *testing.T) {
 	}
 }
 
-// TestEnergy pins U+I's formula and the saving ratio on hand-computed
-// numbers: 100 tokens, HLM uploads all and 29 are rejected; U uploads 42,
-// 23 rejected, 58 committed locally.
+// TestEnergy pins U+I's formula with hlm's reading on hand-computed
+// numbers: 100 tokens drafted; HLM uploads all 100 at 0.512 Mbit and 29 are
+// rejected; U uploads 42 (21.504 Mbit in all), 23 rejected.
 func TestEnergy(t *testing.T) {
 	e := DefaultEnergy()
-	if got, want := e.Total(100, 29, 0, 1), 100*300.0+29*350; got != want {
-		t.Errorf("HLM per-token: %v, want %v", got, want)
+	if got, want := e.Total(100*512_000, 29, 100), 100*0.512*300+29*350.0+100*100; math.Abs(got-want) > 1e-9 {
+		t.Errorf("HLM: %v, want %v", got, want)
 	}
-	if got, want := e.Total(42, 23, 58, 1), 42*300.0+23*350+58*100; got != want {
-		t.Errorf("U per-token: %v, want %v", got, want)
+	if got, want := e.Total(42*512_000, 23, 100), 42*0.512*300+23*350.0+100*100; math.Abs(got-want) > 1e-9 {
+		t.Errorf("U: %v, want %v", got, want)
 	}
-	if got, want := e.Total(2, 1, 3, 512_000), 2*512_000*300.0+350+300; got != want {
-		t.Errorf("bits: %v, want %v", got, want)
-	}
-	hlm, u := e.Total(100, 29, 0, 1), e.Total(42, 23, 58, 1)
-	if got, want := Saving(u, hlm), 1-(12600.0+8050+5800)/(30000+10150); math.Abs(got-want) > 1e-15 {
+	hlm, u := e.Total(100*512_000, 29, 100), e.Total(42*512_000, 23, 100)
+	if got, want := Saving(u, hlm), 1-(6451.2+8050+10000)/(15360+10150+10000); math.Abs(got-want) > 1e-12 {
 		t.Errorf("Saving = %v, want %v", got, want)
 	}
 	if Saving(1, 0) != 0 {
 		t.Error("Saving with zero baseline")
+	}
+}
+
+// TestEnergyReadingMatchesTable: with B = 0.512 Mbit (32,000 half-precision
+// probabilities) and l_s = every drafted token, the energy model predicts
+// the saving η of U+I Table I from the upload and reject rates the table
+// prints (per drafted token, reject rate per upload) within 4.1 points on
+// average and 16.2 at worst; the readings "B in bits" and "l_s = skipped
+// tokens" do not (mean errors ≥ 8 points). The table rounds its rates and
+// the methods' token counts are not published, hence the tolerance.
+func TestEnergyReadingMatchesTable(t *testing.T) {
+	// method, upload rate %, reject rate %, printed η %.
+	table := []struct {
+		name            string
+		up, rej, etaPct float64
+	}{
+		{"U", 42.06, 54.58, 31.6}, {"I k=3", 70.08, 29.99, 17.8}, {"I k=5", 45.98, 27.88, 23.2},
+		{"I k=7", 20.44, 28.95, 43.5}, {"I k=9", 9.04, 27.34, 61.7}, {"I k=11", 4.83, 28.75, 60.3},
+		{"U+I 3/0.5", 13.40, 47.80, 57.5}, {"U+I 3/1", 28.63, 58.15, 43.6}, {"U+I 3/1.5", 38.61, 57.80, 40.7},
+		{"U+I 5/0.5", 4.27, 45.28, 66.3}, {"U+I 5/1", 19.61, 52.73, 53.5}, {"U+I 5/1.5", 28.73, 56.26, 48.5},
+		{"U+I 7/0.5", 0.96, 31.35, 69.2}, {"U+I 7/1", 14.06, 46.47, 59.6}, {"U+I 7/1.5", 25.78, 53.39, 44.3},
+		{"U+I 9/0.5", 0.42, 41.38, 67.6}, {"U+I 9/1", 6.66, 49.80, 62.7}, {"U+I 9/1.5", 17.43, 52.15, 52.1},
+		{"U+I 11/0.5", 0.08, 75.00, 66.0}, {"U+I 11/1", 3.27, 45.89, 68.9}, {"U+I 11/1.5", 13.32, 50.62, 55.8},
+		{"SLM", 0, 0, 69.5},
+	}
+	const n = 1e6 // drafted tokens, large so that the counts are near exact
+	const hlmReject = 29.11
+	e := DefaultEnergy()
+	// energy of a method under a reading: bitsPerUpload, and whether l_s
+	// counts every drafted token or only the skipped ones.
+	energy := func(up, rej, bits float64, allDrafted bool) float64 {
+		uploads := n * up / 100
+		ls := n
+		if !allDrafted {
+			ls = n - uploads
+		}
+		return e.Total(int64(uploads*bits), int(uploads*rej/100), int(ls))
+	}
+	meanErr := func(bits float64, allDrafted bool) (mean, worst float64) {
+		hlm := energy(100, hlmReject, bits, allDrafted)
+		for _, r := range table {
+			d := math.Abs(100*Saving(energy(r.up, r.rej, bits, allDrafted), hlm) - r.etaPct)
+			mean += d / float64(len(table))
+			worst = max(worst, d)
+		}
+		return mean, worst
+	}
+	mean, worst := meanErr(512_000, true)
+	t.Logf("B = 0.512 Mbit, l_s = drafted: mean |Δη| %.2f points, worst %.2f", mean, worst)
+	if mean > 4.2 || worst > 16.5 {
+		t.Errorf("hlm's reading: mean |Δη| %.2f, worst %.2f points (want ≤ 4.2, ≤ 16.5)", mean, worst)
+	}
+	for _, alt := range []struct {
+		name       string
+		bits       float64
+		allDrafted bool
+	}{{"B in bits (×10⁶)", 512_000e6, true}, {"l_s = skipped only", 512_000, false}, {"32-bit B", 1_024_000, true}} {
+		m, _ := meanErr(alt.bits, alt.allDrafted)
+		t.Logf("%s: mean |Δη| %.2f points", alt.name, m)
+		if m < 6 {
+			t.Errorf("%s fits Table I as well as hlm's reading (%.2f points): the test has no power", alt.name, m)
+		}
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/hlmproject/hlm/codec"
 	"github.com/hlmproject/hlm/hybrid"
@@ -15,11 +16,28 @@ import (
 )
 
 // CalibrationLog is what a calibration run records: one (u, x_d, y_d) per
-// drafted token and a sample of full (x, y) pairs for offline top-k
-// selection.
+// drafted token, the offline-k curve and the mean rank profile of x over
+// every token, and a seeded sample of full distribution pairs for the
+// figures that need them.
 type CalibrationLog struct {
 	Records []uncertainty.Record
-	Pairs   []codec.Pair
+	// Pairs is a uniform sample (reservoir, seeded) of the logged tokens'
+	// distributions, at most the maxPairs given to Collect.
+	Pairs []Pair
+	// Halves are Σ_t U_TV(k, t) (CU-HLM eq. 20) over every token, split by
+	// prompt parity (even, odd) so that the stability of k* can be checked.
+	Halves [2]*codec.OfflineCurve
+	// RankSum[r] is Σ_t of the (r+1)-th largest draft probability (CU-HLM
+	// Fig. 5: divide by len(Records) for the mean per rank).
+	RankSum []float64
+}
+
+// Pair is one logged token's draft and target distributions, the draft and
+// its uncertainty.
+type Pair struct {
+	X, Y  []float64
+	Draft int
+	U     float64
 }
 
 // CalibrationResult is `hlm calibrate`'s output: the fit and thresholds of
@@ -31,55 +49,68 @@ type CalibrationResult struct {
 	// risk and bound are undefined (left zero).
 	Degenerate bool    `json:"degenerate"`
 	Theta      float64 `json:"theta"`
-	KOffline   int     `json:"k_offline"` // smallest k with mean U_TV(k) ≤ θ (0: not reachable)
-	Pairs      int     `json:"pairs"`
+	KOffline   int     `json:"k_offline"` // smallest k with mean U_TV(k) ≤ θ over every logged token (0: not reachable)
+	// KHalves is k* on each half of the prompts (even, odd): close values
+	// mean k* is stable.
+	KHalves [2]int `json:"k_offline_halves"`
+	Pairs   int    `json:"pairs"` // tokens the k* curve averages over
 }
 
-// Collect runs lossless HLM (every draft verified, full distributions) over
-// the prompts and logs, for every drafted token, the SLM's uncertainty u, the
-// draft probability x_d and the target probability y_d — the data of U-HLM
-// Fig. 5 / CU-HLM Fig. 2 — plus up to maxPairs (x, y) pairs.
+// Collect runs lossless HLM (every draft verified, full distributions,
+// one token per round) over the prompts and logs, for every drafted token,
+// the SLM's uncertainty u, the draft probability x_d and the target
+// probability y_d — the data of U-HLM Fig. 5 / CU-HLM Fig. 2 — the offline
+// k curve and rank profile over every token, and a sample of up to maxPairs
+// (x, y) pairs.
 func Collect(ctx context.Context, ms *Models, p hybrid.Params, prompts []string, maxPairs int, progress func(done, total int)) (*CalibrationLog, error) {
 	log := &CalibrationLog{}
 	perturb := uncertainty.Perturbation{M: p.M, ThetaMax: p.ThetaMax}
 	if err := perturb.Validate(); err != nil {
 		return nil, err
 	}
+	vocab := ms.LLM.Config().Vocab
+	for h := range log.Halves {
+		c, err := codec.NewOfflineCurve(vocab)
+		if err != nil {
+			return nil, err
+		}
+		log.Halves[h] = c
+	}
+	log.RankSum = make([]float64, vocab)
+	pick := rand.New(rand.NewPCG(p.Seed, 0x7061697273)) // reservoir sampling of the pairs
+	seen := 0
 	ctxLen := min(ms.LLM.Config().SeqLen, ms.SLM.Config().SeqLen)
 	for i, prompt := range prompts {
 		rng := rand.New(rand.NewPCG(p.Seed+uint64(i), 0x63616c6962))
-		seq := ms.Tok.Encode(prompt, true, false)
-		ss, ls := ms.SLM.NewSession(), ms.LLM.NewSession()
-		sl, err := ss.Prefill(seq)
+		run, err := startLossless(ms, prompt, p.MaxTokens)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("prompt %d: %w", i, err)
 		}
-		ll, err := ls.Prefill(seq)
-		if err != nil {
-			return nil, err
-		}
-		for n := 0; n < p.MaxTokens && len(seq) < ctxLen-1; n++ {
+		for n := 0; n < p.MaxTokens && len(run.seq) < ctxLen-1; n++ {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
-			x := sampling.Softmax(nil, sl, p.Temperature)
-			y := sampling.Softmax(nil, ll, p.Temperature)
+			x := sampling.Softmax(nil, run.sl, p.Temperature)
+			y := sampling.Softmax(nil, run.ll, p.Temperature)
 			d := sampling.Sample(x, rng)
-			u := perturb.Measure(sl, d, rng)
+			u := perturb.Measure(run.sl, d, rng)
 			log.Records = append(log.Records, uncertainty.Record{U: u, XD: x[d], YD: y[d]})
-			if len(log.Pairs) < maxPairs {
-				log.Pairs = append(log.Pairs, codec.Pair{X: x, Y: y})
+			sorted := codec.RankSorted(x)
+			for r, v := range sorted {
+				log.RankSum[r] += v
 			}
-			tok, _ := spec.Verify(x, y, d, rng)
-			if tok == ms.Tok.EOS() {
+			log.Halves[i%2].AddSorted(sorted, codec.TVD(x, y))
+			if pr := (Pair{X: x, Y: y, Draft: d, U: u}); len(log.Pairs) < maxPairs {
+				log.Pairs = append(log.Pairs, pr)
+			} else if j := pick.IntN(seen + 1); j < maxPairs {
+				log.Pairs[j] = pr
+			}
+			seen++
+			if _, done, err := run.commit(x, y, d, rng); err != nil || done {
+				if err != nil {
+					return nil, err
+				}
 				break
-			}
-			seq = append(seq, tok)
-			if sl, err = evalOne(ss, tok); err != nil {
-				return nil, err
-			}
-			if ll, err = evalOne(ls, tok); err != nil {
-				return nil, err
 			}
 		}
 		if progress != nil {
@@ -92,6 +123,56 @@ func Collect(ctx context.Context, ms *Models, p hybrid.Params, prompts []string,
 	return log, nil
 }
 
+// CodecPairs are the sampled pairs as codec.Pair values.
+func (l *CalibrationLog) CodecPairs() []codec.Pair {
+	out := make([]codec.Pair, len(l.Pairs))
+	for i, p := range l.Pairs {
+		out[i] = codec.Pair{X: p.X, Y: p.Y}
+	}
+	return out
+}
+
+// lossless is a lossless HLM generation with one-token rounds: both
+// models' sessions over the sequence so far and the logits after it.
+type lossless struct {
+	ms       *Models
+	seq      []int
+	slm, llm model.Session
+	sl, ll   []float32
+}
+
+// startLossless encodes prompt (PromptIDs) and prefills both models.
+func startLossless(ms *Models, prompt string, maxTokens int) (*lossless, error) {
+	seq, err := PromptIDs(ms, prompt, maxTokens)
+	if err != nil {
+		return nil, err
+	}
+	r := &lossless{ms: ms, seq: seq, slm: ms.SLM.NewSession(), llm: ms.LLM.NewSession()}
+	if r.sl, err = r.slm.Prefill(seq); err != nil {
+		return nil, err
+	}
+	if r.ll, err = r.llm.Prefill(seq); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// commit verifies draft d, drawn from x, against y (spec.Verify) and
+// appends the round's token to both sessions; done reports EOS (not
+// appended).
+func (r *lossless) commit(x, y []float64, d int, rng *rand.Rand) (tok int, done bool, err error) {
+	tok, _ = spec.Verify(x, y, d, rng)
+	if tok == r.ms.Tok.EOS() {
+		return tok, true, nil
+	}
+	r.seq = append(r.seq, tok)
+	if r.sl, err = evalOne(r.slm, tok); err != nil {
+		return tok, false, err
+	}
+	r.ll, err = evalOne(r.llm, tok)
+	return tok, false, err
+}
+
 func evalOne(s model.Session, tok int) ([]float32, error) {
 	rows, err := s.Eval([]int{tok})
 	if err != nil {
@@ -102,7 +183,8 @@ func evalOne(s model.Session, tok int) ([]float32, error) {
 
 // Analyze fits the linear model, derives the thresholds and the rejection
 // risk (U-HLM Theorem 1) and the offline k* for tolerance theta (CU-HLM eq.
-// 21; searched up to the vocabulary size).
+// 21, over every logged token; searched up to the vocabulary size, on both
+// halves of the prompts too).
 func Analyze(log *CalibrationLog, theta float64, opt uncertainty.Options) (CalibrationResult, error) {
 	cal, err := uncertainty.Calibrate(log.Records, opt)
 	degenerate := errors.Is(err, uncertainty.ErrDegenerate)
@@ -113,16 +195,27 @@ func Analyze(log *CalibrationLog, theta float64, opt uncertainty.Options) (Calib
 	if err != nil {
 		return CalibrationResult{}, err
 	}
-	res := CalibrationResult{Calibration: cal, Degenerate: degenerate, Theta: theta, Pairs: len(log.Pairs)}
-	if len(log.Pairs) > 0 {
-		k, err := codec.OfflineK(log.Pairs, theta, len(log.Pairs[0].X))
+	res := CalibrationResult{Calibration: cal, Degenerate: degenerate, Theta: theta}
+	if log.Halves[0] == nil {
+		return res, nil
+	}
+	all := *log.Halves[0]
+	all.Sum = slices.Clone(all.Sum)
+	all.Merge(log.Halves[1])
+	res.Pairs = all.N
+	for i, c := range []*codec.OfflineCurve{&all, log.Halves[0], log.Halves[1]} {
+		k, err := c.K(theta)
 		switch {
 		case err == nil:
-			res.KOffline = k
 		case errors.Is(err, codec.ErrInfeasible):
-			res.KOffline = 0
+			k = 0
 		default:
 			return res, fmt.Errorf("offline k: %w", err)
+		}
+		if i == 0 {
+			res.KOffline = k
+		} else {
+			res.KHalves[i-1] = k
 		}
 	}
 	return res, nil

@@ -166,6 +166,7 @@ func Aggregate(runs []hybrid.Result) Summary {
 			a.Method, a.Seed = r.Method, r.Seed
 		}
 		a.Tokens = append(a.Tokens, r.Tokens...)
+		a.Supports = append(a.Supports, r.Supports...)
 		if i > 0 {
 			a.Text += "\n\n"
 		}
@@ -185,7 +186,7 @@ func Aggregate(runs []hybrid.Result) Summary {
 		a.DownlinkBytes += r.DownlinkBytes
 		a.VirtualSeconds += r.VirtualSeconds
 		a.WallSeconds += r.WallSeconds
-		a.EnergyJ += r.EnergyJ
+		a.Energy += r.Energy
 		if r.TrueSkipRate != nil {
 			tsr += *r.TrueSkipRate * float64(r.Skipped)
 			tsrW += float64(r.Skipped)

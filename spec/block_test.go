@@ -195,7 +195,7 @@ func TestVerifyBlockExpectedTokens(t *testing.T) {
 			xhats[l] = dirichlet1(rng0, 6)
 			ys[l] = dirichlet1(rng0, 6)
 			drafts[l] = sampling.Sample(xhats[l], rng0)
-			alpha[l] = acceptRatio(xhats[l][drafts[l]], ys[l][drafts[l]])
+			alpha[l] = AcceptRatio(xhats[l][drafts[l]], ys[l][drafts[l]])
 		}
 		ys[L] = dirichlet1(rng0, 6)
 		g := ExpectedTokens(alpha)

@@ -25,10 +25,10 @@ func OutputDist(s, xhat, y []float64) []float64 {
 	out := Residual(nil, y, xhat)
 	rej := 0.0
 	for i := range s {
-		rej += s[i] * (1 - acceptRatio(xhat[i], y[i]))
+		rej += s[i] * (1 - AcceptRatio(xhat[i], y[i]))
 	}
 	for i := range out {
-		out[i] = s[i]*acceptRatio(xhat[i], y[i]) + rej*out[i]
+		out[i] = s[i]*AcceptRatio(xhat[i], y[i]) + rej*out[i]
 	}
 	return out
 }
@@ -41,7 +41,7 @@ func AcceptProb(s, xhat, y []float64) float64 {
 	checkLen("AcceptProb", s, xhat, y)
 	a := 0.0
 	for i := range s {
-		a += s[i] * acceptRatio(xhat[i], y[i])
+		a += s[i] * AcceptRatio(xhat[i], y[i])
 	}
 	return a
 }
@@ -65,11 +65,11 @@ func Bias(x, xhat, y []float64) float64 {
 	q := Residual(nil, y, xhat)
 	rej := 0.0
 	for i := range x {
-		rej += x[i] * (1 - acceptRatio(x[i], y[i]))
+		rej += x[i] * (1 - AcceptRatio(x[i], y[i]))
 	}
 	b := 0.0
 	for v := range x {
-		b += math.Abs(x[v]*acceptRatio(x[v], y[v]) + rej*q[v] - y[v])
+		b += math.Abs(x[v]*AcceptRatio(x[v], y[v]) + rej*q[v] - y[v])
 	}
 	return b
 }

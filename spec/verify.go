@@ -50,9 +50,10 @@ func accept(xd, yd float64, rng *rand.Rand) bool {
 	return rng.Float64()*xd < yd
 }
 
-// acceptRatio is min(1, yv/xv) with the conventions of accept: 1 when
-// xv ≤ yv, including xv = 0.
-func acceptRatio(xv, yv float64) float64 {
+// AcceptRatio is the probability min(1, yv/xv) that Verify accepts a draft
+// whose probability is xv under x̂ and yv under y, with the conventions of
+// accept: 1 when xv ≤ yv, including xv = 0.
+func AcceptRatio(xv, yv float64) float64 {
 	if !(xv > yv) {
 		return 1
 	}

@@ -66,15 +66,7 @@ func Fit(u, beta []float64) (Linear, error) {
 			return Linear{}, fmt.Errorf("%w: point %d is (%v, %v)", ErrInvalid, i, u[i], beta[i])
 		}
 	}
-	// Two passes: means, then centered sums (stable for large n).
-	mu, mb := mean(u), mean(beta)
-	var suu, sub, sbb float64
-	for i := range u {
-		du, db := u[i]-mu, beta[i]-mb
-		suu += du * du
-		sub += du * db
-		sbb += db * db
-	}
+	mu, mb, suu, sub, sbb := moments(u, beta)
 	if !(suu > 0) {
 		return Linear{}, fmt.Errorf("%w: all %d u values are equal", ErrDegenerate, n)
 	}
@@ -89,6 +81,19 @@ func Fit(u, beta []float64) (Linear, error) {
 		ssr += r * r
 	}
 	return Linear{A: a, B: b, R2: 1 - ssr/sbb, MSE: ssr / float64(n), N: n}, nil
+}
+
+// moments returns the means of x and y and the centered sums Σdx², Σdx·dy,
+// Σdy², in two passes (stable for large n).
+func moments(x, y []float64) (mx, my, sxx, sxy, syy float64) {
+	mx, my = mean(x), mean(y)
+	for i := range x {
+		dx, dy := x[i]-mx, y[i]-my
+		sxx += dx * dx
+		sxy += dx * dy
+		syy += dy * dy
+	}
+	return mx, my, sxx, sxy, syy
 }
 
 func constant(x []float64) bool {

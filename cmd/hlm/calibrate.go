@@ -25,8 +25,11 @@ Run lossless HLM over prompts, log for every drafted token the SLM's
 temperature-perturbation uncertainty u and the rejection probability
 β = max(1 − y_d/x_d, 0), and fit β = a·u + b. Prints a, b, R², MSE, Δ, the
 risk-prone and risk-averse thresholds, the rejection risk R and its Hölder
-bound (U-HLM/CU-HLM Theorem 1), and the offline k* (CU-HLM eq. 21). The
-numbers feed hlm sim as --set calib_a=… calib_b=… u_th=… k=….`, stderr)
+bound next to the measured risk (U-HLM/CU-HLM Theorem 1), and the offline
+k* (CU-HLM eq. 21) over every logged token, with k* on each half of the
+prompts to show whether it is stable. The numbers feed hlm sim as
+--set calib_a=… calib_b=… u_th=… k=…; calibrate on other prompts than the
+ones you evaluate on.`, stderr)
 	mf := addModelFlags(fs)
 	prompts := fs.String("prompts", "", "file with one prompt per line")
 	ds := fs.String("dataset", "tinystories", "dataset to take prompts from when --prompts is not given")
@@ -36,7 +39,6 @@ numbers feed hlm sim as --set calib_a=… calib_b=… u_th=… k=….`, stderr)
 	theta := fs.Float64("theta", p.Theta, "TVD tolerance θ for the offline k*")
 	density := fs.String("density", "kde", "density estimate of u for R: kde or histogram")
 	fitOn := fs.String("fit-on", "bins", "regress the mean β per uncertainty value (bins, as the papers' curves) or every token (points)")
-	pairs := fs.Int("pairs", 400, "(x, y) pairs kept for the offline k* (memory: 2·V·8 bytes each)")
 	out := fs.String("out", "", "also write the result as JSON to this file")
 	threads := fs.Int("threads", 0, "worker threads (0: all cores)")
 	temp := fs.Float64("temperature", p.Temperature, "sampling temperature of both models")
@@ -54,7 +56,7 @@ numbers feed hlm sim as --set calib_a=… calib_b=… u_th=… k=….`, stderr)
 		return err
 	}
 	status := statusLine(stderr)
-	log, err := sim.Collect(ctx, ms, p, texts, *pairs, func(d, t int) { status(d, t, fmt.Sprintf("calibrating: prompt %d/%d", d, t)) })
+	log, err := sim.Collect(ctx, ms, p, texts, 0, func(d, t int) { status(d, t, fmt.Sprintf("calibrating: prompt %d/%d", d, t)) })
 	fmt.Fprintln(stderr)
 	if err != nil {
 		return err
@@ -66,15 +68,15 @@ numbers feed hlm sim as --set calib_a=… calib_b=… u_th=… k=….`, stderr)
 	fmt.Fprintf(stdout, "tokens %d: beta = %.4f·u %+.4f (fit on %s: R² %.4f, MSE %.3g)\n", res.N, res.Fit.A, res.Fit.B, res.FitOn, res.Fit.R2, res.Fit.MSE)
 	fmt.Fprintf(stdout, "Delta = P(y_d < x_d) = %.4f\n", res.Delta)
 	if res.Degenerate {
-		fmt.Fprintf(stdout, "the slope is not positive: uncertainty does not predict rejection for this pair, so Theorem 1's thresholds and risk are undefined\n")
+		fmt.Fprintf(stdout, "WARNING: the slope a = %.4f is not positive: uncertainty does not predict rejection for this pair (U-HLM Remark 1 fails), so Theorem 1's thresholds and risk are undefined; the line below still predicts β for the online k, badly\n", res.Fit.A)
 	} else {
 		fmt.Fprintf(stdout, "thresholds: risk-prone (Delta-b)/a = %.4f, risk-averse -b/a = %.4f\n", res.RiskProne, res.RiskAverse)
-		fmt.Fprintf(stdout, "rejection risk R = %.4g (%s), Hölder bound %.4g; empirical %.4g\n", res.Risk, res.Density, res.RiskBound, res.EmpiricalRisk)
+		fmt.Fprintf(stdout, "rejection risk: measured %.4g; integral R = %.4g (%s density) <= Hölder bound %.4g (the bound holds for any density, by Cauchy–Schwarz)\n", res.EmpiricalRisk, res.Risk, res.Density, res.RiskBound)
 	}
 	if res.KOffline > 0 {
-		fmt.Fprintf(stdout, "offline k* (mean U_TV(k) <= %g over %d pairs) = %d\n", res.Theta, res.Pairs, res.KOffline)
+		fmt.Fprintf(stdout, "offline k* (mean U_TV(k) <= %g over %d tokens) = %d; on each half of the prompts %d and %d\n", res.Theta, res.Pairs, res.KOffline, res.KHalves[0], res.KHalves[1])
 	} else {
-		fmt.Fprintf(stdout, "offline k*: no k reaches mean U_TV <= %g over %d pairs\n", res.Theta, res.Pairs)
+		fmt.Fprintf(stdout, "offline k*: no k reaches mean U_TV <= %g over %d tokens\n", res.Theta, res.Pairs)
 	}
 	fmt.Fprintf(stdout, "use: --set calib_a=%.4f --set calib_b=%.4f", res.Fit.A, res.Fit.B)
 	if !res.Degenerate {

@@ -160,7 +160,7 @@ Papers (hlm eval paper NAME): `+strings.Join(eval.Papers, ", "), stderr)
 	doc := &eval.Doc{Dir: *out}
 	doc.H(1, "hlm eval")
 	doc.P("    hlm eval %s\n\nLLM `%s`, SLM `%s`, dataset %s (%d prompts × %d tokens), seed %d.", strings.Join(args, " "), *mf.llm, *mf.slm, *ds, len(ex), *maxTokens, *seed)
-	cols := []string{"label", "throughput_tps", "transmission_rate", "true_skip_rate", "rejection_rate", "accepted_per_round", "uplink_bits_per_token", "energy_j", "rougeL", "cosine", "nll", "mean_deviation"}
+	cols := []string{"label", "throughput_tps", "transmission_rate", "true_skip_rate", "rejection_rate", "accepted_per_round", "uplink_bits_per_token", "energy", "rougeL", "cosine", "nll", "mean_deviation"}
 	if err := doc.Table("", eval.Table("", rows, cols)); err != nil {
 		return err
 	}
@@ -199,7 +199,13 @@ func runEvalPaper(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fs := newFlags("eval paper", "NAME --out DIR [--llm SPEC --slm SPEC] [--n N]", `
 Rerun the shape of one paper's main tables and figures on the models at
 hand and write DIR/report.md with its plots (PNG and SVG) and CSV/JSON
-results. NAME: `+strings.Join(eval.Papers, ", ")+`.`, stderr)
+results. Every mean comes with its 95% confidence interval over prompts.
+Calibration (a, b, Δ, k*) uses --n-cal runs generated from BOS alone, so
+no prompt that a table or curve evaluates is seen. Prompt perturbation
+(u-hlm, cu-hlm) reads WordNet 3.0's database files (Debian: apt-get install
+wordnet-base) and is left out, with a note in the report, when they are
+absent. Run times on the 2-core machine: docs/REPRODUCTION.md.
+NAME: `+strings.Join(eval.Papers, ", ")+`.`, stderr)
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
 		fs.Usage()
 		return usageError{errors.New("which paper? " + strings.Join(eval.Papers, ", "))}
@@ -207,8 +213,11 @@ results. NAME: `+strings.Join(eval.Papers, ", ")+`.`, stderr)
 	name := args[0]
 	mf := addModelFlags(fs)
 	out := fs.String("out", "", "output directory (required)")
-	n := fs.Int("n", 20, "prompts per dataset for tables")
-	nc := fs.Int("n-curve", 10, "prompts per point for curves")
+	n := fs.Int("n", eval.DefaultN, "prompts per dataset for tables (the papers use 100)")
+	nc := fs.Int("n-curve", eval.DefaultNCurve, "prompts per point for curves")
+	ncal := fs.Int("n-cal", eval.DefaultNCal, "calibration runs, generated from BOS alone (no evaluated prompt)")
+	nm := fs.Int("n-measure", eval.DefaultNMeasure, "prompts of the uncertainty-measure comparison (u-hlm, cu-hlm)")
+	wn := fs.String("wordnet", "", "WordNet database directory for prompt perturbation (default $HLM_WORDNET or /usr/share/wordnet)")
 	maxTokens := fs.Int("max-tokens", 64, "new tokens per prompt")
 	seed := fs.Uint64("seed", 0, "random seed")
 	threads := fs.Int("threads", 0, "worker threads (0: all cores)")
@@ -220,7 +229,7 @@ results. NAME: `+strings.Join(eval.Papers, ", ")+`.`, stderr)
 	}
 	tensor.SetThreads(*threads)
 	cfg := eval.PaperConfig{Name: name, Out: *out, LLM: *mf.llm, SLM: *mf.slm, Tokenizer: *mf.tok, Shared: sharedDir(),
-		N: *n, NCurve: *nc, MaxTokens: *maxTokens, Seed: *seed, Command: "hlm eval paper " + strings.Join(args, " "), Progress: progressBar(stderr)}
+		N: *n, NCurve: *nc, NCal: *ncal, NMeasure: *nm, WordNet: *wn, MaxTokens: *maxTokens, Seed: *seed, Command: "hlm eval paper " + strings.Join(args, " "), Progress: progressBar(stderr)}
 	if err := eval.RunPaper(ctx, cfg); err != nil {
 		return err
 	}

@@ -230,10 +230,11 @@ func TestLiveViewInChromium(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	stderr := &lineWriter{re: regexp.MustCompile(`live view at (http://\S+)`), found: make(chan string, 1)}
 	done := make(chan int, 1)
-	// u-hlm with a low threshold: skipped, accepted, resampled and bonus
+	// u-hlm with a low threshold and the bonus token on (one-token rounds
+	// have no bonus by default): skipped, accepted, resampled and bonus
 	// tokens in 40; about 3.5 virtual seconds played at 1.5×.
 	go func() {
-		done <- run(ctx, []string{"sim", "--llm", stories260K, "--slm", stories260K + "@exit=2", "--method", "u-hlm", "--set", "u_th=0.01",
+		done <- run(ctx, []string{"sim", "--llm", stories260K, "--slm", stories260K + "@exit=2", "--method", "u-hlm", "--set", "u_th=0.01", "--set", "bonus=true",
 			"--prompt", "Once upon a time", "--max-tokens", "40", "--trace", tracePath, "--ui", "127.0.0.1:0", "--ui-pace", "1.5"}, io.Discard, stderr)
 	}()
 	defer func() {

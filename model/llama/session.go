@@ -3,6 +3,7 @@ package llama
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 
 	"github.com/hlmproject/hlm/model"
 	"github.com/hlmproject/hlm/tensor"
@@ -15,6 +16,8 @@ type Session struct {
 	k, v    [][]float32 // per layer: capacity positions × KVDim
 	capture model.Capture
 	att     *model.Attention
+	dropout float32    // MC dropout probability (0: off, the default)
+	drng    *rand.Rand // dropout masks
 }
 
 var _ model.Session = (*Session)(nil)
@@ -36,6 +39,23 @@ func (s *Session) Truncate(n int) error {
 
 // SetCapture chooses the attention probabilities that Eval records.
 func (s *Session) SetCapture(c model.Capture) { s.capture = c }
+
+// SetDropout turns on inverted dropout for the positions this session
+// evaluates from now on: every output of an attention block and of a
+// feed-forward block is zeroed with probability p, the survivors scaled by
+// 1/(1 − p), before it joins the residual stream (the placement of
+// Vaswani et al. 2017), with masks drawn from rng. It is for Monte-Carlo
+// dropout uncertainty (Gal & Ghahramani 2016; U-HLM Sec. III-A); p = 0
+// turns it off, and off it costs nothing. Positions evaluated with dropout
+// keep their perturbed keys and values in the cache: truncate and
+// re-evaluate them without dropout to continue deterministically.
+func (s *Session) SetDropout(p float64, rng *rand.Rand) {
+	if !(p > 0) || rng == nil {
+		s.dropout, s.drng = 0, nil
+		return
+	}
+	s.dropout, s.drng = float32(min(p, 0.999)), rng
+}
 
 // Attention is what the last Eval captured for its newest position (nil when
 // capture is off).
@@ -149,6 +169,11 @@ func EvalBatch(sessions []*Session, tokens [][]int, lastOnly bool) ([][][]float3
 	hb, hb2 := sc.get(5, n*hidden), sc.get(6, n*hidden)
 	scale := float32(1 / math.Sqrt(float64(hs)))
 
+	dropping := false
+	for _, s := range sessions {
+		dropping = dropping || s.dropout > 0
+	}
+
 	captures := make([]*model.Attention, len(sessions))
 	capturing := false
 	for i, s := range sessions {
@@ -229,6 +254,9 @@ func EvalBatch(sessions []*Session, tokens [][]int, lastOnly bool) ([][][]float3
 		}
 
 		tensor.MatMul(xb2, ly.Wo, xb, n)
+		if dropping {
+			dropRows(xb2, dim, sessions, seg)
+		}
 		tensor.Add(x, xb2)
 
 		for r := 0; r < n; r++ {
@@ -239,6 +267,9 @@ func EvalBatch(sessions []*Session, tokens [][]int, lastOnly bool) ([][][]float3
 			tensor.SwiGLU(hb[r*hidden:(r+1)*hidden], hb2[r*hidden:(r+1)*hidden])
 		}
 		tensor.MatMul(xb2, ly.W2, hb, n)
+		if dropping {
+			dropRows(xb2, dim, sessions, seg)
+		}
 		tensor.Add(x, xb2)
 	}
 
@@ -283,6 +314,26 @@ func (s *scratch) get(i, n int) []float32 {
 		s.bufs[i] = make([]float32, n)
 	}
 	return s.bufs[i][:n]
+}
+
+// dropRows applies each row's session dropout to a block's output rows
+// (row r belongs to sessions[seg[r]]).
+func dropRows(out []float32, dim int, sessions []*Session, seg []int) {
+	for r := range seg {
+		s := sessions[seg[r]]
+		if s.dropout == 0 {
+			continue
+		}
+		keep := 1 / (1 - s.dropout)
+		row := out[r*dim : (r+1)*dim]
+		for i := range row {
+			if s.drng.Float32() < s.dropout {
+				row[i] = 0
+			} else {
+				row[i] *= keep
+			}
+		}
+	}
 }
 
 // averageHeads turns layer-major per-head rows into one head-averaged row per layer.

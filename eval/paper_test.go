@@ -1,0 +1,60 @@
+package eval
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/hlmproject/hlm/sim"
+	"github.com/hlmproject/hlm/uncertainty"
+)
+
+// TestCalibrationReport: the calibration table puts the measured risk
+// next to R and its bound, with k* on both halves; a slope a ≤ 0 is said in
+// bold instead of being replaced silently by the paper's a and b.
+func TestCalibrationReport(t *testing.T) {
+	p := &paper{cfg: PaperConfig{NCal: 100}, doc: &Doc{}}
+	c := sim.CalibrationResult{Calibration: uncertainty.Calibration{N: 6400, Fit: uncertainty.Linear{A: 0.8, B: -0.05, R2: 0.9}, Delta: 0.6,
+		RiskProne: 0.8125, RiskAverse: 0.0625, Risk: 4.9e-3, RiskBound: 9.9e-3, EmpiricalRisk: 2.2e-3}, KOffline: 30, KHalves: [2]int{29, 31}, Pairs: 6400}
+	md := p.calibrationTable(c, []string{"paper"}).Markdown()
+	for _, want := range []string{"measured R", "R (integral)", "Hölder bound", "0.0022", "0.0049", "0.0099", "29, 31"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("calibration table lacks %q:\n%s", want, md)
+		}
+	}
+	p.calibrationNote(c)
+	if strings.Contains(p.doc.b.String(), "not positive") {
+		t.Error("a > 0 reported as not positive")
+	}
+	c.Degenerate, c.Fit.A = true, -0.3
+	p.calibrationNote(c)
+	if s := p.doc.b.String(); !strings.Contains(s, "**The fitted slope is not positive (a = -0.300 ≤ 0)") || !strings.Contains(s, "not the paper's a and b") {
+		t.Errorf("a ≤ 0 not reported:\n%s", s)
+	}
+}
+
+// TestCalibrationDisjoint: calibration runs start from BOS alone, so they
+// share no prompt with any evaluated example; the evaluation samples are
+// prefixes of each other.
+func TestCalibrationDisjoint(t *testing.T) {
+	p := &paper{cfg: PaperConfig{NCal: 5}}
+	ex, err := p.calibrationExamples()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ex) != 5 {
+		t.Fatalf("%d calibration runs, want 5", len(ex))
+	}
+	for _, e := range ex {
+		if e.Prompt != "" || e.Reference != "" {
+			t.Errorf("calibration example %+v is not BOS-only", e)
+		}
+	}
+}
+
+func TestFisherCI(t *testing.T) {
+	lo, hi := fisherCI(0.5, 103) // z = 0.5493, half-width 1.96/10
+	if math.Abs(lo-math.Tanh(0.549306-0.195996)) > 1e-5 || math.Abs(hi-math.Tanh(0.549306+0.195996)) > 1e-5 {
+		t.Errorf("fisherCI(0.5, 103) = [%v, %v]", lo, hi)
+	}
+}
