@@ -67,10 +67,14 @@ func lossRow[F Float](l Loss, dz, z []F, y []float32, scale float64, ws []float6
 		mx = max(mx, float64(zi))
 	}
 	var sum float64
-	for i, zi := range z {
-		e := tensor.Exp(float64(zi) - mx)
-		x[i] = e
-		sum += e
+	if is32[F]() {
+		sum = tensor.ExpShifted(x, as32(z), mx, 1) // vectorised, same bits as tensor.Exp
+	} else {
+		for i, zi := range z {
+			e := tensor.Exp(float64(zi) - mx)
+			x[i] = e
+			sum += e
+		}
 	}
 	lse := mx + math.Log(sum)
 	inv := 1 / sum

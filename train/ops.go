@@ -15,11 +15,17 @@ import (
 
 // scratch holds buffers reused across calls (transposes).
 type scratch[F Float] struct {
-	a, b []F
+	a, b, c []F
 }
 
 // linear computes y[r] = W·x[r] for n rows: y is n×out, x is n×in, w is out×in.
+// For float32 it is the engine's tensor.MatMul (register-blocked tiles, one
+// fixed summation order per element).
 func linear[F Float](y, x, w []F, n, in, out int) {
+	if is32[F]() {
+		tensor.MatMul(as32(y), f32Matrix(w, out, in), as32(x), n)
+		return
+	}
 	tensor.ParallelFor(n, n*in*out, func(lo, hi int) {
 		for r := lo; r < hi; r++ {
 			xr := x[r*in : (r+1)*in]
@@ -31,37 +37,45 @@ func linear[F Float](y, x, w []F, n, in, out int) {
 	})
 }
 
+// f32Matrix views a float32 slice as a rows×cols tensor.Matrix.
+func f32Matrix[F Float](v []F, rows, cols int) *tensor.Matrix {
+	m, err := tensor.NewF32(rows, cols, as32(v[:rows*cols]))
+	if err != nil {
+		panic(err) // shapes come from the layout
+	}
+	return m
+}
+
 // linearBack adds dx += dy·W and dw += dyᵀ·x (either may be nil). Each output
 // element is one dot product over a contiguous row of a transposed operand,
-// so every element has one summation order whatever the thread count.
+// so every element has one summation order whatever the thread count: dx is
+// the product of Wᵀ (in×out) with the rows of dy, dw that of xᵀ (in×n) with
+// the rows of dyᵀ (out×n).
 func linearBack[F Float](s *scratch[F], dx, dw, dy, x, w []F, n, in, out int) {
 	if dx != nil {
 		wt := transpose(s.a, w, out, in) // in×out
 		s.a = wt
-		tensor.ParallelFor(n, n*in*out, func(lo, hi int) {
-			for r := lo; r < hi; r++ {
-				dyr := dy[r*out : (r+1)*out]
-				dxr := dx[r*in : (r+1)*in]
-				for i := range dxr {
-					dxr[i] += dot(dyr, wt[i*out:(i+1)*out])
-				}
-			}
-		})
+		s.c = grow(s.c, n*in)
+		linear(s.c, dy, wt, n, out, in)
+		addTo(dx, s.c)
 	}
 	if dw != nil {
 		dyt := transpose(s.a, dy, n, out) // out×n
 		xt := transpose(s.b, x, n, in)    // in×n
 		s.a, s.b = dyt, xt
-		tensor.ParallelFor(out, n*in*out, func(lo, hi int) {
-			for o := lo; o < hi; o++ {
-				g := dyt[o*n : (o+1)*n]
-				dwo := dw[o*in : (o+1)*in]
-				for i := range dwo {
-					dwo[i] += dot(g, xt[i*n:(i+1)*n])
-				}
-			}
-		})
+		s.c = grow(s.c, out*in)
+		linear(s.c, dyt, xt, out, n, in)
+		addTo(dw, s.c)
 	}
+}
+
+// addTo adds src to dst element-wise.
+func addTo[F Float](dst, src []F) {
+	tensor.ParallelFor(len(dst), len(dst), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			dst[i] += src[i]
+		}
+	})
 }
 
 // rmsnorm writes y[r] = g ⊙ x[r]·inv[r] with inv[r] = 1/sqrt(mean(x[r]²)+eps)
