@@ -16,10 +16,17 @@ import (
 // sampling per draft token, where y is the target's and x the draft's
 // next-token distribution after the same prefix.
 type Agreement struct {
-	Accept  metrics.Summary `json:"accept"`       // per-prompt means of 1 − TV, summarised over prompts
-	Tokens  int             `json:"tokens"`       // positions measured
-	PerTok  float64         `json:"accept_token"` // mean 1 − TV over all positions
-	MeanPos float64         `json:"mean_position"`
+	// Accept is the mean 1 − TV over every generated position (prompts
+	// contribute by their length) and Accept95 the half-width of its 95%
+	// confidence interval, prompts as clusters (metrics.RatioCI).
+	Accept   float64 `json:"accept"`
+	Accept95 float64 `json:"accept_ci95"`
+	// PerPrompt summarises the prompts' own means (each prompt weighs the
+	// same, however soon its generation ended).
+	PerPrompt metrics.Summary `json:"per_prompt"`
+	Tokens    int             `json:"tokens"` // positions measured
+	Prompts   int             `json:"prompts"`
+	MeanPos   float64         `json:"mean_position"`
 	// Multiply-adds per token at the mean position (model.Config.MACs).
 	LLMMACs int64 `json:"llm_macs"`
 	SLMMACs int64 `json:"slm_macs"`
@@ -41,8 +48,8 @@ func Agree(ctx context.Context, llm, slm model.Model, prompts [][]int, maxTokens
 	if !(temp > 0) || maxTokens <= 0 || len(prompts) == 0 {
 		return nil, fmt.Errorf("agreement needs a temperature > 0 (got %g), max tokens > 0 (got %d) and prompts (got %d)", temp, maxTokens, len(prompts))
 	}
-	var perPrompt []float64
-	var sum, posSum float64
+	var perPrompt, sums, counts []float64
+	var posSum float64
 	var bSum []float64
 	var bN []int
 	n := 0
@@ -95,11 +102,12 @@ func Agree(ctx context.Context, llm, slm model.Model, prompts [][]int, maxTokens
 				return nil, err
 			}
 		}
-		sum += ps
 		n += k
 		perPrompt = append(perPrompt, ps/float64(k))
+		sums, counts = append(sums, ps), append(counts, float64(k))
 	}
-	a := &Agreement{Accept: metrics.Summarize(perPrompt), Tokens: n, PerTok: sum / float64(n), MeanPos: posSum / float64(n)}
+	a := &Agreement{PerPrompt: metrics.Summarize(perPrompt), Tokens: n, Prompts: len(prompts), MeanPos: posSum / float64(n)}
+	a.Accept, a.Accept95 = metrics.RatioCI(sums, counts)
 	for i := range bSum {
 		a.ByStep = append(a.ByStep, bSum[i]/float64(bN[i]))
 	}

@@ -60,8 +60,8 @@ token at the mean position.`, stderr)
 	if *asJSON {
 		return json.NewEncoder(stdout).Encode(a)
 	}
-	fmt.Fprintf(stdout, "draft %s against %s, %d prompts, %d positions at temperature %g\n", *mf.slm, *mf.llm, a.Accept.N, a.Tokens, *temp)
-	fmt.Fprintf(stdout, "  mean acceptance probability 1 − TV: %.4f ± %.4f (95%% CI over prompts); over all positions %.4f\n", a.Accept.Mean, a.Accept.CI95, a.PerTok)
+	fmt.Fprintf(stdout, "draft %s against %s, %d prompts, %d positions at temperature %g\n", *mf.slm, *mf.llm, a.Prompts, a.Tokens, *temp)
+	fmt.Fprintf(stdout, "  mean acceptance probability 1 − TV per draft token: %.4f ± %.4f (95%% CI, prompts as clusters); mean of the prompts' means %s\n", a.Accept, a.Accept95, a.PerPrompt)
 	fmt.Fprintf(stdout, "  by generated token:")
 	for i, v := range a.ByStep {
 		fmt.Fprintf(stdout, " %d–%d: %.3f", i*distill.StepBucket, (i+1)*distill.StepBucket-1, v)

@@ -1,0 +1,44 @@
+package distill
+
+import (
+	"context"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/hlmproject/hlm/model/llama"
+)
+
+func TestAgree(t *testing.T) {
+	path := sharedPath(t, "models/stories260K/stories260K.bin")
+	llm, err := llama.OpenSpec(path, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	exit, _ := llama.OpenSpec(path+"@exit=2", "")
+	tok := llm.Tokenizer()
+	prompts := [][]int{tok.Encode("Once upon a time", true, false), tok.Encode("Tom had a red car.", true, false), {tok.BOS()}}
+	self, err := Agree(context.Background(), llm, llm, prompts, 20, 1, 1, tok.EOS())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(self.Accept-1) > 1e-12 || self.Tokens != 60 {
+		t.Fatalf("a model against itself: acceptance %v over %d tokens, want 1 over 60", self.Accept, self.Tokens)
+	}
+	a, err := Agree(context.Background(), llm, exit, prompts, 20, 1, 1, tok.EOS())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !(a.Accept > 0 && a.Accept < 0.9) || !(a.Accept95 > 0) || a.SLMMACs >= a.LLMMACs || len(a.ByStep) != 2 {
+		t.Fatalf("early exit: %+v", a)
+	}
+	// The same seed measures the same text: deterministic.
+	b, _ := Agree(context.Background(), llm, exit, prompts, 20, 1, 1, tok.EOS())
+	if a.Accept != b.Accept {
+		t.Fatalf("two runs with one seed: %v and %v", a.Accept, b.Accept)
+	}
+	other, _ := llama.OpenSpec(sharedPath(t, "models/tinystories-656k"), "")
+	if _, err := Agree(context.Background(), llm, other, prompts, 20, 1, 1, -1); err == nil || !strings.Contains(err.Error(), "vocabulary") {
+		t.Fatalf("vocabulary mismatch: %v", err)
+	}
+}
