@@ -1,0 +1,83 @@
+package hybrid
+
+import (
+	"fmt"
+	"math"
+)
+
+// oracle measures, in the simulator only (the server in the process, its
+// distributions at hand), how far the committed tokens' distributions are
+// from the LLM's: the mean L1 distance between the distribution each
+// committed draft position effectively followed and the LLM's (CU-HLM
+// eq. 17's Bias(t), averaged over the draft). Skipped tokens are measured
+// against the LLM's distribution when their upload is verified, or at the
+// end of the run for those that never reached the server.
+type oracle struct {
+	d      *Device
+	server *Server
+	sum    float64
+	n      int
+}
+
+func (o *oracle) observe(r *round) error {
+	tr := r.server
+	if !r.verified() || tr == nil {
+		return nil
+	}
+	for j, x := range r.unsentX {
+		if j < len(tr.CommittedY) {
+			o.sum += l1(x, tr.CommittedY[j])
+			o.n++
+		}
+	}
+	for l := 0; l <= r.verdict.Accepted && l < len(r.step.Upload.Drafts); l++ {
+		o.n++
+		if tr.XHat[l] == nil { // coupled: the committed token is exactly y-distributed
+			continue
+		}
+		eff, err := o.d.outputDist(r.drafts[l], tr.XHat[l], tr.DraftY[l])
+		if err != nil {
+			return fmt.Errorf("deviation: %w", err)
+		}
+		o.sum += l1(eff, tr.DraftY[l])
+	}
+	return nil
+}
+
+// end measures the tokens committed on the device after the last upload.
+func (o *oracle) end() error {
+	if len(o.d.unsent) == 0 {
+		return nil
+	}
+	ys, err := o.server.Targets(int32s(o.d.unsent))
+	if err != nil {
+		return err
+	}
+	for j, y := range ys {
+		o.sum += l1(o.d.unsentX[j], y)
+		o.n++
+	}
+	return nil
+}
+
+func (o *oracle) fill(res *Result) {
+	if o.n > 0 {
+		res.MeanDeviation = ptr(o.sum / float64(o.n))
+	}
+}
+
+func int32s(xs []int32) []int {
+	out := make([]int, len(xs))
+	for i, x := range xs {
+		out[i] = int(x)
+	}
+	return out
+}
+
+func l1(a, b []float64) float64 {
+	var s float64
+	for i := range a {
+		s += math.Abs(a[i] - b[i])
+	}
+	return s
+}
