@@ -150,8 +150,9 @@ func PromptIDs(ms *Models, prompt string, maxTokens int) ([]int, error) {
 	return ids, nil
 }
 
-// Aggregate sums runs: counts add up, rates are recomputed from the sums,
-// the true skip rate and deviation are weighted by what they were measured on.
+// Aggregate sums runs: counts, bits, bytes, energy and times (the virtual
+// time and its parts) add up, rates are recomputed from the sums, the true
+// skip rate and deviation are weighted by what they were measured on.
 func Aggregate(runs []hybrid.Result) Summary {
 	var s Summary
 	if len(runs) == 1 {
@@ -185,6 +186,10 @@ func Aggregate(runs []hybrid.Result) Summary {
 		a.UplinkBytes += r.UplinkBytes
 		a.DownlinkBytes += r.DownlinkBytes
 		a.VirtualSeconds += r.VirtualSeconds
+		a.SLMSeconds += r.SLMSeconds
+		a.UplinkSeconds += r.UplinkSeconds
+		a.LLMSeconds += r.LLMSeconds
+		a.DownlinkSeconds += r.DownlinkSeconds
 		a.WallSeconds += r.WallSeconds
 		a.Energy += r.Energy
 		if r.TrueSkipRate != nil {

@@ -66,6 +66,47 @@ func TestAggregate(t *testing.T) {
 	}
 }
 
+// TestAggregateTimeBreakdown: the parts of the virtual time add up over
+// the prompts like the total, on made-up runs and on real ones (three
+// prompts of q-s and u-hlm on the stories260K pair: the aggregate's parts
+// are the runs' sums and still add up to its virtual time).
+func TestAggregateTimeBreakdown(t *testing.T) {
+	a := hybrid.Result{Tokens: []int{1}, VirtualSeconds: 1.5, SLMSeconds: 0.25, UplinkSeconds: 0.5, LLMSeconds: 0.625, DownlinkSeconds: 0.125}
+	b := hybrid.Result{Tokens: []int{2}, VirtualSeconds: 2, SLMSeconds: 1, UplinkSeconds: 0.25, LLMSeconds: 0.5, DownlinkSeconds: 0.25}
+	s := Aggregate([]hybrid.Result{a, b})
+	if s.VirtualSeconds != 3.5 || s.SLMSeconds != 1.25 || s.UplinkSeconds != 0.75 || s.LLMSeconds != 1.125 || s.DownlinkSeconds != 0.375 {
+		t.Errorf("aggregate: virtual %v = SLM %v + uplink %v + LLM %v + downlink %v, want 3.5 = 1.25 + 0.75 + 1.125 + 0.375",
+			s.VirtualSeconds, s.SLMSeconds, s.UplinkSeconds, s.LLMSeconds, s.DownlinkSeconds)
+	}
+
+	ms := pair(t, stories+"@exit=2")
+	for _, m := range []string{hybrid.QS, hybrid.UHLM} {
+		p := hybrid.DefaultParams()
+		p.Method, p.MaxTokens, p.UTh = m, 16, 0.4
+		p.Channel.DownlinkBps = 1e6 // every part takes time
+		s, err := RunModels(context.Background(), ms, Config{Params: p, Prompts: []string{"Once upon a time", "Tom had a red car", "The sun was hot"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want [4]float64
+		for _, r := range s.Runs {
+			for i, x := range []float64{r.SLMSeconds, r.UplinkSeconds, r.LLMSeconds, r.DownlinkSeconds} {
+				want[i] += x
+			}
+		}
+		got := [4]float64{s.SLMSeconds, s.UplinkSeconds, s.LLMSeconds, s.DownlinkSeconds}
+		sum := got[0] + got[1] + got[2] + got[3]
+		if got != want || math.Abs(sum-s.VirtualSeconds) > 1e-12*s.VirtualSeconds || len(s.Runs) != 3 {
+			t.Errorf("%s: parts %v, runs sum to %v; parts sum %v, virtual %v", m, got, want, sum, s.VirtualSeconds)
+		}
+		for i, x := range got {
+			if !(x > 0) {
+				t.Errorf("%s: part %d of the time is %v", m, i, x)
+			}
+		}
+	}
+}
+
 // TestBoundsOnRealDistributions checks the papers' bounds on real
 // next-token distributions of the stories260K pair (SLM = 2-layer exit):
 // CU-HLM Prop. 1 (D_TV(p, q) ≤ U_TV(k)) and Prop. 2 (Û_TV < Ū_TV) for every
