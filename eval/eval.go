@@ -244,6 +244,28 @@ var ratioColumns = map[string]func(r hybrid.Result) (num, den float64){
 		}
 		return float64(r.CodecBits), float64(r.CodecBits) / *r.CompressionRatio
 	},
+	"slm_seconds_per_token":           perToken("slm_seconds_per_token"),
+	"uplink_seconds_per_token":        perToken("uplink_seconds_per_token"),
+	"llm_seconds_per_token":           perToken("llm_seconds_per_token"),
+	"downlink_seconds_per_token":      perToken("downlink_seconds_per_token"),
+	"communication_seconds_per_token": perToken("communication_seconds_per_token"),
+}
+
+// timeParts are the parts of a run's virtual time behind the
+// _seconds_per_token columns.
+var timeParts = map[string]func(r hybrid.Result) float64{
+	"slm_seconds_per_token":           func(r hybrid.Result) float64 { return r.SLMSeconds },
+	"uplink_seconds_per_token":        func(r hybrid.Result) float64 { return r.UplinkSeconds },
+	"llm_seconds_per_token":           func(r hybrid.Result) float64 { return r.LLMSeconds },
+	"downlink_seconds_per_token":      func(r hybrid.Result) float64 { return r.DownlinkSeconds },
+	"communication_seconds_per_token": func(r hybrid.Result) float64 { return r.UplinkSeconds + r.DownlinkSeconds },
+}
+
+// perToken is the ratio column of a part of the virtual time per committed
+// token.
+func perToken(col string) func(r hybrid.Result) (float64, float64) {
+	part := timeParts[col]
+	return func(r hybrid.Result) (float64, float64) { return part(r), float64(len(r.Tokens)) }
 }
 
 // totalColumns are sums over the prompts.

@@ -13,11 +13,19 @@ import (
 
 // Columns of the results files, in order.
 var Columns = []string{"label", "method", "dataset", "prompts", "tokens", "throughput_tps", "virtual_seconds",
+	"slm_seconds_per_token", "uplink_seconds_per_token", "llm_seconds_per_token", "downlink_seconds_per_token",
+	"communication_seconds_per_token",
 	"transmission_rate", "true_skip_rate", "rejection_rate", "resampling_rate", "accepted_per_round",
 	"uplink_bits_per_token", "compression_ratio", "downlink_bits", "energy", "energy_per_token", "mean_deviation",
 	"rouge1", "rouge2", "rougeL", "cosine", "nll", "sets"}
 
 // Value returns a row's value for a column (NaN when not measured).
+//
+// The _seconds_per_token columns split the virtual time per committed token
+// (1 / throughput_tps) by what it was spent on: SLM drafting, uplink, LLM
+// verification and downlink (hybrid.Result's parts of the virtual time);
+// communication is uplink + downlink (CU-HLM Table II's "communication"
+// latency, with "LLM computation" the llm column).
 func (r Row) Value(col string) float64 {
 	s := r.Summary
 	opt := func(p *float64) float64 {
@@ -39,6 +47,11 @@ func (r Row) Value(col string) float64 {
 		return s.ThroughputTPS
 	case "virtual_seconds":
 		return s.VirtualSeconds
+	case "slm_seconds_per_token", "uplink_seconds_per_token", "llm_seconds_per_token", "downlink_seconds_per_token", "communication_seconds_per_token":
+		if n := math.Round(tokens); n > 0 {
+			return timeParts[col](s) / n
+		}
+		return math.NaN()
 	case "transmission_rate":
 		return s.TransmissionRate
 	case "true_skip_rate":
