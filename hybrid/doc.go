@@ -1,7 +1,7 @@
 // Package hybrid is the protocol-agnostic core of hybrid inference: the
 // device (SLM, policies, codecs) and the server (LLM, verification), talking
-// through wire.Upload and wire.Verdict messages, and the round driver that
-// runs a generation and accounts for bits, virtual time and energy.
+// through wire.Upload and wire.Verdict messages, and the round driver (Run)
+// that runs a generation and accounts for bits, virtual time and energy.
 //
 // The simulator connects a Device to a Server in one process; the networked
 // system puts a network connection between them. Both run exactly this code
@@ -30,7 +30,19 @@
 //
 // Virtual time per round is Q-S eq. 9: L·τ_SLM + τ_up(bits) + τ_LLM + τ_down,
 // with the link state drawn once per upload (block fading); a skipped token
-// costs τ_SLM. Uplink bits are the papers' accounting: ⌈log2 V⌉ per token id
+// costs τ_SLM. With Params.MeasureTau the measured drafting and verifying
+// times replace τ_SLM and τ_LLM. Result keeps the four terms summed over the
+// run (SLMSeconds, UplinkSeconds, LLMSeconds, DownlinkSeconds) besides their
+// total. Uplink bits are the papers' accounting: ⌈log2 V⌉ per token id
 // (drafts and skipped tokens) plus each codec's exact payload bits; downlink
 // bits are ⌈log2(L+1)⌉ + ⌈log2 V⌉ (Q-S eq. 8).
+//
+// Run is a loop over rounds. It plays each round (Device.Step, the link,
+// Verifier.Verify, Device.Apply) while a clock charges its virtual time,
+// then shows the finished round to the meters, each a type with one job:
+// tally (rounds and the drafts' fates), ledger (bits, frame bytes, codec
+// payloads), skipRate (the true skip rate from the diagnostics), oracle
+// (the simulator's deviation from the LLM) and tracer (the per-token
+// trace). At the end each meter fills its figures into the Result. A new
+// figure is a new meter or a field of one, not a branch in the loop.
 package hybrid
