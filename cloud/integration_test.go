@@ -110,6 +110,33 @@ func TestSimMatchesNetwork(t *testing.T) {
 	}
 }
 
+// TestSimMatchesNetworkTimeBreakdown: the simulator and the networked pair
+// also spend the same virtual time on each part of the rounds (SLM, uplink,
+// LLM, downlink; the downlink given a rate so that every verdict takes
+// time), for every method.
+func TestSimMatchesNetworkTimeBreakdown(t *testing.T) {
+	ms := models(t)
+	_, addr := start(t, Config{LLM: ms.LLM, Replicas: []model.Model{ms.SLM}})
+	parts := func(r hybrid.Result) [5]float64 {
+		return [5]float64{r.VirtualSeconds, r.SLMSeconds, r.UplinkSeconds, r.LLMSeconds, r.DownlinkSeconds}
+	}
+	for _, m := range hybrid.Methods {
+		p := params(m, 11)
+		p.Channel.DownlinkBps = 1e6
+		want, err := sim.One(context.Background(), ms, p, prompt, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _, err := generator(t, ms, addr, p).One(context.Background(), p, prompt, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if parts(got) != parts(want) || (want.Uploads > 0) != (want.DownlinkSeconds > 0) {
+			t.Errorf("%s: virtual, SLM, uplink, LLM, downlink seconds: net %v, sim %v", m, parts(got), parts(want))
+		}
+	}
+}
+
 // TestConcurrentSessions: 32 devices at once against one server; each gets
 // exactly its simulated tokens.
 func TestConcurrentSessions(t *testing.T) {
