@@ -54,8 +54,8 @@ type Config struct {
 // Each round is played by play, which charges the virtual clock as the
 // round goes; the finished round is then shown to the meters (counts, link
 // ledger, true skip rate, the simulator's oracle, the trace), which make up
-// the Result at the end. On error the Result holds the figures of the
-// rounds completed before it.
+// the Result at the end. On error the Result holds what was measured
+// before it (the clock includes the failed round's time so far).
 func Run(ctx context.Context, c Config) (Result, error) {
 	d := c.Device
 	p := d.p
