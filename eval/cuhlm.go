@@ -156,8 +156,11 @@ func (p *paper) cuhlm(ctx context.Context) error {
 		return err
 	}
 	kx := func(r Row) float64 { return SetValue(r, "k") }
-	return p.doc.Plot("fig9b_k", "Deviation from the LLM and uplink bits per token vs k (CU-HLM Fig. 9b)", &report.LinePlot{Title: "CU-HLM (offline) vs compressed vocabulary size", XLabel: "k", YLabel: "value", LogY: true,
-		Series: []report.Series{logSafe(Curve("uplink bits/token", rows, kx, "uplink_bits_per_token")), logSafe(Curve("deviation ×1000", scaleDeviation(rows, 1000), kx, "mean_deviation"))}})
+	if err := p.doc.Plot("fig9b_k", "Deviation from the LLM and uplink bits per token vs k (CU-HLM Fig. 9b)", &report.LinePlot{Title: "CU-HLM (offline) vs compressed vocabulary size", XLabel: "k", YLabel: "value", LogY: true,
+		Series: []report.Series{logSafe(Curve("uplink bits/token", rows, kx, "uplink_bits_per_token")), logSafe(Curve("deviation ×1000", scaleDeviation(rows, 1000), kx, "mean_deviation"))}}); err != nil {
+		return err
+	}
+	return p.kdAblation(ctx, base)
 }
 
 // scaleDeviation multiplies the rows' mean deviation (and its interval) by

@@ -34,7 +34,17 @@ type PaperConfig struct {
 	MaxTokens int
 	Seed      uint64
 	Command   string // the command line, quoted in the report
+	// Ablation lists other drafts for the same LLM (CU-HLM Table II's
+	// ablation of the SLM: an untrained early exit, an exit head, …); the
+	// report's own SLM is the first row.
+	Ablation []Draft
 	Progress  func(done, total int, label string)
+}
+
+// Draft names a draft model for an ablation row.
+type Draft struct {
+	Name string // what the row says ("untrained early exit")
+	SLM  string // model spec
 }
 
 // Defaults of PaperConfig: the papers evaluate 100 prompts per table.

@@ -221,14 +221,24 @@ NAME: `+strings.Join(eval.Papers, ", ")+`.`, stderr)
 	maxTokens := fs.Int("max-tokens", 64, "new tokens per prompt")
 	seed := fs.Uint64("seed", 0, "random seed")
 	threads := fs.Int("threads", 0, "worker threads (0: all cores)")
+	var ablation listFlag
+	fs.Var(&ablation, "ablation", "cu-hlm: another draft for Table II's KD ablation, as NAME=SPEC (repeatable), e.g. \"untrained early exit=M.bin@exit=1\"")
 	if err := parse(fs, args[1:]); err != nil {
 		return err
 	}
 	if *out == "" {
 		return usageError{errors.New("--out is required")}
 	}
+	var drafts []eval.Draft
+	for _, a := range ablation {
+		name, spec, ok := strings.Cut(a, "=")
+		if !ok || name == "" || spec == "" {
+			return usageError{fmt.Errorf("--ablation %q: want NAME=SPEC", a)}
+		}
+		drafts = append(drafts, eval.Draft{Name: name, SLM: spec})
+	}
 	tensor.SetThreads(*threads)
-	cfg := eval.PaperConfig{Name: name, Out: *out, LLM: *mf.llm, SLM: *mf.slm, Tokenizer: *mf.tok, Shared: sharedDir(),
+	cfg := eval.PaperConfig{Ablation: drafts, Name: name, Out: *out, LLM: *mf.llm, SLM: *mf.slm, Tokenizer: *mf.tok, Shared: sharedDir(),
 		N: *n, NCurve: *nc, NCal: *ncal, NMeasure: *nm, WordNet: *wn, MaxTokens: *maxTokens, Seed: *seed, Command: "hlm eval paper " + strings.Join(args, " "), Progress: progressBar(stderr)}
 	if err := eval.RunPaper(ctx, cfg); err != nil {
 		return err
