@@ -38,7 +38,7 @@ type PaperConfig struct {
 	// ablation of the SLM: an untrained early exit, an exit head, …); the
 	// report's own SLM is the first row.
 	Ablation []Draft
-	Progress  func(done, total int, label string)
+	Progress func(done, total int, label string)
 }
 
 // Draft names a draft model for an ablation row.
