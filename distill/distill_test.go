@@ -66,6 +66,20 @@ func TestDeterministic(t *testing.T) {
 	if !bytes.Equal(outs[0], outs[1]) {
 		t.Fatal("1 and 2 threads wrote different drafts")
 	}
+	// Every kernel level (AVX-512, AVX2, portable Go) writes the same bytes:
+	// a machine without the wide kernels trains the same draft.
+	for _, k := range tensor.AvailableKernels() {
+		if err := tensor.SetKernels(k); err != nil {
+			t.Fatal(err)
+		}
+		c := smallConfig(t, filepath.Join(dir, "k-"+k+".gguf"))
+		c.OnPolicy = 0.34
+		mustRun(t, context.Background(), c, nil)
+		if !bytes.Equal(read(t, c.Out), outs[0]) {
+			t.Errorf("kernel level %s wrote another draft", k)
+		}
+	}
+	tensor.SetKernels(tensor.AvailableKernels()[len(tensor.AvailableKernels())-1])
 	if bytes.Equal(outs[0], outs[2]) {
 		t.Fatal("seeds 1 and 2 wrote the same draft")
 	}
