@@ -1,24 +1,14 @@
 package distill
 
 import (
+	"github.com/hlmproject/hlm/internal/sharedtest"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/hlmproject/hlm/model/llama"
 )
 
-const shared = "../../shared"
-
-func sharedPath(t testing.TB, rel string) string {
-	t.Helper()
-	p := filepath.Join(shared, rel)
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("shared material %s not present (%v); skipping", rel, err)
-	}
-	return p
-}
+func sharedPath(t testing.TB, rel string) string { return sharedtest.Path(t, rel) }
 
 // BenchmarkSample is teacher sampling, the data of a distillation step:
 // 16 sequences of 256 tokens from stories260K.

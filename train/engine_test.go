@@ -1,25 +1,16 @@
 package train
 
 import (
+	"github.com/hlmproject/hlm/internal/sharedtest"
 	"math"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/hlmproject/hlm/model/llama"
 )
 
-const shared = "../../shared"
-
-func sharedPath(t testing.TB, rel string) string {
-	t.Helper()
-	p := filepath.Join(shared, rel)
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("shared material %s not present (%v); skipping", rel, err)
-	}
-	return p
-}
+func sharedPath(t testing.TB, rel string) string { return sharedtest.Path(t, rel) }
 
 // The training forward pass must compute what the engine computes: same
 // weights, same tokens, logits within float32 rounding, on both real models

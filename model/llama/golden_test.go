@@ -3,6 +3,7 @@ package llama
 import (
 	"encoding/binary"
 	"fmt"
+	"github.com/hlmproject/hlm/internal/sharedtest"
 	"math"
 	"os"
 	"path/filepath"
@@ -12,17 +13,7 @@ import (
 	"github.com/hlmproject/hlm/tensor"
 )
 
-// shared is the read-only material beside the repository (see the README).
-const shared = "../../../shared"
-
-func sharedPath(t testing.TB, rel string) string {
-	t.Helper()
-	p := filepath.Join(shared, rel)
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("shared material %s not present (%v); skipping", rel, err)
-	}
-	return p
-}
+func sharedPath(t testing.TB, rel string) string { return sharedtest.Path(t, rel) }
 
 // golden is a reference run of the llama2.c C engine: logits teacher-forced
 // over a prompt, then a greedy continuation (format in ../shared/README.md).
