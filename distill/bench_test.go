@@ -1,10 +1,10 @@
 package distill
 
 import (
-	"github.com/hlmproject/hlm/internal/sharedtest"
 	"math/rand/v2"
 	"testing"
 
+	"github.com/hlmproject/hlm/internal/sharedtest"
 	"github.com/hlmproject/hlm/model/llama"
 )
 

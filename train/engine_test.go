@@ -1,12 +1,12 @@
 package train
 
 import (
-	"github.com/hlmproject/hlm/internal/sharedtest"
 	"math"
 	"math/rand/v2"
 	"path/filepath"
 	"testing"
 
+	"github.com/hlmproject/hlm/internal/sharedtest"
 	"github.com/hlmproject/hlm/model/llama"
 )
 

@@ -3,12 +3,12 @@ package llama
 import (
 	"encoding/binary"
 	"fmt"
-	"github.com/hlmproject/hlm/internal/sharedtest"
 	"math"
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/hlmproject/hlm/internal/sharedtest"
 	"github.com/hlmproject/hlm/model"
 	"github.com/hlmproject/hlm/tensor"
 )
