@@ -100,9 +100,14 @@ type run struct {
 	stu       *llama.Model // the student as an engine model, for on-policy sampling
 	stuStep   int
 	seconds0  float64        // wall time of earlier (resumed) parts
+	start     time.Time      // when this process's part began
+	dz        []float32      // the loss gradient, (batch·seq)×vocab
 	ahead     chan madeBatch // the next step's batch, being made (see nextBatch)
 	aheadStep int
 	timeSplit [4]time.Duration
+	// Files, and the run's identity (a resumed run must match it).
+	ckpt, csv, png        string
+	identity, fingerprint string
 }
 
 // ErrNonFinite reports a run stopped by a NaN or infinite loss or gradient.
@@ -112,6 +117,79 @@ var ErrNonFinite = errors.New("training diverged")
 // step (progress may be nil). When ctx is cancelled it finishes the current
 // step, writes a checkpoint and the draft, and returns with Interrupted set.
 func Run(ctx context.Context, cfg Config, progress func(Progress)) (*Result, error) {
+	r, err := open(cfg)
+	if err != nil {
+		return nil, err
+	}
+	p := r.m.P
+	res := &Result{Out: cfg.Out, Checkpoint: r.ckpt, CurveCSV: r.csv, CurvePNG: r.png,
+		Params: len(p.Data), Trainable: p.Trainable(),
+		TeacherMACs: r.teacher.Config().MACs(cfg.Seq / 2), StudentMACs: p.Shape.Config.MACs(cfg.Seq / 2)}
+	last := lastHeldout(r.curve)
+	first := r.opt.Step
+	n := cfg.Batch * cfg.Seq
+	for step := first; step < cfg.Steps; step++ {
+		if ctx.Err() != nil {
+			res.Interrupted = true
+			break
+		}
+		pt, err := r.step(step)
+		if err != nil {
+			return nil, err
+		}
+		pr := Progress{Step: step + 1, Steps: cfg.Steps}
+		if (step+1)%cfg.EvalEvery == 0 || step+1 == cfg.Steps || step == first {
+			if pt.HeldoutLoss, pt.HeldoutAccept, err = r.evalHeldout(); err != nil {
+				return nil, err
+			}
+			last = pt.HeldoutAccept
+			pr.Evaluated = true
+		}
+		pt.Seconds = r.seconds()
+		r.curve = append(r.curve, pt)
+		if (step+1)%cfg.CheckpointEvery == 0 && step+1 < cfg.Steps {
+			if err := r.save(); err != nil {
+				return nil, err
+			}
+			pr.Saved = true
+		}
+		if progress != nil {
+			el := time.Since(r.start)
+			done := step + 1 - first
+			pr.Point, pr.HeldoutAccept, pr.Elapsed = pt, last, el
+			pr.TokensPerSec = float64(int64(done)*int64(n)) / el.Seconds()
+			pr.ETA = time.Duration(float64(el) / float64(done) * float64(cfg.Steps-step-1))
+			progress(pr)
+		}
+	}
+	if k := len(r.curve) - 1; res.Interrupted && k >= 0 && math.IsNaN(r.curve[k].HeldoutAccept) {
+		if r.curve[k].HeldoutLoss, r.curve[k].HeldoutAccept, err = r.evalHeldout(); err != nil {
+			return nil, err
+		}
+		last = r.curve[k].HeldoutAccept
+	}
+	if err := r.save(); err != nil {
+		return nil, err
+	}
+	res.Steps = r.opt.Step
+	if k := len(r.curve); k > 0 {
+		res.Tokens = r.curve[k-1].Tokens
+	}
+	res.Seconds = r.seconds()
+	res.HeldoutAccept = last
+	ts := r.timeSplit
+	res.DataSeconds, res.ForwardSeconds, res.BackwardSeconds, res.OptSeconds = ts[0].Seconds(), ts[1].Seconds(), ts[2].Seconds(), ts[3].Seconds()
+	if done := r.opt.Step - first; done > 0 {
+		total := ts[0] + ts[1] + ts[2] + ts[3]
+		res.TokensPerSec = float64(int64(done)*int64(n)) / total.Seconds()
+		res.StepOverForward = (ts[1] + ts[2] + ts[3]).Seconds() / (3 * ts[1].Seconds())
+	}
+	return res, nil
+}
+
+// open loads the teacher and the data, and builds the student — fresh, or
+// from the checkpoint when resuming — and the held-out set.
+func open(cfg Config) (*run, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -124,7 +202,7 @@ func Run(ctx context.Context, cfg Config, progress func(Progress)) (*Result, err
 	if tok == nil {
 		return nil, fmt.Errorf("teacher %s: no tokenizer found (pass --tokenizer): the draft must carry the teacher's", cfg.Teacher)
 	}
-	r := &run{cfg: cfg, teacher: teacher, bos: tok.BOS(), vocab: teacher.Config().Vocab, stuStep: -1}
+	r := &run{cfg: cfg, teacher: teacher, bos: tok.BOS(), vocab: teacher.Config().Vocab, stuStep: -1, start: time.Now()}
 	if r.bos < 0 {
 		return nil, fmt.Errorf("teacher %s: its tokenizer has no BOS token to start sequences with", cfg.Teacher)
 	}
@@ -136,28 +214,15 @@ func Run(ctx context.Context, cfg Config, progress func(Progress)) (*Result, err
 			return nil, err
 		}
 	}
-	ckpt, csvPath, pngPath := paths(cfg.Out)
+	r.ckpt, r.csv, r.png = paths(cfg.Out)
 	identity, _ := json.Marshal(cfg)
-	fp := teacher.Fingerprint()
+	r.identity, r.fingerprint = string(identity), teacher.Fingerprint()
 
 	var p *train.Params[float32]
 	if cfg.Resume {
-		st, err := train.LoadCheckpoint(ckpt)
-		if err != nil {
+		if p, err = r.resume(); err != nil {
 			return nil, fmt.Errorf("--resume: %w", err)
 		}
-		if st.Meta["config"] != string(identity) {
-			return nil, fmt.Errorf("--resume: %s was made by another configuration:\n  checkpoint: %s\n  now:        %s", ckpt, st.Meta["config"], identity)
-		}
-		if st.Meta["teacher"] != fp {
-			return nil, fmt.Errorf("--resume: the teacher's weights changed since %s was written", ckpt)
-		}
-		if err := json.Unmarshal([]byte(st.Meta["curve"]), &r.curve); err != nil {
-			return nil, fmt.Errorf("--resume: %s: learning curve: %w", ckpt, err)
-		}
-		fmt.Sscan(st.Meta["seconds"], &r.seconds0)
-		p, r.opt = st.Params, st.Opt
-		r.opt.Config = cfg.Opt
 	} else {
 		if p, err = newStudent(cfg, teacher, func(spec string) (*llama.Model, error) { return llama.OpenSpec(spec, "") }); err != nil {
 			return nil, err
@@ -171,125 +236,99 @@ func Run(ctx context.Context, cfg Config, progress func(Progress)) (*Result, err
 		return nil, fmt.Errorf("--seq %d exceeds the student's context length %d", cfg.Seq, p.Shape.SeqLen)
 	}
 	r.m = train.NewModel(p)
+	r.dz = make([]float32, cfg.Batch*cfg.Seq*r.vocab)
 	if r.heldout, err = r.heldoutBatch(cfg.Heldout); err != nil {
 		return nil, fmt.Errorf("held-out set: %w", err)
 	}
+	return r, nil
+}
 
-	res := &Result{Out: cfg.Out, Checkpoint: ckpt, CurveCSV: csvPath, CurvePNG: pngPath,
-		Params: len(p.Data), Trainable: p.Trainable(),
-		TeacherMACs: teacher.Config().MACs(cfg.Seq / 2), StudentMACs: p.Shape.Config.MACs(cfg.Seq / 2)}
-	start := time.Now()
-	save := func() error {
-		secs := r.seconds0 + time.Since(start).Seconds()
-		curve, _ := json.Marshal(r.curve)
-		meta := map[string]string{"config": string(identity), "teacher": fp, "curve": string(curve), "seconds": fmt.Sprint(secs)}
-		if err := train.SaveCheckpoint(ckpt, train.State{Params: r.m.P, Opt: r.opt, Meta: meta}); err != nil {
-			return fmt.Errorf("checkpoint: %w", err)
-		}
-		if err := r.writeDraft(); err != nil {
-			return err
-		}
-		return writeCurve(r.curve, csvPath, pngPath)
+// resume reads the checkpoint of an earlier run of the same configuration
+// and teacher: the parameters, the optimizer and the learning curve.
+func (r *run) resume() (*train.Params[float32], error) {
+	st, err := train.LoadCheckpoint(r.ckpt)
+	if err != nil {
+		return nil, err
 	}
+	if st.Meta["config"] != r.identity {
+		return nil, fmt.Errorf("%s was made by another configuration:\n  checkpoint: %s\n  now:        %s", r.ckpt, st.Meta["config"], r.identity)
+	}
+	if st.Meta["teacher"] != r.fingerprint {
+		return nil, fmt.Errorf("the teacher's weights changed since %s was written", r.ckpt)
+	}
+	if err := json.Unmarshal([]byte(st.Meta["curve"]), &r.curve); err != nil {
+		return nil, fmt.Errorf("%s: learning curve: %w", r.ckpt, err)
+	}
+	fmt.Sscan(st.Meta["seconds"], &r.seconds0)
+	r.opt = st.Opt
+	r.opt.Config = r.cfg.Opt
+	return st.Params, nil
+}
 
-	n := cfg.Batch * cfg.Seq
-	dz := make([]float32, n*r.vocab)
-	last := math.NaN()
-	if k := len(r.curve); k > 0 {
-		for i := k - 1; i >= 0; i-- {
-			if !math.IsNaN(r.curve[i].HeldoutAccept) {
-				last = r.curve[i].HeldoutAccept
-				break
-			}
-		}
+// step takes one optimizer step: the batch, the forward pass, the loss on
+// the teacher's distributions, the backward pass and AdamW. A non-finite
+// loss or gradient stops the run before anything is changed.
+func (r *run) step(step int) (Point, error) {
+	c := r.cfg
+	n := c.Batch * c.Seq
+	t0 := time.Now()
+	bt, err := r.nextBatch(step)
+	if err != nil {
+		return Point{}, fmt.Errorf("step %d: data: %w", step, err)
+	}
+	t1 := time.Now()
+	z, err := r.m.Forward(bt.tokens, bt.b, bt.t)
+	if err != nil {
+		return Point{}, fmt.Errorf("step %d: %w", step, err)
+	}
+	t2 := time.Now()
+	loss, tv := train.Eval(c.Loss, r.dz, z, bt.probs, n, r.vocab)
+	if math.IsNaN(loss) || math.IsInf(loss, 0) {
+		return Point{}, r.diverged(step, fmt.Sprintf("the loss is %v", loss))
+	}
+	r.m.ZeroGrad()
+	r.m.Backward(r.dz)
+	t3 := time.Now()
+	norm, lr, err := r.opt.Update(r.m.P, r.m.G)
+	if err != nil {
+		return Point{}, r.diverged(step, fmt.Sprintf("the gradient norm is %v", norm))
+	}
+	t4 := time.Now()
+	for i, d := range []time.Duration{t1.Sub(t0), t2.Sub(t1), t3.Sub(t2), t4.Sub(t3)} {
+		r.timeSplit[i] += d
 	}
 	var tokens int64
 	if k := len(r.curve); k > 0 {
 		tokens = r.curve[k-1].Tokens
 	}
-	first := r.opt.Step
-	for step := first; step < cfg.Steps; step++ {
-		if ctx.Err() != nil {
-			res.Interrupted = true
-			break
-		}
-		t0 := time.Now()
-		bt, err := r.nextBatch(step)
-		if err != nil {
-			return nil, fmt.Errorf("step %d: data: %w", step, err)
-		}
-		t1 := time.Now()
-		z, err := r.m.Forward(bt.tokens, bt.b, bt.t)
-		if err != nil {
-			return nil, fmt.Errorf("step %d: %w", step, err)
-		}
-		t2 := time.Now()
-		loss, tv := train.Eval(cfg.Loss, dz, z, bt.probs, n, r.vocab)
-		if math.IsNaN(loss) || math.IsInf(loss, 0) {
-			return nil, r.diverged(step, fmt.Sprintf("the loss is %v", loss), ckpt)
-		}
-		r.m.ZeroGrad()
-		r.m.Backward(dz)
-		t3 := time.Now()
-		norm, lr, err := r.opt.Update(r.m.P, r.m.G)
-		if err != nil {
-			return nil, r.diverged(step, fmt.Sprintf("the gradient norm is %v", norm), ckpt)
-		}
-		t4 := time.Now()
-		for i, d := range []time.Duration{t1.Sub(t0), t2.Sub(t1), t3.Sub(t2), t4.Sub(t3)} {
-			r.timeSplit[i] += d
-		}
-		tokens += int64(n)
-		pt := Point{Step: step + 1, Tokens: tokens, LR: lr, Loss: loss, TrainAccept: 1 - tv, GradNorm: norm,
-			HeldoutAccept: math.NaN(), HeldoutLoss: math.NaN()}
-		pr := Progress{Step: step + 1, Steps: cfg.Steps}
-		if (step+1)%cfg.EvalEvery == 0 || step+1 == cfg.Steps || step == first {
-			pt.HeldoutLoss, pt.HeldoutAccept, err = r.evalHeldout()
-			if err != nil {
-				return nil, err
-			}
-			last = pt.HeldoutAccept
-			pr.Evaluated = true
-		}
-		pt.Seconds = r.seconds0 + time.Since(start).Seconds()
-		r.curve = append(r.curve, pt)
-		if (step+1)%cfg.CheckpointEvery == 0 && step+1 < cfg.Steps {
-			if err := save(); err != nil {
-				return nil, err
-			}
-			pr.Saved = true
-		}
-		if progress != nil {
-			el := time.Since(start)
-			done := step + 1 - first
-			pr.Point, pr.HeldoutAccept, pr.Elapsed = pt, last, el
-			pr.TokensPerSec = float64(int64(done)*int64(n)) / el.Seconds()
-			pr.ETA = time.Duration(float64(el) / float64(done) * float64(cfg.Steps-step-1))
-			progress(pr)
+	return Point{Step: step + 1, Tokens: tokens + int64(n), LR: lr, Loss: loss, TrainAccept: 1 - tv, GradNorm: norm,
+		HeldoutAccept: math.NaN(), HeldoutLoss: math.NaN()}, nil
+}
+
+// seconds is the run's wall time, resumed parts included.
+func (r *run) seconds() float64 { return r.seconds0 + time.Since(r.start).Seconds() }
+
+// save writes the checkpoint, the draft and the learning curve.
+func (r *run) save() error {
+	curve, _ := json.Marshal(r.curve)
+	meta := map[string]string{"config": r.identity, "teacher": r.fingerprint, "curve": string(curve), "seconds": fmt.Sprint(r.seconds())}
+	if err := train.SaveCheckpoint(r.ckpt, train.State{Params: r.m.P, Opt: r.opt, Meta: meta}); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	if err := r.writeDraft(); err != nil {
+		return err
+	}
+	return writeCurve(r.curve, r.csv, r.png)
+}
+
+// lastHeldout is the latest held-out estimate of a curve (NaN: none).
+func lastHeldout(curve []Point) float64 {
+	for i := len(curve) - 1; i >= 0; i-- {
+		if !math.IsNaN(curve[i].HeldoutAccept) {
+			return curve[i].HeldoutAccept
 		}
 	}
-	if res.Interrupted && len(r.curve) > 0 && math.IsNaN(r.curve[len(r.curve)-1].HeldoutAccept) {
-		k := len(r.curve) - 1
-		if r.curve[k].HeldoutLoss, r.curve[k].HeldoutAccept, err = r.evalHeldout(); err != nil {
-			return nil, err
-		}
-		last = r.curve[k].HeldoutAccept
-	}
-	if err := save(); err != nil {
-		return nil, err
-	}
-	res.Steps = r.opt.Step
-	res.Tokens = tokens
-	res.Seconds = r.seconds0 + time.Since(start).Seconds()
-	res.HeldoutAccept = last
-	ts := r.timeSplit
-	res.DataSeconds, res.ForwardSeconds, res.BackwardSeconds, res.OptSeconds = ts[0].Seconds(), ts[1].Seconds(), ts[2].Seconds(), ts[3].Seconds()
-	if done := r.opt.Step - first; done > 0 {
-		total := ts[0] + ts[1] + ts[2] + ts[3]
-		res.TokensPerSec = float64(int64(done)*int64(n)) / total.Seconds()
-		res.StepOverForward = (ts[1] + ts[2] + ts[3]).Seconds() / (3 * ts[1].Seconds())
-	}
-	return res, nil
+	return math.NaN()
 }
 
 type madeBatch struct {
@@ -322,10 +361,10 @@ func (r *run) nextBatch(step int) (*batch, error) {
 
 // diverged is the error of a run that met a non-finite value: nothing from
 // the bad step is written, so the last checkpoint on disk stays good.
-func (r *run) diverged(step int, what, ckpt string) error {
+func (r *run) diverged(step int, what string) error {
 	last := "no checkpoint was written yet"
 	if r.opt.Step >= r.cfg.CheckpointEvery {
-		last = fmt.Sprintf("the last good checkpoint is %s (step %d)", ckpt, r.opt.Step/r.cfg.CheckpointEvery*r.cfg.CheckpointEvery)
+		last = fmt.Sprintf("the last good checkpoint is %s (step %d)", r.ckpt, r.opt.Step/r.cfg.CheckpointEvery*r.cfg.CheckpointEvery)
 	}
 	return fmt.Errorf("%w at step %d: %s; stopped without saving it (%s). Try a lower --lr or a longer --warmup", ErrNonFinite, step+1, what, last)
 }
