@@ -49,6 +49,47 @@ type Point struct {
 	GradNorm      float64 `json:"grad_norm"`
 }
 
+// pointJSON is Point with the held-out fields nullable: JSON has no NaN,
+// and most steps have no held-out evaluation.
+type pointJSON struct {
+	Step          int      `json:"step"`
+	Tokens        int64    `json:"tokens"`
+	Seconds       float64  `json:"seconds"`
+	LR            float64  `json:"lr"`
+	Loss          float64  `json:"loss"`
+	TrainAccept   float64  `json:"train_accept"`
+	HeldoutAccept *float64 `json:"heldout_accept"`
+	HeldoutLoss   *float64 `json:"heldout_loss"`
+	GradNorm      float64  `json:"grad_norm"`
+}
+
+// MarshalJSON writes NaN held-out fields as null.
+func (p Point) MarshalJSON() ([]byte, error) {
+	opt := func(x float64) *float64 {
+		if math.IsNaN(x) {
+			return nil
+		}
+		return &x
+	}
+	return json.Marshal(pointJSON{p.Step, p.Tokens, p.Seconds, p.LR, p.Loss, p.TrainAccept, opt(p.HeldoutAccept), opt(p.HeldoutLoss), p.GradNorm})
+}
+
+// UnmarshalJSON reads null held-out fields as NaN.
+func (p *Point) UnmarshalJSON(b []byte) error {
+	var j pointJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	val := func(x *float64) float64 {
+		if x == nil {
+			return math.NaN()
+		}
+		return *x
+	}
+	*p = Point{j.Step, j.Tokens, j.Seconds, j.LR, j.Loss, j.TrainAccept, val(j.HeldoutAccept), val(j.HeldoutLoss), j.GradNorm}
+	return nil
+}
+
 // Progress is reported after every step.
 type Progress struct {
 	Step, Steps   int
@@ -310,7 +351,10 @@ func (r *run) seconds() float64 { return r.seconds0 + time.Since(r.start).Second
 
 // save writes the checkpoint, the draft and the learning curve.
 func (r *run) save() error {
-	curve, _ := json.Marshal(r.curve)
+	curve, err := json.Marshal(r.curve)
+	if err != nil {
+		return fmt.Errorf("checkpoint: learning curve: %w", err)
+	}
 	meta := map[string]string{"config": r.identity, "teacher": r.fingerprint, "curve": string(curve), "seconds": fmt.Sprint(r.seconds())}
 	if err := train.SaveCheckpoint(r.ckpt, train.State{Params: r.m.P, Opt: r.opt, Meta: meta}); err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
