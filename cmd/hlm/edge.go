@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/hlmproject/hlm/edge"
@@ -26,7 +25,6 @@ func init() {
 
 func runEdge(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	p := hybrid.DefaultParams()
-	def := modelsDir()
 	fs := newFlags("edge", "--server ADDR --slm SPEC --method NAME [--prompt TEXT | --prompts FILE] [--set key=value ...] [--json] [--ui ADDR] | --openai ADDR", `
 Run the device side against an hlm serve: draft with the SLM, decide what to
 send with the method's policies and codecs, and send real bytes. The same
@@ -36,7 +34,7 @@ with --json the summary is the same object hlm sim prints, virtual figures
 channel model's rate and delay on the real connection. A dropped connection
 is re-established and the session resumed without losing tokens.`, stderr)
 	server := fs.String("server", "127.0.0.1:7140", "server address")
-	slmSpec := fs.String("slm", filepath.Join(def, "stories260K", "stories260K.bin")+"@exit=2", "draft model spec")
+	slmSpec := addDraftFlag(fs)
 	tok := fs.String("tokenizer", "", "tokenizer file, when not found with the model")
 	token := fs.String("auth-token", "", "token for the server (default: $HLM_AUTH_TOKEN)")
 	useTLS := fs.Bool("tls", false, "connect with TLS")
@@ -91,7 +89,7 @@ is re-established and the session resumed without losing tokens.`, stderr)
 	tensor.SetThreads(*threads)
 	slm, err := llama.OpenSpec(*slmSpec, *tok)
 	if err != nil {
-		return err
+		return draftHint(*slmSpec, err)
 	}
 	g, err := edge.NewGenerator(conn, slm, p)
 	if err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -18,20 +19,40 @@ type modelFlags struct {
 	llm, slm, tok *string
 }
 
+// defaultDraft is the draft hlm ships for stories260K (drafts/README.md):
+// a one-layer student distilled from it, the default SLM of every command
+// that drafts. Early exits stay available by spec (PATH@exit=N).
+var defaultDraft = filepath.Join("drafts", "stories260K-draft.gguf")
+
 // addModelFlags declares the model flags, defaulting to stories260K under
-// modelsDir() (the SLM its first two layers).
+// modelsDir() and its shipped draft.
 func addModelFlags(fs *flag.FlagSet) *modelFlags {
-	def := filepath.Join(modelsDir(), "stories260K", "stories260K.bin")
 	return &modelFlags{
-		llm: fs.String("llm", def, "LLM model spec"),
-		slm: fs.String("slm", def+"@exit=2", "SLM model spec"),
+		llm: fs.String("llm", filepath.Join(modelsDir(), "stories260K", "stories260K.bin"), "LLM model spec"),
+		slm: addDraftFlag(fs),
 		tok: fs.String("tokenizer", "", "tokenizer file, when not found with the models"),
 	}
 }
 
+// addDraftFlag declares --slm with the shipped draft as its default.
+func addDraftFlag(fs *flag.FlagSet) *string {
+	return fs.String("slm", defaultDraft, "SLM (draft) model spec; the default is the distilled draft of stories260K (drafts/README.md)")
+}
+
 // open opens the model pair.
 func (m *modelFlags) open() (*sim.Models, error) {
-	return sim.Open(*m.llm, *m.slm, *m.tok)
+	ms, err := sim.Open(*m.llm, *m.slm, *m.tok)
+	return ms, draftHint(*m.slm, err)
+}
+
+// draftHint explains a missing default draft: it lives in the repository.
+func draftHint(spec string, err error) error {
+	if err != nil && spec == defaultDraft {
+		if _, serr := os.Stat(defaultDraft); serr != nil {
+			return fmt.Errorf("%w\n(the default draft %s ships in the hlm repository: run from its root, or pass --slm)", err, defaultDraft)
+		}
+	}
+	return err
 }
 
 // runFlags are the flags hlm sim and hlm edge share: the method, its
