@@ -9,7 +9,6 @@ import (
 
 	"github.com/hlmproject/hlm/dataset"
 	"github.com/hlmproject/hlm/hybrid"
-	"github.com/hlmproject/hlm/sim"
 )
 
 func TestGrid(t *testing.T) {
@@ -28,14 +27,7 @@ func TestGrid(t *testing.T) {
 // TestEvaluateReproducible: the same evaluation twice writes byte-identical
 // results files, with quality metrics filled in.
 func TestEvaluateReproducible(t *testing.T) {
-	const stories = "../../shared/models/stories260K/stories260K.bin"
-	if _, err := os.Stat(stories); err != nil {
-		t.Skipf("shared model not present (%v)", err)
-	}
-	ms, err := sim.Open(stories, stories+"@exit=2", "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ms, _ := storiesPair(t)
 	ex, err := dataset.SplitStories("Once upon a time there was a cat. It liked milk.\n\nTom had a red car. He drove it fast.", "t")
 	if err != nil {
 		t.Fatal(err)

@@ -9,18 +9,16 @@ import (
 
 	"github.com/hlmproject/hlm/dataset"
 	"github.com/hlmproject/hlm/hybrid"
+	"github.com/hlmproject/hlm/internal/sharedtest"
 	"github.com/hlmproject/hlm/sim"
 )
 
 // TestKDAblation: Table II has a U-HLM and a CU-HLM (online) row per draft,
 // each draft calibrated on its own, with the latency columns filled.
 func TestKDAblation(t *testing.T) {
-	const stories = "../../shared/models/stories260K/stories260K.bin"
-	if _, err := os.Stat(stories); err != nil {
-		t.Skipf("shared model not present (%v)", err)
-	}
+	stories := sharedtest.Path(t, "models/stories260K/stories260K.bin")
 	dir := t.TempDir()
-	cfg := PaperConfig{Out: dir, LLM: stories, SLM: stories + "@exit=2", Shared: "../../shared", N: 2, NCal: 2, MaxTokens: 6,
+	cfg := PaperConfig{Out: dir, LLM: stories, SLM: stories + "@exit=2", Shared: sharedtest.Dir(), N: 2, NCal: 2, MaxTokens: 6,
 		Ablation: []Draft{{Name: "one-layer exit", SLM: stories + "@exit=1"}}}
 	ms, err := sim.Open(cfg.LLM, cfg.SLM, "")
 	if err != nil {

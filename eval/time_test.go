@@ -13,7 +13,6 @@ import (
 
 	"github.com/hlmproject/hlm/dataset"
 	"github.com/hlmproject/hlm/hybrid"
-	"github.com/hlmproject/hlm/sim"
 )
 
 var timeColumns = []string{"slm_seconds_per_token", "uplink_seconds_per_token", "llm_seconds_per_token", "downlink_seconds_per_token", "communication_seconds_per_token"}
@@ -42,14 +41,7 @@ func TestTimeColumnsValue(t *testing.T) {
 // τ_LLM per upload and the SLM part τ_SLM per drafted token (fixed τ), and
 // the files hold what Row.Value gives.
 func TestTimeColumns(t *testing.T) {
-	const stories = "../../shared/models/stories260K/stories260K.bin"
-	if _, err := os.Stat(stories); err != nil {
-		t.Skipf("shared model not present (%v)", err)
-	}
-	ms, err := sim.Open(stories, stories+"@exit=2", "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ms, _ := storiesPair(t)
 	ex, err := dataset.SplitStories("Once upon a time there was a cat.\n\nTom had a red car.\n\nThe sun was hot.", "t")
 	if err != nil {
 		t.Fatal(err)
