@@ -2,6 +2,8 @@ package eval
 
 import (
 	"context"
+	"math"
+	"strconv"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,7 +21,7 @@ func TestKDAblation(t *testing.T) {
 	stories := sharedtest.Path(t, "models/stories260K/stories260K.bin")
 	dir := t.TempDir()
 	cfg := PaperConfig{Out: dir, LLM: stories, SLM: stories + "@exit=2", Shared: sharedtest.Dir(), N: 2, NCal: 2, MaxTokens: 6,
-		Ablation: []Draft{{Name: "one-layer exit", SLM: stories + "@exit=1"}}}
+		Ablation: []Draft{{Name: "one-layer exit", SLM: stories + "@exit=1"}, {Name: "the LLM itself", SLM: stories}}}
 	ms, err := sim.Open(cfg.LLM, cfg.SLM, "")
 	if err != nil {
 		t.Fatal(err)
@@ -37,8 +39,22 @@ func TestKDAblation(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-	if len(lines) != 5 { // header + 2 methods × 2 drafts
-		t.Fatalf("table has %d lines, want 5:\n%s", len(lines), b)
+	if len(lines) != 7 { // header + 2 methods × 3 drafts
+		t.Fatalf("table has %d lines, want 7:\n%s", len(lines), b)
+	}
+	// A draft that is the LLM is always accepted; an early exit is not.
+	acc := func(line string) float64 {
+		f, err := strconv.ParseFloat(strings.Split(line, ",")[3], 64)
+		if err != nil {
+			t.Fatalf("draft acceptance of %q: %v", line, err)
+		}
+		return f
+	}
+	if a := acc(lines[5]); math.Abs(a-1) > 1e-9 {
+		t.Errorf("draft acceptance of the LLM itself = %v, want 1", a)
+	}
+	if a := acc(lines[3]); !(a > 0 && a < 0.9) {
+		t.Errorf("draft acceptance of the one-layer exit = %v, want in (0, 0.9)", a)
 	}
 	for _, want := range []string{"Table II", "one-layer exit", "@exit=1", "report's SLM", hybrid.CUHLMOnline} {
 		if !strings.Contains(md+string(b), want) {
