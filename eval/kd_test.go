@@ -3,9 +3,9 @@ package eval
 import (
 	"context"
 	"math"
-	"strconv"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
