@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 var threads atomic.Int32
@@ -73,10 +74,11 @@ type job struct {
 	finished chan struct{}
 }
 
-// spinRounds is how many times an idle worker polls for a new job before it
-// sleeps; at a few tens of nanoseconds a round this covers the gaps between
-// the products of one forward pass.
-const spinRounds = 20000
+// workerSpin is how long an idle worker polls for a new job before it
+// sleeps: long enough to cover the gaps between the products of one forward
+// pass and between the tokens of a decode loop, short enough that an idle
+// process gives its cores back at once.
+const workerSpin = 500 * time.Microsecond
 
 // run executes fn over n items in chunks on the caller and width−1 workers.
 func (p *pool) run(width, chunks, n int, fn func(lo, hi int)) {
@@ -94,12 +96,23 @@ func (p *pool) run(width, chunks, n int, fn func(lo, hi int)) {
 	p.wake.Broadcast()
 	p.park.Unlock()
 	j.work()
-	// Wait for the chunks the workers hold: spin briefly, then sleep, so
-	// that on a machine busy with other processes this thread gives its
-	// core to a worker the kernel has descheduled instead of spinning
-	// while it waits for one.
+	// Wait for the chunks the workers hold: spin for up to callerSpin,
+	// then sleep, so that on a machine busy with other processes this
+	// thread gives its core to a worker the kernel has descheduled instead
+	// of spinning while it waits for one. The spin must outlast the usual
+	// imbalance of the last chunks (a few to tens of microseconds): waking
+	// from a sleep costs more than that, and at a decode step's small
+	// products it did so often enough to cost a third of the throughput.
+	var start time.Time
 	for spins := 0; j.done.Load() < j.chunks; spins++ {
-		if spins < waitSpins {
+		if spins%64 != 63 {
+			continue
+		}
+		if start.IsZero() {
+			start = time.Now()
+			continue
+		}
+		if time.Since(start) < callerSpin {
 			continue
 		}
 		j.waiting.Store(true)
@@ -110,9 +123,9 @@ func (p *pool) run(width, chunks, n int, fn func(lo, hi int)) {
 	}
 }
 
-// waitSpins is how many times the caller polls for the workers' last
-// chunks before it sleeps (a few microseconds).
-const waitSpins = 2000
+// callerSpin is how long the caller polls for the workers' last chunks
+// before it sleeps.
+const callerSpin = 100 * time.Microsecond
 
 // work claims and runs chunks until none are left.
 func (j *job) work() {
@@ -133,11 +146,15 @@ func (j *job) work() {
 func (p *pool) worker(id int, seen uint64) {
 	for {
 		g := p.gen.Load()
+		var start time.Time
 		for spins := 0; g == seen; spins++ {
-			if spins < spinRounds {
-				if spins%64 == 63 {
-					runtime.Gosched()
+			if spins%64 == 63 {
+				runtime.Gosched()
+				if start.IsZero() {
+					start = time.Now()
 				}
+			}
+			if start.IsZero() || time.Since(start) < workerSpin {
 				g = p.gen.Load()
 				continue
 			}
