@@ -147,14 +147,17 @@ func (p *pool) worker(id int, seen uint64) {
 	for {
 		g := p.gen.Load()
 		var start time.Time
+		spinning := true
 		for spins := 0; g == seen; spins++ {
 			if spins%64 == 63 {
 				runtime.Gosched()
 				if start.IsZero() {
 					start = time.Now()
+				} else {
+					spinning = time.Since(start) < workerSpin
 				}
 			}
-			if start.IsZero() || time.Since(start) < workerSpin {
+			if spinning {
 				g = p.gen.Load()
 				continue
 			}
