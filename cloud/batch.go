@@ -30,44 +30,61 @@ func (s *Server) verify(ss *session, up *wire.Upload) (*wire.Verdict, error) {
 	return r.v, r.err
 }
 
-// runBatcher owns the LLM: it takes the verifications that are waiting
-// (up to MaxBatch, optionally waiting BatchWindow for more), evaluates all
-// their blocks in one pass and finishes each.
+// runBatcher owns the LLM: it takes the verifications that are waiting (up
+// to MaxBatch), waits up to BatchWindow for the other connected devices'
+// to join them, evaluates all their blocks in one pass and finishes each.
+//
+// The wait matters: devices answer each verdict with their next upload, so
+// without it the batches fragment — a pass over one early session leaves
+// the others queueing behind it, the next pass catches a few, and so on
+// (32 devices, L = 1: 74 of 140 passes held one session). It is bounded by
+// the window and skipped when every connected device has joined, so a lone
+// device never waits.
 func (s *Server) runBatcher() {
 	defer s.batcher.Done()
 	for first := range s.jobs {
 		batch := []*job{first}
-		var timer <-chan time.Time
-		if s.cfg.BatchWindow > 0 {
-			timer = time.After(s.cfg.BatchWindow)
-		}
-	collect:
+		open := true
+	queued:
 		for len(batch) < s.cfg.MaxBatch {
 			select {
 			case j, ok := <-s.jobs:
 				if !ok {
-					break collect
+					open = false
+					break queued
 				}
 				batch = append(batch, j)
-			case <-timer:
-				break collect
 			default:
-				if timer == nil {
-					break collect
-				}
+				break queued
+			}
+		}
+		if open && s.cfg.BatchWindow > 0 && len(batch) < min(s.cfg.MaxBatch, s.connected()) {
+			timer := time.NewTimer(s.cfg.BatchWindow)
+		wait:
+			for len(batch) < min(s.cfg.MaxBatch, s.connected()) {
 				select {
 				case j, ok := <-s.jobs:
 					if !ok {
-						break collect
+						break wait
 					}
 					batch = append(batch, j)
-				case <-timer:
-					break collect
+				case <-s.connGone: // look again at how many are connected
+				case <-timer.C:
+					break wait
 				}
 			}
+			timer.Stop()
 		}
 		s.runBatch(batch)
 	}
+}
+
+// connected is the number of open device connections: the most sessions
+// that can send an upload.
+func (s *Server) connected() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.conns)
 }
 
 func (s *Server) runBatch(batch []*job) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/hlmproject/hlm/model"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -40,8 +41,8 @@ func TestHealthDrainShutdown(t *testing.T) {
 	if code, h := getHealth(t, hs.URL); code != http.StatusServiceUnavailable || h.Status != "loading" {
 		t.Errorf("before the server: %d %+v", code, h)
 	}
-	// A batch window holds every verification for 300 ms: a round in flight.
-	srv, addr := start(t, Config{LLM: ms.LLM, BatchWindow: 300 * time.Millisecond, DrainDelay: 200 * time.Millisecond})
+	// An LLM that takes 300 ms per pass: a round in flight.
+	srv, addr := start(t, Config{LLM: slowModel{ms.LLM, 300 * time.Millisecond}, DrainDelay: 200 * time.Millisecond})
 	for deadline := time.Now().Add(5 * time.Second); srv.Health().Status == "starting" && time.Now().Before(deadline); {
 		time.Sleep(time.Millisecond) // Serve is starting in its goroutine
 	}
@@ -152,4 +153,22 @@ func TestEvictDetached(t *testing.T) {
 	if _, err := a.Verify(context.Background(), &wire.Upload{Round: 1, Drafts: []wire.Draft{{Token: 7}}}); err == nil {
 		t.Error("a's round went through on a full server whose sessions all have connections")
 	}
+}
+
+// slowModel is a model whose sessions take delay longer for every Eval.
+type slowModel struct {
+	model.Model
+	delay time.Duration
+}
+
+func (m slowModel) NewSession() model.Session { return slowSession{m.Model.NewSession(), m.delay} }
+
+type slowSession struct {
+	model.Session
+	delay time.Duration
+}
+
+func (s slowSession) Eval(tokens []int) ([][]float32, error) {
+	time.Sleep(s.delay)
+	return s.Session.Eval(tokens)
 }

@@ -33,7 +33,11 @@ type Config struct {
 	IdleTimeout time.Duration // a session without traffic is dropped (default 5 min)
 	IOTimeout   time.Duration // handshake, and each frame write (default 30 s)
 	MaxBatch    int           // sessions evaluated in one pass (default 32; 1 disables batching)
-	BatchWindow time.Duration // wait this long for more sessions to join a batch (default 0)
+	// BatchWindow is the longest a batch waits for the other connected
+	// devices' uploads to join it (default 1 ms; negative: never wait). The
+	// wait ends as soon as every connected device has an upload in the
+	// batch, so a lone device never waits.
+	BatchWindow time.Duration
 	// DrainDelay is how long Drain keeps serving normally while the health
 	// endpoint answers 503, so that load balancers stop sending new
 	// connections before Shutdown closes the listener (default 0).
@@ -59,6 +63,9 @@ func (c *Config) defaults() {
 	if c.MaxBatch <= 0 {
 		c.MaxBatch = 32
 	}
+	if c.BatchWindow == 0 {
+		c.BatchWindow = DefaultBatchWindow
+	}
 	if c.Name == "" {
 		c.Name = "hlm"
 	}
@@ -70,6 +77,11 @@ func (c *Config) defaults() {
 	}
 }
 
+// DefaultBatchWindow is Config.BatchWindow's default: about a third of a
+// small model's verification pass, enough for devices that answer a
+// verdict at once to catch the next pass.
+const DefaultBatchWindow = time.Millisecond
+
 // Server serves device sessions.
 type Server struct {
 	cfg    Config
@@ -77,6 +89,9 @@ type Server struct {
 	llmFP  string
 	tokFP  string
 	jobs   chan *job
+	// connGone wakes a batch that waits for connected devices when one
+	// disconnects.
+	connGone chan struct{}
 
 	mu       sync.Mutex
 	sessions map[uint64]*session
@@ -121,7 +136,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	cfg.defaults()
 	s := &Server{cfg: cfg, ctxLen: cfg.LLM.Config().SeqLen, llmFP: cfg.LLM.Fingerprint(),
-		jobs: make(chan *job, 4*cfg.MaxBatch), sessions: map[uint64]*session{}, conns: map[net.Conn]*connState{},
+		jobs: make(chan *job, 4*cfg.MaxBatch), connGone: make(chan struct{}, 1), sessions: map[uint64]*session{}, conns: map[net.Conn]*connState{},
 		stopped: make(chan struct{})}
 	if cfg.MaxContext > 0 && cfg.MaxContext < s.ctxLen {
 		s.ctxLen = cfg.MaxContext
@@ -180,6 +195,10 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			s.mu.Lock()
 			delete(s.conns, c)
 			s.mu.Unlock()
+			select { // a batch waiting for this device stops waiting
+			case s.connGone <- struct{}{}:
+			default:
+			}
 		}()
 	}
 }

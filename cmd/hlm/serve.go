@@ -80,7 +80,7 @@ balancer to another replica and continue with the same tokens
 	maxContext := fs.Int("max-context", 0, "positions per session (0: the model's context length)")
 	idle := fs.Duration("idle-timeout", 5*time.Minute, "drop a session after this long without traffic")
 	maxBatch := fs.Int("max-batch", 32, "sessions evaluated in one LLM pass (1 disables batching)")
-	window := fs.Duration("batch-window", 0, "wait this long for more sessions to join a batch")
+	window := fs.Duration("batch-window", cloud.DefaultBatchWindow, "longest a batch waits for the other connected devices' uploads (ends as soon as all have joined; a lone device never waits; negative: never wait)")
 	threads := fs.Int("threads", 0, "worker threads for the model (0: all cores)")
 	logFormat := fs.String("log-format", "text", "log format: text or json")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
