@@ -164,7 +164,29 @@ func l2Rows(rowBytes int) int { return max(4, (256<<10)/max(1, rowBytes)) }
 // forTiles calls kernel(r, R, t, T) over the tiles that cover rows [lo, hi)
 // and tokens [0, n): blocks of rows that fit in L2, token groups of up to
 // groupT, tiles of rows[T] rows and one smaller tile for the rest.
+//
+// Up to interleaveGroups groups (a verification block, a batch of up to 64
+// positions) run every group on a tile of rows before the next tile, so
+// the rows just read are reused from L1 while the next tile's rows stream
+// in and the arithmetic overlaps the memory traffic (an 8-token F32 block
+// at 110M: +15–19%; 32 sessions at L = 1: +8%); longer runs take the
+// groups in turn over an L2 block, so each group's inputs stay in L1. Every output is one kernel call over the whole
+// row either way, so the order does not change any result.
 func forTiles(lo, hi, n, rowBytes, groupT int, rows *[maxT + 1]int, kernel func(r, R, t, T int)) {
+	if n > groupT && n <= interleaveGroups*groupT {
+		R := rows[groupT]
+		for t := 0; t < n; t += groupT {
+			R = min(R, rows[min(groupT, n-t)])
+		}
+		r := lo
+		for ; r < hi; r += R {
+			Rt := min(R, hi-r)
+			for t := 0; t < n; t += groupT {
+				kernel(r, Rt, t, min(groupT, n-t))
+			}
+		}
+		return
+	}
 	blk := l2Rows(rowBytes)
 	for b := lo; b < hi; b += blk {
 		be := min(hi, b+blk)
@@ -181,6 +203,9 @@ func forTiles(lo, hi, n, rowBytes, groupT int, rows *[maxT + 1]int, kernel func(
 		}
 	}
 }
+
+// interleaveGroups is the most token groups forTiles runs tile by tile.
+const interleaveGroups = 16
 
 func productF32(out []float32, w *Matrix, x []float32, n int) product {
 	rows, cols := w.Rows, w.Cols
