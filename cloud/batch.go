@@ -43,40 +43,45 @@ func (s *Server) verify(ss *session, up *wire.Upload) (*wire.Verdict, error) {
 func (s *Server) runBatcher() {
 	defer s.batcher.Done()
 	for first := range s.jobs {
-		batch := []*job{first}
-		open := true
-	queued:
-		for len(batch) < s.cfg.MaxBatch {
-			select {
-			case j, ok := <-s.jobs:
-				if !ok {
-					open = false
-					break queued
-				}
-				batch = append(batch, j)
-			default:
-				break queued
-			}
-		}
-		if open && s.cfg.BatchWindow > 0 && len(batch) < min(s.cfg.MaxBatch, s.connected()) {
-			timer := time.NewTimer(s.cfg.BatchWindow)
-		wait:
-			for len(batch) < min(s.cfg.MaxBatch, s.connected()) {
-				select {
-				case j, ok := <-s.jobs:
-					if !ok {
-						break wait
-					}
-					batch = append(batch, j)
-				case <-s.connGone: // look again at how many are connected
-				case <-timer.C:
-					break wait
-				}
-			}
-			timer.Stop()
-		}
-		s.runBatch(batch)
+		s.runBatch(s.collect(first))
 	}
+}
+
+// collect gathers a batch from first: the uploads already queued, then,
+// for up to BatchWindow, those of the other connected devices.
+func (s *Server) collect(first *job) []*job {
+	batch := []*job{first}
+	var expire <-chan time.Time
+	for len(batch) < s.cfg.MaxBatch {
+		select {
+		case j, ok := <-s.jobs:
+			if !ok {
+				return batch
+			}
+			batch = append(batch, j)
+			continue
+		default:
+		}
+		if s.cfg.BatchWindow <= 0 || len(batch) >= s.connected() {
+			return batch
+		}
+		if expire == nil {
+			timer := time.NewTimer(s.cfg.BatchWindow)
+			defer timer.Stop()
+			expire = timer.C
+		}
+		select {
+		case j, ok := <-s.jobs:
+			if !ok {
+				return batch
+			}
+			batch = append(batch, j)
+		case <-s.connGone: // look again at how many are connected
+		case <-expire:
+			return batch
+		}
+	}
+	return batch
 }
 
 // connected is the number of open device connections: the most sessions

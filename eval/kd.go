@@ -55,18 +55,16 @@ func (p *paper) kdAblation(ctx context.Context, base hybrid.Params) error {
 	return p.doc.Table("table2_kd", t)
 }
 
-// meanAcceptance is the mean of min(1, y_d/x_d) over the records: the
-// probability that a draft sampled from x is accepted, averaged along the
-// logged text (an estimate of E[1 − TV(x, y)]).
+// meanAcceptance is the mean of 1 − β = min(1, y_d/x_d) over the records:
+// the probability that a draft sampled from x is accepted, averaged along
+// the logged text (an estimate of E[1 − TV(x, y)]).
 func meanAcceptance(rs []uncertainty.Record) float64 {
 	if len(rs) == 0 {
 		return math.NaN()
 	}
 	var s float64
 	for _, r := range rs {
-		if r.XD > 0 {
-			s += min(1, r.YD/r.XD)
-		}
+		s += 1 - uncertainty.Beta(r.XD, r.YD)
 	}
 	return s / float64(len(rs))
 }

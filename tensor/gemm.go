@@ -174,15 +174,11 @@ func l2Rows(rowBytes int) int { return max(4, (256<<10)/max(1, rowBytes)) }
 // row either way, so the order does not change any result.
 func forTiles(lo, hi, n, rowBytes, groupT int, rows *[maxT + 1]int, kernel func(r, R, t, T int)) {
 	if n > groupT && n <= interleaveGroups*groupT {
-		R := rows[groupT]
-		for t := 0; t < n; t += groupT {
-			R = min(R, rows[min(groupT, n-t)])
-		}
-		r := lo
-		for ; r < hi; r += R {
-			Rt := min(R, hi-r)
+		// Only the last group may be short: the tile height fits both.
+		R := min(rows[groupT], rows[(n-1)%groupT+1])
+		for r := lo; r < hi; r += R {
 			for t := 0; t < n; t += groupT {
-				kernel(r, Rt, t, min(groupT, n-t))
+				kernel(r, min(R, hi-r), t, min(groupT, n-t))
 			}
 		}
 		return
