@@ -80,13 +80,15 @@ func Agree(ctx context.Context, llm, slm model.Model, prompts [][]int, maxTokens
 			for j := range y {
 				tv += math.Abs(x[j] - y[j])
 			}
-			ps += 1 - tv/2
+			acc := 1 - tv/2
+			ps += acc
 			posSum += float64(ls.Len() - 1)
-			if b := k / StepBucket; b >= len(bSum) {
+			b := k / StepBucket
+			if b == len(bSum) {
 				bSum, bN = append(bSum, 0), append(bN, 0)
 			}
-			bSum[k/StepBucket] += 1 - tv/2
-			bN[k/StepBucket]++
+			bSum[b] += acc
+			bN[b]++
 			k++
 			next := sampling.Sample(y, rng)
 			if next < 0 {

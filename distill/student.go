@@ -9,7 +9,6 @@ import (
 
 	"github.com/hlmproject/hlm/model"
 	"github.com/hlmproject/hlm/model/llama"
-	"github.com/hlmproject/hlm/tensor"
 	"github.com/hlmproject/hlm/train"
 )
 
@@ -148,8 +147,8 @@ func newStudent(c Config, teacher *llama.Model, open func(spec string) (*llama.M
 	return p, nil
 }
 
-// projectEmbedding starts the student's token embedding (and its own
-// classifier, if any) from the teacher's, projected onto the teacher
+// projectEmbedding starts the student's token embedding (its classifier
+// too: the student is tied) from the teacher's, projected onto the teacher
 // embedding's top Dim right singular vectors: E·V_k, the best rank-k
 // approximation of the teacher's token geometry in the student's width.
 func projectEmbedding(p *train.Params[float32], tw *llama.Weights) error {
@@ -157,38 +156,25 @@ func projectEmbedding(p *train.Params[float32], tw *llama.Weights) error {
 	if k > tc.Dim {
 		return fmt.Errorf("--init svd projects the teacher's %d-wide embedding: the student's --dim %d must not be wider", tc.Dim, k)
 	}
-	dense := func(m *tensor.Matrix) *mat.Dense {
-		d := mat.NewDense(m.Rows, m.Cols, nil)
-		row := make([]float32, m.Cols)
-		for r := 0; r < m.Rows; r++ {
-			m.Row(row, r)
-			for c, v := range row {
-				d.Set(r, c, float64(v))
-			}
+	e := mat.NewDense(tw.Embedding.Rows, tw.Embedding.Cols, nil)
+	row := make([]float32, tw.Embedding.Cols)
+	for r := 0; r < tw.Embedding.Rows; r++ {
+		tw.Embedding.Row(row, r)
+		for c, v := range row {
+			e.Set(r, c, float64(v))
 		}
-		return d
 	}
-	e := dense(tw.Embedding)
 	var svd mat.SVD
 	if !svd.Factorize(e, mat.SVDThin) {
 		return fmt.Errorf("--init svd: the SVD of the teacher's embedding did not converge")
 	}
-	var v mat.Dense
+	var v, out mat.Dense
 	svd.VTo(&v)
-	vk := v.Slice(0, tc.Dim, 0, k)
-	project := func(dst []float32, m *mat.Dense) {
-		var out mat.Dense
-		out.Mul(m, vk)
-		r, c := out.Dims()
-		for i := 0; i < r; i++ {
-			for j := 0; j < c; j++ {
-				dst[i*c+j] = float32(out.At(i, j))
-			}
+	out.Mul(e, v.Slice(0, tc.Dim, 0, k))
+	for i := range tw.Embedding.Rows {
+		for j := range k {
+			p.Embedding[i*k+j] = float32(out.At(i, j))
 		}
-	}
-	project(p.Embedding, e)
-	if !p.Shape.Tied {
-		project(p.Output, dense(tw.Output))
 	}
 	return nil
 }

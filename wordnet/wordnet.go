@@ -82,7 +82,6 @@ type Synset struct {
 
 // DB is an opened WordNet database.
 type DB struct {
-	dir   string
 	index map[POS]map[string]Entry
 	data  map[POS][]byte
 	exc   map[POS]map[string][]string
@@ -91,7 +90,7 @@ type DB struct {
 // Open reads the database in dir (index and data files of the four parts of
 // speech; exception lists when present).
 func Open(dir string) (*DB, error) {
-	db := &DB{dir: dir, index: map[POS]map[string]Entry{}, data: map[POS][]byte{}, exc: map[POS]map[string][]string{}}
+	db := &DB{index: map[POS]map[string]Entry{}, data: map[POS][]byte{}, exc: map[POS]map[string][]string{}}
 	for _, pos := range All {
 		idx, err := readIndex(filepath.Join(dir, "index."+string(pos)), pos)
 		if err != nil {

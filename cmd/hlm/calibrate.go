@@ -57,8 +57,8 @@ ones you evaluate on.`, stderr)
 	}
 	status := statusLine(stderr)
 	log, err := sim.Collect(ctx, ms, p, texts, 0, func(d, t int) { status(d, t, fmt.Sprintf("calibrating: prompt %d/%d", d, t)) })
-	fmt.Fprintln(stderr)
 	if err != nil {
+		fmt.Fprintln(stderr) // end a status line cut short
 		return err
 	}
 	res, err := sim.Analyze(log, *theta, uncertainty.Options{Density: *density, M: p.M, FitOn: *fitOn})
