@@ -46,7 +46,7 @@ import (
 // Σ c(y_v − ρ)⁺ over the terms whose tail contains v are dominance sums,
 // done offline with Fenwick trees. Reconstructions that renormalize (the
 // quantized sum reaches 1, or no token is left to fill) are summed
-// directly in O(k) per draft. OutputDistNaive is the O(V²) reference.
+// directly in O(k) per draft. outputDistNaive (in the tests) is the O(V²) reference.
 func (c TopK) OutputDist(x, y []float64, beta float64) ([]float64, error) {
 	ks, order, err := c.draftKs(x, y, beta)
 	if err != nil {
@@ -123,7 +123,7 @@ type renormTerm struct {
 // drafts adds the acceptance terms and collects the residual terms.
 func (e *exactTopK) drafts(ks []int) error {
 	v := len(e.x)
-	inTopW := map[int]float64{} // per k: rejection weight of the drafts inside the top
+	inTopW := make([]float64, v+1) // per k: rejection weight of the drafts inside the top
 	for d, xd := range e.x {
 		if !(xd > 0) {
 			continue
@@ -398,42 +398,6 @@ func (f *fenwick) prefix(i int) float64 {
 
 func (f *fenwick) total() float64 { return f.all }
 
-// OutputDistNaive is OutputDist computed draft by draft: for every d with
-// x_d > 0 it encodes (x, d) with the codec itself (Encode, or EncodeWithBeta
-// with beta when K == 0) and adds x_d·[a_d·δ_d + (1 − a_d)·q⁽ᵈ⁾]. O(V²):
-// the reference for tests and small vocabularies.
-func (c TopK) OutputDistNaive(x, y []float64, beta float64) ([]float64, error) {
-	if _, _, err := c.draftKs(x, y, beta); err != nil {
-		return nil, err
-	}
-	out := make([]float64, len(x))
-	res := make([]float64, len(x))
-	for d := range x {
-		if !(x[d] > 0) {
-			continue
-		}
-		var enc Encoded
-		var err error
-		if c.K == 0 {
-			enc, err = c.EncodeWithBeta(x, d, beta)
-		} else {
-			enc, err = c.Encode(x, d)
-		}
-		if err != nil {
-			return nil, err
-		}
-		a := spec.AcceptRatio(enc.Recon[d], y[d])
-		out[d] += x[d] * a
-		if w := x[d] * (1 - a); w > 0 {
-			spec.Residual(res, y, enc.Recon)
-			for i, r := range res {
-				out[i] += w * r
-			}
-		}
-	}
-	return out, nil
-}
-
 // draftKs validates the inputs and returns k(d) for every token and the
 // rank order of x.
 func (c TopK) draftKs(x, y []float64, beta float64) ([]int, []int32, error) {
@@ -459,9 +423,10 @@ func (c TopK) draftKs(x, y []float64, beta float64) ([]int, []int32, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	n := tailDeviation(sorted(x, order), v) // non-increasing, n[v] = 0
+	n := tailDeviation(sorted(x, order), v)                   // non-increasing, n[v] = 0
+	l1, lb := Softplus(-1, c.eta()), Softplus(-beta, c.eta()) // onlineDenominator's terms
 	for d := range ks {
-		lim := c.Theta * onlineDenominator(x, d, beta, c.eta())
+		lim := c.Theta * ((1-x[d])*l1 + x[d]*lb)
 		ks[d] = 1 + sort.Search(v, func(i int) bool { return n[i+1] <= lim })
 	}
 	return ks, order, nil
