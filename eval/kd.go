@@ -24,13 +24,15 @@ func (p *paper) kdAblation(ctx context.Context, base hybrid.Params) error {
 	drafts := append([]Draft{{Name: "report's SLM", SLM: p.cfg.SLM}}, p.cfg.Ablation...)
 	t := &report.Table{Columns: []string{"method", "draft", "SLM spec", "draft acceptance (lossless HLM)", "acceptance of the verified drafts", "communication (ms/token)", "LLM computation (ms/token)", "throughput (tokens/s)", "TR", "NLL"}}
 	for i, d := range drafts {
-		ms, err := sim.Open(p.cfg.LLM, d.SLM, p.cfg.Tokenizer)
-		if err != nil {
-			return fmt.Errorf("ablation draft %q: %w", d.Name, err)
+		sub := *p // the report's own SLM keeps its models and calibration
+		if i > 0 {
+			ms, err := sim.Open(p.cfg.LLM, d.SLM, p.cfg.Tokenizer)
+			if err != nil {
+				return fmt.Errorf("ablation draft %q: %w", d.Name, err)
+			}
+			sub.setup.Models = ms
+			sub.calLog = nil
 		}
-		sub := *p
-		sub.setup.Models = ms
-		sub.calLog = nil
 		cal, log, err := sub.calibrate(ctx, base)
 		if err != nil {
 			return err

@@ -137,14 +137,6 @@ func (p *paper) load(name string) ([]dataset.Example, error) {
 	return ex, nil
 }
 
-// examples returns n evaluation examples of a dataset (a seeded sample;
-// a smaller n is a prefix of a larger one), with the rest of a story as the
-// reference for TinyStories. TinyStories has only the stories of the
-// shared sample file (19), so its tables use at most that many.
-func (p *paper) examples(name string, n int) ([]dataset.Example, error) {
-	return p.sample(name, 0, n)
-}
-
 // calibrationExamples are NCal calibration runs that start from BOS alone
 // (the empty prompt; each run has its own seed): the SLM and the LLM
 // generate in their own domain, and no prompt of any evaluated dataset is
@@ -157,10 +149,13 @@ func (p *paper) calibrationExamples() ([]dataset.Example, error) {
 	return ex, nil
 }
 
-// sample returns positions skip … skip+n−1 of the dataset's seeded sample
-// (dataset.Sample's prefixes agree for every length).
-func (p *paper) sample(name string, skip, n int) ([]dataset.Example, error) {
-	key := fmt.Sprintf("%s/%d/%d", name, skip, n)
+// examples returns n evaluation examples of a dataset (a seeded sample;
+// a smaller n is a prefix of a larger one), with the rest of a story as the
+// reference for TinyStories (dataset.Sample's prefixes agree for every
+// length). TinyStories has only the stories of the shared sample file
+// (19), so its tables use at most that many.
+func (p *paper) examples(name string, n int) ([]dataset.Example, error) {
+	key := fmt.Sprintf("%s/%d", name, n)
 	if ex, ok := p.cache[key]; ok {
 		return ex, nil
 	}
@@ -168,10 +163,7 @@ func (p *paper) sample(name string, skip, n int) ([]dataset.Example, error) {
 	if err != nil {
 		return nil, err
 	}
-	if skip >= len(all) {
-		return nil, fmt.Errorf("%s has %d examples, all needed for calibration (%d)", name, len(all), skip)
-	}
-	ex := dataset.Sample(all, min(skip+n, len(all)), p.cfg.Seed)[skip:] // a copy: filling in Reference leaves p.sets as loaded
+	ex := dataset.Sample(all, min(n, len(all)), p.cfg.Seed) // a copy: filling in Reference leaves p.sets as loaded
 	for i := range ex {
 		if ex[i].Reference == "" && ex[i].Text != "" {
 			ex[i].Reference = strings.TrimSpace(strings.TrimPrefix(ex[i].Text, ex[i].Prompt))

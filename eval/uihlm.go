@@ -58,7 +58,7 @@ func (p *paper) uihlm(ctx context.Context) error {
 		}
 		for _, r := range rows {
 			t.AddRow(r.Label, r.PM("cosine", 3), r.PM("rougeL", 3), r.PM("nll", 3), pct(r, "transmission_rate"), pct(r, "rejection_rate"),
-				r.PM("energy_per_token", 4), report.Float(100*(1-r.Value("energy_per_token")/hlmE), 1), r.PM("throughput_tps", 3), r.PM("mean_deviation", 3))
+				r.PM("energy_per_token", 4), report.Float(100*policy.Saving(r.Value("energy_per_token"), hlmE), 1), r.PM("throughput_tps", 3), r.PM("mean_deviation", 3))
 		}
 		p.doc.H(2, "Table I on "+ds)
 		if err := p.doc.Table("table1_summary_"+ds, t); err != nil {

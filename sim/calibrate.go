@@ -123,15 +123,6 @@ func Collect(ctx context.Context, ms *Models, p hybrid.Params, prompts []string,
 	return log, nil
 }
 
-// CodecPairs are the sampled pairs as codec.Pair values.
-func (l *CalibrationLog) CodecPairs() []codec.Pair {
-	out := make([]codec.Pair, len(l.Pairs))
-	for i, p := range l.Pairs {
-		out[i] = codec.Pair{X: p.X, Y: p.Y}
-	}
-	return out
-}
-
 // lossless is a lossless HLM generation with one-token rounds: both
 // models' sessions over the sequence so far and the logits after it.
 type lossless struct {
