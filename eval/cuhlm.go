@@ -157,34 +157,10 @@ func (p *paper) cuhlm(ctx context.Context) error {
 	}
 	kx := func(r Row) float64 { return SetValue(r, "k") }
 	if err := p.doc.Plot("fig9b_k", "Deviation from the LLM and uplink bits per token vs k (CU-HLM Fig. 9b)", &report.LinePlot{Title: "CU-HLM (offline) vs compressed vocabulary size", XLabel: "k", YLabel: "value", LogY: true,
-		Series: []report.Series{logSafe(Curve("uplink bits/token", rows, kx, "uplink_bits_per_token")), logSafe(Curve("deviation ×1000", scaleDeviation(rows, 1000), kx, "mean_deviation"))}}); err != nil {
+		Series: []report.Series{logSafe(Curve("uplink bits/token", rows, kx, "uplink_bits_per_token")), logSafe(scaled(Curve("deviation ×1000", rows, kx, "mean_deviation"), func(int) float64 { return 1000 }))}}); err != nil {
 		return err
 	}
 	return p.kdAblation(ctx, base)
-}
-
-// scaleDeviation multiplies the rows' mean deviation (and its interval) by
-// f for plotting on a shared axis; a non-positive product becomes NaN.
-func scaleDeviation(rows []Row, f float64) []Row {
-	out := append([]Row(nil), rows...)
-	for i := range out {
-		if out[i].Summary.MeanDeviation != nil {
-			v := *out[i].Summary.MeanDeviation * f
-			if v <= 0 {
-				v = math.NaN()
-			}
-			out[i].Summary.MeanDeviation = &v
-		}
-		if h, ok := out[i].CI["mean_deviation"]; ok {
-			ci := map[string]float64{}
-			for k, x := range out[i].CI {
-				ci[k] = x
-			}
-			ci["mean_deviation"] = h * f
-			out[i].CI = ci
-		}
-	}
-	return out
 }
 
 // kGrid is 1, 2, 5, 10, 20, 50, … up to v, and v.

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/hlmproject/hlm/report"
@@ -242,6 +243,23 @@ func Curve(name string, rows []Row, x func(Row) float64, y string) report.Series
 	}
 	if !bars {
 		s.YErr = nil
+	}
+	return s
+}
+
+// scaled multiplies a curve's values and error bars by f(i) at point i (to
+// share an axis, or per prompt); a value that is not positive becomes NaN
+// (a logarithmic axis cannot show it).
+func scaled(s report.Series, f func(i int) float64) report.Series {
+	s.Y, s.YErr = slices.Clone(s.Y), slices.Clone(s.YErr)
+	for i := range s.Y {
+		s.Y[i] *= f(i)
+		if !(s.Y[i] > 0) {
+			s.Y[i] = math.NaN()
+		}
+		if s.YErr != nil {
+			s.YErr[i] *= f(i)
+		}
 	}
 	return s
 }

@@ -44,11 +44,8 @@ func (p *paper) sqs(ctx context.Context) error {
 	res := &report.LinePlot{Title: "resampling rate", XLabel: "temperature", YLabel: "rejections per batch"}
 	for _, v := range vs {
 		rs := groups[v.Label]
-		s := Curve(v.Label, rs, x, "virtual_seconds")
-		for i := range s.Y {
-			s.Y[i] /= float64(rs[i].Prompts)
-		}
-		lat.Series = append(lat.Series, s)
+		perPrompt := func(i int) float64 { return 1 / float64(rs[i].Prompts) }
+		lat.Series = append(lat.Series, scaled(Curve(v.Label, rs, x, "virtual_seconds"), perPrompt))
 		res.Series = append(res.Series, Curve(v.Label, rs, x, "resampling_rate"))
 	}
 	p.doc.H(2, "Fig. 2: latency and resampling rate vs temperature")
