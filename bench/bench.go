@@ -19,8 +19,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/hlmproject/hlm/metrics"
 	"io"
-	"math"
 	"math/rand/v2"
 	"path/filepath"
 	"runtime"
@@ -60,7 +60,6 @@ func (c Config) Validate() error {
 	if c.Reps < 1 {
 		return fmt.Errorf("repetitions %d: want at least 1", c.Reps)
 	}
-	tests := 0
 	for _, list := range []struct {
 		name string
 		v    []int
@@ -72,12 +71,7 @@ func (c Config) Validate() error {
 			}
 		}
 	}
-	for _, v := range append(append([]int(nil), c.Prompt...), c.Gen...) {
-		if v > 0 {
-			tests++
-		}
-	}
-	if tests == 0 {
+	if len(tests(c)) == 0 {
 		return errors.New("no test: give a prompt size (-p) or a number of tokens to generate (-n) above 0")
 	}
 	if len(c.Threads) == 0 || len(c.Sessions) == 0 {
@@ -275,17 +269,12 @@ func describe(m *llama.Model, spec string) Result {
 	return r
 }
 
-// meanSD is the mean and the sample standard deviation (0 for one sample).
+// meanSD is the mean and the sample standard deviation (0 for one sample:
+// JSON has no NaN).
 func meanSD(x []float64) (mean, sd float64) {
-	for _, v := range x {
-		mean += v
-	}
-	mean /= float64(len(x))
+	mean, sd = metrics.MeanStd(x)
 	if len(x) < 2 {
-		return mean, 0
+		sd = 0
 	}
-	for _, v := range x {
-		sd += (v - mean) * (v - mean)
-	}
-	return mean, math.Sqrt(sd / float64(len(x)-1))
+	return mean, sd
 }

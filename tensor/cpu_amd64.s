@@ -21,7 +21,9 @@ TEXT ·xgetbv0(SB), NOSPLIT, $0-4
 	RET
 
 // func dotF16x32(w *uint16, x *float32, n int, acc *[32]float32)
-// As dotF32x32 with w converted from float16 (VCVTPH2PS, exact).
+// acc[l] += float32(w[i+l]) · x[i+l] over whole chunks of 32, product
+// rounded to float32 before the add (no FMA), w converted from float16 with
+// VCVTPH2PS (exact): the order of dotF16.
 TEXT ·dotF16x32(SB), NOSPLIT, $0-32
 	MOVQ w+0(FP), SI
 	MOVQ x+8(FP), DI

@@ -10,9 +10,9 @@ import "encoding/binary"
 //     c mod 16 with one fused multiply-add, combined by reduce16.
 //   - F16: 32 partial sums, products rounded to float32 before each add,
 //     combined by reduce32.
-//   - Q8_0 and Q4_0 against float32 inputs (dotQ8_0, dotQ4_0): 8 partials as
-//     described there. The matrix products do not use these: they quantize
-//     the inputs to 8 bits and use integer dot products (act.go).
+//   - Q8_0 and Q4_0: the inputs are quantized to 8 bits per block of 32
+//     and multiplied in exact integers; each block adds fma(dw·dx, Σ, acc)
+//     into one of 8 lanes per row (act.go, dotQuant).
 //
 // The result depends only on the inputs — not on the CPU, the build flags,
 // the thread count or how many tokens share the product — which the
@@ -21,16 +21,9 @@ import "encoding/binary"
 // Dot returns Σ a[i]·b[i] over len(a) elements (b must be at least as long),
 // in the F32 order of dotF32.
 func Dot(a, b []float32) float32 {
-	b = b[:len(a)]
-	if len(a) == 0 {
-		return 0
-	}
-	var out float32
-	if f32Tile(1, 1) != nil {
-		f32Tile(1, 1)(&a[0], 0, &b[0], 0, len(a), &out, 0)
-		return out
-	}
-	return dotF32(a, b)
+	var out [1]float32
+	DotRows(out[:], b[:len(a)], 0, a) // the same order: fma is commutative
+	return out[0]
 }
 
 // reduce32 combines 32 partial sums in a fixed order.

@@ -48,14 +48,6 @@ var kernelSets [levelAVX512 + 1]*kernelSet
 
 func kernels() *kernelSet { return kernelSets[level] }
 
-// f32Tile returns the R×T F32 kernel of the level in use, or nil.
-func f32Tile(r, t int) f32TileFn {
-	if ks := kernels(); ks != nil {
-		return ks.f32[r][t]
-	}
-	return nil
-}
-
 // MatVec computes out[r] = Σ_c W[r,c]·x[c] for every row r.
 func MatVec(out []float32, w *Matrix, x []float32) { MatMul(out, w, x, 1) }
 

@@ -534,11 +534,10 @@ func (g *gen) wsum(zmm bool, c int) string {
 	g.p("\tMOVQ stride+24(FP), R8")
 	g.p("\tMOVQ n+32(FP), CX")
 	for k := 0; k < c; k++ {
-		g.p("\tVXORPS %s%d, %s%d, %s%d", reg, k, reg, k, reg, k)
-	}
-	if zmm {
-		for k := 0; k < c; k++ {
+		if zmm { // VXORPS on ZMM needs AVX512DQ; VPXORD is AVX512F
 			g.p("\tVPXORD Z%d, Z%d, Z%d", k, k, k)
+		} else {
+			g.p("\tVXORPS Y%d, Y%d, Y%d", k, k, k)
 		}
 	}
 	g.p("\tTESTQ CX, CX")

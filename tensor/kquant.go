@@ -103,7 +103,7 @@ func q4KScales(blk []byte, s *[16]float32) {
 
 // dotQ4K is Σ w·x over a row of Q4_K super-blocks without dequantizing:
 // with ds = d·sc_j and dm = dmin·m_j, sub-block j contributes
-// ds·Σ q·x − dm·Σ x. In lanes l < 8, like dotQ8_0,
+// ds·Σ q·x − dm·Σ x. In lanes l < 8,
 //
 //	acc[l] += ds·((q[l]x[l] + q[8+l]x[8+l]) + (q[16+l]x[16+l] + q[24+l]x[24+l]))
 //	        − dm·((x[l] + x[8+l]) + (x[16+l] + x[24+l]))
