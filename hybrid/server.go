@@ -229,6 +229,10 @@ func (j *Job) Finish(evaluated [][]float32) (*wire.Verdict, *Trace, error) {
 	tr.DraftY = ys
 	var res spec.BlockResult
 	draft := 0
+	// The papers' round (U-HLM eq. 4/6, CU-HLM Algorithm 1): the accepted
+	// draft or the resampled token, nothing after it; the verdict's Token is
+	// then the round's one token (Device.Apply reads it so).
+	oneToken := s.p.OneToken() && len(j.lists[0]) == 1
 	switch {
 	case s.p.Method == CoupledList:
 		lr, path, err := s.verifyList(j, ys)
@@ -238,9 +242,7 @@ func (j *Job) Finish(evaluated [][]float32) (*wire.Verdict, *Trace, error) {
 		res, draft, tr.DraftY = lr.BlockResult, lr.Draft, path
 	case s.p.Method == Coupled || (s.p.Method == LLM && s.p.Sampler == "gumbel"):
 		res = spec.VerifyCoupled(ys, j.lists[0], s.p.Seed, len(s.seq)+m)
-	case s.p.OneToken() && len(j.lists[0]) == 1:
-		// The papers' round (U-HLM eq. 4/6, CU-HLM Algorithm 1): the
-		// accepted draft or the resampled token, nothing after it.
+	case oneToken:
 		tok, ok := spec.Verify(j.xhats[0], ys[0], j.lists[0][0], roundRNG(s.p.Seed, up.Round))
 		res = spec.BlockResult{Token: tok, Resampled: !ok}
 		if ok {
@@ -260,7 +262,7 @@ func (j *Job) Finish(evaluated [][]float32) (*wire.Verdict, *Trace, error) {
 	// (not yet evaluated: the next round's pass starts with it).
 	n0 := len(s.seq)
 	s.seq = append(s.seq, j.target[n0:n0+m]...)
-	if s.p.OneToken() && len(j.lists[0]) == 1 {
+	if oneToken {
 		s.seq = append(s.seq, res.Token) // the draft itself when accepted
 	} else {
 		s.seq = res.Committed(s.seq, j.lists[draft])
