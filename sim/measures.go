@@ -92,8 +92,7 @@ func CollectMeasures(ctx context.Context, ms *Models, cfg MeasureConfig, prompts
 		longest := len(run.seq)
 		if cfg.Paraphraser != nil {
 			start := time.Now()
-			for m := 0; m < p.M; m++ {
-				text := cfg.Paraphraser.Paraphrase(prompt, rngs[2])
+			for m, text := range cfg.Paraphraser.Paraphrases(prompt, p.M, rngs[2]) {
 				if i == 0 {
 					log.Examples = append(log.Examples, text)
 				}

@@ -107,6 +107,13 @@ func (p Paraphraser) Synonyms(word string) []string {
 
 // Paraphrase returns one paraphrase of text, with its randomness from rng.
 func (p Paraphraser) Paraphrase(text string, rng *rand.Rand) string {
+	return p.Paraphrases(text, 1, rng)[0]
+}
+
+// Paraphrases returns m paraphrases of text, drawn one after another from
+// rng (the same texts as m calls of Paraphrase); the words and their
+// synonyms are looked up once.
+func (p Paraphraser) Paraphrases(text string, m int, rng *rand.Rand) []string {
 	rate := p.Rate
 	if !(rate > 0) {
 		rate = 0.3
@@ -134,27 +141,34 @@ func (p Paraphraser) Paraphrase(text string, rng *rand.Rand) string {
 		}
 		i = j
 	}
+	out := make([]string, m)
 	if len(cands) == 0 {
-		return text
+		for i := range out {
+			out[i] = text
+		}
+		return out
 	}
 	n := max(1, int(math.Round(rate*float64(len(cands)))))
-	perm := rng.Perm(len(cands))[:min(n, len(cands))]
 	chosen := make([]bool, len(cands))
-	for _, k := range perm {
-		chosen[k] = true
-	}
-	var out strings.Builder
-	last := 0
-	for k, c := range cands {
-		if !chosen[k] {
-			continue
+	for i := range out {
+		clear(chosen)
+		for _, k := range rng.Perm(len(cands))[:min(n, len(cands))] {
+			chosen[k] = true
 		}
-		out.WriteString(text[last:c.lo])
-		out.WriteString(matchCase(c.syns[rng.IntN(len(c.syns))], text[c.lo:c.hi]))
-		last = c.hi
+		var sb strings.Builder
+		last := 0
+		for k, c := range cands {
+			if !chosen[k] {
+				continue
+			}
+			sb.WriteString(text[last:c.lo])
+			sb.WriteString(matchCase(c.syns[rng.IntN(len(c.syns))], text[c.lo:c.hi]))
+			last = c.hi
+		}
+		sb.WriteString(text[last:])
+		out[i] = sb.String()
 	}
-	out.WriteString(text[last:])
-	return out.String()
+	return out
 }
 
 func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }

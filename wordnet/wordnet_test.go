@@ -127,6 +127,23 @@ func TestSynonyms(t *testing.T) {
 	}
 }
 
+// TestParaphrasesAsRepeatedCalls: Paraphrases(text, m) gives the texts of m
+// calls of Paraphrase on the same random stream.
+func TestParaphrasesAsRepeatedCalls(t *testing.T) {
+	p := Paraphraser{DB: testDB(t), Rate: 0.5}
+	text := "The happy dog ran to the car, and the house's door was big!"
+	r1, r2 := rand.New(rand.NewPCG(5, 6)), rand.New(rand.NewPCG(5, 6))
+	got := p.Paraphrases(text, 8, r1)
+	for i := range got {
+		if want := p.Paraphrase(text, r2); got[i] != want {
+			t.Fatalf("paraphrase %d: %q, want %q", i, got[i], want)
+		}
+	}
+	if r1.Uint64() != r2.Uint64() {
+		t.Error("the streams drew different amounts")
+	}
+}
+
 // TestParaphrase: same seed, same paraphrase; punctuation, spacing and
 // the words not replaced are kept; capitalization follows the original;
 // with rate 1 every candidate is replaced.
