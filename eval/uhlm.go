@@ -192,13 +192,13 @@ func (p *paper) measureFigure(ctx context.Context, base hybrid.Params, name, fig
 		lo, hi := fisherCI(r, len(us))
 		s := report.Series{Name: log.Names[m]}
 		var bx, by []float64
-		for k := 0; k <= base.M; k++ {
-			var bs []float64
-			for i, u := range us {
-				if int(math.Round(u*float64(base.M))) == k {
-					bs = append(bs, log.Beta[i])
-				}
+		bins := make([][]float64, base.M+1) // β of the tokens at u = k/M
+		for i, u := range us {
+			if k := int(math.Round(u * float64(base.M))); k >= 0 && k <= base.M {
+				bins[k] = append(bins[k], log.Beta[i])
 			}
+		}
+		for k, bs := range bins {
 			if len(bs) == 0 {
 				continue
 			}
