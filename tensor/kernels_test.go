@@ -372,13 +372,16 @@ func TestQuantizeActsLevels(t *testing.T) {
 }
 
 // TestSwiGLULevels: the vector SwiGLU gives swiglu1's bits at every level
-// (lengths around the lane counts, edge values), and swiglu1 is within
-// float32 rounding of g/(1+e^−g)·u computed with math.Exp.
+// (lengths around the lane counts, edge values, blocks long enough to be
+// split over the threads), and swiglu1 is within float32 rounding of
+// g/(1+e^−g)·u computed with math.Exp.
 func TestSwiGLULevels(t *testing.T) {
 	rng := rand.New(rand.NewPCG(51, 52))
 	edge := []float32{0, float32(math.Copysign(0, -1)), float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)),
 		800, -800, 1e-40, -1e-40, 88, -88, 3.4e38, -3.4e38}
-	for _, n := range []int{0, 1, 3, 4, 5, 8, 13, 17, 100, 768} {
+	SetThreads(3)
+	defer SetThreads(0)
+	for _, n := range []int{0, 1, 3, 4, 5, 8, 13, 17, 100, 768, swigluParallel, 8*swigluParallel/3 + 5} {
 		g, u := randVec(rng, n), randVec(rng, n)
 		for i := range g {
 			g[i] *= 6

@@ -5,6 +5,24 @@ import (
 	"sync"
 )
 
+// RMSNormRows applies RMSNorm to each row of len(weight) values of x (a
+// block of tokens), on several threads when there are enough rows; each
+// row's result is RMSNorm's.
+func RMSNormRows(out, x, weight []float32, eps float32) {
+	dim := len(weight)
+	if dim == 0 {
+		return
+	}
+	rows := len(x) / dim
+	// The sum of squares is one chain of dependent additions: a row costs
+	// about what 8·dim multiply-adds of a product do.
+	ParallelFor(rows, 8*rows*dim, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			RMSNorm(out[r*dim:(r+1)*dim], x[r*dim:(r+1)*dim], weight, eps)
+		}
+	})
+}
+
 // RMSNorm writes x normalized by its root mean square and scaled by weight:
 // out[i] = weight[i]·x[i]/sqrt(mean(x²)+eps). out may alias x.
 func RMSNorm(out, x, weight []float32, eps float32) {
@@ -49,8 +67,30 @@ var f64Pool = sync.Pool{New: func() any { return new([]float64) }}
 
 // SwiGLU writes silu(gate)·up into gate: silu(g) = g·σ(g), σ(g) = 1/(1+e^−g),
 // computed as swiglu1 spells out (the vector kernels give the same bits).
+// A block of tokens (from swigluParallel values on) is split over the
+// threads; every value is computed alone, so the split changes no bit.
 func SwiGLU(gate, up []float32) {
 	up = up[:len(gate)]
+	if n := len(gate); n >= swigluParallel {
+		chunks := (n + swigluChunk - 1) / swigluChunk
+		// An exponential and a division per value: about 8 multiply-adds'
+		// worth of a product each.
+		ParallelFor(chunks, 8*n, func(lo, hi int) {
+			a, b := lo*swigluChunk, min(n, hi*swigluChunk)
+			swiglu(gate[a:b], up[a:b])
+		})
+		return
+	}
+	swiglu(gate, up)
+}
+
+const (
+	swigluParallel = 8192 // values from which SwiGLU uses the threads
+	swigluChunk    = 1024 // values per unit of work (a multiple of the kernels' lanes)
+)
+
+// swiglu is SwiGLU on the calling thread.
+func swiglu(gate, up []float32) {
 	i := 0
 	if ks := kernels(); ks != nil && ks.swiglu != nil {
 		i = len(gate) / ks.swigluLanes * ks.swigluLanes
@@ -92,24 +132,58 @@ func Add(dst, src []float32) {
 type Rope struct {
 	HeadSize int
 	freq     []float32 // headSize/2 inverse frequencies
+	// cs holds (cos, sin) of every angle of positions below len(cs)/HeadSize,
+	// as Apply would compute them: a decode step would otherwise spend a
+	// sine and a cosine per frequency on each of q and k, per layer.
+	cs []float32
 }
 
-// NewRope builds the frequencies for a head size and base θ (10000 for Llama 2).
-func NewRope(headSize int, theta float64) *Rope {
+// ropeTableBytes caps the precomputed angles (positions past the table
+// are computed as they come).
+const ropeTableBytes = 4 << 20
+
+// NewRope builds the frequencies for a head size and base θ (10000 for Llama
+// 2), and the rotations of the first positions positions (fewer if that
+// table would exceed 4 MiB).
+func NewRope(headSize int, theta float64, positions int) *Rope {
 	r := &Rope{HeadSize: headSize, freq: make([]float32, headSize/2)}
 	for i := range r.freq {
 		// float32 arithmetic, as llama2.c and PyTorch compute the angles.
 		r.freq[i] = float32(1 / math.Pow(theta, float64(float32(2*i)/float32(headSize))))
 	}
+	if len(r.freq) > 0 {
+		positions = max(0, min(positions, ropeTableBytes/(8*len(r.freq))))
+		r.cs = make([]float32, 0, 2*len(r.freq)*positions)
+		for pos := 0; pos < positions; pos++ {
+			for _, f := range r.freq {
+				c, s := rotation(pos, f)
+				r.cs = append(r.cs, c, s)
+			}
+		}
+	}
 	return r
+}
+
+// rotation is the (cos, sin) of the angle pos·f.
+func rotation(pos int, f float32) (c, s float32) {
+	s64, c64 := math.Sincos(float64(float32(pos) * f))
+	return float32(c64), float32(s64)
 }
 
 // Apply rotates every head of x (len a multiple of HeadSize) for position pos.
 func (r *Rope) Apply(x []float32, pos int) {
-	hs := r.HeadSize
+	hs, nf := r.HeadSize, len(r.freq)
+	var table []float32
+	if pos < len(r.cs)/max(1, 2*nf) {
+		table = r.cs[2*nf*pos : 2*nf*(pos+1)]
+	}
 	for i, f := range r.freq {
-		s, c := math.Sincos(float64(float32(pos) * f))
-		fc, fs := float32(c), float32(s)
+		var fc, fs float32
+		if table != nil {
+			fc, fs = table[2*i], table[2*i+1]
+		} else {
+			fc, fs = rotation(pos, f)
+		}
 		for h := 0; h+hs <= len(x); h += hs {
 			v0, v1 := x[h+2*i], x[h+2*i+1]
 			x[h+2*i] = float32(v0*fc) - float32(v1*fs)

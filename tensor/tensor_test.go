@@ -135,6 +135,29 @@ func TestMatMulBlockEqualsSingleAndThreadsAgree(t *testing.T) {
 	}
 }
 
+// TestRMSNormRows checks that a block's rows, normalized on several
+// threads and in place, get RMSNorm's bits row by row.
+func TestRMSNormRows(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	SetThreads(2)
+	defer SetThreads(0)
+	for _, rows := range []int{1, 3, 8, 33} {
+		const dim = 768
+		x, w := randVec(rng, rows*dim), randVec(rng, dim)
+		want := make([]float32, len(x))
+		for r := 0; r < rows; r++ {
+			RMSNorm(want[r*dim:(r+1)*dim], x[r*dim:(r+1)*dim], w, 1e-5)
+		}
+		got := append([]float32(nil), x...)
+		RMSNormRows(got, got, w, 1e-5)
+		for i := range got {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("%d rows: element %d is %g, RMSNorm gives %g", rows, i, got[i], want[i])
+			}
+		}
+	}
+}
+
 func TestRMSNormSoftmaxSwiGLU(t *testing.T) {
 	x := []float32{1, 2, 3, 4}
 	w := []float32{1, 1, 2, 0.5}
@@ -165,15 +188,43 @@ func TestRMSNormSoftmaxSwiGLU(t *testing.T) {
 }
 
 func TestRopeRotatesPairs(t *testing.T) {
-	r := NewRope(4, 10000)
-	x := []float32{1, 0, 1, 0, 0, 1, 0, 1}
-	r.Apply(x, 3)
-	// Pair 0 of each head rotates by 3 rad, pair 1 by 3/100 rad.
-	want := []float64{math.Cos(3), math.Sin(3), math.Cos(0.03), math.Sin(0.03), -math.Sin(3), math.Cos(3), -math.Sin(0.03), math.Cos(0.03)}
-	for i := range x {
-		if math.Abs(float64(x[i])-want[i]) > 1e-6 {
-			t.Errorf("rope[%d] = %g, want %g", i, x[i], want[i])
+	// Position 3 inside the precomputed table (8 positions) and outside it.
+	for _, positions := range []int{8, 0} {
+		r := NewRope(4, 10000, positions)
+		x := []float32{1, 0, 1, 0, 0, 1, 0, 1}
+		r.Apply(x, 3)
+		// Pair 0 of each head rotates by 3 rad, pair 1 by 3/100 rad.
+		want := []float64{math.Cos(3), math.Sin(3), math.Cos(0.03), math.Sin(0.03), -math.Sin(3), math.Cos(3), -math.Sin(0.03), math.Cos(0.03)}
+		for i := range x {
+			if math.Abs(float64(x[i])-want[i]) > 1e-6 {
+				t.Errorf("table of %d positions: rope[%d] = %g, want %g", positions, i, x[i], want[i])
+			}
 		}
+	}
+}
+
+// TestRopeTableBits checks that the precomputed rotations give the bits of
+// the ones computed on the fly, at every position of the table and past it.
+func TestRopeTableBits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	const hs, positions = 64, 300
+	tab, fly := NewRope(hs, 10000, positions), NewRope(hs, 10000, 0)
+	if len(fly.cs) != 0 || len(tab.cs) != positions*hs {
+		t.Fatalf("tables of %d and %d values", len(tab.cs), len(fly.cs))
+	}
+	for pos := 0; pos < positions+5; pos++ {
+		x := randVec(rng, 3*hs)
+		y := append([]float32(nil), x...)
+		tab.Apply(x, pos)
+		fly.Apply(y, pos)
+		for i := range x {
+			if math.Float32bits(x[i]) != math.Float32bits(y[i]) {
+				t.Fatalf("pos %d: element %d is %g from the table, %g computed", pos, i, x[i], y[i])
+			}
+		}
+	}
+	if big := NewRope(128, 10000, 1<<30); len(big.cs)*4 > ropeTableBytes {
+		t.Errorf("table of %d bytes exceeds the %d-byte cap", len(big.cs)*4, ropeTableBytes)
 	}
 }
 

@@ -32,7 +32,7 @@ func New(w *Weights, tok *tokenizer.Tokenizer, name string) (*Model, error) {
 	if tok != nil && tok.VocabSize() != w.Config.Vocab {
 		return nil, fmt.Errorf("%w: tokenizer has %d tokens, model vocabulary is %d", model.ErrFormat, tok.VocabSize(), w.Config.Vocab)
 	}
-	return &Model{w: w, cfg: w.Config, rope: tensor.NewRope(w.Config.HeadSize(), w.Config.RopeTheta), tok: tok, name: name, fp: new(fingerprint), buf: new(sync.Pool)}, nil
+	return &Model{w: w, cfg: w.Config, rope: tensor.NewRope(w.Config.HeadSize(), w.Config.RopeTheta, w.Config.SeqLen), tok: tok, name: name, fp: new(fingerprint), buf: new(sync.Pool)}, nil
 }
 
 // Config is the shape in use (Layers counts only the layers evaluated).

@@ -200,9 +200,7 @@ func EvalBatch(sessions []*Session, tokens [][]int, lastOnly bool) ([][][]float3
 
 	for l := 0; l < cfg.Layers; l++ {
 		ly := &w.Layers[l]
-		for r := 0; r < n; r++ {
-			tensor.RMSNorm(xb[r*dim:(r+1)*dim], x[r*dim:(r+1)*dim], ly.AttnNorm, cfg.NormEps)
-		}
+		tensor.RMSNormRows(xb, x, ly.AttnNorm, cfg.NormEps)
 		tensor.MatMuls([][]float32{q, k, v}, []*tensor.Matrix{ly.Wq, ly.Wk, ly.Wv}, xb, n)
 		for r := 0; r < n; r++ {
 			m.rope.Apply(q[r*dim:(r+1)*dim], pos[r])
@@ -259,13 +257,9 @@ func EvalBatch(sessions []*Session, tokens [][]int, lastOnly bool) ([][][]float3
 		}
 		tensor.Add(x, xb2)
 
-		for r := 0; r < n; r++ {
-			tensor.RMSNorm(xb[r*dim:(r+1)*dim], x[r*dim:(r+1)*dim], ly.FFNNorm, cfg.NormEps)
-		}
+		tensor.RMSNormRows(xb, x, ly.FFNNorm, cfg.NormEps)
 		tensor.MatMuls([][]float32{hb, hb2}, []*tensor.Matrix{ly.W1, ly.W3}, xb, n)
-		for r := 0; r < n; r++ {
-			tensor.SwiGLU(hb[r*hidden:(r+1)*hidden], hb2[r*hidden:(r+1)*hidden])
-		}
+		tensor.SwiGLU(hb, hb2)
 		tensor.MatMul(xb2, ly.W2, hb, n)
 		if dropping {
 			dropRows(xb2, dim, sessions, seg)
