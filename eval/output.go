@@ -162,6 +162,17 @@ func resultColumns() []string {
 	return out
 }
 
+// ci95 says whether c is a half-width column COL_ci95 (isCI) and, if r has
+// an interval for COL, returns its half-width (has).
+func (r Row) ci95(c string) (h float64, isCI, has bool) {
+	base, isCI := strings.CutSuffix(c, "_ci95")
+	if !isCI {
+		return 0, false, false
+	}
+	h, has = r.CI[base]
+	return h, true, has
+}
+
 // WriteResults writes dir/name.csv and dir/name.json with every column and
 // the 95% half-widths (COL_ci95). Numbers are formatted deterministically;
 // wall-clock figures are excluded, so the same command and seed give
@@ -175,16 +186,14 @@ func WriteResults(dir, name string, rows []Row) error {
 	for _, r := range rows {
 		var cells []string
 		for _, c := range cols {
-			if base, ok := strings.CutSuffix(c, "_ci95"); ok {
-				h, ok := r.CI[base]
-				if !ok {
-					cells = append(cells, "")
-					continue
-				}
+			switch h, isCI, has := r.ci95(c); {
+			case isCI && has:
 				cells = append(cells, fmt.Sprintf("%.6g", h))
-				continue
+			case isCI:
+				cells = append(cells, "")
+			default:
+				cells = append(cells, r.cell(c))
 			}
-			cells = append(cells, r.cell(c))
 		}
 		t.AddRow(cells...)
 	}
@@ -201,13 +210,12 @@ func WriteResults(dir, name string, rows []Row) error {
 			case "sets":
 				m[c] = r.Sets
 			default:
-				v := math.NaN()
-				if base, ok := strings.CutSuffix(c, "_ci95"); ok {
-					if h, ok := r.CI[base]; ok {
-						v = h
-					}
-				} else {
+				v, isCI, has := r.ci95(c)
+				switch {
+				case !isCI:
 					v = r.Value(c)
+				case !has:
+					v = math.NaN()
 				}
 				if !math.IsNaN(v) && !math.IsInf(v, 0) {
 					m[c] = v
