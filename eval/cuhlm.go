@@ -83,10 +83,11 @@ func (p *paper) cuhlm(ctx context.Context) error {
 	if err := p.compressibility(log); err != nil {
 		return err
 	}
-	if err := p.biasVsTVD(log); err != nil {
+	st := newTopKStudy(log, p.setup.Models.LLM.Config().Vocab)
+	if err := p.biasVsTVD(log, st); err != nil {
 		return err
 	}
-	if err := p.boundsVsK(log, base.Eta); err != nil {
+	if err := p.boundsVsK(st, base.Eta); err != nil {
 		return err
 	}
 	if err := p.etaSweep(ctx, base, log, calSets); err != nil {
@@ -272,51 +273,64 @@ func topKRecon(x []float64, ids []int, k int) []float64 {
 	return out
 }
 
-// biasVsTVD is CU-HLM Fig. 6: eq. 17's Bias against the TVD between the
-// true and the top-k resampling distributions (eq. 18), over the sampled
-// calibration pairs and k from 1 to V, with Pearson's correlation.
-func (p *paper) biasVsTVD(log *sim.CalibrationLog) error {
-	var bias, tvd []float64
-	sc := report.Series{Name: "(TVD, Bias) per token and k"}
+// topKStudy is eq. 15's top-k reconstruction measured against the true
+// distributions, for every sampled calibration token whose distributions
+// differ (x ≠ y) and every k of kGrid: the TVD between the resampling
+// distributions (eq. 18) and eq. 17's Bias. CU-HLM Figs. 6 and 8 both read
+// it, so each (token, k) is reconstructed once.
+type topKStudy struct {
+	ks        []int
+	pairs     []sim.Pair  // the tokens with x ≠ y
+	tvd, bias [][]float64 // [token][index into ks]
+}
+
+func newTopKStudy(log *sim.CalibrationLog, vocab int) *topKStudy {
+	st := &topKStudy{ks: kGrid(vocab)}
 	for _, pr := range log.Pairs {
 		if codec.TVD(pr.X, pr.Y) == 0 {
 			continue
 		}
 		pres := spec.Residual(nil, pr.Y, pr.X)
 		ids := rankIDs(pr.X)
-		for _, k := range kGrid(len(pr.X)) {
+		tvd, bias := make([]float64, len(st.ks)), make([]float64, len(st.ks))
+		for i, k := range st.ks {
 			xhat := topKRecon(pr.X, ids, k)
-			b := spec.Bias(pr.X, xhat, pr.Y)
-			d := spec.TV(pres, spec.Residual(nil, pr.Y, xhat))
-			bias, tvd = append(bias, b), append(tvd, d)
-			sc.X, sc.Y = append(sc.X, d), append(sc.Y, b)
+			bias[i] = spec.Bias(pr.X, xhat, pr.Y)
+			tvd[i] = spec.TV(pres, spec.Residual(nil, pr.Y, xhat))
 		}
+		st.pairs = append(st.pairs, pr)
+		st.tvd, st.bias = append(st.tvd, tvd), append(st.bias, bias)
+	}
+	return st
+}
+
+// biasVsTVD is CU-HLM Fig. 6: eq. 17's Bias against the TVD between the
+// true and the top-k resampling distributions (eq. 18), over the sampled
+// calibration pairs and k from 1 to V, with Pearson's correlation.
+func (p *paper) biasVsTVD(log *sim.CalibrationLog, st *topKStudy) error {
+	var bias, tvd []float64
+	sc := report.Series{Name: "(TVD, Bias) per token and k"}
+	for j := range st.pairs {
+		bias, tvd = append(bias, st.bias[j]...), append(tvd, st.tvd[j]...)
+		sc.X, sc.Y = append(sc.X, st.tvd[j]...), append(sc.Y, st.bias[j]...)
 	}
 	r := uncertainty.Correlation(tvd, bias)
 	p.doc.H(2, "Fig. 6: Bias (eq. 17) vs TVD of the resampling distributions (eq. 18)")
-	p.doc.P("%d sampled calibration tokens × k ∈ {%s}; eq. 15's reconstruction with exact values. Pearson correlation %.4f (paper: 0.9763). Bias = TV(x, y)·‖p − q‖₁ exactly (spec.Bias), so it is 2·TV(x, y)·TVD: the correlation measures how little TV(x, y) varies across tokens, not an empirical law.", len(log.Pairs), intList(kGrid(p.setup.Models.LLM.Config().Vocab)), r)
+	p.doc.P("%d sampled calibration tokens × k ∈ {%s}; eq. 15's reconstruction with exact values. Pearson correlation %.4f (paper: 0.9763). Bias = TV(x, y)·‖p − q‖₁ exactly (spec.Bias), so it is 2·TV(x, y)·TVD: the correlation measures how little TV(x, y) varies across tokens, not an empirical law.", len(log.Pairs), intList(st.ks), r)
 	return p.doc.Plot("fig6_bias_tvd", "Bias vs TVD of the resampling distributions (CU-HLM Fig. 6)", &report.LinePlot{Title: fmt.Sprintf("Bias vs TVD (r = %.3f)", r), XLabel: "TVD(p, q)", YLabel: "Bias (eq. 17)", Scatter: true, Series: []report.Series{sc}})
 }
 
 // boundsVsK is CU-HLM Fig. 8: the mean over sampled calibration tokens of
 // the true TVD(p, q_k), the offline bound U_TV(k) (eq. 20) and the online
 // bound Ū_TV(k) (eq. 23, with the token's own β_d and the default η).
-func (p *paper) boundsVsK(log *sim.CalibrationLog, eta float64) error {
-	v := p.setup.Models.LLM.Config().Vocab
-	ks := kGrid(v)
+func (p *paper) boundsVsK(st *topKStudy, eta float64) error {
+	ks := st.ks
 	sums := make([][3]float64, len(ks))
-	n := 0
-	for _, pr := range log.Pairs {
-		if codec.TVD(pr.X, pr.Y) == 0 {
-			continue
-		}
-		n++
-		pres := spec.Residual(nil, pr.Y, pr.X)
+	n := len(st.pairs)
+	for j, pr := range st.pairs {
 		beta := uncertainty.Beta(pr.X[pr.Draft], pr.Y[pr.Draft])
-		ids := rankIDs(pr.X)
 		for i, k := range ks {
-			xhat := topKRecon(pr.X, ids, k)
-			sums[i][0] += spec.TV(pres, spec.Residual(nil, pr.Y, xhat))
+			sums[i][0] += st.tvd[j][i]
 			sums[i][1] += codec.UTV(pr.X, pr.Y, k)
 			sums[i][2] += codec.UBar(pr.X, pr.Draft, k, beta, eta)
 		}
