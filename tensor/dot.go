@@ -73,8 +73,9 @@ func dotBF16(w []byte, x []float32) float32 {
 	return (s0 + s1) + (s2 + s3)
 }
 
-// RowDot returns Σ_c W[i,c]·x[c], exactly as MatVec computes it (for Q8_0
-// and Q4_0 that is against x quantized to 8 bits, see act.go).
+// RowDot returns Σ_c W[i,c]·x[c], exactly as MatVec computes it (for Q8_0,
+// Q4_0 and the K-quants that is against x quantized to 8 bits, see act.go
+// and kquant_int.go).
 func (m *Matrix) RowDot(i int, x []float32) float32 {
 	switch m.Type {
 	case F32:
@@ -87,9 +88,9 @@ func (m *Matrix) RowDot(i int, x []float32) float32 {
 		a := quantizeActs(nil, x[:m.Cols], m.Type)
 		return dotQuant(m.Type, m.row(i), a)
 	case Q4_K:
-		return dotQ4K(m.row(i), x)
+		return dotQ4KInt(m.row(i), quantizeActsK(nil, x[:m.Cols]))
 	case Q6_K:
-		return dotQ6K(m.row(i), x)
+		return dotQ6KInt(m.row(i), quantizeActsK(nil, x[:m.Cols]))
 	}
 	panic("tensor: RowDot of unknown dtype " + m.Type.String())
 }

@@ -32,6 +32,9 @@ type kernelSet struct {
 	f32            [maxR + 1][maxT + 1]f32TileFn
 	q8, q4         [maxR + 1][maxT + 1]qTileFn
 	f32Rows, qRows [maxT + 1]int
+	k4, k6         [maxR + 1][maxT + 1]kTileFn // Q4_K and Q6_K tiles
+	kRows          [maxT + 1]int               // their heights (0: no K-quant tiles)
+	kMaxT          int
 	maxT           int       // largest T with kernels
 	wsum           [5]wsumFn // wsum[c] covers c·wsumWidth columns
 	wsumWidth      int
@@ -39,6 +42,10 @@ type kernelSet struct {
 	swiglu         func(gate, up *float32, n int, coef *[12]float64)  // SwiGLU over a multiple of swigluLanes
 	swigluLanes    int
 }
+
+// kTileFn computes out[t·ldo + r] = the K-quant dot of row r of w with
+// token t of x for r < R and t < T over nb super-blocks; strides in bytes.
+type kTileFn func(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
 
 // wsumFn computes WeightedSum over some columns; stride in bytes.
 type wsumFn func(out *float32, a *float32, v *float32, stride uintptr, n int)
@@ -107,6 +114,16 @@ type product func(lo, hi int)
 // weight type (Q8_0 and Q4_0 need different corrections).
 type actCache struct {
 	bufs [2]*[]actBlock
+	kbuf *[]actBlockK // the K-quants' inputs
+}
+
+// getK returns x quantized for K-quant products (quantizeActsK).
+func (c *actCache) getK(x []float32) []actBlockK {
+	if c.kbuf == nil {
+		c.kbuf = actKPool.Get().(*[]actBlockK)
+		*c.kbuf = quantizeActsK(*c.kbuf, x)
+	}
+	return *c.kbuf
 }
 
 func (c *actCache) get(t DType, x []float32) []actBlock {
@@ -128,6 +145,9 @@ func (c *actCache) release() {
 			actPool.Put(b)
 		}
 	}
+	if c.kbuf != nil {
+		actKPool.Put(c.kbuf)
+	}
 }
 
 // prepare returns the row-range function of out = W·x for n inputs.
@@ -138,6 +158,8 @@ func prepare(out []float32, w *Matrix, x []float32, n int, acts *actCache) produ
 		return productF32(out, w, x, n)
 	case Q8_0, Q4_0:
 		return productQuant(out, w, acts.get(w.Type, x[:n*cols]), n)
+	case Q4_K, Q6_K:
+		return productQuantK(out, w, acts.getK(x[:n*cols]), n)
 	}
 	return func(lo, hi int) {
 		for r := lo; r < hi; r++ {
@@ -212,6 +234,44 @@ func productF32(out []float32, w *Matrix, x []float32, n int) product {
 	return func(lo, hi int) {
 		forTiles(lo, hi, n, 4*cols, ks.maxT, &ks.f32Rows, func(r, R, t, T int) {
 			ks.f32[R][T](&w.F32[r*cols], ldw, &x[t*cols], ldw, cols, &out[t*rows+r], ldo)
+		})
+	}
+}
+
+// actKPool recycles the K-quant products' quantized inputs.
+var actKPool = sync.Pool{New: func() any { return new([]actBlockK) }}
+
+// productQuantK is productQuant for Q4_K and Q6_K rows (kquant_int.go).
+func productQuantK(out []float32, w *Matrix, acts []actBlockK, n int) product {
+	rows, cols := w.Rows, w.Cols
+	nb := cols / QKK
+	rb := w.rowBytes
+	ks := kernels()
+	dot := dotQ4KInt
+	var tiles *[maxR + 1][maxT + 1]kTileFn
+	if w.Type == Q6_K {
+		dot = dotQ6KInt
+	}
+	if ks != nil && ks.kRows[1] > 0 {
+		tiles = &ks.k4
+		if w.Type == Q6_K {
+			tiles = &ks.k6
+		}
+	}
+	if tiles == nil || nb == 0 {
+		return func(lo, hi int) {
+			for r := lo; r < hi; r++ {
+				wr := w.Data[r*rb : (r+1)*rb]
+				for t := 0; t < n; t++ {
+					out[t*rows+r] = dot(wr, acts[t*nb:(t+1)*nb])
+				}
+			}
+		}
+	}
+	ldw, ldx, ldo := uintptr(rb), uintptr(nb)*unsafe.Sizeof(actBlockK{}), uintptr(4*rows)
+	return func(lo, hi int) {
+		forTiles(lo, hi, n, rb, ks.kMaxT, &ks.kRows, func(r, R, t, T int) {
+			tiles[R][T](&w.Data[r*rb], ldw, &acts[t*nb], ldx, nb, &out[t*rows+r], ldo)
 		})
 	}
 }

@@ -440,6 +440,207 @@ func (g *gen) quantAVX512(q4 bool, R, T int) string {
 	return name
 }
 
+// kquantRows are the K-quant tile heights rows[T] (AVX-512): two int32
+// and two float accumulators per (row, token) and a scale table per row
+// must fit beside the constants.
+var kquantRows = [9]int{0, 4, 4, 2, 2}
+
+// kquantAVX512 is the Q4_K or Q6_K tile (kquant_int.go spells out the
+// order). Per super-block and row: the integer scales as 16-bit lanes of a
+// register (Q4_K: unpacked from their 6-bit packing in general registers,
+// as GGML does), d (and dmin, and the mins) on the stack; per 64-element
+// chunk k: the row's codes in element order and the scales of its lanes'
+// sub-blocks (VPERMW of the table), then per token T += scale·Σ code·q
+// (VPMADDUBSW: pairs of u8·s8 products, exact here; VPMADDWD by the scales
+// adds the pairs); after the four chunks the float lanes take T (and the
+// min or offset terms) as the portable code does. Every value the stack
+// holds is read back at the width it was written (store forwarding).
+func (g *gen) kquantAVX512(q6 bool, R, T int) string {
+	kind, bb := "k4", 144
+	if q6 {
+		kind, bb = "k6", 210
+	}
+	name := fmt.Sprintf("%sAVX512R%dT%d", kind, R, T)
+	fmt.Fprintf(&g.decls, "//go:noescape\nfunc %s(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)\n\n", name)
+	g.p("// func %s(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)", name)
+	// A frame for d, dmin and the mins of each row: not NOSPLIT, so the
+	// assembler adds the stack check.
+	g.p("TEXT ·%s(SB), $%d-56", name, 16*R)
+	rows, toks, free := regs(R, T)
+	if len(free) < 4 {
+		panic(name + ": too few general registers")
+	}
+	tmp := free[:4]
+	g.pointers(rows, arg(0), arg(1), tmp[0])
+	g.pointers(toks, arg(2), arg(3), tmp[0])
+	// With a register to spare (one token: decoding, which streams the
+	// weights), prefetch the next tile's rows at the pace this one reads.
+	pf := g.prefetchSetup(R, rows, free[4:]...)
+	facc := func(r, t int) int { return r*T + t }
+	iacc := func(r, t int) int { return R*T + r*T + t }
+	tab := func(r int) int { return 2*R*T + r }
+	idx := func(k int) int { return 31 - k } // Z31…Z28
+	// zh (the Q6_K high bits) shares zt: it is dead before the tokens' loop.
+	mask0F, shift, zc, zs, zt, mask03, shOdd := 27, 26, 25, 24, 23, 22, 21
+	zh := zt
+	if last := tab(R - 1); last >= shOdd || (!q6 && last >= zt) {
+		panic(name + ": too many registers")
+	}
+	frame := func(r int) int { return 16 * r } // d, dmin, mins (8 bytes)
+	idxSym := "k4idx"
+	if q6 {
+		idxSym = "k6idx"
+	}
+	g.p("\tLEAQ %s<>(SB), %s", idxSym, tmp[0])
+	for k := 0; k < 4; k++ {
+		g.p("\tVMOVDQU64 %d(%s), Z%d", 64*k, tmp[0], idx(k))
+	}
+	g.p("\tMOVL $0x0f0f0f0f, %s", tmp[0])
+	g.p("\tVPBROADCASTD %s, Z%d", tmp[0], mask0F)
+	// Shift counts per 16-bit lane: low half of the register by a, high by b.
+	counts := func(z, a, b int) {
+		g.p("\tMOVL $0x%04x%04x, %s", b, b, tmp[0])
+		g.p("\tVPBROADCASTD %s, Z%d", tmp[0], z)
+		g.p("\tMOVL $0x%04x%04x, %s", a, a, tmp[0])
+		g.p("\tVPBROADCASTD %s, Y%d", tmp[0], zt)
+		g.p("\tVINSERTI64X4 $0, Y%d, Z%d, Z%d", zt, z, z)
+	}
+	if q6 {
+		g.p("\tMOVL $0x03030303, %s", tmp[0])
+		g.p("\tVPBROADCASTD %s, Z%d", tmp[0], mask03)
+		counts(shift, 0, 2)
+		counts(shOdd, 4, 6)
+	} else {
+		counts(shift, 0, 4)
+	}
+	for r := 0; r < R; r++ {
+		for t := 0; t < T; t++ {
+			g.p("\tVPXORD Z%d, Z%d, Z%d", facc(r, t), facc(r, t), facc(r, t))
+		}
+	}
+	g.p("\tXORQ AX, AX")
+	g.p("\tMOVQ nb+32(FP), CX")
+	g.p("\tTESTQ CX, CX")
+	g.p("\tJZ %s_reduce", name)
+	g.p("%s_loop:", name)
+	g.prefetchLines(pf, R, R*bb/64+1)
+	a, b, c, d := tmp[0], tmp[1], tmp[2], tmp[3]
+	for r, row := range rows {
+		o := frame(r)
+		if q6 {
+			g.p("\tVPMOVSXBW 192(%s)(AX*1), Y%d", row, tab(r))
+			g.p("\tVPBROADCASTW 208(%s)(AX*1), X%d", row, zt)
+			g.p("\tVCVTPH2PS X%d, X%d", zt, zt)
+			g.p("\tVMOVSS X%d, %d(SP)", zt, o)
+			continue
+		}
+		// getScaleMinK4 for all eight sub-blocks at once, with the
+		// scales u0, u1, u2 as three 32-bit words.
+		g.p("\tMOVL 4(%s)(AX*1), %s", row, a)  // u0
+		g.p("\tMOVL 12(%s)(AX*1), %s", row, c) // u2
+		g.p("\tMOVL %s, %s", c, d)
+		g.p("\tANDL $0x0f0f0f0f, %s", d)
+		g.p("\tMOVL %s, %s", a, b)
+		g.p("\tSHRL $6, %s", b)
+		g.p("\tANDL $0x03030303, %s", b)
+		g.p("\tSHLL $4, %s", b)
+		g.p("\tORL %s, %s", b, d) // scales 4…7
+		g.p("\tSHLQ $32, %s", d)
+		g.p("\tANDL $0x3f3f3f3f, %s", a)
+		g.p("\tORQ %s, %s", a, d) // scales 0…7
+		g.p("\tVMOVQ %s, X%d", d, tab(r))
+		g.p("\tVPMOVZXBW X%d, X%d", tab(r), tab(r))
+		g.p("\tMOVL 8(%s)(AX*1), %s", row, b) // u1
+		g.p("\tSHRL $4, %s", c)
+		g.p("\tANDL $0x0f0f0f0f, %s", c)
+		g.p("\tMOVL %s, %s", b, a)
+		g.p("\tSHRL $6, %s", a)
+		g.p("\tANDL $0x03030303, %s", a)
+		g.p("\tSHLL $4, %s", a)
+		g.p("\tORL %s, %s", a, c) // mins 4…7
+		g.p("\tSHLQ $32, %s", c)
+		g.p("\tANDL $0x3f3f3f3f, %s", b)
+		g.p("\tORQ %s, %s", b, c) // mins 0…7
+		g.p("\tMOVQ %s, %d(SP)", c, o+8)
+		g.p("\tVPBROADCASTW (%s)(AX*1), X%d", row, zt)
+		g.p("\tVCVTPH2PS X%d, X%d", zt, zt)
+		g.p("\tVMOVSS X%d, %d(SP)", zt, o)
+		g.p("\tVPBROADCASTW 2(%s)(AX*1), X%d", row, zt)
+		g.p("\tVCVTPH2PS X%d, X%d", zt, zt)
+		g.p("\tVMOVSS X%d, %d(SP)", zt, o+4)
+	}
+	for k := 0; k < 4; k++ {
+		for r, row := range rows {
+			if q6 {
+				n, odd := k/2, k%2 == 1
+				g.p("\tVMOVDQU64 %d(%s)(AX*1), Z%d", 64*n, row, zc)
+				if odd {
+					g.p("\tVPSRLW $4, Z%d, Z%d", zc, zc)
+				}
+				g.p("\tVPANDD Z%d, Z%d, Z%d", mask0F, zc, zc)
+				g.p("\tVBROADCASTI64X4 %d(%s)(AX*1), Z%d", 128+32*n, row, zh)
+				sh := shift
+				if odd {
+					sh = shOdd
+				}
+				g.p("\tVPSRLVW Z%d, Z%d, Z%d", sh, zh, zh)
+				g.p("\tVPANDD Z%d, Z%d, Z%d", mask03, zh, zh)
+				g.p("\tVPSLLW $4, Z%d, Z%d", zh, zh)
+				g.p("\tVPORD Z%d, Z%d, Z%d", zh, zc, zc)
+			} else {
+				g.p("\tVBROADCASTI64X4 %d(%s)(AX*1), Z%d", 16+32*k, row, zc)
+				g.p("\tVPSRLVW Z%d, Z%d, Z%d", shift, zc, zc)
+				g.p("\tVPANDD Z%d, Z%d, Z%d", mask0F, zc, zc)
+			}
+			g.p("\tVPERMW Z%d, Z%d, Z%d", tab(r), idx(k), zs)
+			for t, tok := range toks {
+				g.p("\tVPMADDUBSW %d(%s), Z%d, Z%d", 64*k, tok, zc, zt)
+				if k == 0 {
+					g.p("\tVPMADDWD Z%d, Z%d, Z%d", zs, zt, iacc(r, t))
+				} else {
+					g.p("\tVPMADDWD Z%d, Z%d, Z%d", zs, zt, zt)
+					g.p("\tVPADDD Z%d, Z%d, Z%d", zt, iacc(r, t), iacc(r, t))
+				}
+			}
+		}
+	}
+	for r, row := range rows {
+		o := frame(r)
+		for t, tok := range toks {
+			ia, fa := iacc(r, t), facc(r, t)
+			if q6 {
+				g.p("\tVPMOVSXBD 192(%s)(AX*1), Z%d", row, zs)
+				g.p("\tVPMULLD 256(%s), Z%d, Z%d", tok, zs, zs)
+				g.p("\tVPSLLD $5, Z%d, Z%d", zs, zs)
+				g.p("\tVPSUBD Z%d, Z%d, Z%d", zs, ia, ia)
+			}
+			g.p("\tVCVTDQ2PS Z%d, Z%d", ia, ia)
+			g.p("\tVMOVSS %d(SP), X%d", o, zt)
+			g.p("\tVMULSS 352(%s), X%d, X%d", tok, zt, zt)
+			g.p("\tVBROADCASTSS X%d, Z%d", zt, zt)
+			g.p("\tVFMADD231PS Z%d, Z%d, Z%d", ia, zt, fa)
+			if !q6 {
+				g.p("\tVPMOVZXBD %d(SP), Y%d", o+8, zs)
+				g.p("\tVPMULLD 320(%s), Y%d, Y%d", tok, zs, zs)
+				g.p("\tVCVTDQ2PS Y%d, Y%d", zs, zs)
+				g.p("\tVMOVSS %d(SP), X%d", o+4, zt)
+				g.p("\tVMULSS 352(%s), X%d, X%d", tok, zt, zt)
+				g.p("\tVBROADCASTSS X%d, Z%d", zt, zt)
+				g.p("\tVFNMADD231PS Z%d, Z%d, Z%d", zs, zt, fa)
+			}
+		}
+	}
+	g.p("\tADDQ $%d, AX", bb)
+	for _, tok := range toks {
+		g.p("\tADDQ $368, %s", tok)
+	}
+	g.p("\tDECQ CX")
+	g.p("\tJNZ %s_loop", name)
+	g.p("%s_reduce:", name)
+	g.storeOut(R, T, facc, g.reduce16Z)
+	return name
+}
+
 // quantAVX2 is the Q8_0 or Q4_0 tile without VNNI. Q8_0: |qw| times qx
 // with qw's sign (VPSIGNB), Q4_0: the nibbles times qx plus corr; in both
 // VPMADDUBSW then VPMADDWD by ones give the same exact lanes as VPDPBUSD.
@@ -765,6 +966,22 @@ func main() {
 	}
 	g.p("GLOBL siluconst<>(SB), RODATA|NOPTR, $56")
 	g.p("")
+	// VPERMW indices of the K-quant tiles: 16-bit lane i of chunk k takes
+	// the scale of sub-block 2k + i/16 (Q4_K, 32 elements) or 4k + i/8
+	// (Q6_K, 16 elements).
+	for k := 0; k < 4; k++ {
+		for i := 0; i < 32; i++ {
+			g.p("DATA k4idx<>+%d(SB)/2, $%d", 64*k+2*i, 2*k+i/16)
+		}
+	}
+	g.p("GLOBL k4idx<>(SB), RODATA|NOPTR, $256")
+	for k := 0; k < 4; k++ {
+		for i := 0; i < 32; i++ {
+			g.p("DATA k6idx<>+%d(SB)/2, $%d", 64*k+2*i, 4*k+i/8)
+		}
+	}
+	g.p("GLOBL k6idx<>(SB), RODATA|NOPTR, $256")
+	g.p("")
 
 	var init bytes.Buffer
 	set := func(level string, rows [9]int, kind string, mk func(R, T int) string) {
@@ -778,6 +995,8 @@ func main() {
 	set("k512", avx512Quant, "q8", func(R, T int) string { return g.quantAVX512(false, R, T) })
 	set("k512", avx512Quant, "q4", func(R, T int) string { return g.quantAVX512(true, R, T) })
 	set("k2", avx2F32, "f32", g.f32AVX2)
+	set("k512", kquantRows, "k4", func(R, T int) string { return g.kquantAVX512(false, R, T) })
+	set("k512", kquantRows, "k6", func(R, T int) string { return g.kquantAVX512(true, R, T) })
 	set("k2", avx2Quant, "q8", func(R, T int) string { return g.quantAVX2(false, R, T) })
 	set("k2", avx2Quant, "q4", func(R, T int) string { return g.quantAVX2(true, R, T) })
 	fmt.Fprintf(&init, "\tk512.quant = %s\n", g.quantActs())
@@ -794,6 +1013,7 @@ func main() {
 	fmt.Fprintf(&gofile, "func init() {\n\tk512, k2 := new(kernelSet), new(kernelSet)\n")
 	fmt.Fprintf(&gofile, "\tk512.f32Rows, k512.qRows, k512.maxT = %#v, %#v, 4\n", avx512F32, avx512Quant)
 	fmt.Fprintf(&gofile, "\tk2.f32Rows, k2.qRows, k2.maxT = %#v, %#v, 4\n", avx2F32, avx2Quant)
+	fmt.Fprintf(&gofile, "\tk512.kRows, k512.kMaxT = %#v, 4\n", kquantRows)
 	fmt.Fprintf(&gofile, "\tk512.wsumWidth, k2.wsumWidth = 16, 8\n")
 	gofile.Write(init.Bytes())
 	fmt.Fprintf(&gofile, "\tkernelSets[levelAVX512], kernelSets[levelAVX2] = k512, k2\n}\n")

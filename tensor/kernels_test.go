@@ -409,6 +409,29 @@ func TestSwiGLULevels(t *testing.T) {
 	}
 }
 
+// BenchmarkKQuantKernels measures the K-quant tiles on one thread: a
+// 256×1024 Q4_K or Q6_K matrix (in L2) times n tokens.
+//
+//	go test -run='^$' -bench=KQuantKernels ./tensor
+func BenchmarkKQuantKernels(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	for _, typ := range []DType{Q4_K, Q6_K} {
+		m := randomKQuant(b, rng, typ, 256, 4)
+		for _, n := range []int{1, 2, 4, 8} {
+			x := randVec(rng, n*m.Cols)
+			out := make([]float32, n*m.Rows)
+			b.Run(fmt.Sprintf("%v/n=%d", typ, n), func(b *testing.B) {
+				SetThreads(1)
+				defer SetThreads(0)
+				for i := 0; i < b.N; i++ {
+					MatMul(out, m, x, n)
+				}
+				b.ReportMetric(float64(m.Rows*m.Cols*n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GMAC/s")
+			})
+		}
+	}
+}
+
 // BenchmarkMatMulKernels measures the micro-kernels on one thread: a
 // 512×768 matrix (in L2/L3) times n tokens, in multiply-adds per second.
 //

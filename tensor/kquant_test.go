@@ -82,36 +82,63 @@ func TestQ6KLayout(t *testing.T) {
 	}
 }
 
-// TestKQuantDot: RowDot over K-quant rows matches the dequantized reference.
+// randomKQuant returns a rows×(nb·256) matrix of type typ (Q4_K or Q6_K)
+// with random codes and scales and small random f16 super-block scales.
+func randomKQuant(t testing.TB, rng *rand.Rand, typ DType, rows, nb int) *Matrix {
+	bb := typ.BlockBytes()
+	data := make([]byte, rows*nb*bb)
+	for i := range data {
+		data[i] = byte(rng.UintN(256))
+	}
+	for b := 0; b < rows*nb; b++ {
+		blk := data[b*bb : (b+1)*bb]
+		if typ == Q4_K {
+			binary.LittleEndian.PutUint16(blk, F32ToF16(0.01+0.01*rng.Float32()))
+			binary.LittleEndian.PutUint16(blk[2:], F32ToF16(0.02*rng.Float32()))
+		} else {
+			binary.LittleEndian.PutUint16(blk[208:], F32ToF16(0.01+0.01*rng.Float32()))
+		}
+	}
+	m, err := NewRaw(typ, rows, nb*QKK, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestKQuantDot bounds the error of the K-quant integer products against
+// the float64 dot of the dequantized row: quantizing x to 8 bits moves each
+// element by at most half a step of its super-block (dx/2), so the error is
+// at most Σ_b (dx_b/2)·Σ|w| over the super-block, plus float32 rounding.
 func TestKQuantDot(t *testing.T) {
 	rng := rand.New(rand.NewPCG(4, 4))
 	for _, typ := range []DType{Q4_K, Q6_K} {
-		const rows, cols = 3, 2 * QKK
-		data := make([]byte, rows*cols/QKK*typ.BlockBytes())
-		for i := range data {
-			data[i] = byte(rng.UintN(256))
-		}
-		// Keep the scales finite: small f16 values in the d fields.
-		for b := 0; b < rows*cols/QKK; b++ {
-			blk := data[b*typ.BlockBytes() : (b+1)*typ.BlockBytes()]
-			if typ == Q4_K {
-				binary.LittleEndian.PutUint16(blk[0:], F32ToF16(0.01))
-				binary.LittleEndian.PutUint16(blk[2:], F32ToF16(0.02))
-			} else {
-				binary.LittleEndian.PutUint16(blk[208:], F32ToF16(0.01))
-			}
-		}
-		m, err := NewRaw(typ, rows, cols, data)
-		if err != nil {
-			t.Fatal(err)
-		}
-		x := randVec(rng, cols)
+		const rows, nb = 20, 3
+		m := randomKQuant(t, rng, typ, rows, nb)
+		x := randVec(rng, nb*QKK)
+		acts := quantizeActsK(nil, x)
+		row := make([]float32, m.Cols)
+		var worst float64
 		for r := 0; r < rows; r++ {
-			got, want := float64(m.RowDot(r, x)), m.RowDotRef(r, x)
-			if math.Abs(got-want) > 1e-4*(1+math.Abs(want)) {
-				t.Errorf("%v row %d: %g, reference %g", typ, r, got, want)
+			m.Row(row, r)
+			var bound, absSum float64
+			for b := 0; b < nb; b++ {
+				var s float64
+				for j := b * QKK; j < (b+1)*QKK; j++ {
+					s += math.Abs(float64(row[j]))
+					absSum += math.Abs(float64(row[j]) * float64(x[j]))
+				}
+				bound += float64(acts[b].d) / 2 * s
+			}
+			bound += 1e-5 * absSum
+			got, ref := float64(m.RowDot(r, x)), m.RowDotRef(r, x)
+			if e := math.Abs(got - ref); e > bound {
+				t.Errorf("%v row %d: %g, float64 reference %g: error %g > bound %g", typ, r, got, ref, e, bound)
+			} else {
+				worst = max(worst, e/bound)
 			}
 		}
+		t.Logf("%v: largest error %.2f of its bound", typ, worst)
 		if _, err := m.Convert(typ); err == nil {
 			t.Errorf("converting to %v should be refused", typ)
 		}

@@ -262,43 +262,47 @@ func BenchmarkMatVec(b *testing.B) {
 	}
 }
 
-// TestAssemblyMatchesPortableKQuant: the same for Q4_K and Q6_K rows
-// (random codes and scales, small f16 scales), one to nine super-blocks,
-// also against the float64 dot of the dequantized row.
-func TestAssemblyMatchesPortableKQuant(t *testing.T) {
-	if cpuLevel < levelAVX2 {
-		t.Skip("no AVX2 on this machine (or built with purego): nothing to compare")
+// TestKQuantLevels: at every level this CPU has, the K-quant products give
+// the portable code's bits for every tile shape, token count and thread
+// count, and RowDot gives the product's bits.
+func TestKQuantLevels(t *testing.T) {
+	if len(levels()) == 1 {
+		t.Log("only the portable kernels on this machine (or built with purego)")
 	}
 	rng := rand.New(rand.NewPCG(13, 14))
+	defer SetThreads(0)
 	for _, typ := range []DType{Q4_K, Q6_K} {
-		bb := typ.BlockBytes()
-		for _, nb := range []int{1, 2, 9} {
-			data := make([]byte, nb*bb)
-			for i := range data {
-				data[i] = byte(rng.UintN(256))
-			}
-			for b := 0; b < nb; b++ {
-				blk := data[b*bb : (b+1)*bb]
-				if typ == Q4_K {
-					binary.LittleEndian.PutUint16(blk, F32ToF16(0.01+0.01*rng.Float32()))
-					binary.LittleEndian.PutUint16(blk[2:], F32ToF16(0.02*rng.Float32()))
-				} else {
-					binary.LittleEndian.PutUint16(blk[208:], F32ToF16(0.01+0.01*rng.Float32()))
+		for _, nb := range []int{1, 2, 3} {
+			for _, rows := range []int{1, 3, 4, 5, 9, 13} {
+				m := randomKQuant(t, rng, typ, rows, nb)
+				const n = 9
+				x := randVec(rng, n*m.Cols)
+				x[3] = 0
+				x[7] *= 100 // one large input: the other codes of its super-block shrink
+				want := make([]float32, n*rows)
+				atLevel(levelPortable, func() { MatMul(want, m, x, n) })
+				for _, l := range levels() {
+					for _, nt := range []int{1, 2, 3, 4, 5, 8, 9} {
+						for _, th := range []int{1, 3} {
+							SetThreads(th)
+							got := make([]float32, nt*rows)
+							atLevel(l, func() { MatMul(got, m, x, nt) })
+							for i := range got {
+								if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+									t.Fatalf("%v %d×%d, %s, %d tokens, %d threads: token %d row %d = %g, portable %g",
+										typ, rows, m.Cols, levelNames[l], nt, th, i/rows, i%rows, got[i], want[i])
+								}
+							}
+						}
+					}
+					atLevel(l, func() {
+						for r := 0; r < rows; r++ {
+							if got := m.RowDot(r, x[m.Cols:2*m.Cols]); got != want[rows+r] {
+								t.Fatalf("%v %s: RowDot row %d = %g, MatMul %g", typ, levelNames[l], r, got, want[rows+r])
+							}
+						}
+					})
 				}
-			}
-			m, err := NewRaw(typ, 1, nb*QKK, data)
-			if err != nil {
-				t.Fatal(err)
-			}
-			x := randVec(rng, nb*QKK)
-			got := m.RowDot(0, x)
-			var want float32
-			atLevel(levelPortable, func() { want = m.RowDot(0, x) })
-			if got != want {
-				t.Errorf("%v %d blocks: assembly %g, portable %g", typ, nb, got, want)
-			}
-			if ref := m.RowDotRef(0, x); math.Abs(float64(got)-ref) > 1e-4*(1+math.Abs(ref)) {
-				t.Errorf("%v %d blocks: %g, float64 reference %g", typ, nb, got, ref)
 			}
 		}
 	}

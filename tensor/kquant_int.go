@@ -1,0 +1,172 @@
+package tensor
+
+import (
+	"encoding/binary"
+	"math"
+)
+
+// Integer products for K-quants. As for Q8_0 and Q4_0 (act.go), the inputs
+// are quantized to 8 bits — here one scale per 256-element super-block, as
+// GGML's Q8_K — and every product of codes is summed exactly in integers;
+// floats enter once per super-block. The order below is the definition:
+// the vector kernels compute exactly these operations, so every level gives
+// the same bits.
+//
+// A super-block's 256 elements are four chunks of 64; lane l < 16 of chunk
+// k holds the four elements 64k+4l … 64k+4l+3. For each lane, the products
+// code·q of its four elements are summed and multiplied by the integer
+// scale of their sub-block, and the four chunks are added:
+//
+//	T[l] = Σ_k sc(64k+4l) · Σ_e code(64k+4l+e)·q(64k+4l+e)      (exact int32)
+//
+// Q4_K (codes 0…15, 32-element sub-blocks with 6-bit scale sc_j and min
+// m_j, value d·sc_j·code − dmin·m_j):
+//
+//	acc[l] = fma32(float32(d·dx), float32(T[l]), acc[l])            l < 16
+//	acc[l] = fma32(−float32(dmin·dx), float32(m_l·S32_l), acc[l])   l < 16 (0 for l ≥ 8)
+//
+// with S32_j the sum of the input codes of sub-block j. Q6_K (codes 0…63,
+// 16-element sub-blocks with int8 scale sc_j, value d·sc_j·(code − 32)):
+//
+//	U[l] = T[l] − 32·sc_l·S16_l                                     (exact int32)
+//	acc[l] = fma32(float32(d·dx), float32(U[l]), acc[l])
+//
+// with S16_j the sum of the input codes of sub-block j (U mixes two lane
+// meanings; only the sum matters). The 16 lanes are combined by reduce16.
+// Bounds: |T| ≤ 4·4·15·127·63 < 2^24 (Q4_K), 4·4·63·127·128 < 2^24 (Q6_K),
+// |U| < 2^25: no overflow; float32(U) may round, the same way everywhere.
+
+// actBlockK is a super-block of 256 inputs quantized to 8 bits: codes q,
+// the sum of each 16 and each 32 codes, and the scale d.
+type actBlockK struct {
+	q    [QKK]int8
+	bs16 [16]int32
+	bs32 [8]int32
+	d    float32
+	_    [12]byte
+}
+
+// quantizeActsK quantizes x (a whole number of super-blocks) for K-quant
+// products, reusing dst's storage: per super-block d = max|x|/127 and
+// q = round(x/d) to the nearest, ties to even (NaNs are ignored in the
+// maximum, as quantizeBlock does).
+func quantizeActsK(dst []actBlockK, x []float32) []actBlockK {
+	nb := len(x) / QKK
+	if cap(dst) < nb {
+		dst = make([]actBlockK, nb)
+	}
+	dst = dst[:nb]
+	for b := range dst {
+		a := &dst[b]
+		xs := x[b*QKK : (b+1)*QKK : (b+1)*QKK]
+		var amax float32
+		for _, v := range xs {
+			if m := math.Float32frombits(math.Float32bits(v) &^ (1 << 31)); m > amax {
+				amax = m
+			}
+		}
+		d := amax / 127
+		id := float32(0)
+		if d != 0 {
+			id = 1 / d
+		}
+		for j, v := range xs {
+			a.q[j] = int8(max(-127, min(127, cvtRound(float32(v*id)))))
+		}
+		for j := range a.bs16 {
+			var s int32
+			for _, q := range a.q[16*j : 16*j+16] {
+				s += int32(q)
+			}
+			a.bs16[j] = s
+		}
+		for j := range a.bs32 {
+			a.bs32[j] = a.bs16[2*j] + a.bs16[2*j+1]
+		}
+		a.d = d
+	}
+	return dst
+}
+
+// q4KCode is the 4-bit code of element e (< 256) of a Q4_K super-block's
+// codes qs.
+func q4KCode(qs []byte, e int) int32 {
+	c := qs[32*(e/64)+e%32]
+	if e%64 >= 32 {
+		return int32(c >> 4)
+	}
+	return int32(c & 0xF)
+}
+
+// q6KCode is the 6-bit code of element e (< 256) of a Q6_K super-block.
+func q6KCode(blk []byte, e int) int32 {
+	n, r := e/128, e%128
+	return int32(q6Code(blk[64*n:64*n+64], blk[128+32*n:128+32*n+32], r/32, r%32))
+}
+
+// dotQ4KInt is the portable integer dot product of a Q4_K row with
+// quantized inputs, in the order described at the top of this file.
+func dotQ4KInt(w []byte, a []actBlockK) float32 {
+	var acc [16]float32
+	for b := range a {
+		blk := w[b*q4KBytes : (b+1)*q4KBytes : (b+1)*q4KBytes]
+		x := &a[b]
+		var sc, mn [8]int32
+		for j := range sc {
+			s, m := getScaleMinK4(j, blk[4:16])
+			sc[j], mn[j] = int32(s), int32(m)
+		}
+		qs := blk[16:]
+		var t [16]int32
+		for k := 0; k < 4; k++ {
+			for l := range t {
+				var p int32
+				for e := 64*k + 4*l; e < 64*k+4*l+4; e++ {
+					p += q4KCode(qs, e) * int32(x.q[e])
+				}
+				t[l] += sc[(64*k+4*l)/32] * p
+			}
+		}
+		s1 := float32(f16Table[binary.LittleEndian.Uint16(blk)] * x.d)
+		s2 := -float32(f16Table[binary.LittleEndian.Uint16(blk[2:])] * x.d)
+		for l := range acc {
+			acc[l] = fma32(s1, float32(t[l]), acc[l])
+		}
+		for l := range acc {
+			var m int32
+			if l < 8 {
+				m = mn[l] * x.bs32[l]
+			}
+			acc[l] = fma32(s2, float32(m), acc[l])
+		}
+	}
+	return reduce16(&acc)
+}
+
+// dotQ6KInt is the portable integer dot product of a Q6_K row with
+// quantized inputs, in the order described at the top of this file.
+func dotQ6KInt(w []byte, a []actBlockK) float32 {
+	var acc [16]float32
+	for b := range a {
+		blk := w[b*q6KBytes : (b+1)*q6KBytes : (b+1)*q6KBytes]
+		x := &a[b]
+		var t [16]int32
+		for k := 0; k < 4; k++ {
+			for l := range t {
+				var p int32
+				for e := 64*k + 4*l; e < 64*k+4*l+4; e++ {
+					p += q6KCode(blk, e) * int32(x.q[e])
+				}
+				t[l] += int32(int8(blk[192+(64*k+4*l)/16])) * p
+			}
+		}
+		for j := range t {
+			t[j] -= 32 * int32(int8(blk[192+j])) * x.bs16[j]
+		}
+		s := float32(f16Table[binary.LittleEndian.Uint16(blk[208:])] * x.d)
+		for l := range acc {
+			acc[l] = fma32(s, float32(t[l]), acc[l])
+		}
+	}
+	return reduce16(&acc)
+}
