@@ -10,12 +10,6 @@ func xgetbv0() (eax uint32)
 //go:noescape
 func dotF16x32(w *uint16, x *float32, n int, acc *[32]float32)
 
-//go:noescape
-func dotQ6Kx8(blk *byte, x *float32, ds *[16]float32, acc *[8]float32)
-
-//go:noescape
-func dotQ4Kx8(qs *byte, x *float32, s *[16]float32, acc *[8]float32)
-
 // cpuLevel is the best kernel level this CPU and OS support: AVX2 needs
 // AVX2, FMA and F16C with the OS saving YMM state; AVX-512 needs F, BW, VL
 // and VNNI with the OS saving the opmask and ZMM state.
@@ -51,24 +45,4 @@ func chunksF16(w []byte, x []float32, acc *[32]float32) int {
 		return n
 	}
 	return 0
-}
-
-// blockQ4K adds one Q4_K super-block (codes qs, scales s as q4KScales
-// writes them) to acc as dotQ4K spells out.
-func blockQ4K(qs []byte, x []float32, s *[16]float32, acc *[8]float32) bool {
-	if !hasAVX2() || len(qs) < QKK/2 || len(x) < QKK {
-		return false
-	}
-	dotQ4Kx8(&qs[0], &x[0], s, acc)
-	return true
-}
-
-// blockQ6K adds one Q6_K super-block (scales ds = d·scale) to acc as dotQ6K
-// spells out.
-func blockQ6K(blk []byte, x []float32, ds *[16]float32, acc *[8]float32) bool {
-	if !hasAVX2() || len(blk) < q6KBytes || len(x) < QKK {
-		return false
-	}
-	dotQ6Kx8(&blk[0], &x[0], ds, acc)
-	return true
 }

@@ -8,7 +8,7 @@
 //
 // Every output element is one dot product computed in one fixed order,
 // written out by the portable Go code (dotF32 in fma.go, dotQuant in act.go,
-// the dots of dot.go and kquant.go). The assembly kernels compute exactly
+// the dots of dot.go and kquant_int.go). The assembly kernels compute exactly
 // that order, so the results are bit-identical whatever the CPU, the kernel
 // level, the thread count, the tile shape, or how many tokens and sessions
 // share a product. The server-side draft replica relies on this, and tests
@@ -23,6 +23,11 @@
 //     then scaled per block with one FMA per lane (act.go). This is
 //     llama.cpp's scheme for these types; it changes the numbers by the
 //     inputs' quantization (within the model tests' total-variation bound).
+//   - Q4_K and Q6_K: the inputs are quantized to 8 bits per super-block of
+//     256 (GGML's Q8_K), the codes times the inputs summed in exact
+//     integers and multiplied by the integer sub-block scales, then per
+//     super-block one or two FMAs per lane (kquant_int.go; VPMADDUBSW with
+//     VPMADDWD at both vector levels).
 //   - The exponential of softmax and SwiGLU is this package's own
 //     (expNeg), not math.Exp, whose amd64 assembly uses FMA when the CPU
 //     has it.

@@ -284,6 +284,18 @@ func k6AVX512R1T4(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *
 func k6AVX512R2T4(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
 
 //go:noescape
+func k4AVX2R1T1(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func k4AVX2R1T2(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func k6AVX2R1T1(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func k6AVX2R1T2(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
 func q8AVX2R1T1(w *byte, ldw uintptr, x *actBlock, ldx uintptr, nb int, out *float32, ldo uintptr)
 
 //go:noescape
@@ -387,6 +399,7 @@ func init() {
 	k512.f32Rows, k512.qRows, k512.maxT = [9]int{0, 8, 4, 4, 4, 0, 0, 0, 0}, [9]int{0, 8, 4, 4, 4, 0, 0, 0, 0}, 4
 	k2.f32Rows, k2.qRows, k2.maxT = [9]int{0, 4, 2, 2, 1, 0, 0, 0, 0}, [9]int{0, 4, 3, 2, 2, 0, 0, 0, 0}, 4
 	k512.kRows, k512.kMaxT = [9]int{0, 4, 4, 2, 2, 0, 0, 0, 0}, 4
+	k2.kRows, k2.kMaxT = [9]int{0, 1, 1, 0, 0, 0, 0, 0, 0}, 2
 	k512.wsumWidth, k2.wsumWidth = 16, 8
 	k512.f32[1][1] = f32AVX512R1T1
 	k512.f32[2][1] = f32AVX512R2T1
@@ -481,6 +494,10 @@ func init() {
 	k512.k6[2][3] = k6AVX512R2T3
 	k512.k6[1][4] = k6AVX512R1T4
 	k512.k6[2][4] = k6AVX512R2T4
+	k2.k4[1][1] = k4AVX2R1T1
+	k2.k4[1][2] = k4AVX2R1T2
+	k2.k6[1][1] = k6AVX2R1T1
+	k2.k6[1][2] = k6AVX2R1T2
 	k2.q8[1][1] = q8AVX2R1T1
 	k2.q8[2][1] = q8AVX2R2T1
 	k2.q8[3][1] = q8AVX2R3T1

@@ -641,6 +641,218 @@ func (g *gen) kquantAVX512(q6 bool, R, T int) string {
 	return name
 }
 
+// kquantRowsAVX2 are the AVX2 K-quant tile heights: one row, one or two
+// tokens (16 YMM registers).
+var kquantRowsAVX2 = [9]int{0, 1, 1}
+
+// reduce16Y folds the 16 lanes of Y(lo) (lanes 0–7) and Y(hi) (8–15) as
+// reduce16 does into lane 0 of X(lo) (temp Y15).
+func (g *gen) reduce16Y(lo, hi int) {
+	g.p("\tVADDPS Y%d, Y%d, Y%d", hi, lo, lo)
+	g.p("\tVEXTRACTF128 $1, Y%d, X15", lo)
+	g.p("\tVADDPS X15, X%d, X%d", lo, lo)
+	g.p("\tVPERMILPS $0x4e, X%d, X15", lo)
+	g.p("\tVADDPS X15, X%d, X%d", lo, lo)
+	g.p("\tVMOVSHDUP X%d, X15", lo)
+	g.p("\tVADDSS X15, X%d, X%d", lo, lo)
+}
+
+// kquantAVX2 is kquantAVX512 with YMM registers: lanes 0–7 and 8–15 of
+// the integer and float accumulators are two registers each (the first and
+// second 32 elements of a chunk); the scales of a chunk half are broadcast
+// from a table on the stack. One row, T ≤ 2 tokens.
+func (g *gen) kquantAVX2(q6 bool, T int) string {
+	kind, bb := "k4", 144
+	if q6 {
+		kind, bb = "k6", 210
+	}
+	name := fmt.Sprintf("%sAVX2R1T%d", kind, T)
+	fmt.Fprintf(&g.decls, "//go:noescape\nfunc %s(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)\n\n", name)
+	g.p("// func %s(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)", name)
+	// Frame: the 16-bit scales (32 bytes), d, dmin, the mins (8 bytes).
+	g.p("TEXT ·%s(SB), $64-56", name)
+	rows, toks, free := regs(1, T)
+	row := rows[0]
+	a, b, c, d := free[0], free[1], free[2], free[3]
+	g.p("\tMOVQ %s, %s", arg(0), row)
+	g.pointers(toks, arg(2), arg(3), a)
+	pf := g.prefetchSetup(1, rows, free[4:]...)
+	// Y registers: float lo/hi, int lo/hi per token, codes lo/hi, scales,
+	// temp, the 0x0F mask (and 0x03 for Q6_K); Y15 is reduce16Y's temp.
+	flo := func(t int) int { return 4 * t }
+	fhi := func(t int) int { return 4*t + 1 }
+	ilo := func(t int) int { return 4*t + 2 }
+	ihi := func(t int) int { return 4*t + 3 }
+	clo, chi, ys, yt, m0F, m03 := 4*T, 4*T+1, 4*T+2, 4*T+3, 4*T+4, 4*T+5
+	if m03 > 14 {
+		panic(name + ": too many registers")
+	}
+	g.p("\tMOVL $0x0f0f0f0f, %s", a)
+	g.p("\tVMOVD %s, X%d", a, m0F)
+	g.p("\tVPBROADCASTD X%d, Y%d", m0F, m0F)
+	if q6 {
+		g.p("\tMOVL $0x03030303, %s", a)
+		g.p("\tVMOVD %s, X%d", a, m03)
+		g.p("\tVPBROADCASTD X%d, Y%d", m03, m03)
+	}
+	for t := 0; t < T; t++ {
+		g.p("\tVXORPS Y%d, Y%d, Y%d", flo(t), flo(t), flo(t))
+		g.p("\tVXORPS Y%d, Y%d, Y%d", fhi(t), fhi(t), fhi(t))
+	}
+	g.p("\tXORQ AX, AX")
+	g.p("\tMOVQ nb+32(FP), CX")
+	g.p("\tTESTQ CX, CX")
+	g.p("\tJZ %s_reduce", name)
+	g.p("%s_loop:", name)
+	g.prefetchLines(pf, 1, bb/64+1)
+	if q6 {
+		g.p("\tVPMOVSXBW 192(%s)(AX*1), Y%d", row, yt)
+		g.p("\tVMOVDQU Y%d, (SP)", yt)
+		g.p("\tVPBROADCASTW 208(%s)(AX*1), X%d", row, yt)
+		g.p("\tVCVTPH2PS X%d, X%d", yt, yt)
+		g.p("\tVMOVSS X%d, 32(SP)", yt)
+	} else {
+		g.p("\tMOVL 4(%s)(AX*1), %s", row, a)
+		g.p("\tMOVL 12(%s)(AX*1), %s", row, c)
+		g.p("\tMOVL %s, %s", c, d)
+		g.p("\tANDL $0x0f0f0f0f, %s", d)
+		g.p("\tMOVL %s, %s", a, b)
+		g.p("\tSHRL $6, %s", b)
+		g.p("\tANDL $0x03030303, %s", b)
+		g.p("\tSHLL $4, %s", b)
+		g.p("\tORL %s, %s", b, d)
+		g.p("\tSHLQ $32, %s", d)
+		g.p("\tANDL $0x3f3f3f3f, %s", a)
+		g.p("\tORQ %s, %s", a, d)
+		g.p("\tVMOVQ %s, X%d", d, yt)
+		g.p("\tVPMOVZXBW X%d, X%d", yt, yt)
+		g.p("\tVMOVDQU X%d, (SP)", yt)
+		g.p("\tMOVL 8(%s)(AX*1), %s", row, b)
+		g.p("\tSHRL $4, %s", c)
+		g.p("\tANDL $0x0f0f0f0f, %s", c)
+		g.p("\tMOVL %s, %s", b, a)
+		g.p("\tSHRL $6, %s", a)
+		g.p("\tANDL $0x03030303, %s", a)
+		g.p("\tSHLL $4, %s", a)
+		g.p("\tORL %s, %s", a, c)
+		g.p("\tSHLQ $32, %s", c)
+		g.p("\tANDL $0x3f3f3f3f, %s", b)
+		g.p("\tORQ %s, %s", b, c)
+		g.p("\tMOVQ %s, 40(SP)", c)
+		g.p("\tVPBROADCASTW (%s)(AX*1), X%d", row, yt)
+		g.p("\tVCVTPH2PS X%d, X%d", yt, yt)
+		g.p("\tVMOVSS X%d, 32(SP)", yt)
+		g.p("\tVPBROADCASTW 2(%s)(AX*1), X%d", row, yt)
+		g.p("\tVCVTPH2PS X%d, X%d", yt, yt)
+		g.p("\tVMOVSS X%d, 36(SP)", yt)
+	}
+	// scaleOf broadcasts into Y(ys) the scales of the 32 elements from
+	// sub-block j on (Q4_K: one sub-block; Q6_K: j and j+1, 16 each).
+	scaleOf := func(j int) {
+		if q6 {
+			g.p("\tVPBROADCASTW %d(SP), X%d", 2*j, ys)
+			g.p("\tVPBROADCASTW %d(SP), X%d", 2*j+2, yt)
+			g.p("\tVINSERTI128 $1, X%d, Y%d, Y%d", yt, ys, ys)
+		} else {
+			g.p("\tVPBROADCASTW %d(SP), Y%d", 2*j, ys)
+		}
+	}
+	for k := 0; k < 4; k++ {
+		if q6 {
+			n, odd := k/2, k%2
+			for h, reg := range []int{clo, chi} {
+				g.p("\tVMOVDQU %d(%s)(AX*1), Y%d", 64*n+32*h, row, reg)
+				if odd == 1 {
+					g.p("\tVPSRLW $4, Y%d, Y%d", reg, reg)
+				}
+				g.p("\tVPAND Y%d, Y%d, Y%d", m0F, reg, reg)
+				g.p("\tVMOVDQU %d(%s)(AX*1), Y%d", 128+32*n, row, yt)
+				if sh := 4*odd + 2*h; sh > 0 {
+					g.p("\tVPSRLW $%d, Y%d, Y%d", sh, yt, yt)
+				}
+				g.p("\tVPAND Y%d, Y%d, Y%d", m03, yt, yt)
+				g.p("\tVPSLLW $4, Y%d, Y%d", yt, yt)
+				g.p("\tVPOR Y%d, Y%d, Y%d", yt, reg, reg)
+			}
+		} else {
+			g.p("\tVMOVDQU %d(%s)(AX*1), Y%d", 16+32*k, row, clo)
+			g.p("\tVPSRLW $4, Y%d, Y%d", clo, chi)
+			g.p("\tVPAND Y%d, Y%d, Y%d", m0F, clo, clo)
+			g.p("\tVPAND Y%d, Y%d, Y%d", m0F, chi, chi)
+		}
+		for h, reg := range []int{clo, chi} {
+			if q6 {
+				scaleOf(4*k + 2*h)
+			} else {
+				scaleOf(2*k + h)
+			}
+			for t, tok := range toks {
+				acc := ilo(t)
+				if h == 1 {
+					acc = ihi(t)
+				}
+				g.p("\tVPMADDUBSW %d(%s), Y%d, Y%d", 64*k+32*h, tok, reg, yt)
+				if k == 0 {
+					g.p("\tVPMADDWD Y%d, Y%d, Y%d", ys, yt, acc)
+				} else {
+					g.p("\tVPMADDWD Y%d, Y%d, Y%d", ys, yt, yt)
+					g.p("\tVPADDD Y%d, Y%d, Y%d", yt, acc, acc)
+				}
+			}
+		}
+	}
+	for t, tok := range toks {
+		if q6 {
+			for h, acc := range []int{ilo(t), ihi(t)} {
+				g.p("\tVPMOVSXBD %d(%s)(AX*1), Y%d", 192+8*h, row, ys)
+				g.p("\tVPMULLD %d(%s), Y%d, Y%d", 256+32*h, tok, ys, ys)
+				g.p("\tVPSLLD $5, Y%d, Y%d", ys, ys)
+				g.p("\tVPSUBD Y%d, Y%d, Y%d", ys, acc, acc)
+			}
+		}
+		g.p("\tVCVTDQ2PS Y%d, Y%d", ilo(t), ilo(t))
+		g.p("\tVCVTDQ2PS Y%d, Y%d", ihi(t), ihi(t))
+		g.p("\tVMOVSS 32(SP), X%d", yt)
+		g.p("\tVMULSS 352(%s), X%d, X%d", tok, yt, yt)
+		g.p("\tVBROADCASTSS X%d, Y%d", yt, yt)
+		g.p("\tVFMADD231PS Y%d, Y%d, Y%d", ilo(t), yt, flo(t))
+		g.p("\tVFMADD231PS Y%d, Y%d, Y%d", ihi(t), yt, fhi(t))
+		if !q6 {
+			// Lanes 8–15 would add (−s2)·0: the accumulators are never
+			// −0, so that changes nothing and is skipped.
+			g.p("\tVPMOVZXBD 40(SP), Y%d", ys)
+			g.p("\tVPMULLD 320(%s), Y%d, Y%d", tok, ys, ys)
+			g.p("\tVCVTDQ2PS Y%d, Y%d", ys, ys)
+			g.p("\tVMOVSS 36(SP), X%d", yt)
+			g.p("\tVMULSS 352(%s), X%d, X%d", tok, yt, yt)
+			g.p("\tVBROADCASTSS X%d, Y%d", yt, yt)
+			g.p("\tVFNMADD231PS Y%d, Y%d, Y%d", ys, yt, flo(t))
+		}
+	}
+	g.p("\tADDQ $%d, AX", bb)
+	for _, tok := range toks {
+		g.p("\tADDQ $368, %s", tok)
+	}
+	g.p("\tDECQ CX")
+	g.p("\tJNZ %s_loop", name)
+	g.p("%s_reduce:", name)
+	for t := 0; t < T; t++ {
+		g.reduce16Y(flo(t), fhi(t))
+	}
+	g.p("\tMOVQ out+40(FP), SI")
+	g.p("\tMOVQ ldo+48(FP), R8")
+	for t := 0; t < T; t++ {
+		g.p("\tVMOVSS X%d, (SI)", flo(t))
+		if t < T-1 {
+			g.p("\tADDQ R8, SI")
+		}
+	}
+	g.p("\tVZEROUPPER")
+	g.p("\tRET")
+	g.p("")
+	return name
+}
+
 // quantAVX2 is the Q8_0 or Q4_0 tile without VNNI. Q8_0: |qw| times qx
 // with qw's sign (VPSIGNB), Q4_0: the nibbles times qx plus corr; in both
 // VPMADDUBSW then VPMADDWD by ones give the same exact lanes as VPDPBUSD.
@@ -997,6 +1209,8 @@ func main() {
 	set("k2", avx2F32, "f32", g.f32AVX2)
 	set("k512", kquantRows, "k4", func(R, T int) string { return g.kquantAVX512(false, R, T) })
 	set("k512", kquantRows, "k6", func(R, T int) string { return g.kquantAVX512(true, R, T) })
+	set("k2", kquantRowsAVX2, "k4", func(R, T int) string { return g.kquantAVX2(false, T) })
+	set("k2", kquantRowsAVX2, "k6", func(R, T int) string { return g.kquantAVX2(true, T) })
 	set("k2", avx2Quant, "q8", func(R, T int) string { return g.quantAVX2(false, R, T) })
 	set("k2", avx2Quant, "q4", func(R, T int) string { return g.quantAVX2(true, R, T) })
 	fmt.Fprintf(&init, "\tk512.quant = %s\n", g.quantActs())
@@ -1014,6 +1228,7 @@ func main() {
 	fmt.Fprintf(&gofile, "\tk512.f32Rows, k512.qRows, k512.maxT = %#v, %#v, 4\n", avx512F32, avx512Quant)
 	fmt.Fprintf(&gofile, "\tk2.f32Rows, k2.qRows, k2.maxT = %#v, %#v, 4\n", avx2F32, avx2Quant)
 	fmt.Fprintf(&gofile, "\tk512.kRows, k512.kMaxT = %#v, 4\n", kquantRows)
+	fmt.Fprintf(&gofile, "\tk2.kRows, k2.kMaxT = %#v, 2\n", kquantRowsAVX2)
 	fmt.Fprintf(&gofile, "\tk512.wsumWidth, k2.wsumWidth = 16, 8\n")
 	gofile.Write(init.Bytes())
 	fmt.Fprintf(&gofile, "\tkernelSets[levelAVX512], kernelSets[levelAVX2] = k512, k2\n}\n")

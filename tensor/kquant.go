@@ -101,45 +101,6 @@ func q4KScales(blk []byte, s *[16]float32) {
 	}
 }
 
-// dotQ4K is Σ w·x over a row of Q4_K super-blocks without dequantizing:
-// with ds = d·sc_j and dm = dmin·m_j, sub-block j contributes
-// ds·Σ q·x − dm·Σ x. In lanes l < 8,
-//
-//	acc[l] += ds·((q[l]x[l] + q[8+l]x[8+l]) + (q[16+l]x[16+l] + q[24+l]x[24+l]))
-//	        − dm·((x[l] + x[8+l]) + (x[16+l] + x[24+l]))
-//
-// over the 32 codes q and inputs x of each sub-block, every operation
-// rounded to float32 (the AVX2 kernel does exactly this), then the lanes
-// are combined pairwise.
-func dotQ4K(w []byte, x []float32) float32 {
-	nb := len(w) / q4KBytes
-	var acc [8]float32
-	var s [16]float32
-	for b := 0; b < nb; b++ {
-		blk := w[b*q4KBytes : (b+1)*q4KBytes : (b+1)*q4KBytes]
-		xx := x[b*QKK : (b+1)*QKK : (b+1)*QKK]
-		q4KScales(blk, &s)
-		if blockQ4K(blk[16:], xx, &s, &acc) {
-			continue
-		}
-		for j := 0; j < 8; j++ {
-			qq := blk[16+32*(j/2) : 16+32*(j/2)+32 : 16+32*(j/2)+32]
-			sh := 4 * uint(j%2)
-			xs := xx[32*j : 32*j+32 : 32*j+32]
-			ds, dm := s[j], s[8+j]
-			for l := range acc {
-				p0 := float32(float32(qq[l]>>sh&0xF) * xs[l])
-				p1 := float32(float32(qq[8+l]>>sh&0xF) * xs[8+l])
-				p2 := float32(float32(qq[16+l]>>sh&0xF) * xs[16+l])
-				p3 := float32(float32(qq[24+l]>>sh&0xF) * xs[24+l])
-				sx := (xs[l] + xs[8+l]) + (xs[16+l] + xs[24+l])
-				acc[l] += float32(float32(ds*((p0+p1)+(p2+p3))) - float32(dm*sx))
-			}
-		}
-	}
-	return reduce8(&acc)
-}
-
 // q6KScales writes d·scale_j for the sixteen sub-blocks of a Q6_K
 // super-block.
 func q6KScales(blk []byte, ds *[16]float32) {
@@ -157,40 +118,4 @@ func q6Code(l0, h0 []byte, k, i int) int {
 		lo >>= 4
 	}
 	return int(lo&0xF | (h0[i]>>(2*uint(k))&3)<<4)
-}
-
-// dotQ6K is Σ w·x over a row of Q6_K super-blocks without dequantizing.
-// Each 16-element sub-block with ds = d·scale contributes, in lanes l < 8,
-//
-//	acc[l] += ds·(q[l]x[l] + q[8+l]x[8+l])     (q = code − 32)
-//
-// in element order, every operation rounded to float32 (the AVX2 kernel
-// does exactly this); the lanes are combined pairwise.
-func dotQ6K(w []byte, x []float32) float32 {
-	nb := len(w) / q6KBytes
-	var acc [8]float32
-	var ds [16]float32
-	for b := 0; b < nb; b++ {
-		blk := w[b*q6KBytes : (b+1)*q6KBytes : (b+1)*q6KBytes]
-		xx := x[b*QKK : (b+1)*QKK : (b+1)*QKK]
-		q6KScales(blk, &ds)
-		if blockQ6K(blk, xx, &ds, &acc) {
-			continue
-		}
-		for n := 0; n < 2; n++ {
-			l0, h0, xs := blk[64*n:64*n+64], blk[128+32*n:128+32*n+32], xx[128*n:128*n+128]
-			for k := 0; k < 4; k++ {
-				for h := 0; h < 2; h++ {
-					dd := ds[8*n+2*k+h]
-					for l := range acc {
-						i0, i1 := 16*h+l, 16*h+8+l
-						p0 := float32(float32(q6Code(l0, h0, k, i0)-32) * xs[32*k+i0])
-						p1 := float32(float32(q6Code(l0, h0, k, i1)-32) * xs[32*k+i1])
-						acc[l] += float32(dd * (p0 + p1))
-					}
-				}
-			}
-		}
-	}
-	return reduce8(&acc)
 }

@@ -104,6 +104,12 @@ func q6KCode(blk []byte, e int) int32 {
 	return int32(q6Code(blk[64*n:64*n+64], blk[128+32*n:128+32*n+32], r/32, r%32))
 }
 
+// dot4 is Σ c[i]·q[i] over four codes.
+func dot4(c *[4]int32, q []int8) int32 {
+	q = q[:4:4]
+	return c[0]*int32(q[0]) + c[1]*int32(q[1]) + c[2]*int32(q[2]) + c[3]*int32(q[3])
+}
+
 // dotQ4KInt is the portable integer dot product of a Q4_K row with
 // quantized inputs, in the order described at the top of this file.
 func dotQ4KInt(w []byte, a []actBlockK) float32 {
@@ -116,15 +122,22 @@ func dotQ4KInt(w []byte, a []actBlockK) float32 {
 			s, m := getScaleMinK4(j, blk[4:16])
 			sc[j], mn[j] = int32(s), int32(m)
 		}
-		qs := blk[16:]
 		var t [16]int32
+		var c [4]int32
 		for k := 0; k < 4; k++ {
-			for l := range t {
-				var p int32
-				for e := 64*k + 4*l; e < 64*k+4*l+4; e++ {
-					p += q4KCode(qs, e) * int32(x.q[e])
+			qs := blk[16+32*k : 16+32*k+32 : 16+32*k+32]
+			xq := x.q[64*k : 64*k+64 : 64*k+64]
+			for l := 0; l < 8; l++ { // elements 4l…4l+3: low nibbles
+				for e := range c {
+					c[e] = int32(qs[4*l+e] & 0xF)
 				}
-				t[l] += sc[(64*k+4*l)/32] * p
+				t[l] += sc[2*k] * dot4(&c, xq[4*l:])
+			}
+			for l := 0; l < 8; l++ { // elements 32+4l…: high nibbles
+				for e := range c {
+					c[e] = int32(qs[4*l+e] >> 4)
+				}
+				t[8+l] += sc[2*k+1] * dot4(&c, xq[32+4*l:])
 			}
 		}
 		s1 := float32(f16Table[binary.LittleEndian.Uint16(blk)] * x.d)
@@ -151,13 +164,21 @@ func dotQ6KInt(w []byte, a []actBlockK) float32 {
 		blk := w[b*q6KBytes : (b+1)*q6KBytes : (b+1)*q6KBytes]
 		x := &a[b]
 		var t [16]int32
+		var c [4]int32
 		for k := 0; k < 4; k++ {
+			// Chunk k is quarter 2(k%2) and 2(k%2)+1 of half k/2: low
+			// bits from ql (low or high nibbles), high bits from qh.
+			n, odd := k/2, uint(k%2)
+			ql := blk[64*n : 64*n+64 : 64*n+64]
+			qh := blk[128+32*n : 128+32*n+32 : 128+32*n+32]
+			xq := x.q[64*k : 64*k+64 : 64*k+64]
 			for l := range t {
-				var p int32
-				for e := 64*k + 4*l; e < 64*k+4*l+4; e++ {
-					p += q6KCode(blk, e) * int32(x.q[e])
+				i := 4 * l // element of the chunk
+				sh := 4*odd + 2*uint(i/32)
+				for e := range c {
+					c[e] = int32(ql[i+e]>>(4*odd)&0xF | (qh[i%32+e]>>sh&3)<<4)
 				}
-				t[l] += int32(int8(blk[192+(64*k+4*l)/16])) * p
+				t[l] += int32(int8(blk[192+4*k+l/4])) * dot4(&c, xq[i:])
 			}
 		}
 		for j := range t {

@@ -296,4 +296,19 @@ func TestKQuantModel(t *testing.T) {
 			t.Errorf("position %d: TV between K-quant and its Q8_0 copy %.3f", i, tv)
 		}
 	}
+	// Against the same weights in F32 (exact dequantization), what the
+	// 8-bit inputs of the integer products cost, with the Q8_0 path's
+	// tolerance (TestConvertToGGUF).
+	f, _, err := m.Quantized(tensor.F32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	worst := 0.0
+	for i, row := range logitsOf(t, f, ids) {
+		worst = max(worst, softmaxTV(a[i], row))
+	}
+	if worst > 0.03 {
+		t.Errorf("TV between the K-quant model and its F32 copy %.4f > 0.03", worst)
+	}
+	t.Logf("largest TV from F32: %.4f", worst)
 }

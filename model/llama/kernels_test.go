@@ -20,6 +20,8 @@ var pinnedLogits = map[tensor.DType]string{
 	tensor.F32:  "756c201f716803700e6023387a001fc39c587399852c2ebf774ea53fff942e53",
 	tensor.Q8_0: "27cd77c378c208ce45223f65c3ed9fc7cb65fa27da316997210834889ec0316f",
 	tensor.Q4_0: "4831d1d03cd22bf867754c4e338849c8c22cc511dbd6da2d8f7cfe7968d918e3",
+	tensor.Q4_K: "04780e4a8ad482287bb7cf38054f13abaf808cb1e7a7692b2e6098f741ca211d",
+	tensor.Q6_K: "07726a8b7e708f04ba794e32a59c221bb13d67b1919fbfffc42a16666e791a51",
 }
 
 // logitsDigest evaluates a small random model (shapes with odd remainders
@@ -29,7 +31,9 @@ var pinnedLogits = map[tensor.DType]string{
 func logitsDigest(t *testing.T, typ tensor.DType) string {
 	t.Helper()
 	m := randomModel(t, model.Config{Dim: 96, Hidden: 160, Layers: 2, Heads: 6, KVHeads: 2, Vocab: 203, SeqLen: 64}, 7)
-	if typ != tensor.F32 {
+	if typ == tensor.Q4_K || typ == tensor.Q6_K {
+		m = kquantModel(t, typ)
+	} else if typ != tensor.F32 {
 		var err error
 		if m, _, err = m.Quantized(typ); err != nil {
 			t.Fatal(err)
@@ -39,6 +43,18 @@ func logitsDigest(t *testing.T, typ tensor.DType) string {
 	block, err := m.Session().Eval(toks)
 	if err != nil {
 		t.Fatal(err)
+	}
+	for i, row := range block {
+		lo, hi := row[0], row[0]
+		for _, v := range row {
+			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+				t.Fatalf("%v: position %d has logit %g", typ, i, v)
+			}
+			lo, hi = min(lo, v), max(hi, v)
+		}
+		if hi-lo < 1e-3 {
+			t.Fatalf("%v: position %d has flat logits (%g … %g)", typ, i, lo, hi)
+		}
 	}
 	step := m.Session()
 	other := m.Session()
@@ -67,13 +83,56 @@ func logitsDigest(t *testing.T, typ tensor.DType) string {
 	return fmt.Sprintf("%x", h.Sum(nil))
 }
 
+// kquantModel is a small random model whose layer matrices are random
+// K-quant blocks of type typ (rows of 256 and 512 values; GGUF files are
+// the only source of K-quants, hlm does not write them).
+func kquantModel(t *testing.T, typ tensor.DType) *Model {
+	t.Helper()
+	w, err := RandomWeights(model.Config{Dim: 256, Hidden: 512, Layers: 2, Heads: 4, KVHeads: 2, Vocab: 203, SeqLen: 64}, 9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seed := uint64(1)
+	kq := func(m *tensor.Matrix) *tensor.Matrix {
+		bb := typ.BlockBytes()
+		data := make([]byte, m.Rows*m.Cols/tensor.QKK*bb)
+		for i := range data {
+			seed = seed*6364136223846793005 + 1442695040888963407
+			data[i] = byte(seed >> 56)
+		}
+		for b := 0; b < len(data); b += bb {
+			if typ == tensor.Q4_K {
+				binary.LittleEndian.PutUint16(data[b:], tensor.F32ToF16(0.002))
+				binary.LittleEndian.PutUint16(data[b+2:], tensor.F32ToF16(0.002))
+			} else {
+				binary.LittleEndian.PutUint16(data[b+208:], tensor.F32ToF16(0.0005))
+			}
+		}
+		out, err := tensor.NewRaw(typ, m.Rows, m.Cols, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	for i := range w.Layers {
+		ly := &w.Layers[i]
+		ly.Wq, ly.Wk, ly.Wv, ly.Wo = kq(ly.Wq), kq(ly.Wk), kq(ly.Wv), kq(ly.Wo)
+		ly.W1, ly.W2, ly.W3 = kq(ly.W1), kq(ly.W2), kq(ly.W3)
+	}
+	m, err := New(w, nil, "kquant")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
 // TestKernelLevelsSameLogits: every kernel level this CPU runs (and the
 // portable Go code, which is what a CPU without AVX2, or another
 // architecture, runs) gives the same logits, equal to the pinned digest.
 func TestKernelLevelsSameLogits(t *testing.T) {
 	defer tensor.SetKernels(tensor.AvailableKernels()[len(tensor.AvailableKernels())-1])
 	defer tensor.SetThreads(0)
-	for _, typ := range []tensor.DType{tensor.F32, tensor.Q8_0, tensor.Q4_0} {
+	for _, typ := range []tensor.DType{tensor.F32, tensor.Q8_0, tensor.Q4_0, tensor.Q4_K, tensor.Q6_K} {
 		want := ""
 		for _, k := range tensor.AvailableKernels() {
 			for _, th := range []int{1, 2} {
