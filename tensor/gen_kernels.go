@@ -18,6 +18,12 @@ import (
 	"strings"
 )
 
+// minPrefetch is how far ahead, in bytes, the tiles prefetch at least:
+// one tile of short quantized rows is read before its successor arrives
+// (110M decode, 2 threads, 0 → 8 KiB: Q4_K_M +20%, Q4_0 +11%, Q8_0 +8%,
+// F32 unchanged — its tiles are longer; 12 KiB was slower).
+const minPrefetch = 8192
+
 // prefetchNext makes the tiles prefetch the next tile's rows.
 var prefetchNext = true
 
@@ -32,6 +38,7 @@ var (
 type gen struct {
 	s     bytes.Buffer
 	decls bytes.Buffer
+	n     int // labels made so far
 }
 
 func (g *gen) p(format string, args ...any) { fmt.Fprintf(&g.s, format+"\n", args...) }
@@ -152,6 +159,14 @@ func (g *gen) prefetchSetup(R int, rows []string, free ...string) string {
 	pf := free[0]
 	g.p("\tMOVQ %s, %s", arg(1), pf)
 	g.p("\tIMULQ $%d, %s", R, pf)
+	// At least minPrefetch bytes ahead: a tile of short rows is read
+	// before its prefetched successor arrives (any distance works with the
+	// pace below: consecutive tiles prefetch consecutive bytes).
+	g.n++
+	g.p("\tCMPQ %s, $%d", pf, minPrefetch)
+	g.p("\tJAE pfdist%d", g.n)
+	g.p("\tMOVQ $%d, %s", minPrefetch, pf)
+	g.p("pfdist%d:", g.n)
 	g.p("\tADDQ %s, %s", rows[0], pf)
 	return pf
 }
