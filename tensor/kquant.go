@@ -109,13 +109,3 @@ func q6KScales(blk []byte, ds *[16]float32) {
 		ds[i] = d * float32(int8(blk[192+i]))
 	}
 }
-
-// q6Code returns the 6-bit code of element 32k+i (k < 4, i < 32) of a
-// Q6_K half with low bits l0 and high bits h0, as dequantizeQ6K reads it.
-func q6Code(l0, h0 []byte, k, i int) int {
-	lo := l0[i+32*(k&1)]
-	if k >= 2 {
-		lo >>= 4
-	}
-	return int(lo&0xF | (h0[i]>>(2*uint(k))&3)<<4)
-}

@@ -23,7 +23,7 @@ import (
 // m_j, value d·sc_j·code − dmin·m_j):
 //
 //	acc[l] = fma32(float32(d·dx), float32(T[l]), acc[l])            l < 16
-//	acc[l] = fma32(−float32(dmin·dx), float32(m_l·S32_l), acc[l])   l < 16 (0 for l ≥ 8)
+//	acc[l] = fma32(−float32(dmin·dx), float32(m_l·S32_l), acc[l])   l < 8
 //
 // with S32_j the sum of the input codes of sub-block j. Q6_K (codes 0…63,
 // 16-element sub-blocks with int8 scale sc_j, value d·sc_j·(code − 32)):
@@ -88,28 +88,6 @@ func quantizeActsK(dst []actBlockK, x []float32) []actBlockK {
 	return dst
 }
 
-// q4KCode is the 4-bit code of element e (< 256) of a Q4_K super-block's
-// codes qs.
-func q4KCode(qs []byte, e int) int32 {
-	c := qs[32*(e/64)+e%32]
-	if e%64 >= 32 {
-		return int32(c >> 4)
-	}
-	return int32(c & 0xF)
-}
-
-// q6KCode is the 6-bit code of element e (< 256) of a Q6_K super-block.
-func q6KCode(blk []byte, e int) int32 {
-	n, r := e/128, e%128
-	return int32(q6Code(blk[64*n:64*n+64], blk[128+32*n:128+32*n+32], r/32, r%32))
-}
-
-// dot4 is Σ c[i]·q[i] over four codes.
-func dot4(c *[4]int32, q []int8) int32 {
-	q = q[:4:4]
-	return c[0]*int32(q[0]) + c[1]*int32(q[1]) + c[2]*int32(q[2]) + c[3]*int32(q[3])
-}
-
 // dotQ4KInt is the portable integer dot product of a Q4_K row with
 // quantized inputs, in the order described at the top of this file.
 func dotQ4KInt(w []byte, a []actBlockK) float32 {
@@ -123,21 +101,18 @@ func dotQ4KInt(w []byte, a []actBlockK) float32 {
 			sc[j], mn[j] = int32(s), int32(m)
 		}
 		var t [16]int32
-		var c [4]int32
 		for k := 0; k < 4; k++ {
 			qs := blk[16+32*k : 16+32*k+32 : 16+32*k+32]
-			xq := x.q[64*k : 64*k+64 : 64*k+64]
-			for l := 0; l < 8; l++ { // elements 4l…4l+3: low nibbles
-				for e := range c {
-					c[e] = int32(qs[4*l+e] & 0xF)
-				}
-				t[l] += sc[2*k] * dot4(&c, xq[4*l:])
-			}
-			for l := 0; l < 8; l++ { // elements 32+4l…: high nibbles
-				for e := range c {
-					c[e] = int32(qs[4*l+e] >> 4)
-				}
-				t[8+l] += sc[2*k+1] * dot4(&c, xq[32+4*l:])
+			xl := x.q[64*k : 64*k+32 : 64*k+32]    // elements 0…31: low nibbles
+			xh := x.q[64*k+32 : 64*k+64 : 64*k+64] // 32…63: high nibbles
+			s0, s1 := sc[2*k], sc[2*k+1]
+			for l := 0; l < 8; l++ {
+				q := qs[4*l : 4*l+4 : 4*l+4]
+				a, b := xl[4*l:4*l+4:4*l+4], xh[4*l:4*l+4:4*l+4]
+				t[l] += s0 * (int32(q[0]&0xF)*int32(a[0]) + int32(q[1]&0xF)*int32(a[1]) +
+					int32(q[2]&0xF)*int32(a[2]) + int32(q[3]&0xF)*int32(a[3]))
+				t[8+l] += s1 * (int32(q[0]>>4)*int32(b[0]) + int32(q[1]>>4)*int32(b[1]) +
+					int32(q[2]>>4)*int32(b[2]) + int32(q[3]>>4)*int32(b[3]))
 			}
 		}
 		s1 := float32(f16Table[binary.LittleEndian.Uint16(blk)] * x.d)
@@ -145,12 +120,10 @@ func dotQ4KInt(w []byte, a []actBlockK) float32 {
 		for l := range acc {
 			acc[l] = fma32(s1, float32(t[l]), acc[l])
 		}
-		for l := range acc {
-			var m int32
-			if l < 8 {
-				m = mn[l] * x.bs32[l]
-			}
-			acc[l] = fma32(s2, float32(m), acc[l])
+		// Lanes 8…15 would add s2·0, which changes no lane: a lane is
+		// never −0 (it starts at +0, and x + y is −0 only for −0 + −0).
+		for l := 0; l < 8; l++ {
+			acc[l] = fma32(s2, float32(mn[l]*x.bs32[l]), acc[l])
 		}
 	}
 	return reduce16(&acc)
@@ -164,21 +137,28 @@ func dotQ6KInt(w []byte, a []actBlockK) float32 {
 		blk := w[b*q6KBytes : (b+1)*q6KBytes : (b+1)*q6KBytes]
 		x := &a[b]
 		var t [16]int32
-		var c [4]int32
+		sc := blk[192:208:208]
 		for k := 0; k < 4; k++ {
-			// Chunk k is quarter 2(k%2) and 2(k%2)+1 of half k/2: low
+			// Chunk k is quarters 2(k%2) and 2(k%2)+1 of half k/2: low
 			// bits from ql (low or high nibbles), high bits from qh.
 			n, odd := k/2, uint(k%2)
 			ql := blk[64*n : 64*n+64 : 64*n+64]
 			qh := blk[128+32*n : 128+32*n+32 : 128+32*n+32]
-			xq := x.q[64*k : 64*k+64 : 64*k+64]
-			for l := range t {
-				i := 4 * l // element of the chunk
-				sh := 4*odd + 2*uint(i/32)
-				for e := range c {
-					c[e] = int32(ql[i+e]>>(4*odd)&0xF | (qh[i%32+e]>>sh&3)<<4)
-				}
-				t[l] += int32(int8(blk[192+4*k+l/4])) * dot4(&c, xq[i:])
+			xl := x.q[64*k : 64*k+32 : 64*k+32]
+			xh := x.q[64*k+32 : 64*k+64 : 64*k+64]
+			sl, sh := 4*odd, 4*odd+2
+			for l := 0; l < 8; l++ {
+				lo, hi := ql[4*l:4*l+4:4*l+4], ql[32+4*l:32+4*l+4:32+4*l+4]
+				h := qh[4*l : 4*l+4 : 4*l+4]
+				a, b := xl[4*l:4*l+4:4*l+4], xh[4*l:4*l+4:4*l+4]
+				t[l] += int32(int8(sc[4*k+l/4])) * (int32(lo[0]>>sl&0xF|(h[0]>>sl&3)<<4)*int32(a[0]) +
+					int32(lo[1]>>sl&0xF|(h[1]>>sl&3)<<4)*int32(a[1]) +
+					int32(lo[2]>>sl&0xF|(h[2]>>sl&3)<<4)*int32(a[2]) +
+					int32(lo[3]>>sl&0xF|(h[3]>>sl&3)<<4)*int32(a[3]))
+				t[8+l] += int32(int8(sc[4*k+2+l/4])) * (int32(hi[0]>>sl&0xF|(h[0]>>sh&3)<<4)*int32(b[0]) +
+					int32(hi[1]>>sl&0xF|(h[1]>>sh&3)<<4)*int32(b[1]) +
+					int32(hi[2]>>sl&0xF|(h[2]>>sh&3)<<4)*int32(b[2]) +
+					int32(hi[3]>>sl&0xF|(h[3]>>sh&3)<<4)*int32(b[3]))
 			}
 		}
 		for j := range t {
