@@ -6,7 +6,8 @@
 # computes; llama.cpp's pp8 computes the last position's only).
 #
 #   usage (from the repository root):
-#     bench/sidebyside.sh [shapes…]            default: 15M 42M 110M
+#     bench/sidebyside.sh [shapes…]            default: 15M 42M 110M; also 1.1B
+#                                              (TinyLlama's shape: 8.8 GB of files)
 #   environment:
 #     THREADS="1 2"    thread counts
 #     TYPES="f32 q8_0 q4_0 q4_k_m"   (q4_k_m: written from the F32 file by
@@ -28,6 +29,7 @@ shape() { case $1 in
   15M) echo "-dim 288 -hidden 768 -layers 6 -heads 6 -kv 6 -seq 256";;
   42M) echo "-dim 512 -hidden 1376 -layers 8 -heads 8 -kv 8 -seq 1024";;
   110M) echo "-dim 768 -hidden 2048 -layers 12 -heads 12 -kv 12 -seq 1024";;
+  1.1B) echo "-dim 2048 -hidden 5632 -layers 22 -heads 32 -kv 4 -seq 2048";; # TinyLlama-1.1B, the papers' draft (4.4 GB in F32)
   *) echo "unknown shape $1" >&2; exit 2;;
 esac; }
 poll=(); [[ -n ${POLL:-} ]] && poll=(--poll "$POLL")
