@@ -73,15 +73,11 @@ func MatMuls(outs [][]float32, ws []*Matrix, x []float32, n int) {
 	if len(outs) != len(ws) {
 		panic("tensor: MatMuls of mismatched lists")
 	}
-	var (
-		ps    []product
-		rows  []int // rows of ps[i]
-		units []int // ps[i] covers units [units[i], units[i+1]) of 4 rows
-		work  int
-		acts  actCache
-	)
+	var acts actCache
 	defer acts.release()
-	units = append(units, 0)
+	pr := new(products)
+	pr.init(len(ws))
+	work := 0
 	for i, w := range ws {
 		if len(outs[i]) < n*w.Rows || len(x) < n*w.Cols {
 			panic("tensor: MatMul buffer too small")
@@ -89,22 +85,49 @@ func MatMuls(outs [][]float32, ws []*Matrix, x []float32, n int) {
 		if n <= 0 || w.Rows == 0 {
 			continue
 		}
-		ps = append(ps, prepare(outs[i], w, x, n, &acts))
-		rows = append(rows, w.Rows)
-		units = append(units, units[len(units)-1]+(w.Rows+3)/4)
+		pr.add(prepare(outs[i], w, x, n, &acts), w.Rows)
 		work += w.Rows * w.Cols * n
 	}
-	if len(ps) == 0 {
+	if len(pr.ps) == 0 {
 		return
 	}
-	ParallelFor(units[len(units)-1], work, func(lo, hi int) {
-		for i, p := range ps {
-			a, b := max(lo, units[i]), min(hi, units[i+1])
-			if a < b {
-				p(4*(a-units[i]), min(rows[i], 4*(b-units[i])))
-			}
+	ParallelFor(pr.units[len(pr.units)-1], work, pr.run)
+}
+
+// products are the prepared products of one MatMuls call, which run takes
+// in units of 4 rows across all of them. Up to three products (a layer's
+// q, k and v) live in the struct's own arrays: one allocation per call.
+type products struct {
+	ps    []product
+	rows  []int // rows of ps[i]
+	units []int // ps[i] covers units [units[i], units[i+1]) of 4 rows
+
+	psBuf    [3]product
+	rowsBuf  [3]int
+	unitsBuf [4]int
+}
+
+func (pr *products) init(n int) {
+	pr.ps, pr.rows, pr.units = pr.psBuf[:0], pr.rowsBuf[:0], pr.unitsBuf[:1]
+	if n > len(pr.psBuf) {
+		pr.ps, pr.rows, pr.units = make([]product, 0, n), make([]int, 0, n), make([]int, 1, n+1)
+	}
+}
+
+func (pr *products) add(p product, rows int) {
+	pr.ps = append(pr.ps, p)
+	pr.rows = append(pr.rows, rows)
+	pr.units = append(pr.units, pr.units[len(pr.units)-1]+(rows+3)/4)
+}
+
+// run computes units [lo, hi).
+func (pr *products) run(lo, hi int) {
+	for i, p := range pr.ps {
+		a, b := max(lo, pr.units[i]), min(hi, pr.units[i+1])
+		if a < b {
+			p(4*(a-pr.units[i]), min(pr.rows[i], 4*(b-pr.units[i])))
 		}
-	})
+	}
 }
 
 // product computes rows [lo, hi) of one prepared matrix product.

@@ -16,6 +16,12 @@ func RMSNormRows(out, x, weight []float32, eps float32) {
 	rows := len(x) / dim
 	// The sum of squares is one chain of dependent additions: a row costs
 	// about what 8·dim multiply-adds of a product do.
+	if rows == 1 || 8*rows*dim < minParallelWork {
+		for r := 0; r < rows; r++ {
+			RMSNorm(out[r*dim:(r+1)*dim], x[r*dim:(r+1)*dim], weight, eps)
+		}
+		return
+	}
 	ParallelFor(rows, 8*rows*dim, func(lo, hi int) {
 		for r := lo; r < hi; r++ {
 			RMSNorm(out[r*dim:(r+1)*dim], x[r*dim:(r+1)*dim], weight, eps)
