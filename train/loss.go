@@ -78,27 +78,28 @@ func lossRow[F Float](l Loss, dz, z []F, y []float32, scale float64, ws []float6
 	}
 	lse := mx + math.Log(sum)
 	inv := 1 / sum
+	if l == FKL {
+		// One pass: every sum keeps its element order, so the values are
+		// those of separate passes.
+		for i, zi := range z {
+			xi, yi := x[i]*inv, float64(y[i])
+			tv += math.Abs(xi - yi)
+			if yi > 0 {
+				loss += yi * (math.Log(yi) - (float64(zi) - lse))
+			}
+			if dz != nil {
+				dz[i] = F(scale * (xi - yi))
+			}
+		}
+		return loss, tv / 2
+	}
 	for i := range x {
 		x[i] *= inv
-	}
-	for i, xi := range x {
-		tv += math.Abs(xi - float64(y[i]))
+		tv += math.Abs(x[i] - float64(y[i]))
 	}
 	tv /= 2
 
 	switch l {
-	case FKL:
-		for i, zi := range z {
-			if yi := float64(y[i]); yi > 0 {
-				loss += yi * (math.Log(yi) - (float64(zi) - lse))
-			}
-		}
-		if dz != nil {
-			for i := range dz {
-				dz[i] = F(scale * (x[i] - float64(y[i])))
-			}
-		}
-		return loss, tv
 	case RKL:
 		for i, zi := range z {
 			g[i] = (float64(zi) - lse) - math.Log(max(float64(y[i]), tiny))
