@@ -30,6 +30,11 @@ type Agreement struct {
 	// Multiply-adds per token at the mean position (model.Config.MACs).
 	LLMMACs int64 `json:"llm_macs"`
 	SLMMACs int64 `json:"slm_macs"`
+	// MaxRatio is the largest ratio of the draft's multiply-adds to the
+	// LLM's at any position of the LLM's context, reached at MaxRatioPos
+	// (model.Config.MaxMACsRatio).
+	MaxRatio    float64 `json:"max_macs_ratio"`
+	MaxRatioPos int     `json:"max_macs_ratio_position"`
 	// ByStep is the mean 1 − TV by generated token index, in buckets of
 	// StepBucket tokens after the prompt.
 	ByStep []float64 `json:"by_step"`
@@ -115,5 +120,6 @@ func Agree(ctx context.Context, llm, slm model.Model, prompts [][]int, maxTokens
 	}
 	a.LLMMACs = llm.Config().MACs(int(a.MeanPos + 0.5))
 	a.SLMMACs = slm.Config().MACs(int(a.MeanPos + 0.5))
+	a.MaxRatio, a.MaxRatioPos = slm.Config().MaxMACsRatio(llm.Config(), llm.Config().SeqLen)
 	return a, nil
 }

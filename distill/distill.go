@@ -113,6 +113,11 @@ type Result struct {
 
 	Params, Trainable        int
 	TeacherMACs, StudentMACs int64 // per token at position Seq/2
+	// MaxMACsRatio is the largest ratio of the student's multiply-adds to
+	// the teacher's at any position of the teacher's context, reached at
+	// MaxMACsRatioPos.
+	MaxMACsRatio    float64
+	MaxMACsRatioPos int
 	// Where the time of this process's steps went.
 	DataSeconds, ForwardSeconds, BackwardSeconds, OptSeconds float64
 	// TokensPerSec is training tokens per second of wall time (data
@@ -166,6 +171,7 @@ func Run(ctx context.Context, cfg Config, progress func(Progress)) (*Result, err
 	res := &Result{Out: cfg.Out, Checkpoint: r.ckpt, CurveCSV: r.csv, CurvePNG: r.png,
 		Params: len(p.Data), Trainable: p.Trainable(),
 		TeacherMACs: r.teacher.Config().MACs(cfg.Seq / 2), StudentMACs: p.Shape.Config.MACs(cfg.Seq / 2)}
+	res.MaxMACsRatio, res.MaxMACsRatioPos = p.Shape.Config.MaxMACsRatio(r.teacher.Config(), r.teacher.Config().SeqLen)
 	last := lastHeldout(r.curve)
 	first := r.opt.Step
 	n := cfg.Batch * cfg.Seq

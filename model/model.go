@@ -57,6 +57,21 @@ func (c Config) MACs(pos int) int64 {
 	return int64(c.Layers)*perLayer + int64(c.Vocab)*d
 }
 
+// MaxMACsRatio is the largest ratio of c's multiply-adds per token to
+// ref's over the positions 0 … n−1, and the first position where it is
+// reached: the cost bound that holds along a whole context, not just at
+// one position. Both counts are affine in the position, so their ratio is
+// monotonic and the largest is at one end.
+func (c Config) MaxMACsRatio(ref Config, n int) (ratio float64, pos int) {
+	at := func(p int) float64 { return float64(c.MACs(p)) / float64(ref.MACs(p)) }
+	last := max(n-1, 0)
+	if r0, r1 := at(0), at(last); r1 > r0 {
+		return r1, last
+	} else {
+		return r0, 0
+	}
+}
+
 // Validate reports a shape the engine cannot run. Limits are generous (models
 // far larger than Llama-2-70B pass) but rule out nonsense read from a corrupt
 // file before anything is allocated.

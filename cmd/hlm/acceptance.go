@@ -23,7 +23,8 @@ probability that speculative sampling accepts a token drafted from x when
 the target is y; the mean over positions is the draft's quality for every
 lossless method (hlm, q-s, k-sqs, c-sqs, replica). Prints the mean with its
 95% confidence interval over prompts and both models' multiply-adds per
-token at the mean position.`, stderr)
+token at the mean position (and the largest ratio of the two at any
+position of the LLM's context).`, stderr)
 	mf := addModelFlags(fs)
 	ds := fs.String("dataset", "tinystories", "prompt set (hlm eval --help lists them)")
 	prompts := fs.String("prompts", "", "file with one prompt per line (instead of --dataset)")
@@ -67,6 +68,7 @@ token at the mean position.`, stderr)
 		fmt.Fprintf(stdout, " %d–%d: %.3f", i*distill.StepBucket, (i+1)*distill.StepBucket-1, v)
 	}
 	fmt.Fprintln(stdout)
-	fmt.Fprintf(stdout, "  multiply-adds per token at the mean position %.0f: draft %d, LLM %d (ratio %.3f)\n", a.MeanPos, a.SLMMACs, a.LLMMACs, float64(a.SLMMACs)/float64(a.LLMMACs))
+	fmt.Fprintf(stdout, "  multiply-adds per token at the mean position %.0f: draft %d, LLM %d (ratio %.3f); at most %.3f of the LLM's at any position of its context (position %d)\n",
+		a.MeanPos, a.SLMMACs, a.LLMMACs, float64(a.SLMMACs)/float64(a.LLMMACs), a.MaxRatio, a.MaxRatioPos)
 	return nil
 }

@@ -132,7 +132,8 @@ seed write the same bytes.`, stderr)
 	}
 	fmt.Fprintf(stdout, "wrote %s (%d parameters, %d trained) after %d steps, %.2fM tokens, %s\n", res.Out, res.Params, res.Trainable, res.Steps, float64(res.Tokens)/1e6, time.Duration(res.Seconds*float64(time.Second)).Round(time.Second))
 	fmt.Fprintf(stdout, "  held-out acceptance mean(1 − TV) %.4f\n", res.HeldoutAccept)
-	fmt.Fprintf(stdout, "  multiply-adds per token at position %d: student %d, teacher %d (ratio %.3f)\n", c.Seq/2, res.StudentMACs, res.TeacherMACs, float64(res.StudentMACs)/float64(res.TeacherMACs))
+	fmt.Fprintf(stdout, "  multiply-adds per token at position %d: student %d, teacher %d (ratio %.3f); at most %.3f at any position of the teacher's context (position %d)\n",
+		c.Seq/2, res.StudentMACs, res.TeacherMACs, float64(res.StudentMACs)/float64(res.TeacherMACs), res.MaxMACsRatio, res.MaxMACsRatioPos)
 	if res.TokensPerSec > 0 {
 		fmt.Fprintf(stdout, "  %.0f training tokens/s; time: data %.0f s, forward %.0f s, backward %.0f s, optimizer %.1f s; step/(3×forward) %.2f\n",
 			res.TokensPerSec, res.DataSeconds, res.ForwardSeconds, res.BackwardSeconds, res.OptSeconds, res.StepOverForward)
