@@ -194,6 +194,7 @@ func attention[F Float](out, prob, q, k, v []F, a attnShape) {
 	group := a.heads / a.kvHeads
 	scale := F(1 / math.Sqrt(float64(hs)))
 	tensor.ParallelFor(a.b*a.heads, a.b*a.heads*t*t*hs, func(lo, hi int) {
+		ws := make([]float64, t)
 		for bh := lo; bh < hi; bh++ {
 			b, h := bh/a.heads, bh%a.heads
 			off, koff := h*hs, (h/group)*hs
@@ -206,12 +207,7 @@ func attention[F Float](out, prob, q, k, v []F, a attnShape) {
 					p[j] = dotShort(qi, kj) * scale
 					mx = max(mx, p[j])
 				}
-				var sum F
-				for j, s := range p {
-					e := F(tensor.Exp(float64(s - mx)))
-					p[j] = e
-					sum += e
-				}
+				sum := softmaxNum(p, mx, ws)
 				is := 1 / sum
 				o := out[(b*t+i)*dim+off : (b*t+i)*dim+off+hs]
 				clear(o)
@@ -264,11 +260,76 @@ func attentionBack[F Float](dq, dk, dv, dout, prob, q, k, v []F, a attnShape) {
 	})
 }
 
+// softmaxNum writes p[j] = e^(p[j] − mx) and returns their sum, added in
+// j order in F. For float32 the exponentials come from tensor.ExpShifted
+// (vectorised) over the float32 differences, which is tensor.Exp of each:
+// the same bits as the one-at-a-time loop, which float64 and rows holding a
+// NaN or only −Inf take. ws holds at least len(p) values.
+func softmaxNum[F Float](p []F, mx F, ws []float64) F {
+	var sum F
+	if is32[F]() && float64(mx) > math.Inf(-1) && !math.IsInf(float64(mx), 1) {
+		d := as32(p)
+		for j := range d {
+			d[j] -= float32(mx)
+		}
+		tensor.ExpShifted(ws, d, 0, 1)
+		for j, e := range ws[:len(p)] {
+			p[j] = F(e)
+			sum += F(e)
+		}
+		return sum
+	}
+	for j, s := range p {
+		e := F(tensor.Exp(float64(s - mx)))
+		p[j] = e
+		sum += e
+	}
+	return sum
+}
+
+// sigmoidChunk is how many values the SwiGLU passes take their
+// exponentials for at once.
+const sigmoidChunk = 512
+
+// sigmoids writes σ(g[i]) = F(1/(1 + e^−g[i])) into sg, with the
+// exponentials from tensor.ExpShifted (vectorised: −g exactly, then the same
+// kernel as tensor.Exp) when every g is at least −708 (where Exp would
+// saturate to +Inf), else one at a time: the same bits either way. ws holds
+// at least len(g) values.
+func sigmoids[F Float](sg, g []F, ws []float64) {
+	if is32[F]() {
+		g32 := as32(g)
+		ok := true
+		for _, v := range g32 {
+			if !(v >= -708) {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			tensor.ExpShifted(ws, g32, 0, -1)
+			for i, e := range ws[:len(g)] {
+				sg[i] = F(1 / (1 + e))
+			}
+			return
+		}
+	}
+	for i, v := range g {
+		sg[i] = F(1 / (1 + tensor.Exp(-float64(v))))
+	}
+}
+
 // swiglu writes silu(g)·u into act, silu(g) = g·σ(g).
 func swiglu[F Float](act, g, u []F) {
-	tensor.ParallelFor(len(act), 8*len(act), func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			act[i] = F(g[i]*F(1/(1+tensor.Exp(-float64(g[i]))))) * u[i]
+	tensor.ParallelFor((len(act)+sigmoidChunk-1)/sigmoidChunk, 8*len(act), func(lo, hi int) {
+		var ws [sigmoidChunk]float64
+		var sg [sigmoidChunk]F
+		for c := lo; c < hi; c++ {
+			a, b := c*sigmoidChunk, min(len(act), (c+1)*sigmoidChunk)
+			sigmoids(sg[:b-a], g[a:b], ws[:])
+			for i := a; i < b; i++ {
+				act[i] = F(g[i]*sg[i-a]) * u[i]
+			}
 		}
 	})
 }
@@ -276,12 +337,18 @@ func swiglu[F Float](act, g, u []F) {
 // swigluBack adds dg += dact·u·silu'(g) and du += dact·silu(g), with
 // silu'(g) = σ(g)·(1 + g·(1 − σ(g))).
 func swigluBack[F Float](dg, du, dact, g, u []F) {
-	tensor.ParallelFor(len(dact), 10*len(dact), func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			sg := F(1 / (1 + tensor.Exp(-float64(g[i]))))
-			silu := F(g[i] * sg)
-			dg[i] += F(dact[i]*u[i]) * F(sg*(1+F(g[i]*(1-sg))))
-			du[i] += F(dact[i] * silu)
+	tensor.ParallelFor((len(dact)+sigmoidChunk-1)/sigmoidChunk, 10*len(dact), func(lo, hi int) {
+		var ws [sigmoidChunk]float64
+		var sgs [sigmoidChunk]F
+		for c := lo; c < hi; c++ {
+			a, b := c*sigmoidChunk, min(len(dact), (c+1)*sigmoidChunk)
+			sigmoids(sgs[:b-a], g[a:b], ws[:])
+			for i := a; i < b; i++ {
+				sg := sgs[i-a]
+				silu := F(g[i] * sg)
+				dg[i] += F(dact[i]*u[i]) * F(sg*(1+F(g[i]*(1-sg))))
+				du[i] += F(dact[i] * silu)
+			}
 		}
 	})
 }
