@@ -3,6 +3,8 @@ package tensor
 import (
 	"encoding/binary"
 	"math"
+	"sync"
+	"unsafe"
 )
 
 // Integer dot products for Q8_0 and Q4_0 weights. The matrix products
@@ -126,4 +128,64 @@ func dotQuant(t DType, w []byte, a []actBlock) float32 {
 		}
 	}
 	return reduce8(&acc)
+}
+
+// actPair is block b of two tokens t and t+1 laid out for the AVX-512
+// token-pair tiles (192 bytes): each 64-byte row holds token t's values in
+// its low 32 bytes and token t+1's in its high 32 bytes, so that one ZMM
+// load gives both tokens' operands as two 256-bit halves, each exactly the
+// operand the one-token tiles load into a YMM register: the codes, the
+// corrections, and the scale dx broadcast to the 8 lanes. The pair tiles
+// compute dotQuant for each half (gen_kernels.go, quantPairAVX512).
+type actPair struct {
+	q    [2][QK]int8
+	corr [2][8]int32
+	d    [2][8]float32
+}
+
+// pairActs lays out the quantized inputs acts of n tokens (nb blocks each)
+// in token pairs, block-major: pair p of block b at dst[b·⌈n/2⌉ + p], so a
+// tile reads the pairs of its tokens contiguously and steps ⌈n/2⌉ pairs a
+// block. An odd n's last pair has zeros for its high half (the tiles do not
+// store that half's outputs).
+func pairActs(dst []actPair, acts []actBlock, n, nb int) {
+	np := (n + 1) / 2
+	for b := 0; b < nb; b++ {
+		for p := 0; p < np; p++ {
+			d := &dst[b*np+p]
+			for h := 0; h < 2; h++ {
+				t := 2*p + h
+				if t >= n {
+					d.q[h], d.corr[h], d.d[h] = [QK]int8{}, [8]int32{}, [8]float32{}
+					continue
+				}
+				a := &acts[t*nb+b]
+				d.q[h], d.corr[h] = a.q, a.corr
+				for l := range d.d[h] {
+					d.d[h][l] = a.d
+				}
+			}
+		}
+	}
+}
+
+// pairBuf holds a 64-byte aligned []actPair (each of its rows one cache
+// line), recycled through pairPool.
+type pairBuf struct {
+	raw []byte
+	p   []actPair
+}
+
+var pairPool = sync.Pool{New: func() any { return new(pairBuf) }}
+
+// resize makes b.p n pairs long, reusing b's storage.
+func (b *pairBuf) resize(n int) []actPair {
+	size := n * int(unsafe.Sizeof(actPair{}))
+	if cap(b.raw) < size+63 {
+		b.raw = make([]byte, size+63)
+	}
+	b.raw = b.raw[:cap(b.raw)]
+	off := -uintptr(unsafe.Pointer(unsafe.SliceData(b.raw))) & 63
+	b.p = unsafe.Slice((*actPair)(unsafe.Pointer(&b.raw[off])), n)
+	return b.p
 }

@@ -23,6 +23,10 @@
 //     then scaled per block with one FMA per lane (act.go). This is
 //     llama.cpp's scheme for these types; it changes the numbers by the
 //     inputs' quantization (within the model tests' total-variation bound).
+//     The AVX-512 tiles of several tokens hold two tokens of a row in one
+//     ZMM register, token t in the low 256 bits and t+1 in the high 256:
+//     every instruction is lane by lane, so each half computes exactly the
+//     8 lanes of its token that the one-token YMM tiles compute (below).
 //   - Q4_K and Q6_K: the inputs are quantized to 8 bits per super-block of
 //     256 (GGML's Q8_K), the codes times the inputs summed in exact
 //     integers and multiplied by the integer sub-block scales, then per
@@ -47,6 +51,19 @@
 // and prefetch the next tile's rows; MatMuls runs the products of one input
 // (q, k, v) in one parallel pass. The threads are a persistent pool
 // (ParallelFor): a product wakes them, it does not start goroutines.
+//
+// Q8_0 and Q4_0 products of two or more tokens at the AVX-512 level run
+// token-pair tiles of up to 4 rows × 8 tokens (8 rows × 2). The quantized
+// inputs are laid out once per product input in pairs of tokens (actPair
+// in act.go): per block, 64 bytes of codes [token t | token t+1], 64 of
+// corrections, and 64 of scales, each token's broadcast to its 8 lanes; a
+// row's codes and scale are broadcast to both halves of a ZMM register.
+// Each half then runs the one-token tile's instruction sequence on its
+// token (VPDPBUSD from the corrections, VCVTDQ2PS, VMULPS by dw, FMA into
+// the accumulator, then the same 8-lane reduction), so the bits are those
+// of dotQuant; one instruction does the work of two. One token (decode,
+// and the last of an odd count after whole groups) keeps the YMM tiles; an
+// odd group ends in a pair whose high half is zeros and is not stored.
 //
 // Storage conventions: a Matrix is row-major with Rows rows of Cols elements.
 // A PyTorch weight of shape [out, in] (GGUF dims [in, out]) is a Matrix with

@@ -26,6 +26,11 @@ type f32TileFn func(w *float32, ldw uintptr, x *float32, ldx uintptr, cols int, 
 // r < R and t < T over nb blocks; strides in bytes.
 type qTileFn func(w *byte, ldw uintptr, x *actBlock, ldx uintptr, nb int, out *float32, ldo uintptr)
 
+// pairTileFn is qTileFn over token pairs (actPair): x points at the
+// first pair of block 0 and ldx is the stride from a block's pairs to the
+// next block's; out[t·ldo + r] for r < R and t < T ((T+1)/2 pairs).
+type pairTileFn func(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
 // kernelSet is one level's micro-kernels, indexed [R][T]; rows[T] is the
 // tile height used for T tokens (kernels of every smaller R exist too).
 type kernelSet struct {
@@ -41,6 +46,13 @@ type kernelSet struct {
 	quant          func(dst *actBlock, x *float32, nb int, off int32) // quantizeActs, or nil
 	swiglu         func(gate, up *float32, n int, coef *[12]float64)  // SwiGLU over a multiple of swigluLanes
 	swigluLanes    int
+
+	// Q8_0 and Q4_0 token-pair tiles (AVX-512) for T = 2…pMaxT tokens in
+	// groups of pMaxT; pRows[T] are their heights, pRows[1] = qRows[1]
+	// (one token keeps q8 and q4). pMaxT = 0: none.
+	q8p, q4p [maxR + 1][maxT + 1]pairTileFn
+	pRows    [maxT + 1]int
+	pMaxT    int
 }
 
 // kTileFn computes out[t·ldo + r] = the K-quant dot of row r of w with
@@ -134,10 +146,12 @@ func (pr *products) run(lo, hi int) {
 type product func(lo, hi int)
 
 // actCache holds the quantized inputs of the products of one input, per
-// weight type (Q8_0 and Q4_0 need different corrections).
+// weight type (Q8_0 and Q4_0 need different corrections), and their token
+// pairs for the pair tiles.
 type actCache struct {
-	bufs [2]*[]actBlock
-	kbuf *[]actBlockK // the K-quants' inputs
+	bufs  [2]*[]actBlock
+	pairs [2]*pairBuf
+	kbuf  *[]actBlockK // the K-quants' inputs
 }
 
 // getK returns x quantized for K-quant products (quantizeActsK).
@@ -147,6 +161,22 @@ func (c *actCache) getK(x []float32) []actBlockK {
 		*c.kbuf = quantizeActsK(*c.kbuf, x)
 	}
 	return *c.kbuf
+}
+
+// getPairs returns get(t, x) for n tokens of nb blocks laid out in pairs
+// (pairActs).
+func (c *actCache) getPairs(t DType, x []float32, n, nb int) []actPair {
+	i := 0
+	if t == Q4_0 {
+		i = 1
+	}
+	if c.pairs[i] == nil {
+		acts := c.get(t, x)
+		buf := pairPool.Get().(*pairBuf)
+		pairActs(buf.resize(nb*((n+1)/2)), acts, n, nb)
+		c.pairs[i] = buf
+	}
+	return c.pairs[i].p
 }
 
 func (c *actCache) get(t DType, x []float32) []actBlock {
@@ -168,6 +198,11 @@ func (c *actCache) release() {
 			actPool.Put(b)
 		}
 	}
+	for _, b := range c.pairs {
+		if b != nil {
+			pairPool.Put(b)
+		}
+	}
 	if c.kbuf != nil {
 		actKPool.Put(c.kbuf)
 	}
@@ -180,7 +215,7 @@ func prepare(out []float32, w *Matrix, x []float32, n int, acts *actCache) produ
 	case F32:
 		return productF32(out, w, x, n)
 	case Q8_0, Q4_0:
-		return productQuant(out, w, acts.get(w.Type, x[:n*cols]), n)
+		return productQuant(out, w, x[:n*cols], n, acts)
 	case Q4_K, Q6_K:
 		return productQuantK(out, w, acts.getK(x[:n*cols]), n)
 	}
@@ -302,11 +337,12 @@ func productQuantK(out []float32, w *Matrix, acts []actBlockK, n int) product {
 // actPool recycles the quantized inputs of the products.
 var actPool = sync.Pool{New: func() any { return new([]actBlock) }}
 
-func productQuant(out []float32, w *Matrix, acts []actBlock, n int) product {
+func productQuant(out []float32, w *Matrix, x []float32, n int, cache *actCache) product {
 	rows, cols := w.Rows, w.Cols
 	nb := cols / QK
 	rb := w.rowBytes
 	ks := kernels()
+	acts := cache.get(w.Type, x)
 	if ks == nil {
 		return func(lo, hi int) {
 			for r := lo; r < hi; r++ {
@@ -322,6 +358,26 @@ func productQuant(out []float32, w *Matrix, acts []actBlock, n int) product {
 		tiles = &ks.q4
 	}
 	ldw, ldx, ldo := uintptr(rb), uintptr(nb)*unsafe.Sizeof(actBlock{}), uintptr(4*rows)
+	if ks.pMaxT > 0 && n > 1 && nb > 0 {
+		// Token groups of pMaxT (even) in pairs: group t starts at pair
+		// t/2. A group of one token (the last of an odd n) runs the
+		// one-token tile.
+		pairs := cache.getPairs(w.Type, x, n, nb)
+		ptiles := &ks.q8p
+		if w.Type == Q4_0 {
+			ptiles = &ks.q4p
+		}
+		ldp := uintptr((n+1)/2) * unsafe.Sizeof(actPair{})
+		return func(lo, hi int) {
+			forTiles(lo, hi, n, rb, ks.pMaxT, &ks.pRows, func(r, R, t, T int) {
+				if T == 1 {
+					tiles[R][1](&w.Data[r*rb], ldw, &acts[t*nb], ldx, nb, &out[t*rows+r], ldo)
+				} else {
+					ptiles[R][T](&w.Data[r*rb], ldw, &pairs[t/2], ldp, nb, &out[t*rows+r], ldo)
+				}
+			})
+		}
+	}
 	return func(lo, hi int) {
 		forTiles(lo, hi, n, rb, ks.maxT, &ks.qRows, func(r, R, t, T int) {
 			tiles[R][T](&w.Data[r*rb], ldw, &acts[t*nb], ldx, nb, &out[t*rows+r], ldo)

@@ -185,6 +185,198 @@ func q4AVX512R3T4(w *byte, ldw uintptr, x *actBlock, ldx uintptr, nb int, out *f
 func q4AVX512R4T4(w *byte, ldw uintptr, x *actBlock, ldx uintptr, nb int, out *float32, ldo uintptr)
 
 //go:noescape
+func q8PairAVX512R1T2(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q8PairAVX512R2T2(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q8PairAVX512R3T2(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q8PairAVX512R4T2(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q8PairAVX512R5T2(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q8PairAVX512R6T2(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q8PairAVX512R7T2(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q8PairAVX512R8T2(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q8PairAVX512R1T3(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q8PairAVX512R2T3(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q8PairAVX512R3T3(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q8PairAVX512R4T3(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q8PairAVX512R1T4(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q8PairAVX512R2T4(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q8PairAVX512R3T4(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q8PairAVX512R4T4(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q8PairAVX512R1T5(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q8PairAVX512R2T5(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q8PairAVX512R3T5(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q8PairAVX512R4T5(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q8PairAVX512R1T6(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q8PairAVX512R2T6(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q8PairAVX512R3T6(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q8PairAVX512R4T6(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q8PairAVX512R1T7(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q8PairAVX512R2T7(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q8PairAVX512R3T7(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q8PairAVX512R4T7(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q8PairAVX512R1T8(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q8PairAVX512R2T8(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q8PairAVX512R3T8(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q8PairAVX512R4T8(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q4PairAVX512R1T2(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q4PairAVX512R2T2(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q4PairAVX512R3T2(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q4PairAVX512R4T2(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q4PairAVX512R5T2(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q4PairAVX512R6T2(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q4PairAVX512R7T2(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q4PairAVX512R8T2(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q4PairAVX512R1T3(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q4PairAVX512R2T3(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q4PairAVX512R3T3(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q4PairAVX512R4T3(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q4PairAVX512R1T4(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q4PairAVX512R2T4(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q4PairAVX512R3T4(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q4PairAVX512R4T4(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q4PairAVX512R1T5(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q4PairAVX512R2T5(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q4PairAVX512R3T5(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q4PairAVX512R4T5(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q4PairAVX512R1T6(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q4PairAVX512R2T6(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q4PairAVX512R3T6(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q4PairAVX512R4T6(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q4PairAVX512R1T7(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q4PairAVX512R2T7(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q4PairAVX512R3T7(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q4PairAVX512R4T7(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q4PairAVX512R1T8(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q4PairAVX512R2T8(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q4PairAVX512R3T8(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q4PairAVX512R4T8(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
 func f32AVX2R1T1(w *float32, ldw uintptr, x *float32, ldx uintptr, cols int, out *float32, ldo uintptr)
 
 //go:noescape
@@ -399,6 +591,7 @@ func init() {
 	k512.f32Rows, k512.qRows, k512.maxT = [9]int{0, 8, 4, 4, 4, 0, 0, 0, 0}, [9]int{0, 8, 4, 4, 4, 0, 0, 0, 0}, 4
 	k2.f32Rows, k2.qRows, k2.maxT = [9]int{0, 4, 2, 2, 1, 0, 0, 0, 0}, [9]int{0, 4, 3, 2, 2, 0, 0, 0, 0}, 4
 	k512.kRows, k512.kMaxT = [9]int{0, 4, 4, 2, 2, 0, 0, 0, 0}, 4
+	k512.pRows, k512.pMaxT = [9]int{0, 8, 8, 4, 4, 4, 4, 4, 4}, 8
 	k2.kRows, k2.kMaxT = [9]int{0, 1, 1, 0, 0, 0, 0, 0, 0}, 2
 	k512.wsumWidth, k2.wsumWidth = 16, 8
 	k512.f32[1][1] = f32AVX512R1T1
@@ -461,6 +654,70 @@ func init() {
 	k512.q4[2][4] = q4AVX512R2T4
 	k512.q4[3][4] = q4AVX512R3T4
 	k512.q4[4][4] = q4AVX512R4T4
+	k512.q8p[1][2] = q8PairAVX512R1T2
+	k512.q8p[2][2] = q8PairAVX512R2T2
+	k512.q8p[3][2] = q8PairAVX512R3T2
+	k512.q8p[4][2] = q8PairAVX512R4T2
+	k512.q8p[5][2] = q8PairAVX512R5T2
+	k512.q8p[6][2] = q8PairAVX512R6T2
+	k512.q8p[7][2] = q8PairAVX512R7T2
+	k512.q8p[8][2] = q8PairAVX512R8T2
+	k512.q8p[1][3] = q8PairAVX512R1T3
+	k512.q8p[2][3] = q8PairAVX512R2T3
+	k512.q8p[3][3] = q8PairAVX512R3T3
+	k512.q8p[4][3] = q8PairAVX512R4T3
+	k512.q8p[1][4] = q8PairAVX512R1T4
+	k512.q8p[2][4] = q8PairAVX512R2T4
+	k512.q8p[3][4] = q8PairAVX512R3T4
+	k512.q8p[4][4] = q8PairAVX512R4T4
+	k512.q8p[1][5] = q8PairAVX512R1T5
+	k512.q8p[2][5] = q8PairAVX512R2T5
+	k512.q8p[3][5] = q8PairAVX512R3T5
+	k512.q8p[4][5] = q8PairAVX512R4T5
+	k512.q8p[1][6] = q8PairAVX512R1T6
+	k512.q8p[2][6] = q8PairAVX512R2T6
+	k512.q8p[3][6] = q8PairAVX512R3T6
+	k512.q8p[4][6] = q8PairAVX512R4T6
+	k512.q8p[1][7] = q8PairAVX512R1T7
+	k512.q8p[2][7] = q8PairAVX512R2T7
+	k512.q8p[3][7] = q8PairAVX512R3T7
+	k512.q8p[4][7] = q8PairAVX512R4T7
+	k512.q8p[1][8] = q8PairAVX512R1T8
+	k512.q8p[2][8] = q8PairAVX512R2T8
+	k512.q8p[3][8] = q8PairAVX512R3T8
+	k512.q8p[4][8] = q8PairAVX512R4T8
+	k512.q4p[1][2] = q4PairAVX512R1T2
+	k512.q4p[2][2] = q4PairAVX512R2T2
+	k512.q4p[3][2] = q4PairAVX512R3T2
+	k512.q4p[4][2] = q4PairAVX512R4T2
+	k512.q4p[5][2] = q4PairAVX512R5T2
+	k512.q4p[6][2] = q4PairAVX512R6T2
+	k512.q4p[7][2] = q4PairAVX512R7T2
+	k512.q4p[8][2] = q4PairAVX512R8T2
+	k512.q4p[1][3] = q4PairAVX512R1T3
+	k512.q4p[2][3] = q4PairAVX512R2T3
+	k512.q4p[3][3] = q4PairAVX512R3T3
+	k512.q4p[4][3] = q4PairAVX512R4T3
+	k512.q4p[1][4] = q4PairAVX512R1T4
+	k512.q4p[2][4] = q4PairAVX512R2T4
+	k512.q4p[3][4] = q4PairAVX512R3T4
+	k512.q4p[4][4] = q4PairAVX512R4T4
+	k512.q4p[1][5] = q4PairAVX512R1T5
+	k512.q4p[2][5] = q4PairAVX512R2T5
+	k512.q4p[3][5] = q4PairAVX512R3T5
+	k512.q4p[4][5] = q4PairAVX512R4T5
+	k512.q4p[1][6] = q4PairAVX512R1T6
+	k512.q4p[2][6] = q4PairAVX512R2T6
+	k512.q4p[3][6] = q4PairAVX512R3T6
+	k512.q4p[4][6] = q4PairAVX512R4T6
+	k512.q4p[1][7] = q4PairAVX512R1T7
+	k512.q4p[2][7] = q4PairAVX512R2T7
+	k512.q4p[3][7] = q4PairAVX512R3T7
+	k512.q4p[4][7] = q4PairAVX512R4T7
+	k512.q4p[1][8] = q4PairAVX512R1T8
+	k512.q4p[2][8] = q4PairAVX512R2T8
+	k512.q4p[3][8] = q4PairAVX512R3T8
+	k512.q4p[4][8] = q4PairAVX512R4T8
 	k2.f32[1][1] = f32AVX2R1T1
 	k2.f32[2][1] = f32AVX2R2T1
 	k2.f32[3][1] = f32AVX2R3T1

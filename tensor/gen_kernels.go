@@ -455,6 +455,166 @@ func (g *gen) quantAVX512(q4 bool, R, T int) string {
 	return name
 }
 
+// Token-pair tiles (AVX-512). A ZMM register holds one row and two tokens:
+// its low 256-bit half is token t's 8-lane accumulator, its high half token
+// t+1's, and every instruction acts lane by lane (the row's codes and scale
+// are the same in both halves), so each half performs exactly the operation
+// sequence of quantAVX512's YMM accumulator for its token: the same bits,
+// and one instruction does the work of two. The inputs are laid out in
+// pairs (actPair in act.go: a block's codes, corrections and broadcast
+// scales of both tokens, 64 bytes each); a tile of an odd T reads a last
+// pair whose high half is zeros and stores only its low half.
+var (
+	// pairRows are the pair tiles' heights rows[T] for T = 2…pairMaxT
+	// tokens; T = 1 keeps quantAVX512's one-token tiles (avx512Quant[1]).
+	// The products run token groups of pairMaxT (even: groups start at a
+	// pair). 4 rows × 8 tokens (16 accumulators, the pairs' codes and
+	// corrections in registers, their scales as memory operands) measured
+	// as fast as 2 × 8 and 8 × 4 and faster than groups of 4 tokens
+	// (BenchmarkQuantBlocks, BENCHMARKS.md).
+	pairRows = [9]int{0, 0, 8, 4, 4, 4, 4, 4, 4}
+	pairMaxT = 8
+	// pairPreload is how many of a pair's codes, corrections and scales
+	// (in that order) are loaded into registers once per block, at most;
+	// the rest are memory operands. Fewer are loaded when the registers
+	// run out.
+	pairPreload = 3
+)
+
+// quantPairAVX512 is the Q8_0 or Q4_0 token-pair tile of R rows × T tokens
+// (P = ⌈T/2⌉ pairs; x points at pair 0 of block 0, ldx is the stride from
+// one block's pairs to the next's). Per block and row: the row's codes in
+// both 256-bit halves (Q8_0: VBROADCASTI64X4, then q+128 by flipping the
+// sign bit; Q4_0: the 16 packed bytes in each 128-bit unit, shifted right
+// by 0, 4, 0, 4 bits and masked: the nibbles in element order in each half)
+// and its scale dw in all 16 lanes; then per pair p = corr + Σ u·qx
+// (VPDPBUSD), s = dw·dx, acc += s·p, as quantAVX512 per token. Rows are
+// the outer loop, so one row's codes and scale are live at a time (the
+// register renamer overlaps consecutive rows).
+func (g *gen) quantPairAVX512(q4 bool, R, T int) string {
+	kind, bb := "q8", 34
+	if q4 {
+		kind, bb = "q4", 18
+	}
+	P := (T + 1) / 2
+	name := fmt.Sprintf("%sPairAVX512R%dT%d", kind, R, T)
+	g.header(name, "byte", "actPair", "nb")
+	rows := []string{"SI", "R8", "R9", "R10", "R11", "R12", "R13", "DX"}[:R]
+	g.pointers(rows, arg(0), arg(1), "CX")
+	g.p("\tMOVQ %s, DI", arg(2))
+	g.p("\tXORQ AX, AX")
+	pf := g.prefetchSetup(R, rows, "BX")
+	next := 0
+	alloc := func(n int) int { k := next; next += n; return k }
+	accBase := alloc(R * P)
+	acc := func(r, p int) int { return accBase + r*P + p }
+	w, dw, pr, sr, cst := alloc(1), alloc(1), alloc(1), alloc(1), alloc(1)
+	shift := -1
+	if q4 {
+		shift = alloc(1)
+	}
+	pre := pairPreload
+	for pre > 0 && next+pre*P > 32 {
+		pre--
+	}
+	if next > 32 {
+		panic(fmt.Sprintf("%s: too many registers", name))
+	}
+	xq := func(p, i int) int { return next + pre*p + i }
+	const sz = 192 // unsafe.Sizeof(actPair{})
+	if q4 {
+		g.p("\tMOVL $0x0f0f0f0f, CX")
+		g.p("\tVPBROADCASTD CX, Z%d", cst)
+		g.p("\tVMOVDQU64 pairshift<>(SB), Z%d", shift)
+	} else {
+		g.p("\tMOVL $0x80808080, CX")
+		g.p("\tVPBROADCASTD CX, Z%d", cst)
+	}
+	for r := 0; r < R; r++ {
+		for p := 0; p < P; p++ {
+			k := acc(r, p)
+			g.p("\tVPXORD Z%d, Z%d, Z%d", k, k, k)
+		}
+	}
+	g.p("\tMOVQ nb+32(FP), CX")
+	g.p("\tTESTQ CX, CX")
+	g.p("\tJZ %s_reduce", name)
+	g.p("%s_loop:", name)
+	g.prefetchLines(pf, R, R*bb/64+1)
+	codes := func(p int) string { return fmt.Sprintf("%d(DI)", sz*p) }
+	corr := func(p int) string { return fmt.Sprintf("%d(DI)", sz*p+64) }
+	scale := func(p int) string { return fmt.Sprintf("%d(DI)", sz*p+128) }
+	for p := 0; p < P; p++ {
+		for i, op := range []string{"VMOVDQU64", "VMOVDQU64", "VMOVUPS"}[:pre] {
+			g.p("\t%s %d(DI), Z%d", op, sz*p+64*i, xq(p, i))
+		}
+	}
+	reg := func(i int, mem func(p int) string) func(p int) string {
+		if i >= pre {
+			return mem
+		}
+		return func(p int) string { return fmt.Sprintf("Z%d", xq(p, i)) }
+	}
+	codes, corr, scale = reg(0, codes), reg(1, corr), reg(2, scale)
+	for r := 0; r < R; r++ {
+		if q4 {
+			g.p("\tVBROADCASTI32X4 2(%s)(AX*1), Z%d", rows[r], w)
+			g.p("\tVPSRLVW Z%d, Z%d, Z%d", shift, w, w)
+			g.p("\tVPANDD Z%d, Z%d, Z%d", cst, w, w)
+		} else {
+			g.p("\tVBROADCASTI64X4 2(%s)(AX*1), Z%d", rows[r], w)
+			g.p("\tVPXORD Z%d, Z%d, Z%d", cst, w, w)
+		}
+		g.p("\tVPBROADCASTW (%s)(AX*1), Y%d", rows[r], dw)
+		g.p("\tVCVTPH2PS Y%d, Z%d", dw, dw)
+		for p := 0; p < P; p++ {
+			if pre > 1 {
+				g.p("\tVMOVDQA64 %s, Z%d", corr(p), pr)
+			} else {
+				g.p("\tVMOVDQU64 %s, Z%d", corr(p), pr)
+			}
+			g.p("\tVPDPBUSD %s, Z%d, Z%d", codes(p), w, pr)
+			g.p("\tVCVTDQ2PS Z%d, Z%d", pr, pr)
+			g.p("\tVMULPS %s, Z%d, Z%d", scale(p), dw, sr)
+			g.p("\tVFMADD231PS Z%d, Z%d, Z%d", pr, sr, acc(r, p))
+		}
+	}
+	g.p("\tADDQ $%d, AX", bb)
+	g.p("\tADDQ %s, DI", arg(3))
+	g.p("\tDECQ CX")
+	g.p("\tJNZ %s_loop", name)
+	// Token 2p's output is the low half's reduce8Y, token 2p+1's the
+	// high half's (extracted first: a YMM result clears the upper half).
+	g.p("%s_reduce:", name)
+	g.p("\tMOVQ out+40(FP), SI")
+	g.p("\tMOVQ ldo+48(FP), R8")
+	for p := 0; p < P; p++ {
+		hi := 2*p+1 < T
+		if hi {
+			g.p("\tLEAQ (SI)(R8*1), DI")
+		}
+		for r := 0; r < R; r++ {
+			k := acc(r, p)
+			if hi {
+				g.p("\tVEXTRACTF64X4 $1, Z%d, Y31", k)
+			}
+			g.reduce8Y(k, 30, true)
+			g.p("\tVMOVSS X%d, %d(SI)", k, 4*r)
+			if hi {
+				g.reduce8Y(31, 30, true)
+				g.p("\tVMOVSS X31, %d(DI)", 4*r)
+			}
+		}
+		if p < P-1 {
+			g.p("\tLEAQ (DI)(R8*1), SI")
+		}
+	}
+	g.p("\tVZEROUPPER")
+	g.p("\tRET")
+	g.p("")
+	return name
+}
+
 // kquantRows are the K-quant tile heights rows[T] (AVX-512): two int32
 // and two float accumulators per (row, token) and a scale table per row
 // must fit beside the constants.
@@ -1208,6 +1368,13 @@ func main() {
 		}
 	}
 	g.p("GLOBL k6idx<>(SB), RODATA|NOPTR, $256")
+	// VPSRLVW counts of the Q4_0 pair tiles: 0 in 128-bit units 0 and 2
+	// (the low nibbles), 4 in units 1 and 3 (the high nibbles).
+	for u := 0; u < 4; u++ {
+		g.p("DATA pairshift<>+%d(SB)/8, $0x%016x", 16*u, 0x0004000400040004*(u%2))
+		g.p("DATA pairshift<>+%d(SB)/8, $0x%016x", 16*u+8, 0x0004000400040004*(u%2))
+	}
+	g.p("GLOBL pairshift<>(SB), RODATA|NOPTR, $64")
 	g.p("")
 
 	var init bytes.Buffer
@@ -1221,6 +1388,14 @@ func main() {
 	set("k512", avx512F32, "f32", g.f32AVX512)
 	set("k512", avx512Quant, "q8", func(R, T int) string { return g.quantAVX512(false, R, T) })
 	set("k512", avx512Quant, "q4", func(R, T int) string { return g.quantAVX512(true, R, T) })
+	for _, q4 := range []bool{false, true} {
+		kind := map[bool]string{false: "q8p", true: "q4p"}[q4]
+		for T := 2; T <= pairMaxT; T++ {
+			for R := 1; R <= pairRows[T]; R++ {
+				fmt.Fprintf(&init, "\tk512.%s[%d][%d] = %s\n", kind, R, T, g.quantPairAVX512(q4, R, T))
+			}
+		}
+	}
 	set("k2", avx2F32, "f32", g.f32AVX2)
 	set("k512", kquantRows, "k4", func(R, T int) string { return g.kquantAVX512(false, R, T) })
 	set("k512", kquantRows, "k6", func(R, T int) string { return g.kquantAVX512(true, R, T) })
@@ -1243,6 +1418,12 @@ func main() {
 	fmt.Fprintf(&gofile, "\tk512.f32Rows, k512.qRows, k512.maxT = %#v, %#v, 4\n", avx512F32, avx512Quant)
 	fmt.Fprintf(&gofile, "\tk2.f32Rows, k2.qRows, k2.maxT = %#v, %#v, 4\n", avx2F32, avx2Quant)
 	fmt.Fprintf(&gofile, "\tk512.kRows, k512.kMaxT = %#v, 4\n", kquantRows)
+	if pairMaxT%2 != 0 || pairMaxT > 8 {
+		panic("pairMaxT must be even and at most maxT")
+	}
+	pr := pairRows
+	pr[1] = avx512Quant[1]
+	fmt.Fprintf(&gofile, "\tk512.pRows, k512.pMaxT = %#v, %d\n", pr, pairMaxT)
 	fmt.Fprintf(&gofile, "\tk2.kRows, k2.kMaxT = %#v, 2\n", kquantRowsAVX2)
 	fmt.Fprintf(&gofile, "\tk512.wsumWidth, k2.wsumWidth = 16, 8\n")
 	gofile.Write(init.Bytes())
