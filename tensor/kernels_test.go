@@ -445,16 +445,20 @@ func BenchmarkMatMulKernels(b *testing.B) {
 			m, _ := base.Convert(typ)
 			x := randVec(rng, n*cols)
 			out := make([]float32, n*rows)
-			b.Run(fmt.Sprintf("%v/n=%d", typ, n), func(b *testing.B) {
-				SetThreads(1)
-				defer SetThreads(0)
-				for i := 0; i < b.N; i++ {
-					MatMul(out, m, x, n)
-				}
-				b.ReportMetric(float64(rows*cols*n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GMAC/s")
-			})
+			b.Run(fmt.Sprintf("%v/n=%d", typ, n), func(b *testing.B) { benchMatMul1(b, out, m, x, n) })
 		}
 	}
+}
+
+// benchMatMul1 times MatMul(out, m, x, n) on one thread, in multiply-adds
+// per second.
+func benchMatMul1(b *testing.B, out []float32, m *Matrix, x []float32, n int) {
+	SetThreads(1)
+	defer SetThreads(0)
+	for i := 0; i < b.N; i++ {
+		MatMul(out, m, x, n)
+	}
+	b.ReportMetric(float64(m.Rows*m.Cols*n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GMAC/s")
 }
 
 // BenchmarkQuantBlocks measures Q8_0 and Q4_0 products of a few tokens on
@@ -472,14 +476,7 @@ func BenchmarkQuantBlocks(b *testing.B) {
 		for _, n := range []int{2, 3, 4, 5, 8, 9, 16} {
 			x := randVec(rng, n*cols)
 			out := make([]float32, n*rows)
-			b.Run(fmt.Sprintf("%v/n=%d", typ, n), func(b *testing.B) {
-				SetThreads(1)
-				defer SetThreads(0)
-				for i := 0; i < b.N; i++ {
-					MatMul(out, m, x, n)
-				}
-				b.ReportMetric(float64(rows*cols*n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GMAC/s")
-			})
+			b.Run(fmt.Sprintf("%v/n=%d", typ, n), func(b *testing.B) { benchMatMul1(b, out, m, x, n) })
 		}
 	}
 }

@@ -319,17 +319,26 @@ func sigmoids[F Float](sg, g []F, ws []float64) {
 	}
 }
 
-// swiglu writes silu(g)·u into act, silu(g) = g·σ(g).
-func swiglu[F Float](act, g, u []F) {
-	tensor.ParallelFor((len(act)+sigmoidChunk-1)/sigmoidChunk, 8*len(act), func(lo, hi int) {
+// sigmoidChunks calls fn for chunks [a, b) of the n values of g, split over
+// the threads, with sg[:b−a] = σ(g[a:b]) (sigmoids).
+func sigmoidChunks[F Float](g []F, work int, fn func(a, b int, sg []F)) {
+	n := len(g)
+	tensor.ParallelFor((n+sigmoidChunk-1)/sigmoidChunk, work, func(lo, hi int) {
 		var ws [sigmoidChunk]float64
 		var sg [sigmoidChunk]F
 		for c := lo; c < hi; c++ {
-			a, b := c*sigmoidChunk, min(len(act), (c+1)*sigmoidChunk)
+			a, b := c*sigmoidChunk, min(n, (c+1)*sigmoidChunk)
 			sigmoids(sg[:b-a], g[a:b], ws[:])
-			for i := a; i < b; i++ {
-				act[i] = F(g[i]*sg[i-a]) * u[i]
-			}
+			fn(a, b, sg[:b-a])
+		}
+	})
+}
+
+// swiglu writes silu(g)·u into act, silu(g) = g·σ(g).
+func swiglu[F Float](act, g, u []F) {
+	sigmoidChunks(g[:len(act)], 8*len(act), func(a, b int, sg []F) {
+		for i := a; i < b; i++ {
+			act[i] = F(g[i]*sg[i-a]) * u[i]
 		}
 	})
 }
@@ -337,18 +346,12 @@ func swiglu[F Float](act, g, u []F) {
 // swigluBack adds dg += dact·u·silu'(g) and du += dact·silu(g), with
 // silu'(g) = σ(g)·(1 + g·(1 − σ(g))).
 func swigluBack[F Float](dg, du, dact, g, u []F) {
-	tensor.ParallelFor((len(dact)+sigmoidChunk-1)/sigmoidChunk, 10*len(dact), func(lo, hi int) {
-		var ws [sigmoidChunk]float64
-		var sgs [sigmoidChunk]F
-		for c := lo; c < hi; c++ {
-			a, b := c*sigmoidChunk, min(len(dact), (c+1)*sigmoidChunk)
-			sigmoids(sgs[:b-a], g[a:b], ws[:])
-			for i := a; i < b; i++ {
-				sg := sgs[i-a]
-				silu := F(g[i] * sg)
-				dg[i] += F(dact[i]*u[i]) * F(sg*(1+F(g[i]*(1-sg))))
-				du[i] += F(dact[i] * silu)
-			}
+	sigmoidChunks(g[:len(dact)], 10*len(dact), func(a, b int, sgs []F) {
+		for i := a; i < b; i++ {
+			sg := sgs[i-a]
+			silu := F(g[i] * sg)
+			dg[i] += F(dact[i]*u[i]) * F(sg*(1+F(g[i]*(1-sg))))
+			du[i] += F(dact[i] * silu)
 		}
 	})
 }
