@@ -40,10 +40,12 @@ type kernelSet struct {
 	k4, k6         [maxR + 1][maxT + 1]kTileFn // Q4_K and Q6_K tiles
 	kRows          [maxT + 1]int               // their heights (0: no K-quant tiles)
 	kMaxT          int
+	kGroupScales   bool      // the K tiles of 3 or more tokens read their group's scales from its first token (setGroupScales)
 	maxT           int       // largest T with kernels
 	wsum           [5]wsumFn // wsum[c] covers c·wsumWidth columns
 	wsumWidth      int
 	quant          func(dst *actBlock, x *float32, nb int, off int32) // quantizeActs, or nil
+	quantK         func(dst *actBlockK, x *float32, nb int)           // quantizeActsK, or nil
 	swiglu         func(gate, up *float32, n int, coef *[12]float64)  // SwiGLU over a multiple of swigluLanes
 	swigluLanes    int
 
@@ -154,11 +156,19 @@ type actCache struct {
 	kbuf  *[]actBlockK // the K-quants' inputs
 }
 
-// getK returns x quantized for K-quant products (quantizeActsK).
-func (c *actCache) getK(x []float32) []actBlockK {
+// getK returns x (n tokens) quantized for K-quant products
+// (quantizeActsK), with the group scales the tiles read (setGroupScales).
+func (c *actCache) getK(x []float32, n int) []actBlockK {
 	if c.kbuf == nil {
 		c.kbuf = actKPool.Get().(*[]actBlockK)
-		*c.kbuf = quantizeActsK(*c.kbuf, x)
+		acts := quantizeActsK(*c.kbuf, x)
+		if ks := kernels(); ks != nil && ks.kGroupScales && n > 0 {
+			nb := len(acts) / n
+			for t0 := 0; t0 < n; t0 += ks.kMaxT {
+				setGroupScales(acts, n, nb, t0)
+			}
+		}
+		*c.kbuf = acts
 	}
 	return *c.kbuf
 }
@@ -217,7 +227,7 @@ func prepare(out []float32, w *Matrix, x []float32, n int, acts *actCache) produ
 	case Q8_0, Q4_0:
 		return productQuant(out, w, x[:n*cols], n, acts)
 	case Q4_K, Q6_K:
-		return productQuantK(out, w, acts.getK(x[:n*cols]), n)
+		return productQuantK(out, w, acts.getK(x[:n*cols], n), n)
 	}
 	return func(lo, hi int) {
 		for r := lo; r < hi; r++ {

@@ -434,10 +434,25 @@ func k4AVX512R1T3(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *
 func k4AVX512R2T3(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
 
 //go:noescape
+func k4AVX512R3T3(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
 func k4AVX512R1T4(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
 
 //go:noescape
 func k4AVX512R2T4(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func k4AVX512R1T5(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func k4AVX512R1T6(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func k4AVX512R1T7(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func k4AVX512R1T8(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
 
 //go:noescape
 func k6AVX512R1T1(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
@@ -470,10 +485,25 @@ func k6AVX512R1T3(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *
 func k6AVX512R2T3(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
 
 //go:noescape
+func k6AVX512R3T3(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
 func k6AVX512R1T4(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
 
 //go:noescape
 func k6AVX512R2T4(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func k6AVX512R1T5(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func k6AVX512R1T6(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func k6AVX512R1T7(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func k6AVX512R1T8(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
 
 //go:noescape
 func k4AVX2R1T1(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
@@ -557,6 +587,9 @@ func q4AVX2R2T4(w *byte, ldw uintptr, x *actBlock, ldx uintptr, nb int, out *flo
 func quantActsAVX512(dst *actBlock, x *float32, nb int, off int32)
 
 //go:noescape
+func quantActsKAVX512(dst *actBlockK, x *float32, nb int)
+
+//go:noescape
 func swigluAVX512(gate, up *float32, n int, coef *[12]float64)
 
 //go:noescape
@@ -590,7 +623,7 @@ func init() {
 	k512, k2 := new(kernelSet), new(kernelSet)
 	k512.f32Rows, k512.qRows, k512.maxT = [9]int{0, 8, 4, 4, 4, 0, 0, 0, 0}, [9]int{0, 8, 4, 4, 4, 0, 0, 0, 0}, 4
 	k2.f32Rows, k2.qRows, k2.maxT = [9]int{0, 4, 2, 2, 1, 0, 0, 0, 0}, [9]int{0, 4, 3, 2, 2, 0, 0, 0, 0}, 4
-	k512.kRows, k512.kMaxT = [9]int{0, 4, 4, 2, 2, 0, 0, 0, 0}, 4
+	k512.kRows, k512.kMaxT, k512.kGroupScales = [9]int{0, 4, 4, 3, 2, 1, 1, 1, 1}, 8, true
 	k512.pRows, k512.pMaxT = [9]int{0, 8, 8, 4, 4, 4, 4, 4, 4}, 8
 	k2.kRows, k2.kMaxT = [9]int{0, 1, 1, 0, 0, 0, 0, 0, 0}, 2
 	k512.wsumWidth, k2.wsumWidth = 16, 8
@@ -737,8 +770,13 @@ func init() {
 	k512.k4[4][2] = k4AVX512R4T2
 	k512.k4[1][3] = k4AVX512R1T3
 	k512.k4[2][3] = k4AVX512R2T3
+	k512.k4[3][3] = k4AVX512R3T3
 	k512.k4[1][4] = k4AVX512R1T4
 	k512.k4[2][4] = k4AVX512R2T4
+	k512.k4[1][5] = k4AVX512R1T5
+	k512.k4[1][6] = k4AVX512R1T6
+	k512.k4[1][7] = k4AVX512R1T7
+	k512.k4[1][8] = k4AVX512R1T8
 	k512.k6[1][1] = k6AVX512R1T1
 	k512.k6[2][1] = k6AVX512R2T1
 	k512.k6[3][1] = k6AVX512R3T1
@@ -749,8 +787,13 @@ func init() {
 	k512.k6[4][2] = k6AVX512R4T2
 	k512.k6[1][3] = k6AVX512R1T3
 	k512.k6[2][3] = k6AVX512R2T3
+	k512.k6[3][3] = k6AVX512R3T3
 	k512.k6[1][4] = k6AVX512R1T4
 	k512.k6[2][4] = k6AVX512R2T4
+	k512.k6[1][5] = k6AVX512R1T5
+	k512.k6[1][6] = k6AVX512R1T6
+	k512.k6[1][7] = k6AVX512R1T7
+	k512.k6[1][8] = k6AVX512R1T8
 	k2.k4[1][1] = k4AVX2R1T1
 	k2.k4[1][2] = k4AVX2R1T2
 	k2.k6[1][1] = k6AVX2R1T1
@@ -778,6 +821,7 @@ func init() {
 	k2.q4[1][4] = q4AVX2R1T4
 	k2.q4[2][4] = q4AVX2R2T4
 	k512.quant = quantActsAVX512
+	k512.quantK = quantActsKAVX512
 	k512.swiglu, k512.swigluLanes = swigluAVX512, 8
 	k2.swiglu, k2.swigluLanes = swigluAVX2, 4
 	k512.wsum[1] = wsumAVX512C1

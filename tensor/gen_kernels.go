@@ -615,21 +615,38 @@ func (g *gen) quantPairAVX512(q4 bool, R, T int) string {
 	return name
 }
 
-// kquantRows are the K-quant tile heights rows[T] (AVX-512): two int32
-// and two float accumulators per (row, token) and a scale table per row
-// must fit beside the constants.
-var kquantRows = [9]int{0, 4, 4, 2, 2}
+// kquantRows are the K-quant tile heights rows[T] (AVX-512) for T = 1…8
+// tokens, run in groups of kquantMaxT: an int32 and a float accumulator
+// per (row, token), a scale table per row and the constants must fit in
+// the 32 registers (2RT + R + 11 for Q6_K).
+var kquantRows = [9]int{0, 4, 4, 3, 2, 1, 1, 1, 1}
+
+const kquantMaxT = 8
+
+// actKSize is unsafe.Sizeof(actBlockK{}): 6 cache lines.
+const actKSize = 384
 
 // kquantAVX512 is the Q4_K or Q6_K tile (kquant_int.go spells out the
-// order). Per super-block and row: the integer scales as 16-bit lanes of a
-// register (Q4_K: unpacked from their 6-bit packing in general registers,
-// as GGML does), d (and dmin, and the mins) on the stack; per 64-element
-// chunk k: the row's codes in element order and the scales of its lanes'
-// sub-blocks (VPERMW of the table), then per token T += scale·Σ code·q
-// (VPMADDUBSW: pairs of u8·s8 products, exact here; VPMADDWD by the scales
-// adds the pairs); after the four chunks the float lanes take T (and the
-// min or offset terms) as the portable code does. Every value the stack
-// holds is read back at the width it was written (store forwarding).
+// order). The integer sums are exact, so only the float steps are fixed;
+// the integer work is arranged to take few instructions per (row, token):
+//
+//   - per super-block and row: the sub-block scales as a table of 16-bit
+//     lanes (Q4_K: unpacked from their 6-bit packing, and the mins with
+//     them, by two VPSHUFB, shifts and a VPTERNLOGD; Q6_K: VPMOVSXBW); Q6_K
+//     starts each token's int32 lanes at −32·sc·S16 (VPMADDWD of the words
+//     −32·sc, zero-extended, with the input's 16-element sums);
+//   - per 64-element chunk and row: the codes in element order (Q6_K: low
+//     nibbles, and the high bits shifted into place and merged by
+//     VPTERNLOGD) and the scales of the lanes' sub-blocks (VPERMW);
+//   - per chunk, row and token: VPMADDUBSW (u8·s8 pair sums, exact for
+//     6-bit codes) and VPDPWSSD by the scales into the int32 lanes: two
+//     instructions;
+//   - per super-block, row and token: the float steps of the definition,
+//     d·dx broadcast by VMULPS.BCST (Q4_K: the mins term m·S32 by VPMADDWD,
+//     exact, and an FMA on lanes 0–7 only).
+//
+// Tokens are addressed from one base and the stride ldx (×1, 2, 4 and
+// 3ldx), so eight tokens need four general registers.
 func (g *gen) kquantAVX512(q6 bool, R, T int) string {
 	kind, bb := "k4", 144
 	if q6 {
@@ -638,55 +655,94 @@ func (g *gen) kquantAVX512(q6 bool, R, T int) string {
 	name := fmt.Sprintf("%sAVX512R%dT%d", kind, R, T)
 	fmt.Fprintf(&g.decls, "//go:noescape\nfunc %s(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)\n\n", name)
 	g.p("// func %s(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)", name)
-	// A frame for d, dmin and the mins of each row: not NOSPLIT, so the
+	// With three or more tokens the scale products of a super-block are
+	// computed for all tokens of a row at once: the group leader's block
+	// (token 0 of the tile) holds the d of its tile's tokens (dx, then
+	// dn), so one VMULPS per row gives every d·dx (Q4_K: in even lanes,
+	// dmin·dx in odd lanes, from dx spread to pairs by VPMOVZXDQ and
+	// VMOVSLDUP), stored to the frame, where the FMAs take them as
+	// broadcast memory operands; with fewer tokens, VMULPS.BCST per (row,
+	// token). The frame also holds the Q4_K unpacked scales and mins (16
+	// bytes a row). With a frame, the function is not NOSPLIT: the
 	// assembler adds the stack check.
-	g.p("TEXT ·%s(SB), $%d-56", name, 16*R)
-	rows, toks, free := regs(R, T)
-	if len(free) < 4 {
-		panic(name + ": too few general registers")
+	group := T >= 3
+	prodSize := 0
+	if group {
+		prodSize = 32
+		if !q6 {
+			prodSize = 64
+		}
 	}
-	tmp := free[:4]
-	g.pointers(rows, arg(0), arg(1), tmp[0])
-	g.pointers(toks, arg(2), arg(3), tmp[0])
-	// With a register to spare (one token: decoding, which streams the
-	// weights), prefetch the next tile's rows at the pace this one reads.
-	pf := g.prefetchSetup(R, rows, free[4:]...)
-	facc := func(r, t int) int { return r*T + t }
-	iacc := func(r, t int) int { return R*T + r*T + t }
-	tab := func(r int) int { return 2*R*T + r }
-	idx := func(k int) int { return 31 - k } // Z31…Z28
-	// zh (the Q6_K high bits) shares zt: it is dead before the tokens' loop.
-	mask0F, shift, zc, zs, zt, mask03, shOdd := 27, 26, 25, 24, 23, 22, 21
-	zh := zt
-	if last := tab(R - 1); last >= shOdd || (!q6 && last >= zt) {
-		panic(name + ": too many registers")
+	unpOff, frameSize := prodSize*R, prodSize*R
+	if !q6 {
+		frameSize += 16 * R
 	}
-	frame := func(r int) int { return 16 * r } // d, dmin, mins (8 bytes)
+	if frameSize == 0 {
+		g.p("TEXT ·%s(SB), NOSPLIT, $0-56", name)
+	} else {
+		g.p("TEXT ·%s(SB), $%d-56", name, frameSize)
+	}
+	if R > 4 || T > 8 {
+		panic(name + ": too many rows or tokens")
+	}
+	rows := []string{"SI", "R8", "R9", "R10"}[:R]
+	const P, L, L3, P4, pfReg, tmp = "DI", "BX", "DX", "R13", "R11", "R12"
+	g.pointers(rows, arg(0), arg(1), tmp)
+	g.p("\tMOVQ %s, %s", arg(2), P)
+	if T > 1 {
+		g.p("\tMOVQ %s, %s", arg(3), L)
+	}
+	if T > 3 {
+		g.p("\tLEAQ (%s)(%s*2), %s", L, L, L3)
+	}
+	if T > 5 {
+		g.p("\tLEAQ (%s)(%s*4), %s", P, L, P4)
+	}
+	// tok(t, off) addresses byte off of token t's current super-block.
+	tok := func(t, off int) string {
+		return fmt.Sprintf("%d%s", off, [8]string{
+			"(" + P + ")", "(" + P + ")(" + L + "*1)", "(" + P + ")(" + L + "*2)", "(" + P + ")(" + L3 + "*1)",
+			"(" + P + ")(" + L + "*4)", "(" + P4 + ")(" + L + "*1)", "(" + P + ")(" + L3 + "*2)", "(" + P4 + ")(" + L3 + "*1)"}[t])
+	}
+	pf := g.prefetchSetup(R, rows, pfReg)
+	// Vector registers: the float accumulators first (reduce16Z's temp is
+	// Z30), then the int32 ones, the tables and the constants.
+	next := 0
+	alloc := func(n int) int { k := next; next += n; return k }
+	fBase, iBase, tBase := alloc(R*T), alloc(R*T), alloc(R)
+	facc := func(r, t int) int { return fBase + r*T + t }
+	iacc := func(r, t int) int { return iBase + r*T + t }
+	tab := func(r int) int { return tBase + r }
+	idxBase := alloc(4)
+	idx := func(k int) int { return idxBase + k }
+	mask0F, shift, zc, zs, zt := alloc(1), alloc(1), alloc(1), alloc(1), alloc(1)
+	shOdd, mask30 := -1, -1
+	if q6 {
+		shOdd, mask30 = alloc(1), alloc(1)
+	}
+	if next > 32 || fBase+R*T > 30 {
+		panic(fmt.Sprintf("%s: %d vector registers", name, next))
+	}
 	idxSym := "k4idx"
 	if q6 {
 		idxSym = "k6idx"
 	}
-	g.p("\tLEAQ %s<>(SB), %s", idxSym, tmp[0])
+	g.p("\tLEAQ %s<>(SB), %s", idxSym, tmp)
 	for k := 0; k < 4; k++ {
-		g.p("\tVMOVDQU64 %d(%s), Z%d", 64*k, tmp[0], idx(k))
+		g.p("\tVMOVDQU64 %d(%s), Z%d", 64*k, tmp, idx(k))
 	}
-	g.p("\tMOVL $0x0f0f0f0f, %s", tmp[0])
-	g.p("\tVPBROADCASTD %s, Z%d", tmp[0], mask0F)
-	// Shift counts per 16-bit lane: low half of the register by a, high by b.
-	counts := func(z, a, b int) {
-		g.p("\tMOVL $0x%04x%04x, %s", b, b, tmp[0])
-		g.p("\tVPBROADCASTD %s, Z%d", tmp[0], z)
-		g.p("\tMOVL $0x%04x%04x, %s", a, a, tmp[0])
-		g.p("\tVPBROADCASTD %s, Y%d", tmp[0], zt)
-		g.p("\tVINSERTI64X4 $0, Y%d, Z%d, Z%d", zt, z, z)
-	}
+	// kconst<>: the masks 0x0f and 0x30 (bytes), then 16-bit shift counts
+	// for the low and high 256 bits: 0 and 4 (Q4_K), 4 and 2 (Q6_K even
+	// chunks, left), 0 and 2 (odd chunks, right).
+	g.p("\tVPBROADCASTD kconst<>+0(SB), Z%d", mask0F)
 	if q6 {
-		g.p("\tMOVL $0x03030303, %s", tmp[0])
-		g.p("\tVPBROADCASTD %s, Z%d", tmp[0], mask03)
-		counts(shift, 0, 2)
-		counts(shOdd, 4, 6)
+		g.p("\tVPBROADCASTD kconst<>+4(SB), Z%d", mask30)
+		g.p("\tVMOVDQU64 kconst<>+128(SB), Z%d", shift)
+		g.p("\tVMOVDQU64 kconst<>+192(SB), Z%d", shOdd)
 	} else {
-		counts(shift, 0, 4)
+		g.p("\tVMOVDQU64 kconst<>+64(SB), Z%d", shift)
+		g.p("\tMOVL $0xff, %s", tmp)
+		g.p("\tKMOVW %s, K1", tmp) // lanes 0–7: the mins
 	}
 	for r := 0; r < R; r++ {
 		for t := 0; t < T; t++ {
@@ -699,121 +755,237 @@ func (g *gen) kquantAVX512(q6 bool, R, T int) string {
 	g.p("\tJZ %s_reduce", name)
 	g.p("%s_loop:", name)
 	g.prefetchLines(pf, R, R*bb/64+1)
-	a, b, c, d := tmp[0], tmp[1], tmp[2], tmp[3]
+	if group {
+		if q6 {
+			g.p("\tVMOVUPS %s, Y%d", tok(0, 352), zc)
+		} else {
+			g.p("\tVPMOVZXDQ %s, Z%d", tok(0, 352), zc)
+			g.p("\tVMOVSLDUP Z%d, Z%d", zc, zc)
+		}
+	}
 	for r, row := range rows {
-		o := frame(r)
+		if group {
+			if q6 {
+				g.p("\tVPBROADCASTW 208(%s)(AX*1), X%d", row, zt)
+				g.p("\tVCVTPH2PS X%d, Y%d", zt, zt)
+				g.p("\tVMULPS Y%d, Y%d, Y%d", zc, zt, zt)
+				g.p("\tVMOVUPS Y%d, %d(SP)", zt, prodSize*r)
+			} else {
+				g.p("\tVPBROADCASTD (%s)(AX*1), Y%d", row, zt) // d, dmin
+				g.p("\tVCVTPH2PS Y%d, Z%d", zt, zt)
+				g.p("\tVMULPS Z%d, Z%d, Z%d", zc, zt, zt)
+				g.p("\tVMOVUPS Z%d, %d(SP)", zt, prodSize*r)
+			}
+		}
 		if q6 {
 			g.p("\tVPMOVSXBW 192(%s)(AX*1), Y%d", row, tab(r))
-			g.p("\tVPBROADCASTW 208(%s)(AX*1), X%d", row, zt)
-			g.p("\tVCVTPH2PS X%d, X%d", zt, zt)
-			g.p("\tVMOVSS X%d, %d(SP)", zt, o)
 			continue
 		}
-		// getScaleMinK4 for all eight sub-blocks at once, with the
-		// scales u0, u1, u2 as three 32-bit words.
-		g.p("\tMOVL 4(%s)(AX*1), %s", row, a)  // u0
-		g.p("\tMOVL 12(%s)(AX*1), %s", row, c) // u2
-		g.p("\tMOVL %s, %s", c, d)
-		g.p("\tANDL $0x0f0f0f0f, %s", d)
-		g.p("\tMOVL %s, %s", a, b)
-		g.p("\tSHRL $6, %s", b)
-		g.p("\tANDL $0x03030303, %s", b)
-		g.p("\tSHLL $4, %s", b)
-		g.p("\tORL %s, %s", b, d) // scales 4…7
-		g.p("\tSHLQ $32, %s", d)
-		g.p("\tANDL $0x3f3f3f3f, %s", a)
-		g.p("\tORQ %s, %s", a, d) // scales 0…7
-		g.p("\tVMOVQ %s, X%d", d, tab(r))
-		g.p("\tVPMOVZXBW X%d, X%d", tab(r), tab(r))
-		g.p("\tMOVL 8(%s)(AX*1), %s", row, b) // u1
-		g.p("\tSHRL $4, %s", c)
-		g.p("\tANDL $0x0f0f0f0f, %s", c)
-		g.p("\tMOVL %s, %s", b, a)
-		g.p("\tSHRL $6, %s", a)
-		g.p("\tANDL $0x03030303, %s", a)
-		g.p("\tSHLL $4, %s", a)
-		g.p("\tORL %s, %s", a, c) // mins 4…7
-		g.p("\tSHLQ $32, %s", c)
-		g.p("\tANDL $0x3f3f3f3f, %s", b)
-		g.p("\tORQ %s, %s", b, c) // mins 0…7
-		g.p("\tMOVQ %s, %d(SP)", c, o+8)
-		g.p("\tVPBROADCASTW (%s)(AX*1), X%d", row, zt)
-		g.p("\tVCVTPH2PS X%d, X%d", zt, zt)
-		g.p("\tVMOVSS X%d, %d(SP)", zt, o)
-		g.p("\tVPBROADCASTW 2(%s)(AX*1), X%d", row, zt)
-		g.p("\tVCVTPH2PS X%d, X%d", zt, zt)
-		g.p("\tVMOVSS X%d, %d(SP)", zt, o+4)
+		// getScaleMinK4 for the eight sub-blocks at once: bytes 0–7 the
+		// scales, 8–15 the mins (k4unpack<> in main).
+		g.p("\tVMOVDQU64 4(%s)(AX*1), X%d", row, zt)
+		g.p("\tVPSHUFB k4unpack<>+0(SB), X%d, X%d", zt, zs)
+		g.p("\tVPSHUFB k4unpack<>+16(SB), X%d, X%d", zt, zt)
+		g.p("\tVPSRLVW k4unpack<>+32(SB), X%d, X%d", zs, zs)
+		g.p("\tVPSRLW $2, X%d, X%d", zt, zt)
+		g.p("\tVPANDD k4unpack<>+64(SB), X%d, X%d", zt, zt)
+		g.p("\tVPTERNLOGD $0xec, k4unpack<>+48(SB), X%d, X%d", zt, zs) // (zs & low) | zt
+		g.p("\tVMOVDQU64 X%d, %d(SP)", zs, unpOff+16*r)
+		g.p("\tVPMOVZXBW X%d, Y%d", zs, tab(r))
 	}
 	for k := 0; k < 4; k++ {
 		for r, row := range rows {
 			if q6 {
 				n, odd := k/2, k%2 == 1
+				if k == 0 {
+					// U = T − 32·sc·S16: the int32 lanes start at
+					// VPMADDWD((−32·sc, 0), S16) = −32·sc·S16.
+					g.p("\tVPMULLW k6m32<>(SB), Y%d, Y%d", tab(r), zs)
+					g.p("\tVPMOVZXWD Y%d, Z%d", zs, zs)
+					for t := 0; t < T; t++ {
+						g.p("\tVPMADDWD %s, Z%d, Z%d", tok(t, 256), zs, iacc(r, t))
+					}
+				}
 				g.p("\tVMOVDQU64 %d(%s)(AX*1), Z%d", 64*n, row, zc)
 				if odd {
 					g.p("\tVPSRLW $4, Z%d, Z%d", zc, zc)
 				}
-				g.p("\tVPANDD Z%d, Z%d, Z%d", mask0F, zc, zc)
-				g.p("\tVBROADCASTI64X4 %d(%s)(AX*1), Z%d", 128+32*n, row, zh)
-				sh := shift
+				g.p("\tVBROADCASTI64X4 %d(%s)(AX*1), Z%d", 128+32*n, row, zt)
 				if odd {
-					sh = shOdd
+					g.p("\tVPSRLVW Z%d, Z%d, Z%d", shOdd, zt, zt)
+				} else {
+					g.p("\tVPSLLVW Z%d, Z%d, Z%d", shift, zt, zt)
 				}
-				g.p("\tVPSRLVW Z%d, Z%d, Z%d", sh, zh, zh)
-				g.p("\tVPANDD Z%d, Z%d, Z%d", mask03, zh, zh)
-				g.p("\tVPSLLW $4, Z%d, Z%d", zh, zh)
-				g.p("\tVPORD Z%d, Z%d, Z%d", zh, zc, zc)
+				g.p("\tVPANDD Z%d, Z%d, Z%d", mask30, zt, zt)
+				g.p("\tVPTERNLOGD $0xec, Z%d, Z%d, Z%d", mask0F, zt, zc) // (zc & 0x0f) | zt
 			} else {
 				g.p("\tVBROADCASTI64X4 %d(%s)(AX*1), Z%d", 16+32*k, row, zc)
 				g.p("\tVPSRLVW Z%d, Z%d, Z%d", shift, zc, zc)
 				g.p("\tVPANDD Z%d, Z%d, Z%d", mask0F, zc, zc)
 			}
 			g.p("\tVPERMW Z%d, Z%d, Z%d", tab(r), idx(k), zs)
-			for t, tok := range toks {
-				g.p("\tVPMADDUBSW %d(%s), Z%d, Z%d", 64*k, tok, zc, zt)
-				if k == 0 {
+			for t := 0; t < T; t++ {
+				g.p("\tVPMADDUBSW %s, Z%d, Z%d", tok(t, 64*k), zc, zt)
+				if k == 0 && !q6 {
 					g.p("\tVPMADDWD Z%d, Z%d, Z%d", zs, zt, iacc(r, t))
 				} else {
-					g.p("\tVPMADDWD Z%d, Z%d, Z%d", zs, zt, zt)
-					g.p("\tVPADDD Z%d, Z%d, Z%d", zt, iacc(r, t), iacc(r, t))
+					g.p("\tVPDPWSSD Z%d, Z%d, Z%d", zs, zt, iacc(r, t))
 				}
 			}
 		}
 	}
+	// The float steps; the int32 lanes are dead after their first FMA,
+	// and the Q4_K mins term is computed in them.
 	for r, row := range rows {
-		o := frame(r)
-		for t, tok := range toks {
-			ia, fa := iacc(r, t), facc(r, t)
-			if q6 {
-				g.p("\tVPMOVSXBD 192(%s)(AX*1), Z%d", row, zs)
-				g.p("\tVPMULLD 256(%s), Z%d, Z%d", tok, zs, zs)
-				g.p("\tVPSLLD $5, Z%d, Z%d", zs, zs)
-				g.p("\tVPSUBD Z%d, Z%d, Z%d", zs, ia, ia)
-			}
-			g.p("\tVCVTDQ2PS Z%d, Z%d", ia, ia)
-			g.p("\tVMOVSS %d(SP), X%d", o, zt)
-			g.p("\tVMULSS 352(%s), X%d, X%d", tok, zt, zt)
-			g.p("\tVBROADCASTSS X%d, Z%d", zt, zt)
-			g.p("\tVFMADD231PS Z%d, Z%d, Z%d", ia, zt, fa)
+		zd, zm, ym := zc, zs, tab(r)
+		off := 0
+		if q6 {
+			off = 208
+		}
+		if !group {
+			g.p("\tVPBROADCASTW %d(%s)(AX*1), Y%d", off, row, zd)
+			g.p("\tVCVTPH2PS Y%d, Z%d", zd, zd)
 			if !q6 {
-				g.p("\tVPMOVZXBD %d(SP), Y%d", o+8, zs)
-				g.p("\tVPMULLD 320(%s), Y%d, Y%d", tok, zs, zs)
-				g.p("\tVCVTDQ2PS Y%d, Y%d", zs, zs)
-				g.p("\tVMOVSS %d(SP), X%d", o+4, zt)
-				g.p("\tVMULSS 352(%s), X%d, X%d", tok, zt, zt)
-				g.p("\tVBROADCASTSS X%d, Z%d", zt, zt)
-				g.p("\tVFNMADD231PS Z%d, Z%d, Z%d", zs, zt, fa)
+				g.p("\tVPBROADCASTW 2(%s)(AX*1), Y%d", row, zm)
+				g.p("\tVCVTPH2PS Y%d, Z%d", zm, zm)
+			}
+		}
+		if !q6 {
+			g.p("\tVPMOVZXBD %d(SP), Y%d", unpOff+16*r+8, ym)
+		}
+		// prod(t, i): token t's d·dx (i = 0) or dmin·dx (i = 1).
+		prod := func(t, i int) string {
+			if q6 {
+				return fmt.Sprintf("%d(SP)", prodSize*r+4*t)
+			}
+			return fmt.Sprintf("%d(SP)", prodSize*r+8*t+4*i)
+		}
+		for t := 0; t < T; t++ {
+			ia, fa := iacc(r, t), facc(r, t)
+			g.p("\tVCVTDQ2PS Z%d, Z%d", ia, ia)
+			if group {
+				g.p("\tVFMADD231PS.BCST %s, Z%d, Z%d", prod(t, 0), ia, fa)
+			} else {
+				g.p("\tVMULPS.BCST %s, Z%d, Z%d", tok(t, 352), zd, zt)
+				g.p("\tVFMADD231PS Z%d, Z%d, Z%d", ia, zt, fa)
+			}
+			if !q6 {
+				// m·S32 < 2^15·2^6: VPMADDWD of (m, 0) with S32 is exact.
+				g.p("\tVPMADDWD %s, Y%d, Y%d", tok(t, 320), ym, ia)
+				g.p("\tVCVTDQ2PS Y%d, Y%d", ia, ia)
+				if group {
+					g.p("\tVFNMADD231PS.BCST %s, Z%d, K1, Z%d", prod(t, 1), ia, fa)
+				} else {
+					g.p("\tVMULPS.BCST %s, Z%d, Z%d", tok(t, 352), zm, zt)
+					g.p("\tVFNMADD231PS Z%d, Z%d, K1, Z%d", ia, zt, fa)
+				}
 			}
 		}
 	}
 	g.p("\tADDQ $%d, AX", bb)
-	for _, tok := range toks {
-		g.p("\tADDQ $368, %s", tok)
+	g.p("\tADDQ $%d, %s", actKSize, P)
+	if T > 5 {
+		g.p("\tADDQ $%d, %s", actKSize, P4)
 	}
 	g.p("\tDECQ CX")
 	g.p("\tJNZ %s_loop", name)
 	g.p("%s_reduce:", name)
-	g.storeOut(R, T, facc, g.reduce16Z)
+	g.storeOutK(R, T, facc, R*T) // the accumulators are Z0…Z(RT−1)
 	return name
+}
+
+// storeOutK is storeOut for the K-quant tiles: each row's accumulators are
+// reduced as reduce16 does, four or eight tokens at a time with the lanes
+// of several accumulators in one register (every addition the one
+// reduce16Z makes, with the same operands in the same order), the rest by
+// reduce16Z; seven registers from free up are temporaries.
+func (g *gen) storeOutK(R, T int, acc func(r, t int) int, free int) {
+	tmp := func(i int) int {
+		if free+i >= 32 {
+			panic("storeOutK: too few registers")
+		}
+		return free + i
+	}
+	g.p("\tMOVQ out+40(FP), SI")
+	g.p("\tMOVQ ldo+48(FP), R8")
+	g.p("\tLEAQ (R8)(R8*2), R9") // 3·ldo
+	// outAt(t, r) addresses out[t·ldo + r] with SI = out (SI + 4ldo for t ≥ 4).
+	outAt := func(t, r int) string {
+		base := "SI"
+		if t >= 4 {
+			base, t = "R10", t-4
+		}
+		return fmt.Sprintf("%d(%s)%s", 4*r, base, [4]string{"", "(R8*1)", "(R8*2)", "(R9*1)"}[t])
+	}
+	g.p("\tLEAQ (SI)(R8*4), R10")
+	for r := 0; r < R; r++ {
+		t0 := 0
+		for ; t0+4 <= T; t0 += 4 {
+			n := 4
+			if t0+8 <= T {
+				n = 8
+			}
+			// Step 1: 16 → 8 lanes, two accumulators a register.
+			v := make([]int, n/2)
+			for i := range v {
+				a, b := acc(r, t0+2*i), acc(r, t0+2*i+1)
+				x, y := tmp(2*i), tmp(2*i+1)
+				g.p("\tVSHUFF64X2 $0x44, Z%d, Z%d, Z%d", b, a, x) // [a lo | b lo]
+				g.p("\tVSHUFF64X2 $0xee, Z%d, Z%d, Z%d", b, a, y) // [a hi | b hi]
+				g.p("\tVADDPS Z%d, Z%d, Z%d", y, x, x)
+				v[i] = x
+			}
+			// Step 2: 8 → 4 lanes, four accumulators a register.
+			w := make([]int, n/4)
+			for j := range w {
+				p, q := v[2*j], v[2*j+1]
+				y := tmp(2*j + 1)
+				g.p("\tVSHUFF64X2 $0xdd, Z%d, Z%d, Z%d", q, p, y) // the v4…7
+				g.p("\tVSHUFF64X2 $0x88, Z%d, Z%d, Z%d", q, p, p) // the v0…3
+				g.p("\tVADDPS Z%d, Z%d, Z%d", y, p, p)
+				w[j] = p
+			}
+			// Steps 3 and 4: (w0 + w2) + (w1 + w3); token t0+i ends in
+			// element 0 of 128-bit unit i, t0+4+i in element 2.
+			z := w[0]
+			if n == 8 {
+				x, y := tmp(1), tmp(3)
+				g.p("\tVSHUFPS $0x44, Z%d, Z%d, Z%d", w[1], w[0], x)
+				g.p("\tVSHUFPS $0xee, Z%d, Z%d, Z%d", w[1], w[0], y)
+				g.p("\tVADDPS Z%d, Z%d, Z%d", y, x, x)
+				z = x
+			} else {
+				y := tmp(1)
+				g.p("\tVPERMILPS $0x4e, Z%d, Z%d", z, y)
+				g.p("\tVADDPS Z%d, Z%d, Z%d", y, z, z)
+			}
+			y := tmp(5)
+			g.p("\tVMOVSHDUP Z%d, Z%d", z, y)
+			g.p("\tVADDPS Z%d, Z%d, Z%d", y, z, z)
+			for i := 0; i < 4; i++ {
+				x := z
+				if i > 0 {
+					x = tmp(6)
+					g.p("\tVEXTRACTF32X4 $%d, Z%d, X%d", i, z, x)
+				}
+				g.p("\tVMOVSS X%d, %s", x, outAt(t0+i, r))
+				if n == 8 {
+					g.p("\tVEXTRACTPS $2, X%d, %s", x, outAt(t0+4+i, r))
+				}
+			}
+			if n == 8 {
+				t0 += 4
+			}
+		}
+		for ; t0 < T; t0++ {
+			k := acc(r, t0)
+			g.reduce16Z(k)
+			g.p("\tVMOVSS X%d, %s", k, outAt(t0, r))
+		}
+	}
+	g.p("\tVZEROUPPER")
+	g.p("\tRET")
+	g.p("")
 }
 
 // kquantRowsAVX2 are the AVX2 K-quant tile heights: one row, one or two
@@ -1006,7 +1178,7 @@ func (g *gen) kquantAVX2(q6 bool, T int) string {
 	}
 	g.p("\tADDQ $%d, AX", bb)
 	for _, tok := range toks {
-		g.p("\tADDQ $368, %s", tok)
+		g.p("\tADDQ $%d, %s", actKSize, tok)
 	}
 	g.p("\tDECQ CX")
 	g.p("\tJNZ %s_loop", name)
@@ -1229,6 +1401,105 @@ func (g *gen) quantActs() string {
 	return name
 }
 
+// quantActsK is quantizeActsK for AVX-512: per super-block of 256 inputs,
+// the largest magnitude (NaN ignored, as quantActs: four running VMAXPS
+// whose second operand is the maximum so far), d = amax/127 and id = 1/d
+// (0 when d = 0) as scalar IEEE divisions, codes VCVTPS2DQ(x·id) clamped to
+// ±127; the sums of each 16 codes by VPSADBW of q+128 (sums of 8, biased
+// by 1024) packed to 16-bit lanes and added in pairs by VPMADDWD, less
+// 2048; the sums of each 32 as pairs of those; and d.
+func (g *gen) quantActsK() string {
+	name := "quantActsKAVX512"
+	fmt.Fprintf(&g.decls, "//go:noescape\nfunc %s(dst *actBlockK, x *float32, nb int)\n\n", name)
+	g.p("// func %s(dst *actBlockK, x *float32, nb int)", name)
+	g.p("TEXT ·%s(SB), NOSPLIT, $0-24", name)
+	g.p("\tMOVQ dst+0(FP), DI")
+	g.p("\tMOVQ x+8(FP), SI")
+	g.p("\tMOVQ nb+16(FP), CX")
+	g.p("\tMOVL $0x7fffffff, AX")
+	g.p("\tVPBROADCASTD AX, Z21") // |·| mask
+	g.p("\tMOVL $127, AX")
+	g.p("\tVPBROADCASTD AX, Z22") // +127
+	g.p("\tNEGL AX")
+	g.p("\tVPBROADCASTD AX, Z23") // −127
+	g.p("\tMOVL $0x80808080, AX")
+	g.p("\tVPBROADCASTD AX, Z24") // the bias of q+128
+	g.p("\tMOVL $0x00010001, AX")
+	g.p("\tVPBROADCASTD AX, Z25") // 16-bit ones
+	g.p("\tMOVL $2048, AX")
+	g.p("\tVPBROADCASTD AX, Z26") // the bias of a sum of 16
+	g.p("\tMOVL $0x42fe0000, AX") // 127.0
+	g.p("\tVMOVD AX, X27")
+	g.p("\tMOVL $0x3f800000, AX") // 1.0
+	g.p("\tVMOVD AX, X28")
+	g.p("\tTESTQ CX, CX")
+	g.p("\tJZ %s_done", name)
+	g.p("%s_loop:", name)
+	for i := 0; i < 4; i++ {
+		g.p("\tVPXORD Z%d, Z%d, Z%d", 16+i, 16+i, 16+i)
+	}
+	for i := 0; i < 16; i++ {
+		g.p("\tVMOVUPS %d(SI), Z%d", 64*i, i)
+		g.p("\tVANDPS Z21, Z%d, Z20", i)
+		g.p("\tVMAXPS Z%d, Z20, Z%d", 16+i%4, 16+i%4)
+	}
+	g.p("\tVMAXPS Z17, Z16, Z16")
+	g.p("\tVMAXPS Z19, Z18, Z18")
+	g.p("\tVMAXPS Z18, Z16, Z16")
+	g.p("\tVEXTRACTF64X4 $1, Z16, Y17")
+	g.p("\tVMAXPS Y17, Y16, Y16")
+	g.p("\tVEXTRACTF32X4 $1, Y16, X17")
+	g.p("\tVMAXPS X17, X16, X16")
+	g.p("\tVPERMILPS $0x4e, X16, X17")
+	g.p("\tVMAXPS X17, X16, X16")
+	g.p("\tVMOVSHDUP X16, X17")
+	g.p("\tVMAXSS X17, X16, X16")
+	g.p("\tVDIVSS X27, X16, X18") // d = amax/127
+	g.p("\tVPXORD X19, X19, X19")
+	g.p("\tVUCOMISS X19, X18")
+	g.p("\tJEQ %s_zero", name)
+	g.p("\tVDIVSS X18, X28, X19") // id = 1/d
+	g.p("%s_zero:", name)
+	g.p("\tVBROADCASTSS X19, Z19")
+	for i := 0; i < 16; i++ {
+		g.p("\tVMULPS Z19, Z%d, Z%d", i, i)
+		g.p("\tVCVTPS2DQ Z%d, Z%d", i, i)
+		g.p("\tVPMAXSD Z23, Z%d, Z%d", i, i)
+		g.p("\tVPMINSD Z22, Z%d, Z%d", i, i)
+		g.p("\tVPMOVDB Z%d, X%d", i, i)
+	}
+	for c := 0; c < 4; c++ {
+		z := 4 * c
+		for j := 1; j < 4; j++ {
+			g.p("\tVINSERTI32X4 $%d, X%d, Z%d, Z%d", j, z+j, z, z)
+		}
+		g.p("\tVMOVDQU64 Z%d, %d(DI)", z, 64*c)
+		g.p("\tVPXORD Z24, Z%d, Z%d", z, z)
+		g.p("\tVPXORD Z20, Z20, Z20")
+		g.p("\tVPSADBW Z20, Z%d, Z%d", z, z)
+		g.p("\tVPMOVQW Z%d, X%d", z, z)
+	}
+	for j := 1; j < 4; j++ {
+		g.p("\tVINSERTI32X4 $%d, X%d, Z0, Z0", j, 4*j)
+	}
+	g.p("\tVPMADDWD Z25, Z0, Z0")
+	g.p("\tVPSUBD Z26, Z0, Z0")
+	g.p("\tVMOVDQU32 Z0, 256(DI)") // sums of 16
+	g.p("\tVPSRLQ $32, Z0, Z1")
+	g.p("\tVPADDD Z1, Z0, Z0")
+	g.p("\tVPMOVQD Z0, 320(DI)") // sums of 32
+	g.p("\tVMOVSS X18, 352(DI)")
+	g.p("\tADDQ $1024, SI")
+	g.p("\tADDQ $%d, DI", actKSize)
+	g.p("\tDECQ CX")
+	g.p("\tJNZ %s_loop", name)
+	g.p("%s_done:", name)
+	g.p("\tVZEROUPPER")
+	g.p("\tRET")
+	g.p("")
+	return name
+}
+
 // swiglu is SwiGLU over n elements (a multiple of the lanes: 8 for ZMM, 4
 // for YMM), in float64 as swiglu1 spells out: e = expNeg(−|g|) (Cody–Waite
 // reduction and the degree-11 Horner polynomial of coef, one IEEE
@@ -1368,6 +1639,41 @@ func main() {
 		}
 	}
 	g.p("GLOBL k6idx<>(SB), RODATA|NOPTR, $256")
+	// Q4_K scale unpacking (kquantAVX512) of the 12 bytes s: VPSHUFB A puts
+	// s0–3, s8–11, s4–7, s8–11 in bytes 0–15 (the low bits of scales 0–3,
+	// 4–7, mins 0–3, 4–7), B s0–3 in bytes 4–7 and s4–7 in 12–15 (the high
+	// bits of scales and mins 4–7); A is shifted right by 4 in bytes 12–15
+	// (16-bit lanes 6 and 7) and masked by "low", B shifted right by 2 and
+	// masked by "high" (bits 6–7 to 4–5).
+	k4shufA := [16]int{0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 8, 9, 10, 11}
+	k4shufB := [16]int{0x80, 0x80, 0x80, 0x80, 0, 1, 2, 3, 0x80, 0x80, 0x80, 0x80, 4, 5, 6, 7}
+	var k4unpack [80]byte
+	for i := 0; i < 16; i++ {
+		low, high := 0x3f, 0
+		if i/4%2 == 1 {
+			low, high = 0x0f, 0x30
+		}
+		k4unpack[i], k4unpack[16+i] = byte(k4shufA[i]), byte(k4shufB[i])
+		k4unpack[32+i] = byte(4 * (i / 12) * (1 - i%2)) // 16-bit counts
+		k4unpack[48+i], k4unpack[64+i] = byte(low), byte(high)
+	}
+	for i, c := range k4unpack {
+		g.p("DATA k4unpack<>+%d(SB)/1, $%d", i, c)
+	}
+	g.p("GLOBL k4unpack<>(SB), RODATA|NOPTR, $80")
+	g.p("DATA kconst<>+0(SB)/4, $0x0f0f0f0f")
+	g.p("DATA kconst<>+4(SB)/4, $0x30303030")
+	for i, c := range [][2]int{{0, 4}, {4, 2}, {0, 2}} {
+		for j := 0; j < 32; j++ {
+			g.p("DATA kconst<>+%d(SB)/2, $%d", 64+64*i+2*j, c[j/16])
+		}
+	}
+	g.p("GLOBL kconst<>(SB), RODATA|NOPTR, $256")
+	// −32 in 16 16-bit lanes (the Q6_K offset).
+	for i := 0; i < 16; i++ {
+		g.p("DATA k6m32<>+%d(SB)/2, $0xffe0", 2*i)
+	}
+	g.p("GLOBL k6m32<>(SB), RODATA|NOPTR, $32")
 	// VPSRLVW counts of the Q4_0 pair tiles: 0 in 128-bit units 0 and 2
 	// (the low nibbles), 4 in units 1 and 3 (the high nibbles).
 	for u := 0; u < 4; u++ {
@@ -1404,6 +1710,7 @@ func main() {
 	set("k2", avx2Quant, "q8", func(R, T int) string { return g.quantAVX2(false, R, T) })
 	set("k2", avx2Quant, "q4", func(R, T int) string { return g.quantAVX2(true, R, T) })
 	fmt.Fprintf(&init, "\tk512.quant = %s\n", g.quantActs())
+	fmt.Fprintf(&init, "\tk512.quantK = %s\n", g.quantActsK())
 	fmt.Fprintf(&init, "\tk512.swiglu, k512.swigluLanes = %s, 8\n", g.swiglu(true))
 	fmt.Fprintf(&init, "\tk2.swiglu, k2.swigluLanes = %s, 4\n", g.swiglu(false))
 	for c := 1; c <= 4; c++ {
@@ -1417,7 +1724,7 @@ func main() {
 	fmt.Fprintf(&gofile, "func init() {\n\tk512, k2 := new(kernelSet), new(kernelSet)\n")
 	fmt.Fprintf(&gofile, "\tk512.f32Rows, k512.qRows, k512.maxT = %#v, %#v, 4\n", avx512F32, avx512Quant)
 	fmt.Fprintf(&gofile, "\tk2.f32Rows, k2.qRows, k2.maxT = %#v, %#v, 4\n", avx2F32, avx2Quant)
-	fmt.Fprintf(&gofile, "\tk512.kRows, k512.kMaxT = %#v, 4\n", kquantRows)
+	fmt.Fprintf(&gofile, "\tk512.kRows, k512.kMaxT, k512.kGroupScales = %#v, %d, true\n", kquantRows, kquantMaxT)
 	if pairMaxT%2 != 0 || pairMaxT > 8 {
 		panic("pairMaxT must be even and at most maxT")
 	}

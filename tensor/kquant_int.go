@@ -3,6 +3,7 @@ package tensor
 import (
 	"encoding/binary"
 	"math"
+	"unsafe"
 )
 
 // Integer products for K-quants. As for Q8_0 and Q4_0 (act.go), the inputs
@@ -43,7 +44,7 @@ type actBlockK struct {
 	bs16 [16]int32
 	bs32 [8]int32
 	d    float32
-	_    [12]byte
+	dn   [7]float32 // the d of the next tokens of a tile's group (setGroupScales)
 }
 
 // quantizeActsK quantizes x (a whole number of super-blocks) for K-quant
@@ -53,9 +54,13 @@ type actBlockK struct {
 func quantizeActsK(dst []actBlockK, x []float32) []actBlockK {
 	nb := len(x) / QKK
 	if cap(dst) < nb {
-		dst = make([]actBlockK, nb)
+		dst = makeActsK(nb)
 	}
 	dst = dst[:nb]
+	if ks := kernels(); ks != nil && ks.quantK != nil && nb > 0 {
+		ks.quantK(&dst[0], &x[0], nb)
+		return dst
+	}
 	for b := range dst {
 		a := &dst[b]
 		xs := x[b*QKK : (b+1)*QKK : (b+1)*QKK]
@@ -86,6 +91,31 @@ func quantizeActsK(dst []actBlockK, x []float32) []actBlockK {
 		a.d = d
 	}
 	return dst
+}
+
+// makeActsK returns nb blocks in 64-byte aligned storage: each block is
+// six whole cache lines, so the tiles' 64-byte loads never split.
+func makeActsK(nb int) []actBlockK {
+	size := unsafe.Sizeof(actBlockK{})
+	raw := make([]byte, uintptr(nb)*size+63)
+	off := -uintptr(unsafe.Pointer(unsafe.SliceData(raw))) & 63
+	return unsafe.Slice((*actBlockK)(unsafe.Pointer(&raw[off])), nb)
+}
+
+// setGroupScales copies, for the tiles of AVX-512 that take tokens
+// t0 … t0+7 of n (nb super-blocks each), the scales of tokens t0+1 … into
+// token t0's blocks (dn; 0 past the last token): the tile reads the eight
+// scales of a super-block as one vector from its first token's block.
+func setGroupScales(acts []actBlockK, n, nb, t0 int) {
+	for b := 0; b < nb; b++ {
+		a := &acts[t0*nb+b]
+		for i := range a.dn {
+			a.dn[i] = 0
+			if t := t0 + 1 + i; t < n {
+				a.dn[i] = acts[t*nb+b].d
+			}
+		}
+	}
 }
 
 // dotQ4KInt is the portable integer dot product of a Q4_K row with

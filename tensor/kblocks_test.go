@@ -1,0 +1,245 @@
+package tensor
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+	"unsafe"
+)
+
+// extremeKQuant returns a rows×(nb·256) K-quant matrix of random blocks in
+// which some super-blocks take extreme values: every scale and min 63 (all
+// 12 scale bytes 0xff), or 0, and every code 15 (Q6_K: 63) or 0; Q6_K
+// scales −128 or 127.
+func extremeKQuant(t testing.TB, rng *rand.Rand, typ DType, rows, nb int) *Matrix {
+	m := randomKQuant(t, rng, typ, rows, nb)
+	bb := typ.BlockBytes()
+	for b := 0; b < rows*nb; b++ {
+		blk := m.Data[b*bb : (b+1)*bb]
+		kind := rng.IntN(5)
+		if typ == Q4_K {
+			switch kind {
+			case 0: // scales and mins 63, codes 15
+				fill(blk[4:16], 0xff)
+				fill(blk[16:], 0xff)
+			case 1: // scales and mins 63, codes 0
+				fill(blk[4:16], 0xff)
+				fill(blk[16:], 0)
+			case 2: // scales and mins 0 except the high bits
+				fill(blk[4:16], 0xc0)
+			case 3: // codes alternately 0 and 15
+				for i := range blk[16:] {
+					blk[16+i] = 0x0f << (4 * (i % 2))
+				}
+			}
+			continue
+		}
+		switch kind {
+		case 0: // codes 63, scales −128
+			fill(blk[:192], 0xff)
+			fill(blk[192:208], 0x80)
+		case 1: // codes 0, scales 127
+			fill(blk[:192], 0)
+			fill(blk[192:208], 0x7f)
+		case 2: // codes 63 and 0, scales ±127 / −128
+			for i := 0; i < 192; i++ {
+				blk[i] = byte(0xff * (i % 2))
+			}
+			for i := 192; i < 208; i++ {
+				blk[i] = []byte{0x7f, 0x80, 0x81}[i%3]
+			}
+		}
+	}
+	return m
+}
+
+func fill(b []byte, v byte) {
+	for i := range b {
+		b[i] = v
+	}
+}
+
+// extremeActs returns n tokens of nb super-blocks of inputs whose codes
+// include ±127 everywhere (every input ±1: all codes ±127), exact zeros,
+// one large input per super-block, and random values.
+func extremeActs(rng *rand.Rand, n, nb int) []float32 {
+	x := randVec(rng, n*nb*QKK)
+	for s := 0; s < n*nb; s++ {
+		sb := x[s*QKK : (s+1)*QKK]
+		switch s % 4 {
+		case 0:
+			for i := range sb {
+				sb[i] = float32(1 - 2*int(rng.IntN(2)))
+			}
+		case 1:
+			for i := range sb {
+				sb[i] = -1
+			}
+			sb[rng.IntN(QKK)] = 0
+		case 2:
+			sb[rng.IntN(QKK)] *= 1000
+			sb[rng.IntN(QKK)] = 0
+		}
+	}
+	return x
+}
+
+// TestKQuantTiles calls every AVX-512 K-quant tile (Q4_K and Q6_K, T = 1…8
+// tokens, every R up to kRows[T]) directly on 1, 2 and 3 super-blocks of
+// random and extreme codes, scales, mins and inputs: each of its R×T
+// outputs has the bits of dotQ4KInt or dotQ6KInt for its row and token,
+// and nothing else in the output is written. The tiles of three or more
+// tokens read their group's scales from its first token (setGroupScales,
+// as getK sets them for the groups MatMul runs).
+func TestKQuantTiles(t *testing.T) {
+	ks := kernelSets[levelAVX512]
+	if cpuLevel < levelAVX512 || ks == nil || ks.kRows[1] == 0 {
+		t.Skip("no AVX-512 K-quant tiles on this machine or build")
+	}
+	rng := rand.New(rand.NewPCG(71, 72))
+	const n = maxT + 2 // tokens laid out; tiles start at token 0, 1 or 2
+	for _, typ := range []DType{Q4_K, Q6_K} {
+		tiles, dot := &ks.k4, dotQ4KInt
+		if typ == Q6_K {
+			tiles, dot = &ks.k6, dotQ6KInt
+		}
+		for nb := 1; nb <= 3; nb++ {
+			rows := maxR + 2
+			m := extremeKQuant(t, rng, typ, rows, nb)
+			acts := quantizeActsK(nil, extremeActs(rng, n, nb))
+			want := make([][]float32, n)
+			for tok := range want {
+				want[tok] = make([]float32, rows)
+				for r := range want[tok] {
+					want[tok][r] = dot(m.row(r), acts[tok*nb:(tok+1)*nb])
+				}
+			}
+			sentinel := math.Float32frombits(0x7fc0dead)
+			for T := 1; T <= ks.kMaxT; T++ {
+				for R := 1; R <= ks.kRows[T]; R++ {
+					tile := tiles[R][T]
+					if tile == nil {
+						t.Fatalf("%v: no tile R=%d T=%d", typ, R, T)
+					}
+					for t0 := 0; t0+T <= n && t0 < 3; t0++ {
+						setGroupScales(acts, n, nb, t0)
+						r0 := t0 % 2 // rows from 0 or 1
+						ldo := R + 3
+						out := make([]float32, (T+2)*ldo)
+						for i := range out {
+							out[i] = sentinel
+						}
+						tile(&m.Data[r0*m.rowBytes], uintptr(m.rowBytes), &acts[t0*nb], uintptr(nb)*unsafe.Sizeof(actBlockK{}), nb, &out[0], uintptr(4*ldo))
+						for i, got := range out {
+							tok, r := i/ldo, i%ldo
+							w := sentinel
+							if tok < T && r < R {
+								w = want[t0+tok][r0+r]
+							}
+							if math.Float32bits(got) != math.Float32bits(w) {
+								t.Fatalf("%v nb=%d tile R=%d T=%d at token %d: out[token %d][row %d] = %g, want %g",
+									typ, nb, R, T, t0, tok, r, got, w)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestKQuantBlocksMatMul: Q4_K and Q6_K products of 1…17 tokens (groups of
+// the tiles' width and a shorter last group, both paths of forTiles) on 1
+// and 2 threads give the portable code's bits at every level, for row
+// counts that leave partial tiles, with extreme codes and inputs.
+func TestKQuantBlocksMatMul(t *testing.T) {
+	rng := rand.New(rand.NewPCG(73, 74))
+	defer SetThreads(0)
+	for _, typ := range []DType{Q4_K, Q6_K} {
+		for _, nb := range []int{1, 3} {
+			for _, rows := range []int{1, 6, 13, 70} {
+				m := extremeKQuant(t, rng, typ, rows, nb)
+				const nmax = 17
+				x := extremeActs(rng, nmax, nb)
+				for n := 1; n <= nmax; n++ {
+					want := make([]float32, n*rows)
+					atLevel(levelPortable, func() { MatMul(want, m, x, n) })
+					for _, l := range levels() {
+						for _, th := range []int{1, 2} {
+							SetThreads(th)
+							got := make([]float32, n*rows)
+							atLevel(l, func() { MatMul(got, m, x, n) })
+							for i := range got {
+								if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+									t.Fatalf("%v %d×%d, %s, %d tokens, %d threads: token %d row %d = %g, portable %g",
+										typ, rows, m.Cols, levelNames[l], n, th, i/rows, i%rows, got[i], want[i])
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestQuantizeActsKLevels: the K-quant inputs' codes, sums and scales are
+// the portable code's at every level, for ties, zeros, subnormals, huge
+// values, infinities and NaNs (ignored in the maximum).
+func TestQuantizeActsKLevels(t *testing.T) {
+	rng := rand.New(rand.NewPCG(75, 76))
+	x := randVec(rng, 12*QKK)
+	for i := 0; i < QKK; i++ {
+		x[i] = float32(i-128) * 0.5 // ties after scaling
+		x[QKK+i] = 0
+		x[3*QKK+i] = float32(math.Ldexp(float64(x[3*QKK+i]), -140)) // subnormal
+		x[4*QKK+i] *= 1e37
+		x[8*QKK+i] = float32(1 - 2*(i%2)) // codes ±127
+		x[9*QKK+i] = -1
+	}
+	x[2*QKK+3] = float32(math.NaN())
+	x[5*QKK+7] = float32(math.Inf(1))
+	x[6*QKK] = float32(math.Inf(-1))
+	x[6*QKK+1] = float32(math.NaN())
+	for i := 0; i < QKK; i++ {
+		x[7*QKK+i] = float32(math.NaN())
+	}
+	for _, nb := range []int{1, 5, 12} {
+		var want []actBlockK
+		atLevel(levelPortable, func() { want = quantizeActsK(nil, x[:nb*QKK]) })
+		for _, l := range levels() {
+			var got []actBlockK
+			atLevel(l, func() { got = quantizeActsK(nil, x[:nb*QKK]) })
+			for b := range want {
+				if got[b].q != want[b].q || got[b].bs16 != want[b].bs16 || got[b].bs32 != want[b].bs32 ||
+					math.Float32bits(got[b].d) != math.Float32bits(want[b].d) {
+					t.Fatalf("%s block %d of %d:\n got %+v\nwant %+v", levelNames[l], b, nb, got[b], want[b])
+				}
+			}
+		}
+	}
+	if a := quantizeActsK(nil, x[:QKK]); uintptr(unsafe.Pointer(&a[0]))%64 != 0 || unsafe.Sizeof(actBlockK{}) != 384 ||
+		unsafe.Offsetof(actBlockK{}.bs16) != 256 || unsafe.Offsetof(actBlockK{}.bs32) != 320 || unsafe.Offsetof(actBlockK{}.d) != 352 {
+		t.Fatalf("actBlockK: not 64-byte aligned, or size and offsets differ from the tiles' 384, 256, 320, 352")
+	}
+}
+
+// BenchmarkKQuantBlocks measures Q4_K and Q6_K products of a few tokens on
+// one thread (a verification block, a small batch), including the inputs'
+// quantization: a 512×768 matrix (in L2) times n tokens, in multiply-adds
+// per second.
+//
+//	go test -run='^$' -bench=KQuantBlocks ./tensor
+func BenchmarkKQuantBlocks(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	const rows, nb = 512, 3
+	for _, typ := range []DType{Q4_K, Q6_K} {
+		m := randomKQuant(b, rng, typ, rows, nb)
+		for _, n := range []int{1, 2, 4, 8, 9, 16} {
+			x := randVec(rng, n*m.Cols)
+			out := make([]float32, n*rows)
+			b.Run(fmt.Sprintf("%v/n=%d", typ, n), func(b *testing.B) { benchMatMul1(b, out, m, x, n) })
+		}
+	}
+}
