@@ -781,6 +781,39 @@ func (g *gen) kquantAVX512(q6 bool, R, T int) string {
 			g.p("\tVPMOVSXBW 192(%s)(AX*1), Y%d", row, tab(r))
 			continue
 		}
+		if T == 1 {
+			// One token: the vector pipes are the busier, so the 6-bit
+			// scales are unpacked in general registers (getScaleMinK4
+			// for the eight sub-blocks at once, u0…u2 as 32-bit words).
+			a, b, c, d := tmp, "BX", "DX", "R13"
+			g.p("\tMOVL 4(%s)(AX*1), %s", row, a)  // u0
+			g.p("\tMOVL 12(%s)(AX*1), %s", row, c) // u2
+			g.p("\tMOVL %s, %s", c, d)
+			g.p("\tANDL $0x0f0f0f0f, %s", d)
+			g.p("\tMOVL %s, %s", a, b)
+			g.p("\tSHRL $6, %s", b)
+			g.p("\tANDL $0x03030303, %s", b)
+			g.p("\tSHLL $4, %s", b)
+			g.p("\tORL %s, %s", b, d) // scales 4…7
+			g.p("\tSHLQ $32, %s", d)
+			g.p("\tANDL $0x3f3f3f3f, %s", a)
+			g.p("\tORQ %s, %s", a, d) // scales 0…7
+			g.p("\tVMOVQ %s, X%d", d, tab(r))
+			g.p("\tVPMOVZXBW X%d, Y%d", tab(r), tab(r))
+			g.p("\tMOVL 8(%s)(AX*1), %s", row, b) // u1
+			g.p("\tSHRL $4, %s", c)
+			g.p("\tANDL $0x0f0f0f0f, %s", c)
+			g.p("\tMOVL %s, %s", b, a)
+			g.p("\tSHRL $6, %s", a)
+			g.p("\tANDL $0x03030303, %s", a)
+			g.p("\tSHLL $4, %s", a)
+			g.p("\tORL %s, %s", a, c) // mins 4…7
+			g.p("\tSHLQ $32, %s", c)
+			g.p("\tANDL $0x3f3f3f3f, %s", b)
+			g.p("\tORQ %s, %s", b, c) // mins 0…7
+			g.p("\tMOVQ %s, %d(SP)", c, unpOff+16*r+8)
+			continue
+		}
 		// getScaleMinK4 for the eight sub-blocks at once: bytes 0–7 the
 		// scales, 8–15 the mins (k4unpack<> in main).
 		g.p("\tVMOVDQU64 4(%s)(AX*1), X%d", row, zt)
