@@ -40,9 +40,10 @@ type kernelSet struct {
 	k4, k6         [maxR + 1][maxT + 1]kTileFn // Q4_K and Q6_K tiles
 	kRows          [maxT + 1]int               // their heights (0: no K-quant tiles)
 	kMaxT          int
-	kGroupScales   bool      // the K tiles of 3 or more tokens read their group's scales from its first token (setGroupScales)
-	maxT           int       // largest T with kernels
-	wsum           [5]wsumFn // wsum[c] covers c·wsumWidth columns
+	kGroupScales   bool          // the K tiles of 3 or more tokens read their group's scales from its first token (setGroupScales)
+	kRowsNarrow    [maxT + 1]int // K tile heights when the inputs fit in L1 (kNarrowBytes); 0: kRows
+	maxT           int           // largest T with kernels
+	wsum           [5]wsumFn     // wsum[c] covers c·wsumWidth columns
 	wsumWidth      int
 	quant          func(dst *actBlock, x *float32, nb int, off int32) // quantizeActs, or nil
 	quantK         func(dst *actBlockK, x *float32, nb int)           // quantizeActsK, or nil
@@ -306,6 +307,11 @@ func productF32(out []float32, w *Matrix, x []float32, n int) product {
 	}
 }
 
+// kNarrowBytes is the most input bytes (all tokens' quantized blocks: the
+// groups forTiles runs tile by tile) for which the K-quant products take
+// the one-row tiles of kRowsNarrow.
+var kNarrowBytes uintptr = 16 << 10
+
 // actKPool recycles the K-quant products' quantized inputs.
 var actKPool = sync.Pool{New: func() any { return new([]actBlockK) }}
 
@@ -337,8 +343,12 @@ func productQuantK(out []float32, w *Matrix, acts []actBlockK, n int) product {
 		}
 	}
 	ldw, ldx, ldo := uintptr(rb), uintptr(nb)*unsafe.Sizeof(actBlockK{}), uintptr(4*rows)
+	heights := &ks.kRows
+	if ks.kRowsNarrow[1] > 0 && uintptr(n)*ldx <= kNarrowBytes {
+		heights = &ks.kRowsNarrow
+	}
 	return func(lo, hi int) {
-		forTiles(lo, hi, n, rb, ks.kMaxT, &ks.kRows, func(r, R, t, T int) {
+		forTiles(lo, hi, n, rb, ks.kMaxT, heights, func(r, R, t, T int) {
 			tiles[R][T](&w.Data[r*rb], ldw, &acts[t*nb], ldx, nb, &out[t*rows+r], ldo)
 		})
 	}

@@ -446,13 +446,25 @@ func k4AVX512R2T4(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *
 func k4AVX512R1T5(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
 
 //go:noescape
+func k4AVX512R2T5(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
 func k4AVX512R1T6(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func k4AVX512R2T6(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
 
 //go:noescape
 func k4AVX512R1T7(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
 
 //go:noescape
+func k4AVX512R2T7(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
 func k4AVX512R1T8(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func k4AVX512R2T8(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
 
 //go:noescape
 func k6AVX512R1T1(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
@@ -497,13 +509,25 @@ func k6AVX512R2T4(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *
 func k6AVX512R1T5(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
 
 //go:noescape
+func k6AVX512R2T5(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
 func k6AVX512R1T6(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func k6AVX512R2T6(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
 
 //go:noescape
 func k6AVX512R1T7(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
 
 //go:noescape
+func k6AVX512R2T7(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
 func k6AVX512R1T8(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func k6AVX512R2T8(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
 
 //go:noescape
 func k4AVX2R1T1(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
@@ -623,7 +647,8 @@ func init() {
 	k512, k2 := new(kernelSet), new(kernelSet)
 	k512.f32Rows, k512.qRows, k512.maxT = [9]int{0, 8, 4, 4, 4, 0, 0, 0, 0}, [9]int{0, 8, 4, 4, 4, 0, 0, 0, 0}, 4
 	k2.f32Rows, k2.qRows, k2.maxT = [9]int{0, 4, 2, 2, 1, 0, 0, 0, 0}, [9]int{0, 4, 3, 2, 2, 0, 0, 0, 0}, 4
-	k512.kRows, k512.kMaxT, k512.kGroupScales = [9]int{0, 4, 4, 3, 2, 1, 1, 1, 1}, 8, true
+	k512.kRows, k512.kMaxT, k512.kGroupScales = [9]int{0, 4, 4, 3, 2, 2, 2, 2, 2}, 8, true
+	k512.kRowsNarrow = [9]int{0, 4, 4, 3, 2, 1, 1, 1, 1}
 	k512.pRows, k512.pMaxT = [9]int{0, 8, 8, 4, 4, 4, 4, 4, 4}, 8
 	k2.kRows, k2.kMaxT = [9]int{0, 1, 1, 0, 0, 0, 0, 0, 0}, 2
 	k512.wsumWidth, k2.wsumWidth = 16, 8
@@ -774,9 +799,13 @@ func init() {
 	k512.k4[1][4] = k4AVX512R1T4
 	k512.k4[2][4] = k4AVX512R2T4
 	k512.k4[1][5] = k4AVX512R1T5
+	k512.k4[2][5] = k4AVX512R2T5
 	k512.k4[1][6] = k4AVX512R1T6
+	k512.k4[2][6] = k4AVX512R2T6
 	k512.k4[1][7] = k4AVX512R1T7
+	k512.k4[2][7] = k4AVX512R2T7
 	k512.k4[1][8] = k4AVX512R1T8
+	k512.k4[2][8] = k4AVX512R2T8
 	k512.k6[1][1] = k6AVX512R1T1
 	k512.k6[2][1] = k6AVX512R2T1
 	k512.k6[3][1] = k6AVX512R3T1
@@ -791,9 +820,13 @@ func init() {
 	k512.k6[1][4] = k6AVX512R1T4
 	k512.k6[2][4] = k6AVX512R2T4
 	k512.k6[1][5] = k6AVX512R1T5
+	k512.k6[2][5] = k6AVX512R2T5
 	k512.k6[1][6] = k6AVX512R1T6
+	k512.k6[2][6] = k6AVX512R2T6
 	k512.k6[1][7] = k6AVX512R1T7
+	k512.k6[2][7] = k6AVX512R2T7
 	k512.k6[1][8] = k6AVX512R1T8
+	k512.k6[2][8] = k6AVX512R2T8
 	k2.k4[1][1] = k4AVX2R1T1
 	k2.k4[1][2] = k4AVX2R1T2
 	k2.k6[1][1] = k6AVX2R1T1

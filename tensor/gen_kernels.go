@@ -619,7 +619,13 @@ func (g *gen) quantPairAVX512(q4 bool, R, T int) string {
 // tokens, run in groups of kquantMaxT: an int32 and a float accumulator
 // per (row, token), a scale table per row and the constants must fit in
 // the 32 registers (2RT + R + 11 for Q6_K).
-var kquantRows = [9]int{0, 4, 4, 3, 2, 1, 1, 1, 1}
+var kquantRows = [9]int{0, 4, 4, 3, 2, 2, 2, 2, 2}
+
+// kquantRowsNarrow are the tile heights when the inputs fit in L1
+// (kNarrowBytes in gemm.go): one row × 5…8 tokens, whose accumulators all
+// fit in registers, is faster there; the 2-row tiles read each input once
+// for both rows, which pays when the inputs come from L2.
+var kquantRowsNarrow = [9]int{0, 4, 4, 3, 2, 1, 1, 1, 1}
 
 const kquantMaxT = 8
 
@@ -673,9 +679,24 @@ func (g *gen) kquantAVX512(q6 bool, R, T int) string {
 			prodSize = 64
 		}
 	}
+	// Wide tiles (2RT + R + the constants > 32 registers: 2 rows × 5…8
+	// tokens) keep the float accumulators in the frame, updated once per
+	// super-block, and load each token's codes once for both rows.
+	consts := 9 // the gather indices, masks, shift counts and temporaries
+	if q6 {
+		consts = 11
+	}
+	wide := 2*R*T+R+consts > 32
+	if wide && (!group || R != 2) {
+		panic(name + ": wide tiles are 2 rows of 3 or more tokens")
+	}
 	unpOff, frameSize := prodSize*R, prodSize*R
 	if !q6 {
 		frameSize += 16 * R
+	}
+	faccOff := frameSize
+	if wide {
+		frameSize += 64 * R * T
 	}
 	if frameSize == 0 {
 		g.p("TEXT ·%s(SB), NOSPLIT, $0-56", name)
@@ -709,13 +730,31 @@ func (g *gen) kquantAVX512(q6 bool, R, T int) string {
 	// Z30), then the int32 ones, the tables and the constants.
 	next := 0
 	alloc := func(n int) int { k := next; next += n; return k }
-	fBase, iBase, tBase := alloc(R*T), alloc(R*T), alloc(R)
+	fBase := 0
+	if !wide {
+		fBase = alloc(R * T)
+	}
+	iBase, tBase := alloc(R*T), alloc(R)
 	facc := func(r, t int) int { return fBase + r*T + t }
 	iacc := func(r, t int) int { return iBase + r*T + t }
+	faccMem := func(r, t int) string { return fmt.Sprintf("%d(SP)", faccOff+64*(r*T+t)) }
 	tab := func(r int) int { return tBase + r }
 	idxBase := alloc(4)
 	idx := func(k int) int { return idxBase + k }
-	mask0F, shift, zc, zs, zt := alloc(1), alloc(1), alloc(1), alloc(1), alloc(1)
+	mask0F, shift := alloc(1), alloc(1)
+	// Codes and scales of the current chunk: one pair, or one per row in
+	// wide tiles, which load each token's codes (zq) once.
+	nc := 1
+	if wide {
+		nc = R
+	}
+	zcBase, zsBase := alloc(nc), alloc(nc)
+	zcr := func(r int) int { return zcBase + r%nc }
+	zsr := func(r int) int { return zsBase + r%nc }
+	zc, zs, zq, zt := zcr(0), zsr(0), -1, alloc(1)
+	if wide {
+		zq = alloc(1)
+	}
 	shOdd, mask30 := -1, -1
 	if q6 {
 		shOdd, mask30 = alloc(1), alloc(1)
@@ -744,9 +783,16 @@ func (g *gen) kquantAVX512(q6 bool, R, T int) string {
 		g.p("\tMOVL $0xff, %s", tmp)
 		g.p("\tKMOVW %s, K1", tmp) // lanes 0–7: the mins
 	}
+	if wide {
+		g.p("\tVPXORD Z%d, Z%d, Z%d", zt, zt, zt)
+	}
 	for r := 0; r < R; r++ {
 		for t := 0; t < T; t++ {
-			g.p("\tVPXORD Z%d, Z%d, Z%d", facc(r, t), facc(r, t), facc(r, t))
+			if wide {
+				g.p("\tVMOVUPS Z%d, %s", zt, faccMem(r, t))
+			} else {
+				g.p("\tVPXORD Z%d, Z%d, Z%d", facc(r, t), facc(r, t), facc(r, t))
+			}
 		}
 	}
 	g.p("\tXORQ AX, AX")
@@ -828,6 +874,7 @@ func (g *gen) kquantAVX512(q6 bool, R, T int) string {
 	}
 	for k := 0; k < 4; k++ {
 		for r, row := range rows {
+			zc, zs := zcr(r), zsr(r)
 			if q6 {
 				n, odd := k/2, k%2 == 1
 				if k == 0 {
@@ -857,12 +904,26 @@ func (g *gen) kquantAVX512(q6 bool, R, T int) string {
 				g.p("\tVPANDD Z%d, Z%d, Z%d", mask0F, zc, zc)
 			}
 			g.p("\tVPERMW Z%d, Z%d, Z%d", tab(r), idx(k), zs)
+			if wide && r < R-1 {
+				continue
+			}
+			r0 := r
+			if wide {
+				r0 = 0
+			}
 			for t := 0; t < T; t++ {
-				g.p("\tVPMADDUBSW %s, Z%d, Z%d", tok(t, 64*k), zc, zt)
-				if k == 0 && !q6 {
-					g.p("\tVPMADDWD Z%d, Z%d, Z%d", zs, zt, iacc(r, t))
-				} else {
-					g.p("\tVPDPWSSD Z%d, Z%d, Z%d", zs, zt, iacc(r, t))
+				q := tok(t, 64*k)
+				if wide {
+					g.p("\tVMOVDQU64 %s, Z%d", q, zq)
+					q = fmt.Sprintf("Z%d", zq)
+				}
+				for rr := r0; rr <= r; rr++ {
+					g.p("\tVPMADDUBSW %s, Z%d, Z%d", q, zcr(rr), zt)
+					if k == 0 && !q6 {
+						g.p("\tVPMADDWD Z%d, Z%d, Z%d", zsr(rr), zt, iacc(rr, t))
+					} else {
+						g.p("\tVPDPWSSD Z%d, Z%d, Z%d", zsr(rr), zt, iacc(rr, t))
+					}
 				}
 			}
 		}
@@ -895,6 +956,10 @@ func (g *gen) kquantAVX512(q6 bool, R, T int) string {
 		}
 		for t := 0; t < T; t++ {
 			ia, fa := iacc(r, t), facc(r, t)
+			if wide {
+				fa = []int{zq, zt}[t%2]
+				g.p("\tVMOVUPS %s, Z%d", faccMem(r, t), fa)
+			}
 			g.p("\tVCVTDQ2PS Z%d, Z%d", ia, ia)
 			if group {
 				g.p("\tVFMADD231PS.BCST %s, Z%d, Z%d", prod(t, 0), ia, fa)
@@ -913,6 +978,9 @@ func (g *gen) kquantAVX512(q6 bool, R, T int) string {
 					g.p("\tVFNMADD231PS Z%d, Z%d, K1, Z%d", ia, zt, fa)
 				}
 			}
+			if wide {
+				g.p("\tVMOVUPS Z%d, %s", fa, faccMem(r, t))
+			}
 		}
 	}
 	g.p("\tADDQ $%d, AX", bb)
@@ -923,7 +991,14 @@ func (g *gen) kquantAVX512(q6 bool, R, T int) string {
 	g.p("\tDECQ CX")
 	g.p("\tJNZ %s_loop", name)
 	g.p("%s_reduce:", name)
-	g.storeOutK(R, T, facc, R*T) // the accumulators are Z0…Z(RT−1)
+	if wide {
+		for r := 0; r < R; r++ {
+			for t := 0; t < T; t++ {
+				g.p("\tVMOVUPS %s, Z%d", faccMem(r, t), r*T+t)
+			}
+		}
+	}
+	g.storeOutK(R, T, func(r, t int) int { return r*T + t }, R*T) // the accumulators in Z0…Z(RT−1)
 	return name
 }
 
@@ -1758,6 +1833,7 @@ func main() {
 	fmt.Fprintf(&gofile, "\tk512.f32Rows, k512.qRows, k512.maxT = %#v, %#v, 4\n", avx512F32, avx512Quant)
 	fmt.Fprintf(&gofile, "\tk2.f32Rows, k2.qRows, k2.maxT = %#v, %#v, 4\n", avx2F32, avx2Quant)
 	fmt.Fprintf(&gofile, "\tk512.kRows, k512.kMaxT, k512.kGroupScales = %#v, %d, true\n", kquantRows, kquantMaxT)
+	fmt.Fprintf(&gofile, "\tk512.kRowsNarrow = %#v\n", kquantRowsNarrow)
 	if pairMaxT%2 != 0 || pairMaxT > 8 {
 		panic("pairMaxT must be even and at most maxT")
 	}
