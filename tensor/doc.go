@@ -30,8 +30,10 @@
 //   - Q4_K and Q6_K: the inputs are quantized to 8 bits per super-block of
 //     256 (GGML's Q8_K), the codes times the inputs summed in exact
 //     integers and multiplied by the integer sub-block scales, then per
-//     super-block one or two FMAs per lane (kquant_int.go; VPMADDUBSW with
-//     VPMADDWD at both vector levels).
+//     super-block one or two FMAs per lane (kquant_int.go). The integer
+//     sums are exact, so the kernels order the integer work freely
+//     (AVX-512: VPMADDUBSW and VPDPWSSD by the scales; AVX2: VPMADDUBSW
+//     and VPMADDWD); the float steps are the definition's, lane by lane.
 //   - The exponential of softmax and SwiGLU is this package's own
 //     (expNeg), not math.Exp, whose amd64 assembly uses FMA when the CPU
 //     has it.
@@ -47,7 +49,7 @@
 // # Products
 //
 // MatMul evaluates n tokens against a matrix in register tiles of up to 8
-// rows × 4 tokens that load each weight once for all of the tile's tokens
+// rows × 4 tokens (K-quants: below) that load each weight once for all of the tile's tokens
 // and prefetch the next tile's rows; MatMuls runs the products of one input
 // (q, k, v) in one parallel pass. The threads are a persistent pool
 // (ParallelFor): a product wakes them, it does not start goroutines.
@@ -64,6 +66,17 @@
 // of dotQuant; one instruction does the work of two. One token (decode,
 // and the last of an odd count after whole groups) keeps the YMM tiles; an
 // odd group ends in a pair whose high half is zeros and is not stored.
+//
+// Q4_K and Q6_K products at the AVX-512 level run tiles of 4 rows × 1 or 2
+// tokens, 3 × 3, 2 × 4 and 1 or 2 rows × 5…8 tokens, in groups of 8: one int32
+// and one float accumulator per (row, token), two instructions per 64
+// codes, row and token. The 2-row tiles keep the float accumulators in
+// the frame and read each token's codes once for both rows; they are used
+// when the inputs exceed 16 KiB (kNarrowBytes), beyond which the inputs
+// come from L2. The inputs are quantized by an AVX-512 kernel into 64-byte
+// aligned blocks of 384 bytes (actBlockK); the first token of each group
+// of 8 also carries the group's scales (setGroupScales), so a tile forms
+// every d·dx of a super-block with one VMULPS per row.
 //
 // Storage conventions: a Matrix is row-major with Rows rows of Cols elements.
 // A PyTorch weight of shape [out, in] (GGUF dims [in, out]) is a Matrix with

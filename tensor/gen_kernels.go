@@ -617,8 +617,9 @@ func (g *gen) quantPairAVX512(q4 bool, R, T int) string {
 
 // kquantRows are the K-quant tile heights rows[T] (AVX-512) for T = 1…8
 // tokens, run in groups of kquantMaxT: an int32 and a float accumulator
-// per (row, token), a scale table per row and the constants must fit in
-// the 32 registers (2RT + R + 11 for Q6_K).
+// per (row, token), a scale table per row and the constants fit in the 32
+// registers (2RT + R + 11 for Q6_K) up to 2 × 4; the 2-row tiles of 5…8
+// tokens keep the float accumulators in the frame ("wide").
 var kquantRows = [9]int{0, 4, 4, 3, 2, 2, 2, 2, 2}
 
 // kquantRowsNarrow are the tile heights when the inputs fit in L1
@@ -647,12 +648,15 @@ const actKSize = 384
 //   - per chunk, row and token: VPMADDUBSW (u8·s8 pair sums, exact for
 //     6-bit codes) and VPDPWSSD by the scales into the int32 lanes: two
 //     instructions;
-//   - per super-block, row and token: the float steps of the definition,
-//     d·dx broadcast by VMULPS.BCST (Q4_K: the mins term m·S32 by VPMADDWD,
-//     exact, and an FMA on lanes 0–7 only).
+//   - per super-block, row and token: the float steps of the definition
+//     (Q4_K: the mins term m·S32 by VPMADDWD, exact, and an FMA on lanes
+//     0–7 only), the scale products d·dx from the frame (3 or more tokens:
+//     one VMULPS per row and super-block) or by VMULPS.BCST.
 //
 // Tokens are addressed from one base and the stride ldx (×1, 2, 4 and
-// 3ldx), so eight tokens need four general registers.
+// 3ldx), so eight tokens need four general registers. The one-token Q4_K
+// tile unpacks the scales in general registers (its vector pipes are the
+// busier). The outputs are reduced by storeOutK.
 func (g *gen) kquantAVX512(q6 bool, R, T int) string {
 	kind, bb := "k4", 144
 	if q6 {
