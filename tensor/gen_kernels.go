@@ -1473,28 +1473,7 @@ func (g *gen) quantActs() string {
 	g.p("\tVPXORD Z4, Z4, Z4")
 	g.p("\tVMAXPS Z4, Z2, Z4")
 	g.p("\tVMAXPS Z4, Z3, Z4")
-	g.p("\tVEXTRACTF64X4 $1, Z4, Y5")
-	g.p("\tVMAXPS Y5, Y4, Y4")
-	g.p("\tVEXTRACTF32X4 $1, Y4, X5")
-	g.p("\tVMAXPS X5, X4, X4")
-	g.p("\tVPERMILPS $0x4e, X4, X5")
-	g.p("\tVMAXPS X5, X4, X4")
-	g.p("\tVMOVSHDUP X4, X5")
-	g.p("\tVMAXSS X5, X4, X4")
-	g.p("\tVDIVSS X25, X4, X6") // d = amax/127
-	g.p("\tVPXORD X8, X8, X8")
-	g.p("\tVUCOMISS X8, X6")
-	g.p("\tJEQ %s_zero", name)
-	g.p("\tVDIVSS X6, X26, X8") // id = 1/d
-	g.p("%s_zero:", name)
-	g.p("\tVBROADCASTSS X8, Z8")
-	for k := 0; k < 2; k++ {
-		g.p("\tVMULPS Z8, Z%d, Z%d", k, k)
-		g.p("\tVCVTPS2DQ Z%d, Z%d", k, k)
-		g.p("\tVPMAXSD Z23, Z%d, Z%d", k, k)
-		g.p("\tVPMINSD Z22, Z%d, Z%d", k, k)
-		g.p("\tVPMOVDB Z%d, X%d", k, k)
-	}
+	g.quantizeByMax(name, 4, 5, 6, 8, 25, 26, 2)
 	g.p("\tVINSERTI128 $1, X1, Y0, Y0")
 	g.p("\tVMOVDQU Y0, (DI)")
 	g.p("\tVPXORD Y9, Y9, Y9")
@@ -1558,28 +1537,7 @@ func (g *gen) quantActsK() string {
 	g.p("\tVMAXPS Z17, Z16, Z16")
 	g.p("\tVMAXPS Z19, Z18, Z18")
 	g.p("\tVMAXPS Z18, Z16, Z16")
-	g.p("\tVEXTRACTF64X4 $1, Z16, Y17")
-	g.p("\tVMAXPS Y17, Y16, Y16")
-	g.p("\tVEXTRACTF32X4 $1, Y16, X17")
-	g.p("\tVMAXPS X17, X16, X16")
-	g.p("\tVPERMILPS $0x4e, X16, X17")
-	g.p("\tVMAXPS X17, X16, X16")
-	g.p("\tVMOVSHDUP X16, X17")
-	g.p("\tVMAXSS X17, X16, X16")
-	g.p("\tVDIVSS X27, X16, X18") // d = amax/127
-	g.p("\tVPXORD X19, X19, X19")
-	g.p("\tVUCOMISS X19, X18")
-	g.p("\tJEQ %s_zero", name)
-	g.p("\tVDIVSS X18, X28, X19") // id = 1/d
-	g.p("%s_zero:", name)
-	g.p("\tVBROADCASTSS X19, Z19")
-	for i := 0; i < 16; i++ {
-		g.p("\tVMULPS Z19, Z%d, Z%d", i, i)
-		g.p("\tVCVTPS2DQ Z%d, Z%d", i, i)
-		g.p("\tVPMAXSD Z23, Z%d, Z%d", i, i)
-		g.p("\tVPMINSD Z22, Z%d, Z%d", i, i)
-		g.p("\tVPMOVDB Z%d, X%d", i, i)
-	}
+	g.quantizeByMax(name, 16, 17, 18, 19, 27, 28, 16)
 	for c := 0; c < 4; c++ {
 		z := 4 * c
 		for j := 1; j < 4; j++ {
@@ -1858,5 +1816,35 @@ func main() {
 	}
 	if err := os.WriteFile("gemm_amd64.s", g.s.Bytes(), 0o644); err != nil {
 		panic(err)
+	}
+}
+
+// quantizeByMax folds the 16 lane maxima of |x| in Z(mx) (temp Z(tmp))
+// to amax, sets X(d) = amax/127 (X(c127) holds 127.0) and the inverse
+// id = 1/d in all lanes of Z(id) (0 when d = 0; X(one) holds 1.0), then
+// quantizes Z0…Z(n−1) in place: round(x·id) clamped to ±127 (Z23, Z22),
+// packed to bytes in X0…X(n−1). Jumps to label name_zero.
+func (g *gen) quantizeByMax(name string, mx, tmp, d, id, c127, one, n int) {
+	g.p("\tVEXTRACTF64X4 $1, Z%d, Y%d", mx, tmp)
+	g.p("\tVMAXPS Y%d, Y%d, Y%d", tmp, mx, mx)
+	g.p("\tVEXTRACTF32X4 $1, Y%d, X%d", mx, tmp)
+	g.p("\tVMAXPS X%d, X%d, X%d", tmp, mx, mx)
+	g.p("\tVPERMILPS $0x4e, X%d, X%d", mx, tmp)
+	g.p("\tVMAXPS X%d, X%d, X%d", tmp, mx, mx)
+	g.p("\tVMOVSHDUP X%d, X%d", mx, tmp)
+	g.p("\tVMAXSS X%d, X%d, X%d", tmp, mx, mx)
+	g.p("\tVDIVSS X%d, X%d, X%d", c127, mx, d) // d = amax/127
+	g.p("\tVPXORD X%d, X%d, X%d", id, id, id)
+	g.p("\tVUCOMISS X%d, X%d", id, d)
+	g.p("\tJEQ %s_zero", name)
+	g.p("\tVDIVSS X%d, X%d, X%d", d, one, id) // id = 1/d
+	g.p("%s_zero:", name)
+	g.p("\tVBROADCASTSS X%d, Z%d", id, id)
+	for k := 0; k < n; k++ {
+		g.p("\tVMULPS Z%d, Z%d, Z%d", id, k, k)
+		g.p("\tVCVTPS2DQ Z%d, Z%d", k, k)
+		g.p("\tVPMAXSD Z23, Z%d, Z%d", k, k)
+		g.p("\tVPMINSD Z22, Z%d, Z%d", k, k)
+		g.p("\tVPMOVDB Z%d, X%d", k, k)
 	}
 }

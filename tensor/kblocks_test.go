@@ -115,7 +115,6 @@ func TestKQuantTiles(t *testing.T) {
 					want[tok][r] = dot(m.row(r), acts[tok*nb:(tok+1)*nb])
 				}
 			}
-			sentinel := math.Float32frombits(0x7fc0dead)
 			for T := 1; T <= ks.kMaxT; T++ {
 				for R := 1; R <= ks.kRows[T]; R++ {
 					tile := tiles[R][T]
@@ -125,23 +124,11 @@ func TestKQuantTiles(t *testing.T) {
 					for t0 := 0; t0+T <= n && t0 < 3; t0++ {
 						setGroupScales(acts, n, nb, t0)
 						r0 := t0 % 2 // rows from 0 or 1
-						ldo := R + 3
-						out := make([]float32, (T+2)*ldo)
-						for i := range out {
-							out[i] = sentinel
-						}
-						tile(&m.Data[r0*m.rowBytes], uintptr(m.rowBytes), &acts[t0*nb], uintptr(nb)*unsafe.Sizeof(actBlockK{}), nb, &out[0], uintptr(4*ldo))
-						for i, got := range out {
-							tok, r := i/ldo, i%ldo
-							w := sentinel
-							if tok < T && r < R {
-								w = want[t0+tok][r0+r]
-							}
-							if math.Float32bits(got) != math.Float32bits(w) {
-								t.Fatalf("%v nb=%d tile R=%d T=%d at token %d: out[token %d][row %d] = %g, want %g",
-									typ, nb, R, T, t0, tok, r, got, w)
-							}
-						}
+						checkTile(t, fmt.Sprintf("%v nb=%d tile R=%d T=%d at token %d", typ, nb, R, T, t0), R, T,
+							func(out *float32, ldo uintptr) {
+								tile(&m.Data[r0*m.rowBytes], uintptr(m.rowBytes), &acts[t0*nb], uintptr(nb)*unsafe.Sizeof(actBlockK{}), nb, out, ldo)
+							},
+							func(tok, r int) float32 { return want[t0+tok][r0+r] })
 					}
 				}
 			}

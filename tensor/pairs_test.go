@@ -1,6 +1,7 @@
 package tensor
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -94,7 +95,6 @@ func TestQuantPairTiles(t *testing.T) {
 			np := (n + 1) / 2
 			pairs := buf.resize(nb * np)
 			pairActs(pairs, acts, n, nb)
-			sentinel := math.Float32frombits(0x7fc0dead)
 			for T := 2; T <= ks.pMaxT; T++ {
 				for R := 1; R <= ks.pRows[T]; R++ {
 					if tiles[R][T] == nil {
@@ -102,23 +102,11 @@ func TestQuantPairTiles(t *testing.T) {
 					}
 					for p0 := 0; 2*p0+T <= n; p0++ {
 						r0 := p0 % 2 // rows from 0 or 1
-						ldo := R + 3
-						out := make([]float32, (T+2)*ldo)
-						for i := range out {
-							out[i] = sentinel
-						}
-						tiles[R][T](&m.Data[r0*m.rowBytes], uintptr(m.rowBytes), &pairs[p0], uintptr(np)*unsafe.Sizeof(actPair{}), nb, &out[0], uintptr(4*ldo))
-						for i, got := range out {
-							tok, r := i/ldo, i%ldo
-							w := sentinel
-							if tok < T && r < R {
-								w = want[2*p0+tok][r0+r]
-							}
-							if math.Float32bits(got) != math.Float32bits(w) {
-								t.Fatalf("%v nb=%d tile R=%d T=%d at pair %d: out[token %d][row %d] = %g, want %g",
-									typ, nb, R, T, p0, tok, r, got, w)
-							}
-						}
+						checkTile(t, fmt.Sprintf("%v nb=%d tile R=%d T=%d at pair %d", typ, nb, R, T, p0), R, T,
+							func(out *float32, ldo uintptr) {
+								tiles[R][T](&m.Data[r0*m.rowBytes], uintptr(m.rowBytes), &pairs[p0], uintptr(np)*unsafe.Sizeof(actPair{}), nb, out, ldo)
+							},
+							func(tok, r int) float32 { return want[2*p0+tok][r0+r] })
 					}
 				}
 			}
@@ -165,5 +153,30 @@ func TestQuantPairsMatMul(t *testing.T) {
 	}
 	if len(levels()) == 1 {
 		t.Log("only the portable kernels on this machine (or built with purego)")
+	}
+}
+
+// checkTile runs a tile of R rows × T tokens into an output with a stride
+// of R+3 floats and T+2 token rows, all preset to a NaN sentinel, and fails
+// unless every output it owns equals want(token, row) bit for bit and every
+// other one still holds the sentinel.
+func checkTile(t *testing.T, what string, R, T int, run func(out *float32, ldo uintptr), want func(tok, r int) float32) {
+	t.Helper()
+	sentinel := math.Float32frombits(0x7fc0dead)
+	ldo := R + 3
+	out := make([]float32, (T+2)*ldo)
+	for i := range out {
+		out[i] = sentinel
+	}
+	run(&out[0], uintptr(4*ldo))
+	for i, got := range out {
+		tok, r := i/ldo, i%ldo
+		w := sentinel
+		if tok < T && r < R {
+			w = want(tok, r)
+		}
+		if math.Float32bits(got) != math.Float32bits(w) {
+			t.Fatalf("%s: out[token %d][row %d] = %g, want %g", what, tok, r, got, w)
+		}
 	}
 }
