@@ -180,12 +180,20 @@ var pairPool = sync.Pool{New: func() any { return new(pairBuf) }}
 
 // resize makes b.p n pairs long, reusing b's storage.
 func (b *pairBuf) resize(n int) []actPair {
-	size := n * int(unsafe.Sizeof(actPair{}))
-	if cap(b.raw) < size+63 {
-		b.raw = make([]byte, size+63)
-	}
-	b.raw = b.raw[:cap(b.raw)]
-	off := -uintptr(unsafe.Pointer(unsafe.SliceData(b.raw))) & 63
-	b.p = unsafe.Slice((*actPair)(unsafe.Pointer(&b.raw[off])), n)
+	b.p = aligned64[actPair](&b.raw, n)
 	return b.p
+}
+
+// aligned64 returns n values of T starting on a 64-byte boundary inside
+// *raw, which it grows when too small (to hold them and the alignment).
+// T must hold no pointers: raw is only bytes to the garbage collector.
+func aligned64[T any](raw *[]byte, n int) []T {
+	var zero T
+	size := uintptr(n)*unsafe.Sizeof(zero) + 63
+	if uintptr(cap(*raw)) < size {
+		*raw = make([]byte, size)
+	}
+	*raw = (*raw)[:cap(*raw)]
+	off := -uintptr(unsafe.Pointer(unsafe.SliceData(*raw))) & 63
+	return unsafe.Slice((*T)(unsafe.Pointer(&(*raw)[off])), n)
 }

@@ -153,17 +153,7 @@ func TestKQuantBlocksMatMul(t *testing.T) {
 					want := make([]float32, n*rows)
 					atLevel(levelPortable, func() { MatMul(want, m, x, n) })
 					for _, l := range levels() {
-						for _, th := range []int{1, 2} {
-							SetThreads(th)
-							got := make([]float32, n*rows)
-							atLevel(l, func() { MatMul(got, m, x, n) })
-							for i := range got {
-								if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-									t.Fatalf("%v %d×%d, %s, %d tokens, %d threads: token %d row %d = %g, portable %g",
-										typ, rows, m.Cols, levelNames[l], n, th, i/rows, i%rows, got[i], want[i])
-								}
-							}
-						}
+						checkLevels(t, m, x, n, want, l, 1, 2)
 					}
 				}
 			}

@@ -26,6 +26,25 @@ func levels() []int {
 	return ls
 }
 
+// checkLevels runs MatMul of the first n tokens of x at level l with each
+// thread count and fails unless every output equals want (the portable
+// product, at least n·m.Rows values) bit for bit.
+func checkLevels(t *testing.T, m *Matrix, x []float32, n int, want []float32, l int, threads ...int) {
+	t.Helper()
+	rows := m.Rows
+	for _, th := range threads {
+		SetThreads(th)
+		got := make([]float32, n*rows)
+		atLevel(l, func() { MatMul(got, m, x, n) })
+		for i := range got {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("%v %d×%d, %s, %d tokens, %d threads: token %d row %d = %g, portable %g",
+					m.Type, rows, m.Cols, levelNames[l], n, th, i/rows, i%rows, got[i], want[i])
+			}
+		}
+	}
+}
+
 // exactFMA32 is a·b + c rounded once to float32, in exact arithmetic.
 func exactFMA32(a, b, c float32) float32 {
 	exact := func(v float32) *big.Float { return new(big.Float).SetPrec(2000).SetFloat64(float64(v)) }
@@ -133,17 +152,7 @@ func TestKernelLevelsAgree(t *testing.T) {
 				atLevel(levelPortable, func() { MatMul(want, m, x, n) })
 				for _, l := range levels() {
 					for _, nt := range []int{1, 2, 3, 4, 5, 8, 9} {
-						for _, th := range []int{1, 3} {
-							SetThreads(th)
-							got := make([]float32, nt*rows)
-							atLevel(l, func() { MatMul(got, m, x, nt) })
-							for i := range got {
-								if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-									t.Fatalf("%v %d×%d, %s, %d tokens, %d threads: token %d row %d = %g, portable %g",
-										typ, rows, cols, levelNames[l], nt, th, i/rows, i%rows, got[i], want[i])
-								}
-							}
-						}
+						checkLevels(t, m, x, nt, want, l, 1, 3)
 					}
 					// RowDot and Dot give the same bits as the product.
 					atLevel(l, func() {
@@ -420,14 +429,7 @@ func BenchmarkKQuantKernels(b *testing.B) {
 		for _, n := range []int{1, 2, 4, 8} {
 			x := randVec(rng, n*m.Cols)
 			out := make([]float32, n*m.Rows)
-			b.Run(fmt.Sprintf("%v/n=%d", typ, n), func(b *testing.B) {
-				SetThreads(1)
-				defer SetThreads(0)
-				for i := 0; i < b.N; i++ {
-					MatMul(out, m, x, n)
-				}
-				b.ReportMetric(float64(m.Rows*m.Cols*n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GMAC/s")
-			})
+			b.Run(fmt.Sprintf("%v/n=%d", typ, n), func(b *testing.B) { benchMatMul1(b, out, m, x, n) })
 		}
 	}
 }

@@ -3,7 +3,6 @@ package tensor
 import (
 	"encoding/binary"
 	"math"
-	"unsafe"
 )
 
 // Integer products for K-quants. As for Q8_0 and Q4_0 (act.go), the inputs
@@ -96,10 +95,8 @@ func quantizeActsK(dst []actBlockK, x []float32) []actBlockK {
 // makeActsK returns nb blocks in 64-byte aligned storage: each block is
 // six whole cache lines, so the tiles' 64-byte loads never split.
 func makeActsK(nb int) []actBlockK {
-	size := unsafe.Sizeof(actBlockK{})
-	raw := make([]byte, uintptr(nb)*size+63)
-	off := -uintptr(unsafe.Pointer(unsafe.SliceData(raw))) & 63
-	return unsafe.Slice((*actBlockK)(unsafe.Pointer(&raw[off])), nb)
+	var raw []byte
+	return aligned64[actBlockK](&raw, nb)
 }
 
 // setGroupScales copies, for the tiles of AVX-512 that take tokens

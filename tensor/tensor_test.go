@@ -283,17 +283,7 @@ func TestKQuantLevels(t *testing.T) {
 				atLevel(levelPortable, func() { MatMul(want, m, x, n) })
 				for _, l := range levels() {
 					for _, nt := range []int{1, 2, 3, 4, 5, 8, 9} {
-						for _, th := range []int{1, 3} {
-							SetThreads(th)
-							got := make([]float32, nt*rows)
-							atLevel(l, func() { MatMul(got, m, x, nt) })
-							for i := range got {
-								if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-									t.Fatalf("%v %d×%d, %s, %d tokens, %d threads: token %d row %d = %g, portable %g",
-										typ, rows, m.Cols, levelNames[l], nt, th, i/rows, i%rows, got[i], want[i])
-								}
-							}
-						}
+						checkLevels(t, m, x, nt, want, l, 1, 3)
 					}
 					atLevel(l, func() {
 						for r := 0; r < rows; r++ {
