@@ -840,27 +840,13 @@ func (g *gen) kquantAVX512(q6 bool, R, T int) string {
 			g.p("\tMOVL 12(%s)(AX*1), %s", row, c) // u2
 			g.p("\tMOVL %s, %s", c, d)
 			g.p("\tANDL $0x0f0f0f0f, %s", d)
-			g.p("\tMOVL %s, %s", a, b)
-			g.p("\tSHRL $6, %s", b)
-			g.p("\tANDL $0x03030303, %s", b)
-			g.p("\tSHLL $4, %s", b)
-			g.p("\tORL %s, %s", b, d) // scales 4…7
-			g.p("\tSHLQ $32, %s", d)
-			g.p("\tANDL $0x3f3f3f3f, %s", a)
-			g.p("\tORQ %s, %s", a, d) // scales 0…7
+			g.join6(d, a, b) // scales 0…7
 			g.p("\tVMOVQ %s, X%d", d, tab(r))
 			g.p("\tVPMOVZXBW X%d, Y%d", tab(r), tab(r))
 			g.p("\tMOVL 8(%s)(AX*1), %s", row, b) // u1
 			g.p("\tSHRL $4, %s", c)
 			g.p("\tANDL $0x0f0f0f0f, %s", c)
-			g.p("\tMOVL %s, %s", b, a)
-			g.p("\tSHRL $6, %s", a)
-			g.p("\tANDL $0x03030303, %s", a)
-			g.p("\tSHLL $4, %s", a)
-			g.p("\tORL %s, %s", a, c) // mins 4…7
-			g.p("\tSHLQ $32, %s", c)
-			g.p("\tANDL $0x3f3f3f3f, %s", b)
-			g.p("\tORQ %s, %s", b, c) // mins 0…7
+			g.join6(c, b, a) // mins 0…7
 			g.p("\tMOVQ %s, %d(SP)", c, unpOff+16*r+8)
 			continue
 		}
@@ -1847,4 +1833,20 @@ func (g *gen) quantizeByMax(name string, mx, tmp, d, id, c127, one, n int) {
 		g.p("\tVPMINSD Z22, Z%d, Z%d", k, k)
 		g.p("\tVPMOVDB Z%d, X%d", k, k)
 	}
+}
+
+// join6 completes eight 6-bit K-quant scales (or mins) as bytes of hi:
+// hi holds the low 4 bits of values 4…7 (one per byte), lo the word whose
+// bytes hold values 0…3 in their low 6 bits and the high 2 bits of values
+// 4…7 in their top 2. Afterwards hi's low 32 bits are values 0…3 and its
+// high 32 bits values 4…7; lo and tmp are clobbered.
+func (g *gen) join6(hi, lo, tmp string) {
+	g.p("\tMOVL %s, %s", lo, tmp)
+	g.p("\tSHRL $6, %s", tmp)
+	g.p("\tANDL $0x03030303, %s", tmp)
+	g.p("\tSHLL $4, %s", tmp)
+	g.p("\tORL %s, %s", tmp, hi) // values 4…7
+	g.p("\tSHLQ $32, %s", hi)
+	g.p("\tANDL $0x3f3f3f3f, %s", lo)
+	g.p("\tORQ %s, %s", lo, hi) // values 0…7
 }
