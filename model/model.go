@@ -67,9 +67,8 @@ func (c Config) MaxMACsRatio(ref Config, n int) (ratio float64, pos int) {
 	last := max(n-1, 0)
 	if r0, r1 := at(0), at(last); r1 > r0 {
 		return r1, last
-	} else {
-		return r0, 0
 	}
+	return at(0), 0
 }
 
 // Validate reports a shape the engine cannot run. Limits are generous (models

@@ -163,7 +163,8 @@ func (c *actCache) getK(x []float32, n int) []actBlockK {
 	if c.kbuf == nil {
 		c.kbuf = actKPool.Get().(*[]actBlockK)
 		acts := quantizeActsK(*c.kbuf, x)
-		if ks := kernels(); ks != nil && ks.kGroupScales && n > 0 {
+		// Only tiles of 3 or more tokens read them: decoding skips this.
+		if ks := kernels(); ks != nil && ks.kGroupScales && n >= 3 {
 			nb := len(acts) / n
 			for t0 := 0; t0 < n; t0 += ks.kMaxT {
 				setGroupScales(acts, n, nb, t0)
