@@ -56,6 +56,10 @@ type kernelSet struct {
 	q8p, q4p [maxR + 1][maxT + 1]pairTileFn
 	pRows    [maxT + 1]int
 	pMaxT    int
+
+	// Tiles of 16 packed Q4_0 rows (pack.go) × 1 or 2 tokens (AVX-512);
+	// nil: Q4_0 matrices are not packed at this level.
+	q4packed [3]qTileFn
 }
 
 // kTileFn computes out[t·ldo + r] = the K-quant dot of row r of w with
@@ -378,7 +382,25 @@ func productQuant(out []float32, w *Matrix, x []float32, n int, cache *actCache)
 	if w.Type == Q4_0 {
 		tiles = &ks.q4
 	}
-	ldw, ldx, ldo := uintptr(rb), uintptr(nb)*unsafe.Sizeof(actBlock{}), uintptr(4*rows)
+	ldx, ldo := uintptr(nb)*unsafe.Sizeof(actBlock{}), uintptr(4*rows)
+	if w.Type == Q4_0 && q4Packing && ks.q4packed[1] != nil && nb > 0 {
+		if packed := w.packedQ4(); packed != nil {
+			var tail product
+			if w.Rows%q4PackRows != 0 {
+				tail = productQuantRows(out, w, x, n, cache, ks, tiles, ldx, ldo)
+			}
+			return productQ4Packed(out, packed, w, acts, n, ks, ldx, ldo, tail)
+		}
+	}
+	return productQuantRows(out, w, x, n, cache, ks, tiles, ldx, ldo)
+}
+
+// productQuantRows is productQuant over the row-major tiles.
+func productQuantRows(out []float32, w *Matrix, x []float32, n int, cache *actCache, ks *kernelSet, tiles *[maxR + 1][maxT + 1]qTileFn, ldx, ldo uintptr) product {
+	rows, rb := w.Rows, w.rowBytes
+	nb := w.Cols / QK
+	ldw := uintptr(rb)
+	acts := cache.get(w.Type, x)
 	if ks.pMaxT > 0 && n > 1 && nb > 0 {
 		// Token groups of pMaxT (even) in pairs: group t starts at pair
 		// t/2. A group of one token (the last of an odd n) runs the

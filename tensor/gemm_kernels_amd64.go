@@ -377,6 +377,12 @@ func q4PairAVX512R3T8(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out
 func q4PairAVX512R4T8(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
 
 //go:noescape
+func q4PackedAVX512T1(w *byte, ldw uintptr, x *actBlock, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q4PackedAVX512T2(w *byte, ldw uintptr, x *actBlock, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
 func f32AVX2R1T1(w *float32, ldw uintptr, x *float32, ldx uintptr, cols int, out *float32, ldo uintptr)
 
 //go:noescape
@@ -776,6 +782,8 @@ func init() {
 	k512.q4p[2][8] = q4PairAVX512R2T8
 	k512.q4p[3][8] = q4PairAVX512R3T8
 	k512.q4p[4][8] = q4PairAVX512R4T8
+	k512.q4packed[1] = q4PackedAVX512T1
+	k512.q4packed[2] = q4PackedAVX512T2
 	k2.f32[1][1] = f32AVX2R1T1
 	k2.f32[2][1] = f32AVX2R2T1
 	k2.f32[3][1] = f32AVX2R3T1

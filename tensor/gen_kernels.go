@@ -615,6 +615,99 @@ func (g *gen) quantPairAVX512(q4 bool, R, T int) string {
 	return name
 }
 
+// Packed Q4_0 tiles (AVX-512). Rows are packed 16 at a time (packQ4 in
+// pack.go): per block, the 16 rows' F16 scales (32 bytes), then for k =
+// 0…3 the k-th 4-byte word of each row's 16 code bytes (64 bytes each), so
+// a ZMM register holds word k of all 16 rows. Its low nibbles are the codes
+// of lane k of the definition (elements 4k…4k+3) and its high nibbles those
+// of lane k+4 (elements 16+4k…): one VPDPBUSD with the input's lane word
+// broadcast computes p_bl of 16 rows at once, and the 8 lanes of the 16
+// rows are 8 registers with one row per 32-bit element. reduce8's sums then
+// run element by element across the 8 registers: the same operations, in
+// the same order, as dotQuant for every row (each output's bits do not
+// depend on the layout), with a third of the instructions of the
+// row-major tiles (no per-row scale broadcast, no horizontal reduction).
+const q4PackRows, q4PackBlock = 16, 16 * 18
+
+// q4PackedAVX512 is the packed Q4_0 tile of 16 rows × T tokens (T = 1, 2):
+// w is the group's first block, ldw the distance to the next group (which
+// it prefetches at the pace it reads its own), x token 0's blocks and ldx
+// the stride to token 1's.
+func (g *gen) q4PackedAVX512(T int) string {
+	name := fmt.Sprintf("q4PackedAVX512T%d", T)
+	g.header(name, "byte", "actBlock", "nb")
+	g.p("\tMOVQ %s, SI", arg(0))
+	g.p("\tMOVQ %s, DI", arg(2))
+	g.p("\tMOVQ %s, R8", arg(3))
+	g.p("\tADDQ DI, R8") // token 1's blocks
+	g.p("\tXORQ AX, AX")
+	pf := g.prefetchSetup(1, []string{"SI"}, "BX")
+	acc := func(t, l int) int { return 8*t + l }
+	s := func(t int) int { return 16 + t }
+	dw, w, hi, cst := 18, 19, 20, 31
+	temps := []int{21, 22, 23, 24, 25, 26, 27, 28}
+	tok := []string{"DI", "R8"}
+	g.p("\tMOVL $0x0f0f0f0f, CX")
+	g.p("\tVPBROADCASTD CX, Z%d", cst)
+	for k := 0; k < 8*T; k++ {
+		g.p("\tVPXORD Z%d, Z%d, Z%d", k, k, k)
+	}
+	g.p("\tMOVQ nb+32(FP), CX")
+	g.p("\tTESTQ CX, CX")
+	g.p("\tJZ %s_reduce", name)
+	g.p("%s_loop:", name)
+	g.prefetchLines(pf, 1, (q4PackBlock+63)/64)
+	g.p("\tVCVTPH2PS (SI)(AX*1), Z%d", dw)
+	for t := 0; t < T; t++ {
+		g.p("\tVMULPS.BCST 64(%s), Z%d, Z%d", tok[t], dw, s(t))
+	}
+	i := 0
+	for k := 0; k < 4; k++ {
+		g.p("\tVMOVDQU32 %d(SI)(AX*1), Z%d", 32+64*k, w)
+		g.p("\tVPSRLD $4, Z%d, Z%d", w, hi)
+		g.p("\tVPANDD Z%d, Z%d, Z%d", cst, w, w)
+		g.p("\tVPANDD Z%d, Z%d, Z%d", cst, hi, hi)
+		for t := 0; t < T; t++ {
+			for _, lw := range [][2]int{{k, w}, {k + 4, hi}} {
+				l, u := lw[0], lw[1]
+				p := temps[i%len(temps)]
+				i++
+				g.p("\tVPBROADCASTD %d(%s), Z%d", 32+4*l, tok[t], p)
+				g.p("\tVPDPBUSD.BCST %d(%s), Z%d, Z%d", 4*l, tok[t], u, p)
+				g.p("\tVCVTDQ2PS Z%d, Z%d", p, p)
+				g.p("\tVFMADD231PS Z%d, Z%d, Z%d", p, s(t), acc(t, l))
+			}
+		}
+	}
+	g.p("\tADDQ $%d, AX", q4PackBlock)
+	for t := 0; t < T; t++ {
+		g.p("\tADDQ $72, %s", tok[t])
+	}
+	g.p("\tDECQ CX")
+	g.p("\tJNZ %s_loop", name)
+	// reduce8, element by element: ((a0+a1)+(a2+a3))+((a4+a5)+(a6+a7)).
+	g.p("%s_reduce:", name)
+	g.p("\tMOVQ out+40(FP), SI")
+	g.p("\tMOVQ ldo+48(FP), R8")
+	for t := 0; t < T; t++ {
+		a := func(l int) int { return acc(t, l) }
+		for _, j := range []int{0, 2, 4, 6} {
+			g.p("\tVADDPS Z%d, Z%d, Z%d", a(j+1), a(j), a(j))
+		}
+		g.p("\tVADDPS Z%d, Z%d, Z%d", a(2), a(0), a(0))
+		g.p("\tVADDPS Z%d, Z%d, Z%d", a(6), a(4), a(4))
+		g.p("\tVADDPS Z%d, Z%d, Z%d", a(4), a(0), a(0))
+		g.p("\tVMOVUPS Z%d, (SI)", a(0))
+		if t < T-1 {
+			g.p("\tADDQ R8, SI")
+		}
+	}
+	g.p("\tVZEROUPPER")
+	g.p("\tRET")
+	g.p("")
+	return name
+}
+
 // kquantRows are the K-quant tile heights rows[T] (AVX-512) for T = 1…8
 // tokens, run in groups of kquantMaxT: an int32 and a float accumulator
 // per (row, token), a scale table per row and the constants fit in the 32
@@ -1757,6 +1850,9 @@ func main() {
 				fmt.Fprintf(&init, "\tk512.%s[%d][%d] = %s\n", kind, R, T, g.quantPairAVX512(q4, R, T))
 			}
 		}
+	}
+	for T := 1; T <= 2; T++ {
+		fmt.Fprintf(&init, "\tk512.q4packed[%d] = %s\n", T, g.q4PackedAVX512(T))
 	}
 	set("k2", avx2F32, "f32", g.f32AVX2)
 	set("k512", kquantRows, "k4", func(R, T int) string { return g.kquantAVX512(false, R, T) })

@@ -475,10 +475,17 @@ func BenchmarkQuantBlocks(b *testing.B) {
 	base, _ := NewF32(rows, cols, randVec(rng, rows*cols))
 	for _, typ := range []DType{Q8_0, Q4_0} {
 		m, _ := base.Convert(typ)
-		for _, n := range []int{2, 3, 4, 5, 8, 9, 16} {
+		for _, n := range []int{1, 2, 3, 4, 5, 8, 9, 16} {
 			x := randVec(rng, n*cols)
 			out := make([]float32, n*rows)
 			b.Run(fmt.Sprintf("%v/n=%d", typ, n), func(b *testing.B) { benchMatMul1(b, out, m, x, n) })
+			if typ == Q4_0 {
+				b.Run(fmt.Sprintf("%v/rowmajor/n=%d", typ, n), func(b *testing.B) {
+					q4Packing = false
+					defer func() { q4Packing = true }()
+					benchMatMul1(b, out, m, x, n)
+				})
+			}
 		}
 	}
 }

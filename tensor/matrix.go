@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -16,6 +17,8 @@ type Matrix struct {
 	F32        []float32 // Type == F32: Rows*Cols values
 	Data       []byte    // other types: Rows*RowBytes bytes
 	rowBytes   int
+
+	q4packed atomic.Pointer[[]byte] // Q4_0 rows packed for the AVX-512 tiles (pack.go)
 }
 
 // NewF32 wraps values (len rows*cols) as an F32 matrix without copying.
