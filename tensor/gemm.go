@@ -57,9 +57,9 @@ type kernelSet struct {
 	pRows    [maxT + 1]int
 	pMaxT    int
 
-	// Tiles of 16 packed Q4_0 rows (pack.go) × 1 or 2 tokens (AVX-512);
-	// nil: Q4_0 matrices are not packed at this level.
-	q4packed [3]qTileFn
+	// Tiles of 16 packed Q8_0 or Q4_0 rows (pack.go) × 1 or 2 tokens
+	// (AVX-512); nil: matrices are not packed at this level.
+	q8packed, q4packed [3]qTileFn
 }
 
 // kTileFn computes out[t·ldo + r] = the K-quant dot of row r of w with
@@ -383,13 +383,17 @@ func productQuant(out []float32, w *Matrix, x []float32, n int, cache *actCache)
 		tiles = &ks.q4
 	}
 	ldx, ldo := uintptr(nb)*unsafe.Sizeof(actBlock{}), uintptr(4*rows)
-	if w.Type == Q4_0 && q4Packing && ks.q4packed[1] != nil && nb > 0 {
-		if packed := w.packedQ4(); packed != nil {
+	ptiles := &ks.q8packed
+	if w.Type == Q4_0 {
+		ptiles = &ks.q4packed
+	}
+	if packing && ptiles[1] != nil && nb > 0 {
+		if packed := w.packedRows(); packed != nil {
 			var tail product
-			if w.Rows%q4PackRows != 0 {
+			if w.Rows%packRows != 0 {
 				tail = productQuantRows(out, w, x, n, cache, ks, tiles, ldx, ldo)
 			}
-			return productQ4Packed(out, packed, w, acts, n, ks, ldx, ldo, tail)
+			return productPacked(out, packed, w, acts, n, ptiles, ldx, ldo, tail)
 		}
 	}
 	return productQuantRows(out, w, x, n, cache, ks, tiles, ldx, ldo)

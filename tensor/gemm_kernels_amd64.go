@@ -377,7 +377,13 @@ func q4PairAVX512R3T8(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out
 func q4PairAVX512R4T8(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
 
 //go:noescape
+func q8PackedAVX512T1(w *byte, ldw uintptr, x *actBlock, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
 func q4PackedAVX512T1(w *byte, ldw uintptr, x *actBlock, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q8PackedAVX512T2(w *byte, ldw uintptr, x *actBlock, ldx uintptr, nb int, out *float32, ldo uintptr)
 
 //go:noescape
 func q4PackedAVX512T2(w *byte, ldw uintptr, x *actBlock, ldx uintptr, nb int, out *float32, ldo uintptr)
@@ -782,7 +788,9 @@ func init() {
 	k512.q4p[2][8] = q4PairAVX512R2T8
 	k512.q4p[3][8] = q4PairAVX512R3T8
 	k512.q4p[4][8] = q4PairAVX512R4T8
+	k512.q8packed[1] = q8PackedAVX512T1
 	k512.q4packed[1] = q4PackedAVX512T1
+	k512.q8packed[2] = q8PackedAVX512T2
 	k512.q4packed[2] = q4PackedAVX512T2
 	k2.f32[1][1] = f32AVX2R1T1
 	k2.f32[2][1] = f32AVX2R2T1

@@ -615,26 +615,33 @@ func (g *gen) quantPairAVX512(q4 bool, R, T int) string {
 	return name
 }
 
-// Packed Q4_0 tiles (AVX-512). Rows are packed 16 at a time (packQ4 in
-// pack.go): per block, the 16 rows' F16 scales (32 bytes), then for k =
-// 0…3 the k-th 4-byte word of each row's 16 code bytes (64 bytes each), so
-// a ZMM register holds word k of all 16 rows. Its low nibbles are the codes
-// of lane k of the definition (elements 4k…4k+3) and its high nibbles those
-// of lane k+4 (elements 16+4k…): one VPDPBUSD with the input's lane word
-// broadcast computes p_bl of 16 rows at once, and the 8 lanes of the 16
-// rows are 8 registers with one row per 32-bit element. reduce8's sums then
-// run element by element across the 8 registers: the same operations, in
-// the same order, as dotQuant for every row (each output's bits do not
-// depend on the layout), with a third of the instructions of the
-// row-major tiles (no per-row scale broadcast, no horizontal reduction).
-const q4PackRows, q4PackBlock = 16, 16 * 18
+// Packed Q8_0 and Q4_0 tiles (AVX-512). Rows are packed 16 at a time
+// (pack.go): per block, the 16 rows' F16 scales (32 bytes), then for each
+// 4-byte word k of the codes (8 for Q8_0, 4 for Q4_0) word k of all 16
+// rows (64 bytes), so a ZMM register holds word k of 16 rows. Word k of
+// Q8_0 is lane k of the definition (elements 4k…4k+3; made unsigned by
+// flipping the sign bits as in quantAVX512); word k of Q4_0 holds lane k in
+// its low nibbles and lane k+4 (elements 16+4k…) in its high nibbles. One
+// VPDPBUSD with the input's lane word broadcast computes p_bl of 16 rows,
+// and the 8 lanes of the 16 rows are 8 registers with one row per 32-bit
+// element; reduce8's sums then run element by element across the 8
+// registers. The same operations in the same order as dotQuant for every
+// row (no output's bits depend on the layout), with a third of the
+// instructions of the row-major tiles (no per-row scale broadcast, no
+// horizontal reduction).
+const packRows = 16
 
-// q4PackedAVX512 is the packed Q4_0 tile of 16 rows × T tokens (T = 1, 2):
-// w is the group's first block, ldw the distance to the next group (which
-// it prefetches at the pace it reads its own), x token 0's blocks and ldx
-// the stride to token 1's.
-func (g *gen) q4PackedAVX512(T int) string {
-	name := fmt.Sprintf("q4PackedAVX512T%d", T)
+// packedAVX512 is the packed Q8_0 or Q4_0 tile of 16 rows × T tokens
+// (T = 1, 2): w is the group's first block, ldw the distance to the next
+// group (which it prefetches at the pace it reads its own), x token 0's
+// blocks and ldx the stride to token 1's.
+func (g *gen) packedAVX512(q4 bool, T int) string {
+	kind, bb, words := "q8", 34, 8
+	if q4 {
+		kind, bb, words = "q4", 18, 4
+	}
+	unit := packRows * bb
+	name := fmt.Sprintf("%sPackedAVX512T%d", kind, T)
 	g.header(name, "byte", "actBlock", "nb")
 	g.p("\tMOVQ %s, SI", arg(0))
 	g.p("\tMOVQ %s, DI", arg(2))
@@ -647,7 +654,11 @@ func (g *gen) q4PackedAVX512(T int) string {
 	dw, w, hi, cst := 18, 19, 20, 31
 	temps := []int{21, 22, 23, 24, 25, 26, 27, 28}
 	tok := []string{"DI", "R8"}
-	g.p("\tMOVL $0x0f0f0f0f, CX")
+	if q4 {
+		g.p("\tMOVL $0x0f0f0f0f, CX")
+	} else {
+		g.p("\tMOVL $0x80808080, CX")
+	}
 	g.p("\tVPBROADCASTD CX, Z%d", cst)
 	for k := 0; k < 8*T; k++ {
 		g.p("\tVPXORD Z%d, Z%d, Z%d", k, k, k)
@@ -656,19 +667,25 @@ func (g *gen) q4PackedAVX512(T int) string {
 	g.p("\tTESTQ CX, CX")
 	g.p("\tJZ %s_reduce", name)
 	g.p("%s_loop:", name)
-	g.prefetchLines(pf, 1, (q4PackBlock+63)/64)
+	g.prefetchLines(pf, 1, (unit+63)/64)
 	g.p("\tVCVTPH2PS (SI)(AX*1), Z%d", dw)
 	for t := 0; t < T; t++ {
 		g.p("\tVMULPS.BCST 64(%s), Z%d, Z%d", tok[t], dw, s(t))
 	}
 	i := 0
-	for k := 0; k < 4; k++ {
-		g.p("\tVMOVDQU32 %d(SI)(AX*1), Z%d", 32+64*k, w)
-		g.p("\tVPSRLD $4, Z%d, Z%d", w, hi)
-		g.p("\tVPANDD Z%d, Z%d, Z%d", cst, w, w)
-		g.p("\tVPANDD Z%d, Z%d, Z%d", cst, hi, hi)
+	for k := 0; k < words; k++ {
+		lanes := [][2]int{{k, w}} // lane, register of its codes
+		if q4 {
+			g.p("\tVMOVDQU32 %d(SI)(AX*1), Z%d", 32+64*k, w)
+			g.p("\tVPSRLD $4, Z%d, Z%d", w, hi)
+			g.p("\tVPANDD Z%d, Z%d, Z%d", cst, w, w)
+			g.p("\tVPANDD Z%d, Z%d, Z%d", cst, hi, hi)
+			lanes = append(lanes, [2]int{k + 4, hi})
+		} else {
+			g.p("\tVPXORD %d(SI)(AX*1), Z%d, Z%d", 32+64*k, cst, w)
+		}
 		for t := 0; t < T; t++ {
-			for _, lw := range [][2]int{{k, w}, {k + 4, hi}} {
+			for _, lw := range lanes {
 				l, u := lw[0], lw[1]
 				p := temps[i%len(temps)]
 				i++
@@ -679,7 +696,7 @@ func (g *gen) q4PackedAVX512(T int) string {
 			}
 		}
 	}
-	g.p("\tADDQ $%d, AX", q4PackBlock)
+	g.p("\tADDQ $%d, AX", unit)
 	for t := 0; t < T; t++ {
 		g.p("\tADDQ $72, %s", tok[t])
 	}
@@ -1852,7 +1869,8 @@ func main() {
 		}
 	}
 	for T := 1; T <= 2; T++ {
-		fmt.Fprintf(&init, "\tk512.q4packed[%d] = %s\n", T, g.q4PackedAVX512(T))
+		fmt.Fprintf(&init, "\tk512.q8packed[%d] = %s\n", T, g.packedAVX512(false, T))
+		fmt.Fprintf(&init, "\tk512.q4packed[%d] = %s\n", T, g.packedAVX512(true, T))
 	}
 	set("k2", avx2F32, "f32", g.f32AVX2)
 	set("k512", kquantRows, "k4", func(R, T int) string { return g.kquantAVX512(false, R, T) })

@@ -479,10 +479,10 @@ func BenchmarkQuantBlocks(b *testing.B) {
 			x := randVec(rng, n*cols)
 			out := make([]float32, n*rows)
 			b.Run(fmt.Sprintf("%v/n=%d", typ, n), func(b *testing.B) { benchMatMul1(b, out, m, x, n) })
-			if typ == Q4_0 {
+			if level == levelAVX512 {
 				b.Run(fmt.Sprintf("%v/rowmajor/n=%d", typ, n), func(b *testing.B) {
-					q4Packing = false
-					defer func() { q4Packing = true }()
+					packing = false
+					defer func() { packing = true }()
 					benchMatMul1(b, out, m, x, n)
 				})
 			}

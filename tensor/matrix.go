@@ -18,7 +18,7 @@ type Matrix struct {
 	Data       []byte    // other types: Rows*RowBytes bytes
 	rowBytes   int
 
-	q4packed atomic.Pointer[[]byte] // Q4_0 rows packed for the AVX-512 tiles (pack.go)
+	packed atomic.Pointer[[]byte] // Q8_0 and Q4_0 rows packed for the AVX-512 tiles (pack.go)
 }
 
 // NewF32 wraps values (len rows*cols) as an F32 matrix without copying.
