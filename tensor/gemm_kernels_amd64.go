@@ -65,6 +65,42 @@ func f32AVX512R3T4(w *float32, ldw uintptr, x *float32, ldx uintptr, cols int, o
 func f32AVX512R4T4(w *float32, ldw uintptr, x *float32, ldx uintptr, cols int, out *float32, ldo uintptr)
 
 //go:noescape
+func f16AVX512R1T1(w *byte, ldw uintptr, x *float32, ldx uintptr, cols int, out *float32, ldo uintptr)
+
+//go:noescape
+func f16AVX512R2T1(w *byte, ldw uintptr, x *float32, ldx uintptr, cols int, out *float32, ldo uintptr)
+
+//go:noescape
+func f16AVX512R3T1(w *byte, ldw uintptr, x *float32, ldx uintptr, cols int, out *float32, ldo uintptr)
+
+//go:noescape
+func f16AVX512R4T1(w *byte, ldw uintptr, x *float32, ldx uintptr, cols int, out *float32, ldo uintptr)
+
+//go:noescape
+func f16AVX512R1T2(w *byte, ldw uintptr, x *float32, ldx uintptr, cols int, out *float32, ldo uintptr)
+
+//go:noescape
+func f16AVX512R2T2(w *byte, ldw uintptr, x *float32, ldx uintptr, cols int, out *float32, ldo uintptr)
+
+//go:noescape
+func f16AVX512R3T2(w *byte, ldw uintptr, x *float32, ldx uintptr, cols int, out *float32, ldo uintptr)
+
+//go:noescape
+func f16AVX512R4T2(w *byte, ldw uintptr, x *float32, ldx uintptr, cols int, out *float32, ldo uintptr)
+
+//go:noescape
+func f16AVX512R1T3(w *byte, ldw uintptr, x *float32, ldx uintptr, cols int, out *float32, ldo uintptr)
+
+//go:noescape
+func f16AVX512R2T3(w *byte, ldw uintptr, x *float32, ldx uintptr, cols int, out *float32, ldo uintptr)
+
+//go:noescape
+func f16AVX512R1T4(w *byte, ldw uintptr, x *float32, ldx uintptr, cols int, out *float32, ldo uintptr)
+
+//go:noescape
+func f16AVX512R2T4(w *byte, ldw uintptr, x *float32, ldx uintptr, cols int, out *float32, ldo uintptr)
+
+//go:noescape
 func q8AVX512R1T1(w *byte, ldw uintptr, x *actBlock, ldx uintptr, nb int, out *float32, ldo uintptr)
 
 //go:noescape
@@ -659,6 +695,7 @@ func init() {
 	k512, k2 := new(kernelSet), new(kernelSet)
 	k512.f32Rows, k512.qRows, k512.maxT = [9]int{0, 8, 4, 4, 4, 0, 0, 0, 0}, [9]int{0, 8, 4, 4, 4, 0, 0, 0, 0}, 4
 	k2.f32Rows, k2.qRows, k2.maxT = [9]int{0, 4, 2, 2, 1, 0, 0, 0, 0}, [9]int{0, 4, 3, 2, 2, 0, 0, 0, 0}, 4
+	k512.f16Rows = [9]int{0, 4, 4, 2, 2, 0, 0, 0, 0}
 	k512.kRows, k512.kMaxT, k512.kGroupScales = [9]int{0, 4, 4, 3, 2, 2, 2, 2, 2}, 8, true
 	k512.kRowsNarrow = [9]int{0, 4, 4, 3, 2, 1, 1, 1, 1}
 	k512.pRows, k512.pMaxT = [9]int{0, 8, 8, 4, 4, 4, 4, 4, 4}, 8
@@ -684,6 +721,18 @@ func init() {
 	k512.f32[2][4] = f32AVX512R2T4
 	k512.f32[3][4] = f32AVX512R3T4
 	k512.f32[4][4] = f32AVX512R4T4
+	k512.f16[1][1] = f16AVX512R1T1
+	k512.f16[2][1] = f16AVX512R2T1
+	k512.f16[3][1] = f16AVX512R3T1
+	k512.f16[4][1] = f16AVX512R4T1
+	k512.f16[1][2] = f16AVX512R1T2
+	k512.f16[2][2] = f16AVX512R2T2
+	k512.f16[3][2] = f16AVX512R3T2
+	k512.f16[4][2] = f16AVX512R4T2
+	k512.f16[1][3] = f16AVX512R1T3
+	k512.f16[2][3] = f16AVX512R2T3
+	k512.f16[1][4] = f16AVX512R1T4
+	k512.f16[2][4] = f16AVX512R2T4
 	k512.q8[1][1] = q8AVX512R1T1
 	k512.q8[2][1] = q8AVX512R2T1
 	k512.q8[3][1] = q8AVX512R3T1

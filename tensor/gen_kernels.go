@@ -258,6 +258,119 @@ func (g *gen) f32AVX512(R, T int) string {
 	return name
 }
 
+// avx512F16 are the F16 tile heights rows[T] for T = 1…4 tokens: 2RT
+// accumulators, 2R converted weights and 4 temporaries fit the 32
+// registers.
+var avx512F16 = [9]int{0, 4, 4, 2, 2}
+
+// f16AVX512 is the F16 tile (dotF16's order, dot.go): element c goes to
+// lane c mod 32, held as lanes 0–15 in one register and 16–31 in a
+// second; each 32-element chunk of a row is converted once (VCVTPH2PS) for
+// all T tokens, then per token the product is rounded (VMULPS) and added
+// (VADDPS): no fused multiply-add, as the definition says. The last cols
+// mod 32 elements fill lanes 0… (masked loads, merge-masked adds), and the
+// 32 lanes are combined as reduce32 does. x is addressed with AX·2 (4-byte
+// inputs against 2-byte weights).
+func (g *gen) f16AVX512(R, T int) string {
+	name := fmt.Sprintf("f16AVX512R%dT%d", R, T)
+	g.header(name, "byte", "float32", "cols")
+	rows, toks, free := regs(R, T)
+	acc := func(r, t, h int) int { return 2*(r*T+t) + h }
+	w := func(r, h int) int { return 2*R*T + 2*r + h }
+	tmp0 := 2*R*T + 2*R
+	if tmp0+4 > 32 {
+		panic(fmt.Sprintf("%s: too many registers", name))
+	}
+	tmp := free[0]
+	g.pointers(rows, arg(0), arg(1), tmp)
+	g.pointers(toks, arg(2), arg(3), tmp)
+	pf := g.prefetchSetup(R, rows, free[1:]...)
+	for k := 0; k < 2*R*T; k++ {
+		g.p("\tVPXORD Z%d, Z%d, Z%d", k, k, k)
+	}
+	// step converts 32 elements of every row and accumulates their
+	// products with every token; masks K1 (lanes 0–15) and K2 (16–31)
+	// limit it to the last cols mod 32 elements.
+	step := func(masked bool) {
+		cvt, mul, m := "VCVTPH2PS", "VMULPS", [2]string{"", ""}
+		if masked {
+			cvt, mul, m = "VCVTPH2PS.Z", "VMULPS.Z", [2]string{" K1,", " K2,"}
+		}
+		for r := 0; r < R; r++ {
+			for h := 0; h < 2; h++ {
+				g.p("\t%s %d(%s)(AX*1),%s Z%d", cvt, 32*h, rows[r], m[h], w(r, h))
+			}
+		}
+		i := 0
+		for t := 0; t < T; t++ {
+			for r := 0; r < R; r++ {
+				for h := 0; h < 2; h++ {
+					p := tmp0 + i%4
+					i++
+					g.p("\t%s %d(%s)(AX*2), Z%d,%s Z%d", mul, 64*h, toks[t], w(r, h), m[h], p)
+					g.p("\tVADDPS Z%d, Z%d,%s Z%d", p, acc(r, t, h), m[h], acc(r, t, h))
+				}
+			}
+		}
+	}
+	g.p("\tXORQ AX, AX")
+	g.p("\tMOVQ cols+32(FP), CX")
+	g.p("\tSHRQ $5, CX")
+	g.p("\tJZ %s_tail", name)
+	g.p("%s_loop:", name)
+	g.prefetchLines(pf, R, R)
+	step(false)
+	g.p("\tADDQ $64, AX")
+	g.p("\tDECQ CX")
+	g.p("\tJNZ %s_loop", name)
+	g.p("%s_tail:", name)
+	g.p("\tMOVQ cols+32(FP), CX")
+	g.p("\tANDQ $31, CX")
+	g.p("\tJZ %s_reduce", name)
+	// K1: the first min(rem, 16) lanes, K2: the first rem − 16 (if any).
+	lo := free[len(free)-1] // not tmp, nor the prefetch pointer free[1]
+	if len(free) < 3 {
+		panic(fmt.Sprintf("%s: too few general registers", name))
+	}
+	g.p("\tLEAQ masks16<>(SB), %s", tmp)
+	g.p("\tMOVQ CX, %s", lo)
+	g.p("\tCMPQ %s, $16", lo)
+	g.p("\tJBE %s_lo", name)
+	g.p("\tMOVQ $16, %s", lo)
+	g.p("%s_lo:", name)
+	g.p("\tKMOVW (%s)(%s*2), K1", tmp, lo)
+	g.p("\tSUBQ %s, CX", lo)
+	g.p("\tKMOVW (%s)(CX*2), K2", tmp)
+	step(true)
+	g.p("%s_reduce:", name)
+	// reduce32: v[l] = (a[l] + a[8+l]) + (a[16+l] + a[24+l]), then reduce8.
+	for t := 0; t < T; t++ {
+		for r := 0; r < R; r++ {
+			lo, hi := acc(r, t, 0), acc(r, t, 1)
+			g.p("\tVEXTRACTF64X4 $1, Z%d, Y30", lo)
+			g.p("\tVADDPS Y30, Y%d, Y%d", lo, lo)
+			g.p("\tVEXTRACTF64X4 $1, Z%d, Y30", hi)
+			g.p("\tVADDPS Y30, Y%d, Y%d", hi, hi)
+			g.p("\tVADDPS Y%d, Y%d, Y%d", hi, lo, lo)
+			g.reduce8Y(lo, 30, true)
+		}
+	}
+	g.p("\tMOVQ out+40(FP), SI")
+	g.p("\tMOVQ ldo+48(FP), R8")
+	for t := 0; t < T; t++ {
+		for r := 0; r < R; r++ {
+			g.p("\tVMOVSS X%d, %d(SI)", acc(r, t, 0), 4*r)
+		}
+		if t < T-1 {
+			g.p("\tADDQ R8, SI")
+		}
+	}
+	g.p("\tVZEROUPPER")
+	g.p("\tRET")
+	g.p("")
+	return name
+}
+
 // f32AVX2 is the F32 tile with YMM registers: each of the 16 lanes is
 // lane l of the low (h = 0) or high (h = 1) register of a pair.
 func (g *gen) f32AVX2(R, T int) string {
@@ -1858,6 +1971,7 @@ func main() {
 		}
 	}
 	set("k512", avx512F32, "f32", g.f32AVX512)
+	set("k512", avx512F16, "f16", g.f16AVX512)
 	set("k512", avx512Quant, "q8", func(R, T int) string { return g.quantAVX512(false, R, T) })
 	set("k512", avx512Quant, "q4", func(R, T int) string { return g.quantAVX512(true, R, T) })
 	for _, q4 := range []bool{false, true} {
@@ -1894,6 +2008,7 @@ func main() {
 	fmt.Fprintf(&gofile, "func init() {\n\tk512, k2 := new(kernelSet), new(kernelSet)\n")
 	fmt.Fprintf(&gofile, "\tk512.f32Rows, k512.qRows, k512.maxT = %#v, %#v, 4\n", avx512F32, avx512Quant)
 	fmt.Fprintf(&gofile, "\tk2.f32Rows, k2.qRows, k2.maxT = %#v, %#v, 4\n", avx2F32, avx2Quant)
+	fmt.Fprintf(&gofile, "\tk512.f16Rows = %#v\n", avx512F16)
 	fmt.Fprintf(&gofile, "\tk512.kRows, k512.kMaxT, k512.kGroupScales = %#v, %d, true\n", kquantRows, kquantMaxT)
 	fmt.Fprintf(&gofile, "\tk512.kRowsNarrow = %#v\n", kquantRowsNarrow)
 	if pairMaxT%2 != 0 || pairMaxT > 8 {
