@@ -10,8 +10,9 @@
 #                                              (TinyLlama's shape: 8.8 GB of files)
 #   environment:
 #     THREADS="1 2"    thread counts
-#     TYPES="f32 q8_0 q4_0 q4_k_m"   (q4_k_m: written from the F32 file by
-#                      llama.cpp's llama-quantize, as users get them; at 15M
+#     TYPES="f32 q8_0 q4_0 q4_k_m"   (also f16 and bf16; q4_k_m and bf16: written
+#                      from the F32 file by llama.cpp's llama-quantize, as
+#                      users get them (hlm convert writes no BF16); at 15M
 #                      and 42M it falls back to Q5_0 for rows that are not
 #                      multiples of 256, which hlm does not read: a note row)
 #     POLL=0           passed to llama-bench --poll (its threads sleep instead
@@ -43,10 +44,10 @@ for s in ${@:-15M 42M 110M}; do
   [[ -f $work/rand$s.bin ]] || "$work/gencheckpoint" $(shape "$s") -vocab 32000 -seed 1 -o "$work/rand$s.bin" >/dev/null
   for t in ${TYPES:-f32 q8_0 q4_0 q4_k_m}; do
     g=$work/rand$s-$t.gguf
-    if [[ $t == q4_k_m ]]; then
+    if [[ $t == q4_k_m || $t == bf16 ]]; then
       f=$work/rand$s-f32.gguf
       [[ -f $f ]] || "$work/hlm" convert --model "$work/rand$s.bin" --tokenizer "$tok" --out "$f" --type f32 >/dev/null 2>&1
-      [[ -s $g ]] || "$lc/llama-quantize" "$f" "$g" Q4_K_M >/dev/null 2>&1 || rm -f "$g"
+      [[ -s $g ]] || "$lc/llama-quantize" "$f" "$g" "${t^^}" >/dev/null 2>&1 || rm -f "$g"
       if [[ ! -s $g ]]; then
         rm -f "$g"
         printf '| %s | %s | | llama-quantize wrote no file | | | | | | | |\n' "$s" "$t"

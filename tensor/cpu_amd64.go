@@ -10,6 +10,9 @@ func xgetbv0() (eax uint32)
 //go:noescape
 func dotF16x32(w *uint16, x *float32, n int, acc *[32]float32)
 
+//go:noescape
+func dotBF16x32(w *uint16, x *float32, n int, acc *[32]float32)
+
 // cpuLevel is the best kernel level this CPU and OS support: AVX2 needs
 // AVX2, FMA and F16C with the OS saving YMM state; AVX-512 needs F, BW, VL
 // and VNNI with the OS saving the opmask and ZMM state.
@@ -42,6 +45,15 @@ func chunksF16(w []byte, x []float32, acc *[32]float32) int {
 	n := (len(w) / 2) &^ 31
 	if hasAVX2() && n > 0 {
 		dotF16x32((*uint16)(unsafe.Pointer(&w[0])), &x[0], n, acc)
+		return n
+	}
+	return 0
+}
+
+func chunksBF16(w []byte, x []float32, acc *[32]float32) int {
+	n := (len(w) / 2) &^ 31
+	if hasAVX2() && n > 0 {
+		dotBF16x32((*uint16)(unsafe.Pointer(&w[0])), &x[0], n, acc)
 		return n
 	}
 	return 0

@@ -59,3 +59,46 @@ f16done:
 	VMOVUPS Y3, 96(DX)
 	VZEROUPPER
 	RET
+
+// func dotBF16x32(w *uint16, x *float32, n int, acc *[32]float32)
+// dotF16x32 with bfloat16 weights, converted exactly by widening each to
+// 32 bits and shifting it into the high half: the order of dotBF16.
+TEXT ·dotBF16x32(SB), NOSPLIT, $0-32
+	MOVQ w+0(FP), SI
+	MOVQ x+8(FP), DI
+	MOVQ n+16(FP), CX
+	MOVQ acc+24(FP), DX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	SHRQ $5, CX
+	JZ   bf16done
+bf16loop:
+	VPMOVZXWD 0(SI), Y4
+	VPSLLD    $16, Y4, Y4
+	VMULPS    0(DI), Y4, Y4
+	VADDPS    Y4, Y0, Y0
+	VPMOVZXWD 16(SI), Y5
+	VPSLLD    $16, Y5, Y5
+	VMULPS    32(DI), Y5, Y5
+	VADDPS    Y5, Y1, Y1
+	VPMOVZXWD 32(SI), Y6
+	VPSLLD    $16, Y6, Y6
+	VMULPS    64(DI), Y6, Y6
+	VADDPS    Y6, Y2, Y2
+	VPMOVZXWD 48(SI), Y7
+	VPSLLD    $16, Y7, Y7
+	VMULPS    96(DI), Y7, Y7
+	VADDPS    Y7, Y3, Y3
+	ADDQ $64, SI
+	ADDQ $128, DI
+	DECQ CX
+	JNZ  bf16loop
+bf16done:
+	VMOVUPS Y0, 0(DX)
+	VMOVUPS Y1, 32(DX)
+	VMOVUPS Y2, 64(DX)
+	VMOVUPS Y3, 96(DX)
+	VZEROUPPER
+	RET

@@ -18,6 +18,11 @@
 //
 //   - F32: 16 partial sums (element c into lane c mod 16), one fused
 //     multiply-add per element (fma32 emulates it exactly in Go).
+//   - F16 and BF16: 32 partial sums (element c into lane c mod 32), each
+//     product rounded to float32 before its add (no FMA), combined by
+//     reduce32. (BF16 summed 4 partial sums one element at a time before
+//     2026-11-26; its results changed once, to this order, so that it
+//     vectorises like F16.)
 //   - Q8_0 and Q4_0: the inputs are quantized to 8 bits per block of 32 and
 //     multiplied in exact integers (VPDPBUSD, or VPMADDUBSW with VPMADDWD),
 //     then scaled per block with one FMA per lane (act.go). This is
@@ -66,6 +71,25 @@
 // of dotQuant; one instruction does the work of two. One token (decode,
 // and the last of an odd count after whole groups) keeps the YMM tiles; an
 // odd group ends in a pair whose high half is zeros and is not stored.
+//
+// At the AVX-512 level, Q8_0 and Q4_0 matrices of 16 rows or more are also
+// packed, 16 rows at a time, on their first product (pack.go): per block,
+// the 16 rows' scales, then each 4-byte word of the codes of all 16 rows
+// side by side. A ZMM register then holds lane l of the definition for 16
+// rows (Q4_0: lanes k and k+4 in the low and high nibbles of word k), one
+// VPDPBUSD with the token's word broadcast computes it, the 8 lanes of 16
+// rows are 8 registers, and reduce8 runs element by element across them:
+// the same operations in the same order for every row, with a third of the
+// instructions. Packed tiles take 1 or 2 tokens; longer runs go over each
+// group of 16 rows in pairs of tokens (the group stays in L1 or L2). The
+// rows past the last whole group run the row-major tiles above. The
+// packed copy is kept next to Data (the other levels, writers and
+// fingerprints read Data).
+//
+// F16 and BF16 products at the AVX-512 level run tiles of up to 4 rows ×
+// 2 tokens and 2 × 4 that convert each 32-element chunk of a row once
+// (VCVTPH2PS; BF16: VPMOVZXWD and a shift) for all of the tile's tokens;
+// at the AVX2 level each row is one dot product (dotF16x32, dotBF16x32).
 //
 // Q4_K and Q6_K products at the AVX-512 level run tiles of 4 rows × 1 or 2
 // tokens, 3 × 3, 2 × 4 and 1 or 2 rows × 5…8 tokens, in groups of 8: one int32

@@ -8,8 +8,8 @@ import "encoding/binary"
 //
 //   - F32 (dotF32, fma.go): 16 float32 partial sums, element c into partial
 //     c mod 16 with one fused multiply-add, combined by reduce16.
-//   - F16: 32 partial sums, products rounded to float32 before each add,
-//     combined by reduce32.
+//   - F16 and BF16: 32 partial sums, element c into partial c mod 32,
+//     products rounded to float32 before each add, combined by reduce32.
 //   - Q8_0 and Q4_0: the inputs are quantized to 8 bits per block of 32
 //     and multiplied in exact integers; each block adds fma(dw·dx, Σ, acc)
 //     into one of 8 lanes per row (act.go, dotQuant).
@@ -54,23 +54,23 @@ func dotF16(w []byte, x []float32) float32 {
 	return reduce32(&acc)
 }
 
+// dotBF16 is dotF16's order with bfloat16 weights.
 func dotBF16(w []byte, x []float32) float32 {
 	n := len(w) / 2
 	x = x[:n]
-	var s0, s1, s2, s3 float32
-	i := 0
-	for ; i+4 <= n; i += 4 {
-		ww := w[2*i : 2*i+8 : 2*i+8]
-		xx := x[i : i+4 : i+4]
-		s0 += float32(BF16ToF32(binary.LittleEndian.Uint16(ww[0:])) * xx[0])
-		s1 += float32(BF16ToF32(binary.LittleEndian.Uint16(ww[2:])) * xx[1])
-		s2 += float32(BF16ToF32(binary.LittleEndian.Uint16(ww[4:])) * xx[2])
-		s3 += float32(BF16ToF32(binary.LittleEndian.Uint16(ww[6:])) * xx[3])
+	var acc [32]float32
+	i := chunksBF16(w, x, &acc)
+	for ; i+32 <= n; i += 32 {
+		ww := w[2*i : 2*i+64 : 2*i+64]
+		xx := x[i : i+32 : i+32]
+		for l := range acc {
+			acc[l] += float32(BF16ToF32(binary.LittleEndian.Uint16(ww[2*l:])) * xx[l])
+		}
 	}
-	for ; i < n; i++ {
-		s0 += float32(BF16ToF32(binary.LittleEndian.Uint16(w[2*i:])) * x[i])
+	for l := 0; i+l < n; l++ {
+		acc[l] += float32(BF16ToF32(binary.LittleEndian.Uint16(w[2*(i+l):])) * x[i+l])
 	}
-	return (s0 + s1) + (s2 + s3)
+	return reduce32(&acc)
 }
 
 // RowDot returns Σ_c W[i,c]·x[c], exactly as MatVec computes it (for Q8_0,

@@ -22,7 +22,8 @@ const (
 // row length.
 type f32TileFn func(w *float32, ldw uintptr, x *float32, ldx uintptr, cols int, out *float32, ldo uintptr)
 
-// f16TileFn is f32TileFn for F16 rows (dotF16); ldw is in bytes.
+// f16TileFn is f32TileFn for F16 or BF16 rows (dotF16, dotBF16); ldw is
+// in bytes.
 type f16TileFn func(w *byte, ldw uintptr, x *float32, ldx uintptr, cols int, out *float32, ldo uintptr)
 
 // qTileFn computes out[t·ldo + r] = dotQuant(row r of w, token t of x) for
@@ -38,8 +39,8 @@ type pairTileFn func(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out 
 // tile height used for T tokens (kernels of every smaller R exist too).
 type kernelSet struct {
 	f32            [maxR + 1][maxT + 1]f32TileFn
-	f16            [maxR + 1][maxT + 1]f16TileFn // nil: F16 rows one dot at a time
-	f16Rows        [maxT + 1]int
+	f16, bf16      [maxR + 1][maxT + 1]f16TileFn // nil: F16/BF16 rows one dot at a time
+	f16Rows        [maxT + 1]int                 // their heights
 	q8, q4         [maxR + 1][maxT + 1]qTileFn
 	f32Rows, qRows [maxT + 1]int
 	k4, k6         [maxR + 1][maxT + 1]kTileFn // Q4_K and Q6_K tiles
@@ -235,9 +236,9 @@ func prepare(out []float32, w *Matrix, x []float32, n int, acts *actCache) produ
 	switch w.Type {
 	case F32:
 		return productF32(out, w, x, n)
-	case F16:
+	case F16, BF16:
 		if ks := kernels(); ks != nil && ks.f16Rows[1] > 0 && cols > 0 {
-			return productF16(out, w, x, n, ks)
+			return productHalf(out, w, x, n, ks)
 		}
 	case Q8_0, Q4_0:
 		return productQuant(out, w, x[:n*cols], n, acts)
@@ -321,12 +322,17 @@ func productF32(out []float32, w *Matrix, x []float32, n int) product {
 	}
 }
 
-func productF16(out []float32, w *Matrix, x []float32, n int, ks *kernelSet) product {
+// productHalf is the product of F16 or BF16 rows over the tiles.
+func productHalf(out []float32, w *Matrix, x []float32, n int, ks *kernelSet) product {
 	rows, cols := w.Rows, w.Cols
+	tiles := &ks.f16
+	if w.Type == BF16 {
+		tiles = &ks.bf16
+	}
 	ldw, ldx, ldo := uintptr(2*cols), uintptr(4*cols), uintptr(4*rows)
 	return func(lo, hi int) {
 		forTiles(lo, hi, n, 2*cols, ks.maxT, &ks.f16Rows, func(r, R, t, T int) {
-			ks.f16[R][T](&w.Data[r*2*cols], ldw, &x[t*cols], ldx, cols, &out[t*rows+r], ldo)
+			tiles[R][T](&w.Data[r*2*cols], ldw, &x[t*cols], ldx, cols, &out[t*rows+r], ldo)
 		})
 	}
 }

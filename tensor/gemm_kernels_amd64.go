@@ -101,6 +101,42 @@ func f16AVX512R1T4(w *byte, ldw uintptr, x *float32, ldx uintptr, cols int, out 
 func f16AVX512R2T4(w *byte, ldw uintptr, x *float32, ldx uintptr, cols int, out *float32, ldo uintptr)
 
 //go:noescape
+func bf16AVX512R1T1(w *byte, ldw uintptr, x *float32, ldx uintptr, cols int, out *float32, ldo uintptr)
+
+//go:noescape
+func bf16AVX512R2T1(w *byte, ldw uintptr, x *float32, ldx uintptr, cols int, out *float32, ldo uintptr)
+
+//go:noescape
+func bf16AVX512R3T1(w *byte, ldw uintptr, x *float32, ldx uintptr, cols int, out *float32, ldo uintptr)
+
+//go:noescape
+func bf16AVX512R4T1(w *byte, ldw uintptr, x *float32, ldx uintptr, cols int, out *float32, ldo uintptr)
+
+//go:noescape
+func bf16AVX512R1T2(w *byte, ldw uintptr, x *float32, ldx uintptr, cols int, out *float32, ldo uintptr)
+
+//go:noescape
+func bf16AVX512R2T2(w *byte, ldw uintptr, x *float32, ldx uintptr, cols int, out *float32, ldo uintptr)
+
+//go:noescape
+func bf16AVX512R3T2(w *byte, ldw uintptr, x *float32, ldx uintptr, cols int, out *float32, ldo uintptr)
+
+//go:noescape
+func bf16AVX512R4T2(w *byte, ldw uintptr, x *float32, ldx uintptr, cols int, out *float32, ldo uintptr)
+
+//go:noescape
+func bf16AVX512R1T3(w *byte, ldw uintptr, x *float32, ldx uintptr, cols int, out *float32, ldo uintptr)
+
+//go:noescape
+func bf16AVX512R2T3(w *byte, ldw uintptr, x *float32, ldx uintptr, cols int, out *float32, ldo uintptr)
+
+//go:noescape
+func bf16AVX512R1T4(w *byte, ldw uintptr, x *float32, ldx uintptr, cols int, out *float32, ldo uintptr)
+
+//go:noescape
+func bf16AVX512R2T4(w *byte, ldw uintptr, x *float32, ldx uintptr, cols int, out *float32, ldo uintptr)
+
+//go:noescape
 func q8AVX512R1T1(w *byte, ldw uintptr, x *actBlock, ldx uintptr, nb int, out *float32, ldo uintptr)
 
 //go:noescape
@@ -733,6 +769,18 @@ func init() {
 	k512.f16[2][3] = f16AVX512R2T3
 	k512.f16[1][4] = f16AVX512R1T4
 	k512.f16[2][4] = f16AVX512R2T4
+	k512.bf16[1][1] = bf16AVX512R1T1
+	k512.bf16[2][1] = bf16AVX512R2T1
+	k512.bf16[3][1] = bf16AVX512R3T1
+	k512.bf16[4][1] = bf16AVX512R4T1
+	k512.bf16[1][2] = bf16AVX512R1T2
+	k512.bf16[2][2] = bf16AVX512R2T2
+	k512.bf16[3][2] = bf16AVX512R3T2
+	k512.bf16[4][2] = bf16AVX512R4T2
+	k512.bf16[1][3] = bf16AVX512R1T3
+	k512.bf16[2][3] = bf16AVX512R2T3
+	k512.bf16[1][4] = bf16AVX512R1T4
+	k512.bf16[2][4] = bf16AVX512R2T4
 	k512.q8[1][1] = q8AVX512R1T1
 	k512.q8[2][1] = q8AVX512R2T1
 	k512.q8[3][1] = q8AVX512R3T1

@@ -263,7 +263,8 @@ func (g *gen) f32AVX512(R, T int) string {
 // registers.
 var avx512F16 = [9]int{0, 4, 4, 2, 2}
 
-// f16AVX512 is the F16 tile (dotF16's order, dot.go): element c goes to
+// f16AVX512 is the F16 or BF16 tile (dotF16's order, dot.go; BF16 widened
+// by VPMOVZXWD and shifted into the high half): element c goes to
 // lane c mod 32, held as lanes 0–15 in one register and 16–31 in a
 // second; each 32-element chunk of a row is converted once (VCVTPH2PS) for
 // all T tokens, then per token the product is rounded (VMULPS) and added
@@ -271,8 +272,11 @@ var avx512F16 = [9]int{0, 4, 4, 2, 2}
 // mod 32 elements fill lanes 0… (masked loads, merge-masked adds), and the
 // 32 lanes are combined as reduce32 does. x is addressed with AX·2 (4-byte
 // inputs against 2-byte weights).
-func (g *gen) f16AVX512(R, T int) string {
+func (g *gen) f16AVX512(bf16 bool, R, T int) string {
 	name := fmt.Sprintf("f16AVX512R%dT%d", R, T)
+	if bf16 {
+		name = fmt.Sprintf("bf16AVX512R%dT%d", R, T)
+	}
 	g.header(name, "byte", "float32", "cols")
 	rows, toks, free := regs(R, T)
 	acc := func(r, t, h int) int { return 2*(r*T+t) + h }
@@ -296,9 +300,15 @@ func (g *gen) f16AVX512(R, T int) string {
 		if masked {
 			cvt, mul, m = "VCVTPH2PS.Z", "VMULPS.Z", [2]string{" K1,", " K2,"}
 		}
+		if bf16 {
+			cvt = strings.Replace(cvt, "VCVTPH2PS", "VPMOVZXWD", 1)
+		}
 		for r := 0; r < R; r++ {
 			for h := 0; h < 2; h++ {
 				g.p("\t%s %d(%s)(AX*1),%s Z%d", cvt, 32*h, rows[r], m[h], w(r, h))
+				if bf16 { // exact: the 16 bits are the float32's high half
+					g.p("\tVPSLLD $16, Z%d, Z%d", w(r, h), w(r, h))
+				}
 			}
 		}
 		i := 0
@@ -1971,7 +1981,8 @@ func main() {
 		}
 	}
 	set("k512", avx512F32, "f32", g.f32AVX512)
-	set("k512", avx512F16, "f16", g.f16AVX512)
+	set("k512", avx512F16, "f16", func(R, T int) string { return g.f16AVX512(false, R, T) })
+	set("k512", avx512F16, "bf16", func(R, T int) string { return g.f16AVX512(true, R, T) })
 	set("k512", avx512Quant, "q8", func(R, T int) string { return g.quantAVX512(false, R, T) })
 	set("k512", avx512Quant, "q4", func(R, T int) string { return g.quantAVX512(true, R, T) })
 	for _, q4 := range []bool{false, true} {

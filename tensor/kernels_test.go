@@ -122,17 +122,17 @@ func TestParseLevel(t *testing.T) {
 
 // TestKernelLevelsAgree: at every level this CPU has, every tile shape,
 // thread count and token count gives the portable code's bits, for F32,
-// F16, Q8_0 and Q4_0, including rows not a multiple of the tile height and
-// F32 and F16 rows not a multiple of 16 or 32.
+// F16, BF16, Q8_0 and Q4_0, including rows not a multiple of the tile
+// height and F32, F16 and BF16 rows not a multiple of 16 or 32.
 func TestKernelLevelsAgree(t *testing.T) {
 	if len(levels()) == 1 {
 		t.Log("only the portable kernels on this machine (or built with purego)")
 	}
 	rng := rand.New(rand.NewPCG(41, 42))
 	defer SetThreads(0)
-	for _, typ := range []DType{F32, F16, Q8_0, Q4_0} {
+	for _, typ := range []DType{F32, F16, BF16, Q8_0, Q4_0} {
 		colsList := []int{32, 64, 96, 288}
-		if typ == F32 || typ == F16 {
+		if typ == F32 || typ == F16 || typ == BF16 {
 			colsList = []int{1, 7, 16, 17, 31, 33, 48, 100, 288}
 		}
 		for _, cols := range colsList {
