@@ -72,8 +72,12 @@ func TestFloatTiles(t *testing.T) {
 
 // dotF16Go and dotBF16Go are dotF16 and dotBF16 without the assembly
 // chunks: the definitions in Go alone.
-func dotF16Go(w []byte, x []float32) float32  { return atPortable(func() float32 { return dotF16(w, x) }) }
-func dotBF16Go(w []byte, x []float32) float32 { return atPortable(func() float32 { return dotBF16(w, x) }) }
+func dotF16Go(w []byte, x []float32) float32 {
+	return atPortable(func() float32 { return dotF16(w, x) })
+}
+func dotBF16Go(w []byte, x []float32) float32 {
+	return atPortable(func() float32 { return dotBF16(w, x) })
+}
 
 func atPortable(f func() float32) (v float32) {
 	atLevel(levelPortable, func() { v = f() })
