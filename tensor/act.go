@@ -107,7 +107,7 @@ func dotQuant(t DType, w []byte, a []actBlock) float32 {
 	var acc [8]float32
 	var qw [QK]int32
 	bb := t.BlockBytes()
-	for b := range a {
+	for b := blocksQuant(t, w, a, &acc); b < len(a); b++ { // in assembly where it exists (arm64)
 		blk := w[b*bb : (b+1)*bb : (b+1)*bb]
 		if t == Q8_0 {
 			for j := range qw {

@@ -13,6 +13,9 @@ func dotF16x32(w *uint16, x *float32, n int, acc *[32]float32)
 //go:noescape
 func dotBF16x32(w *uint16, x *float32, n int, acc *[32]float32)
 
+// archLevels are amd64's kernel levels.
+var archLevels = []int{levelPortable, levelAVX2, levelAVX512}
+
 // cpuLevel is the best kernel level this CPU and OS support: AVX2 needs
 // AVX2, FMA and F16C with the OS saving YMM state; AVX-512 needs F, BW, VL
 // and VNNI with the OS saving the opmask and ZMM state.
@@ -58,3 +61,8 @@ func chunksBF16(w []byte, x []float32, acc *[32]float32) int {
 	}
 	return 0
 }
+
+// The row-at-a-time dot products run the portable Go code on amd64 (the
+// products use the tiles of gen_kernels.go instead).
+func chunksF32(a, b []float32, acc *[16]float32) int                   { return 0 }
+func blocksQuant(t DType, w []byte, a []actBlock, acc *[8]float32) int { return 0 }

@@ -1,8 +1,14 @@
-//go:build !amd64 || purego
+//go:build !(amd64 || arm64) || purego
 
 package tensor
 
 const cpuLevel = levelPortable
+
+var archLevels = []int{levelPortable}
+
+func chunksF32(a, b []float32, acc *[16]float32) int { return 0 }
+
+func blocksQuant(t DType, w []byte, a []actBlock, acc *[8]float32) int { return 0 }
 
 func chunksF16(w []byte, x []float32, acc *[32]float32) int { return 0 }
 

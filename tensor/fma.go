@@ -83,7 +83,7 @@ func reduce8(acc *[8]float32) float32 {
 func dotF32(a, b []float32) float32 {
 	b = b[:len(a)]
 	var acc [16]float32
-	i := 0
+	i := chunksF32(a, b, &acc) // whole chunks in assembly where it exists (arm64)
 	for ; i+16 <= len(a); i += 16 {
 		aa := a[i : i+16 : i+16]
 		bb := b[i : i+16 : i+16]

@@ -76,7 +76,7 @@ type kTileFn func(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *
 type wsumFn func(out *float32, a *float32, v *float32, stride uintptr, n int)
 
 // kernelSets holds the assembly kernels per level (nil: portable Go).
-var kernelSets [levelAVX512 + 1]*kernelSet
+var kernelSets [numLevels]*kernelSet
 
 func kernels() *kernelSet { return kernelSets[level] }
 

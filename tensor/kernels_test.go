@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/big"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -19,11 +20,7 @@ func atLevel(l int, fn func()) {
 
 // levels are the kernel levels this machine can run, portable first.
 func levels() []int {
-	var ls []int
-	for l := levelPortable; l <= cpuLevel; l++ {
-		ls = append(ls, l)
-	}
-	return ls
+	return availableLevels()
 }
 
 // checkLevels runs MatMul of the first n tokens of x at level l with each
@@ -100,19 +97,33 @@ func exactFMA32Safe(a, b, c float32) float32 {
 	return exactFMA32(a, b, c)
 }
 
+// TestParseLevel: names are case- and space-insensitive, a level above the
+// cap is capped, and unknown names and other architectures' levels are
+// errors (this architecture's levels: archLevels).
+type parseCase struct {
+	s         string
+	max, want int
+	err       bool
+}
+
 func TestParseLevel(t *testing.T) {
-	for _, tc := range []struct {
-		s    string
-		max  int
-		want int
-		err  bool
-	}{
-		{"", levelAVX512, levelAVX512, false},
-		{"portable", levelAVX512, levelPortable, false},
-		{" AVX2 ", levelAVX512, levelAVX2, false},
-		{"avx512", levelAVX2, levelAVX2, false},
-		{"sse", levelAVX2, levelAVX2, true},
-	} {
+	top := archLevels[len(archLevels)-1]
+	cases := []parseCase{
+		{"", top, top, false},
+		{"portable", top, levelPortable, false},
+		{"sse", top, top, true},
+	}
+	for _, l := range archLevels {
+		cases = append(cases,
+			parseCase{" " + strings.ToUpper(levelNames[l]) + " ", top, l, false},
+			parseCase{levelNames[l], levelPortable, levelPortable, false})
+	}
+	for l := range numLevels {
+		if rank(l) < 0 { // another architecture's level
+			cases = append(cases, parseCase{levelNames[l], top, top, true})
+		}
+	}
+	for _, tc := range cases {
 		got, err := parseLevel(tc.s, tc.max)
 		if got != tc.want || (err != nil) != tc.err {
 			t.Errorf("parseLevel(%q, %d) = %d, %v; want %d, error %v", tc.s, tc.max, got, err, tc.want, tc.err)

@@ -18,6 +18,9 @@ func TestFloatTiles(t *testing.T) {
 	tested := 0
 	for _, l := range levels()[1:] {
 		ks := kernelSets[l]
+		if ks == nil { // rows one at a time (arm64): TestKernelLevelsAgree
+			continue
+		}
 		for _, typ := range []DType{F32, F16, BF16} {
 			heights := &ks.f32Rows
 			if typ != F32 {

@@ -1,0 +1,70 @@
+package crossarch
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// TestARM64 cross-compiles the tests of tensor and model/llama for
+// linux/arm64 and runs them under qemu-aarch64: every kernel level arm64
+// has (neon: dotF32x16, and dotQuantNEON with SDOT) must give the portable
+// code's bits, and the whole model the logits digests pinned for amd64.
+// It skips under -short, when qemu-aarch64 is not installed (Debian:
+// qemu-user), or on an arm64 host (there the packages' own tests run
+// natively).
+func TestARM64(t *testing.T) {
+	if testing.Short() {
+		t.Skip("cross-architecture tests take ~30 s; skipped under -short")
+	}
+	if runtime.GOARCH == "arm64" {
+		t.Skip("arm64 host: the packages' tests run natively")
+	}
+	qemu, err := exec.LookPath("qemu-aarch64")
+	if err != nil {
+		t.Skip("qemu-aarch64 not installed (Debian package qemu-user): arm64 kernels not tested")
+	}
+	goCmd := filepath.Join(runtime.GOROOT(), "bin", "go")
+	if _, err := os.Stat(goCmd); err != nil {
+		goCmd = "go"
+	}
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for _, pkg := range []string{"tensor", "model/llama"} {
+		bin := filepath.Join(dir, strings.ReplaceAll(pkg, "/", "_")+".test")
+		build := exec.Command(goCmd, "test", "-c", "-o", bin, "./"+pkg)
+		build.Dir = root
+		build.Env = append(os.Environ(), "GOOS=linux", "GOARCH=arm64", "CGO_ENABLED=0")
+		if out, err := build.CombinedOutput(); err != nil {
+			t.Fatalf("building %s for arm64: %v\n%s", pkg, err, out)
+		}
+		vet := exec.Command(goCmd, "vet", "./"+pkg)
+		vet.Dir = root
+		vet.Env = build.Env
+		if out, err := vet.CombinedOutput(); err != nil {
+			t.Fatalf("go vet of %s for arm64 (assembly frames): %v\n%s", pkg, err, out)
+		}
+		// max: every extension QEMU emulates (SDOT included); cortex-a72:
+		// ARMv8.0, no SDOT, so Q8_0/Q4_0 take the portable code.
+		for _, cpu := range []string{"max", "cortex-a72"} {
+			run := exec.Command(qemu, "-cpu", cpu, bin, "-test.count=1")
+			run.Dir = filepath.Join(root, pkg) // the tests read ../shared relative to it
+			out, err := run.CombinedOutput()
+			if err != nil {
+				t.Fatalf("%s tests on arm64 (qemu -cpu %s): %v\n%s", pkg, cpu, err, out)
+			}
+			t.Logf("%s on arm64 (qemu -cpu %s): %s", pkg, cpu, lastLine(out))
+		}
+	}
+}
+
+func lastLine(b []byte) string {
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	return lines[len(lines)-1]
+}
