@@ -14,9 +14,10 @@ var archLevels = []int{levelPortable, levelNEON}
 
 // cpuLevel is neon where the CPU has Advanced SIMD (every arm64 CPU Go
 // runs on). The products then compute each row with the assembly of
-// cpu_arm64.s (dotF32x16; dotQuantNEON where the CPU has the dot product
-// instructions, hasDotProd) and the Go code of the portable level for the
-// rest: there are no multi-row tiles on arm64 yet.
+// cpu_arm64.s (dotF32x16, dotF16x32, dotBF16x32; dotQuantNEON where the
+// CPU has the dot product instructions, hasDotProd) and the Go code of the
+// portable level for the rest: there are no multi-row tiles on arm64 yet,
+// and the K-quants run the portable code.
 var cpuLevel = func() int {
 	if cpu.ARM64.HasASIMD {
 		return levelNEON
@@ -59,5 +60,27 @@ func blocksQuant(t DType, w []byte, a []actBlock, acc *[8]float32) int {
 	return len(a)
 }
 
-func chunksF16(w []byte, x []float32, acc *[32]float32) int  { return 0 }
-func chunksBF16(w []byte, x []float32, acc *[32]float32) int { return 0 }
+//go:noescape
+func dotF16x32(w *uint16, x *float32, n int, acc *[32]float32)
+
+//go:noescape
+func dotBF16x32(w *uint16, x *float32, n int, acc *[32]float32)
+
+// chunksF16 and chunksBF16 compute dotF16's and dotBF16's whole 32-element
+// chunks into acc and return how many elements they took (0 below neon).
+func chunksF16(w []byte, x []float32, acc *[32]float32) int {
+	return chunksHalf(dotF16x32, w, x, acc)
+}
+
+func chunksBF16(w []byte, x []float32, acc *[32]float32) int {
+	return chunksHalf(dotBF16x32, w, x, acc)
+}
+
+func chunksHalf(dot func(*uint16, *float32, int, *[32]float32), w []byte, x []float32, acc *[32]float32) int {
+	n := (len(w) / 2) &^ 31
+	if level != levelNEON || n == 0 {
+		return 0
+	}
+	dot((*uint16)(unsafe.Pointer(&w[0])), &x[0], n, acc)
+	return n
+}

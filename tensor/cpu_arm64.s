@@ -101,3 +101,115 @@ q4loop:
 qdone:
 	VST1 [V16.S4, V17.S4], (R3)
 	RET
+
+// func dotF16x32(w *uint16, x *float32, n int, acc *[32]float32)
+// The whole 32-element chunks of dotF16 (dot.go): element c into lane c mod 32 —
+// V20…V27 hold lanes 0–3, …, 28–31 — the weight converted exactly
+// (FCVTL/FCVTL2 from half precision), the product rounded (FMUL),
+// then added (FADD): no fused multiply-add, as the definition says. n is a
+// multiple of 32; acc receives the 32 lanes.
+TEXT ·dotF16x32(SB), NOSPLIT, $0-32
+	MOVD w+0(FP), R0
+	MOVD x+8(FP), R1
+	MOVD n+16(FP), R2
+	MOVD acc+24(FP), R3
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	VEOR V26.B16, V26.B16, V26.B16
+	VEOR V27.B16, V27.B16, V27.B16
+	LSR $5, R2
+	CBZ R2, dotf16x32done
+dotf16x32loop:
+	VLD1.P 64(R0), [V0.H8, V1.H8, V2.H8, V3.H8]
+	VLD1.P 64(R1), [V4.S4, V5.S4, V6.S4, V7.S4]
+	VLD1.P 64(R1), [V8.S4, V9.S4, V10.S4, V11.S4]
+	WORD $0x0e21780c // FCVTL V12.4S, V0.4H: lanes 0–3
+	WORD $0x4e21780d // FCVTL2 V13.4S, V0.8H: lanes 4–7
+	WORD $0x0e21782e // FCVTL V14.4S, V1.4H: lanes 8–11
+	WORD $0x4e21782f // FCVTL2 V15.4S, V1.8H: lanes 12–15
+	WORD $0x0e217850 // FCVTL V16.4S, V2.4H: lanes 16–19
+	WORD $0x4e217851 // FCVTL2 V17.4S, V2.8H: lanes 20–23
+	WORD $0x0e217872 // FCVTL V18.4S, V3.4H: lanes 24–27
+	WORD $0x4e217873 // FCVTL2 V19.4S, V3.8H: lanes 28–31
+	WORD $0x6e24dd8c // FMUL V12.4S, V12.4S, V4.4S
+	WORD $0x4e2cd694 // FADD V20.4S, V20.4S, V12.4S
+	WORD $0x6e25ddad // FMUL V13.4S, V13.4S, V5.4S
+	WORD $0x4e2dd6b5 // FADD V21.4S, V21.4S, V13.4S
+	WORD $0x6e26ddce // FMUL V14.4S, V14.4S, V6.4S
+	WORD $0x4e2ed6d6 // FADD V22.4S, V22.4S, V14.4S
+	WORD $0x6e27ddef // FMUL V15.4S, V15.4S, V7.4S
+	WORD $0x4e2fd6f7 // FADD V23.4S, V23.4S, V15.4S
+	WORD $0x6e28de10 // FMUL V16.4S, V16.4S, V8.4S
+	WORD $0x4e30d718 // FADD V24.4S, V24.4S, V16.4S
+	WORD $0x6e29de31 // FMUL V17.4S, V17.4S, V9.4S
+	WORD $0x4e31d739 // FADD V25.4S, V25.4S, V17.4S
+	WORD $0x6e2ade52 // FMUL V18.4S, V18.4S, V10.4S
+	WORD $0x4e32d75a // FADD V26.4S, V26.4S, V18.4S
+	WORD $0x6e2bde73 // FMUL V19.4S, V19.4S, V11.4S
+	WORD $0x4e33d77b // FADD V27.4S, V27.4S, V19.4S
+	SUBS $1, R2
+	BNE dotf16x32loop
+dotf16x32done:
+	VST1.P [V20.S4, V21.S4, V22.S4, V23.S4], 64(R3)
+	VST1 [V24.S4, V25.S4, V26.S4, V27.S4], (R3)
+	RET
+
+// func dotBF16x32(w *uint16, x *float32, n int, acc *[32]float32)
+// The whole 32-element chunks of dotBF16 (dot.go): element c into lane c mod 32 —
+// V20…V27 hold lanes 0–3, …, 28–31 — the weight converted exactly
+// (SHLL/SHLL2 by 16: the bfloat16 bits are the float32 high half), the product rounded (FMUL),
+// then added (FADD): no fused multiply-add, as the definition says. n is a
+// multiple of 32; acc receives the 32 lanes.
+TEXT ·dotBF16x32(SB), NOSPLIT, $0-32
+	MOVD w+0(FP), R0
+	MOVD x+8(FP), R1
+	MOVD n+16(FP), R2
+	MOVD acc+24(FP), R3
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	VEOR V26.B16, V26.B16, V26.B16
+	VEOR V27.B16, V27.B16, V27.B16
+	LSR $5, R2
+	CBZ R2, dotbf16x32done
+dotbf16x32loop:
+	VLD1.P 64(R0), [V0.H8, V1.H8, V2.H8, V3.H8]
+	VLD1.P 64(R1), [V4.S4, V5.S4, V6.S4, V7.S4]
+	VLD1.P 64(R1), [V8.S4, V9.S4, V10.S4, V11.S4]
+	WORD $0x2e61380c // SHLL V12.4S, V0.4H: lanes 0–3
+	WORD $0x6e61380d // SHLL2 V13.4S, V0.8H: lanes 4–7
+	WORD $0x2e61382e // SHLL V14.4S, V1.4H: lanes 8–11
+	WORD $0x6e61382f // SHLL2 V15.4S, V1.8H: lanes 12–15
+	WORD $0x2e613850 // SHLL V16.4S, V2.4H: lanes 16–19
+	WORD $0x6e613851 // SHLL2 V17.4S, V2.8H: lanes 20–23
+	WORD $0x2e613872 // SHLL V18.4S, V3.4H: lanes 24–27
+	WORD $0x6e613873 // SHLL2 V19.4S, V3.8H: lanes 28–31
+	WORD $0x6e24dd8c // FMUL V12.4S, V12.4S, V4.4S
+	WORD $0x4e2cd694 // FADD V20.4S, V20.4S, V12.4S
+	WORD $0x6e25ddad // FMUL V13.4S, V13.4S, V5.4S
+	WORD $0x4e2dd6b5 // FADD V21.4S, V21.4S, V13.4S
+	WORD $0x6e26ddce // FMUL V14.4S, V14.4S, V6.4S
+	WORD $0x4e2ed6d6 // FADD V22.4S, V22.4S, V14.4S
+	WORD $0x6e27ddef // FMUL V15.4S, V15.4S, V7.4S
+	WORD $0x4e2fd6f7 // FADD V23.4S, V23.4S, V15.4S
+	WORD $0x6e28de10 // FMUL V16.4S, V16.4S, V8.4S
+	WORD $0x4e30d718 // FADD V24.4S, V24.4S, V16.4S
+	WORD $0x6e29de31 // FMUL V17.4S, V17.4S, V9.4S
+	WORD $0x4e31d739 // FADD V25.4S, V25.4S, V17.4S
+	WORD $0x6e2ade52 // FMUL V18.4S, V18.4S, V10.4S
+	WORD $0x4e32d75a // FADD V26.4S, V26.4S, V18.4S
+	WORD $0x6e2bde73 // FMUL V19.4S, V19.4S, V11.4S
+	WORD $0x4e33d77b // FADD V27.4S, V27.4S, V19.4S
+	SUBS $1, R2
+	BNE dotbf16x32loop
+dotbf16x32done:
+	VST1.P [V20.S4, V21.S4, V22.S4, V23.S4], 64(R3)
+	VST1 [V24.S4, V25.S4, V26.S4, V27.S4], (R3)
+	RET
