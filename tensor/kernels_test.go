@@ -451,7 +451,7 @@ func BenchmarkKQuantKernels(b *testing.B) {
 //	go test -run='^$' -bench=MatMulKernels ./tensor
 func BenchmarkMatMulKernels(b *testing.B) {
 	rng := rand.New(rand.NewPCG(1, 1))
-	for _, typ := range []DType{F32, Q8_0, Q4_0} {
+	for _, typ := range []DType{F32, F16, BF16, Q8_0, Q4_0} {
 		for _, n := range []int{1, 4, 8} {
 			const rows, cols = 512, 768
 			base, _ := NewF32(rows, cols, randVec(rng, rows*cols))

@@ -57,7 +57,7 @@ standard deviation. --batch-sessions S evaluates S sessions together in each
 pass (the server's cross-session batching; t/s counts all sessions' tokens).
 Lists are comma-separated (-p 1,8 -t 1,2). Progress goes to stderr.
 
---kernels (or HLM_KERNELS=portable|avx2|avx512) chooses the kernels: the
+--kernels (or HLM_KERNELS=portable|avx2|avx512 on amd64, portable|neon on arm64) chooses the kernels: the
 results are bit-identical, only the speed differs.`, stderr)
 	var models listFlag
 	fs.Var(&models, "model", "model spec (repeatable): a .gguf, a llama2.c .bin or a Hugging Face directory, optionally @q8/@q4")
