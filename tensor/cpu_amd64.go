@@ -2,8 +2,6 @@
 
 package tensor
 
-import "unsafe"
-
 func cpuid(eax, ecx uint32) (a, b, c, d uint32)
 func xgetbv0() (eax uint32)
 
@@ -45,21 +43,11 @@ var cpuLevel = func() int {
 }()
 
 func chunksF16(w []byte, x []float32, acc *[32]float32) int {
-	n := (len(w) / 2) &^ 31
-	if hasAVX2() && n > 0 {
-		dotF16x32((*uint16)(unsafe.Pointer(&w[0])), &x[0], n, acc)
-		return n
-	}
-	return 0
+	return chunksHalf(hasAVX2(), dotF16x32, w, x, acc)
 }
 
 func chunksBF16(w []byte, x []float32, acc *[32]float32) int {
-	n := (len(w) / 2) &^ 31
-	if hasAVX2() && n > 0 {
-		dotBF16x32((*uint16)(unsafe.Pointer(&w[0])), &x[0], n, acc)
-		return n
-	}
-	return 0
+	return chunksHalf(hasAVX2(), dotBF16x32, w, x, acc)
 }
 
 // The row-at-a-time dot products run the portable Go code on amd64 (the

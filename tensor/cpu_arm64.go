@@ -69,18 +69,9 @@ func dotBF16x32(w *uint16, x *float32, n int, acc *[32]float32)
 // chunksF16 and chunksBF16 compute dotF16's and dotBF16's whole 32-element
 // chunks into acc and return how many elements they took (0 below neon).
 func chunksF16(w []byte, x []float32, acc *[32]float32) int {
-	return chunksHalf(dotF16x32, w, x, acc)
+	return chunksHalf(level == levelNEON, dotF16x32, w, x, acc)
 }
 
 func chunksBF16(w []byte, x []float32, acc *[32]float32) int {
-	return chunksHalf(dotBF16x32, w, x, acc)
-}
-
-func chunksHalf(dot func(*uint16, *float32, int, *[32]float32), w []byte, x []float32, acc *[32]float32) int {
-	n := (len(w) / 2) &^ 31
-	if level != levelNEON || n == 0 {
-		return 0
-	}
-	dot((*uint16)(unsafe.Pointer(&w[0])), &x[0], n, acc)
-	return n
+	return chunksHalf(level == levelNEON, dotBF16x32, w, x, acc)
 }

@@ -353,31 +353,17 @@ func (g *gen) f16AVX512(bf16 bool, R, T int) string {
 	g.p("\tKMOVW (%s)(CX*2), K2", tmp)
 	step(true)
 	g.p("%s_reduce:", name)
-	// reduce32: v[l] = (a[l] + a[8+l]) + (a[16+l] + a[24+l]), then reduce8.
-	for t := 0; t < T; t++ {
-		for r := 0; r < R; r++ {
-			lo, hi := acc(r, t, 0), acc(r, t, 1)
-			g.p("\tVEXTRACTF64X4 $1, Z%d, Y30", lo)
-			g.p("\tVADDPS Y30, Y%d, Y%d", lo, lo)
-			g.p("\tVEXTRACTF64X4 $1, Z%d, Y30", hi)
-			g.p("\tVADDPS Y30, Y%d, Y%d", hi, hi)
-			g.p("\tVADDPS Y%d, Y%d, Y%d", hi, lo, lo)
-			g.reduce8Y(lo, 30, true)
-		}
-	}
-	g.p("\tMOVQ out+40(FP), SI")
-	g.p("\tMOVQ ldo+48(FP), R8")
-	for t := 0; t < T; t++ {
-		for r := 0; r < R; r++ {
-			g.p("\tVMOVSS X%d, %d(SI)", acc(r, t, 0), 4*r)
-		}
-		if t < T-1 {
-			g.p("\tADDQ R8, SI")
-		}
-	}
-	g.p("\tVZEROUPPER")
-	g.p("\tRET")
-	g.p("")
+	// reduce32: v[l] = (a[l] + a[8+l]) + (a[16+l] + a[24+l]), then reduce8;
+	// lanes 16–31 are in the register after lanes 0–15's.
+	g.storeOut(R, T, func(r, t int) int { return acc(r, t, 0) }, func(lo int) {
+		hi := lo + 1
+		g.p("\tVEXTRACTF64X4 $1, Z%d, Y30", lo)
+		g.p("\tVADDPS Y30, Y%d, Y%d", lo, lo)
+		g.p("\tVEXTRACTF64X4 $1, Z%d, Y30", hi)
+		g.p("\tVADDPS Y30, Y%d, Y%d", hi, hi)
+		g.p("\tVADDPS Y%d, Y%d, Y%d", hi, lo, lo)
+		g.reduce8Y(lo, 30, true)
+	})
 	return name
 }
 

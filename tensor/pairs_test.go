@@ -73,17 +73,7 @@ func TestQuantPairTiles(t *testing.T) {
 		}
 		for _, nb := range []int{1, 2, 7} {
 			cols, rows := nb*QK, maxR+2
-			base, _ := NewF32(rows, cols, randVec(rng, rows*cols))
-			m, err := base.Convert(typ)
-			if err != nil {
-				t.Fatal(err)
-			}
-			x := randVec(rng, n*cols)
-			for i := 0; i < len(x); i += 7 { // exact zeros and large values
-				x[i] = 0
-				x[(i*5)%len(x)] *= 50
-			}
-			acts := quantizeActs(nil, x, typ)
+			m, acts := quantTileInputs(t, rng, typ, rows, cols, n)
 			want := make([][]float32, n)
 			for tok := range want {
 				want[tok] = make([]float32, rows)
@@ -169,4 +159,22 @@ func checkTile(t *testing.T, what string, R, T int, run func(out *float32, ldo u
 			t.Fatalf("%s: out[token %d][row %d] = %g, want %g", what, tok, r, got, w)
 		}
 	}
+}
+
+// quantTileInputs returns a random rows × cols matrix of type typ (Q8_0 or
+// Q4_0) and n tokens of inputs quantized for it, with exact zeros and
+// large values among them.
+func quantTileInputs(t *testing.T, rng *rand.Rand, typ DType, rows, cols, n int) (*Matrix, []actBlock) {
+	t.Helper()
+	base, _ := NewF32(rows, cols, randVec(rng, rows*cols))
+	m, err := base.Convert(typ)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := randVec(rng, n*cols)
+	for i := 0; i < len(x); i += 7 {
+		x[i] = 0
+		x[(i*5)%len(x)] *= 50
+	}
+	return m, quantizeActs(nil, x, typ)
 }

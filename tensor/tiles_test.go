@@ -103,17 +103,7 @@ func TestPackedTiles(t *testing.T) {
 		}
 		for _, nb := range []int{1, 3, 24} {
 			rows, cols, n := 2*packRows, nb*QK, 3
-			base, _ := NewF32(rows, cols, randVec(rng, rows*cols))
-			m, err := base.Convert(typ)
-			if err != nil {
-				t.Fatal(err)
-			}
-			x := randVec(rng, n*cols)
-			for i := 0; i < len(x); i += 7 { // exact zeros and large values
-				x[i] = 0
-				x[(i*5)%len(x)] *= 50
-			}
-			acts := quantizeActs(nil, x, typ)
+			m, acts := quantTileInputs(t, rng, typ, rows, cols, n)
 			packed := m.packedRows()
 			ldg := uintptr(packRows * m.rowBytes)
 			ldx := uintptr(nb) * unsafe.Sizeof(actBlock{})
