@@ -2,7 +2,9 @@ package tensor
 
 import (
 	"bytes"
+	"math"
 	"math/rand/v2"
+	"sync"
 	"testing"
 )
 
@@ -67,5 +69,41 @@ func BenchmarkPackBlocks(b *testing.B) {
 				packBlocks(data, typ, rows, cols)
 			}
 		})
+	}
+}
+
+// TestPackConcurrentFirstUse: products that start together on a matrix not
+// packed yet (each may pack; one copy wins) all give the portable code's
+// bits. Run with -race to check the handover.
+func TestPackConcurrentFirstUse(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	const rows, cols, n, workers = 48, 128, 3, 4
+	base, _ := NewF32(rows, cols, randVec(rng, rows*cols))
+	x := randVec(rng, n*cols)
+	for _, typ := range []DType{Q8_0, Q4_0} {
+		m, err := base.Convert(typ)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := make([]float32, n*rows)
+		atLevel(levelPortable, func() { MatMul(want, m, x, n) })
+		outs := make([][]float32, workers)
+		var wg sync.WaitGroup
+		for w := range outs {
+			outs[w] = make([]float32, n*rows)
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				MatMul(outs[w], m, x, n)
+			}()
+		}
+		wg.Wait()
+		for w, got := range outs {
+			for i := range got {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("%v worker %d: out[%d] = %g, portable %g", typ, w, i, got[i], want[i])
+				}
+			}
+		}
 	}
 }
