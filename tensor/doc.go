@@ -89,7 +89,9 @@
 // F16 and BF16 products at the AVX-512 level run tiles of up to 4 rows ×
 // 2 tokens and 2 × 4 that convert each 32-element chunk of a row once
 // (VCVTPH2PS; BF16: VPMOVZXWD and a shift) for all of the tile's tokens;
-// at the AVX2 level each row is one dot product (dotF16x32, dotBF16x32).
+// at the AVX2 level, tiles of one row × 1…3 tokens for rows of whole
+// 32-element chunks, and one dot product per row and token otherwise
+// (dotF16x32, dotBF16x32).
 //
 // Q4_K and Q6_K products at the AVX-512 level run tiles of 4 rows × 1 or 2
 // tokens, 3 × 3, 2 × 4 and 1 or 2 rows × 5…8 tokens, in groups of 8: one int32

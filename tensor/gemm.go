@@ -41,6 +41,8 @@ type kernelSet struct {
 	f32            [maxR + 1][maxT + 1]f32TileFn
 	f16, bf16      [maxR + 1][maxT + 1]f16TileFn // nil: F16/BF16 rows one dot at a time
 	f16Rows        [maxT + 1]int                 // their heights
+	f16MaxT        int                           // the most tokens they take
+	f16Whole       bool                          // they take rows of whole 32-element chunks only
 	q8, q4         [maxR + 1][maxT + 1]qTileFn
 	f32Rows, qRows [maxT + 1]int
 	k4, k6         [maxR + 1][maxT + 1]kTileFn // Q4_K and Q6_K tiles
@@ -237,7 +239,7 @@ func prepare(out []float32, w *Matrix, x []float32, n int, acts *actCache) produ
 	case F32:
 		return productF32(out, w, x, n)
 	case F16, BF16:
-		if ks := kernels(); ks != nil && ks.f16Rows[1] > 0 && cols > 0 {
+		if ks := kernels(); ks != nil && ks.f16Rows[1] > 0 && cols > 0 && (!ks.f16Whole || cols%32 == 0) {
 			return productHalf(out, w, x, n, ks)
 		}
 	case Q8_0, Q4_0:
@@ -331,7 +333,7 @@ func productHalf(out []float32, w *Matrix, x []float32, n int, ks *kernelSet) pr
 	}
 	ldw, ldx, ldo := uintptr(2*cols), uintptr(4*cols), uintptr(4*rows)
 	return func(lo, hi int) {
-		forTiles(lo, hi, n, 2*cols, ks.maxT, &ks.f16Rows, func(r, R, t, T int) {
+		forTiles(lo, hi, n, 2*cols, ks.f16MaxT, &ks.f16Rows, func(r, R, t, T int) {
 			tiles[R][T](&w.Data[r*2*cols], ldw, &x[t*cols], ldx, cols, &out[t*rows+r], ldo)
 		})
 	}

@@ -137,6 +137,24 @@ func bf16AVX512R1T4(w *byte, ldw uintptr, x *float32, ldx uintptr, cols int, out
 func bf16AVX512R2T4(w *byte, ldw uintptr, x *float32, ldx uintptr, cols int, out *float32, ldo uintptr)
 
 //go:noescape
+func f16AVX2T1(w *byte, ldw uintptr, x *float32, ldx uintptr, cols int, out *float32, ldo uintptr)
+
+//go:noescape
+func f16AVX2T2(w *byte, ldw uintptr, x *float32, ldx uintptr, cols int, out *float32, ldo uintptr)
+
+//go:noescape
+func f16AVX2T3(w *byte, ldw uintptr, x *float32, ldx uintptr, cols int, out *float32, ldo uintptr)
+
+//go:noescape
+func bf16AVX2T1(w *byte, ldw uintptr, x *float32, ldx uintptr, cols int, out *float32, ldo uintptr)
+
+//go:noescape
+func bf16AVX2T2(w *byte, ldw uintptr, x *float32, ldx uintptr, cols int, out *float32, ldo uintptr)
+
+//go:noescape
+func bf16AVX2T3(w *byte, ldw uintptr, x *float32, ldx uintptr, cols int, out *float32, ldo uintptr)
+
+//go:noescape
 func q8AVX512R1T1(w *byte, ldw uintptr, x *actBlock, ldx uintptr, nb int, out *float32, ldo uintptr)
 
 //go:noescape
@@ -731,7 +749,8 @@ func init() {
 	k512, k2 := new(kernelSet), new(kernelSet)
 	k512.f32Rows, k512.qRows, k512.maxT = [9]int{0, 8, 4, 4, 4, 0, 0, 0, 0}, [9]int{0, 8, 4, 4, 4, 0, 0, 0, 0}, 4
 	k2.f32Rows, k2.qRows, k2.maxT = [9]int{0, 4, 2, 2, 1, 0, 0, 0, 0}, [9]int{0, 4, 3, 2, 2, 0, 0, 0, 0}, 4
-	k512.f16Rows = [9]int{0, 4, 4, 2, 2, 0, 0, 0, 0}
+	k512.f16Rows, k512.f16MaxT = [9]int{0, 4, 4, 2, 2, 0, 0, 0, 0}, 4
+	k2.f16Rows, k2.f16MaxT, k2.f16Whole = [9]int{0, 1, 1, 1, 0, 0, 0, 0, 0}, 3, true
 	k512.kRows, k512.kMaxT, k512.kGroupScales = [9]int{0, 4, 4, 3, 2, 2, 2, 2, 2}, 8, true
 	k512.kRowsNarrow = [9]int{0, 4, 4, 3, 2, 1, 1, 1, 1}
 	k512.pRows, k512.pMaxT = [9]int{0, 8, 8, 4, 4, 4, 4, 4, 4}, 8
@@ -781,6 +800,12 @@ func init() {
 	k512.bf16[2][3] = bf16AVX512R2T3
 	k512.bf16[1][4] = bf16AVX512R1T4
 	k512.bf16[2][4] = bf16AVX512R2T4
+	k2.f16[1][1] = f16AVX2T1
+	k2.f16[1][2] = f16AVX2T2
+	k2.f16[1][3] = f16AVX2T3
+	k2.bf16[1][1] = bf16AVX2T1
+	k2.bf16[1][2] = bf16AVX2T2
+	k2.bf16[1][3] = bf16AVX2T3
 	k512.q8[1][1] = q8AVX512R1T1
 	k512.q8[2][1] = q8AVX512R2T1
 	k512.q8[3][1] = q8AVX512R3T1

@@ -367,6 +367,70 @@ func (g *gen) f16AVX512(bf16 bool, R, T int) string {
 	return name
 }
 
+// avx2F16 are the AVX2 F16 and BF16 tile heights: one row × 1…3 tokens
+// (4T accumulators, a converted weight register and two temporaries fit
+// the 16 YMM registers).
+var avx2F16 = [9]int{0, 1, 1, 1}
+
+// f16AVX2 is the F16 or BF16 tile of one row × T tokens at the AVX2 level,
+// dotF16's order as in f16AVX512: lane c mod 32 is lane c mod 8 of the
+// (c mod 32)/8-th accumulator of its token; each 8-element piece of the row
+// is converted once for the T tokens. It takes whole 32-element chunks only
+// (cols a multiple of 32; productHalf checks): no masked half-precision
+// loads in AVX2.
+func (g *gen) f16AVX2(bf16 bool, T int) string {
+	name := fmt.Sprintf("f16AVX2T%d", T)
+	if bf16 {
+		name = fmt.Sprintf("bf16AVX2T%d", T)
+	}
+	g.header(name, "byte", "float32", "cols")
+	rows, toks, free := regs(1, T)
+	acc := func(t, h int) int { return 4*t + h }
+	w, tmp0 := 4*T, 4*T+1
+	if tmp0+2 > 16 {
+		panic(fmt.Sprintf("%s: too many registers", name))
+	}
+	g.pointers(rows, arg(0), arg(1), free[0])
+	g.pointers(toks, arg(2), arg(3), free[0])
+	pf := g.prefetchSetup(1, rows, free[1:]...)
+	for k := 0; k < 4*T; k++ {
+		g.p("\tVXORPS Y%d, Y%d, Y%d", k, k, k)
+	}
+	g.p("\tXORQ AX, AX")
+	g.p("\tMOVQ cols+32(FP), CX")
+	g.p("\tSHRQ $5, CX")
+	g.p("\tJZ %s_reduce", name)
+	g.p("%s_loop:", name)
+	g.prefetchLines(pf, 1, 1)
+	i := 0
+	for h := 0; h < 4; h++ {
+		if bf16 {
+			g.p("\tVPMOVZXWD %d(%s)(AX*1), Y%d", 16*h, rows[0], w)
+			g.p("\tVPSLLD $16, Y%d, Y%d", w, w)
+		} else {
+			g.p("\tVCVTPH2PS %d(%s)(AX*1), Y%d", 16*h, rows[0], w)
+		}
+		for t := 0; t < T; t++ {
+			p := tmp0 + i%2
+			i++
+			g.p("\tVMULPS %d(%s)(AX*2), Y%d, Y%d", 32*h, toks[t], w, p)
+			g.p("\tVADDPS Y%d, Y%d, Y%d", p, acc(t, h), acc(t, h))
+		}
+	}
+	g.p("\tADDQ $64, AX")
+	g.p("\tDECQ CX")
+	g.p("\tJNZ %s_loop", name)
+	g.p("%s_reduce:", name)
+	// reduce32: v[l] = (a[l] + a[8+l]) + (a[16+l] + a[24+l]), then reduce8.
+	g.storeOut(1, T, func(r, t int) int { return acc(t, 0) }, func(a0 int) {
+		g.p("\tVADDPS Y%d, Y%d, Y%d", a0+1, a0, a0)
+		g.p("\tVADDPS Y%d, Y%d, Y%d", a0+3, a0+2, a0+2)
+		g.p("\tVADDPS Y%d, Y%d, Y%d", a0+2, a0, a0)
+		g.reduce8Y(a0, 15, false)
+	})
+	return name
+}
+
 // f32AVX2 is the F32 tile with YMM registers: each of the 16 lanes is
 // lane l of the low (h = 0) or high (h = 1) register of a pair.
 func (g *gen) f32AVX2(R, T int) string {
@@ -1969,6 +2033,8 @@ func main() {
 	set("k512", avx512F32, "f32", g.f32AVX512)
 	set("k512", avx512F16, "f16", func(R, T int) string { return g.f16AVX512(false, R, T) })
 	set("k512", avx512F16, "bf16", func(R, T int) string { return g.f16AVX512(true, R, T) })
+	set("k2", avx2F16, "f16", func(R, T int) string { return g.f16AVX2(false, T) })
+	set("k2", avx2F16, "bf16", func(R, T int) string { return g.f16AVX2(true, T) })
 	set("k512", avx512Quant, "q8", func(R, T int) string { return g.quantAVX512(false, R, T) })
 	set("k512", avx512Quant, "q4", func(R, T int) string { return g.quantAVX512(true, R, T) })
 	for _, q4 := range []bool{false, true} {
@@ -2005,7 +2071,8 @@ func main() {
 	fmt.Fprintf(&gofile, "func init() {\n\tk512, k2 := new(kernelSet), new(kernelSet)\n")
 	fmt.Fprintf(&gofile, "\tk512.f32Rows, k512.qRows, k512.maxT = %#v, %#v, 4\n", avx512F32, avx512Quant)
 	fmt.Fprintf(&gofile, "\tk2.f32Rows, k2.qRows, k2.maxT = %#v, %#v, 4\n", avx2F32, avx2Quant)
-	fmt.Fprintf(&gofile, "\tk512.f16Rows = %#v\n", avx512F16)
+	fmt.Fprintf(&gofile, "\tk512.f16Rows, k512.f16MaxT = %#v, 4\n", avx512F16)
+	fmt.Fprintf(&gofile, "\tk2.f16Rows, k2.f16MaxT, k2.f16Whole = %#v, 3, true\n", avx2F16)
 	fmt.Fprintf(&gofile, "\tk512.kRows, k512.kMaxT, k512.kGroupScales = %#v, %d, true\n", kquantRows, kquantMaxT)
 	fmt.Fprintf(&gofile, "\tk512.kRowsNarrow = %#v\n", kquantRowsNarrow)
 	if pairMaxT%2 != 0 || pairMaxT > 8 {

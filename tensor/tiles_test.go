@@ -29,7 +29,7 @@ func TestFloatTiles(t *testing.T) {
 			if heights[1] == 0 {
 				continue
 			}
-			for _, cols := range []int{1, 16, 31, 32, 47, 100} {
+			for _, cols := range []int{1, 16, 31, 32, 47, 64, 100, 96} {
 				rows, n := maxR+2, maxT+1
 				base, _ := NewF32(rows, cols, randVec(rng, rows*cols))
 				m, err := base.Convert(typ)
@@ -47,7 +47,14 @@ func TestFloatTiles(t *testing.T) {
 					}
 					return dotF32(m.F32[r*cols:(r+1)*cols], xt)
 				}
-				for T := 1; T <= ks.maxT; T++ {
+				maxT := ks.maxT
+				if typ != F32 {
+					maxT = ks.f16MaxT
+					if ks.f16Whole && cols%32 != 0 {
+						continue // these tiles take whole 32-element chunks only
+					}
+				}
+				for T := 1; T <= maxT; T++ {
 					for R := 1; R <= heights[T]; R++ {
 						r0, t0 := R%2, T%2 // not only from row and token 0
 						what := fmt.Sprintf("%s %v cols=%d tile R=%d T=%d", levelNames[l], typ, cols, R, T)
