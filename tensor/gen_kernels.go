@@ -43,6 +43,14 @@ type gen struct {
 
 func (g *gen) p(format string, args ...any) { fmt.Fprintf(&g.s, format+"\n", args...) }
 
+// ret ends a kernel: the upper halves of the vector registers cleared (no
+// AVX–SSE transition penalty in the Go code that follows), then RET.
+func (g *gen) ret() {
+	g.p("\tVZEROUPPER")
+	g.p("\tRET")
+	g.p("")
+}
+
 // regs assigns general registers: R row pointers, T token pointers and
 // the remaining ones as temporaries (AX and CX are reserved by callers).
 func regs(R, T int) (rows, toks, free []string) {
@@ -114,9 +122,7 @@ func (g *gen) storeOut(R, T int, acc func(r, t int) int, reduce func(k int)) {
 			g.p("\tADDQ R8, SI")
 		}
 	}
-	g.p("\tVZEROUPPER")
-	g.p("\tRET")
-	g.p("")
+	g.ret()
 }
 
 // reduce16Z folds Z(k) as reduce16 does, into lane 0 of X(k) (temp Z30).
@@ -782,9 +788,7 @@ func (g *gen) quantPairAVX512(q4 bool, R, T int) string {
 			g.p("\tLEAQ (DI)(R8*1), SI")
 		}
 	}
-	g.p("\tVZEROUPPER")
-	g.p("\tRET")
-	g.p("")
+	g.ret()
 	return name
 }
 
@@ -892,9 +896,7 @@ func (g *gen) packedAVX512(q4 bool, T int) string {
 			g.p("\tADDQ R8, SI")
 		}
 	}
-	g.p("\tVZEROUPPER")
-	g.p("\tRET")
-	g.p("")
+	g.ret()
 	return name
 }
 
@@ -1364,9 +1366,7 @@ func (g *gen) storeOutK(R, T int, acc func(r, t int) int, free int) {
 			g.p("\tVMOVSS X%d, %s", k, outAt(t0, r))
 		}
 	}
-	g.p("\tVZEROUPPER")
-	g.p("\tRET")
-	g.p("")
+	g.ret()
 }
 
 // kquantRowsAVX2 are the AVX2 K-quant tile heights: one row, one or two
@@ -1575,9 +1575,7 @@ func (g *gen) kquantAVX2(q6 bool, T int) string {
 			g.p("\tADDQ R8, SI")
 		}
 	}
-	g.p("\tVZEROUPPER")
-	g.p("\tRET")
-	g.p("")
+	g.ret()
 	return name
 }
 
@@ -1697,9 +1695,7 @@ func (g *gen) wsum(zmm bool, c int) string {
 	for k := 0; k < c; k++ {
 		g.p("\tVMOVUPS %s%d, %d(DI)", reg, k, width*k)
 	}
-	g.p("\tVZEROUPPER")
-	g.p("\tRET")
-	g.p("")
+	g.ret()
 	return name
 }
 
@@ -1755,9 +1751,7 @@ func (g *gen) quantActs() string {
 	g.p("\tDECQ CX")
 	g.p("\tJNZ %s_loop", name)
 	g.p("%s_done:", name)
-	g.p("\tVZEROUPPER")
-	g.p("\tRET")
-	g.p("")
+	g.ret()
 	return name
 }
 
@@ -1833,9 +1827,7 @@ func (g *gen) quantActsK() string {
 	g.p("\tDECQ CX")
 	g.p("\tJNZ %s_loop", name)
 	g.p("%s_done:", name)
-	g.p("\tVZEROUPPER")
-	g.p("\tRET")
-	g.p("")
+	g.ret()
 	return name
 }
 
@@ -1931,9 +1923,7 @@ func (g *gen) swiglu(zmm bool) string {
 	g.p("\tDECQ CX")
 	g.p("\tJNZ %s_loop", name)
 	g.p("%s_done:", name)
-	g.p("\tVZEROUPPER")
-	g.p("\tRET")
-	g.p("")
+	g.ret()
 	return name
 }
 
