@@ -10,6 +10,8 @@ func chunksF32(a, b []float32, acc *[16]float32) int { return 0 }
 
 func blocksQuant(t DType, w []byte, a []actBlock, acc *[8]float32) int { return 0 }
 
+func blocksK(t DType, w []byte, a []actBlockK, acc *[16]float32) int { return 0 }
+
 func chunksF16(w []byte, x []float32, acc *[32]float32) int { return 0 }
 
 func chunksBF16(w []byte, x []float32, acc *[32]float32) int { return 0 }

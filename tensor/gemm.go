@@ -460,3 +460,4 @@ func productQuantRows(out []float32, w *Matrix, x []float32, n int, cache *actCa
 }
 
 //go:generate go run gen_kernels.go
+//go:generate go run gen_arm64.go

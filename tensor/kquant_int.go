@@ -119,7 +119,7 @@ func setGroupScales(acts []actBlockK, n, nb, t0 int) {
 // quantized inputs, in the order described at the top of this file.
 func dotQ4KInt(w []byte, a []actBlockK) float32 {
 	var acc [16]float32
-	for b := range a {
+	for b := blocksK(Q4_K, w, a, &acc); b < len(a); b++ { // in assembly where it exists (arm64)
 		blk := w[b*q4KBytes : (b+1)*q4KBytes : (b+1)*q4KBytes]
 		x := &a[b]
 		var sc, mn [8]int32
@@ -160,7 +160,7 @@ func dotQ4KInt(w []byte, a []actBlockK) float32 {
 // quantized inputs, in the order described at the top of this file.
 func dotQ6KInt(w []byte, a []actBlockK) float32 {
 	var acc [16]float32
-	for b := range a {
+	for b := blocksK(Q6_K, w, a, &acc); b < len(a); b++ { // in assembly where it exists (arm64)
 		blk := w[b*q6KBytes : (b+1)*q6KBytes : (b+1)*q6KBytes]
 		x := &a[b]
 		var t [16]int32
