@@ -405,15 +405,11 @@ func productQuant(out []float32, w *Matrix, x []float32, n int, cache *actCache)
 			}
 		}
 	}
-	tiles := &ks.q8
+	tiles, ptiles := &ks.q8, &ks.q8packed
 	if w.Type == Q4_0 {
-		tiles = &ks.q4
+		tiles, ptiles = &ks.q4, &ks.q4packed
 	}
 	ldx, ldo := uintptr(nb)*unsafe.Sizeof(actBlock{}), uintptr(4*rows)
-	ptiles := &ks.q8packed
-	if w.Type == Q4_0 {
-		ptiles = &ks.q4packed
-	}
 	if packing && ptiles[1] != nil && nb > 0 {
 		if packed := w.packedRows(); packed != nil {
 			var tail product
