@@ -14,6 +14,7 @@ import (
 	"bytes"
 	"fmt"
 	"go/format"
+	"math/bits"
 	"os"
 	"strings"
 )
@@ -188,25 +189,26 @@ func (g *gen) prefetchLines(pf string, R, n int) {
 	}
 }
 
-// loopHead starts the F32 tiles' loop over 16-element chunks: AX is the
-// byte offset, CX the chunks left; no whole chunk jumps to the tail.
-func (g *gen) loopHead(name string) {
+// loopHead starts a tile's loop over 64-byte chunks of its rows: chunk
+// elements at a time (16 F32 or 32 F16/BF16), AX the byte offset, CX the
+// chunks left; no whole chunk jumps to the tail.
+func (g *gen) loopHead(name string, chunk int) {
 	g.p("\tXORQ AX, AX")
 	g.p("\tMOVQ cols+32(FP), CX")
-	g.p("\tSHRQ $4, CX")
+	g.p("\tSHRQ $%d, CX", bits.TrailingZeros(uint(chunk)))
 	g.p("\tJZ %s_tail", name)
 	g.p("%s_loop:", name)
 }
 
-// loopTail closes the chunk loop and leaves CX = cols mod 16, jumping to
-// the reduction when it is 0.
-func (g *gen) loopTail(name string) {
+// loopTail closes the chunk loop and leaves CX = cols mod chunk, jumping
+// to the reduction when it is 0.
+func (g *gen) loopTail(name string, chunk int) {
 	g.p("\tADDQ $64, AX")
 	g.p("\tDECQ CX")
 	g.p("\tJNZ %s_loop", name)
 	g.p("%s_tail:", name)
 	g.p("\tMOVQ cols+32(FP), CX")
-	g.p("\tANDQ $15, CX")
+	g.p("\tANDQ $%d, CX", chunk-1)
 	g.p("\tJZ %s_reduce", name)
 }
 
@@ -252,10 +254,10 @@ func (g *gen) f32AVX512(R, T int) string {
 			}
 		}
 	}
-	g.loopHead(name)
+	g.loopHead(name, 16)
 	g.prefetchLines(pf, R, R)
 	step("")
-	g.loopTail(name)
+	g.loopTail(name, 16)
 	g.p("\tLEAQ masks16<>(SB), %s", tmp)
 	g.p("\tKMOVW (%s)(CX*2), K1", tmp)
 	step("K1")
@@ -329,20 +331,10 @@ func (g *gen) f16AVX512(bf16 bool, R, T int) string {
 			}
 		}
 	}
-	g.p("\tXORQ AX, AX")
-	g.p("\tMOVQ cols+32(FP), CX")
-	g.p("\tSHRQ $5, CX")
-	g.p("\tJZ %s_tail", name)
-	g.p("%s_loop:", name)
+	g.loopHead(name, 32)
 	g.prefetchLines(pf, R, R)
 	step(false)
-	g.p("\tADDQ $64, AX")
-	g.p("\tDECQ CX")
-	g.p("\tJNZ %s_loop", name)
-	g.p("%s_tail:", name)
-	g.p("\tMOVQ cols+32(FP), CX")
-	g.p("\tANDQ $31, CX")
-	g.p("\tJZ %s_reduce", name)
+	g.loopTail(name, 32)
 	// K1: the first min(rem, 16) lanes, K2: the first rem − 16 (if any).
 	lo := free[len(free)-1] // not tmp, nor the prefetch pointer free[1]
 	if len(free) < 3 {
@@ -456,7 +448,7 @@ func (g *gen) f32AVX2(R, T int) string {
 	for k := 0; k < 2*R*T; k++ {
 		g.p("\tVXORPS Y%d, Y%d, Y%d", k, k, k)
 	}
-	g.loopHead(name)
+	g.loopHead(name, 16)
 	g.prefetchLines(pf, R, R)
 	for h := 0; h < 2; h++ {
 		for r := 0; r < R; r++ {
@@ -468,7 +460,7 @@ func (g *gen) f32AVX2(R, T int) string {
 			}
 		}
 	}
-	g.loopTail(name)
+	g.loopTail(name, 16)
 	// mask lanes j < cols mod 16 from tailmask<>: 16 ones then 16 zeros.
 	g.p("\tSHLQ $2, CX")
 	g.p("\tLEAQ tailmask<>+64(SB), %s", tmp)
