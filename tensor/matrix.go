@@ -18,7 +18,25 @@ type Matrix struct {
 	Data       []byte    // other types: Rows*RowBytes bytes
 	rowBytes   int
 
-	packed atomic.Pointer[[]byte] // Q8_0 and Q4_0 rows packed for the AVX-512 tiles (pack.go)
+	packed  atomic.Pointer[[]byte] // Q8_0 and Q4_0 rows packed for the AVX-512 tiles (pack.go)
+	release func([]byte)           // drops Data's pages while they are not read (SetDataRelease)
+}
+
+// SetDataRelease gives m a function that may drop the memory pages of its
+// Data while nothing reads them, as long as reading Data afterwards gives
+// the same bytes (as a read-only file mapping's pages do: gguf's
+// File.Release). The matrix calls it when a copy it keeps makes Data cold
+// (ReleaseData). Set it before the first product.
+func (m *Matrix) SetDataRelease(release func([]byte)) { m.release = release }
+
+// ReleaseData lets Data's pages go (SetDataRelease) if m computes its
+// products from a copy of its own (packed rows), so they are not resident
+// twice; code that has just read Data (a fingerprint) calls it again.
+// Otherwise it does nothing.
+func (m *Matrix) ReleaseData() {
+	if m.release != nil && m.packed.Load() != nil {
+		m.release(m.Data)
+	}
 }
 
 // NewF32 wraps values (len rows*cols) as an F32 matrix without copying.

@@ -18,8 +18,9 @@ import "encoding/binary"
 // The copy is made on the first product at that level (one pass over the
 // matrix, on the worker threads) and shared by every later product; Data
 // stays as it was (writers, fingerprints and the other levels read it). A
-// memory-mapped file's pages are only read to make it; a matrix on the
-// heap is held twice.
+// memory-mapped file's pages are only read to make it, then let go
+// (SetDataRelease: they leave the resident set and are read back if Data
+// is used again); a matrix on the heap is held twice.
 const packRows = 16
 
 // packing enables the packed tiles (benchmarks compare with it off).
@@ -36,7 +37,9 @@ func (m *Matrix) packedRows() []byte {
 		return nil
 	}
 	p := packBlocks(m.Data, m.Type, m.Rows, m.Cols)
-	m.packed.CompareAndSwap(nil, &p)
+	if m.packed.CompareAndSwap(nil, &p) {
+		m.ReleaseData()
+	}
 	return *m.packed.Load()
 }
 

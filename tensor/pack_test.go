@@ -107,3 +107,37 @@ func TestPackConcurrentFirstUse(t *testing.T) {
 		}
 	}
 }
+
+// TestReleaseData: a matrix lets its Data's pages go (SetDataRelease) once
+// its packed copy exists, again on ReleaseData, and never while it
+// computes from Data.
+func TestReleaseData(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	for _, typ := range []DType{Q8_0, Q4_0, F16} {
+		for _, rows := range []int{8, 32} {
+			base, _ := NewF32(rows, 64, randVec(rng, rows*64))
+			m, err := base.Convert(typ)
+			if err != nil {
+				t.Fatal(err)
+			}
+			calls := 0
+			m.SetDataRelease(func(b []byte) {
+				if &b[0] != &m.Data[0] || len(b) != len(m.Data) {
+					t.Fatalf("%v: released %d bytes that are not Data", typ, len(b))
+				}
+				calls++
+			})
+			m.ReleaseData() // nothing packed yet
+			out := make([]float32, 2*rows)
+			MatMul(out, m, randVec(rng, 2*64), 2)
+			packs := level == levelAVX512 && typ != F16 && rows >= packRows
+			if want := map[bool]int{true: 1, false: 0}[packs]; calls != want {
+				t.Fatalf("%v %d rows: %d releases after the first product, want %d", typ, rows, calls, want)
+			}
+			m.ReleaseData()
+			if want := map[bool]int{true: 2, false: 0}[packs]; calls != want {
+				t.Fatalf("%v %d rows: %d releases after ReleaseData, want %d", typ, rows, calls, want)
+			}
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/bits"
 	"os"
+	"unsafe"
 )
 
 // Format constants.
@@ -253,6 +254,33 @@ func (f *File) TensorData(name string) ([]byte, error) {
 		return nil, fmt.Errorf("%w: tensor %q: data at bytes [%d, %d) is cut short at %d", ErrFormat, name, e.start, end, e.start+int64(n))
 	}
 	return nil, fmt.Errorf("gguf: reading tensor %q: %w", name, err)
+}
+
+// Release tells the system that the process will not read b, a slice
+// TensorData returned from the mapping, for a while: its pages leave the
+// process's resident memory (they stay in the file cache) and are read
+// again, with the same bytes, if b is used later. It does nothing for a
+// file that is not mapped, a closed one, or a slice that is not of the
+// mapping. Callers that keep a processed copy of a tensor (hlm's packed
+// rows) use it so the tensor is not resident twice.
+func (f *File) Release(b []byte) {
+	if f.closed || f.data == nil || len(b) == 0 {
+		return
+	}
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(f.data)))
+	p := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	if p < base || p+uintptr(len(b)) > base+uintptr(len(f.data)) {
+		return
+	}
+	// Whole pages only: those at the ends may hold other tensors' bytes,
+	// which would be read back too, but only the pages b covers entirely
+	// are sure not to be in use.
+	page := uintptr(os.Getpagesize())
+	lo := (p - base + page - 1) / page * page
+	hi := (p - base + uintptr(len(b))) / page * page
+	if lo < hi {
+		dontNeed(f.data[lo:hi])
+	}
 }
 
 // Architecture returns general.architecture, such as "llama", or "" if it

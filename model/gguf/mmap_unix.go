@@ -6,6 +6,8 @@ import (
 	"errors"
 	"os"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // mmap maps the first size bytes of f read-only.
@@ -17,3 +19,8 @@ func mmap(f *os.File, size int64) ([]byte, error) {
 }
 
 func munmap(b []byte) error { return syscall.Munmap(b) }
+
+// dontNeed drops b's pages (whole pages of a read-only shared file
+// mapping) from the resident set; reading them again faults them back in
+// from the file.
+func dontNeed(b []byte) { _ = unix.Madvise(b, unix.MADV_DONTNEED) }

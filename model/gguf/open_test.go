@@ -120,3 +120,40 @@ func TestOpenErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestRelease: a released tensor of a mapped file reads back the same
+// bytes (its pages come back from the file), and Release ignores what is
+// not of the mapping (another slice, a file read without mapping, a closed
+// file).
+func TestRelease(t *testing.T) {
+	b := sampleFile(t, 1024) // attn_q: 1024 × 1024 Q8_0, 1.1 MB: whole pages
+	path := filepath.Join(t.TempDir(), "model.gguf")
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, useMmap := range []bool{true, false} {
+		f, err := open(path, useMmap)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ti := range f.Tensors {
+			data, err := f.TensorData(ti.Name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := bytes.Clone(data)
+			f.Release(data)
+			if !bytes.Equal(data, want) {
+				t.Fatalf("mapped %v: %s changed after Release", useMmap, ti.Name)
+			}
+		}
+		f.Release(make([]byte, 10000)) // not of the mapping
+		f.Release(nil)
+		data, _ := f.TensorData("blk.0.attn_q.weight")
+		want := bytes.Clone(data)
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
+		f.Release(want) // closed: nothing happens
+	}
+}

@@ -312,3 +312,31 @@ func TestKQuantModel(t *testing.T) {
 	}
 	t.Logf("largest TV from F32: %.4f", worst)
 }
+
+// TestMappedPackedRelease: a Q8_0 or Q4_0 GGUF file, memory-mapped, whose
+// matrices pack on first use and let the mapped pages go (and again after
+// the fingerprint reads them), gives the logits of the same weights
+// quantized in memory, before and after the fingerprint, and the same
+// fingerprint.
+func TestMappedPackedRelease(t *testing.T) {
+	cfg := model.Config{Dim: 64, Hidden: 160, Layers: 2, Heads: 4, KVHeads: 2, Vocab: 96, SeqLen: 32}
+	m := randomModel(t, cfg, 7)
+	ids := []int{1, 5, 9, 33, 2, 70}
+	for _, typ := range []tensor.DType{tensor.Q8_0, tensor.Q4_0} {
+		mem, _, err := m.Quantized(typ)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := logitsOf(t, mem, ids)
+		mapped, _ := convertAndLoad(t, m, typ)
+		before := logitsOf(t, mapped, ids)
+		if got, w := mapped.Fingerprint(), mem.Fingerprint(); got != w {
+			t.Errorf("%v: fingerprint %s of the mapped file, %s in memory", typ, got, w)
+		}
+		after := logitsOf(t, mapped, ids)
+		for i := range want {
+			assertSame(t, fmt.Sprintf("%v mapped, position %d", typ, i), before[i], want[i])
+			assertSame(t, fmt.Sprintf("%v mapped after the fingerprint, position %d", typ, i), after[i], want[i])
+		}
+	}
+}

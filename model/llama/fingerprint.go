@@ -44,6 +44,7 @@ func (m *Model) Fingerprint() string {
 				return
 			}
 			h.Write(x.Data)
+			x.ReleaseData() // read once more for the hash; cold again after
 		}
 		mat(w.Embedding)
 		for _, l := range w.Layers[:m.cfg.Layers] {

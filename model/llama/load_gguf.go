@@ -150,7 +150,12 @@ func FromGGUF(f *gguf.File) (*Weights, *tokenizer.Tokenizer, error) {
 		if err != nil {
 			return nil, err
 		}
-		return tensor.NewRaw(dt, rows, cols, data)
+		m, err := tensor.NewRaw(dt, rows, cols, data)
+		if err == nil {
+			// A packed copy (tensor/pack.go) makes the mapped bytes cold.
+			m.SetDataRelease(f.Release)
+		}
+		return m, err
 	}
 	vec := func(name string, n int) ([]float32, error) {
 		ti, ok := f.Tensor(name)
