@@ -11,6 +11,9 @@ func dotF16x32(w *uint16, x *float32, n int, acc *[32]float32)
 //go:noescape
 func dotBF16x32(w *uint16, x *float32, n int, acc *[32]float32)
 
+// cpuFeatures describes what the kernel levels use on this CPU.
+func cpuFeatures() string { return "best level " + levelNames[cpuLevel] }
+
 // archLevels are amd64's kernel levels.
 var archLevels = []int{levelPortable, levelAVX2, levelAVX512}
 

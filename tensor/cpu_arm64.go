@@ -30,6 +30,14 @@ var cpuLevel = func() int {
 // arm64 chip a Mac or iPhone runs Go on has it.
 var hasDotProd = cpu.ARM64.HasASIMDDP || runtime.GOOS == "darwin" || runtime.GOOS == "ios"
 
+// cpuFeatures describes what the neon level uses on this CPU.
+func cpuFeatures() string {
+	if hasDotProd {
+		return "asimd, sdot"
+	}
+	return "asimd, no sdot"
+}
+
 //go:noescape
 func dotF32x16(a, b *float32, n int, acc *[16]float32)
 

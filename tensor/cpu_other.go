@@ -6,6 +6,8 @@ const cpuLevel = levelPortable
 
 var archLevels = []int{levelPortable}
 
+func cpuFeatures() string { return "portable code only" }
+
 func chunksF32(a, b []float32, acc *[16]float32) int { return 0 }
 
 func blocksQuant(t DType, w []byte, a []actBlock, acc *[8]float32) int { return 0 }

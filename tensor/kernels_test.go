@@ -131,6 +131,14 @@ func TestParseLevel(t *testing.T) {
 	}
 }
 
+// TestReportLevel logs the kernel levels in use and available and what
+// they use: internal/crossarch reads it to check that the emulated arm64
+// CPUs ran the neon kernels (with and without SDOT), not only the
+// portable code.
+func TestReportLevel(t *testing.T) {
+	t.Logf("kernels: %s; available: %s; cpu: %s", Kernels(), strings.Join(AvailableKernels(), ", "), cpuFeatures())
+}
+
 // TestKernelLevelsAgree: at every level this CPU has, every tile shape,
 // thread count and token count gives the portable code's bits, for F32,
 // F16, BF16, Q8_0 and Q4_0, including rows not a multiple of the tile

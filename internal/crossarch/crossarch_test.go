@@ -51,15 +51,23 @@ func TestARM64(t *testing.T) {
 			t.Fatalf("go vet of %s for arm64 (assembly frames): %v\n%s", pkg, err, out)
 		}
 		// max: every extension QEMU emulates (SDOT included); cortex-a72:
-		// ARMv8.0, no SDOT, so Q8_0/Q4_0 take the portable code.
-		for _, cpu := range []string{"max", "cortex-a72"} {
-			run := exec.Command(qemu, "-cpu", cpu, bin, "-test.count=1")
+		// ARMv8.0, no SDOT, so the integer types take the portable code.
+		for _, cpu := range []struct{ name, features string }{{"max", "asimd, sdot"}, {"cortex-a72", "asimd, no sdot"}} {
+			if pkg == "tensor" {
+				report := exec.Command(qemu, "-cpu", cpu.name, bin, "-test.run=^TestReportLevel$", "-test.v")
+				out, err := report.CombinedOutput()
+				want := "kernels: neon; available: portable, neon; cpu: " + cpu.features
+				if err != nil || !strings.Contains(string(out), want) {
+					t.Fatalf("arm64 (qemu -cpu %s) does not run the kernels expected (%q): %v\n%s", cpu.name, want, err, out)
+				}
+			}
+			run := exec.Command(qemu, "-cpu", cpu.name, bin, "-test.count=1")
 			run.Dir = filepath.Join(root, pkg) // the tests read ../shared relative to it
 			out, err := run.CombinedOutput()
 			if err != nil {
-				t.Fatalf("%s tests on arm64 (qemu -cpu %s): %v\n%s", pkg, cpu, err, out)
+				t.Fatalf("%s tests on arm64 (qemu -cpu %s): %v\n%s", pkg, cpu.name, err, out)
 			}
-			t.Logf("%s on arm64 (qemu -cpu %s): %s", pkg, cpu, lastLine(out))
+			t.Logf("%s on arm64 (qemu -cpu %s): %s", pkg, cpu.name, lastLine(out))
 		}
 	}
 }
