@@ -239,16 +239,26 @@ TEXT ·%s(SB), NOSPLIT, $0-32
 	g.p("")
 }
 
-// kHeader starts a K-quant kernel: R0 the row, R1 the inputs (actBlockK,
-// 384 bytes: codes at 0, S16 at 256, S32 at 320, d at 352), R2 the
-// super-blocks, R3 the 16 lanes out; V20…V23 the float lanes.
-func (g *gen) kHeader(name string) {
+// kHeader starts a K-quant kernel and its loop over super-blocks (label
+// "loop" of kTail): R0 the row, R1 the inputs (actBlockK, 384 bytes: codes
+// at 0, S16 at 256, S32 at 320, d at 352), R2 the super-blocks, R3 the 16
+// lanes out; V20…V23 the float lanes, V30 the bytes 0x0F, and more byte
+// constants (VMOVI lines) before the loop; V16…V19 (T) zeroed per
+// super-block.
+func (g *gen) kHeader(name, label string, consts ...string) {
 	g.p(`TEXT ·%s(SB), NOSPLIT, $0-32
 	MOVD w+0(FP), R0
 	MOVD a+8(FP), R1
 	MOVD nb+16(FP), R2
 	MOVD acc+24(FP), R3`, name)
 	g.zero(span(20, 24)...)
+	g.p("\tVMOVI $15, V30.B16")
+	for _, c := range consts {
+		g.p("\t%s", c)
+	}
+	g.p("\tCBZ R2, %sdone", label)
+	g.p("%sloop:", label)
+	g.zero(span(16, 20)...)
 }
 
 // kTail closes a K-quant kernel's loop over super-blocks of bb bytes.
@@ -292,11 +302,7 @@ func (g *gen) q4k() {
 // the definition's order, lane by lane. The 6-bit scales and mins are
 // unpacked in general registers and widened to int32 lanes: V24/V25
 // scales 0–3/4–7, V26/V27 mins.`)
-	g.kHeader("dotQ4KNEON")
-	g.p("\tVMOVI $15, V30.B16")
-	g.p("\tCBZ R2, q4kdone")
-	g.p("q4kloop:")
-	g.zero(span(16, 20)...)
+	g.kHeader("dotQ4KNEON", "q4k")
 	g.p("\tMOVWU 4(R0), R6 // scales 0–3 (low 6 bits), high bits of 4–7")
 	g.p("\tMOVWU 8(R0), R7 // mins 0–3, high bits of mins 4–7")
 	g.p("\tMOVWU 12(R0), R8 // low 4 bits of scales (low nibbles) and mins (high) 4–7")
@@ -356,12 +362,7 @@ func (g *gen) q6k() {
 // widened: V24…V27 hold scales 0–3, …, 12–15, so chunk k's four registers
 // of lanes take V(24+k).S[0…3]) into T; then U = T − 32·sc⊙S16 and
 // acc[l] = fma(d·dx, float32(U[l]), acc[l]), lane by lane.`)
-	g.kHeader("dotQ6KNEON")
-	g.p("\tVMOVI $15, V30.B16")
-	g.p("\tVMOVI $3, V31.B16")
-	g.p("\tCBZ R2, q6kdone")
-	g.p("q6kloop:")
-	g.zero(span(16, 20)...)
+	g.kHeader("dotQ6KNEON", "q6k", "VMOVI $3, V31.B16")
 	g.p("\tADD $192, R0, R6")
 	g.p("\tVLD1 (R6), [V24.B16] // the 16 int8 scales")
 	g.word(widen(25, 24, 8, true, false), "SXTL V25.8H, V24.8B")

@@ -1708,18 +1708,10 @@ func (g *gen) quantActs() string {
 	g.p("\tMOVL off+24(FP), AX")
 	g.p("\tNEGL AX")
 	g.p("\tVPBROADCASTD AX, Y20") // −off
-	g.p("\tMOVL $0x7fffffff, AX")
-	g.p("\tVPBROADCASTD AX, Z21") // |·| mask
-	g.p("\tMOVL $127, AX")
-	g.p("\tVPBROADCASTD AX, Z22") // +127
-	g.p("\tNEGL AX")
-	g.p("\tVPBROADCASTD AX, Z23") // −127
+	g.clampConsts()
 	g.p("\tMOVL $0x01010101, AX")
 	g.p("\tVPBROADCASTD AX, Y24") // ones (bytes)
-	g.p("\tMOVL $0x42fe0000, AX") // 127.0
-	g.p("\tVMOVD AX, X25")
-	g.p("\tMOVL $0x3f800000, AX") // 1.0
-	g.p("\tVMOVD AX, X26")
+	g.scaleConsts(25, 26)
 	g.p("\tTESTQ CX, CX")
 	g.p("\tJZ %s_done", name)
 	g.p("%s_loop:", name)
@@ -1762,22 +1754,14 @@ func (g *gen) quantActsK() string {
 	g.p("\tMOVQ dst+0(FP), DI")
 	g.p("\tMOVQ x+8(FP), SI")
 	g.p("\tMOVQ nb+16(FP), CX")
-	g.p("\tMOVL $0x7fffffff, AX")
-	g.p("\tVPBROADCASTD AX, Z21") // |·| mask
-	g.p("\tMOVL $127, AX")
-	g.p("\tVPBROADCASTD AX, Z22") // +127
-	g.p("\tNEGL AX")
-	g.p("\tVPBROADCASTD AX, Z23") // −127
+	g.clampConsts()
 	g.p("\tMOVL $0x80808080, AX")
 	g.p("\tVPBROADCASTD AX, Z24") // the bias of q+128
 	g.p("\tMOVL $0x00010001, AX")
 	g.p("\tVPBROADCASTD AX, Z25") // 16-bit ones
 	g.p("\tMOVL $2048, AX")
 	g.p("\tVPBROADCASTD AX, Z26") // the bias of a sum of 16
-	g.p("\tMOVL $0x42fe0000, AX") // 127.0
-	g.p("\tVMOVD AX, X27")
-	g.p("\tMOVL $0x3f800000, AX") // 1.0
-	g.p("\tVMOVD AX, X28")
+	g.scaleConsts(27, 28)
 	g.p("\tTESTQ CX, CX")
 	g.p("\tJZ %s_done", name)
 	g.p("%s_loop:", name)
@@ -2078,6 +2062,26 @@ func main() {
 	if err := os.WriteFile("gemm_amd64.s", g.s.Bytes(), 0o644); err != nil {
 		panic(err)
 	}
+}
+
+// clampConsts sets the input quantizers' constants: Z21 the magnitude
+// mask, Z22 and Z23 the codes' bounds +127 and −127 (int32 lanes).
+func (g *gen) clampConsts() {
+	g.p("\tMOVL $0x7fffffff, AX")
+	g.p("\tVPBROADCASTD AX, Z21") // |·| mask
+	g.p("\tMOVL $127, AX")
+	g.p("\tVPBROADCASTD AX, Z22") // +127
+	g.p("\tNEGL AX")
+	g.p("\tVPBROADCASTD AX, Z23") // −127
+}
+
+// scaleConsts sets X(c127) = 127.0 and X(one) = 1.0, quantizeByMax's
+// divisors.
+func (g *gen) scaleConsts(c127, one int) {
+	g.p("\tMOVL $0x42fe0000, AX") // 127.0
+	g.p("\tVMOVD AX, X%d", c127)
+	g.p("\tMOVL $0x3f800000, AX") // 1.0
+	g.p("\tVMOVD AX, X%d", one)
 }
 
 // quantizeByMax folds the 16 lane maxima of |x| in Z(mx) (temp Z(tmp))

@@ -365,25 +365,31 @@ func TestMatMulsEqualsMatMul(t *testing.T) {
 	}
 }
 
+// specialBlocks writes the hard cases of an input quantizer into blocks
+// 0…7 of bs inputs of x: ties after scaling (block 0: (i − bs/2)/2), zeros
+// (1), a NaN (2), subnormals (3), huge values (4), +Inf (5), −Inf and NaN
+// (6), NaN only (7); the other blocks keep their values.
+func specialBlocks(x []float32, bs int) {
+	for i := 0; i < bs; i++ {
+		x[i] = float32(i-bs/2) * 0.5
+		x[bs+i] = 0
+		x[3*bs+i] = float32(math.Ldexp(float64(x[3*bs+i]), -140))
+		x[4*bs+i] *= 1e37
+		x[7*bs+i] = float32(math.NaN())
+	}
+	x[2*bs+3] = float32(math.NaN())
+	x[5*bs+7] = float32(math.Inf(1))
+	x[6*bs] = float32(math.Inf(-1))
+	x[6*bs+1] = float32(math.NaN())
+}
+
 // TestQuantizeActsLevels: the vector quantization writes the portable
 // code's blocks, for ordinary values, ties, zeros, NaN, ±Inf, subnormals
 // and huge values.
 func TestQuantizeActsLevels(t *testing.T) {
 	rng := rand.New(rand.NewPCG(49, 50))
 	x := randVec(rng, 64*QK)
-	for i := 0; i < QK; i++ {
-		x[i] = float32(i-16) * 0.5 // ties after scaling: 127/16·(i−16)·0.5 …
-		x[QK+i] = 0
-		x[3*QK+i] = float32(math.Ldexp(float64(x[3*QK+i]), -140)) // subnormal
-		x[4*QK+i] *= 1e37
-	}
-	x[2*QK+3] = float32(math.NaN())
-	x[5*QK+7] = float32(math.Inf(1))
-	x[6*QK] = float32(math.Inf(-1))
-	x[6*QK+1] = float32(math.NaN())
-	for i := 0; i < QK; i++ {
-		x[7*QK+i] = float32(math.NaN())
-	}
+	specialBlocks(x, QK)
 	for _, typ := range []DType{Q8_0, Q4_0} {
 		var want []actBlock
 		atLevel(levelPortable, func() { want = quantizeActs(nil, x, typ) })

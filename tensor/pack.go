@@ -103,13 +103,13 @@ func productPacked(out []float32, packed []byte, w *Matrix, acts []actBlock, n i
 	up := func(r int) int { return min(whole, (r+packRows-1)/packRows*packRows) }
 	return func(lo, hi int) {
 		for r := up(lo); r < up(hi); r += packRows {
-			w := &packed[uintptr(r/packRows)*ldg]
+			grp := &packed[uintptr(r/packRows)*ldg]
 			t := 0
 			for ; t+2 <= n; t += 2 {
-				tiles[2](w, ldg, &acts[t*nb], ldx, nb, &out[t*rows+r], ldo)
+				tiles[2](grp, ldg, &acts[t*nb], ldx, nb, &out[t*rows+r], ldo)
 			}
 			if t < n {
-				tiles[1](w, ldg, &acts[t*nb], ldx, nb, &out[t*rows+r], ldo)
+				tiles[1](grp, ldg, &acts[t*nb], ldx, nb, &out[t*rows+r], ldo)
 			}
 		}
 		if tail != nil && hi > whole {
