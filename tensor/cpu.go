@@ -15,7 +15,7 @@ const (
 	levelPortable = iota // Go code, any architecture
 	levelAVX2            // amd64 with AVX2, FMA and F16C
 	levelAVX512          // amd64 with AVX-512 F, BW, VL and VNNI (and the AVX2 set)
-	levelNEON            // arm64 (Advanced SIMD; Q8_0 and Q4_0 also need the dot product instructions)
+	levelNEON            // arm64 (Advanced SIMD; the integer types also need the dot product instructions)
 	numLevels
 )
 
@@ -68,7 +68,8 @@ func parseLevel(s string, max int) (int, error) {
 	return max, fmt.Errorf("%s=%q is not one of %s (on %s)", KernelsEnv, s, strings.Join(names, ", "), runtime.GOARCH)
 }
 
-// Kernels names the kernel level in use ("portable", "avx2" or "avx512").
+// Kernels names the kernel level in use ("portable", "avx2", "avx512" or
+// "neon").
 func Kernels() string { return levelNames[level] }
 
 // AvailableKernels lists the kernel levels this CPU can run, portable first.

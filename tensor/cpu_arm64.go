@@ -80,8 +80,6 @@ func dotF16x32(w *uint16, x *float32, n int, acc *[32]float32)
 //go:noescape
 func dotBF16x32(w *uint16, x *float32, n int, acc *[32]float32)
 
-// chunksF16 and chunksBF16 compute dotF16's and dotBF16's whole 32-element
-// chunks into acc and return how many elements they took (0 below neon).
 // blocksK computes the super-blocks of dotQ4KInt or dotQ6KInt into acc
 // and returns how many it took: all of them at the neon level on a CPU
 // with SDOT, else 0.
@@ -100,6 +98,8 @@ func blocksK(t DType, w []byte, a []actBlockK, acc *[16]float32) int {
 	return len(a)
 }
 
+// chunksF16 and chunksBF16 compute dotF16's and dotBF16's whole 32-element
+// chunks into acc and return how many elements they took (0 below neon).
 func chunksF16(w []byte, x []float32, acc *[32]float32) int {
 	return chunksHalf(level == levelNEON, dotF16x32, w, x, acc)
 }
