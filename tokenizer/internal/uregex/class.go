@@ -1,0 +1,64 @@
+package uregex
+
+import "unicode"
+
+// A class is a set of code points in the form the matcher tests quickly:
+// a bitmap for ASCII, and for the rest a mask over kinds (general
+// categories) corrected by a short list of exceptions. A class built only
+// from categories, like [^\s\p{L}\p{N}], has no exceptions; one with
+// literal ranges, like [一-龥], has the ranges as exceptions to an empty
+// mask, or the complement of them to a full one.
+type class struct {
+	ascii [2]uint64
+	kinds uint32  // r >= 0x80 is a member if its kind is in kinds,
+	exc   runeSet // unless r is in exc (then the other way round)
+	set   runeSet // the exact set
+}
+
+var nonASCII = runeSet{{0x80, unicode.MaxRune}}
+
+// newClass builds the matcher's form of the exact set s. A kind goes in
+// the mask when more than half of its non-ASCII code points are in s, so
+// the exceptions are as few as they can be.
+func newClass(s runeSet) *class {
+	initKinds()
+	c := &class{set: s}
+	for _, r := range s {
+		for x := r.lo; x <= r.hi && x < 0x80; x++ {
+			c.ascii[x>>6] |= 1 << (x & 63)
+		}
+	}
+	hi := intersect(s, nonASCII)
+	for k := kind(0); k < numKinds; k++ {
+		all := intersect(kindSets[k], nonASCII)
+		n := all.size()
+		if n > 0 && 2*intersect(hi, all).size() > n {
+			c.kinds |= 1 << k
+		}
+	}
+	m := intersect(kindsSet(c.kinds), nonASCII)
+	c.exc = union(subtract(hi, m), subtract(m, hi))
+	return c
+}
+
+// has reports whether r is in the class.
+func (c *class) has(r rune) bool {
+	if r < 0x80 {
+		return c.ascii[r>>6]&(1<<(r&63)) != 0
+	}
+	return c.hasHigh(r)
+}
+
+// hasHigh reports whether r >= 0x80 is in the class.
+func (c *class) hasHigh(r rune) bool {
+	in := c.kinds&(1<<kindOf(r)) != 0
+	if len(c.exc) != 0 && c.exc.has(r) {
+		in = !in
+	}
+	return in
+}
+
+// hasByte reports whether the ASCII byte b is in the class.
+func (c *class) hasByte(b byte) bool {
+	return c.ascii[b>>6]&(1<<(b&63)) != 0
+}

@@ -1,0 +1,402 @@
+package uregex
+
+import (
+	"fmt"
+	"math"
+	"sync"
+)
+
+// The compiled program is a list of instructions for a backtracking
+// matcher. Repeats of a single class are one instruction (opRep) that
+// loops in place and backtracks by stepping back a character;
+// alternations dispatch on the next character to the branches that can
+// start with it; lookaheads and atomic groups run a sub-program of their
+// own to its first match.
+
+type opcode uint8
+
+const (
+	opMatch     opcode = iota // success
+	opClass                   // one code point in cls
+	opRep                     // cls from min to max times, mode
+	opAlt                     // alternation alts[x]
+	opSplit                   // try x first, then y; x is skipped when cls (its first set) rules it out
+	opSplitLazy               // try y first, then x (cls as for opSplit)
+	opJmp                     // go to x
+	opAssert                  // anchor
+	opLook                    // lookahead: sub-program at x, negated when neg
+	opLookClass               // lookahead of one code point in cls, negated when neg
+	opAtomic                  // sub-program at x, without backtracking into it
+	opNullStart               // regs[x] = position
+	opNullEnd                 // if the position is still regs[x], go to y (an empty iteration ends the loop)
+)
+
+type inst struct {
+	op     opcode
+	mode   repMode
+	neg    bool
+	anchor anchor
+	x, y   int32
+	min    int32
+	max    int32 // -1: unbounded
+	cls    *class
+}
+
+// altTable is the dispatch table of one alternation: which branches can
+// start with a given character. Bit i of a mask is branch i.
+type altTable struct {
+	branch   []int32
+	ascii    [128]uint64      // by ASCII byte
+	kinds    [numKinds]uint64 // by kind of a non-ASCII code point...
+	exc      []altExc         // ...corrected for branches whose first set has exceptions
+	nullable uint64           // branches that can match the empty string
+}
+
+type altExc struct {
+	bit uint64
+	exc runeSet
+}
+
+// maxBranches is the most branches one dispatch table holds; longer
+// alternations nest.
+const maxBranches = 64
+
+// maxProg bounds the program, as counted repeats are expanded.
+const maxProg = 1 << 16
+
+type compiler struct {
+	pattern string
+	prog    []inst
+	alts    []altTable
+	nregs   int
+	subs    []pendingSub
+	guards  map[*node]*class
+}
+
+type pendingSub struct {
+	n  *node
+	pc int // instruction whose x is the sub-program's start
+}
+
+// Regexp is a compiled pattern. It is safe for concurrent use.
+type Regexp struct {
+	expr     string
+	prog     []inst
+	alts     []altTable
+	nregs    int
+	first    *class // what a match can start with; nil if it can be empty
+	limit    int
+	machines *sync.Pool
+}
+
+// DefaultStepLimit is the number of backtracking steps one match attempt
+// may take before FindAll gives up with ErrStepLimit. It is Oniguruma's
+// default retry limit in a match (ONIG_DEFAULT_RETRY_LIMIT_IN_MATCH).
+const DefaultStepLimit = 10_000_000
+
+// Compile parses an Oniguruma pattern (ONIG_SYNTAX_ONIGURUMA, UTF-8, no
+// options). Errors wrap ErrSyntax or ErrUnsupported.
+func Compile(pattern string) (*Regexp, error) {
+	initKinds()
+	n, err := parse(pattern)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkFolds(pattern, n); err != nil {
+		return nil, err
+	}
+	c := &compiler{pattern: pattern, guards: map[*node]*class{}}
+	if err := c.compile(n); err != nil {
+		return nil, err
+	}
+	re := &Regexp{expr: pattern, prog: c.prog, alts: c.alts, nregs: c.nregs, limit: DefaultStepLimit}
+	if set, nullable := first(n); !nullable {
+		re.first = newClass(set)
+	}
+	re.machines = &sync.Pool{}
+	return re, nil
+}
+
+// MustCompile is Compile for patterns known to be valid; it panics on an
+// error.
+func MustCompile(pattern string) *Regexp {
+	re, err := Compile(pattern)
+	if err != nil {
+		panic(err)
+	}
+	return re
+}
+
+// String is the source pattern.
+func (re *Regexp) String() string { return re.expr }
+
+// WithStepLimit is a copy of re whose match attempts may take n
+// backtracking steps (n <= 0: no limit) before FindAll returns
+// ErrStepLimit.
+func (re *Regexp) WithStepLimit(n int) *Regexp {
+	c := *re
+	if n <= 0 {
+		n = math.MaxInt
+	}
+	c.limit = n
+	c.machines = &sync.Pool{}
+	return &c
+}
+
+func (c *compiler) fail(detail string) error {
+	return &Error{Kind: ErrUnsupported, Pattern: c.pattern, Offset: 0, Detail: detail}
+}
+
+func (c *compiler) compile(n *node) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			e, ok := r.(*Error)
+			if !ok {
+				panic(r)
+			}
+			err = e
+		}
+	}()
+	c.emitNode(n)
+	c.emit(inst{op: opMatch})
+	for len(c.subs) > 0 {
+		s := c.subs[0]
+		c.subs = c.subs[1:]
+		c.prog[s.pc].x = int32(len(c.prog))
+		c.emitNode(s.n)
+		c.emit(inst{op: opMatch})
+	}
+	return nil
+}
+
+func (c *compiler) emit(in inst) int {
+	if len(c.prog) >= maxProg {
+		panic(c.fail("pattern too large once its counted repeats are expanded"))
+	}
+	c.prog = append(c.prog, in)
+	return len(c.prog) - 1
+}
+
+func (c *compiler) emitNode(n *node) {
+	switch n.op {
+	case nEmpty:
+	case nChar:
+		c.emit(inst{op: opClass, cls: newClass(n.set)})
+	case nConcat:
+		for _, s := range n.subs {
+			c.emitNode(s)
+		}
+	case nAlt:
+		c.emitAlt(n.subs)
+	case nRepeat:
+		c.emitRepeat(n)
+	case nLook:
+		if s := n.subs[0]; s.op == nChar {
+			c.emit(inst{op: opLookClass, cls: newClass(s.set), neg: n.neg})
+			return
+		}
+		pc := c.emit(inst{op: opLook, neg: n.neg})
+		c.subs = append(c.subs, pendingSub{n.subs[0], pc})
+	case nAtomic:
+		s := n.subs[0]
+		if s.op == nRepeat && s.subs[0].op == nChar && s.mode != lazy {
+			c.emitRepeat(&node{op: nRepeat, subs: s.subs, min: s.min, max: s.max, mode: possessive})
+			return
+		}
+		pc := c.emit(inst{op: opAtomic})
+		c.subs = append(c.subs, pendingSub{s, pc})
+	case nAssert:
+		c.emit(inst{op: opAssert, anchor: n.anchor})
+	}
+}
+
+func (c *compiler) emitAlt(subs []*node) {
+	if len(subs) > maxBranches {
+		rest := &node{op: nAlt, subs: subs[maxBranches-1:]}
+		subs = append(subs[:maxBranches-1:maxBranches-1], rest)
+	}
+	t := altTable{branch: make([]int32, len(subs))}
+	for i, s := range subs {
+		bit := uint64(1) << i
+		set, nullable := first(s)
+		cls := c.guard(s, set)
+		if nullable {
+			t.nullable |= bit
+		}
+		for b := 0; b < 128; b++ {
+			if nullable || cls.hasByte(byte(b)) {
+				t.ascii[b] |= bit
+			}
+		}
+		for k := kind(0); k < numKinds; k++ {
+			if nullable || cls.kinds&(1<<k) != 0 {
+				t.kinds[k] |= bit
+			}
+		}
+		if !nullable && len(cls.exc) > 0 {
+			t.exc = append(t.exc, altExc{bit, cls.exc})
+		}
+	}
+	pc := c.emit(inst{op: opAlt, x: int32(len(c.alts))})
+	c.alts = append(c.alts, t)
+	var jumps []int
+	for i, s := range subs {
+		c.alts[c.prog[pc].x].branch[i] = int32(len(c.prog))
+		c.emitNode(s)
+		jumps = append(jumps, c.emit(inst{op: opJmp}))
+	}
+	for _, j := range jumps {
+		c.prog[j].x = int32(len(c.prog))
+	}
+}
+
+// guard is the class of the first code points of n (set), cached by node.
+func (c *compiler) guard(n *node, set runeSet) *class {
+	if g, ok := c.guards[n]; ok {
+		return g
+	}
+	g := newClass(set)
+	c.guards[n] = g
+	return g
+}
+
+func (c *compiler) emitRepeat(n *node) {
+	body := n.subs[0]
+	if body.op == nChar {
+		max := int32(n.max)
+		c.emit(inst{op: opRep, cls: newClass(body.set), min: int32(n.min), max: max, mode: n.mode})
+		return
+	}
+	if n.mode == possessive {
+		inner := &node{op: nRepeat, subs: n.subs, min: n.min, max: n.max, mode: greedy}
+		c.emitNode(&node{op: nAtomic, subs: []*node{inner}})
+		return
+	}
+	if n.max == 0 {
+		return
+	}
+	for i := 0; i < n.min; i++ {
+		c.emitNode(body)
+	}
+	set, nullable := first(body)
+	var g *class
+	if !nullable {
+		g = c.guard(body, set)
+	}
+	split := opSplit
+	if n.mode == lazy {
+		split = opSplitLazy
+	}
+	if n.max < 0 {
+		// loop: split(body, exit); [null start]; body; [null end]; jmp loop
+		loop := c.emit(inst{op: split, cls: g})
+		c.prog[loop].x = int32(len(c.prog))
+		reg := -1
+		if nullable {
+			reg = c.nregs
+			c.nregs++
+			c.emit(inst{op: opNullStart, x: int32(reg)})
+		}
+		c.emitNode(body)
+		var nullEnd int
+		if nullable {
+			nullEnd = c.emit(inst{op: opNullEnd, x: int32(reg)})
+		}
+		c.emit(inst{op: opJmp, x: int32(loop)})
+		exit := int32(len(c.prog))
+		c.prog[loop].y = exit
+		if nullable {
+			c.prog[nullEnd].y = exit
+		}
+		return
+	}
+	// X{n,m}: n copies, then m-n nested optional copies, X(?:X(?:X)?)?.
+	var splits []int
+	for i := n.min; i < n.max; i++ {
+		s := c.emit(inst{op: split, cls: g})
+		c.prog[s].x = int32(len(c.prog))
+		splits = append(splits, s)
+		c.emitNode(body)
+	}
+	for _, s := range splits {
+		c.prog[s].y = int32(len(c.prog))
+	}
+}
+
+// first is the set of code points a match of n can start with, and
+// whether n can match the empty string. Zero-width items are transparent.
+func first(n *node) (runeSet, bool) {
+	switch n.op {
+	case nChar:
+		return n.set, false
+	case nConcat:
+		var acc runeSet
+		for _, s := range n.subs {
+			set, nullable := first(s)
+			acc = union(acc, set)
+			if !nullable {
+				return acc, false
+			}
+		}
+		return acc, true
+	case nAlt:
+		var acc runeSet
+		any := false
+		for _, s := range n.subs {
+			set, nullable := first(s)
+			acc = union(acc, set)
+			any = any || nullable
+		}
+		return acc, any
+	case nRepeat:
+		if n.max == 0 {
+			return nil, true
+		}
+		set, nullable := first(n.subs[0])
+		return set, nullable || n.min == 0
+	case nAtomic:
+		return first(n.subs[0])
+	}
+	return nil, true // nEmpty, nLook, nAssert
+}
+
+// checkFolds refuses case-insensitive literals that Oniguruma would also
+// match by a one-to-many case folding: a literal such as ß, or a run of
+// literals such as "ss" (the folding of ß).
+func checkFolds(pattern string, n *node) error {
+	var err error
+	var walk func(n *node)
+	walk = func(n *node) {
+		if err != nil {
+			return
+		}
+		if n.op == nChar && n.lit >= 0 {
+			if r, ok := multiFoldIn(single(n.lit)); ok {
+				err = &Error{Kind: ErrUnsupported, Pattern: pattern, Detail: fmt.Sprintf("case-insensitive %U, which Oniguruma also matches against its multi-character case folding", r)}
+				return
+			}
+		}
+		if n.op == nConcat {
+			var run []rune
+			flush := func() {
+				if r, ok := multiFoldTarget(run); ok && err == nil {
+					err = &Error{Kind: ErrUnsupported, Pattern: pattern, Detail: fmt.Sprintf("case-insensitive literal %q, which Oniguruma also matches against %U", string(run), r)}
+				}
+				run = run[:0]
+			}
+			for _, s := range n.subs {
+				if s.op == nChar && s.lit >= 0 {
+					run = append(run, s.lit)
+					continue
+				}
+				flush()
+			}
+			flush()
+		}
+		for _, s := range n.subs {
+			walk(s)
+		}
+	}
+	walk(n)
+	return err
+}

@@ -1,0 +1,133 @@
+package uregex
+
+import (
+	"sort"
+	"unicode"
+)
+
+// A runeSet is a set of code points as sorted, disjoint, non-adjacent
+// inclusive ranges. It is the exact form of a class while compiling; the
+// matcher uses the faster class built from it.
+type runeSet []rng
+
+type rng struct{ lo, hi rune }
+
+// normalize sorts and merges arbitrary ranges.
+func normalize(rs []rng) runeSet {
+	if len(rs) == 0 {
+		return nil
+	}
+	sort.Slice(rs, func(i, j int) bool { return rs[i].lo < rs[j].lo })
+	out := runeSet{rs[0]}
+	for _, r := range rs[1:] {
+		last := &out[len(out)-1]
+		if r.lo <= last.hi+1 {
+			last.hi = max(last.hi, r.hi)
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+func single(r rune) runeSet { return runeSet{{r, r}} }
+
+func union(a, b runeSet) runeSet {
+	rs := make([]rng, 0, len(a)+len(b))
+	rs = append(rs, a...)
+	rs = append(rs, b...)
+	return normalize(rs)
+}
+
+func complement(a runeSet) runeSet {
+	var out runeSet
+	next := rune(0)
+	for _, r := range a {
+		if r.lo > next {
+			out = append(out, rng{next, r.lo - 1})
+		}
+		next = r.hi + 1
+	}
+	if next <= unicode.MaxRune {
+		out = append(out, rng{next, unicode.MaxRune})
+	}
+	return out
+}
+
+func intersect(a, b runeSet) runeSet {
+	var out runeSet
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		lo, hi := max(a[i].lo, b[j].lo), min(a[i].hi, b[j].hi)
+		if lo <= hi {
+			out = append(out, rng{lo, hi})
+		}
+		if a[i].hi < b[j].hi {
+			i++
+		} else {
+			j++
+		}
+	}
+	return out
+}
+
+func subtract(a, b runeSet) runeSet { return intersect(a, complement(b)) }
+
+func (s runeSet) has(r rune) bool {
+	i := sort.Search(len(s), func(i int) bool { return s[i].hi >= r })
+	return i < len(s) && s[i].lo <= r
+}
+
+func (s runeSet) size() int {
+	n := 0
+	for _, r := range s {
+		n += int(r.hi-r.lo) + 1
+	}
+	return n
+}
+
+func equalSets(a, b runeSet) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func fromTable(t *unicode.RangeTable) runeSet {
+	var rs []rng
+	for _, r := range t.R16 {
+		if r.Stride == 1 {
+			rs = append(rs, rng{rune(r.Lo), rune(r.Hi)})
+			continue
+		}
+		for c := rune(r.Lo); c <= rune(r.Hi); c += rune(r.Stride) {
+			rs = append(rs, rng{c, c})
+		}
+	}
+	for _, r := range t.R32 {
+		if r.Stride == 1 {
+			rs = append(rs, rng{rune(r.Lo), rune(r.Hi)})
+			continue
+		}
+		for c := rune(r.Lo); c <= rune(r.Hi); c += rune(r.Stride) {
+			rs = append(rs, rng{c, c})
+		}
+	}
+	return normalize(rs)
+}
+
+// kindsSet is the set of code points whose kind is in mask.
+func kindsSet(mask uint32) runeSet {
+	var rs []rng
+	for k := kind(0); k < numKinds; k++ {
+		if mask&(1<<k) != 0 {
+			rs = append(rs, kindSets[k]...)
+		}
+	}
+	return normalize(rs)
+}
