@@ -1,18 +1,21 @@
 package uregex
 
-import "unicode"
+import (
+	"unicode"
+	"unicode/utf8"
+)
 
 // A class is a set of code points in the form the matcher tests quickly:
-// a bitmap for ASCII, and for the rest a mask over kinds (general
+// a table by byte for ASCII, and for the rest a mask over kinds (general
 // categories) corrected by a short list of exceptions. A class built only
 // from categories, like [^\s\p{L}\p{N}], has no exceptions; one with
 // literal ranges, like [一-龥], has the ranges as exceptions to an empty
 // mask, or the complement of them to a full one.
 type class struct {
-	ascii [2]uint64
-	kinds uint32  // r >= 0x80 is a member if its kind is in kinds,
-	exc   runeSet // unless r is in exc (then the other way round)
-	set   runeSet // the exact set
+	tab   [256]uint8 // by byte: 1 an ASCII member, 0 an ASCII non-member, 2 a non-ASCII lead byte
+	kinds uint32     // r >= 0x80 is a member if its kind is in kinds,
+	exc   runeSet    // unless r is in exc (then the other way round)
+	set   runeSet    // the exact set
 }
 
 var nonASCII = runeSet{{0x80, unicode.MaxRune}}
@@ -25,8 +28,11 @@ func newClass(s runeSet) *class {
 	c := &class{set: s}
 	for _, r := range s {
 		for x := r.lo; x <= r.hi && x < 0x80; x++ {
-			c.ascii[x>>6] |= 1 << (x & 63)
+			c.tab[x] = 1
 		}
+	}
+	for b := 0x80; b < 0x100; b++ {
+		c.tab[b] = 2
 	}
 	hi := intersect(s, nonASCII)
 	for k := kind(0); k < numKinds; k++ {
@@ -44,7 +50,7 @@ func newClass(s runeSet) *class {
 // has reports whether r is in the class.
 func (c *class) has(r rune) bool {
 	if r < 0x80 {
-		return c.ascii[r>>6]&(1<<(r&63)) != 0
+		return c.tab[r] == 1
 	}
 	return c.hasHigh(r)
 }
@@ -58,7 +64,28 @@ func (c *class) hasHigh(r rune) bool {
 	return in
 }
 
+// at is the length of the code point at s[p:], p < len(s), if it is in
+// the class, else 0.
+func (c *class) at(s string, p int) int {
+	switch c.tab[s[p]] {
+	case 1:
+		return 1
+	case 2:
+		return c.highAt(s, p)
+	}
+	return 0
+}
+
+// highAt is at for a non-ASCII lead byte at s[p].
+func (c *class) highAt(s string, p int) int {
+	r, w := utf8.DecodeRuneInString(s[p:])
+	if c.hasHigh(r) {
+		return w
+	}
+	return 0
+}
+
 // hasByte reports whether the ASCII byte b is in the class.
 func (c *class) hasByte(b byte) bool {
-	return c.ascii[b>>6]&(1<<(b&63)) != 0
+	return c.tab[b] == 1
 }

@@ -110,7 +110,7 @@ func Compile(pattern string) (*Regexp, error) {
 		return nil, err
 	}
 	re := &Regexp{expr: pattern, prog: c.prog, alts: c.alts, nregs: c.nregs, limit: DefaultStepLimit}
-	if set, nullable := first(n); !nullable {
+	if set, nullable := first(n); !nullable && !equalSets(set, runeSet{{0, maxRune}}) {
 		re.first = newClass(set)
 	}
 	re.machines = &sync.Pool{}
@@ -157,16 +157,48 @@ func (c *compiler) compile(n *node) (err error) {
 			err = e
 		}
 	}()
-	c.emitNode(n)
+	c.emitNode(n, succeed)
 	c.emit(inst{op: opMatch})
 	for len(c.subs) > 0 {
 		s := c.subs[0]
 		c.subs = c.subs[1:]
 		c.prog[s.pc].x = int32(len(c.prog))
-		c.emitNode(s.n)
+		c.emitNode(s.n, succeed)
 		c.emit(inst{op: opMatch})
 	}
+	c.threadJumps()
 	return nil
+}
+
+// threadJumps points every jump at the end of its chain of jumps, and
+// turns a jump to opMatch into opMatch.
+func (c *compiler) threadJumps() {
+	end := func(pc int32) int32 {
+		for n := 0; c.prog[pc].op == opJmp && n < len(c.prog); n++ {
+			pc = c.prog[pc].x
+		}
+		return pc
+	}
+	for i := range c.prog {
+		in := &c.prog[i]
+		switch in.op {
+		case opJmp:
+			if t := end(in.x); c.prog[t].op == opMatch {
+				*in = inst{op: opMatch}
+			} else {
+				in.x = t
+			}
+		case opSplit, opSplitLazy:
+			in.x, in.y = end(in.x), end(in.y)
+		case opNullEnd:
+			in.y = end(in.y)
+		}
+	}
+	for i := range c.alts {
+		for j, b := range c.alts[i].branch {
+			c.alts[i].branch[j] = end(b)
+		}
+	}
 }
 
 func (c *compiler) emit(in inst) int {
@@ -177,19 +209,87 @@ func (c *compiler) emit(in inst) int {
 	return len(c.prog) - 1
 }
 
-func (c *compiler) emitNode(n *node) {
+// A follow describes what comes after a node in the program: the code
+// points it can start with, whether it can match the empty string, and
+// whether it can always succeed (match the empty string with no assertion
+// on the way to the end of the program or sub-program). The compiler uses
+// it to make greedy class repeats possessive where backtracking into them
+// could never lead to a match (as PCRE's auto-possessification does),
+// which saves the choice points.
+type follow struct {
+	set      runeSet
+	nullable bool
+	always   bool
+}
+
+// succeed is the follow of the end of a program.
+var succeed = follow{nullable: true, always: true}
+
+// then is the follow of n followed by after.
+func then(n *node, after follow) follow {
+	set, nullable := first(n)
+	if !nullable {
+		return follow{set: set}
+	}
+	return follow{
+		set:      union(set, after.set),
+		nullable: after.nullable,
+		always:   after.always && pureEmpty(n),
+	}
+}
+
+// pureEmpty reports whether n can match the empty string without passing
+// an assertion or committing (atomic groups and possessive repeats
+// commit to their first match, which may not be the empty one).
+func pureEmpty(n *node) bool {
+	switch n.op {
+	case nEmpty:
+		return true
+	case nConcat:
+		for _, s := range n.subs {
+			if !pureEmpty(s) {
+				return false
+			}
+		}
+		return true
+	case nAlt:
+		for _, s := range n.subs {
+			if pureEmpty(s) {
+				return true
+			}
+		}
+		return false
+	case nRepeat:
+		return n.mode != possessive && (n.min == 0 || n.max == 0 || pureEmpty(n.subs[0]))
+	}
+	return false // nChar, nLook, nAtomic, nAssert
+}
+
+// loopFollow is the follow of the body of a loop: another iteration or
+// what follows the loop.
+func loopFollow(body *node, after follow) follow {
+	set, _ := first(body)
+	return follow{set: union(set, after.set), nullable: after.nullable, always: after.always}
+}
+
+func (c *compiler) emitNode(n *node, after follow) {
 	switch n.op {
 	case nEmpty:
 	case nChar:
 		c.emit(inst{op: opClass, cls: newClass(n.set)})
 	case nConcat:
-		for _, s := range n.subs {
-			c.emitNode(s)
+		fol := make([]follow, len(n.subs))
+		fol[len(n.subs)-1] = after
+		for i := len(n.subs) - 2; i >= 0; i-- {
+			fol[i] = then(n.subs[i+1], fol[i+1])
+		}
+		for i, s := range n.subs {
+			c.emitNode(s, fol[i])
 		}
 	case nAlt:
-		c.emitAlt(n.subs)
+		c.emitAlt(n.subs, after)
 	case nRepeat:
-		c.emitRepeat(n)
+		c.emitRepeat(n, after)
 	case nLook:
 		if s := n.subs[0]; s.op == nChar {
 			c.emit(inst{op: opLookClass, cls: newClass(s.set), neg: n.neg})
@@ -200,7 +300,7 @@ func (c *compiler) emitNode(n *node) {
 	case nAtomic:
 		s := n.subs[0]
 		if s.op == nRepeat && s.subs[0].op == nChar && s.mode != lazy {
-			c.emitRepeat(&node{op: nRepeat, subs: s.subs, min: s.min, max: s.max, mode: possessive})
+			c.emitRepeat(&node{op: nRepeat, subs: s.subs, min: s.min, max: s.max, mode: possessive}, after)
 			return
 		}
 		pc := c.emit(inst{op: opAtomic})
@@ -210,7 +310,7 @@ func (c *compiler) emitNode(n *node) {
 	}
 }
 
-func (c *compiler) emitAlt(subs []*node) {
+func (c *compiler) emitAlt(subs []*node, after follow) {
 	if len(subs) > maxBranches {
 		rest := &node{op: nAlt, subs: subs[maxBranches-1:]}
 		subs = append(subs[:maxBranches-1:maxBranches-1], rest)
@@ -242,7 +342,7 @@ func (c *compiler) emitAlt(subs []*node) {
 	var jumps []int
 	for i, s := range subs {
 		c.alts[c.prog[pc].x].branch[i] = int32(len(c.prog))
-		c.emitNode(s)
+		c.emitNode(s, after)
 		jumps = append(jumps, c.emit(inst{op: opJmp}))
 	}
 	for _, j := range jumps {
@@ -260,23 +360,42 @@ func (c *compiler) guard(n *node, set runeSet) *class {
 	return g
 }
 
-func (c *compiler) emitRepeat(n *node) {
+func (c *compiler) emitRepeat(n *node, after follow) {
 	body := n.subs[0]
 	if body.op == nChar {
-		max := int32(n.max)
-		c.emit(inst{op: opRep, cls: newClass(body.set), min: int32(n.min), max: max, mode: n.mode})
+		mode := n.mode
+		if mode == greedy && (after.always || !after.nullable && len(intersect(body.set, after.set)) == 0) {
+			// Giving back a code point of the class could only offer what
+			// follows a code point of the class, which it cannot start
+			// with; or what follows always succeeds. Nothing to remember.
+			mode = possessive
+		}
+		c.emit(inst{op: opRep, cls: newClass(body.set), min: int32(n.min), max: int32(n.max), mode: mode})
 		return
 	}
 	if n.mode == possessive {
 		inner := &node{op: nRepeat, subs: n.subs, min: n.min, max: n.max, mode: greedy}
-		c.emitNode(&node{op: nAtomic, subs: []*node{inner}})
+		c.emitNode(&node{op: nAtomic, subs: []*node{inner}}, after)
 		return
 	}
 	if n.max == 0 {
 		return
 	}
+	// The follow of the i-th mandatory copy is the other copies, then after.
+	opt := after
+	if n.max != n.min {
+		opt = loopFollow(body, after)
+	}
+	fol := make([]follow, n.min)
+	for i := n.min - 1; i >= 0; i-- {
+		if i == n.min-1 {
+			fol[i] = opt
+		} else {
+			fol[i] = then(body, fol[i+1])
+		}
+	}
 	for i := 0; i < n.min; i++ {
-		c.emitNode(body)
+		c.emitNode(body, fol[i])
 	}
 	set, nullable := first(body)
 	var g *class
@@ -297,7 +416,7 @@ func (c *compiler) emitRepeat(n *node) {
 			c.nregs++
 			c.emit(inst{op: opNullStart, x: int32(reg)})
 		}
-		c.emitNode(body)
+		c.emitNode(body, opt)
 		var nullEnd int
 		if nullable {
 			nullEnd = c.emit(inst{op: opNullEnd, x: int32(reg)})
@@ -316,7 +435,7 @@ func (c *compiler) emitRepeat(n *node) {
 		s := c.emit(inst{op: split, cls: g})
 		c.prog[s].x = int32(len(c.prog))
 		splits = append(splits, s)
-		c.emitNode(body)
+		c.emitNode(body, opt)
 	}
 	for _, s := range splits {
 		c.prog[s].y = int32(len(c.prog))

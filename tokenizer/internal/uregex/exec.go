@@ -150,66 +150,61 @@ func (m *machine) run(pc int, pos int) (int, bool) {
 			if pos >= len(s) {
 				goto fail
 			}
-			if b := s[pos]; b < utf8.RuneSelf {
-				if !in.cls.hasByte(b) {
-					goto fail
-				}
-				pos++
-			} else {
-				r, w := utf8.DecodeRuneInString(s[pos:])
-				if !in.cls.hasHigh(r) {
-					goto fail
-				}
-				pos += w
+			w := in.cls.at(s, pos)
+			if w == 0 {
+				goto fail
 			}
+			pos += w
 			pc++
 			continue
 
 		case opRep:
 			c := in.cls
-			lo, hi := int(in.min), int(in.max)
-			if hi < 0 {
-				hi = len(s) + 1
+			p := pos
+			for n := int32(0); n < in.min; n++ {
+				if p >= len(s) {
+					goto fail
+				}
+				w := c.at(s, p)
+				if w == 0 {
+					goto fail
+				}
+				p += w
 			}
 			if in.mode == lazy {
-				p := pos
-				for n := 0; n < lo; n++ {
-					w := classAt(c, s, p)
-					if w == 0 {
-						goto fail
-					}
-					p += w
-				}
-				if hi > lo {
-					m.stack = append(m.stack, frame{kind: frLazy, pc: int32(pc), pos: p, aux: uint64(lo)})
+				if in.max < 0 || in.max > in.min {
+					m.stack = append(m.stack, frame{kind: frLazy, pc: int32(pc), pos: p, aux: uint64(in.min)})
 				}
 				pos = p
 				pc++
 				continue
 			}
-			n, p, minEnd := 0, pos, pos
-			for n < hi && p < len(s) {
-				if b := s[p]; b < utf8.RuneSelf {
-					if !c.hasByte(b) {
-						break
+			minEnd := p
+			if in.max < 0 {
+			more:
+				for p < len(s) {
+					switch c.tab[s[p]] {
+					case 1:
+						p++
+						continue
+					case 2:
+						if w := c.highAt(s, p); w > 0 {
+							p += w
+							continue
+						}
 					}
-					p++
-				} else {
-					r, w := utf8.DecodeRuneInString(s[p:])
-					if !c.hasHigh(r) {
+					break more
+				}
+			} else {
+				for n := in.min; n < in.max && p < len(s); n++ {
+					w := c.at(s, p)
+					if w == 0 {
 						break
 					}
 					p += w
 				}
-				n++
-				if n == lo {
-					minEnd = p
-				}
 			}
-			if n < lo {
-				goto fail
-			}
-			if n > lo && in.mode == greedy {
+			if p > minEnd && in.mode == greedy {
 				m.stack = append(m.stack, frame{kind: frRep, pc: int32(pc), pos: p, aux: uint64(minEnd)})
 			}
 			pos = p
@@ -267,7 +262,7 @@ func (m *machine) run(pc int, pos int) (int, bool) {
 			continue
 
 		case opLookClass:
-			ok := pos < len(s) && classAt(in.cls, s, pos) > 0
+			ok := classStarts(in.cls, s, pos)
 			if ok == in.neg {
 				goto fail
 			}
@@ -356,7 +351,11 @@ func (m *machine) run(pc int, pos int) (int, bool) {
 					m.stack = m.stack[:top]
 					continue
 				}
-				w := classAt(in.cls, s, f.pos)
+				if f.pos >= len(s) {
+					m.stack = m.stack[:top]
+					continue
+				}
+				w := in.cls.at(s, f.pos)
 				if w == 0 {
 					m.stack = m.stack[:top]
 					continue
@@ -388,27 +387,10 @@ func (t *altTable) high(r rune) uint64 {
 	return mask
 }
 
-// classAt is the length of the code point at s[pos:] if it is in c, else 0.
-func classAt(c *class, s string, pos int) int {
-	if pos >= len(s) {
-		return 0
-	}
-	if b := s[pos]; b < utf8.RuneSelf {
-		if c.hasByte(b) {
-			return 1
-		}
-		return 0
-	}
-	r, w := utf8.DecodeRuneInString(s[pos:])
-	if c.hasHigh(r) {
-		return w
-	}
-	return 0
-}
-
-// classStarts reports whether the code point at s[pos:] is in c.
+// classStarts reports whether there is a code point at s[pos:] and it is
+// in c.
 func classStarts(c *class, s string, pos int) bool {
-	return classAt(c, s, pos) > 0
+	return pos < len(s) && c.at(s, pos) > 0
 }
 
 // assert tests a zero-width anchor at pos. Like Oniguruma's, ^ and $ know
