@@ -1,0 +1,481 @@
+package chat
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// The values a template computes with. They follow @huggingface/jinja's
+// runtime values one for one:
+//
+//	undefined        UndefinedValue: a missing variable, key or attribute
+//	null             NullValue: none, JSON null
+//	bool             BooleanValue
+//	number           IntegerValue or FloatValue (a JavaScript number either way)
+//	string           StringValue
+//	*list            ArrayValue, or TupleValue when tuple is set
+//	*object          ObjectValue, KeywordArgumentsValue, NamespaceValue
+//	*function        FunctionValue: a macro, a builtin, a bound method
+//	markup           a string that went through |safe (see below)
+type value any
+
+// markup is a string that went through |safe. The reference treats it as
+// any string; Python's Jinja makes it a Markup, and Markup + str escapes
+// the str's &<>"' — so hlm keeps the mark for +, and refuses a + that
+// would escape. Everything else sees a plain string (unmark).
+type markup string
+
+func unmark(v value) value {
+	if m, ok := v.(markup); ok {
+		return string(m)
+	}
+	return v
+}
+
+type undefined struct{}
+
+type null struct{}
+
+// number is a JavaScript number: an IntegerValue unless float is set.
+// pyFloat marks an integral number that came in as a float (1.0): the
+// reference turns it into an IntegerValue (JSON.parse forgets the ".0") while
+// Python keeps a float, so the two print it differently ("1" and "1.0") and
+// hlm refuses to print it.
+type number struct {
+	f       float64
+	float   bool
+	pyFloat bool
+}
+
+func intNum(n int) number { return number{f: float64(n)} }
+
+// list is an array; identity (the pointer) is what the reference's == and
+// `in` compare for lists. py is what Python's Jinja would hold instead of
+// a list, where that matters.
+type list struct {
+	items []value
+	tuple bool
+	py    pyKind
+}
+
+// pyKind is the Python type behind a list the reference makes.
+type pyKind uint8
+
+const (
+	pyList      pyKind = iota // a list (or a tuple, with tuple set)
+	pyGenerator               // map, selectattr, rejectattr, |items, |unique: no len, no index, always true, not JSON
+	pyView                    // dict.items(), .keys(), .values(): no index, not JSON
+	pyRange                   // range(): not JSON
+)
+
+var pyKindNames = [...]string{pyList: "list", pyGenerator: "generator", pyView: "dict view", pyRange: "range"}
+
+// pyOnly refuses an operation on a list that Python's Jinja holds as
+// another type (a generator, a dict view, a range) where that type lacks it.
+func pyOnly(v value, what string, kinds ...pyKind) error {
+	l, ok := v.(*list)
+	if !ok || l.py == pyList {
+		return nil
+	}
+	for _, k := range kinds {
+		if l.py == k {
+			return unsupported("%s of a %s (@huggingface/jinja makes a list, Python's Jinja a %s, which has no such thing)", what, pyKindNames[k], pyKindNames[k])
+		}
+	}
+	return nil
+}
+
+// objectKind tells the kinds of mapping apart: plain objects are mappings
+// with methods (.get, .items, …), keyword arguments are objects too,
+// namespaces have attributes only, and the loop object is a plain object
+// whose missing attributes (loop.depth, loop.cycle) exist in Python's Jinja
+// only.
+type objectKind uint8
+
+const (
+	plainObject objectKind = iota
+	namespaceObject
+	loopObject
+)
+
+// object is an insertion-ordered map from strings, as a JavaScript Map.
+type object struct {
+	keys []string
+	vals map[string]value
+	kind objectKind
+}
+
+func newObject(kind objectKind) *object {
+	return &object{vals: map[string]value{}, kind: kind}
+}
+
+func (o *object) get(k string) (value, bool) {
+	v, ok := o.vals[k]
+	return v, ok
+}
+
+func (o *object) set(k string, v value) {
+	if _, ok := o.vals[k]; !ok {
+		o.keys = append(o.keys, k)
+	}
+	o.vals[k] = v
+}
+
+func (o *object) len() int { return len(o.keys) }
+
+// function is a callable value. kwargs is nil when the call has none.
+type function struct {
+	name string
+	call func(ev *evaluator, args []value, kwargs *object, env *scope) (value, error)
+}
+
+// typeName names a value's kind as the reference's error messages do.
+func typeName(v value) string {
+	switch v := v.(type) {
+	case undefined:
+		return "UndefinedValue"
+	case null:
+		return "NullValue"
+	case bool:
+		return "BooleanValue"
+	case number:
+		if v.float {
+			return "FloatValue"
+		}
+		return "IntegerValue"
+	case string, markup:
+		return "StringValue"
+	case *list:
+		if v.tuple {
+			return "TupleValue"
+		}
+		return "ArrayValue"
+	case *object:
+		if v.kind == namespaceObject {
+			return "NamespaceValue"
+		}
+		return "ObjectValue"
+	case *function:
+		return "FunctionValue"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// truth is truthy, refusing an empty generator (Python's generators are
+// always true).
+func truth(v value) (bool, error) {
+	if l, ok := v.(*list); ok && l.py == pyGenerator && len(l.items) == 0 {
+		return false, unsupported("the truth of an empty generator (Python's Jinja says true, @huggingface/jinja false for its empty list)")
+	}
+	return truthy(v), nil
+}
+
+// truthy is the reference's __bool__: empty strings, lists and objects, zero,
+// NaN, none and undefined are false; namespaces and functions are true.
+func truthy(v value) bool {
+	switch v := v.(type) {
+	case undefined, null:
+		return false
+	case bool:
+		return v
+	case number:
+		return v.f != 0 && !math.IsNaN(v.f)
+	case string:
+		return v != ""
+	case markup:
+		return v != ""
+	case *list:
+		return len(v.items) > 0
+	case *object:
+		if v.kind == namespaceObject {
+			return true
+		}
+		return v.len() > 0
+	}
+	return true
+}
+
+// toValue converts a Go value from the caller (Input.Vars, Message.Extra)
+// into a template value. Maps are ordered by key; json.RawMessage keeps the
+// order of its JSON object members, as the reference does with parsed JSON.
+func toValue(x any) (value, error) {
+	switch x := x.(type) {
+	case nil:
+		return null{}, nil
+	case undefined, null, number, *list, *object, *function:
+		return x, nil
+	case markup:
+		return string(x), nil
+	case bool:
+		return x, nil
+	case string:
+		return x, nil
+	case json.RawMessage:
+		return decodeJSON(x)
+	case json.Number:
+		return jsonNumber(x)
+	case float64:
+		return floatInput(x), nil
+	case float32:
+		return floatInput(float64(x)), nil
+	case int:
+		return intNum(x), nil
+	case int64:
+		return number{f: float64(x)}, nil
+	case int32:
+		return number{f: float64(x)}, nil
+	case uint:
+		return number{f: float64(x)}, nil
+	case uint64:
+		return number{f: float64(x)}, nil
+	case []any:
+		l := &list{items: make([]value, len(x))}
+		for i, e := range x {
+			v, err := toValue(e)
+			if err != nil {
+				return nil, err
+			}
+			l.items[i] = v
+		}
+		return l, nil
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sortKeysJS(keys)
+		o := newObject(plainObject)
+		for _, k := range keys {
+			v, err := toValue(x[k])
+			if err != nil {
+				return nil, err
+			}
+			o.set(k, v)
+		}
+		return o, nil
+	case []Message:
+		l := &list{}
+		for _, m := range x {
+			o, err := m.object()
+			if err != nil {
+				return nil, err
+			}
+			l.items = append(l.items, o)
+		}
+		return l, nil
+	}
+	// Other slices and maps (e.g. []string, map[string]string) by reflection.
+	rv := reflect.ValueOf(x)
+	switch rv.Kind() {
+	case reflect.Slice, reflect.Array:
+		l := &list{items: make([]value, rv.Len())}
+		for i := range l.items {
+			v, err := toValue(rv.Index(i).Interface())
+			if err != nil {
+				return nil, err
+			}
+			l.items[i] = v
+		}
+		return l, nil
+	case reflect.Map:
+		if rv.Type().Key().Kind() != reflect.String {
+			break
+		}
+		m := make(map[string]any, rv.Len())
+		for it := rv.MapRange(); it.Next(); {
+			m[it.Key().String()] = it.Value().Interface()
+		}
+		return toValue(m)
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Uint8, reflect.Uint16, reflect.Uint32:
+		return toValue(int64(rv.Convert(reflect.TypeOf(int64(0))).Int()))
+	}
+	return nil, fmt.Errorf("%w: a %T cannot be passed to a template", ErrUnsupported, x)
+}
+
+// floatInput is a float from the caller: the reference (JSON.parse, then
+// Number.isInteger) makes an integral one an IntegerValue; Python keeps a
+// float.
+func floatInput(f float64) number {
+	if f == math.Trunc(f) && !math.IsInf(f, 0) {
+		return number{f: f, pyFloat: true}
+	}
+	return number{f: f, float: true}
+}
+
+func jsonNumber(n json.Number) (value, error) {
+	s := string(n)
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return nil, fmt.Errorf("%w: number %s: %v", ErrUnsupported, s, err)
+	}
+	if strings.ContainsAny(s, ".eE") {
+		return floatInput(f), nil
+	}
+	return number{f: f}, nil
+}
+
+// decodeJSON parses JSON into values, keeping the order of object members.
+func decodeJSON(data []byte) (value, error) {
+	dec := json.NewDecoder(strings.NewReader(string(data)))
+	dec.UseNumber()
+	v, err := decodeJSONValue(dec)
+	if err != nil {
+		return nil, fmt.Errorf("chat: JSON value: %w", err)
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("chat: JSON value: data after the value")
+	}
+	return v, nil
+}
+
+func decodeJSONValue(dec *json.Decoder) (value, error) {
+	t, err := dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	switch t := t.(type) {
+	case json.Delim:
+		switch t {
+		case '[':
+			l := &list{}
+			for dec.More() {
+				v, err := decodeJSONValue(dec)
+				if err != nil {
+					return nil, err
+				}
+				l.items = append(l.items, v)
+			}
+			_, err := dec.Token() // ]
+			return l, err
+		case '{':
+			var keys []string
+			vals := map[string]value{}
+			for dec.More() {
+				kt, err := dec.Token()
+				if err != nil {
+					return nil, err
+				}
+				k := kt.(string)
+				v, err := decodeJSONValue(dec)
+				if err != nil {
+					return nil, err
+				}
+				if _, dup := vals[k]; !dup {
+					keys = append(keys, k)
+				}
+				vals[k] = v
+			}
+			if _, err := dec.Token(); err != nil { // }
+				return nil, err
+			}
+			// Object.entries lists integer-like keys first, ascending.
+			sortKeysJS(keys)
+			o := newObject(plainObject)
+			for _, k := range keys {
+				o.set(k, vals[k])
+			}
+			return o, nil
+		}
+	case nil:
+		return null{}, nil
+	case bool:
+		return t, nil
+	case string:
+		return t, nil
+	case json.Number:
+		return jsonNumber(t)
+	}
+	return nil, fmt.Errorf("unexpected JSON token %v", t)
+}
+
+// sortKeysJS orders object keys as JavaScript enumerates them: array-index
+// keys ("0", "17") first in numeric order, then the others in their given
+// order. The sort is stable, so plain keys keep the order they came in.
+func sortKeysJS(keys []string) {
+	sort.SliceStable(keys, func(i, j int) bool {
+		a, aok := arrayIndex(keys[i])
+		b, bok := arrayIndex(keys[j])
+		if aok && bok {
+			return a < b
+		}
+		return aok && !bok
+	})
+}
+
+// arrayIndex reports whether k is a canonical array index (0 … 2^32−2).
+func arrayIndex(k string) (uint64, bool) {
+	if k == "" || (len(k) > 1 && k[0] == '0') {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(k, 10, 64)
+	if err != nil || n >= 1<<32-1 {
+		return 0, false
+	}
+	return n, true
+}
+
+// fromValue converts a template value back to Go (for tests and callers of
+// the values the engine produces).
+func fromValue(v value) any {
+	switch v := v.(type) {
+	case null, undefined:
+		return nil
+	case bool:
+		return v
+	case number:
+		if !v.float && v.f == math.Trunc(v.f) && math.Abs(v.f) < 1<<53 {
+			return int64(v.f)
+		}
+		return v.f
+	case string:
+		return v
+	case markup:
+		return string(v)
+	case *list:
+		out := make([]any, len(v.items))
+		for i, e := range v.items {
+			out[i] = fromValue(e)
+		}
+		return out
+	case *object:
+		out := make(map[string]any, v.len())
+		for _, k := range v.keys {
+			out[k] = fromValue(v.vals[k])
+		}
+		return out
+	}
+	return nil
+}
+
+// utf16Len is the length of s in UTF-16 code units, JavaScript's length.
+func utf16Len(s string) int {
+	n := 0
+	for _, r := range s {
+		if r >= 0x10000 {
+			n += 2
+		} else {
+			n++
+		}
+	}
+	return n
+}
+
+// hasAstral reports whether s has characters outside the Basic Multilingual
+// Plane, where JavaScript's string lengths and indices (UTF-16 code units)
+// differ from Python's (code points).
+func hasAstral(s string) bool {
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r >= 0x10000 {
+			return true
+		}
+		i += n
+	}
+	return false
+}
