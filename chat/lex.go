@@ -11,31 +11,31 @@ import (
 type tokenType uint8
 
 const (
-	tText         tokenType = iota // text between tags
-	tNumber                        // 123, 1.5, -2 (a sign is part of the number after an operator)
-	tString                        // 'string' or "string", escapes resolved
-	tIdent                         // names and keywords
-	tEquals                        // =
-	tOpenParen                     // (
-	tCloseParen                    // )
-	tOpenStatement                 // {%
-	tCloseStatement                // %}
-	tOpenExpression                // {{
-	tCloseExpression               // }}
-	tOpenBracket                   // [
-	tCloseBracket                  // ]
-	tOpenBrace                     // {
-	tCloseBrace                    // }
-	tComma                         // ,
-	tDot                           // .
-	tColon                         // :
-	tPipe                          // |
-	tAdditive                      // + - ~
-	tMultiplicative                // * / // %
-	tPower                         // **
-	tComparison                    // < > <= >= == !=
-	tUnary                         // a sign with no number after it
-	tComment                       // {# … #}
+	tText            tokenType = iota // text between tags
+	tNumber                           // 123, 1.5, -2 (a sign is part of the number after an operator)
+	tString                           // 'string' or "string", escapes resolved
+	tIdent                            // names and keywords
+	tEquals                           // =
+	tOpenParen                        // (
+	tCloseParen                       // )
+	tOpenStatement                    // {%
+	tCloseStatement                   // %}
+	tOpenExpression                   // {{
+	tCloseExpression                  // }}
+	tOpenBracket                      // [
+	tCloseBracket                     // ]
+	tOpenBrace                        // {
+	tCloseBrace                       // }
+	tComma                            // ,
+	tDot                              // .
+	tColon                            // :
+	tPipe                             // |
+	tAdditive                         // + - ~
+	tMultiplicative                   // * / // %
+	tPower                            // **
+	tComparison                       // < > <= >= == !=
+	tUnary                            // a sign with no number after it
+	tComment                          // {# … #}
 )
 
 var tokenNames = [...]string{
@@ -85,11 +85,11 @@ func isLineBreak(r rune) bool {
 	return r == '\n' || r == '\r' || r == 0x2028 || r == 0x2029
 }
 
-func trimSpaceJS(s string) string  { return strings.TrimFunc(s, isSpace) }
-func trimLeftJS(s string) string   { return strings.TrimLeftFunc(s, isSpace) }
-func trimRightJS(s string) string  { return strings.TrimRightFunc(s, isSpace) }
-func isDigit(c byte) bool          { return c >= '0' && c <= '9' }
-func isWordByte(c byte) bool       { return c == '_' || isDigit(c) || c|0x20 >= 'a' && c|0x20 <= 'z' }
+func trimSpaceJS(s string) string { return strings.TrimFunc(s, isSpace) }
+func trimLeftJS(s string) string  { return strings.TrimLeftFunc(s, isSpace) }
+func trimRightJS(s string) string { return strings.TrimRightFunc(s, isSpace) }
+func isDigit(c byte) bool         { return c >= '0' && c <= '9' }
+func isWordByte(c byte) bool      { return c == '_' || isDigit(c) || c|0x20 >= 'a' && c|0x20 <= 'z' }
 func syntaxErr(f string, a ...any) error {
 	return fmt.Errorf("%w: %s", ErrSyntax, fmt.Sprintf(f, a...))
 }
