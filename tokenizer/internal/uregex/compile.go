@@ -29,7 +29,23 @@ const (
 	opAtomic                  // sub-program at x, without backtracking into it
 	opNullStart               // regs[x] = position
 	opNullEnd                 // if the position is still regs[x], go to y (an empty iteration ends the loop)
+	opSeq                     // the deterministic sequence seqs[x]
 )
+
+// A seqItem is one step of a deterministic sequence (opSeq): code points
+// of cls from min to max times without giving any back, or (look != 0)
+// a one-code-point lookahead, or (assert) an anchor. A repeat with stop
+// set is one followed by the lookahead (?!stop), stop disjoint from cls:
+// when the code point after the run is in stop it gives back exactly one
+// code point, after which the lookahead holds.
+type seqItem struct {
+	cls      *class
+	min, max int32 // max -1: unbounded
+	look     int8  // 1: (?=cls), -1: (?!cls)
+	assert   bool
+	anchor   anchor
+	stop     *class
+}
 
 type inst struct {
 	op     opcode
@@ -68,6 +84,7 @@ type compiler struct {
 	pattern string
 	prog    []inst
 	alts    []altTable
+	seqs    [][]seqItem
 	nregs   int
 	subs    []pendingSub
 	guards  map[*node]*class
@@ -83,6 +100,7 @@ type Regexp struct {
 	expr     string
 	prog     []inst
 	alts     []altTable
+	seqs     [][]seqItem
 	nregs    int
 	first    *class // what a match can start with; nil if it can be empty
 	limit    int
@@ -109,7 +127,7 @@ func Compile(pattern string) (*Regexp, error) {
 	if err := c.compile(n); err != nil {
 		return nil, err
 	}
-	re := &Regexp{expr: pattern, prog: c.prog, alts: c.alts, nregs: c.nregs, limit: DefaultStepLimit}
+	re := &Regexp{expr: pattern, prog: c.prog, alts: c.alts, seqs: c.seqs, nregs: c.nregs, limit: DefaultStepLimit}
 	if set, nullable := first(n); !nullable && !equalSets(set, runeSet{{0, maxRune}}) {
 		re.first = newClass(set)
 	}
@@ -265,6 +283,57 @@ func pureEmpty(n *node) bool {
 	return false // nChar, nLook, nAtomic, nAssert
 }
 
+// possessiveSafe reports whether a greedy repeat of set followed by after
+// can be possessive: giving back a code point could only offer after a
+// code point of set, which it cannot start with, or after always
+// succeeds anyway.
+func possessiveSafe(set runeSet, after follow) bool {
+	return after.always || !after.nullable && len(intersect(set, after.set)) == 0
+}
+
+// seqItems collects the deterministic steps of subs from i on (fol[j] is
+// the follow of subs[j]) and returns them with the index after them.
+func (c *compiler) seqItems(subs []*node, fol []follow, i int) ([]seqItem, int) {
+	var items []seqItem
+	for i < len(subs) {
+		n := subs[i]
+		switch {
+		case n.op == nChar:
+			items = append(items, seqItem{cls: newClass(n.set), min: 1, max: 1})
+		case n.op == nAssert:
+			items = append(items, seqItem{assert: true, anchor: n.anchor})
+		case n.op == nLook && n.subs[0].op == nChar:
+			look := int8(1)
+			if n.neg {
+				look = -1
+			}
+			items = append(items, seqItem{cls: newClass(n.subs[0].set), look: look})
+		case n.op == nRepeat && n.subs[0].op == nChar && n.mode != lazy:
+			set := n.subs[0].set
+			it := seqItem{cls: newClass(set), min: int32(n.min), max: int32(n.max)}
+			if n.mode == greedy && !possessiveSafe(set, fol[i]) {
+				// C+(?!D) with C and D disjoint, then what cannot use a
+				// code point of C: at most one code point is given back.
+				if i+1 >= len(subs) {
+					return items, i
+				}
+				look := subs[i+1]
+				if look.op != nLook || !look.neg || look.subs[0].op != nChar ||
+					len(intersect(set, look.subs[0].set)) != 0 || !possessiveSafe(set, fol[i+1]) {
+					return items, i
+				}
+				it.stop = newClass(look.subs[0].set)
+				i++
+			}
+			items = append(items, it)
+		default:
+			return items, i
+		}
+		i++
+	}
+	return items, i
+}
+
 // loopFollow is the follow of the body of a loop: another iteration or
 // what follows the loop.
 func loopFollow(body *node, after follow) follow {
@@ -283,8 +352,15 @@ func (c *compiler) emitNode(n *node, after follow) {
 		for i := len(n.subs) - 2; i >= 0; i-- {
 			fol[i] = then(n.subs[i+1], fol[i+1])
 		}
-		for i, s := range n.subs {
-			c.emitNode(s, fol[i])
+		for i := 0; i < len(n.subs); {
+			if items, next := c.seqItems(n.subs, fol, i); len(items) >= 2 {
+				c.emit(inst{op: opSeq, x: int32(len(c.seqs))})
+				c.seqs = append(c.seqs, items)
+				i = next
+				continue
+			}
+			c.emitNode(n.subs[i], fol[i])
+			i++
 		}
 	case nAlt:
 		c.emitAlt(n.subs, after)
@@ -364,7 +440,7 @@ func (c *compiler) emitRepeat(n *node, after follow) {
 	body := n.subs[0]
 	if body.op == nChar {
 		mode := n.mode
-		if mode == greedy && (after.always || !after.nullable && len(intersect(body.set, after.set)) == 0) {
+		if mode == greedy && possessiveSafe(body.set, after) {
 			// Giving back a code point of the class could only offer what
 			// follows a code point of the class, which it cannot start
 			// with; or what follows always succeeds. Nothing to remember.
