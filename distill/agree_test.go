@@ -17,7 +17,7 @@ func TestAgree(t *testing.T) {
 	}
 	exit, _ := llama.OpenSpec(path+"@exit=2", "")
 	tok := llm.Tokenizer()
-	prompts := [][]int{tok.Encode("Once upon a time", true, false), tok.Encode("Tom had a red car.", true, false), {tok.BOS()}}
+	prompts := [][]int{tok.Encode("Once upon a time", true), tok.Encode("Tom had a red car.", true), {tok.BOS()}}
 	self, err := Agree(context.Background(), llm, llm, prompts, 20, 1, 1, tok.EOS())
 	if err != nil {
 		t.Fatal(err)

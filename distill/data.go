@@ -63,7 +63,10 @@ func loadCorpus(files []string, read func(string) ([]byte, error), tok *tokenize
 			return nil, fmt.Errorf("--data %s: no text (%w)", f, err)
 		}
 		for _, s := range stories {
-			ids := tok.Encode(s.Text, true, tok.EOS() >= 0 && tok.EOS() != tok.BOS())
+			ids := tok.Encode(s.Text, true)
+			if tok.EOS() >= 0 && tok.EOS() != tok.BOS() {
+				ids = append(ids, tok.EOS()) // the end of the story
+			}
 			if len(ids) < 2 {
 				continue
 			}

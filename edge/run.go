@@ -42,7 +42,7 @@ func NewGenerator(conn Config, slm model.Model, p hybrid.Params) (*Generator, er
 // (if set) with each round's committed tokens. It returns the same summary
 // as the simulator, with wall-clock figures filled in.
 func (g *Generator) One(ctx context.Context, p hybrid.Params, prompt string, onTokens func([]int)) (hybrid.Result, Stats, error) {
-	ids := g.Tok.Encode(prompt, true, false)
+	ids := g.Tok.Encode(prompt, true)
 	if len(ids) == 0 {
 		return hybrid.Result{}, Stats{}, errors.New("prompt encodes to no tokens")
 	}

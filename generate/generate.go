@@ -81,7 +81,7 @@ func Generate(ctx context.Context, m model.Model, cfg Config, out io.Writer) (St
 	if tok == nil {
 		return st, fmt.Errorf("model %s has no tokenizer: pass one with --tokenizer", m.Name())
 	}
-	ids := tok.Encode(cfg.Prompt, !cfg.NoBOS, false)
+	ids := tok.Encode(cfg.Prompt, !cfg.NoBOS)
 	if len(ids) == 0 {
 		return st, errors.New("empty prompt and no BOS token: nothing to condition on")
 	}

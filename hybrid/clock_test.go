@@ -73,7 +73,7 @@ func breakdownSum(r Result) float64 {
 // takes the measured time of building its upload).
 func TestTimeBreakdown(t *testing.T) {
 	llm, slm := openPair(t, stories+"@exit=2")
-	prompt := llm.Tokenizer().Encode("Tom had a red car", true, false)
+	prompt := llm.Tokenizer().Encode("Tom had a red car", true)
 	const upRate, downRate = 2e5, 1e6
 	for _, measure := range []bool{false, true} {
 		for _, m := range Methods {

@@ -29,7 +29,7 @@ func (f *fixedCtl) Choose(s ControlState) (int, int) {
 // the payload), and reports every round to OnRound.
 func TestControllerRounds(t *testing.T) {
 	llm, slm := openPair(t, stories+"@exit=2")
-	prompt := llm.Tokenizer().Encode("Once upon a time", true, false)
+	prompt := llm.Tokenizer().Encode("Once upon a time", true)
 	p := DefaultParams()
 	p.Method, p.Seed, p.MaxTokens, p.Draft = QS, 3, 30, "ddqn"
 	if err := p.SetAll([]string{"channel=markov", "rate_low_bps=1e5", "rate_high_bps=1e6"}); err != nil {

@@ -19,7 +19,7 @@ import (
 // a Q8_0 copy, the LLM itself).
 func TestCoupledIsDrafterInvariant(t *testing.T) {
 	llm, _ := openPair(t, stories)
-	prompt := llm.Tokenizer().Encode("Lily wanted to play", true, false)
+	prompt := llm.Tokenizer().Encode("Lily wanted to play", true)
 	drafts := map[string]string{"exit2": stories + "@exit=2", "q8": stories + "@q8", "self": stories}
 	for seed := uint64(0); seed < 5; seed++ {
 		p := DefaultParams()
@@ -44,7 +44,7 @@ func TestCoupledIsDrafterInvariant(t *testing.T) {
 // weight perturbed on the server side it refuses instead of biasing.
 func TestReplicaRefusesMismatch(t *testing.T) {
 	llm, slm := openPair(t, stories+"@exit=2")
-	prompt := llm.Tokenizer().Encode("Tom had a red car", true, false)
+	prompt := llm.Tokenizer().Encode("Tom had a red car", true)
 	p := DefaultParams()
 	p.Method, p.Seed, p.MaxTokens = Replica, 1, 32
 	run := func(serverSLM *llama.Model) error {
@@ -92,7 +92,7 @@ func TestReplicaRefusesMismatch(t *testing.T) {
 func TestCoupledListWiring(t *testing.T) {
 	llm, slm := openPair(t, stories+"@exit=2")
 	_, self := openPair(t, stories)
-	prompt := llm.Tokenizer().Encode("Lily wanted to play", true, false)
+	prompt := llm.Tokenizer().Encode("Lily wanted to play", true)
 	for seed := uint64(0); seed < 4; seed++ {
 		p := DefaultParams()
 		p.Method, p.Seed, p.MaxTokens = Coupled, seed, 40
@@ -119,7 +119,7 @@ func TestCoupledListWiring(t *testing.T) {
 // K = 3, L = 3). Exercises the server's evaluation of the winning branch.
 func TestCoupledListSecondToken(t *testing.T) {
 	llm, slm := openPair(t, stories+"@exit=2")
-	prompt := llm.Tokenizer().Encode("The sun was", true, false)
+	prompt := llm.Tokenizer().Encode("The sun was", true)
 	logits, err := llm.NewSession().Prefill(prompt)
 	if err != nil {
 		t.Fatal(err)

@@ -62,7 +62,7 @@ func runOnce(t testing.TB, p Params, llm, slm model.Model, prompt []int) Result 
 // fail the same test — that is what shows the test has power.
 func TestLosslessOnRealPair(t *testing.T) {
 	llm, slm := openPair(t, stories+"@exit=2")
-	prompt := llm.Tokenizer().Encode("Once upon a time, there was a little", true, false)
+	prompt := llm.Tokenizer().Encode("Once upon a time, there was a little", true)
 	logits, err := llm.NewSession().Prefill(prompt)
 	if err != nil {
 		t.Fatal(err)
@@ -109,7 +109,7 @@ func TestLosslessOnRealPair(t *testing.T) {
 // the byte, for every method.
 func TestReproducible(t *testing.T) {
 	llm, slm := openPair(t, stories+"@exit=2")
-	prompt := llm.Tokenizer().Encode("Tom had a red car", true, false)
+	prompt := llm.Tokenizer().Encode("Tom had a red car", true)
 	for _, m := range Methods {
 		p := DefaultParams()
 		p.Method, p.Seed, p.MaxTokens = m, 42, 24
@@ -132,7 +132,7 @@ func stripWall(r Result) Result { r.WallSeconds, r.WallTPS = 0, 0; return r }
 // since the same seed gives the same drafts until the first difference.
 func TestSkipThresholdOrdering(t *testing.T) {
 	llm, slm := openPair(t, stories+"@q8")
-	prompt := llm.Tokenizer().Encode("Once upon a time", true, false)
+	prompt := llm.Tokenizer().Encode("Once upon a time", true)
 	var trs []float64
 	for _, uth := range []float64{0, 0.2, 0.5, 0.8, 1} {
 		var up, rounds int
@@ -156,7 +156,7 @@ func TestSkipThresholdOrdering(t *testing.T) {
 // fewer uplink bits than U-HLM at the same threshold.
 func TestPaperOrderings(t *testing.T) {
 	llm, slm := openPair(t, stories+"@exit=2")
-	prompt := llm.Tokenizer().Encode("Once upon a time", true, false)
+	prompt := llm.Tokenizer().Encode("Once upon a time", true)
 	dev := map[string]float64{}
 	bits := map[string]int64{}
 	for _, m := range []string{QS, SQ, UHLM, CUHLMOffline, CUHLMOnline} {
@@ -186,7 +186,7 @@ func TestPaperOrderings(t *testing.T) {
 // old behaviour (the bonus always on) fails the first half.
 func TestOneTokenRounds(t *testing.T) {
 	llm, slm := openPair(t, stories)
-	prompt := llm.Tokenizer().Encode("Once upon a time", true, false)
+	prompt := llm.Tokenizer().Encode("Once upon a time", true)
 	for _, m := range []string{HLM, UHLM, CUHLMOffline, CUHLMOnline, UIHLM, RandHLM} {
 		for _, bonus := range []bool{false, true} {
 			var rounds, tokens, bon, accepted int
@@ -223,7 +223,7 @@ func TestOneTokenRounds(t *testing.T) {
 // reconstruction of the realized draft.
 func TestTopKDeviationIsExact(t *testing.T) {
 	llm, slm := openPair(t, stories+"@exit=2")
-	prompt := llm.Tokenizer().Encode("Once upon a time, there was a little", true, false)
+	prompt := llm.Tokenizer().Encode("Once upon a time, there was a little", true)
 	p := DefaultParams()
 	p.Method, p.MaxTokens, p.K, p.UTh = CUHLMOffline, 1, 5, 0
 	xl, err := slm.NewSession().Prefill(prompt)

@@ -60,7 +60,7 @@ func TestTinyStoriesNLL(t *testing.T) {
 		}
 		var r Result
 		for _, s := range stories {
-			res, err := Text(m, m.Tokenizer().Encode(s.Text, true, false))
+			res, err := Text(m, m.Tokenizer().Encode(s.Text, true))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -131,7 +131,7 @@ func One(ctx context.Context, ms *Models, p hybrid.Params, prompt string, trace 
 // maxTokens new tokens in the pair's context keeps BOS and its last tokens
 // (long QA passages, e.g. QED, exceed small models' contexts).
 func PromptIDs(ms *Models, prompt string, maxTokens int) ([]int, error) {
-	ids := ms.Tok.Encode(prompt, true, false)
+	ids := ms.Tok.Encode(prompt, true)
 	if len(ids) == 0 {
 		return nil, errors.New("prompt encodes to no tokens")
 	}

@@ -22,7 +22,7 @@ func benchEncode(b *testing.B, tok *Tokenizer) {
 	n := 0
 	b.ResetTimer()
 	for b.Loop() {
-		n = len(tok.Encode(benchText, true, false))
+		n = len(encode(tok, benchText, true, false))
 	}
 	per := b.Elapsed().Seconds() / float64(b.N)
 	b.ReportMetric(per*1e6, "µs/encode")
@@ -63,7 +63,7 @@ func BenchmarkEncodeReference(b *testing.B) {
 // BenchmarkDecodeStream streams the ids of the text back, token by token.
 func BenchmarkDecodeStream(b *testing.B) {
 	tok := loadLlama2C(b, llama2Bin, 32000)
-	ids := tok.Encode(benchText, true, false)
+	ids := encode(tok, benchText, true, false)
 	for b.Loop() {
 		d := tok.NewStreamDecoder()
 		for _, id := range ids {

@@ -117,3 +117,17 @@ func TestStreamDecoderShared(t *testing.T) {
 		})
 	}
 }
+
+// encode is Encode in the explicit form the older tests use: BOS first if
+// bos and EOS last if eos (each only when the tokenizer has one), special
+// tokens written in the text encoded as plain text.
+func encode(tok *Tokenizer, text string, bos, eos bool) []int {
+	ids := tok.EncodeWith(text, EncodeOptions{PlainSpecial: true})
+	if bos && tok.BOS() >= 0 {
+		ids = append([]int{tok.BOS()}, ids...)
+	}
+	if eos && tok.EOS() >= 0 {
+		ids = append(ids, tok.EOS())
+	}
+	return ids
+}

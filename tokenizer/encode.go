@@ -1,36 +1,90 @@
 package tokenizer
 
-import (
-	"strings"
-	"unicode/utf8"
-)
-
 // minScore is llama2.c's initial best score: a pair whose merged piece
 // scores at or below it (or NaN) is never merged.
 const minScore = float32(-1e10)
 
-// Encode returns the token ids of text, with BOS first if bos and EOS last
-// if eos (each only when the tokenizer has one). Special tokens written
-// literally in text (such as "<s>") are encoded as plain text, never as
-// their special ids.
-func (t *Tokenizer) Encode(text string, bos, eos bool) []int {
-	var ids []int32
-	if t.alg == byRank {
-		ids = t.encodeRanks(text)
+// EncodeOptions say how EncodeWith treats special tokens.
+type EncodeOptions struct {
+	// AddSpecial adds BOS and EOS as the tokenizer's configuration says
+	// (GGUF add_bos_token/add_eos_token, tokenizer.json's
+	// TemplateProcessing, tokenizer_config.json): llama.cpp's add_special,
+	// Hugging Face's add_special_tokens.
+	AddSpecial bool
+	// PlainSpecial encodes control tokens written in the text ("<s>",
+	// "<|im_start|>") as plain text instead of their ids (llama.cpp's
+	// parse_special = false). Added tokens that are not control tokens
+	// are matched either way, as in llama.cpp and Hugging Face.
+	PlainSpecial bool
+}
+
+// Encode returns the token ids of text, with BOS and EOS added as the
+// tokenizer's configuration says when addSpecial is true. Special tokens
+// written in the text ("<s>", "<|im_start|>") become their ids, as Hugging
+// Face's tokenizers and llama.cpp with parse_special do; EncodeWith can
+// spell them as plain text instead.
+func (t *Tokenizer) Encode(text string, addSpecial bool) []int {
+	return t.EncodeWith(text, EncodeOptions{AddSpecial: addSpecial})
+}
+
+// EncodeWith returns the token ids of text under o (see EncodeOptions).
+func (t *Tokenizer) EncodeWith(text string, o EncodeOptions) []int {
+	var s scratch
+	ids := make([]int32, 0, len(text)/3+2)
+	parse := !o.PlainSpecial
+	if t.added == nil {
+		ids = t.encodeFragment(ids, text, true, parse, &s)
 	} else {
-		ids = t.encodeScores(text)
+		for _, f := range t.added.split(nil, &t.added.raw, text, true, parse) {
+			if f.id >= 0 {
+				ids = append(ids, f.id)
+			} else {
+				ids = t.encodeFragment(ids, f.text, f.atStart, parse, &s)
+			}
+		}
 	}
 	out := make([]int, 0, len(ids)+2)
-	if bos && t.bos >= 0 {
+	if o.AddSpecial && t.addBOS && t.bos >= 0 {
 		out = append(out, t.bos)
 	}
 	for _, id := range ids {
 		out = append(out, int(id))
 	}
-	if eos && t.eos >= 0 {
+	if o.AddSpecial && t.addEOS && t.eos >= 0 {
 		out = append(out, t.eos)
 	}
 	return out
+}
+
+// encodeFragment appends the ids of a piece of text between added tokens.
+func (t *Tokenizer) encodeFragment(ids []int32, text string, atStart, parseSpecial bool, s *scratch) []int32 {
+	if t.alg == byScore {
+		return append(ids, t.encodeScores(text)...)
+	}
+	text = t.norm.apply(text)
+	if t.added == nil || t.added.norm.empty() {
+		return t.encodeNormalized(ids, text, atStart, s)
+	}
+	for _, f := range t.added.split(nil, &t.added.norm, text, atStart, parseSpecial) {
+		if f.id >= 0 {
+			ids = append(ids, f.id)
+		} else {
+			ids = t.encodeNormalized(ids, f.text, f.atStart, s)
+		}
+	}
+	return ids
+}
+
+// encodeNormalized appends the ids of normalized text: pre-tokenized into
+// words, each encoded by the BPE model.
+func (t *Tokenizer) encodeNormalized(ids []int32, text string, atStart bool, s *scratch) []int32 {
+	if t.pre == nil {
+		return t.appendWord(ids, text, s)
+	}
+	for _, w := range pretokenize(t.pre, text, atStart, s) {
+		ids = t.appendWord(ids, w, s)
+	}
+	return ids
 }
 
 // encodeScores is llama2.c's encode: the text is cut into UTF-8 code
@@ -100,61 +154,6 @@ func (t *Tokenizer) hasByteTokens(s string) bool {
 		}
 	}
 	return true
-}
-
-// encodeRanks is Hugging Face's BPE model (tokenizers' merge_word and
-// Word::merge_all) on the normalized text, which is one word since there is
-// no pre-tokenizer.
-func (t *Tokenizer) encodeRanks(text string) []int32 {
-	if text == "" {
-		return nil
-	}
-	s := strings.ReplaceAll(text, " ", t.space)
-	if t.addPrefix {
-		s = t.space + s
-	}
-	if t.ignoreMerges {
-		if id, ok := t.lookup[s]; ok {
-			return []int32{id}
-		}
-	}
-	ids := make([]int32, 0, len(s))
-	pendingUnk := false
-	for i := 0; i < len(s); {
-		_, w := utf8.DecodeRuneInString(s[i:])
-		ch := s[i : i+w]
-		i += w
-		if id, ok := t.lookup[ch]; ok {
-			if pendingUnk {
-				ids = append(ids, int32(t.unk))
-				pendingUnk = false
-			}
-			ids = append(ids, id)
-			continue
-		}
-		if t.hasByteTokens(ch) {
-			// As in tokenizers, byte tokens do not flush a pending
-			// unknown: it lands after them.
-			for j := 0; j < len(ch); j++ {
-				ids = append(ids, t.byteToken[ch[j]])
-			}
-			continue
-		}
-		if t.unk < 0 {
-			continue // no unknown token: the character is dropped
-		}
-		if pendingUnk && !t.fuseUnk {
-			ids = append(ids, int32(t.unk))
-		}
-		pendingUnk = true
-	}
-	if pendingUnk {
-		ids = append(ids, int32(t.unk))
-	}
-	return mergeAll(ids, func(a, b int32) (int32, float64, bool) {
-		m, ok := t.merges[pairKey(a, b)]
-		return m.id, -float64(m.rank), ok
-	})
 }
 
 // mergeAll repeatedly merges the adjacent pair of highest priority, the

@@ -68,10 +68,10 @@ func TestHFGoldenExtra(t *testing.T) {
 		if tok == nil {
 			t.Fatalf("unknown tokenizer %q in golden", c.Tokenizer)
 		}
-		if got := tok.Encode(c.Text, true, false); !slices.Equal(got, c.IDs) {
+		if got := encode(tok, c.Text, true, false); !slices.Equal(got, c.IDs) {
 			t.Errorf("%s: Encode(%q)\n got %v\nwant %v", c.Tokenizer, c.Text, got, c.IDs)
 		}
-		if got := back.Encode(c.Text, true, false); !slices.Equal(got, c.IDs) {
+		if got := encode(back, c.Text, true, false); !slices.Equal(got, c.IDs) {
 			t.Errorf("%s after Vocab round trip: Encode(%q)\n got %v\nwant %v", c.Tokenizer, c.Text, got, c.IDs)
 		}
 	}

@@ -10,22 +10,77 @@ import (
 )
 
 // LoadHFJSON reads a Hugging Face tokenizer.json; see ParseHFJSONWithConfig.
-// If a tokenizer_config.json sits in the same directory it is read too, for
-// the bos_token, eos_token, add_bos_token and add_eos_token it declares.
+// Files beside it are read too when present: tokenizer_config.json (for
+// bos_token, eos_token, add_bos_token, add_eos_token and chat_template),
+// chat_template.jinja (the chat template as recent transformers save it)
+// and generation_config.json (its eos_token_id, one id or a list, end a
+// generation).
 func LoadHFJSON(path string) (*Tokenizer, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("tokenizer: %w", err)
 	}
-	config, err := os.ReadFile(filepath.Join(filepath.Dir(path), "tokenizer_config.json"))
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("tokenizer: %w", err)
+	dir := filepath.Dir(path)
+	config, err := readOptional(filepath.Join(dir, "tokenizer_config.json"))
+	if err != nil {
+		return nil, err
 	}
 	t, err := ParseHFJSONWithConfig(data, config)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	if err := t.readBeside(dir); err != nil {
+		return nil, err
+	}
 	return t, nil
+}
+
+// readOptional returns the contents of path, or nil if it does not exist.
+func readOptional(path string) ([]byte, error) {
+	b, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("tokenizer: %w", err)
+	}
+	return b, nil
+}
+
+// readBeside reads chat_template.jinja and generation_config.json from the
+// directory of a tokenizer.json or vocab.json.
+func (t *Tokenizer) readBeside(dir string) error {
+	tmpl, err := readOptional(filepath.Join(dir, "chat_template.jinja"))
+	if err != nil {
+		return err
+	}
+	if len(tmpl) > 0 {
+		t.chatTemplate = string(tmpl)
+	}
+	gen, err := readOptional(filepath.Join(dir, "generation_config.json"))
+	if err != nil || len(gen) == 0 {
+		return err
+	}
+	var g struct {
+		EOS json.RawMessage `json:"eos_token_id"`
+	}
+	if err := json.Unmarshal(gen, &g); err != nil {
+		return fmt.Errorf("%w: generation_config.json: %v", ErrFormat, err)
+	}
+	var ids []int
+	var one int
+	switch {
+	case isNull(g.EOS):
+	case json.Unmarshal(g.EOS, &one) == nil:
+		ids = []int{one}
+	case json.Unmarshal(g.EOS, &ids) == nil:
+	default:
+		return fmt.Errorf("%w: generation_config.json eos_token_id is %s, want an id or a list of ids", ErrFormat, describe(g.EOS))
+	}
+	for _, id := range ids {
+		if id < 0 || id >= len(t.pieces) {
+			return fmt.Errorf("%w: generation_config.json eos_token_id %d out of range [0, %d)", ErrFormat, id, len(t.pieces))
+		}
+	}
+	t.eog = t.findEOG(ids)
+	return nil
 }
 
 // ParseHFJSON parses a Hugging Face tokenizer.json; it is
@@ -34,28 +89,34 @@ func ParseHFJSON(data []byte) (*Tokenizer, error) {
 	return ParseHFJSONWithConfig(data, nil)
 }
 
-// ParseHFJSONWithConfig parses a Hugging Face tokenizer.json of the
-// SentencePiece-BPE kind that Llama-family models use, and optionally its
-// tokenizer_config.json (nil or empty to omit).
+// ParseHFJSONWithConfig parses a Hugging Face tokenizer.json whose model is
+// BPE, and optionally its tokenizer_config.json (nil or empty to omit).
 //
-// Supported, and required: model type "BPE" (byte_fallback, fuse_unk and
-// ignore_merges honoured; dropout, continuing_subword_prefix and
-// end_of_word_suffix must be unset); a normalizer made of Replace " " →
-// "▁" and optionally Prepend "▁"; no pre-tokenizer; a decoder made of
-// Replace "▁" → " ", ByteFallback, Fuse and optionally a final Strip of
-// leading spaces. Anything else is ErrUnsupported. Merges may be "a b"
-// strings or ["a", "b"] pairs.
+// Supported: model type "BPE" (byte_fallback, fuse_unk and ignore_merges
+// honoured; dropout, continuing_subword_prefix and end_of_word_suffix must
+// be unset); normalizers NFC, NFD, NFKC, NFKD, Replace of a string and
+// Prepend, in a Sequence or alone; pre-tokenizers Split (regex or string,
+// every behavior, invert), ByteLevel, Digits and Metaspace, in a Sequence
+// or alone; decoders Replace "▁" → " ", ByteFallback, Fuse and Strip of
+// leading spaces, Metaspace, or ByteLevel for a byte-level BPE;
+// post-processors TemplateProcessing, RobertaProcessing, BertProcessing
+// (for BOS and EOS) and ByteLevel. Anything else is ErrUnsupported,
+// naming the component, rather than a tokenization that could differ.
+// Merges may be "a b" strings or ["a", "b"] pairs.
 //
-// BOS and EOS come from the post_processor's TemplateProcessing (a special
-// token before the sequence is BOS and sets AddBOS, one after it is EOS and
-// sets AddEOS), then from the config, and otherwise from the names of the
-// special added tokens ("<s>", "<|begin_of_text|>", "<bos>",
-// "<|startoftext|>" or a name containing "start", "begin" or "bos"; "</s>",
-// "<|endoftext|>", "<|end_of_text|>", "<|eot_id|>", "<eos>",
+// The tokenizer is byte-level (GPT-2, Llama-3, Qwen, ...) when the
+// pre-tokenizer has a ByteLevel step. Added tokens are cut out of the text
+// before the model runs, as tokenizers' AddedVocabulary does (leftmost,
+// longest; lstrip, rstrip and single_word honoured; normalized ones matched
+// in the normalized text); special ones become control tokens.
+//
+// BOS and EOS come from the config (an explicit null means none), then
+// from the post_processor (a special token before the sequence is BOS and
+// sets AddBOS, one after it EOS and sets AddEOS), and otherwise from the
+// names of the special added tokens ("<s>", "<|begin_of_text|>", "<bos>",
+// "<|startoftext|>" or a name containing "start", "begin" or "bos";
+// "</s>", "<|endoftext|>", "<|end_of_text|>", "<|eot_id|>", "<eos>",
 // "<|im_end|>" or a name containing "end" or "eos"; lowest id first).
-//
-// Added tokens are not split out of the input: special tokens written in
-// the text are tokenized as plain text.
 func ParseHFJSONWithConfig(data, config []byte) (*Tokenizer, error) {
 	var f struct {
 		AddedTokens   []hfAddedToken  `json:"added_tokens"`
@@ -98,15 +159,15 @@ func ParseHFJSONWithConfig(data, config []byte) (*Tokenizer, error) {
 	case len(m.Vocab) == 0:
 		return nil, fmt.Errorf("%w: tokenizer.json model has no vocab", ErrFormat)
 	}
-	addPrefix, err := parseNormalizer(f.Normalizer)
+	norm, err := parseNormalizer(f.Normalizer)
 	if err != nil {
 		return nil, err
 	}
-	if !isNull(f.PreTokenizer) {
-		return nil, fmt.Errorf("%w: tokenizer.json pre_tokenizer %s, only null is implemented",
-			ErrUnsupported, describe(f.PreTokenizer))
+	pre, byteLevel, err := parsePreTokenizer(f.PreTokenizer)
+	if err != nil {
+		return nil, err
 	}
-	stripN, err := parseDecoder(f.Decoder)
+	stripN, err := parseDecoder(f.Decoder, byteLevel)
 	if err != nil {
 		return nil, err
 	}
@@ -157,12 +218,19 @@ func ParseHFJSONWithConfig(data, config []byte) (*Tokenizer, error) {
 		pieces:       pieces[:n],
 		types:        make([]int32, n),
 		space:        space,
-		addPrefix:    addPrefix,
+		norm:         norm,
+		pre:          pre,
+		byteLevel:    byteLevel,
 		bos:          -1,
 		eos:          -1,
 		unk:          -1,
+		eot:          -1,
+		eom:          -1,
 		fuseUnk:      m.FuseUnk,
 		ignoreMerges: m.IgnoreMerges,
+	}
+	if ok, prepend := norm.spmStyle(); ok {
+		t.addPrefix = prepend
 	}
 	if stripN > 0 {
 		t.strip, t.stripN = stripAtStart, stripN
@@ -180,11 +248,18 @@ func ParseHFJSONWithConfig(data, config []byte) (*Tokenizer, error) {
 			t.types[id] = TypeByte
 		}
 	}
+	added := make([]addedToken, 0, len(f.AddedTokens))
 	for _, a := range f.AddedTokens {
 		t.types[a.ID] = TypeUserDefined
 		if a.Special {
 			t.types[a.ID] = TypeControl
 		}
+		normalized := !a.Special
+		if a.Normalized != nil {
+			normalized = *a.Normalized
+		}
+		added = append(added, addedToken{id: int32(a.ID), content: a.Content, control: a.Special,
+			normalized: normalized, lstrip: a.LStrip, rstrip: a.RStrip, singleWord: a.SingleWord})
 	}
 	if m.UnkToken != nil {
 		id, ok := m.Vocab[*m.UnkToken]
@@ -197,23 +272,40 @@ func ParseHFJSONWithConfig(data, config []byte) (*Tokenizer, error) {
 	if err := t.index(func(id int) bool { return inModel[id] }); err != nil {
 		return nil, err
 	}
-	if err := t.setMerges(merges); err != nil {
+	ids := t.lookup
+	if byteLevel {
+		ids = make(map[string]int32, len(m.Vocab))
+		for p, id := range m.Vocab {
+			ids[p] = int32(id)
+		}
+		for b := range t.byteID {
+			t.byteID[b] = -1
+			if id, ok := t.lookup[string([]byte{byte(b)})]; ok {
+				t.byteID[b] = id
+			}
+		}
+		t.preName = preNameOf(pre, m.IgnoreMerges)
+	}
+	if err := t.setMerges(merges, ids); err != nil {
 		return nil, err
 	}
+	t.added = newAddedVocab(added, norm, false)
 	if err := t.parsePostProcessor(f.PostProcessor); err != nil {
 		return nil, err
 	}
+	explicit := map[string]bool{}
 	if len(config) > 0 {
-		if err := t.applyConfig(config); err != nil {
+		if explicit, err = t.applyConfig(config); err != nil {
 			return nil, err
 		}
 	}
-	if t.bos < 0 {
+	if t.bos < 0 && !explicit["bos_token"] {
 		t.bos = t.specialByName(bosNames, bosWords)
 	}
-	if t.eos < 0 {
+	if t.eos < 0 && !explicit["eos_token"] {
 		t.eos = t.specialByName(eosNames, eosWords)
 	}
+	t.eog = t.findEOG(nil)
 	return t, nil
 }
 
@@ -229,7 +321,11 @@ var (
 
 // hfAddedToken is an entry of tokenizer.json's added_tokens.
 type hfAddedToken struct {
-	ID      int64  `json:"id"`
-	Content string `json:"content"`
-	Special bool   `json:"special"`
+	ID         int64  `json:"id"`
+	Content    string `json:"content"`
+	Special    bool   `json:"special"`
+	Normalized *bool  `json:"normalized"`
+	LStrip     bool   `json:"lstrip"`
+	RStrip     bool   `json:"rstrip"`
+	SingleWord bool   `json:"single_word"`
 }

@@ -5,27 +5,38 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // The parts of a tokenizer.json around the BPE model: normalizer, decoder,
 // merges, post-processor, and tokenizer_config.json.
 
-// hfComponent holds the fields of the normalizers, decoders and
-// post-processors this package understands.
+// hfComponent holds the fields of the normalizers, pre-tokenizers,
+// decoders and post-processors this package understands.
 type hfComponent struct {
-	Type        string            `json:"type"`
-	Normalizers []json.RawMessage `json:"normalizers"` // Sequence normalizer
-	Decoders    []json.RawMessage `json:"decoders"`    // Sequence decoder
-	Processors  []json.RawMessage `json:"processors"`  // Sequence post-processor
-	Prepend     *string           `json:"prepend"`     // Prepend
-	Pattern     struct {
+	Type          string            `json:"type"`
+	Normalizers   []json.RawMessage `json:"normalizers"`   // Sequence normalizer
+	PreTokenizers []json.RawMessage `json:"pretokenizers"` // Sequence pre-tokenizer
+	Decoders      []json.RawMessage `json:"decoders"`      // Sequence decoder
+	Processors    []json.RawMessage `json:"processors"`    // Sequence post-processor
+	Prepend       *string           `json:"prepend"`       // Prepend
+	Pattern       struct {
 		String *string `json:"String"`
 		Regex  *string `json:"Regex"`
-	} `json:"pattern"` // Replace
-	Content *string `json:"content"` // Replace, Strip
-	Start   int     `json:"start"`   // Strip
-	Stop    int     `json:"stop"`    // Strip
-	Single  []struct {
+	} `json:"pattern"` // Replace, Split
+	Content          *string `json:"content"`           // Replace, Strip
+	Start            int     `json:"start"`             // Strip
+	Stop             int     `json:"stop"`              // Strip
+	Behavior         string  `json:"behavior"`          // Split
+	Invert           bool    `json:"invert"`            // Split
+	AddPrefixSpace   *bool   `json:"add_prefix_space"`  // ByteLevel, Metaspace (legacy)
+	UseRegex         *bool   `json:"use_regex"`         // ByteLevel
+	IndividualDigits bool    `json:"individual_digits"` // Digits
+	Replacement      *string `json:"replacement"`       // Metaspace
+	PrependScheme    *string `json:"prepend_scheme"`    // Metaspace
+	Split            *bool   `json:"split"`             // Metaspace
+	Single           []struct {
 		SpecialToken *struct {
 			ID string `json:"id"`
 		} `json:"SpecialToken"`
@@ -36,6 +47,8 @@ type hfComponent struct {
 	SpecialTokens map[string]struct {
 		IDs []int64 `json:"ids"`
 	} `json:"special_tokens"` // TemplateProcessing
+	CLS []json.RawMessage `json:"cls"` // RobertaProcessing, BertProcessing: [token, id]
+	SEP []json.RawMessage `json:"sep"`
 }
 
 func isNull(raw json.RawMessage) bool {
@@ -79,47 +92,171 @@ func flatten(raw json.RawMessage, what string, sub func(*hfComponent) []json.Raw
 	return out, nil
 }
 
-// parseNormalizer accepts Replace " " → "▁" with an optional Prepend "▁"
-// (in either order: they commute) and reports whether Prepend is there.
-func parseNormalizer(raw json.RawMessage) (addPrefix bool, err error) {
-	const want = `Replace " " → "▁", optionally with Prepend "▁"`
+// parseNormalizer reads a normalizer made of NFC, NFD, NFKC, NFKD,
+// Replace of a literal string and Prepend (alone or in a Sequence).
+func parseNormalizer(raw json.RawMessage) (normalizer, error) {
 	if isNull(raw) {
-		return false, fmt.Errorf("%w: tokenizer.json has no normalizer, want %s", ErrUnsupported, want)
+		return nil, nil
 	}
 	steps, err := flatten(raw, "normalizer", func(c *hfComponent) []json.RawMessage { return c.Normalizers })
 	if err != nil {
-		return false, err
+		return nil, err
 	}
-	replace := false
+	var n normalizer
 	for _, c := range steps {
-		switch {
-		case c.Type == "Prepend" && c.Prepend != nil && *c.Prepend == space && !addPrefix:
-			addPrefix = true
-		case c.Type == "Replace" && c.Pattern.String != nil && *c.Pattern.String == " " &&
-			c.Content != nil && *c.Content == space && !replace:
-			replace = true
+		switch c.Type {
+		case "NFC":
+			n = append(n, normStep{kind: normForm, form: norm.NFC})
+		case "NFD":
+			n = append(n, normStep{kind: normForm, form: norm.NFD})
+		case "NFKC":
+			n = append(n, normStep{kind: normForm, form: norm.NFKC})
+		case "NFKD":
+			n = append(n, normStep{kind: normForm, form: norm.NFKD})
+		case "Prepend":
+			if c.Prepend == nil {
+				return nil, fmt.Errorf("%w: tokenizer.json normalizer Prepend has no prepend", ErrFormat)
+			}
+			n = append(n, normStep{kind: normPrepend, to: *c.Prepend})
+		case "Replace":
+			if c.Pattern.String == nil || c.Content == nil {
+				return nil, fmt.Errorf("%w: tokenizer.json normalizer Replace of a regex is not implemented (only of a string)", ErrUnsupported)
+			}
+			if *c.Pattern.String == "" {
+				return nil, fmt.Errorf("%w: tokenizer.json normalizer Replace of an empty string", ErrFormat)
+			}
+			n = append(n, normStep{kind: normReplace, from: *c.Pattern.String, to: *c.Content})
 		default:
-			return false, fmt.Errorf("%w: tokenizer.json normalizer step %q is not implemented, want %s",
-				ErrUnsupported, c.Type, want)
+			return nil, fmt.Errorf("%w: tokenizer.json normalizer %q is not implemented (hlm reads NFC, NFD, NFKC, NFKD, Replace of a string, Prepend)",
+				ErrUnsupported, c.Type)
 		}
 	}
-	if !replace {
-		return false, fmt.Errorf("%w: tokenizer.json normalizer does not replace spaces, want %s", ErrUnsupported, want)
-	}
-	return addPrefix, nil
+	return n, nil
 }
 
-// parseDecoder accepts Replace "▁" → " ", ByteFallback and Fuse in any
-// order, then optionally Strip of leading spaces (after Fuse, so it strips
-// the start of the whole text), and returns how many spaces Strip removes.
-func parseDecoder(raw json.RawMessage) (stripN int, err error) {
-	const want = `Replace "▁" → " ", ByteFallback, Fuse, Strip`
+// parsePreTokenizer reads a pre-tokenizer made of Split, ByteLevel, Digits
+// and Metaspace steps (alone or in a Sequence), and reports whether it is
+// byte-level.
+func parsePreTokenizer(raw json.RawMessage) (steps []preStep, byteLevel bool, err error) {
+	if isNull(raw) {
+		return nil, false, nil
+	}
+	comps, err := flatten(raw, "pre_tokenizer", func(c *hfComponent) []json.RawMessage { return c.PreTokenizers })
+	if err != nil {
+		return nil, false, err
+	}
+	for _, c := range comps {
+		switch c.Type {
+		case "Split":
+			b, ok := behaviorNames[c.Behavior]
+			if !ok {
+				return nil, false, fmt.Errorf("%w: tokenizer.json Split behavior %q", ErrUnsupported, c.Behavior)
+			}
+			st := splitStep{behavior: b, invert: c.Invert}
+			switch {
+			case c.Pattern.Regex != nil:
+				st.pattern = *c.Pattern.Regex
+				if st.re, err = compilePattern(st.pattern); err != nil {
+					return nil, false, err
+				}
+			case c.Pattern.String != nil:
+				st.literal = *c.Pattern.String
+			default:
+				return nil, false, fmt.Errorf("%w: tokenizer.json Split has no pattern", ErrFormat)
+			}
+			steps = append(steps, st)
+		case "ByteLevel":
+			byteLevel = true
+			st := byteLevelStep{addPrefixSpace: c.AddPrefixSpace != nil && *c.AddPrefixSpace}
+			if c.UseRegex == nil || *c.UseRegex {
+				if st.re, err = compilePattern(patGPT2); err != nil {
+					return nil, false, err
+				}
+			}
+			steps = append(steps, st)
+		case "Digits":
+			steps = append(steps, digitsStep{individual: c.IndividualDigits})
+		case "Metaspace":
+			st := metaspaceStep{replacement: space, prepend: "always", split_: true}
+			if c.Replacement != nil {
+				st.replacement = *c.Replacement
+			}
+			if c.PrependScheme != nil {
+				st.prepend = *c.PrependScheme
+			} else if c.AddPrefixSpace != nil && !*c.AddPrefixSpace {
+				st.prepend = "never"
+			}
+			if c.Split != nil {
+				st.split_ = *c.Split
+			}
+			switch {
+			case st.prepend != "always" && st.prepend != "first" && st.prepend != "never":
+				return nil, false, fmt.Errorf("%w: tokenizer.json Metaspace prepend_scheme %q", ErrUnsupported, st.prepend)
+			case st.replacement == "":
+				return nil, false, fmt.Errorf("%w: tokenizer.json Metaspace with an empty replacement", ErrFormat)
+			}
+			steps = append(steps, st)
+		default:
+			return nil, false, fmt.Errorf("%w: tokenizer.json pre_tokenizer %q is not implemented (hlm reads Split, ByteLevel, Digits, Metaspace)",
+				ErrUnsupported, c.Type)
+		}
+	}
+	return steps, byteLevel, nil
+}
+
+// preNameOf names a byte-level pre-tokenizer as GGUF does, when it is a
+// list of Isolated regex Splits (then a ByteLevel step without regex) that
+// a preset has, or GPT-2's ByteLevel alone; "" otherwise.
+func preNameOf(steps []preStep, ignoreMerges bool) string {
+	var patterns []string
+	for i, st := range steps {
+		switch st := st.(type) {
+		case splitStep:
+			if st.re == nil || st.behavior != isolated || st.invert {
+				return ""
+			}
+			patterns = append(patterns, st.pattern)
+		case byteLevelStep:
+			if st.addPrefixSpace || i != len(steps)-1 {
+				return ""
+			}
+			if st.re != nil {
+				patterns = append(patterns, patGPT2)
+			}
+		case digitsStep:
+			if !st.individual {
+				return ""
+			}
+			patterns = append(patterns, `\p{N}`)
+		default:
+			return ""
+		}
+	}
+	return presetByPatterns(patterns, ignoreMerges)
+}
+
+// parseDecoder accepts, for a byte-level tokenizer, the ByteLevel decoder
+// (alone or in a Sequence); otherwise Replace "▁" → " ", ByteFallback and
+// Fuse in any order, then optionally Strip of leading spaces (after Fuse,
+// so it strips the start of the whole text), or Metaspace. It returns how
+// many leading spaces decoding removes.
+func parseDecoder(raw json.RawMessage, byteLevel bool) (stripN int, err error) {
+	want := `Replace "▁" → " ", ByteFallback, Fuse, Strip, or Metaspace`
+	if byteLevel {
+		want = "ByteLevel"
+	}
 	if isNull(raw) {
 		return 0, fmt.Errorf("%w: tokenizer.json has no decoder, want %s", ErrUnsupported, want)
 	}
 	steps, err := flatten(raw, "decoder", func(c *hfComponent) []json.RawMessage { return c.Decoders })
 	if err != nil {
 		return 0, err
+	}
+	if byteLevel {
+		if len(steps) != 1 || steps[0].Type != "ByteLevel" {
+			return 0, fmt.Errorf("%w: tokenizer.json decoder of a byte-level tokenizer is not ByteLevel alone", ErrUnsupported)
+		}
+		return 0, nil
 	}
 	replace, fuse := false, false
 	for i, c := range steps {
@@ -133,6 +270,11 @@ func parseDecoder(raw json.RawMessage) (stripN int, err error) {
 		case c.Type == "Strip" && c.Content != nil && *c.Content == " " && c.Stop == 0 &&
 			c.Start >= 0 && fuse && i == len(steps)-1:
 			stripN = c.Start
+		case c.Type == "Metaspace" && i == len(steps)-1 && (c.Replacement == nil || *c.Replacement == space):
+			replace = true
+			if c.PrependScheme == nil || *c.PrependScheme != "never" {
+				stripN = 1
+			}
 		default:
 			return 0, fmt.Errorf("%w: tokenizer.json decoder step %q (at %d) is not implemented, want %s",
 				ErrUnsupported, c.Type, i, want)
@@ -184,6 +326,12 @@ func (t *Tokenizer) parsePostProcessor(raw json.RawMessage) error {
 		return err
 	}
 	for _, c := range steps {
+		if c.Type == "RobertaProcessing" || c.Type == "BertProcessing" {
+			if err := t.clsSep(c); err != nil {
+				return err
+			}
+			continue
+		}
 		if c.Type != "TemplateProcessing" {
 			continue
 		}
@@ -217,25 +365,55 @@ func (t *Tokenizer) parsePostProcessor(raw json.RawMessage) error {
 	return nil
 }
 
-// applyConfig takes bos_token, eos_token, add_bos_token and add_eos_token
-// from a tokenizer_config.json.
-func (t *Tokenizer) applyConfig(config []byte) error {
+// clsSep takes BOS and EOS from a RobertaProcessing or BertProcessing
+// post-processor, which put cls before the sequence and sep after it.
+func (t *Tokenizer) clsSep(c hfComponent) error {
+	for _, s := range []struct {
+		name string
+		pair []json.RawMessage
+		id   *int
+		add  *bool
+	}{{"cls", c.CLS, &t.bos, &t.addBOS}, {"sep", c.SEP, &t.eos, &t.addEOS}} {
+		var id int64
+		if len(s.pair) != 2 || json.Unmarshal(s.pair[1], &id) != nil || id < 0 || id >= int64(len(t.pieces)) {
+			return fmt.Errorf("%w: tokenizer.json post_processor %s %q must be [token, id] with an id in range", ErrFormat, c.Type, s.name)
+		}
+		if *s.id < 0 {
+			*s.id, *s.add = int(id), true
+		}
+	}
+	return nil
+}
+
+// applyConfig takes bos_token, eos_token, add_bos_token, add_eos_token and
+// chat_template from a tokenizer_config.json, and reports which of
+// bos_token and eos_token it sets explicitly (null included).
+func (t *Tokenizer) applyConfig(config []byte) (map[string]bool, error) {
 	var c struct {
-		BOS    json.RawMessage `json:"bos_token"`
-		EOS    json.RawMessage `json:"eos_token"`
-		AddBOS *bool           `json:"add_bos_token"`
-		AddEOS *bool           `json:"add_eos_token"`
+		BOS          json.RawMessage `json:"bos_token"`
+		EOS          json.RawMessage `json:"eos_token"`
+		AddBOS       *bool           `json:"add_bos_token"`
+		AddEOS       *bool           `json:"add_eos_token"`
+		ChatTemplate json.RawMessage `json:"chat_template"`
 	}
 	if err := json.Unmarshal(config, &c); err != nil {
-		return fmt.Errorf("%w: tokenizer_config.json: %v", ErrFormat, err)
+		return nil, fmt.Errorf("%w: tokenizer_config.json: %v", ErrFormat, err)
 	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(config, &fields); err != nil {
+		return nil, fmt.Errorf("%w: tokenizer_config.json: %v", ErrFormat, err)
+	}
+	explicit := map[string]bool{}
 	for _, s := range []struct {
 		name string
 		raw  json.RawMessage
 		id   *int
 	}{{"bos_token", c.BOS, &t.bos}, {"eos_token", c.EOS, &t.eos}} {
+		if _, ok := fields[s.name]; ok {
+			explicit[s.name] = true
+		}
 		if isNull(s.raw) {
-			continue
+			continue // none named; a post-processor's token stays
 		}
 		var content string
 		if json.Unmarshal(s.raw, &content) != nil {
@@ -243,14 +421,14 @@ func (t *Tokenizer) applyConfig(config []byte) error {
 				Content string `json:"content"`
 			}
 			if err := json.Unmarshal(s.raw, &obj); err != nil {
-				return fmt.Errorf("%w: tokenizer_config.json %s is %s, want a string or {\"content\": ...}",
+				return nil, fmt.Errorf("%w: tokenizer_config.json %s is %s, want a string or {\"content\": ...}",
 					ErrFormat, s.name, describe(s.raw))
 			}
 			content = obj.Content
 		}
 		id := t.pieceID(content)
 		if id < 0 {
-			return fmt.Errorf("%w: tokenizer_config.json %s %q is not a token", ErrFormat, s.name, content)
+			return nil, fmt.Errorf("%w: tokenizer_config.json %s %q is not a token", ErrFormat, s.name, content)
 		}
 		*s.id = id
 	}
@@ -260,7 +438,38 @@ func (t *Tokenizer) applyConfig(config []byte) error {
 	if c.AddEOS != nil {
 		t.addEOS = *c.AddEOS
 	}
-	return nil
+	tmpl, err := parseChatTemplate(c.ChatTemplate)
+	if err != nil {
+		return nil, err
+	}
+	t.chatTemplate = tmpl
+	return explicit, nil
+}
+
+// parseChatTemplate reads tokenizer_config.json's chat_template: a string,
+// or a list of {name, template} of which the one named "default" is the
+// chat template (transformers uses no other without being told).
+func parseChatTemplate(raw json.RawMessage) (string, error) {
+	if isNull(raw) {
+		return "", nil
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s, nil
+	}
+	var list []struct {
+		Name     string `json:"name"`
+		Template string `json:"template"`
+	}
+	if err := json.Unmarshal(raw, &list); err != nil {
+		return "", fmt.Errorf("%w: tokenizer_config.json chat_template is %s, want a string or a list of {name, template}", ErrFormat, describe(raw))
+	}
+	for _, e := range list {
+		if e.Name == "default" {
+			return e.Template, nil
+		}
+	}
+	return "", nil
 }
 
 // pieceID returns the id of piece p, or -1.

@@ -52,11 +52,11 @@ func TestRankScores(t *testing.T) {
 	}
 	flatDiffer := 0
 	for _, text := range texts {
-		want := tok.Encode(text, true, false)
-		if got := derived.Encode(text, true, false); !slices.Equal(got, want) {
+		want := encode(tok, text, true, false)
+		if got := encode(derived, text, true, false); !slices.Equal(got, want) {
 			t.Errorf("%q:\n by score %v\n by rank  %v", text, got, want)
 		}
-		if !slices.Equal(flat.Encode(text, true, false), want) {
+		if !slices.Equal(encode(flat, text, true, false), want) {
 			flatDiffer++
 		}
 	}

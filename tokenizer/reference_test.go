@@ -155,7 +155,7 @@ func refEncode(t *Tokenizer, text string) []int {
 // checkAgainstReference compares the fast encoder with the reference one.
 func checkAgainstReference(t *testing.T, tok *Tokenizer, text string) {
 	t.Helper()
-	got := tok.Encode(text, false, false)
+	got := encode(tok, text, false, false)
 	want := refEncode(tok, text)
 	if len(got) == 0 && len(want) == 0 {
 		return

@@ -3,6 +3,7 @@ package tokenizer
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -76,6 +77,12 @@ const (
 
 // Tokenizer encodes text to token ids and decodes ids to text. It is
 // immutable after construction and safe for concurrent use.
+//
+// Encoding runs a fixed pipeline whose stages are data (see the package
+// documentation): added and special tokens are cut out of the text; each
+// remaining fragment is normalized, split into words by the pre-tokenizer,
+// and each word turned into ids by the model (merging by score or by
+// rank).
 type Tokenizer struct {
 	alg algorithm
 	src source
@@ -87,28 +94,46 @@ type Tokenizer struct {
 	// lookup maps a piece to its id for the pieces that text may produce:
 	// for byScore every piece except unknown, control, unused and byte
 	// tokens; for byRank the BPE model's vocabulary (every piece when
-	// built from a Vocab).
+	// built from a Vocab), keyed by the piece's raw bytes when byteLevel.
 	lookup map[string]int32
 
 	space     string // what a ' ' in the text becomes: " " (llama2.c) or "▁"
 	addPrefix bool   // prepend a space to non-empty text (add_dummy_prefix)
 
-	bos, eos, unk  int // ids, -1 when absent
-	addBOS, addEOS bool
+	// byRank only: how a fragment becomes words.
+	norm      normalizer
+	pre       []preStep // pre-tokenizer; nil: the fragment is one word
+	preName   string    // GGUF tokenizer.ggml.pre, "" when not byte-level
+	byteLevel bool      // pieces spell bytes in GPT-2's byte-to-unicode alphabet
 
-	byteToken [256]int32 // byte-fallback token of each byte, -1 if none
+	bos, eos, unk  int // ids, -1 when absent
+	eot, eom       int // end of turn, end of message (GGUF), -1 when absent
+	addBOS, addEOS bool
+	eog            []int // ids that end a generation, ascending
+
+	byteToken [256]int32 // byte-fallback token <0xHH> of each byte, -1 if none
+	byteID    [256]int32 // byteLevel: the token of each single byte, -1 if none
 
 	// byRank only.
 	merges       map[uint64]merge // pairKey(left, right) → rank and result
 	mergeList    [][2]string      // merges in rank order, for Vocab
 	fuseUnk      bool             // consecutive unknown characters give one unk
 	ignoreMerges bool             // a whole word in the vocabulary is one token
+	wholeNewline bool             // a word of newlines in the vocabulary is one token (gemma4)
+
+	// added are the tokens cut out of the text before the model runs
+	// (Hugging Face added_tokens; GGUF control, user-defined and unknown
+	// tokens); nil when there are none.
+	added *addedVocab
 
 	// Decoding.
 	dec   []decodeEntry // [vocab]
 	strip stripRule
 	// stripN is how many leading spaces stripAtStart removes.
 	stripN int
+
+	chatTemplate string // Jinja chat template, "" when the source has none
+	name         string // GGUF general.name, kept for Vocab
 
 	// Fingerprint, computed on first use.
 	fpOnce sync.Once
@@ -140,6 +165,49 @@ func (t *Tokenizer) EOS() int { return t.eos }
 
 // UNK is the unknown-token id, or -1 if the tokenizer has none.
 func (t *Tokenizer) UNK() int { return t.unk }
+
+// AddsBOS reports whether Encode with addSpecial puts BOS first.
+func (t *Tokenizer) AddsBOS() bool { return t.addBOS && t.bos >= 0 }
+
+// EOG returns the ids that end a generation, ascending: EOS, the end of
+// turn and end of message tokens, and the end-of-turn tokens of the chat
+// formats llama.cpp recognises by name ("<|eot_id|>", "<|im_end|>",
+// "<end_of_turn>", ...), as llama.cpp's llama_vocab_is_eog does. The slice
+// must not be modified.
+func (t *Tokenizer) EOG() []int { return t.eog }
+
+// IsEOG reports whether id ends a generation (see EOG).
+func (t *Tokenizer) IsEOG(id int) bool {
+	_, ok := slices.BinarySearch(t.eog, id)
+	return ok
+}
+
+// ChatTemplate is the model's Jinja chat template (GGUF
+// tokenizer.chat_template, tokenizer_config.json chat_template), or "" if
+// its source has none.
+func (t *Tokenizer) ChatTemplate() string { return t.chatTemplate }
+
+// Pre names the pre-tokenizer as GGUF's tokenizer.ggml.pre does ("gpt-2",
+// "llama-bpe", "qwen2", ...), or "" for SentencePiece-style tokenizers.
+// A tokenizer.json whose pre-tokenizer matches none of the names gives
+// "".
+func (t *Tokenizer) Pre() string { return t.preName }
+
+// TokenText returns the text of id as a chat template or a user writes
+// it: special tokens by their name ("<s>", "<|im_start|>"), other tokens as
+// the bytes they decode to. It is "" for an id out of range.
+func (t *Tokenizer) TokenText(id int) string {
+	if id < 0 || id >= len(t.pieces) {
+		return ""
+	}
+	switch {
+	case t.src == fromLlama2C && (id == t.bos || id == t.eos):
+		return strings.TrimSpace(t.pieces[id]) // "\n<s>\n" → "<s>"
+	case t.types[id] == TypeControl || t.types[id] == TypeUnknown:
+		return t.pieces[id]
+	}
+	return string(t.appendPiece(nil, -1, id))
+}
 
 // Piece returns the piece of id as stored in its source (llama2.c pieces
 // use ' ' for space, the others "▁"), or "" when id is out of range.
@@ -191,24 +259,56 @@ func (t *Tokenizer) index(inLookup func(id int) bool) error {
 	}
 	t.lookup = make(map[string]int32, n)
 	for id, p := range t.pieces {
-		if inLookup(id) {
+		if !inLookup(id) {
+			continue
+		}
+		if t.byteLevel {
+			raw, ok := byteLevelBytes(p)
+			if !ok {
+				continue // only reachable as an added token
+			}
+			p = raw
+		}
+		if _, dup := t.lookup[p]; !dup {
 			t.lookup[p] = int32(id)
 		}
 	}
 	t.dec = make([]decodeEntry, n)
 	for id, p := range t.pieces {
-		e := decodeEntry{raw: -1}
-		if b, ok := parseBytePiece(p); ok {
-			e.raw = int16(b)
-		} else if t.types[id] != TypeControl {
-			e.text = p
-			if t.space != " " {
-				e.text = strings.ReplaceAll(p, t.space, " ")
-			}
-		}
-		t.dec[id] = e
+		t.dec[id] = t.decodeEntry(id, p)
 	}
 	return nil
+}
+
+// decodeEntry is what id, of piece p, contributes to decoded text.
+func (t *Tokenizer) decodeEntry(id int, p string) decodeEntry {
+	ty := t.types[id]
+	switch {
+	case ty == TypeControl:
+		return decodeEntry{raw: -1}
+	case t.byteLevel:
+		if ty == TypeByte {
+			if b, ok := parseBytePiece(p); ok {
+				return decodeEntry{raw: int16(b)}
+			}
+		}
+		if ty != TypeUserDefined {
+			if raw, ok := byteLevelBytes(p); ok {
+				return decodeEntry{text: raw, raw: -1}
+			}
+		}
+		return decodeEntry{text: p, raw: -1}
+	}
+	if b, ok := parseBytePiece(p); ok {
+		return decodeEntry{raw: int16(b)}
+	}
+	if ty == TypeUserDefined && t.src == fromVocab {
+		return decodeEntry{text: p, raw: -1} // llama.cpp copies user-defined tokens verbatim
+	}
+	if t.space != " " {
+		p = strings.ReplaceAll(p, t.space, " ")
+	}
+	return decodeEntry{text: p, raw: -1}
 }
 
 // parseBytePiece reports whether p is a byte piece "<0xHH>" (hex digits of

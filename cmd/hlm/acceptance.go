@@ -52,7 +52,7 @@ position of the LLM's context).`, stderr)
 	}
 	ids := make([][]int, len(texts))
 	for i, t := range texts {
-		ids[i] = tok.Encode(t, true, false)
+		ids[i] = tok.Encode(t, true)
 	}
 	a, err := distill.Agree(ctx, ms.LLM, ms.SLM, ids, *maxTokens, *temp, *seed, tok.EOS())
 	if err != nil {

@@ -108,7 +108,7 @@ func TestConvertTokenizesInLlamaCpp(t *testing.T) {
 	tok := m.Tokenizer()
 	compared, unknown := 0, 0
 	for i, text := range texts {
-		want := tok.Encode(text, true, false)
+		want := tok.Encode(text, true)
 		if slices.Contains(want, tok.UNK()) {
 			// A character outside the vocabulary: Hugging Face and hlm
 			// give <unk>; this vocabulary has no byte tokens and

@@ -133,7 +133,7 @@ is re-established and the session resumed without losing tokens.`, stderr)
 		var onTokens func([]int)
 		dec := g.Tok.NewStreamDecoder()
 		if !*rf.asJSON {
-			for _, id := range g.Tok.Encode(t, true, false) {
+			for _, id := range g.Tok.Encode(t, true) {
 				dec.Push(id)
 			}
 			onTokens = func(toks []int) {

@@ -49,7 +49,7 @@ length.`, stderr)
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		r, err := score.Text(m, m.Tokenizer().Encode(s.Text, true, false))
+		r, err := score.Text(m, m.Tokenizer().Encode(s.Text, true))
 		if err != nil {
 			return err
 		}

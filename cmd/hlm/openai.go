@@ -43,7 +43,7 @@ func (b *openaiBackend) Generate(ctx context.Context, req openai.Request, onText
 		return openai.Result{}, fmt.Errorf("%w: %v", openai.ErrInvalidRequest, err)
 	}
 	tok := b.g.Tok
-	ids := tok.Encode(req.Prompt, true, false)
+	ids := tok.Encode(req.Prompt, true)
 	dec := tok.NewStreamDecoder()
 	for _, id := range ids {
 		dec.Push(id)

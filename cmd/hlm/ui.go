@@ -75,7 +75,7 @@ func browsable(addr net.Addr) string {
 // writer (and to trace, when set).
 func (s *ui) begin(p hybrid.Params, prompt string, i, n int, tok *tokenizer.Tokenizer, trace io.Writer) (*live.Run, io.Writer) {
 	dec := tok.NewStreamDecoder()
-	for _, id := range tok.Encode(prompt, true, false) {
+	for _, id := range tok.Encode(prompt, true) {
 		dec.Push(id)
 	}
 	run := s.view.Begin(live.RunInfo{Title: s.title, Method: p.Method, Seed: p.Seed, Prompt: prompt, Index: i, Total: n,

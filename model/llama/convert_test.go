@@ -68,7 +68,7 @@ func TestConvertToGGUF(t *testing.T) {
 			if m.Tokenizer() == nil {
 				t.Fatal("no tokenizer found beside the model")
 			}
-			ids := m.Tokenizer().Encode(tc.text, true, false)
+			ids := m.Tokenizer().Encode(tc.text, true)
 			want := logitsOf(t, m, ids)
 
 			f32, st := convertAndLoad(t, m, tensor.F32)
@@ -80,7 +80,7 @@ func TestConvertToGGUF(t *testing.T) {
 			if f32.Tokenizer() == nil {
 				t.Fatal("GGUF lost the tokenizer")
 			}
-			if a, b := fmt.Sprint(f32.Tokenizer().Encode(tc.text, true, false)), fmt.Sprint(ids); a != b {
+			if a, b := fmt.Sprint(f32.Tokenizer().Encode(tc.text, true)), fmt.Sprint(ids); a != b {
 				t.Errorf("GGUF tokenizer encodes %s, original %s", a, b)
 			}
 

@@ -229,8 +229,24 @@ func FromGGUF(f *gguf.File) (*Weights, *tokenizer.Tokenizer, error) {
 	return w, tok, nil
 }
 
-// tokenizerFromGGUF reads tokenizer.ggml.* (nil, nil when absent).
+// tokenizerFromGGUF reads tokenizer.ggml.* and tokenizer.chat_template
+// (nil, nil when there is no vocabulary).
 func tokenizerFromGGUF(f *gguf.File) (*tokenizer.Tokenizer, error) {
+	v, err := VocabFromGGUF(f)
+	if err != nil || v == nil {
+		return nil, err
+	}
+	tok, err := tokenizer.FromVocab(*v)
+	if err != nil {
+		return nil, fmt.Errorf("GGUF tokenizer: %w", err)
+	}
+	return tok, nil
+}
+
+// VocabFromGGUF reads a GGUF file's vocabulary as llama.cpp does, with
+// llama.cpp's defaults for the keys left out (nil, nil when the file has
+// no tokenizer.ggml.tokens).
+func VocabFromGGUF(f *gguf.File) (*tokenizer.Vocab, error) {
 	tokens, err := f.Strings("tokenizer.ggml.tokens")
 	if errors.Is(err, gguf.ErrMissingKey) {
 		return nil, nil
@@ -238,8 +254,26 @@ func tokenizerFromGGUF(f *gguf.File) (*tokenizer.Tokenizer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", model.ErrFormat, err)
 	}
-	v := tokenizer.Vocab{Tokens: tokens, BOS: -1, EOS: -1, UNK: -1}
-	v.Model, _ = f.String("tokenizer.ggml.model")
+	v := &tokenizer.Vocab{Tokens: tokens}
+	str := func(key string) (string, error) {
+		s, err := f.String(key)
+		if err != nil && !errors.Is(err, gguf.ErrMissingKey) {
+			return "", fmt.Errorf("%w: %v", model.ErrFormat, err)
+		}
+		return s, nil
+	}
+	if v.Model, err = str("tokenizer.ggml.model"); err != nil {
+		return nil, err
+	}
+	if v.Pre, err = str("tokenizer.ggml.pre"); err != nil {
+		return nil, err
+	}
+	if v.ChatTemplate, err = str("tokenizer.chat_template"); err != nil {
+		return nil, err
+	}
+	if v.Name, err = str("general.name"); err != nil {
+		return nil, err
+	}
 	if v.Scores, err = f.Float32s("tokenizer.ggml.scores"); err != nil && !errors.Is(err, gguf.ErrMissingKey) {
 		return nil, fmt.Errorf("%w: %v", model.ErrFormat, err)
 	}
@@ -249,25 +283,33 @@ func tokenizerFromGGUF(f *gguf.File) (*tokenizer.Tokenizer, error) {
 	if v.Merges, err = f.Strings("tokenizer.ggml.merges"); err != nil && !errors.Is(err, gguf.ErrMissingKey) {
 		return nil, fmt.Errorf("%w: %v", model.ErrFormat, err)
 	}
-	id := func(key string) int {
+	// Special ids: llama.cpp's defaults are <unk> 0, <s> 1, </s> 2 for
+	// "llama" vocabularies; the keys override them, and an id out of
+	// range is ignored, as llama.cpp does.
+	id := func(key string, def int) int {
 		if u, err := f.Uint(key); err == nil && u < uint64(len(tokens)) {
 			return int(u)
 		}
-		return -1
+		if def >= len(tokens) {
+			return -1
+		}
+		return def
 	}
-	v.BOS, v.EOS, v.UNK = id("tokenizer.ggml.bos_token_id"), id("tokenizer.ggml.eos_token_id"), id("tokenizer.ggml.unknown_token_id")
+	bos, eos, unk := -1, -1, -1
+	if v.Model == "llama" {
+		bos, eos, unk = 1, 2, 0
+	}
+	v.BOS, v.EOS, v.UNK = id("tokenizer.ggml.bos_token_id", bos), id("tokenizer.ggml.eos_token_id", eos), id("tokenizer.ggml.unknown_token_id", unk)
+	v.EOT, v.EOM = id("tokenizer.ggml.eot_token_id", -1), id("tokenizer.ggml.eom_token_id", -1)
+	addBOS, addPrefix := tokenizer.VocabDefaults(v.Model, v.Pre)
 	flag := func(key string, def bool) bool {
 		if b, err := f.Bool(key); err == nil {
 			return b
 		}
 		return def
 	}
-	v.AddBOS = flag("tokenizer.ggml.add_bos_token", true)
+	v.AddBOS = flag("tokenizer.ggml.add_bos_token", addBOS)
 	v.AddEOS = flag("tokenizer.ggml.add_eos_token", false)
-	v.AddSpacePrefix = flag("tokenizer.ggml.add_space_prefix", true)
-	tok, err := tokenizer.FromVocab(v)
-	if err != nil {
-		return nil, fmt.Errorf("GGUF tokenizer: %w", err)
-	}
-	return tok, nil
+	v.AddSpacePrefix = flag("tokenizer.ggml.add_space_prefix", addPrefix)
+	return v, nil
 }

@@ -33,38 +33,50 @@ func LoadLlama2C(path string) (*Weights, error) {
 	return w, nil
 }
 
-// ParseLlama2C parses a whole llama2.c legacy checkpoint held in b. The
-// weights share memory with b.
-func ParseLlama2C(b []byte) (*Weights, error) {
+// parseLlama2CHeader reads the configuration in a llama2.c checkpoint's
+// header, whether the classifier is shared with the embedding, and the
+// number of float32 values the weights that follow must have.
+func parseLlama2CHeader(b []byte) (cfg model.Config, shared bool, floats int64, err error) {
 	if len(b) < llama2cHeader {
-		return nil, fmt.Errorf("%w: %d bytes is shorter than the llama2.c header", model.ErrFormat, len(b))
+		return cfg, false, 0, fmt.Errorf("%w: %d bytes is shorter than the llama2.c header", model.ErrFormat, len(b))
 	}
 	h := make([]int32, 7)
 	for i := range h {
 		h[i] = int32(binary.LittleEndian.Uint32(b[4*i:]))
 	}
 	if h[0] == 0x616b3432 { // "ak42": the newer versioned export
-		return nil, fmt.Errorf("%w: llama2.c versioned export (magic ak42); only the legacy fp32 format is read", model.ErrUnsupported)
+		return cfg, false, 0, fmt.Errorf("%w: llama2.c versioned export (magic ak42); only the legacy fp32 format is read", model.ErrUnsupported)
 	}
-	shared := h[5] > 0
+	shared = h[5] > 0
 	vocab := h[5]
 	if !shared {
 		vocab = -vocab
 	}
-	cfg := model.Config{Arch: "llama", Dim: int(h[0]), Hidden: int(h[1]), Layers: int(h[2]), Heads: int(h[3]),
+	cfg = model.Config{Arch: "llama", Dim: int(h[0]), Hidden: int(h[1]), Layers: int(h[2]), Heads: int(h[3]),
 		KVHeads: int(h[4]), Vocab: int(vocab), SeqLen: int(h[6]), RopeTheta: 10000, NormEps: 1e-5}
 	if err := cfg.Validate(); err != nil {
-		return nil, fmt.Errorf("llama2.c header %v: %w", h, err)
+		return cfg, false, 0, fmt.Errorf("llama2.c header %v: %w", h, err)
 	}
 	dim, hid, L, V, kv := int64(cfg.Dim), int64(cfg.Hidden), int64(cfg.Layers), int64(cfg.Vocab), int64(cfg.KVDim())
 	ropeTables := 2 * int64(cfg.SeqLen) * int64(cfg.HeadSize()/2)
-	floats := V*dim + L*dim + L*dim*dim + 2*L*kv*dim + L*dim*dim + L*dim + 3*L*hid*dim + dim + ropeTables
+	floats = V*dim + L*dim + L*dim*dim + 2*L*kv*dim + L*dim*dim + L*dim + 3*L*hid*dim + dim + ropeTables
 	if !shared {
 		floats += V * dim
+	}
+	return cfg, shared, floats, nil
+}
+
+// ParseLlama2C parses a whole llama2.c legacy checkpoint held in b. The
+// weights share memory with b.
+func ParseLlama2C(b []byte) (*Weights, error) {
+	cfg, shared, floats, err := parseLlama2CHeader(b)
+	if err != nil {
+		return nil, err
 	}
 	if got := int64(len(b) - llama2cHeader); got != 4*floats {
 		return nil, fmt.Errorf("%w: llama2.c checkpoint of shape %+v needs %d bytes of weights, file has %d", model.ErrFormat, cfg, 4*floats, got)
 	}
+	dim, hid, L, V, kv := int64(cfg.Dim), int64(cfg.Hidden), int64(cfg.Layers), int64(cfg.Vocab), int64(cfg.KVDim())
 	data := b[llama2cHeader:]
 	take := func(n int64) []byte {
 		p := data[: 4*n : 4*n]
@@ -98,7 +110,7 @@ func ParseLlama2C(b []byte) (*Weights, error) {
 	w2 := split(L, dim*hid)
 	w3 := split(L, hid*dim)
 	w.FinalNorm = tensor.BytesToF32(take(dim))
-	take(ropeTables)
+	take(2 * int64(cfg.SeqLen) * int64(cfg.HeadSize()/2)) // the rope tables, unused
 	for l := range w.Layers {
 		w.Layers[l] = Layer{
 			AttnNorm: tensor.BytesToF32(attnNorm[l]),

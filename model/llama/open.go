@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/hlmproject/hlm/model"
+	"github.com/hlmproject/hlm/model/gguf"
 	"github.com/hlmproject/hlm/tensor"
 	"github.com/hlmproject/hlm/tokenizer"
 )
@@ -99,7 +100,7 @@ func load(path, tokPath string) (*Model, error) {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
 		if tokPath == "" {
-			tokPath = filepath.Join(path, "tokenizer.json")
+			tokPath = path
 		}
 	case isGGUF(path):
 		if w, tok, err = LoadGGUF(path); err != nil {
@@ -142,26 +143,94 @@ func findLlama2CTokenizer(dir string, vocab int) string {
 	return ""
 }
 
-// LoadTokenizer reads a tokenizer file: a Hugging Face tokenizer.json or a
-// llama2.c tokenizer.bin. vocab > 0 requires that many tokens.
+// LoadTokenizer reads a tokenizer without weights: the vocabulary of a
+// GGUF file (weights or vocabulary only), a Hugging Face tokenizer.json, a
+// directory holding tokenizer.json or vocab.json + merges.txt, or a
+// llama2.c tokenizer.bin. vocab > 0 is the model's vocabulary size: a
+// tokenizer may have fewer tokens (Hugging Face models pad their
+// embedding), never more; a llama2.c file must have exactly that many.
 func LoadTokenizer(path string, vocab int) (*tokenizer.Tokenizer, error) {
 	var (
 		tok *tokenizer.Tokenizer
 		err error
 	)
+	info, statErr := os.Stat(path)
 	switch {
-	case strings.HasSuffix(path, ".json"):
-		tok, err = tokenizer.LoadHFJSON(path)
+	case statErr != nil:
+		return nil, statErr
+	case info.IsDir(), strings.HasSuffix(path, ".json"):
+		tok, err = tokenizer.Load(path)
+	case isGGUF(path):
+		tok, err = ggufTokenizer(path)
 	case strings.HasSuffix(path, ".model"):
-		return nil, fmt.Errorf("%s: SentencePiece protobuf tokenizers are not read; use the llama2.c tokenizer.bin export or a GGUF", path)
+		return nil, fmt.Errorf("%s: SentencePiece protobuf tokenizers are not read; use the llama2.c tokenizer.bin export, a tokenizer.json or a GGUF", path)
 	default:
 		tok, err = tokenizer.LoadLlama2C(path, vocab)
 	}
 	if err != nil {
 		return nil, err
 	}
-	if vocab > 0 && tok.VocabSize() != vocab {
-		return nil, fmt.Errorf("%s: %w: tokenizer has %d tokens, model vocabulary is %d", path, model.ErrFormat, tok.VocabSize(), vocab)
+	if vocab > 0 && tok.VocabSize() > vocab {
+		return nil, fmt.Errorf("%s: %w: tokenizer has %d tokens, more than the model's vocabulary of %d", path, model.ErrFormat, tok.VocabSize(), vocab)
 	}
 	return tok, nil
+}
+
+// ggufTokenizer reads the vocabulary of a GGUF file.
+func ggufTokenizer(path string) (*tokenizer.Tokenizer, error) {
+	f, err := gguf.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	tok, err := tokenizerFromGGUF(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if tok == nil {
+		return nil, fmt.Errorf("%s: %w: no tokenizer.ggml.tokens", path, model.ErrFormat)
+	}
+	return tok, nil
+}
+
+// OpenTokenizer returns the tokenizer of a model spec without loading its
+// weights: a GGUF file's vocabulary (its metadata only), a Hugging Face
+// directory's tokenizer.json or vocab.json + merges.txt (a directory with
+// only tokenizer files will do), a tokenizer file itself, or the
+// tok<V>.bin / tokenizer.bin beside a llama2.c checkpoint (V from its
+// header). tokPath, when given, names the tokenizer instead.
+func OpenTokenizer(spec, tokPath string) (*tokenizer.Tokenizer, error) {
+	sp, err := model.ParseSpec(spec)
+	if err != nil {
+		return nil, err
+	}
+	if tokPath != "" {
+		return LoadTokenizer(tokPath, 0)
+	}
+	path := sp.Path
+	info, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if info.IsDir() || isGGUF(path) || strings.HasSuffix(path, ".json") {
+		return LoadTokenizer(path, 0)
+	}
+	// A llama2.c checkpoint (its header has the vocabulary size) or a
+	// llama2.c tokenizer.bin.
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var h [llama2cHeader]byte
+	if _, err := io.ReadFull(f, h[:]); err == nil {
+		if cfg, _, floats, err := parseLlama2CHeader(h[:]); err == nil && info.Size() == llama2cHeader+4*floats {
+			p := findLlama2CTokenizer(filepath.Dir(path), cfg.Vocab)
+			if p == "" {
+				return nil, fmt.Errorf("%s: no tok%d.bin or tokenizer.bin beside the llama2.c checkpoint: pass --tokenizer", path, cfg.Vocab)
+			}
+			return LoadTokenizer(p, cfg.Vocab)
+		}
+	}
+	return LoadTokenizer(path, 0)
 }

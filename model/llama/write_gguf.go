@@ -136,6 +136,9 @@ func addTokenizer(gw *gguf.Writer, v tokenizer.Vocab) {
 		model = "llama"
 	}
 	gw.AddString("tokenizer.ggml.model", model)
+	if v.Pre != "" {
+		gw.AddString("tokenizer.ggml.pre", v.Pre)
+	}
 	gw.AddStrings("tokenizer.ggml.tokens", v.Tokens)
 	if len(v.Scores) == len(v.Tokens) {
 		gw.AddFloat32s("tokenizer.ggml.scores", v.Scores)
@@ -149,7 +152,8 @@ func addTokenizer(gw *gguf.Writer, v tokenizer.Vocab) {
 	for _, id := range []struct {
 		key string
 		id  int
-	}{{"tokenizer.ggml.bos_token_id", v.BOS}, {"tokenizer.ggml.eos_token_id", v.EOS}, {"tokenizer.ggml.unknown_token_id", v.UNK}} {
+	}{{"tokenizer.ggml.bos_token_id", v.BOS}, {"tokenizer.ggml.eos_token_id", v.EOS}, {"tokenizer.ggml.unknown_token_id", v.UNK},
+		{"tokenizer.ggml.eot_token_id", v.EOT}, {"tokenizer.ggml.eom_token_id", v.EOM}} {
 		if id.id >= 0 {
 			gw.AddUint32(id.key, uint32(id.id))
 		}
@@ -157,4 +161,7 @@ func addTokenizer(gw *gguf.Writer, v tokenizer.Vocab) {
 	gw.AddBool("tokenizer.ggml.add_bos_token", v.AddBOS)
 	gw.AddBool("tokenizer.ggml.add_eos_token", v.AddEOS)
 	gw.AddBool("tokenizer.ggml.add_space_prefix", v.AddSpacePrefix)
+	if v.ChatTemplate != "" {
+		gw.AddString("tokenizer.chat_template", v.ChatTemplate)
+	}
 }
