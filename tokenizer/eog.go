@@ -18,7 +18,9 @@ var eogNames = []string{
 
 // findEOG returns the ids that end a generation, ascending: EOS, EOT, EOM,
 // extra (e.g. generation_config.json's eos_token_id list), and the tokens
-// named in eogNames, with llama.cpp's two exceptions: "<|end|>" is not an
+// named in eogNames (any token of a GGUF vocabulary, as llama.cpp does;
+// only special tokens of a tokenizer.json, where a name like "</s>" may be
+// ordinary text), with llama.cpp's two exceptions: "<|end|>" is not an
 // end when "<|return|>" and "<|call|>" (or "<|calls|>" and "<|flush|>")
 // exist, and "</s>" is not when "<|tool_response>" does.
 func (t *Tokenizer) findEOG(extra []int) []int {
@@ -30,6 +32,9 @@ func (t *Tokenizer) findEOG(extra []int) []int {
 	}
 	byName := map[string]int{}
 	for id, p := range t.pieces {
+		if t.src == fromHFJSON && t.types[id] != TypeControl {
+			continue
+		}
 		if slices.Contains(eogNames, p) {
 			set[id] = true
 			if _, ok := byName[p]; !ok {

@@ -133,16 +133,16 @@ func ParseHFJSONWithConfig(data, config []byte) (*Tokenizer, error) {
 		return nil, fmt.Errorf("%w: tokenizer.json has no model", ErrFormat)
 	}
 	var m struct {
-		Type                    string            `json:"type"`
-		Dropout                 *float64          `json:"dropout"`
-		UnkToken                *string           `json:"unk_token"`
-		ContinuingSubwordPrefix *string           `json:"continuing_subword_prefix"`
-		EndOfWordSuffix         *string           `json:"end_of_word_suffix"`
-		FuseUnk                 bool              `json:"fuse_unk"`
-		ByteFallback            bool              `json:"byte_fallback"`
-		IgnoreMerges            bool              `json:"ignore_merges"`
-		Vocab                   map[string]int64  `json:"vocab"`
-		Merges                  []json.RawMessage `json:"merges"`
+		Type                    string           `json:"type"`
+		Dropout                 *float64         `json:"dropout"`
+		UnkToken                *string          `json:"unk_token"`
+		ContinuingSubwordPrefix *string          `json:"continuing_subword_prefix"`
+		EndOfWordSuffix         *string          `json:"end_of_word_suffix"`
+		FuseUnk                 bool             `json:"fuse_unk"`
+		ByteFallback            bool             `json:"byte_fallback"`
+		IgnoreMerges            bool             `json:"ignore_merges"`
+		Vocab                   map[string]int64 `json:"vocab"`
+		Merges                  json.RawMessage  `json:"merges"`
 	}
 	if err := json.Unmarshal(f.Model, &m); err != nil {
 		return nil, fmt.Errorf("%w: tokenizer.json model: %v", ErrFormat, err)

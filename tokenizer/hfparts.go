@@ -288,7 +288,41 @@ func parseDecoder(raw json.RawMessage, byteLevel bool) (stripN int, err error) {
 
 // parseMerges reads merges as "a b" strings (lines starting with
 // "#version" skipped, as tokenizers does) or ["a", "b"] pairs.
-func parseMerges(raw []json.RawMessage) ([][2]string, error) {
+func parseMerges(data json.RawMessage) ([][2]string, error) {
+	if isNull(data) {
+		return nil, nil
+	}
+	// Real files hold one form or the other: decode them in one pass.
+	var strs []string
+	if json.Unmarshal(data, &strs) == nil {
+		out := make([][2]string, 0, len(strs))
+		for i, s := range strs {
+			if strings.HasPrefix(s, "#version") {
+				continue
+			}
+			a, b, ok := strings.Cut(s, " ")
+			if !ok || strings.Contains(b, " ") {
+				return nil, fmt.Errorf("%w: tokenizer.json merge %d %q is not two pieces separated by one space", ErrFormat, i, s)
+			}
+			out = append(out, [2]string{a, b})
+		}
+		return out, nil
+	}
+	var pairs [][]string
+	if json.Unmarshal(data, &pairs) == nil {
+		out := make([][2]string, len(pairs))
+		for i, p := range pairs {
+			if len(p) != 2 {
+				return nil, fmt.Errorf("%w: tokenizer.json merge %d has %d pieces, want 2", ErrFormat, i, len(p))
+			}
+			out[i] = [2]string{p[0], p[1]}
+		}
+		return out, nil
+	}
+	var raw []json.RawMessage
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return nil, fmt.Errorf("%w: tokenizer.json merges: %v", ErrFormat, err)
+	}
 	out := make([][2]string, 0, len(raw))
 	for i, r := range raw {
 		var s string

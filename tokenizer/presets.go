@@ -115,16 +115,27 @@ func splitSteps(patterns []string) ([]preStep, error) {
 	return steps, nil
 }
 
-// presetByPatterns returns the name of a preset whose patterns are exactly
-// steps (Isolated Splits, not inverted), preferring the canonical names
-// llama.cpp's converter writes; "" if none.
+// presetByPatterns returns the name of a preset whose patterns are
+// patterns (Isolated Splits, not inverted), preferring the canonical names
+// llama.cpp's converter writes; "" if none. Patterns compare equal when
+// they differ only in spelling a carriage return, newline or tab as the
+// character itself or as its escape.
 func presetByPatterns(patterns []string, ignoreMerges bool) string {
+	patterns = slices.Clone(patterns)
+	for i, p := range patterns {
+		patterns[i] = controlEscapes.Replace(p)
+	}
 	for _, name := range []string{"gpt-2", "llama-bpe", "dbrx", "qwen2", "qwen35", "smollm", "deepseek-llm",
 		"deepseek-coder", "deepseek-v3", "falcon", "tekken", "gpt-4o", "poro-chat", "viking"} {
 		p := presets[name]
-		if slices.Equal(p.patterns, patterns) && p.ignoreMerges == ignoreMerges {
+		if slices.EqualFunc(p.patterns, patterns, func(a, b string) bool { return controlEscapes.Replace(a) == b }) &&
+			p.ignoreMerges == ignoreMerges {
 			return name
 		}
 	}
 	return ""
 }
+
+// controlEscapes spells the control characters that patterns hold either
+// literally or escaped as their escapes.
+var controlEscapes = strings.NewReplacer("\r", `\r`, "\n", `\n`, "\t", `\t`)

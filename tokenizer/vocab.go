@@ -370,9 +370,12 @@ func (t *Tokenizer) setMerges(list [][2]string, ids map[string]int32) error {
 // tokenizer.json's pre-tokenizer is none llama.cpp knows (FromVocab then
 // refuses it).
 //
-// Not representable in GGUF, and so lost: fuse_unk=false and
-// ignore_merges=true of a SentencePiece-style tokenizer.json, and a Strip
-// decoder removing other than one space. A tokenizer.json BPE with no
+// Not representable in GGUF, and so lost: a Unicode normalizer (Qwen's
+// NFC: llama.cpp normalizes nothing, so text not in NFC encodes
+// differently), fuse_unk=false and ignore_merges=true of a
+// SentencePiece-style tokenizer.json, and a Strip decoder removing other
+// than one space; the end-of-generation tokens follow llama.cpp's rule for
+// GGUF (any token named like an end of turn). A tokenizer.json BPE with no
 // merges at all gives a Vocab with neither merges nor scores, which
 // FromVocab refuses.
 func (t *Tokenizer) Vocab() Vocab {
