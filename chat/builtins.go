@@ -60,9 +60,7 @@ func objectMethod(o *object, name string) *function {
 	case "values":
 		return noArgs(func() value {
 			l := &list{items: make([]value, len(o.keys)), py: pyView}
-			for i, k := range o.keys {
-				l.items[i] = o.vals[k]
-			}
+			copy(l.items, o.vals)
 			return l
 		})
 	case "dictsort":
@@ -116,8 +114,8 @@ var namespaceFunc = &function{name: "namespace", call: func(_ *evaluator, args [
 			if src.kind == namespaceObject {
 				return nil, renderErr("'NamespaceValue' object is not iterable")
 			}
-			for _, k := range src.keys {
-				ns.set(k, src.vals[k])
+			for i, k := range src.keys {
+				ns.set(k, src.vals[i])
 			}
 		case *list:
 			for _, pair := range src.items {
@@ -144,8 +142,8 @@ var namespaceFunc = &function{name: "namespace", call: func(_ *evaluator, args [
 		}
 	}
 	if kw != nil {
-		for _, k := range kw.keys {
-			ns.set(k, kw.vals[k])
+		for i, k := range kw.keys {
+			ns.set(k, kw.vals[i])
 		}
 	}
 	return ns, nil

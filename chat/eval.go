@@ -20,7 +20,7 @@ type Limits struct {
 
 // DefaultLimits are far above what real chat templates need (a few
 // thousand steps, kilobytes of output) and far below a hang.
-var DefaultLimits = Limits{Steps: 2_000_000, Bytes: 8 << 20, Depth: 100}
+var DefaultLimits = Limits{Steps: 1_000_000, Bytes: 8 << 20, Depth: 100}
 
 // scope is one level of variables. Lookups walk up the parents.
 type scope struct {
@@ -425,26 +425,36 @@ func loopTargets(n node) ([]string, error) {
 // loopInfo is the loop object of iteration i: what the reference provides
 // (Python's also has depth, depth0, cycle and changed, which are refused).
 func loopInfo(items []value, i int) *object {
-	o := newObject(loopObject)
 	n := len(items)
-	o.set("index", intNum(i+1))
-	o.set("index0", intNum(i))
-	o.set("revindex", intNum(n-i))
-	o.set("revindex0", intNum(n-i-1))
-	o.set("first", i == 0)
-	o.set("last", i == n-1)
-	o.set("length", intNum(n))
+	var prev, next value = undefined{}, undefined{}
 	if i > 0 {
-		o.set("previtem", items[i-1])
-	} else {
-		o.set("previtem", undefined{})
+		prev = items[i-1]
 	}
 	if i < n-1 {
-		o.set("nextitem", items[i+1])
-	} else {
-		o.set("nextitem", undefined{})
+		next = items[i+1]
 	}
-	return o
+	return &object{keys: loopKeys, kind: loopObject, vals: []value{
+		boxInt(i + 1), boxInt(i), boxInt(n - i), boxInt(n - i - 1), i == 0, i == n-1, boxInt(n), prev, next,
+	}}
+}
+
+// loopKeys are the loop object's members, shared by all loop objects
+// (which templates cannot change).
+var loopKeys = []string{"index", "index0", "revindex", "revindex0", "first", "last", "length", "previtem", "nextitem"}
+
+// smallInts are boxed once, so that loops do not allocate their indices.
+var smallInts = func() (v [1024]value) {
+	for i := range v {
+		v[i] = intNum(i)
+	}
+	return
+}()
+
+func boxInt(n int) value {
+	if n >= 0 && n < len(smallInts) {
+		return smallInts[n]
+	}
+	return intNum(n)
 }
 
 // macro makes the function a {% macro %} defines.
@@ -481,8 +491,8 @@ func (ev *evaluator) runBody(body []node, env *scope) (value, error) {
 func (ev *evaluator) bindArgs(display string, params []node, special map[string]bool, args []value, kwargs *object, env *scope) error {
 	kw := newObject(plainObject)
 	if kwargs != nil {
-		for _, k := range kwargs.keys {
-			kw.set(k, kwargs.vals[k])
+		for i, k := range kwargs.keys {
+			kw.set(k, kwargs.vals[i])
 		}
 	}
 	type pending struct {
@@ -529,14 +539,6 @@ func (ev *evaluator) bindArgs(display string, params []node, special map[string]
 		env.set(d.name, v)
 	}
 	return nil
-}
-
-func (o *object) remove(k string) {
-	if _, ok := o.vals[k]; !ok {
-		return
-	}
-	delete(o.vals, k)
-	o.keys = slices.DeleteFunc(o.keys, func(x string) bool { return x == k })
 }
 
 func paramName(p node) (string, node) {
@@ -920,8 +922,8 @@ func (ev *evaluator) args(ns []node, env *scope) ([]value, *object, error) {
 			if !ok || o.kind == namespaceObject {
 				return nil, nil, renderErr("the argument after ** must be a mapping, not %s", typeName(v))
 			}
-			for _, k := range o.keys {
-				if err := add(k, o.vals[k]); err != nil {
+			for i, k := range o.keys {
+				if err := add(k, o.vals[i]); err != nil {
 					return nil, nil, err
 				}
 			}

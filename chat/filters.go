@@ -650,7 +650,7 @@ func (ev *evaluator) selectAttr(l *list, sel bool, argNodes []node, env *scope) 
 func items(o *object) *list {
 	l := &list{items: make([]value, len(o.keys))}
 	for i, k := range o.keys {
-		l.items[i] = &list{items: []value{k, o.vals[k]}}
+		l.items[i] = &list{items: []value{k, o.vals[i]}}
 	}
 	return l
 }

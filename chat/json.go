@@ -121,7 +121,8 @@ func toJSON(v value, o jsonOptions, depth int) (string, error) {
 		base := "\n" + strings.Repeat(" ", o.indent*depth)
 		child := base + strings.Repeat(" ", o.indent)
 		for i, k := range keys {
-			s, err := toJSON(v.vals[k], o, depth+1)
+			kv, _ := v.get(k)
+			s, err := toJSON(kv, o, depth+1)
 			if err != nil {
 				return "", err
 			}
@@ -427,9 +428,9 @@ func pyEqual(a, b value) bool {
 		if a.len() != b.len() {
 			return false
 		}
-		for _, k := range a.keys {
+		for i, k := range a.keys {
 			bv, has := b.get(k)
-			if !has || !pyEqual(a.vals[k], bv) {
+			if !has || !pyEqual(a.vals[i], bv) {
 				return false
 			}
 		}

@@ -53,6 +53,17 @@ func loadConversations(t testing.TB) []conversation {
 	if err := json.Unmarshal(data, &convs); err != nil {
 		t.Fatal(err)
 	}
+	// "content_parts" passes a content other than a string (null, a list
+	// of parts) to the template as it is.
+	for _, c := range convs {
+		for i := range c.Messages {
+			m := &c.Messages[i]
+			if parts, ok := m.Extra["content_parts"]; ok {
+				m.Extra["content"] = parts
+				delete(m.Extra, "content_parts")
+			}
+		}
+	}
 	return convs
 }
 

@@ -104,27 +104,83 @@ const (
 	loopObject
 )
 
-// object is an insertion-ordered map from strings, as a JavaScript Map.
+// object is an insertion-ordered map from strings, as a JavaScript Map:
+// keys[i] holds vals[i]. Small objects (most) are searched in order; an
+// index is built once they grow.
 type object struct {
-	keys []string
-	vals map[string]value
-	kind objectKind
+	keys  []string
+	vals  []value
+	index map[string]int
+	kind  objectKind
 }
 
+const objectIndexAt = 12
+
 func newObject(kind objectKind) *object {
-	return &object{vals: map[string]value{}, kind: kind}
+	return &object{kind: kind}
+}
+
+// newObjectSize is newObject with room for n members.
+func newObjectSize(kind objectKind, n int) *object {
+	return &object{keys: make([]string, 0, n), vals: make([]value, 0, n), kind: kind}
+}
+
+func (o *object) find(k string) int {
+	if o.index != nil {
+		if i, ok := o.index[k]; ok {
+			return i
+		}
+		return -1
+	}
+	for i, x := range o.keys {
+		if x == k {
+			return i
+		}
+	}
+	return -1
 }
 
 func (o *object) get(k string) (value, bool) {
-	v, ok := o.vals[k]
-	return v, ok
+	if i := o.find(k); i >= 0 {
+		return o.vals[i], true
+	}
+	return nil, false
 }
 
 func (o *object) set(k string, v value) {
-	if _, ok := o.vals[k]; !ok {
-		o.keys = append(o.keys, k)
+	if i := o.find(k); i >= 0 {
+		o.vals[i] = v
+		return
 	}
-	o.vals[k] = v
+	o.keys = append(o.keys, k)
+	o.vals = append(o.vals, v)
+	switch {
+	case o.index != nil:
+		o.index[k] = len(o.keys) - 1
+	case len(o.keys) > objectIndexAt:
+		o.index = make(map[string]int, len(o.keys))
+		for i, x := range o.keys {
+			o.index[x] = i
+		}
+	}
+}
+
+func (o *object) remove(k string) {
+	i := o.find(k)
+	if i < 0 {
+		return
+	}
+	o.keys = append(o.keys[:i:i], o.keys[i+1:]...)
+	o.vals = append(o.vals[:i:i], o.vals[i+1:]...)
+	if o.index != nil {
+		o.index = nil
+		if len(o.keys) > objectIndexAt {
+			o.index = make(map[string]int, len(o.keys))
+			for j, x := range o.keys {
+				o.index[x] = j
+			}
+		}
+	}
 }
 
 func (o *object) len() int { return len(o.keys) }
@@ -445,8 +501,8 @@ func fromValue(v value) any {
 		return out
 	case *object:
 		out := make(map[string]any, v.len())
-		for _, k := range v.keys {
-			out[k] = fromValue(v.vals[k])
+		for i, k := range v.keys {
+			out[k] = fromValue(v.vals[i])
 		}
 		return out
 	}
