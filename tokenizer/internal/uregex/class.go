@@ -85,6 +85,24 @@ func (c *class) highAt(s string, p int) int {
 	return 0
 }
 
+// run is the end of the run of code points of the class from s[p:].
+func (c *class) run(s string, p int) int {
+	for p < len(s) {
+		switch c.tab[s[p]] {
+		case 1:
+			p++
+			continue
+		case 2:
+			if w := c.highAt(s, p); w > 0 {
+				p += w
+				continue
+			}
+		}
+		break
+	}
+	return p
+}
+
 // hasByte reports whether the ASCII byte b is in the class.
 func (c *class) hasByte(b byte) bool {
 	return c.tab[b] == 1

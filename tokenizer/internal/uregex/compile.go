@@ -29,23 +29,7 @@ const (
 	opAtomic                  // sub-program at x, without backtracking into it
 	opNullStart               // regs[x] = position
 	opNullEnd                 // if the position is still regs[x], go to y (an empty iteration ends the loop)
-	opSeq                     // the deterministic sequence seqs[x]
 )
-
-// A seqItem is one step of a deterministic sequence (opSeq): code points
-// of cls from min to max times without giving any back, or (look != 0)
-// a one-code-point lookahead, or (assert) an anchor. A repeat with stop
-// set is one followed by the lookahead (?!stop), stop disjoint from cls:
-// when the code point after the run is in stop it gives back exactly one
-// code point, after which the lookahead holds.
-type seqItem struct {
-	cls      *class
-	min, max int32 // max -1: unbounded
-	look     int8  // 1: (?=cls), -1: (?!cls)
-	assert   bool
-	anchor   anchor
-	stop     *class
-}
 
 type inst struct {
 	op     opcode
@@ -84,7 +68,6 @@ type compiler struct {
 	pattern string
 	prog    []inst
 	alts    []altTable
-	seqs    [][]seqItem
 	nregs   int
 	subs    []pendingSub
 	guards  map[*node]*class
@@ -100,9 +83,9 @@ type Regexp struct {
 	expr     string
 	prog     []inst
 	alts     []altTable
-	seqs     [][]seqItem
 	nregs    int
-	first    *class // what a match can start with; nil if it can be empty
+	first    *class  // what a match can start with; nil if it can be empty
+	fast     matcher // the fast matcher (cps.go), nil if the pattern has none
 	limit    int
 	machines *sync.Pool
 }
@@ -127,10 +110,11 @@ func Compile(pattern string) (*Regexp, error) {
 	if err := c.compile(n); err != nil {
 		return nil, err
 	}
-	re := &Regexp{expr: pattern, prog: c.prog, alts: c.alts, seqs: c.seqs, nregs: c.nregs, limit: DefaultStepLimit}
+	re := &Regexp{expr: pattern, prog: c.prog, alts: c.alts, nregs: c.nregs, limit: DefaultStepLimit}
 	if set, nullable := first(n); !nullable && !equalSets(set, runeSet{{0, maxRune}}) {
 		re.first = newClass(set)
 	}
+	re.fast = compileFast(n)
 	re.machines = &sync.Pool{}
 	return re, nil
 }
@@ -291,49 +275,6 @@ func possessiveSafe(set runeSet, after follow) bool {
 	return after.always || !after.nullable && len(intersect(set, after.set)) == 0
 }
 
-// seqItems collects the deterministic steps of subs from i on (fol[j] is
-// the follow of subs[j]) and returns them with the index after them.
-func (c *compiler) seqItems(subs []*node, fol []follow, i int) ([]seqItem, int) {
-	var items []seqItem
-	for i < len(subs) {
-		n := subs[i]
-		switch {
-		case n.op == nChar:
-			items = append(items, seqItem{cls: newClass(n.set), min: 1, max: 1})
-		case n.op == nAssert:
-			items = append(items, seqItem{assert: true, anchor: n.anchor})
-		case n.op == nLook && n.subs[0].op == nChar:
-			look := int8(1)
-			if n.neg {
-				look = -1
-			}
-			items = append(items, seqItem{cls: newClass(n.subs[0].set), look: look})
-		case n.op == nRepeat && n.subs[0].op == nChar && n.mode != lazy:
-			set := n.subs[0].set
-			it := seqItem{cls: newClass(set), min: int32(n.min), max: int32(n.max)}
-			if n.mode == greedy && !possessiveSafe(set, fol[i]) {
-				// C+(?!D) with C and D disjoint, then what cannot use a
-				// code point of C: at most one code point is given back.
-				if i+1 >= len(subs) {
-					return items, i
-				}
-				look := subs[i+1]
-				if look.op != nLook || !look.neg || look.subs[0].op != nChar ||
-					len(intersect(set, look.subs[0].set)) != 0 || !possessiveSafe(set, fol[i+1]) {
-					return items, i
-				}
-				it.stop = newClass(look.subs[0].set)
-				i++
-			}
-			items = append(items, it)
-		default:
-			return items, i
-		}
-		i++
-	}
-	return items, i
-}
-
 // loopFollow is the follow of the body of a loop: another iteration or
 // what follows the loop.
 func loopFollow(body *node, after follow) follow {
@@ -352,15 +293,8 @@ func (c *compiler) emitNode(n *node, after follow) {
 		for i := len(n.subs) - 2; i >= 0; i-- {
 			fol[i] = then(n.subs[i+1], fol[i+1])
 		}
-		for i := 0; i < len(n.subs); {
-			if items, next := c.seqItems(n.subs, fol, i); len(items) >= 2 {
-				c.emit(inst{op: opSeq, x: int32(len(c.seqs))})
-				c.seqs = append(c.seqs, items)
-				i = next
-				continue
-			}
-			c.emitNode(n.subs[i], fol[i])
-			i++
+		for i, s := range n.subs {
+			c.emitNode(s, fol[i])
 		}
 	case nAlt:
 		c.emitAlt(n.subs, after)
@@ -391,28 +325,7 @@ func (c *compiler) emitAlt(subs []*node, after follow) {
 		rest := &node{op: nAlt, subs: subs[maxBranches-1:]}
 		subs = append(subs[:maxBranches-1:maxBranches-1], rest)
 	}
-	t := altTable{branch: make([]int32, len(subs))}
-	for i, s := range subs {
-		bit := uint64(1) << i
-		set, nullable := first(s)
-		cls := c.guard(s, set)
-		if nullable {
-			t.nullable |= bit
-		}
-		for b := 0; b < 128; b++ {
-			if nullable || cls.hasByte(byte(b)) {
-				t.ascii[b] |= bit
-			}
-		}
-		for k := kind(0); k < numKinds; k++ {
-			if nullable || cls.kinds&(1<<k) != 0 {
-				t.kinds[k] |= bit
-			}
-		}
-		if !nullable && len(cls.exc) > 0 {
-			t.exc = append(t.exc, altExc{bit, cls.exc})
-		}
-	}
+	t := newAltTable(subs)
 	pc := c.emit(inst{op: opAlt, x: int32(len(c.alts))})
 	c.alts = append(c.alts, t)
 	var jumps []int

@@ -17,6 +17,8 @@ type machine struct {
 	steps int
 	limit int
 	err   error
+	// The fast matcher's results: the end of the match, of an atomic group.
+	end, atomicEnd int
 }
 
 // A frame is a choice point to return to on failure.
@@ -119,9 +121,15 @@ func (m *machine) search(from int) (start, end int, ok bool) {
 			}
 		}
 		m.steps = 0
-		m.stack = m.stack[:0]
-		if end, ok := m.run(0, start); ok {
-			return start, end, true
+		if fast := m.re.fast; fast != nil {
+			if fast(m, start) {
+				return start, m.end, true
+			}
+		} else {
+			m.stack = m.stack[:0]
+			if end, ok := m.run(0, start); ok {
+				return start, end, true
+			}
 		}
 		if m.err != nil {
 			return 0, 0, false
@@ -294,15 +302,6 @@ func (m *machine) run(pc int, pos int) (int, bool) {
 			pc++
 			continue
 
-		case opSeq:
-			p, ok := m.re.seq(int(in.x), s, pos)
-			if !ok {
-				goto fail
-			}
-			pos = p
-			pc++
-			continue
-
 		case opNullStart:
 			m.stack = append(m.stack, frame{kind: frReg, pc: in.x, pos: m.regs[in.x]})
 			m.regs[in.x] = pos
@@ -383,70 +382,6 @@ func (m *machine) run(pc int, pos int) (int, bool) {
 			break
 		}
 	}
-}
-
-// seq runs the deterministic sequence seqs[x] from pos.
-func (re *Regexp) seq(x int, s string, pos int) (int, bool) {
-	p := pos
-	items := re.seqs[x]
-	for i := range items {
-		it := &items[i]
-		c := it.cls
-		switch {
-		case it.assert:
-			if !assert(it.anchor, s, p) {
-				return 0, false
-			}
-			continue
-		case it.look != 0:
-			if classStarts(c, s, p) != (it.look > 0) {
-				return 0, false
-			}
-			continue
-		}
-		for n := int32(0); n < it.min; n++ {
-			if p >= len(s) {
-				return 0, false
-			}
-			w := c.at(s, p)
-			if w == 0 {
-				return 0, false
-			}
-			p += w
-		}
-		minEnd := p
-		if it.max < 0 {
-		more:
-			for p < len(s) {
-				switch c.tab[s[p]] {
-				case 1:
-					p++
-					continue
-				case 2:
-					if w := c.highAt(s, p); w > 0 {
-						p += w
-						continue
-					}
-				}
-				break more
-			}
-		} else {
-			for n := it.min; n < it.max && p < len(s); n++ {
-				w := c.at(s, p)
-				if w == 0 {
-					break
-				}
-				p += w
-			}
-		}
-		if it.stop != nil && classStarts(it.stop, s, p) {
-			if p == minEnd {
-				return 0, false
-			}
-			p -= lastLen(s, minEnd, p)
-		}
-	}
-	return p, true
 }
 
 // lastLen is the length of the last code point of s[from:to], from < to.
