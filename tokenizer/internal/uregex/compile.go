@@ -86,6 +86,7 @@ type Regexp struct {
 	nregs    int
 	first    *class  // what a match can start with; nil if it can be empty
 	fast     matcher // the fast matcher (cps.go), nil if the pattern has none
+	nmemos   int     // failure memos of the fast matcher
 	limit    int
 	machines *sync.Pool
 }
@@ -114,7 +115,7 @@ func Compile(pattern string) (*Regexp, error) {
 	if set, nullable := first(n); !nullable && !equalSets(set, runeSet{{0, maxRune}}) {
 		re.first = newClass(set)
 	}
-	re.fast = compileFast(n)
+	re.fast, re.nmemos = compileFast(n)
 	re.machines = &sync.Pool{}
 	return re, nil
 }

@@ -27,13 +27,15 @@ const maxMatchers = 4096
 type fastCompiler struct {
 	count int
 	ok    bool
+	memos int // failure memos of greedy unbounded class repeats
 }
 
 // compileFast is the fast matcher of n, or nil if n has an unbounded
-// loop over a group or is too large.
-func compileFast(n *node) matcher {
+// loop over a group or is too large, and the number of failure memos it
+// uses.
+func compileFast(n *node) (matcher, int) {
 	if !loopFree(n) {
-		return nil
+		return nil, 0
 	}
 	c := &fastCompiler{ok: true}
 	accept := func(m *machine, pos int) bool {
@@ -42,9 +44,9 @@ func compileFast(n *node) matcher {
 	}
 	f := c.node(n, succeed, accept)
 	if !c.ok {
-		return nil
+		return nil, 0
 	}
-	return f
+	return f, c.memos
 }
 
 // loopFree reports whether every unbounded repeat in n repeats a class.
@@ -251,6 +253,9 @@ func (c *fastCompiler) classRepeat(n *node, after follow, next matcher) matcher 
 		return r.lazy(next)
 	case n.mode == possessive || possessiveSafe(n.subs[0].set, after):
 		return r.possessive(next)
+	case r.hi < 0:
+		c.memos++
+		return r.greedyMemo(next, c.memos-1)
 	}
 	return r.greedy(next)
 }
@@ -340,6 +345,66 @@ func (r classRep) greedy(next matcher) matcher {
 			}
 			p -= lastLen(s, minEnd, p)
 		}
+	}
+}
+
+// A repMemo remembers, for one greedy unbounded class repeat, that the run
+// of its class from start ends at end and that what follows it fails at
+// every position from low to end. A later attempt that starts inside the
+// run ends its run at end too and needs no scan, and fails at once if
+// its positions are all at or after low; this keeps patterns such as
+// \s+$ linear where plain backtracking is quadratic (a run of n spaces
+// not at a line end is scanned n times). It holds for one text: what
+// follows a repeat is a fixed matcher, whose result depends only on the
+// position.
+type repMemo struct {
+	gen             uint64
+	start, end, low int
+}
+
+// greedyMemo is greedy for an unbounded repeat, with failure memo slot.
+func (r classRep) greedyMemo(next matcher, slot int) matcher {
+	return func(m *machine, pos int) bool {
+		s := m.s
+		memo := &m.memos[slot]
+		var minEnd, p int
+		if memo.gen == m.gen && memo.start <= pos && pos < memo.end {
+			// Inside a run already scanned: only the mandatory part.
+			minEnd = pos
+			for k := 0; k < r.lo; k++ {
+				if minEnd >= memo.end {
+					return false
+				}
+				minEnd += r.cls.at(s, minEnd)
+			}
+			if minEnd >= memo.low {
+				return false
+			}
+			p = memo.end
+		} else {
+			var ok bool
+			if minEnd, p, ok = r.scan(s, pos); !ok {
+				return false
+			}
+		}
+		end := p
+		for {
+			if next(m, p) {
+				return true
+			}
+			if p == minEnd || m.err != nil || !m.retry() {
+				break
+			}
+			p -= lastLen(s, minEnd, p)
+		}
+		if m.err == nil {
+			if memo.gen == m.gen && memo.end == end {
+				memo.start, memo.low = min(memo.start, pos), min(memo.low, minEnd)
+			} else {
+				*memo = repMemo{gen: m.gen, start: pos, end: end, low: minEnd}
+			}
+		}
+		return false
 	}
 }
 

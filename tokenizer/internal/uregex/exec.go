@@ -19,6 +19,10 @@ type machine struct {
 	err   error
 	// The fast matcher's results: the end of the match, of an atomic group.
 	end, atomicEnd int
+	// The fast matcher's failure memos, valid while their gen is gen,
+	// which each FindAll call advances.
+	memos []repMemo
+	gen   uint64
 }
 
 // A frame is a choice point to return to on failure.
@@ -53,6 +57,7 @@ const (
 func (re *Regexp) FindAll(s string, dst [][2]int) ([][2]int, error) {
 	m := re.machine()
 	m.s = s
+	m.gen++
 	defer func() {
 		m.s = ""
 		re.machines.Put(m)
@@ -87,7 +92,7 @@ func (re *Regexp) machine() *machine {
 		m.err = nil
 		return m
 	}
-	return &machine{re: re, regs: make([]int, re.nregs), limit: re.limit}
+	return &machine{re: re, regs: make([]int, re.nregs), limit: re.limit, memos: make([]repMemo, re.nmemos)}
 }
 
 // charLen is the length of the character at s[i:], 1 past the end.

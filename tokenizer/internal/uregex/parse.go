@@ -451,12 +451,22 @@ func (p *parser) group(f flags) *node {
 			}
 			if colon >= len(p.src) || p.src[colon] != ':' {
 				// (?i) reaches here only when not followed by ')': e.g. (?x).
+				for colon < len(p.src) && (isAlnum(p.src[colon]) || p.src[colon] == '-') {
+					colon++
+				}
 				p.fail(ErrUnsupported, at, "option group %q", p.src[at:min(colon+1, len(p.src))])
 			}
 			nf := p.options(f, colon)
 			p.pos = colon + 1
 			n = p.alternation(nf)
 		default:
+			if isAlnum(c) {
+				end := p.pos
+				for end < len(p.src) && (isAlnum(p.src[end]) || p.src[end] == '-') {
+					end++
+				}
+				p.fail(ErrUnsupported, at, "option group %q", p.src[at:min(end+1, len(p.src))])
+			}
 			p.fail(ErrUnsupported, at, "group (?%c", c)
 		}
 	} else {
