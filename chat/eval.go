@@ -90,6 +90,32 @@ func (ev *evaluator) tick() error {
 	return nil
 }
 
+// work charges an operation over items list items and bytes bytes of
+// text: a step per item and per 256 bytes, so that list and string
+// operations count in the step limit by their size.
+func (ev *evaluator) work(items, bytes int) error {
+	ev.steps += items + bytes>>8
+	if ev.steps > ev.limits.Steps {
+		return fmt.Errorf("%w: more than %d steps", ErrLimit, ev.limits.Steps)
+	}
+	return nil
+}
+
+// workOn charges an operation on v by its size.
+func (ev *evaluator) workOn(v value) error {
+	switch v := v.(type) {
+	case *list:
+		return ev.work(len(v.items), 0)
+	case *object:
+		return ev.work(v.len(), 0)
+	case string:
+		return ev.work(0, len(v))
+	case markup:
+		return ev.work(0, len(v))
+	}
+	return nil
+}
+
 func (ev *evaluator) checkLen(s string) error {
 	if len(s) > ev.limits.Bytes {
 		return fmt.Errorf("%w: a string longer than %d bytes", ErrLimit, ev.limits.Bytes)
@@ -969,6 +995,12 @@ func (ev *evaluator) binary(op string, l, r value) (value, error) {
 		}
 	}
 	l, r = unmark(l), unmark(r)
+	if err := ev.workOn(l); err != nil {
+		return nil, err
+	}
+	if err := ev.workOn(r); err != nil {
+		return nil, err
+	}
 	switch op {
 	case "==", "!=":
 		eq, err := equal(l, r)
@@ -1162,6 +1194,11 @@ func (ev *evaluator) member(n memberNode, env *scope) (value, error) {
 		return nil, err
 	}
 	obj = unmark(obj)
+	if _, ok := obj.(string); ok {
+		if err := ev.workOn(obj); err != nil {
+			return nil, err
+		}
+	}
 	var prop value
 	switch {
 	case n.computed:
@@ -1329,6 +1366,9 @@ func (ev *evaluator) slice(obj value, n sliceNode, env *scope) (value, error) {
 	}
 	if parts[2] != nil && *parts[2] < 0 && parts[1] != nil && *parts[1] == -1 {
 		return nil, unsupported("a slice [start:-1:negative step] (@huggingface/jinja takes the stop -1 literally, Python as the last item)")
+	}
+	if err := ev.workOn(obj); err != nil {
+		return nil, err
 	}
 	switch o := obj.(type) {
 	case *list:

@@ -2,6 +2,7 @@ package chat
 
 import (
 	"math"
+	"math/bits"
 	"slices"
 	"sort"
 	"strconv"
@@ -19,6 +20,15 @@ func (ev *evaluator) applyFilter(x value, f node, env *scope) (value, error) {
 		return x, nil
 	}
 	x = unmark(x)
+	if err := ev.workOn(x); err != nil {
+		return nil, err
+	}
+	if l, ok := x.(*list); ok && len(l.items) > 1 {
+		// Sorting and deduplicating cost more than a pass.
+		if err := ev.work(len(l.items)*bits.Len(uint(len(l.items))), 0); err != nil {
+			return nil, err
+		}
+	}
 	switch f := f.(type) {
 	case identNode:
 		return ev.filterPlain(x, f.name)
@@ -188,9 +198,15 @@ func (ev *evaluator) filterCall(x value, name string, argNodes []node, env *scop
 		}
 		switch x := x.(type) {
 		case string:
-			s := strings.Join(strings.Split(x, ""), sepStr)
-			return s, ev.checkLen(s)
+			chars := strings.Split(x, "")
+			if len(x)+len(chars)*len(sepStr) > ev.limits.Bytes {
+				return nil, ev.checkLen(strings.Repeat(" ", ev.limits.Bytes+1))
+			}
+			return strings.Join(chars, sepStr), nil
 		case *list:
+			if len(x.items)*len(sepStr) > ev.limits.Bytes {
+				return nil, ev.checkLen(strings.Repeat(" ", ev.limits.Bytes+1))
+			}
 			v, err := joinList(x, sepStr)
 			if err != nil {
 				return nil, err
@@ -454,34 +470,41 @@ func joinList(l *list, sep string) (value, error) {
 // unique by value and without case; they must agree.
 func unique(l *list) (value, error) {
 	var out []value
+	js := map[any]bool{}  // the reference's === of primitives
+	py := map[any]bool{}  // Python's equality: numbers by value, strings without case
 	for _, x := range l.items {
 		x := unmark(x)
-		seen := false
-		pySeen := false
-		for _, y := range out {
-			seen = seen || jsStrictEqual(x, y)
-			pySeen = pySeen || pyUniqueEqual(x, y)
-		}
 		if isRef(x) {
 			return nil, unsupported("|unique of a list of %ss (Python cannot hash them)", typeName(x))
 		}
-		if seen != pySeen {
+		jk, pk := uniqueKeys(x)
+		if js[jk] != py[pk] {
 			return nil, unsupported("|unique of items equal in Python but not in JavaScript (or the other way)")
 		}
-		if !seen {
+		if !js[jk] {
 			out = append(out, x)
+			js[jk], py[pk] = true, true
 		}
 	}
 	return &list{items: out, py: pyGenerator}, nil
 }
 
-func pyUniqueEqual(a, b value) bool {
-	as, ok1 := a.(string)
-	bs, ok2 := b.(string)
-	if ok1 && ok2 {
-		return strings.ToLower(as) == strings.ToLower(bs)
+// uniqueKeys are map keys under which equal items meet: by ===, and by
+// Python's == with the unique filter's case folding.
+func uniqueKeys(x value) (js, py any) {
+	switch x := x.(type) {
+	case number:
+		return x.f, x.f
+	case bool:
+		return x, float64(boolInt(x))
+	case string:
+		return "s" + x, "s" + strings.ToLower(x)
+	case null:
+		return x, x
+	case undefined:
+		return x, x
 	}
-	return pyEqual(a, b)
+	return x, x
 }
 
 // sortList sorts as the reference does: numbers (and booleans) with

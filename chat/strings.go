@@ -1,6 +1,7 @@
 package chat
 
 import (
+	"fmt"
 	"math"
 	"regexp"
 	"strconv"
@@ -18,9 +19,9 @@ import (
 // stringMethod is s.name as a bound method, or nil if the reference has
 // no such method.
 func stringMethod(s, name string) *function {
-	m := func(call func(args []value, kw *object) (value, error)) *function {
+	m := func(call func(ev *evaluator, args []value, kw *object) (value, error)) *function {
 		return &function{name: name, call: func(ev *evaluator, args []value, kw *object, _ *scope) (value, error) {
-			v, err := call(args, kw)
+			v, err := call(ev, args, kw)
 			if err != nil {
 				return nil, err
 			}
@@ -31,7 +32,7 @@ func stringMethod(s, name string) *function {
 		}}
 	}
 	noArgs := func(f func() (value, error)) *function {
-		return m(func(args []value, kw *object) (value, error) {
+		return m(func(_ *evaluator, args []value, kw *object) (value, error) {
 			if len(args) > 0 || kw != nil {
 				return nil, unsupported(".%s() with arguments (@huggingface/jinja ignores them, Python rejects them)", name)
 			}
@@ -46,7 +47,7 @@ func stringMethod(s, name string) *function {
 	case "capitalize":
 		return noArgs(func() (value, error) { return capitalize(s) })
 	case "strip", "lstrip", "rstrip":
-		return m(func(args []value, kw *object) (value, error) {
+		return m(func(_ *evaluator, args []value, kw *object) (value, error) {
 			if len(args) > 1 || kw != nil {
 				return nil, unsupported(".%s() with more than one argument", name)
 			}
@@ -57,11 +58,11 @@ func stringMethod(s, name string) *function {
 			return strip(s, name, chars)
 		})
 	case "startswith", "endswith":
-		return m(func(args []value, kw *object) (value, error) { return affix(s, name, args, kw) })
+		return m(func(_ *evaluator, args []value, kw *object) (value, error) { return affix(s, name, args, kw) })
 	case "split":
-		return m(func(args []value, kw *object) (value, error) { return split(s, args, kw) })
+		return m(func(_ *evaluator, args []value, kw *object) (value, error) { return split(s, args, kw) })
 	case "replace":
-		return m(func(args []value, kw *object) (value, error) { return replaceString(nil, s, args, kw, false) })
+		return m(func(ev *evaluator, args []value, kw *object) (value, error) { return replaceString(ev, s, args, kw, false) })
 	}
 	return nil
 }
@@ -362,13 +363,15 @@ func replaceString(ev *evaluator, s string, args []value, kw *object, filter boo
 	default:
 		return nil, renderErr("replace() count must be an integer or none")
 	}
-	out := strings.Replace(s, old, repl, n)
-	if ev != nil {
-		if err := ev.checkLen(out); err != nil {
-			return nil, err
-		}
+	// The result's length, before making it.
+	times := strings.Count(s, old)
+	if n >= 0 && n < times {
+		times = n
 	}
-	return out, nil
+	if size := len(s) + times*(len(repl)-len(old)); ev != nil && size > ev.limits.Bytes {
+		return nil, fmt.Errorf("%w: a string longer than %d bytes", ErrLimit, ev.limits.Bytes)
+	}
+	return strings.Replace(s, old, repl, n), nil
 }
 
 // indent is Jinja's indent filter: width spaces before each line but the
