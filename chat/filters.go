@@ -470,8 +470,8 @@ func joinList(l *list, sep string) (value, error) {
 // unique by value and without case; they must agree.
 func unique(l *list) (value, error) {
 	var out []value
-	js := map[any]bool{}  // the reference's === of primitives
-	py := map[any]bool{}  // Python's equality: numbers by value, strings without case
+	js := map[any]bool{} // the reference's === of primitives
+	py := map[any]bool{} // Python's equality: numbers by value, strings without case
 	for _, x := range l.items {
 		x := unmark(x)
 		if isRef(x) {

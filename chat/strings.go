@@ -62,7 +62,9 @@ func stringMethod(s, name string) *function {
 	case "split":
 		return m(func(_ *evaluator, args []value, kw *object) (value, error) { return split(s, args, kw) })
 	case "replace":
-		return m(func(ev *evaluator, args []value, kw *object) (value, error) { return replaceString(ev, s, args, kw, false) })
+		return m(func(ev *evaluator, args []value, kw *object) (value, error) {
+			return replaceString(ev, s, args, kw, false)
+		})
 	}
 	return nil
 }
