@@ -80,6 +80,14 @@ func FuzzParseHFJSON(f *testing.F) {
 	f.Add([]byte(`{"model": {"type": "Unigram"}}`))
 	f.Add([]byte(`{"added_tokens": [{"id": -1}], "model": null}`))
 	f.Add([]byte(`[]`))
+	f.Add(tinyByteLevelJSON(patLlama3, true))
+	f.Add(tinyByteLevelJSON(`(?i:'s)|\s+(?!\S)|[^\s]+`, false))
+	f.Add([]byte(`{"added_tokens": [{"id": 3, "content": "<x>", "special": false, "lstrip": true, "rstrip": true, "single_word": true, "normalized": true}],
+		"normalizer": {"type": "NFKC"}, "pre_tokenizer": {"type": "Sequence", "pretokenizers": [{"type": "Digits", "individual_digits": true},
+		{"type": "Split", "pattern": {"String": "a"}, "behavior": "MergedWithNext", "invert": true}, {"type": "ByteLevel", "use_regex": true}]},
+		"decoder": {"type": "ByteLevel"}, "model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 2}, "merges": [["a", "b"]]}}`))
+	f.Add([]byte(`{"pre_tokenizer": {"type": "Metaspace", "replacement": "▁", "prepend_scheme": "first", "split": true},
+		"decoder": {"type": "Metaspace"}, "model": {"type": "BPE", "vocab": {"a": 0, "▁": 1, "▁a": 2}, "merges": ["▁ a"]}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		tok, err := ParseHFJSON(data)
 		if err != nil {
@@ -89,6 +97,13 @@ func FuzzParseHFJSON(f *testing.F) {
 		exercise(t, tok)
 		v := tok.Vocab()
 		back, err := FromVocab(v)
+		if tok.byteLevel && tok.Pre() == "" {
+			// A pre-tokenizer llama.cpp does not know has no GGUF name.
+			if !errors.Is(err, ErrUnsupported) {
+				t.Fatalf("FromVocab(Vocab()) of a byte-level BPE with an unnamed pre-tokenizer: err %v, want ErrUnsupported", err)
+			}
+			return
+		}
 		if len(v.Merges) == 0 {
 			// BPE without merges has no GGUF form: neither scores nor
 			// merges, which FromVocab refuses.
@@ -112,15 +127,20 @@ func FuzzFromVocab(f *testing.F) {
 	f.Add("a\na", []byte{1, 1}, "", uint32(0xFFFFFF), uint8(0))
 	f.Add("a\nb\nab", []byte{1, 9, 1}, "a c", uint32(0xFFFFFF), uint8(2))
 	f.Add("x", []byte{6}, "", uint32(0xFFFFFF), uint8(0))
+	f.Add("Ġ\nt\nĠt\n<|x|>", []byte{1, 1, 1, 3}, "Ġ t", uint32(0xFFFFFF03), uint8(0x88))
+	f.Add("▁\na\n▁a\n\n\n\n<0x41>", []byte{1, 1, 1, 1, 6}, "▁ a", uint32(0xFFFFFFFF), uint8(0xC0))
 	f.Fuzz(func(t *testing.T, tokens string, types []byte, merges string, specials uint32, flags uint8) {
 		v := Vocab{
-			Model:          "llama",
+			Model:          []string{"llama", "llama", "gpt2", "gemma4"}[flags>>6],
+			Pre:            []string{"gpt-2", "llama-bpe", "qwen2", "nonesuch"}[flags>>3&3],
 			Tokens:         strings.Split(tokens, "\n"),
 			AddSpacePrefix: flags&1 != 0,
 			AddBOS:         flags&2 != 0,
 			BOS:            int(int8(specials)),
 			EOS:            int(int8(specials >> 8)),
 			UNK:            int(int8(specials >> 16)),
+			EOT:            int(int8(specials >> 24)),
+			EOM:            -1,
 		}
 		if merges != "" {
 			v.Merges = strings.Split(merges, "\n")

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/hlmproject/hlm/tokenizer/internal/uregex"
 )
@@ -93,12 +94,33 @@ func presetNames() string {
 	return strings.Join(names, ", ")
 }
 
+// compiled remembers compiled patterns (a Regexp is safe for concurrent
+// use): every tokenizer of a family shares its pattern, and compiling one
+// takes milliseconds. At most maxCompiled are kept.
+var (
+	compiledMu sync.Mutex
+	compiled   = map[string]*uregex.Regexp{}
+)
+
+const maxCompiled = 64
+
 // compilePattern compiles a pre-tokenizer pattern, naming it on error.
 func compilePattern(p string) (*uregex.Regexp, error) {
+	compiledMu.Lock()
+	re, ok := compiled[p]
+	compiledMu.Unlock()
+	if ok {
+		return re, nil
+	}
 	re, err := uregex.Compile(p)
 	if err != nil {
 		return nil, fmt.Errorf("%w: pre-tokenizer pattern %q: %v", ErrUnsupported, p, err)
 	}
+	compiledMu.Lock()
+	if len(compiled) < maxCompiled {
+		compiled[p] = re
+	}
+	compiledMu.Unlock()
 	return re, nil
 }
 

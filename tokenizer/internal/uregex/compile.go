@@ -70,7 +70,6 @@ type compiler struct {
 	alts    []altTable
 	nregs   int
 	subs    []pendingSub
-	guards  map[*node]*class
 }
 
 type pendingSub struct {
@@ -107,7 +106,7 @@ func Compile(pattern string) (*Regexp, error) {
 	if err := checkFolds(pattern, n); err != nil {
 		return nil, err
 	}
-	c := &compiler{pattern: pattern, guards: map[*node]*class{}}
+	c := &compiler{pattern: pattern}
 	if err := c.compile(n); err != nil {
 		return nil, err
 	}
@@ -287,7 +286,7 @@ func (c *compiler) emitNode(n *node, after follow) {
 	switch n.op {
 	case nEmpty:
 	case nChar:
-		c.emit(inst{op: opClass, cls: newClass(n.set)})
+		c.emit(inst{op: opClass, cls: n.class()})
 	case nConcat:
 		fol := make([]follow, len(n.subs))
 		fol[len(n.subs)-1] = after
@@ -303,7 +302,7 @@ func (c *compiler) emitNode(n *node, after follow) {
 		c.emitRepeat(n, after)
 	case nLook:
 		if s := n.subs[0]; s.op == nChar {
-			c.emit(inst{op: opLookClass, cls: newClass(s.set), neg: n.neg})
+			c.emit(inst{op: opLookClass, cls: s.class(), neg: n.neg})
 			return
 		}
 		pc := c.emit(inst{op: opLook, neg: n.neg})
@@ -340,16 +339,6 @@ func (c *compiler) emitAlt(subs []*node, after follow) {
 	}
 }
 
-// guard is the class of the first code points of n (set), cached by node.
-func (c *compiler) guard(n *node, set runeSet) *class {
-	if g, ok := c.guards[n]; ok {
-		return g
-	}
-	g := newClass(set)
-	c.guards[n] = g
-	return g
-}
-
 func (c *compiler) emitRepeat(n *node, after follow) {
 	body := n.subs[0]
 	if body.op == nChar {
@@ -360,7 +349,7 @@ func (c *compiler) emitRepeat(n *node, after follow) {
 			// with; or what follows always succeeds. Nothing to remember.
 			mode = possessive
 		}
-		c.emit(inst{op: opRep, cls: newClass(body.set), min: int32(n.min), max: int32(n.max), mode: mode})
+		c.emit(inst{op: opRep, cls: body.class(), min: int32(n.min), max: int32(n.max), mode: mode})
 		return
 	}
 	if n.mode == possessive {
@@ -387,10 +376,10 @@ func (c *compiler) emitRepeat(n *node, after follow) {
 	for i := 0; i < n.min; i++ {
 		c.emitNode(body, fol[i])
 	}
-	set, nullable := first(body)
+	_, nullable := first(body)
 	var g *class
 	if !nullable {
-		g = c.guard(body, set)
+		g = body.firstClass()
 	}
 	split := opSplit
 	if n.mode == lazy {
@@ -435,6 +424,14 @@ func (c *compiler) emitRepeat(n *node, after follow) {
 // first is the set of code points a match of n can start with, and
 // whether n can match the empty string. Zero-width items are transparent.
 func first(n *node) (runeSet, bool) {
+	if !n.firstDone {
+		n.firstSet, n.firstNull = firstOf(n)
+		n.firstDone = true
+	}
+	return n.firstSet, n.firstNull
+}
+
+func firstOf(n *node) (runeSet, bool) {
 	switch n.op {
 	case nChar:
 		return n.set, false

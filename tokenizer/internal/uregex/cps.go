@@ -87,7 +87,7 @@ func (c *fastCompiler) node(n *node, after follow, next matcher) matcher {
 	case nEmpty:
 		return next
 	case nChar:
-		cls := newClass(n.set)
+		cls := n.class()
 		return func(m *machine, pos int) bool {
 			s := m.s
 			if pos >= len(s) {
@@ -114,7 +114,7 @@ func (c *fastCompiler) node(n *node, after follow, next matcher) matcher {
 	case nLook:
 		neg := n.neg
 		if s := n.subs[0]; s.op == nChar {
-			cls := newClass(s.set)
+			cls := s.class()
 			return func(m *machine, pos int) bool {
 				if classStarts(cls, m.s, pos) == neg {
 					return false
@@ -203,10 +203,10 @@ func (c *fastCompiler) repeat(n *node, after follow, next matcher) matcher {
 		opt = loopFollow(body, after)
 	}
 	f := next
-	set, nullable := first(body)
+	_, nullable := first(body)
 	var guard *class
 	if !nullable {
-		guard = newClass(set)
+		guard = body.firstClass()
 	}
 	for i := n.max; i > n.min; i-- {
 		f = c.optional(c.node(body, opt, f), next, guard, n.mode == lazy)
@@ -247,7 +247,7 @@ func (c *fastCompiler) optional(body, skip matcher, guard *class, lazy bool) mat
 }
 
 func (c *fastCompiler) classRepeat(n *node, after follow, next matcher) matcher {
-	r := classRep{cls: newClass(n.subs[0].set), lo: n.min, hi: n.max}
+	r := classRep{cls: n.subs[0].class(), lo: n.min, hi: n.max}
 	switch {
 	case n.mode == lazy:
 		return r.lazy(next)
@@ -440,7 +440,7 @@ func newAltTable(subs []*node) altTable {
 	t := altTable{branch: make([]int32, len(subs))}
 	for i, s := range subs {
 		bit := uint64(1) << i
-		set, nullable := first(s)
+		_, nullable := first(s)
 		if nullable {
 			t.nullable |= bit
 			for b := range t.ascii {
@@ -451,7 +451,7 @@ func newAltTable(subs []*node) altTable {
 			}
 			continue
 		}
-		cls := newClass(set)
+		cls := s.firstClass()
 		for b := 0; b < 128; b++ {
 			if cls.hasByte(byte(b)) {
 				t.ascii[b] |= bit

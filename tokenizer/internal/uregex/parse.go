@@ -55,6 +55,31 @@ type node struct {
 	mode   repMode // nRepeat
 	neg    bool    // nLook
 	anchor anchor  // nAssert
+
+	// Caches of the compilers: nodes are shared by the copies of counted
+	// repeats.
+	cls       *class  // nChar: the class of set
+	firstSet  runeSet // first(n)
+	firstNull bool
+	firstDone bool
+	firstCls  *class // the class of firstSet
+}
+
+// class is the class of an nChar node.
+func (n *node) class() *class {
+	if n.cls == nil {
+		n.cls = newClass(n.set)
+	}
+	return n.cls
+}
+
+// firstClass is the class of the code points a match of n starts with.
+func (n *node) firstClass() *class {
+	if n.firstCls == nil {
+		set, _ := first(n)
+		n.firstCls = newClass(set)
+	}
+	return n.firstCls
 }
 
 // maxRepeat is Oniguruma's ONIG_MAX_REPEAT_NUM.
