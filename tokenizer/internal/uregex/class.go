@@ -36,9 +36,7 @@ func newClass(s runeSet) *class {
 	}
 	hi := intersect(s, nonASCII)
 	for k := kind(0); k < numKinds; k++ {
-		all := intersect(kindSets[k], nonASCII)
-		n := all.size()
-		if n > 0 && 2*intersect(hi, all).size() > n {
+		if n := kindSizes[k]; n > 0 && 2*intersectSize(hi, kindSets[k]) > n {
 			c.kinds |= 1 << k
 		}
 	}

@@ -103,6 +103,7 @@ var (
 	kindBlock [(unicode.MaxRune + 1) >> 8]uint16
 	kindData  []kind
 	kindSets  [numKinds]runeSet
+	kindSizes [numKinds]int // non-ASCII code points of each kind
 )
 
 func initKinds() {
@@ -145,6 +146,9 @@ func initKinds() {
 				kindSets[k] = append(kindSets[k], rng{rune(start), rune(r - 1)})
 				start = r
 			}
+		}
+		for k := range kindSets {
+			kindSizes[k] = intersectSize(kindSets[k], runeSet{{0x80, unicode.MaxRune}})
 		}
 	})
 }

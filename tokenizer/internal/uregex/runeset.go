@@ -1,7 +1,10 @@
 package uregex
 
 import (
+	"cmp"
+	"slices"
 	"sort"
+	"sync"
 	"unicode"
 )
 
@@ -17,7 +20,7 @@ func normalize(rs []rng) runeSet {
 	if len(rs) == 0 {
 		return nil
 	}
-	sort.Slice(rs, func(i, j int) bool { return rs[i].lo < rs[j].lo })
+	slices.SortFunc(rs, func(a, b rng) int { return cmp.Compare(a.lo, b.lo) })
 	out := runeSet{rs[0]}
 	for _, r := range rs[1:] {
 		last := &out[len(out)-1]
@@ -71,7 +74,45 @@ func intersect(a, b runeSet) runeSet {
 	return out
 }
 
-func subtract(a, b runeSet) runeSet { return intersect(a, complement(b)) }
+// intersectSize is the number of code points in both a and b.
+func intersectSize(a, b runeSet) int {
+	n := 0
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		lo, hi := max(a[i].lo, b[j].lo), min(a[i].hi, b[j].hi)
+		if lo <= hi {
+			n += int(hi-lo) + 1
+		}
+		if a[i].hi < b[j].hi {
+			i++
+		} else {
+			j++
+		}
+	}
+	return n
+}
+
+// subtract is a without the code points of b.
+func subtract(a, b runeSet) runeSet {
+	var out runeSet
+	j := 0
+	for _, r := range a {
+		lo := r.lo
+		for j < len(b) && b[j].hi < lo {
+			j++
+		}
+		for k := j; k < len(b) && b[k].lo <= r.hi; k++ {
+			if b[k].lo > lo {
+				out = append(out, rng{lo, b[k].lo - 1})
+			}
+			lo = b[k].hi + 1
+		}
+		if lo <= r.hi {
+			out = append(out, rng{lo, r.hi})
+		}
+	}
+	return out
+}
 
 func (s runeSet) has(r rune) bool {
 	i := sort.Search(len(s), func(i int) bool { return s[i].hi >= r })
@@ -121,13 +162,20 @@ func fromTable(t *unicode.RangeTable) runeSet {
 	return normalize(rs)
 }
 
+var kindsSets sync.Map // mask -> runeSet
+
 // kindsSet is the set of code points whose kind is in mask.
 func kindsSet(mask uint32) runeSet {
+	if s, ok := kindsSets.Load(mask); ok {
+		return s.(runeSet)
+	}
 	var rs []rng
 	for k := kind(0); k < numKinds; k++ {
 		if mask&(1<<k) != 0 {
 			rs = append(rs, kindSets[k]...)
 		}
 	}
-	return normalize(rs)
+	s := normalize(rs)
+	kindsSets.Store(mask, s)
+	return s
 }
