@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/hlmproject/hlm/metrics"
 	"github.com/hlmproject/hlm/model"
@@ -45,8 +46,9 @@ const StepBucket = 16
 
 // Agree generates up to maxTokens tokens after each prompt from llm at
 // temperature temp (prompt i with its own stream from seed; generation
-// stops at EOS) and measures slm's agreement at every generated position.
-func Agree(ctx context.Context, llm, slm model.Model, prompts [][]int, maxTokens int, temp float64, seed uint64, eos int) (*Agreement, error) {
+// stops at an end-of-generation id, eog) and measures slm's agreement at
+// every generated position.
+func Agree(ctx context.Context, llm, slm model.Model, prompts [][]int, maxTokens int, temp float64, seed uint64, eog []int) (*Agreement, error) {
 	if llm.Config().Vocab != slm.Config().Vocab {
 		return nil, fmt.Errorf("the draft's vocabulary (%d) is not the target's (%d)", slm.Config().Vocab, llm.Config().Vocab)
 	}
@@ -99,7 +101,7 @@ func Agree(ctx context.Context, llm, slm model.Model, prompts [][]int, maxTokens
 			if next < 0 {
 				return nil, fmt.Errorf("prompt %d: the target's distribution is not finite", i)
 			}
-			if next == eos {
+			if slices.Contains(eog, next) {
 				break
 			}
 			if lz, err = ls.Prefill([]int{next}); err != nil {

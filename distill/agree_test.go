@@ -18,14 +18,14 @@ func TestAgree(t *testing.T) {
 	exit, _ := llama.OpenSpec(path+"@exit=2", "")
 	tok := llm.Tokenizer()
 	prompts := [][]int{tok.Encode("Once upon a time", true), tok.Encode("Tom had a red car.", true), {tok.BOS()}}
-	self, err := Agree(context.Background(), llm, llm, prompts, 20, 1, 1, tok.EOS())
+	self, err := Agree(context.Background(), llm, llm, prompts, 20, 1, 1, tok.EOG())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if math.Abs(self.Accept-1) > 1e-12 || self.Tokens != 60 {
 		t.Fatalf("a model against itself: acceptance %v over %d tokens, want 1 over 60", self.Accept, self.Tokens)
 	}
-	a, err := Agree(context.Background(), llm, exit, prompts, 20, 1, 1, tok.EOS())
+	a, err := Agree(context.Background(), llm, exit, prompts, 20, 1, 1, tok.EOG())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,12 +33,12 @@ func TestAgree(t *testing.T) {
 		t.Fatalf("early exit: %+v", a)
 	}
 	// The same seed measures the same text: deterministic.
-	b, _ := Agree(context.Background(), llm, exit, prompts, 20, 1, 1, tok.EOS())
+	b, _ := Agree(context.Background(), llm, exit, prompts, 20, 1, 1, tok.EOG())
 	if a.Accept != b.Accept {
 		t.Fatalf("two runs with one seed: %v and %v", a.Accept, b.Accept)
 	}
 	other, _ := llama.OpenSpec(sharedPath(t, "models/tinystories-656k"), "")
-	if _, err := Agree(context.Background(), llm, other, prompts, 20, 1, 1, -1); err == nil || !strings.Contains(err.Error(), "vocabulary") {
+	if _, err := Agree(context.Background(), llm, other, prompts, 20, 1, 1, nil); err == nil || !strings.Contains(err.Error(), "vocabulary") {
 		t.Fatalf("vocabulary mismatch: %v", err)
 	}
 }

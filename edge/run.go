@@ -75,7 +75,7 @@ func (g *Generator) One(ctx context.Context, p hybrid.Params, prompt string, onT
 	if g.Wrap != nil {
 		ver = g.Wrap(rem)
 	}
-	res, err := hybrid.Run(ctx, hybrid.Config{Device: dev, Verifier: ver, Link: link, EOS: g.Tok.EOS(),
+	res, err := hybrid.Run(ctx, hybrid.Config{Device: dev, Verifier: ver, Link: link, EOG: g.Tok.EOG(),
 		Context: min(int(rem.Opened().Context), g.SLM.Config().SeqLen), Decode: g.Tok.Decode, Trace: g.Trace, OnTokens: onTokens})
 	return res, rem.Stats, err
 }

@@ -111,7 +111,7 @@ func Generate(ctx context.Context, m model.Model, cfg Config, out io.Writer) (St
 		}
 		var next int
 		next, dist = cfg.Sampler.NextInto(dist, logits, rng)
-		if next == tok.EOS() && !cfg.IgnoreEOS {
+		if tok.IsEOG(next) && !cfg.IgnoreEOS {
 			st.StopReason = "end of sequence"
 			break
 		}

@@ -48,7 +48,7 @@ func TestControllerRounds(t *testing.T) {
 	ctl := &fixedCtl{}
 	dev.SetController(ctl)
 	var rounds []RoundInfo
-	r, err := Run(context.Background(), Config{Device: dev, Verifier: &Local{Server: srv}, Link: link, EOS: -1, Context: 512,
+	r, err := Run(context.Background(), Config{Device: dev, Verifier: &Local{Server: srv}, Link: link, Context: 512,
 		OnRound: func(ri RoundInfo) { rounds = append(rounds, ri) }})
 	if err != nil {
 		t.Fatal(err)

@@ -57,7 +57,7 @@ func TestReplicaRefusesMismatch(t *testing.T) {
 			t.Fatal(err)
 		}
 		link, _ := channel.New(p.Channel)
-		_, err = Run(context.Background(), Config{Device: dev, Verifier: &Local{Server: srv}, Link: link, EOS: -1, Context: llm.Config().SeqLen})
+		_, err = Run(context.Background(), Config{Device: dev, Verifier: &Local{Server: srv}, Link: link, Context: llm.Config().SeqLen})
 		return err
 	}
 	if err := run(slm); err != nil {

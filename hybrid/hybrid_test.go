@@ -48,7 +48,7 @@ func runOnce(t testing.TB, p Params, llm, slm model.Model, prompt []int) Result 
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := Run(context.Background(), Config{Device: dev, Verifier: &Local{Server: srv}, Link: link, EOS: -1, Context: llm.Config().SeqLen})
+	r, err := Run(context.Background(), Config{Device: dev, Verifier: &Local{Server: srv}, Link: link, Context: llm.Config().SeqLen})
 	if err != nil {
 		t.Fatal(err)
 	}

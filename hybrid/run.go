@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/hlmproject/hlm/channel"
@@ -35,21 +36,25 @@ type Config struct {
 	Device   *Device
 	Verifier Verifier
 	Link     channel.Link
-	EOS      int // end-of-sequence token (-1: none)
-	Context  int // context length available on both sides
+	// EOG are the ids that end a generation (the tokenizer's EOG: EOS
+	// and the end-of-turn tokens); none when empty.
+	EOG     []int
+	Context int // context length available on both sides
 	// Decode turns output ids into text (nil: no text).
 	Decode func([]int) string
 	// Trace, when set, receives one JSON object per committed token.
 	Trace io.Writer
 	// OnTokens, when set, is called with the tokens each round commits, in
-	// order (for streaming). Tokens past EOS or MaxTokens are not passed.
+	// order (for streaming). Tokens from an EOG token on, and past
+	// MaxTokens, are not passed.
 	OnTokens func(tokens []int)
 	// OnRound, when set, is called after every verified round of a device
 	// with a Controller (for training one).
 	OnRound func(RoundInfo)
 }
 
-// Run generates until EOS, the token budget or the context is exhausted.
+// Run generates until an end-of-generation token, the token budget or the
+// context is exhausted.
 //
 // Each round is played by play, which charges the virtual clock as the
 // round goes; the finished round is then shown to the meters (counts, link
@@ -89,7 +94,7 @@ func Run(ctx context.Context, c Config) (Result, error) {
 			}
 		}
 		emit(c, d, r.committed)
-		if contains(r.committed, c.EOS) {
+		if c.endsIn(r.committed) >= 0 {
 			res.Stop = "end of sequence"
 			break
 		}
@@ -169,7 +174,7 @@ func (c Config) play(ctx context.Context, clk *clock, n, room int) (*round, erro
 	if c.OnRound != nil && d.ctrl != nil {
 		next := d.controlState()
 		next.Rate = state.UpRate // the next round's rate is not known yet
-		done := contains(r.committed, c.EOS) || len(d.Output()) >= d.p.MaxTokens || c.Context-1-len(d.seq) < 1
+		done := c.endsIn(r.committed) >= 0 || len(d.Output()) >= d.p.MaxTokens || c.Context-1-len(d.seq) < 1
 		c.OnRound(RoundInfo{State: ctrlState, L: d.lastL, Ell: d.lastEll, Accepted: v.Accepted, Committed: len(r.committed),
 			Seconds: (clk.now - roundStart).Seconds(), Next: next, Done: done})
 	}
@@ -177,16 +182,13 @@ func (c Config) play(ctx context.Context, clk *clock, n, room int) (*round, erro
 }
 
 // summarize makes up res from the meters and the clock: the output
-// (stopped at EOS, excluded, and at MaxTokens), the meters' figures, the
+// (stopped at an EOG token, excluded, and at MaxTokens), the meters' figures, the
 // times, the rates and the energy.
 func (c Config) summarize(res *Result, clk *clock, meters []meter, wall time.Duration) {
 	p := c.Device.p
 	toks := append([]int(nil), c.Device.Output()...)
-	for i, t := range toks {
-		if t == c.EOS {
-			toks = toks[:i]
-			break
-		}
+	if i := c.endsIn(toks); i >= 0 {
+		toks = toks[:i]
 	}
 	if len(toks) > p.MaxTokens {
 		toks = toks[:p.MaxTokens]
@@ -204,8 +206,8 @@ func (c Config) summarize(res *Result, clk *clock, meters []meter, wall time.Dur
 	res.Energy = p.Energy().Total(res.UplinkBits, res.Resampled, res.Drafted)
 }
 
-// emit passes newly committed tokens to OnTokens, stopping at EOS and at
-// MaxTokens (the device's output already includes them).
+// emit passes newly committed tokens to OnTokens, stopping at an EOG
+// token and at MaxTokens (the device's output already includes them).
 func emit(c Config, d *Device, committed []int) {
 	if c.OnTokens == nil {
 		return
@@ -213,8 +215,11 @@ func emit(c Config, d *Device, committed []int) {
 	out := d.Output()
 	start := len(out) - len(committed)
 	var pass []int
+	if c.endsIn(out[:start]) >= 0 {
+		return
+	}
 	for i, t := range committed {
-		if t == c.EOS || start+i >= d.p.MaxTokens || contains(out[:start+i], c.EOS) {
+		if slices.Contains(c.EOG, t) || start+i >= d.p.MaxTokens {
 			break
 		}
 		pass = append(pass, t)
@@ -224,11 +229,7 @@ func emit(c Config, d *Device, committed []int) {
 	}
 }
 
-func contains(xs []int, t int) bool {
-	for _, x := range xs {
-		if x == t {
-			return true
-		}
-	}
-	return false
+// endsIn returns the index of the first EOG token in xs, or -1.
+func (c Config) endsIn(xs []int) int {
+	return slices.IndexFunc(xs, func(t int) bool { return slices.Contains(c.EOG, t) })
 }

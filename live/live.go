@@ -57,10 +57,10 @@ type RunInfo struct {
 	Index int `json:"index"`
 	Total int `json:"total"`
 	// Text gives a token's text as it appears in the output, in order
-	// (e.g. a tokenizer.StreamDecoder primed with the prompt); EOS is the
-	// end-of-sequence id (-1: none), shown as a mark.
-	Text func(id int) string `json:"-"`
-	EOS  int                 `json:"-"`
+	// (e.g. a tokenizer.StreamDecoder primed with the prompt); IsEnd
+	// reports the ids that end a generation, shown as a mark (nil: none).
+	Text  func(id int) string `json:"-"`
+	IsEnd func(id int) bool   `json:"-"`
 	// Pace > 0 holds each token until its virtual time / Pace has passed.
 	Pace float64 `json:"pace"`
 }
@@ -130,7 +130,7 @@ func (r *Run) Write(p []byte) (int, error) {
 		} else {
 			r.pace(ev.Time)
 			switch {
-			case ev.Token == r.info.EOS:
+			case r.info.IsEnd != nil && r.info.IsEnd(ev.Token):
 				ev.Text = "⏎" // the end of the sequence
 			case r.info.Text != nil:
 				ev.Text = r.info.Text(ev.Token)

@@ -61,7 +61,7 @@ func TestEvents(t *testing.T) {
 	time.Sleep(50 * time.Millisecond) // subscribed before the run begins
 
 	texts := map[int]string{7: "Once", 9: " upon"}
-	run := v.Begin(RunInfo{Title: "test", Method: "u-hlm", Prompt: "p", EOS: 2, Text: func(id int) string { return texts[id] }})
+	run := v.Begin(RunInfo{Title: "test", Method: "u-hlm", Prompt: "p", IsEnd: func(id int) bool { return id == 2 }, Text: func(id int) string { return texts[id] }})
 	trace := `{"round":1,"pos":3,"token":7,"kind":"skip","t":0.5,"u":0.25}
 {"round":2,"pos":4,"token":9,"kind":"accepted","t":1,"bits":12,"up_bits":40,"accept":0.75}
 {"round":2,"pos":3,"token":7,"kind":"check","t":1,"accept":0.5}
@@ -123,7 +123,7 @@ not json
 // before 0.1 s of wall time.
 func TestPace(t *testing.T) {
 	v := New()
-	run := v.Begin(RunInfo{Pace: 4, EOS: -1})
+	run := v.Begin(RunInfo{Pace: 4})
 	start := time.Now()
 	run.Write([]byte(`{"round":1,"pos":1,"token":3,"kind":"llm","t":0.4}` + "\n"))
 	if d := time.Since(start); d < 100*time.Millisecond {

@@ -53,7 +53,7 @@ func AttentionCollapse(ctx context.Context, ms *Models, p hybrid.Params, prompts
 				return nil, err
 			}
 			tok := sampling.Sample(sampling.Softmax(nil, lg, p.Temperature), rng)
-			if tok == ms.Tok.EOS() {
+			if ms.Tok.IsEOG(tok) {
 				break
 			}
 			seq = append(seq, tok)

@@ -149,11 +149,11 @@ func startLossless(ms *Models, prompt string, maxTokens int) (*lossless, error) 
 }
 
 // commit verifies draft d, drawn from x, against y (spec.Verify) and
-// appends the round's token to both sessions; done reports EOS (not
-// appended).
+// appends the round's token to both sessions; done reports an
+// end-of-generation token (not appended).
 func (r *lossless) commit(x, y []float64, d int, rng *rand.Rand) (tok int, done bool, err error) {
 	tok, _ = spec.Verify(x, y, d, rng)
-	if tok == r.ms.Tok.EOS() {
+	if r.ms.Tok.IsEOG(tok) {
 		return tok, true, nil
 	}
 	r.seq = append(r.seq, tok)

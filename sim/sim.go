@@ -123,7 +123,7 @@ func One(ctx context.Context, ms *Models, p hybrid.Params, prompt string, trace 
 	ctxLen := min(ms.LLM.Config().SeqLen, ms.SLM.Config().SeqLen)
 	return hybrid.Run(ctx, hybrid.Config{
 		Device: dev, Verifier: &hybrid.Local{Server: srv}, Link: link,
-		EOS: ms.Tok.EOS(), Context: ctxLen, Decode: ms.Tok.Decode, Trace: trace,
+		EOG: ms.Tok.EOG(), Context: ctxLen, Decode: ms.Tok.Decode, Trace: trace,
 	})
 }
 

@@ -83,7 +83,7 @@ func TrainDDQN(ctx context.Context, ms *Models, tc TrainConfig) (*ddqn.Agent, []
 			return nil, nil, err
 		}
 		r, err := hybrid.Run(ctx, hybrid.Config{Device: dev, Verifier: &hybrid.Local{Server: srv}, Link: link,
-			EOS: ms.Tok.EOS(), Context: min(ms.LLM.Config().SeqLen, ms.SLM.Config().SeqLen),
+			EOG: ms.Tok.EOG(), Context: min(ms.LLM.Config().SeqLen, ms.SLM.Config().SeqLen),
 			OnRound: func(ri hybrid.RoundInfo) {
 				reward := float64(ri.Committed) / ri.Seconds / tc.RewardScale
 				agent.Observe(ri.State.Features(), ctl.last, reward, ri.Next.Features(), ri.Done)

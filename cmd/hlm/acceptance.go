@@ -54,7 +54,7 @@ position of the LLM's context).`, stderr)
 	for i, t := range texts {
 		ids[i] = tok.Encode(t, true)
 	}
-	a, err := distill.Agree(ctx, ms.LLM, ms.SLM, ids, *maxTokens, *temp, *seed, tok.EOS())
+	a, err := distill.Agree(ctx, ms.LLM, ms.SLM, ids, *maxTokens, *temp, *seed, tok.EOG())
 	if err != nil {
 		return err
 	}

@@ -79,7 +79,7 @@ func (s *ui) begin(p hybrid.Params, prompt string, i, n int, tok *tokenizer.Toke
 		dec.Push(id)
 	}
 	run := s.view.Begin(live.RunInfo{Title: s.title, Method: p.Method, Seed: p.Seed, Prompt: prompt, Index: i, Total: n,
-		Text: dec.Push, EOS: tok.EOS(), Pace: s.pace})
+		Text: dec.Push, IsEnd: tok.IsEOG, Pace: s.pace})
 	if trace == nil {
 		return run, run
 	}
