@@ -47,30 +47,51 @@ func TestReferenceSplits(t *testing.T) {
 		Pattern string `json:"pattern"`
 		Text    string `json:"text"`
 	}
-	var in bytes.Buffer
-	enc := json.NewEncoder(&in)
-	for _, p := range preTokenizerPatterns {
-		for _, text := range texts {
-			if err := enc.Encode(request{p.expr, text}); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	cmd := exec.Command(node, script, pkg)
-	cmd.Stdin = &in
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("node %s: %v\n%s", script, err, stderr.String())
-	}
-
 	type response struct {
 		Matches [][2]int `json:"matches"`
 		Pieces  []string `json:"pieces"`
 		Error   string   `json:"error"`
 	}
-	sc := bufio.NewScanner(bytes.NewReader(out))
+	cmd := exec.Command(node, script, pkg)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// The requests stream in while the answers are compared.
+	go func() {
+		w := bufio.NewWriter(stdin)
+		enc := json.NewEncoder(w)
+		for _, p := range preTokenizerPatterns {
+			for _, text := range texts {
+				if enc.Encode(request{p.expr, text}) != nil {
+					break
+				}
+			}
+		}
+		w.Flush()
+		stdin.Close()
+	}()
+	defer func() {
+		if t.Failed() {
+			cmd.Process.Kill() // it may be blocked on answers no one reads
+			cmd.Wait()
+			return
+		}
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("node %s: %v\n%s", script, err, stderr.String())
+		}
+	}()
+
+	sc := bufio.NewScanner(stdout)
 	sc.Buffer(make([]byte, 1<<20), 1<<26)
 	failures, compared := 0, 0
 	for _, p := range preTokenizerPatterns {
@@ -80,7 +101,7 @@ func TestReferenceSplits(t *testing.T) {
 		}
 		for _, text := range texts {
 			if !sc.Scan() {
-				t.Fatalf("node gave too few answers: %v", sc.Err())
+				t.Fatalf("node gave too few answers: %v\n%s", sc.Err(), stderr.String())
 			}
 			var want response
 			if err := json.Unmarshal(sc.Bytes(), &want); err != nil {
