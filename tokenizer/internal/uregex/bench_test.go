@@ -11,7 +11,7 @@ import (
 // benchText is English and code: the Go specification (prose in HTML) and
 // net/http's server.go from the Go installation, about 400 kB, or the
 // corpus repeated when they are not there.
-func benchText(b *testing.B) string {
+func benchText(b testing.TB) string {
 	b.Helper()
 	root := runtime.GOROOT()
 	var parts []string

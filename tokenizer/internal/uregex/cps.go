@@ -42,7 +42,7 @@ func compileFast(n *node) (matcher, int) {
 		m.end = pos
 		return true
 	}
-	f := c.node(n, succeed, accept)
+	f := c.node(n, succeed, accept, true)
 	if !c.ok {
 		return nil, 0
 	}
@@ -78,7 +78,10 @@ func (m *machine) retry() bool {
 	return true
 }
 
-func (c *fastCompiler) node(n *node, after follow, next matcher) matcher {
+// node is the matcher of n followed by next, which matches after. With
+// tail, next is the final accept, and a class step records the end
+// itself instead of calling it.
+func (c *fastCompiler) node(n *node, after follow, next matcher, tail bool) matcher {
 	c.grow()
 	if !c.ok {
 		return next
@@ -88,6 +91,17 @@ func (c *fastCompiler) node(n *node, after follow, next matcher) matcher {
 		return next
 	case nChar:
 		cls := n.class()
+		if tail {
+			return func(m *machine, pos int) bool {
+				s := m.s
+				if pos >= len(s) {
+					return false
+				}
+				w := cls.at(s, pos)
+				m.end = pos + w
+				return w > 0
+			}
+		}
 		return func(m *machine, pos int) bool {
 			s := m.s
 			if pos >= len(s) {
@@ -102,15 +116,15 @@ func (c *fastCompiler) node(n *node, after follow, next matcher) matcher {
 		for i := len(n.subs) - 2; i >= 0; i-- {
 			fol[i] = then(n.subs[i+1], fol[i+1])
 		}
-		f := next
-		for i := len(n.subs) - 1; i >= 0; i-- {
-			f = c.node(n.subs[i], fol[i], f)
+		f := c.node(n.subs[len(n.subs)-1], after, next, tail)
+		for i := len(n.subs) - 2; i >= 0; i-- {
+			f = c.node(n.subs[i], fol[i], f, false)
 		}
 		return f
 	case nAlt:
-		return c.alt(n.subs, after, next)
+		return c.alt(n.subs, after, next, tail)
 	case nRepeat:
-		return c.repeat(n, after, next)
+		return c.repeat(n, after, next, tail)
 	case nLook:
 		neg := n.neg
 		if s := n.subs[0]; s.op == nChar {
@@ -122,7 +136,7 @@ func (c *fastCompiler) node(n *node, after follow, next matcher) matcher {
 				return next(m, pos)
 			}
 		}
-		body := c.node(n.subs[0], succeed, func(*machine, int) bool { return true })
+		body := c.node(n.subs[0], succeed, func(*machine, int) bool { return true }, false)
 		return func(m *machine, pos int) bool {
 			ok := body(m, pos)
 			if m.err != nil || ok == neg {
@@ -134,7 +148,7 @@ func (c *fastCompiler) node(n *node, after follow, next matcher) matcher {
 		body := c.node(n.subs[0], succeed, func(m *machine, pos int) bool {
 			m.atomicEnd = pos
 			return true
-		})
+		}, false)
 		return func(m *machine, pos int) bool {
 			if !body(m, pos) {
 				return false
@@ -151,7 +165,7 @@ func (c *fastCompiler) node(n *node, after follow, next matcher) matcher {
 	return next
 }
 
-func (c *fastCompiler) alt(subs []*node, after follow, next matcher) matcher {
+func (c *fastCompiler) alt(subs []*node, after follow, next matcher, tail bool) matcher {
 	if len(subs) > maxBranches {
 		rest := &node{op: nAlt, subs: subs[maxBranches-1:]}
 		subs = append(subs[:maxBranches-1:maxBranches-1], rest)
@@ -159,7 +173,7 @@ func (c *fastCompiler) alt(subs []*node, after follow, next matcher) matcher {
 	t := newAltTable(subs)
 	branches := make([]matcher, len(subs))
 	for i, s := range subs {
-		branches[i] = c.node(s, after, next)
+		branches[i] = c.node(s, after, next, tail)
 	}
 	return func(m *machine, pos int) bool {
 		s := m.s
@@ -187,14 +201,14 @@ func (c *fastCompiler) alt(subs []*node, after follow, next matcher) matcher {
 	}
 }
 
-func (c *fastCompiler) repeat(n *node, after follow, next matcher) matcher {
+func (c *fastCompiler) repeat(n *node, after follow, next matcher, tail bool) matcher {
 	body := n.subs[0]
 	if body.op == nChar {
-		return c.classRepeat(n, after, next)
+		return c.classRepeat(n, after, next, tail)
 	}
 	if n.mode == possessive {
 		inner := &node{op: nRepeat, subs: n.subs, min: n.min, max: n.max, mode: greedy}
-		return c.node(&node{op: nAtomic, subs: []*node{inner}}, after, next)
+		return c.node(&node{op: nAtomic, subs: []*node{inner}}, after, next, false)
 	}
 	// Only bounded repeats of groups get here: X{n,m} is n copies, then
 	// m-n nested optional copies, X(?:X(?:X)?)?, built from the end.
@@ -209,11 +223,11 @@ func (c *fastCompiler) repeat(n *node, after follow, next matcher) matcher {
 		guard = body.firstClass()
 	}
 	for i := n.max; i > n.min; i-- {
-		f = c.optional(c.node(body, opt, f), next, guard, n.mode == lazy)
+		f = c.optional(c.node(body, opt, f, false), next, guard, n.mode == lazy)
 	}
 	fol := opt
 	for i := n.min; i > 0; i-- {
-		f = c.node(body, fol, f)
+		f = c.node(body, fol, f, false)
 		fol = then(body, fol)
 	}
 	return f
@@ -246,11 +260,14 @@ func (c *fastCompiler) optional(body, skip matcher, guard *class, lazy bool) mat
 	}
 }
 
-func (c *fastCompiler) classRepeat(n *node, after follow, next matcher) matcher {
+func (c *fastCompiler) classRepeat(n *node, after follow, next matcher, tail bool) matcher {
 	r := classRep{cls: n.subs[0].class(), lo: n.min, hi: n.max}
 	switch {
 	case n.mode == lazy:
 		return r.lazy(next)
+	case tail:
+		// Nothing follows that could use a code point given back.
+		return r.possessiveTail()
 	case n.mode == possessive || possessiveSafe(n.subs[0].set, after):
 		return r.possessive(next)
 	case r.hi < 0:
@@ -324,6 +341,33 @@ func (r classRep) possessive(next matcher) matcher {
 	return func(m *machine, pos int) bool {
 		_, p, ok := r.scan(m.s, pos)
 		return ok && next(m, p)
+	}
+}
+
+// possessiveTail is possessive followed by the final accept.
+func (r classRep) possessiveTail() matcher {
+	c := r.cls
+	switch {
+	case r.lo == 0 && r.hi < 0:
+		return func(m *machine, pos int) bool {
+			m.end = c.run(m.s, pos)
+			return true
+		}
+	case r.lo == 1 && r.hi < 0:
+		return func(m *machine, pos int) bool {
+			s := m.s
+			if pos >= len(s) {
+				return false
+			}
+			w := c.at(s, pos)
+			m.end = c.run(s, pos+w)
+			return w > 0
+		}
+	}
+	return func(m *machine, pos int) bool {
+		_, p, ok := r.scan(m.s, pos)
+		m.end = p
+		return ok
 	}
 }
 

@@ -62,6 +62,9 @@ func (re *Regexp) FindAll(s string, dst [][2]int) ([][2]int, error) {
 		m.s = ""
 		re.machines.Put(m)
 	}()
+	if re.fast != nil && re.first == nil {
+		return re.findAllFast(m, s, dst)
+	}
 	last := 0
 	skipEmpty := false
 	for last <= len(s) {
@@ -72,6 +75,41 @@ func (re *Regexp) FindAll(s string, dst [][2]int) ([][2]int, error) {
 		if !ok {
 			break
 		}
+		if start == end {
+			last = end + charLen(s, end)
+			if skipEmpty {
+				skipEmpty = false
+				continue
+			}
+		} else {
+			last = end
+			skipEmpty = true
+		}
+		dst = append(dst, [2]int{start, end})
+	}
+	return dst, nil
+}
+
+// findAllFast is FindAll for a fast matcher that any code point may
+// start, in one loop.
+func (re *Regexp) findAllFast(m *machine, s string, dst [][2]int) ([][2]int, error) {
+	fast := re.fast
+	last, skipEmpty := 0, false
+	for last <= len(s) {
+		start := last
+		for {
+			m.steps = 0
+			if fast(m, start) {
+				break
+			}
+			if m.err != nil {
+				return dst, m.err
+			}
+			if start += charLen(s, start); start > len(s) {
+				return dst, nil
+			}
+		}
+		end := m.end
 		if start == end {
 			last = end + charLen(s, end)
 			if skipEmpty {
