@@ -270,6 +270,15 @@ func (c *fastCompiler) classRepeat(n *node, after follow, next matcher, tail boo
 		return r.possessiveTail()
 	case n.mode == possessive || possessiveSafe(n.subs[0].set, after):
 		return r.possessive(next)
+	}
+	if !after.nullable {
+		// What follows starts with a code point of after.set: a position
+		// where another one is next need not be tried.
+		r.guard = newClass(after.set)
+	}
+	switch {
+	case r.lo == 0 && r.hi == 1:
+		return r.greedyOptional(next)
 	case r.hi < 0:
 		c.memos++
 		return r.greedyMemo(next, c.memos-1)
@@ -278,9 +287,18 @@ func (c *fastCompiler) classRepeat(n *node, after follow, next matcher, tail boo
 }
 
 // A classRep is a repeat of a class, lo to hi (-1: unbounded) times.
+// When guard is set, what follows a greedy repeat must start with a code
+// point of guard.
 type classRep struct {
 	cls    *class
 	lo, hi int
+	guard  *class
+}
+
+// try calls next at p, a position given back, unless the guard rules it
+// out.
+func (r *classRep) try(next matcher, m *machine, p int) bool {
+	return (r.guard == nil || classStarts(r.guard, m.s, p)) && next(m, p)
 }
 
 // scan consumes the mandatory lo code points from pos, then as many more
@@ -380,15 +398,36 @@ func (r classRep) greedy(next matcher) matcher {
 		if !ok {
 			return false
 		}
-		for {
-			if next(m, p) {
+		if next(m, p) {
+			return true
+		}
+		for p != minEnd && m.err == nil && m.retry() {
+			p -= lastLen(s, minEnd, p)
+			if r.try(next, m, p) {
 				return true
 			}
-			if p == minEnd || m.err != nil || !m.retry() {
-				return false
-			}
-			p -= lastLen(s, minEnd, p)
 		}
+		return false
+	}
+}
+
+// greedyOptional is greedy for ?.
+func (r classRep) greedyOptional(next matcher) matcher {
+	c := r.cls
+	return func(m *machine, pos int) bool {
+		s := m.s
+		if pos < len(s) {
+			if w := c.at(s, pos); w > 0 {
+				if next(m, pos+w) {
+					return true
+				}
+				if m.err != nil || !m.retry() {
+					return false
+				}
+				return r.try(next, m, pos)
+			}
+		}
+		return next(m, pos)
 	}
 }
 
@@ -411,7 +450,7 @@ func (r classRep) greedyMemo(next matcher, slot int) matcher {
 	return func(m *machine, pos int) bool {
 		s := m.s
 		memo := &m.memos[slot]
-		var minEnd, p int
+		var minEnd, end, p int
 		if memo.gen == m.gen && memo.start <= pos && pos < memo.end {
 			// Inside a run already scanned: only the mandatory part.
 			minEnd = pos
@@ -424,22 +463,23 @@ func (r classRep) greedyMemo(next matcher, slot int) matcher {
 			if minEnd >= memo.low {
 				return false
 			}
-			p = memo.end
+			// What follows fails from memo.low on: go on below it.
+			end, p = memo.end, memo.low
 		} else {
 			var ok bool
-			if minEnd, p, ok = r.scan(s, pos); !ok {
+			if minEnd, end, ok = r.scan(s, pos); !ok {
 				return false
 			}
-		}
-		end := p
-		for {
-			if next(m, p) {
+			if next(m, end) {
 				return true
 			}
-			if p == minEnd || m.err != nil || !m.retry() {
-				break
-			}
+			p = end
+		}
+		for p != minEnd && m.err == nil && m.retry() {
 			p -= lastLen(s, minEnd, p)
+			if r.try(next, m, p) {
+				return true
+			}
 		}
 		if m.err == nil {
 			if memo.gen == m.gen && memo.end == end {
