@@ -104,6 +104,14 @@ type (
 		op   string
 		l, r node
 	}
+	// chainNode is a chain of + - ~ with a ~ after a + or -: the
+	// reference folds it left to right, Python's Jinja binds ~ first; it
+	// renders when both give the same value.
+	chainNode struct {
+		xs  []node
+		ops []string
+	}
+
 	// unaryNode is "not", "-" or "+".
 	unaryNode struct {
 		op string

@@ -94,7 +94,10 @@ var engineCases = []engineCase{
 	{name: "safe", tmpl: "{{ '<b>' | safe }}", want: "<b>"},
 	{name: "safe plus escapes in Python", tmpl: "{{ 'a' | safe + '<b>' }}", err: ErrUnsupported},
 	{name: "abs bool", tmpl: "{{ -3 | abs }} {{ true | int }}", want: "3 1"},
-	{name: "unknown filter", tmpl: "{{ 'a' | nosuchfilter }}", err: ErrRender},
+	{name: "unknown filter", tmpl: "{% if true %}{{ 'a' | nosuchfilter }}{% endif %}", err: ErrRender},
+	{name: "unknown filter outside an if", tmpl: "{{ 'a' | nosuchfilter if false }}{{ 'b' | nosuchfilter }}", err: ErrUnsupported},
+	{name: "unknown filter not reached", tmpl: "{% if false %}{{ 'a' | nosuchfilter }}{% endif %}ok", want: "ok"},
+	{name: "filter Python lacks", tmpl: "{% if true %}{{ true | bool }}{% endif %}", err: ErrUnsupported},
 	{name: "filter on undefined", tmpl: "{{ nothing | trim }}", err: ErrRender},
 
 	// tojson as transformers defines it (json.dumps, ensure_ascii=False).
@@ -113,6 +116,13 @@ var engineCases = []engineCase{
 	{name: "test not", tmpl: "{% if x is not none and x is not string %}ok{% endif %}", vars: `{"x": 1}`, want: "ok"},
 	{name: "mapping is iterable", tmpl: "{% if m is iterable %}x{% endif %}", vars: `{"m": {}}`, err: ErrUnsupported},
 	{name: "unknown test", tmpl: "{% if 1 is prime %}x{% endif %}", err: ErrRender},
+	{name: "chained tests", tmpl: "{% if x is defined is true %}x{% endif %}", err: ErrUnsupported},
+	{name: "chained comparison", tmpl: "{% if 1 < 2 < 3 %}x{% endif %}", err: ErrUnsupported},
+	{name: "conditional if test", tmpl: "{% if 1 if true else 0 %}x{% endif %}", err: ErrUnsupported},
+	{name: "conditional if test in parentheses", tmpl: "{% if (1 if true else 0) %}x{% endif %}", want: "x"},
+	{name: "plus then tilde", tmpl: "{{ 'a' + 'b' ~ 'c' }} {{ 'n=' ~ 1 + 2 }}", err: ErrUnsupported},
+	{name: "plus then tilde on strings", tmpl: "{{ 'a' + 'b' ~ 'c' + 'd' }}", want: "abcd"},
+	{name: "signed number member", tmpl: "{{ -1.x }}", err: ErrUnsupported},
 
 	// String and mapping methods.
 	{name: "strip", tmpl: "[{{ '  a  '.strip() }}][{{ '  a  '.lstrip() }}][{{ '  a  '.rstrip() }}][{{ '\na\n'.strip('\n') }}]", want: "[a][a  ][  a][a]"},

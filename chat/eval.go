@@ -729,6 +729,8 @@ func specialArgs(params []node, body []node) map[string]bool {
 		case binaryNode:
 			visit(n.l)
 			visit(n.r)
+		case chainNode:
+			visitAll(n.xs)
 		case unaryNode:
 			visit(n.x)
 		case ternaryNode:
@@ -828,6 +830,8 @@ func (ev *evaluator) eval(n node, env *scope) (value, error) {
 			return nil, err
 		}
 		return ev.binary(n.op, l, r)
+	case chainNode:
+		return ev.chain(n, env)
 	case filterNode:
 		x, err := ev.eval(n.x, env)
 		if err != nil {
@@ -865,6 +869,49 @@ func (ev *evaluator) eval(n node, env *scope) (value, error) {
 		return ev.eval(n.els, env)
 	}
 	return nil, renderErr("cannot evaluate %T here", n)
+}
+
+// chain evaluates a chainNode: the reference's left fold, checked against
+// Python's grouping (each run of ~ first).
+func (ev *evaluator) chain(n chainNode, env *scope) (value, error) {
+	xs, err := ev.evalAll(n.xs, env)
+	if err != nil {
+		return nil, err
+	}
+	js := xs[0]
+	for i, op := range n.ops {
+		if js, err = ev.binary(op, js, xs[i+1]); err != nil {
+			return nil, err
+		}
+	}
+	// Python: fold each run of ~, then + and - over the runs.
+	var terms []value
+	var termOps []string
+	cur := xs[0]
+	for i, op := range n.ops {
+		if op == "~" {
+			if cur, err = ev.binary("~", cur, xs[i+1]); err != nil {
+				break
+			}
+			continue
+		}
+		terms, termOps = append(terms, cur), append(termOps, op)
+		cur = xs[i+1]
+	}
+	py := value(nil)
+	if err == nil {
+		terms = append(terms, cur)
+		py = terms[0]
+		for i, op := range termOps {
+			if py, err = ev.binary(op, py, terms[i+1]); err != nil {
+				break
+			}
+		}
+	}
+	if err != nil || typeName(unmark(py)) != typeName(unmark(js)) || !pyEqual(py, js) {
+		return nil, unsupported("+ or - before ~ (Python's Jinja binds ~ tighter, and here the result differs)")
+	}
+	return js, nil
 }
 
 // calleeName names what a failed call tried to call, for the error.

@@ -14,10 +14,13 @@ import (
 // not take, is an error (ErrRender), as there.
 func (ev *evaluator) applyFilter(x value, f node, env *scope) (value, error) {
 	if id, ok := f.(identNode); ok && id.name == "safe" {
-		if s, ok := x.(string); ok {
+		switch s := x.(type) {
+		case string:
 			return markup(s), nil
+		case markup:
+			return s, nil
 		}
-		return x, nil
+		return nil, unsupported("|safe of a %s (Python's Jinja makes it a string, @huggingface/jinja keeps it)", typeName(x))
 	}
 	x = unmark(x)
 	if err := ev.workOn(x); err != nil {
@@ -80,7 +83,13 @@ func (ev *evaluator) filterPlain(x value, name string) (value, error) {
 		case "reverse":
 			out := slices.Clone(x.items)
 			slices.Reverse(out)
-			return &list{items: out}, nil
+			// Python reverses a list into an iterator, anything else into
+			// a list.
+			py := pyGenerator
+			if x.py == pyGenerator {
+				py = pyList
+			}
+			return &list{items: out, py: py}, nil
 		case "sort":
 			return sortList(x, false, false, nil)
 		case "join":
@@ -155,7 +164,7 @@ func (ev *evaluator) filterPlain(x value, name string) (value, error) {
 	case bool:
 		switch name {
 		case "bool":
-			return x, nil
+			return nil, unsupported("|bool (@huggingface/jinja has it, Python's Jinja has no such filter)")
 		case "int":
 			return intNum(boolInt(x)), nil
 		case "float":
@@ -698,6 +707,9 @@ func runTest(name string, x, other value) (bool, error) {
 		_, ok := x.(bool)
 		return ok, nil
 	case "callable":
+		if _, ok := x.(undefined); ok {
+			return false, unsupported("an undefined value `is callable` (Python says yes, @huggingface/jinja no)")
+		}
 		_, ok := x.(*function)
 		return ok, nil
 	case "odd", "even":
@@ -729,7 +741,12 @@ func runTest(name string, x, other value) (bool, error) {
 		return ok && !n.float, nil
 	case "iterable":
 		switch x := x.(type) {
-		case *list, string:
+		case *list:
+			if x.tuple {
+				return false, unsupported("a tuple `is iterable` (Python says yes, @huggingface/jinja no)")
+			}
+			return true, nil
+		case string:
 			return true, nil
 		case *object:
 			if x.kind == plainObject {

@@ -86,6 +86,9 @@ func toJSON(v value, o jsonOptions, depth int) (string, error) {
 	case string:
 		return jsonString(v, o.ensureASCI), nil
 	case *list:
+		if v.tuple {
+			return "", renderErr("cannot convert a tuple to JSON (@huggingface/jinja cannot)")
+		}
 		if err := pyOnly(v, "tojson", pyGenerator, pyView, pyRange); err != nil {
 			return "", err
 		}

@@ -20,6 +20,51 @@ type parser struct {
 	toks  []token
 	pos   int
 	depth int
+
+	// Python's Jinja fails to compile a template that names a filter or
+	// test it lacks, unless the name is inside an if or a conditional
+	// expression (a "soft" frame, where the failure waits for the call).
+	soft    bool
+	unknown []unknownName
+}
+
+type unknownName struct {
+	what, name string
+	soft       bool
+}
+
+// pyFilters and pyTests are the filters and tests of Python's Jinja.
+var pyFilters = setOf("abs", "attr", "batch", "capitalize", "center", "count", "d", "default", "dictsort", "e",
+	"escape", "filesizeformat", "first", "float", "forceescape", "format", "groupby", "indent", "int", "items",
+	"join", "last", "length", "list", "lower", "map", "max", "min", "pprint", "random", "reject", "rejectattr",
+	"replace", "reverse", "round", "safe", "select", "selectattr", "slice", "sort", "string", "striptags", "sum",
+	"title", "tojson", "trim", "truncate", "unique", "upper", "urlencode", "urlize", "wordcount", "wordwrap", "xmlattr")
+
+var pyTests = setOf("boolean", "callable", "defined", "divisibleby", "eq", "equalto", "escaped", "even", "false",
+	"filter", "float", "ge", "greaterthan", "gt", "in", "integer", "iterable", "le", "lessthan", "lower", "lt",
+	"mapping", "ne", "none", "number", "odd", "sameas", "sequence", "string", "test", "true", "undefined", "upper")
+
+func setOf(names ...string) map[string]bool {
+	m := make(map[string]bool, len(names))
+	for _, n := range names {
+		m[n] = true
+	}
+	return m
+}
+
+// name records the use of a filter or test.
+func (p *parser) name(what, name string, known map[string]bool) {
+	if !known[name] {
+		p.unknown = append(p.unknown, unknownName{what, name, p.soft})
+	}
+}
+
+// setSoft sets whether what follows is in a soft frame, returning the
+// previous state.
+func (p *parser) setSoft(soft bool) bool {
+	prev := p.soft
+	p.soft = soft
+	return prev
 }
 
 func parse(toks []token) ([]node, error) {
@@ -31,6 +76,11 @@ func parse(toks []token) ([]node, error) {
 			return nil, err
 		}
 		body = append(body, n)
+	}
+	for _, u := range p.unknown {
+		if !u.soft {
+			return nil, unsupported("the %s %q outside an if (Python's Jinja has no such %s and fails to compile the template)", u.what, u.name, u.what)
+		}
 	}
 	return body, nil
 }
@@ -198,24 +248,28 @@ func (p *parser) statement() (node, error) {
 	case "set":
 		return p.set()
 	case "if":
+		defer p.setSoft(p.setSoft(true))
 		n, err := p.ifBody()
 		if err != nil {
 			return nil, err
 		}
 		return n, p.expectEnd("endif")
 	case "macro":
+		defer p.setSoft(p.setSoft(false))
 		n, err := p.macro()
 		if err != nil {
 			return nil, err
 		}
 		return n, p.expectEnd("endmacro")
 	case "for":
+		defer p.setSoft(p.setSoft(false))
 		n, err := p.forBody()
 		if err != nil {
 			return nil, err
 		}
 		return n, p.expectEnd("endfor")
 	case "call":
+		defer p.setSoft(p.setSoft(false))
 		return p.callBlock()
 	case "break":
 		return breakNode{}, p.expect(tCloseStatement, "'%}' after break")
@@ -226,6 +280,10 @@ func (p *parser) statement() (node, error) {
 		if err != nil {
 			return nil, err
 		}
+		if id, ok := f.(identNode); ok {
+			p.name("filter", id.name, pyFilters)
+		}
+		defer p.setSoft(p.setSoft(false))
 		if _, isIdent := f.(identNode); isIdent && p.is(tOpenParen) {
 			if f, err = p.call(f); err != nil {
 				return nil, err
@@ -272,9 +330,12 @@ func (p *parser) set() (node, error) {
 // ifBody parses the rest of {% if … %} or {% elif … %} up to, not
 // including, the {% endif %}.
 func (p *parser) ifBody() (node, error) {
-	test, err := p.expression()
+	test, err := p.or()
 	if err != nil {
 		return nil, err
+	}
+	if p.isIdent("if") {
+		return nil, unsupported("a conditional expression (x if y) as the test of an if without parentheses (Python's Jinja rejects it)")
 	}
 	if err := p.expect(tCloseStatement, "'%}' after the if test"); err != nil {
 		return nil, err
@@ -343,9 +404,20 @@ func (p *parser) forBody() (node, error) {
 	if err := p.expectIdent("in"); err != nil {
 		return nil, err
 	}
-	iter, err := p.expression()
+	iter, err := p.or()
 	if err != nil {
 		return nil, err
+	}
+	if p.isIdent("if") {
+		p.pos++
+		test, err := p.or()
+		if err != nil {
+			return nil, err
+		}
+		if p.isIdent("else") {
+			return nil, unsupported("a conditional expression (x if y else z) as the iterable of a for loop without parentheses (Python's Jinja reads the if as the loop's filter)")
+		}
+		iter = selectNode{x: iter, test: test}
 	}
 	if err := p.expect(tCloseStatement, "'%}' after the for loop's iterable"); err != nil {
 		return nil, err
@@ -428,10 +500,17 @@ func (p *parser) expression() (node, error) {
 		return nil, err
 	}
 	defer p.leave()
+	start := len(p.unknown)
 	x, err := p.or()
 	if err != nil || !p.isIdent("if") {
 		return x, err
 	}
+	// The whole conditional expression is soft, its first part too.
+	defer func() {
+		for i := start; i < len(p.unknown); i++ {
+			p.unknown[i].soft = true
+		}
+	}()
 	p.pos++
 	test, err := p.or()
 	if err != nil {
@@ -507,19 +586,58 @@ func (p *parser) not() (node, error) {
 }
 
 func (p *parser) comparison() (node, error) {
-	return p.binary(p.additive, func() (string, int) {
+	ops := 0
+	n, err := p.binary(p.additive, func() (string, int) {
+		op, n := "", 0
 		switch {
 		case p.isIdent("not", "in"):
-			return "not in", 2
+			op, n = "not in", 2
 		case p.isIdent("in"):
-			return "in", 1
+			op, n = "in", 1
+		default:
+			op, n = p.tokenOf(tComparison)()
 		}
-		return p.tokenOf(tComparison)()
+		if n > 0 {
+			ops++
+		}
+		return op, n
 	})
+	if err == nil && ops > 1 {
+		return nil, unsupported("a chain of comparisons (Python's Jinja reads a < b < c as a < b and b < c, @huggingface/jinja as (a < b) < c)")
+	}
+	return n, err
 }
 
+// additive parses + - ~, which the reference chains left to right at one
+// level; Python's Jinja binds ~ tighter than + and -. Where a ~ follows a +
+// or - the groupings differ, and a chainNode renders both ways.
 func (p *parser) additive() (node, error) {
-	return p.binary(p.multiplicative, p.tokenOf(tAdditive))
+	first, err := p.multiplicative()
+	if err != nil {
+		return nil, err
+	}
+	xs, ops := []node{first}, []string(nil)
+	for p.is(tAdditive) {
+		ops = append(ops, p.toks[p.pos].val)
+		p.pos++
+		x, err := p.multiplicative()
+		if err != nil {
+			return nil, err
+		}
+		xs = append(xs, x)
+	}
+	sawArith := false
+	for _, op := range ops {
+		if op == "~" && sawArith {
+			return chainNode{xs: xs, ops: ops}, nil
+		}
+		sawArith = sawArith || op != "~"
+	}
+	l := first
+	for i, op := range ops {
+		l = binaryNode{op: op, l: l, r: xs[i+1]}
+	}
+	return l, nil
 }
 
 func (p *parser) multiplicative() (node, error) {
@@ -548,6 +666,14 @@ func (p *parser) test() (node, error) {
 			return nil, syntaxErr("expected the name of a test after 'is'")
 		}
 		x = testNode{x: x, negate: negate, name: id.name}
+		p.name("test", id.name, pyTests)
+		if tok, ok := p.peek(0); ok {
+			switch {
+			case tok.typ == tIdent && tok.val != "else" && tok.val != "or" && tok.val != "and",
+				tok.typ == tString, tok.typ == tNumber, tok.typ == tOpenParen, tok.typ == tOpenBracket, tok.typ == tOpenBrace:
+				return nil, unsupported("%s after a test (`is %s %s`: Python's Jinja reads it as the test's argument)", describe(tok), id.name, tok.val)
+			}
+		}
 	}
 	return x, nil
 }
@@ -563,9 +689,11 @@ func (p *parser) filter() (node, error) {
 		if err != nil {
 			return nil, err
 		}
-		if _, ok := f.(identNode); !ok {
+		id, ok := f.(identNode)
+		if !ok {
 			return nil, syntaxErr("expected the name of a filter after '|'")
 		}
+		p.name("filter", id.name, pyFilters)
 		if p.is(tOpenParen) {
 			if f, err = p.call(f); err != nil {
 				return nil, err
@@ -589,9 +717,16 @@ func (p *parser) unary() (node, error) {
 		}
 		return unaryNode{op: tok.val, x: x}, nil
 	}
+	signed := false
+	if tok, ok := p.peek(0); ok && tok.typ == tNumber && (tok.val[0] == '-' || tok.val[0] == '+') {
+		signed = true
+	}
 	x, err := p.primary()
 	if err != nil {
 		return nil, err
+	}
+	if signed && (p.is(tDot) || p.is(tOpenBracket) || p.is(tOpenParen)) {
+		return nil, unsupported("a member or call of a signed number (@huggingface/jinja reads -1.x as (-1).x, Python's Jinja as -(1.x))")
 	}
 	if x, err = p.members(x); err != nil {
 		return nil, err

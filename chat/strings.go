@@ -387,6 +387,9 @@ func indent(s string, width int, first, blank bool) (value, error) {
 	}
 	pad := strings.Repeat(" ", width)
 	lines := strings.Split(s, "\n")
+	if first && !blank && lines[0] == "" && width > 0 {
+		return nil, unsupported("indent(first=true) of text whose first line is empty (Python's Jinja indents it, @huggingface/jinja does not)")
+	}
 	for i, l := range lines {
 		if (i == 0 && !first) || (l == "" && !blank) {
 			continue
