@@ -31,7 +31,7 @@
 //     {n,m}+ is (?:…{n,m})+, not lazy or possessive;
 //   - anchors ^ and $ (line anchors that know only '\n'; ^ does not match
 //     after a final '\n'), \A, \z, \Z, \b, \B;
-//   - classes […] and […] with ranges, negation, escapes, \p{…} and
+//   - classes […] and [^…] with ranges, negation, escapes, \p{…} and
 //     shorthands inside, nested classes [a[b]] and intersections [a&&b];
 //     a leading ']' is a literal when another ']' follows;
 //   - shorthands with Oniguruma's Unicode meanings: \s White_Space, \d
@@ -86,25 +86,59 @@
 // sequence is one character, read as U+FFFD REPLACEMENT CHARACTER: it is a
 // symbol (So), not a letter, number, mark or space. This is what llama.cpp
 // does (unicode_cpts_from_utf8 turns each invalid byte into U+FFFD before
-// splitting) and what Oniguruma sees when the text is decoded lossily, as
-// Rust and Python do, so the splits agree with both; unlike them uregex
-// keeps the original bytes, since the offsets index s. So [^\s\p{L}\p{N}]
-// and \p{S} match an invalid byte, and a ' ?[^\s\p{L}\p{N}]+' piece
-// gathers a run of them.
+// splitting), and the character Oniguruma sees where a lossy decoding
+// (Rust's String::from_utf8_lossy, Python's errors="replace") put one,
+// though those put one U+FFFD for a whole invalid sequence. uregex keeps
+// the original bytes, since the offsets index s. So [^\s\p{L}\p{N}] and
+// \p{S} match an invalid byte, and a ' ?[^\s\p{L}\p{N}]+' piece gathers a
+// run of them, as in llama.cpp; a byte-level BPE then encodes the bytes
+// themselves.
+//
+// # Engines
+//
+// A pattern compiles to a program for a backtracking interpreter
+// (compile.go, exec.go), which is the reference, and, when it has no
+// unbounded repeat of a group, also to a fast matcher: a tree of closures
+// in continuation-passing style (cps.go) that FindAll then uses. Both
+// dispatch an alternation on its next code point to the branches that
+// can start with it, run a repeat of a class as one loop, and make a
+// greedy class repeat possessive where giving back a code point could
+// never lead to a match (the class and what follows are disjoint, or what
+// follows always matches: PCRE's auto-possessification). A class is a
+// table for ASCII bytes and a mask over general categories with a short
+// list of exceptions; the general category of a code point is two table
+// lookups. TestFastMatchesInterpreter and FuzzCompile check that the two
+// engines agree; TestReferenceSplits checks the results against
+// tokenizers.js. Of the listed pre-tokenizer patterns only EXAONE-MoE's
+// ((?:\p{L}\p{M}*(?: \p{L}\p{M}*)*)+), SuperBPE's and tiny_aya's digit
+// lookaheads and llama.cpp's lookahead rewrites of tekken and GPT-4o run
+// on the interpreter, at about half the speed.
 //
 // # Backtracking bounds
 //
 // Like Oniguruma, uregex backtracks, so a pathological pattern such as
 // (a*)*b or (a|a)*b takes exponential time. Each match attempt (one start
-// position) may backtrack DefaultStepLimit times (10,000,000, Oniguruma's
-// default retry limit in a match, where Rust's onig panics); beyond that
-// FindAll stops and returns ErrStepLimit. Regexp.WithStepLimit changes the
-// bound. The pre-tokenizer patterns backtrack a bounded number of steps
-// per character and never come near it.
+// position) may take DefaultStepLimit backtracking steps (10,000,000,
+// Oniguruma's default retry limit in a match, beyond which Rust's onig
+// panics); beyond that FindAll stops and returns the matches so far with
+// ErrStepLimit. Regexp.WithStepLimit changes the bound.
+//
+// The pre-tokenizer patterns take a bounded number of steps per
+// character. A greedy unbounded class repeat remembers, for the text at
+// hand, where its run ends and from where what follows it failed, so a
+// pattern such as \s+$ stays linear on a long run of spaces that does not
+// end a line (plain backtracking, Oniguruma's included, is quadratic
+// there). Two listed patterns remain quadratic in the length of a run of
+// digits, as in Oniguruma, because their lookahead scans the rest of the
+// run from every digit: SuperBPE's (?=(\d{3})+(?!\d)) and tiny_aya's
+// \d{1,3}(?=(?:\d{3})*\b) (3,000 digits take a few tens of
+// milliseconds).
 //
 // # Unicode version
 //
 // The categories and scripts are Go's unicode tables (unicode.Version,
 // 15.0.0 in Go 1.26); Oniguruma and JavaScript engines may know a newer
-// Unicode and classify characters assigned since then differently.
+// Unicode (Node 20 here knows 17.0) and classify characters assigned
+// since then differently. The comparison with tokenizers.js therefore
+// draws its random characters from long-established blocks.
 package uregex

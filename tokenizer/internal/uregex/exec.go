@@ -450,7 +450,11 @@ func (t *altTable) high(r rune) uint64 {
 // classStarts reports whether there is a code point at s[pos:] and it is
 // in c.
 func classStarts(c *class, s string, pos int) bool {
-	return pos < len(s) && c.at(s, pos) > 0
+	if pos >= len(s) {
+		return false
+	}
+	t := c.tab[s[pos]]
+	return t == 1 || t == 2 && c.highAt(s, pos) > 0
 }
 
 // assert tests a zero-width anchor at pos. Like Oniguruma's, ^ and $ know
