@@ -349,3 +349,37 @@ func TestLookaheadRuns(t *testing.T) {
 		t.Logf("%s on %d digits: %v", name, len(digits), time.Since(t0))
 	}
 }
+
+// TestConcurrent runs one Regexp from several goroutines (go test -race
+// checks that they share nothing mutable).
+func TestConcurrent(t *testing.T) {
+	for _, name := range []string{"llama3", "exaone_moe", "deepseek_llm-4"} {
+		re := MustCompile(patternByName(name))
+		text := strings.Join(corpusTexts, "\n")
+		want, err := re.FindAll(text, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		errs := make(chan error, 4)
+		for range 4 {
+			go func() {
+				for range 20 {
+					got, err := re.FindAll(text, nil)
+					if err == nil && !slices.Equal(got, want) {
+						err = fmt.Errorf("%s: concurrent FindAll differs", name)
+					}
+					if err != nil {
+						errs <- err
+						return
+					}
+				}
+				errs <- nil
+			}()
+		}
+		for range 4 {
+			if err := <-errs; err != nil {
+				t.Error(err)
+			}
+		}
+	}
+}

@@ -119,14 +119,6 @@ func (s runeSet) has(r rune) bool {
 	return i < len(s) && s[i].lo <= r
 }
 
-func (s runeSet) size() int {
-	n := 0
-	for _, r := range s {
-		n += int(r.hi-r.lo) + 1
-	}
-	return n
-}
-
 func equalSets(a, b runeSet) bool {
 	if len(a) != len(b) {
 		return false
