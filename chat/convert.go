@@ -135,10 +135,10 @@ func decodeJSON(data []byte) (value, error) {
 	dec.UseNumber()
 	v, err := decodeJSONValue(dec)
 	if err != nil {
-		return nil, fmt.Errorf("chat: JSON value: %w", err)
+		return nil, fmt.Errorf("invalid JSON: %w", err)
 	}
 	if dec.More() {
-		return nil, fmt.Errorf("chat: JSON value: data after the value")
+		return nil, fmt.Errorf("invalid JSON: data after the value")
 	}
 	return v, nil
 }
