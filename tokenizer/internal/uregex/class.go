@@ -12,10 +12,11 @@ import (
 // literal ranges, like [一-龥], has the ranges as exceptions to an empty
 // mask, or the complement of them to a full one.
 type class struct {
-	tab   [256]uint8 // by byte: 1 an ASCII member, 0 an ASCII non-member, 2 a non-ASCII lead byte
-	kinds uint32     // r >= 0x80 is a member if its kind is in kinds,
-	exc   runeSet    // unless r is in exc (then the other way round)
-	set   runeSet    // the exact set
+	tab   [256]uint8       // by byte: 1 an ASCII member, 0 an ASCII non-member, 2 a non-ASCII lead byte
+	kinds uint32           // r >= 0x80 is a member if its kind is in kinds,
+	exc   runeSet          // unless r is in exc (then the other way round)
+	bmp   *[1 << 10]uint64 // with exceptions: the BMP as a bitmap, one load instead of a search
+	set   runeSet          // the exact set
 }
 
 var nonASCII = runeSet{{0x80, unicode.MaxRune}}
@@ -42,6 +43,14 @@ func newClass(s runeSet) *class {
 	}
 	m := intersect(kindsSet(c.kinds), nonASCII)
 	c.exc = union(subtract(hi, m), subtract(m, hi))
+	if len(c.exc) > 0 {
+		c.bmp = new([1 << 10]uint64)
+		for _, r := range intersect(s, runeSet{{0, 0xFFFF}}) {
+			for x := r.lo; x <= r.hi; x++ {
+				c.bmp[x>>6] |= 1 << (x & 63)
+			}
+		}
+	}
 	return c
 }
 
@@ -55,6 +64,9 @@ func (c *class) has(r rune) bool {
 
 // hasHigh reports whether r >= 0x80 is in the class.
 func (c *class) hasHigh(r rune) bool {
+	if c.bmp != nil && r <= 0xFFFF {
+		return c.bmp[r>>6]&(1<<(r&63)) != 0
+	}
 	in := c.kinds&(1<<kindOf(r)) != 0
 	if len(c.exc) != 0 && c.exc.has(r) {
 		in = !in

@@ -77,8 +77,11 @@
 // are reported (a pattern such as (?=(\d{3})+(?!\d)) splits only by them);
 // after one the next search starts a character further on; and, as
 // find_iter does, the first empty match found after a non-empty match is
-// dropped (so \d* on "a1b" gives [0 0] [1 2] [3 3], not [2 2]). A loop
-// whose body matched the empty string ends (Oniguruma's empty check).
+// dropped (so \d* on "a1b" gives [0 0] [1 2] [3 3], not [2 2]). An
+// unbounded loop whose body matched the empty string ends (Oniguruma's
+// empty check); a counted repeat of a group that can match the empty
+// string is expanded into copies without that check, which can only
+// matter for a body that prefers the empty string to a longer match.
 //
 // # Invalid UTF-8
 //

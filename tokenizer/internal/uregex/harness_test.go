@@ -8,7 +8,8 @@ import (
 )
 
 // TestHarness runs FindAll UREGEX_N times with the pattern named
-// UREGEX_PATTERN on the benchmark text, with the garbage collector off:
+// UREGEX_PATTERN on the benchmark text (the multilingual one if
+// UREGEX_TEXT is "multi"), with the garbage collector off:
 // a fixed workload for instruction counters (valgrind), which the noise
 // of a shared machine does not touch.
 func TestHarness(t *testing.T) {
@@ -21,6 +22,9 @@ func TestHarness(t *testing.T) {
 		t.Fatal(err)
 	}
 	text := benchText(t)
+	if os.Getenv("UREGEX_TEXT") == "multi" {
+		text = multilingualText()
+	}
 	re := MustCompile(patternByName(name))
 	dst, _ := re.FindAll(text, nil)
 	debug.SetGCPercent(-1)
