@@ -114,8 +114,8 @@
 // engines agree; TestReferenceSplits checks the results against
 // tokenizers.js. Of the listed pre-tokenizer patterns only EXAONE-MoE's
 // ((?:\p{L}\p{M}*(?: \p{L}\p{M}*)*)+), SuperBPE's and tiny_aya's digit
-// lookaheads and llama.cpp's lookahead rewrites of tekken and GPT-4o run
-// on the interpreter, at about half the speed.
+// lookaheads and llama.cpp's own lookahead rewrites (of tekken, GPT-4o
+// and Granite) run on the interpreter, at about half the speed.
 //
 // # Backtracking bounds
 //
