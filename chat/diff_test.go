@@ -43,7 +43,11 @@ func TestDifferential(t *testing.T) {
 	}
 	reqs := make([]refRequest, n)
 	for i := range reqs {
-		reqs[i] = refRequest{Template: g.template(), Messages: []Message{{Role: "user", Content: "Hi"}}, Vars: vars, Now: refNow}
+		tmpl := g.template()
+		if i%2 == 1 {
+			tmpl = g.whitespace()
+		}
+		reqs[i] = refRequest{Template: tmpl, Messages: []Message{{Role: "user", Content: "Hi"}}, Vars: vars, Now: refNow}
 	}
 	js := renderAll(t, exec.Command(node, "testdata/render.mjs", modules), reqs)
 	var py []refResult
@@ -105,6 +109,45 @@ func (g *templateGen) template() string {
 			b.WriteString(g.pick("text ", "\n", "  line\n", "a-b "))
 		}
 		b.WriteString(g.statement(2))
+	}
+	return b.String()
+}
+
+// whitespace draws a template of text, white space and tags with every
+// kind of whitespace control, nested ifs and loops, comments and a
+// generation tag: the lexer's and the trim and lstrip rules' ground.
+func (g *templateGen) whitespace() string {
+	var b strings.Builder
+	var open []string
+	for i := 0; i < 4+g.rng.IntN(10); i++ {
+		l, r := g.pick("", "", "-"), g.pick("", "", "-")
+		switch g.rng.IntN(9) {
+		case 0, 1:
+			b.WriteString(g.pick(" ", "\n", "\t", "x", "  \n  ", "\r\n", " \n\n", "y ", "\u00a0", "\n   "))
+		case 2:
+			b.WriteString("{{" + l + " " + g.pick("'v'", "' w '", "n", "''", "'\\n'") + " " + r + "}}")
+		case 3:
+			b.WriteString("{#" + l + " c " + r + "#}")
+		case 4:
+			b.WriteString("{%" + l + " if " + g.pick("true", "false", "n") + " " + r + "%}")
+			open = append(open, "endif")
+		case 5:
+			b.WriteString("{%" + l + " for i in range(2) " + r + "%}")
+			open = append(open, "endfor")
+		case 6:
+			if len(open) > 0 {
+				b.WriteString("{%" + l + " " + open[len(open)-1] + " " + r + "%}")
+				open = open[:len(open)-1]
+			}
+		case 7:
+			b.WriteString("{%" + l + " set q = 1 " + r + "%}")
+		case 8:
+			b.WriteString("{%" + l + " " + g.pick("generation", "endgeneration") + " " + r + "%}")
+		}
+	}
+	for len(open) > 0 {
+		b.WriteString(g.pick("", "\n", " ") + "{%" + g.pick("", "-") + " " + open[len(open)-1] + " " + g.pick("", "-") + "%}" + g.pick("", "\n"))
+		open = open[:len(open)-1]
 	}
 	return b.String()
 }

@@ -99,6 +99,12 @@ func syntaxErr(f string, a ...any) error {
 // does, on the source text before lexing, and drops transformers' own
 // {% generation %} / {% endgeneration %} tags.
 func preprocess(src string) string {
+	return dropGenerationTags(whitespaceRules(src))
+}
+
+// whitespaceRules applies the trailing-newline, lstrip_blocks and
+// trim_blocks rules.
+func whitespaceRules(src string) string {
 	// One trailing newline goes.
 	src = strings.TrimSuffix(src, "\n")
 
@@ -132,9 +138,7 @@ func preprocess(src string) string {
 			i += 2
 		}
 	}
-	src = b.String()
-
-	return dropGenerationTags(src)
+	return b.String()
 }
 
 // dropGenerationTags removes {% generation %} and {% endgeneration %} with
@@ -188,6 +192,68 @@ func dropGenerationTags(src string) string {
 	}
 	b.WriteString(src[last:])
 	return b.String()
+}
+
+// generationSpacing reports whether dropping generation tags as the
+// reference does changes white space that transformers, which parses them
+// as tags, keeps. Tags separated by white space only form a group; the
+// reference's text then runs across the group, so that a "-" next to it
+// strips white space Python's Jinja keeps behind a tag.
+func generationSpacing(src string) bool {
+	type tag struct {
+		p, q   int
+		l, r   bool
+		before int // start of the white space before p
+	}
+	var tags []tag
+	last := 0
+	for p := strings.Index(src, "{%"); p >= 0; {
+		q, l, r, ok := generationTag(src, p)
+		if ok {
+			before := p
+			for before > last {
+				c, n := utf8.DecodeLastRuneInString(src[last:before])
+				if !isSpace(c) {
+					break
+				}
+				before -= n
+			}
+			tags = append(tags, tag{p, q, l, r, before})
+			last = skipSpace(src, q)
+			p = last
+		} else {
+			p += 2
+		}
+		next := strings.Index(src[p:], "{%")
+		if next < 0 {
+			break
+		}
+		p += next
+	}
+	for i := 0; i < len(tags); {
+		j := i
+		kept := false // white space inside the group that both keep
+		for j+1 < len(tags) && skipSpace(src, tags[j].q) == tags[j+1].p {
+			if tags[j+1].p > tags[j].q && !tags[j].r {
+				if tags[j+1].l {
+					return true // Python strips it, the reference keeps it
+				}
+				kept = true
+			}
+			j++
+		}
+		after := skipSpace(src, tags[j].q)
+		keptBefore := tags[i].before < tags[i].p && !tags[i].l
+		keptAfter := after > tags[j].q && !tags[j].r
+		rest, head := src[after:], src[:tags[i].before]
+		dashAfter := strings.HasPrefix(rest, "{%-") || strings.HasPrefix(rest, "{{-") || strings.HasPrefix(rest, "{#-")
+		dashBefore := strings.HasSuffix(head, "-%}") || strings.HasSuffix(head, "-}}") || strings.HasSuffix(head, "-#}")
+		if dashAfter && (keptBefore || kept) || dashBefore && (keptAfter || kept) {
+			return true
+		}
+		i = j + 1
+	}
+	return false
 }
 
 // generationTag matches {%-? \s* (end)?generation \s* -?%} at p and returns

@@ -26,6 +26,10 @@ type parser struct {
 	// expression (a "soft" frame, where the failure waits for the call).
 	soft    bool
 	unknown []unknownName
+
+	// generation makes {% generation %}…{% endgeneration %} a block, for
+	// checking how transformers would parse the template.
+	generation bool
 }
 
 type unknownName struct {
@@ -271,6 +275,17 @@ func (p *parser) statement() (node, error) {
 	case "call":
 		defer p.setSoft(p.setSoft(false))
 		return p.callBlock()
+	case "generation":
+		if !p.generation {
+			break
+		}
+		if err := p.expect(tCloseStatement, "'%}' after generation"); err != nil {
+			return nil, err
+		}
+		if _, err := p.until("endgeneration"); err != nil {
+			return nil, err
+		}
+		return nil, p.expectEnd("endgeneration")
 	case "break":
 		return breakNode{}, p.expect(tCloseStatement, "'%}' after break")
 	case "continue":

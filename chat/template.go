@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -41,7 +42,49 @@ func Parse(src string) (*Template, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := pyWhitespace(src); err != nil {
+		return nil, err
+	}
+	// The reference drops {% generation %} and {% endgeneration %} from
+	// the text; transformers parses them as a block, which must nest.
+	if dropGenerationTags(src) != src {
+		toks, err := lex(whitespaceRules(src))
+		if err == nil {
+			p := &parser{toks: toks, generation: true}
+			for p.pos < len(p.toks) && err == nil {
+				_, err = p.any()
+			}
+		}
+		if err != nil {
+			return nil, unsupported("{%% generation %%} tags that do not nest as a block (Python's Jinja parses them so): %v", err)
+		}
+		if generationSpacing(src) {
+			return nil, unsupported("white space around a {%% generation %%} tag without \"-\" next to a tag that strips it (@huggingface/jinja drops the tag first and strips across it)")
+		}
+	}
 	return &Template{src: src, body: body}, nil
+}
+
+// pyWhitespace refuses white space that Python's Jinja treats otherwise
+// than the reference: a carriage return (Python turns \r\n into \n),
+// characters only one of them counts as white space where a "-" strips
+// it, and white space other than spaces and tabs before a tag at the
+// start of a line (lstrip_blocks: Python strips any, the reference spaces
+// and tabs only).
+func pyWhitespace(src string) error {
+	if i := strings.IndexFunc(src, func(r rune) bool { return r == '\r' || isSpace(r) != isPySpace(r) }); i >= 0 {
+		return unsupported("the character %U in the template (Python's Jinja and @huggingface/jinja treat it differently as white space)", []rune(src[i:])[0])
+	}
+	for i := 0; i+1 < len(src); i++ {
+		if src[i] != '{' || (src[i+1] != '%' && src[i+1] != '#') {
+			continue
+		}
+		line := src[strings.LastIndexByte(src[:i], '\n')+1 : i]
+		if line != "" && strings.TrimFunc(line, isPySpace) == "" && strings.Trim(line, " \t") != "" {
+			return unsupported("white space other than spaces and tabs before a tag at the start of a line (lstrip_blocks: Python's Jinja strips it, @huggingface/jinja does not)")
+		}
+	}
+	return nil
 }
 
 // Source is the template's text.
