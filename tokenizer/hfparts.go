@@ -287,7 +287,9 @@ func parseDecoder(raw json.RawMessage, byteLevel bool) (stripN int, err error) {
 }
 
 // parseMerges reads merges as "a b" strings (lines starting with
-// "#version" skipped, as tokenizers does) or ["a", "b"] pairs.
+// "#version" skipped, as tokenizers does) or ["a", "b"] pairs. A merge
+// with an empty side can never apply (a word's symbols are never empty)
+// and has no GGUF spelling: it is dropped, which changes no encoding.
 func parseMerges(data json.RawMessage) ([][2]string, error) {
 	if isNull(data) {
 		return nil, nil
@@ -304,18 +306,18 @@ func parseMerges(data json.RawMessage) ([][2]string, error) {
 			if !ok || strings.Contains(b, " ") {
 				return nil, fmt.Errorf("%w: tokenizer.json merge %d %q is not two pieces separated by one space", ErrFormat, i, s)
 			}
-			out = append(out, [2]string{a, b})
+			out = appendMerge(out, a, b)
 		}
 		return out, nil
 	}
 	var pairs [][]string
 	if json.Unmarshal(data, &pairs) == nil {
-		out := make([][2]string, len(pairs))
+		out := make([][2]string, 0, len(pairs))
 		for i, p := range pairs {
 			if len(p) != 2 {
 				return nil, fmt.Errorf("%w: tokenizer.json merge %d has %d pieces, want 2", ErrFormat, i, len(p))
 			}
-			out[i] = [2]string{p[0], p[1]}
+			out = appendMerge(out, p[0], p[1])
 		}
 		return out, nil
 	}
@@ -336,17 +338,25 @@ func parseMerges(data json.RawMessage) ([][2]string, error) {
 			if len(parts) != 2 {
 				return nil, fmt.Errorf("%w: tokenizer.json merge %d %q is not two pieces separated by one space", ErrFormat, i, s)
 			}
-			out = append(out, [2]string{parts[0], parts[1]})
+			out = appendMerge(out, parts[0], parts[1])
 		case json.Unmarshal(r, &pair) == nil:
 			if len(pair) != 2 {
 				return nil, fmt.Errorf("%w: tokenizer.json merge %d has %d pieces, want 2", ErrFormat, i, len(pair))
 			}
-			out = append(out, [2]string{pair[0], pair[1]})
+			out = appendMerge(out, pair[0], pair[1])
 		default:
 			return nil, fmt.Errorf("%w: tokenizer.json merge %d is %s, want a string or a pair of strings", ErrFormat, i, describe(r))
 		}
 	}
 	return out, nil
+}
+
+// appendMerge appends the merge (a, b) unless a side is empty.
+func appendMerge(out [][2]string, a, b string) [][2]string {
+	if a == "" || b == "" {
+		return out
+	}
+	return append(out, [2]string{a, b})
 }
 
 // parsePostProcessor takes BOS and EOS from a TemplateProcessing (possibly
