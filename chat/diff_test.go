@@ -157,7 +157,21 @@ func (g *templateGen) statement(depth int) string {
 	if depth == 0 {
 		return "{{" + dash() + " " + g.expr(3) + " " + dash() + "}}"
 	}
-	switch g.rng.IntN(6) {
+	switch g.rng.IntN(12) {
+	case 6:
+		return fmt.Sprintf("{%% macro box(t) %%}[{{ t }}{{ caller(%s) }}]{%% endmacro %%}{%% call(c) box(%s) %%}<{{ c }}>%s{%% endcall %%}", g.expr(1), g.expr(1), g.statement(depth-1))
+	case 7:
+		return fmt.Sprintf("{%% filter %s %%}%s{%% endfilter %%}", g.pick("upper", "lower", "trim", "title", "capitalize", "indent(2)", "replace('a', 'b')", "length"), g.statement(depth-1))
+	case 8:
+		return fmt.Sprintf("{%% for v in %s if %s %%}{{ loop.index0 }}{{ loop.revindex }}{{ loop.first }}{{ loop.previtem | default('-') }}%s{%% if loop.index > %d %%}{%% break %%}{%% endif %%}{%% else %%}E{%% endfor %%}",
+			g.iterable(), g.pick("v", "v is string", "v != 1", "loop is undefined", "v is defined"), g.statement(depth-1), g.rng.IntN(3))
+	case 9:
+		return fmt.Sprintf("{%% set q %%}%s{%% endset %%}[{{ q }}]", g.statement(depth-1))
+	case 10:
+		return fmt.Sprintf("{%% set ns = namespace(a=%s, b=[]) %%}{%% for v in %s %%}{%% if %s %%}{%% set ns.a = %s %%}{%% continue %%}{%% endif %%}{%% set ns.b = ns.b + [v] %%}{%% endfor %%}{{ ns.a }}{{ ns.b | length }}",
+			g.expr(1), g.iterable(), g.expr(1), g.pick("v", "ns.a ~ v", "loop.index"))
+	case 11:
+		return fmt.Sprintf("{{ %s | tojson }}", g.pick("{'a': [1, 'x'], 'b': {'c': none}}", "m", "l", "[s, n, f, t, z]", "l | map(attribute='content') | list", "x | sort", "{'k': f * 2}"))
 	case 0:
 		return fmt.Sprintf("{%%%s if %s %s%%}%s{%% else %%}%s{%% endif %%}", dash(), g.expr(2), dash(), g.statement(depth-1), g.statement(depth-1))
 	case 1:

@@ -50,7 +50,9 @@
 // thinking, tools and tool calls with object and string arguments, null
 // and list contents, documents, …): 1406 renders, of which hlm renders
 // 1163 identically, fails on 208 where the reference fails too, and
-// refuses 35; none differ. Random templates (TestDifferential) agree too.
+// refuses 35; none differ. Random templates agree too (TestDifferential:
+// 72,000 drawn with 18 seeds, none differ from the reference, and none of
+// the texts hlm renders from Python's Jinja).
 //
 // Where the JavaScript port and Python's Jinja part ways, hlm refuses
 // rather than pick one: printing none, booleans, lists and mappings
@@ -71,7 +73,9 @@
 // few more, each named by its error. With python3 and jinja2 installed,
 // HLM_CHAT_PYTHON=1 checks the renders against Python's Jinja as well
 // (testdata/render.py sets it up as transformers does): of the 1163 texts
-// hlm renders, none differ.
+// hlm renders, none differ. A filter block whose filter gives no string,
+// carriage returns in the template, and {% generation %} tags that do not
+// nest or whose removal lets a "-" strip across them are refused too.
 //
 // The constructs the port lacks fail as there: {% raw %}, include,
 // extends, block, with, recursive loops, list.append, str.format, dict(),

@@ -70,6 +70,11 @@ func (ev *evaluator) statement(n node, env *scope) (string, error) {
 		if err != nil {
 			return "", err
 		}
+		switch v.(type) {
+		case string, markup:
+		default:
+			return "", unsupported("a filter block whose filter gives a %s (Python's Jinja cannot write it, @huggingface/jinja prints it)", typeName(v))
+		}
 		return ev.print(v)
 	}
 	v, err := ev.eval(n, env)
