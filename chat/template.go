@@ -113,7 +113,9 @@ type Input struct {
 }
 
 // Render renders the template with in, as transformers'
-// apply_chat_template(messages, tokenize=False, …) does.
+// apply_chat_template(messages, tokenize=False, …) does. Its errors wrap
+// the package's errors above, but for a value of in that cannot be passed
+// (a json.RawMessage that is no JSON; ErrUnsupported for a Go type).
 func (t *Template) Render(in Input) (string, error) {
 	ev := &evaluator{limits: in.Limits, now: in.Now}
 	if ev.limits.Steps <= 0 {

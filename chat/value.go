@@ -64,7 +64,7 @@ type pyKind uint8
 
 const (
 	pyList      pyKind = iota // a list (or a tuple, with tuple set)
-	pyGenerator               // map, selectattr, rejectattr, |items, |unique: no len, no index, always true, not JSON
+	pyGenerator               // map, selectattr, rejectattr, |items, |unique, |reverse: no len, no index, always true, not JSON
 	pyView                    // dict.items(), .keys(), .values(): no index, not JSON
 	pyRange                   // range(): not JSON
 )
