@@ -3,9 +3,6 @@ package chat
 import (
 	"encoding/json"
 	"errors"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 )
 
@@ -59,54 +56,6 @@ func TestMessageJSON(t *testing.T) {
 	var m Message
 	if err := json.Unmarshal([]byte(`{"role": "user", "content": [{"type": "image_url"}]}`), &m); err == nil {
 		t.Error("an image part was accepted")
-	}
-}
-
-func TestConfig(t *testing.T) {
-	cfg, err := ParseConfig([]byte(`{"bos_token": {"__type": "AddedToken", "content": "<s>"}, "eos_token": "</s>",
-		"chat_template": [{"name": "default", "template": "D"}, {"name": "tool_use", "template": "T"}]}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if cfg.BOSToken != "<s>" || cfg.EOSToken != "</s>" {
-		t.Errorf("tokens %q %q", cfg.BOSToken, cfg.EOSToken)
-	}
-	if src, err := cfg.Template(""); err != nil || src != "D" {
-		t.Errorf("default: %q, %v", src, err)
-	}
-	if src, err := cfg.Template("tool_use"); err != nil || src != "T" {
-		t.Errorf("tool_use: %q, %v", src, err)
-	}
-	if _, err := cfg.Template("rag"); !errors.Is(err, ErrNoTemplate) || !strings.Contains(err.Error(), "default, tool_use") {
-		t.Errorf("rag: %v", err)
-	}
-	none, err := ParseConfig([]byte(`{"eos_token": "</s>"}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := none.Template(""); !errors.Is(err, ErrNoTemplate) {
-		t.Errorf("no template: %v", err)
-	}
-
-	dir := t.TempDir()
-	write := func(name, data string) {
-		path := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write("tokenizer_config.json", `{"chat_template": "old", "eos_token": "<eos>"}`)
-	write("chat_template.jinja", "new")
-	write("additional_chat_templates/rag.jinja", "R")
-	cfg, err = LoadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if cfg.Templates["default"] != "new" || cfg.Templates["rag"] != "R" || cfg.EOSToken != "<eos>" {
-		t.Errorf("LoadDir: %+v", cfg)
 	}
 }
 

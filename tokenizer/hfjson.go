@@ -12,9 +12,9 @@ import (
 // LoadHFJSON reads a Hugging Face tokenizer.json; see ParseHFJSONWithConfig.
 // Files beside it are read too when present: tokenizer_config.json (for
 // bos_token, eos_token, add_bos_token, add_eos_token and chat_template),
-// chat_template.jinja (the chat template as recent transformers save it)
-// and generation_config.json (its eos_token_id, one id or a list, end a
-// generation).
+// chat_template.json and chat_template.jinja (the chat template as recent
+// transformers save it) and generation_config.json (its eos_token_id, one
+// id or a list, end a generation).
 func LoadHFJSON(path string) (*Tokenizer, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -44,9 +44,30 @@ func readOptional(path string) ([]byte, error) {
 	return b, nil
 }
 
-// readBeside reads chat_template.jinja and generation_config.json from the
-// directory of a tokenizer.json or vocab.json.
+// readBeside reads the chat template files and generation_config.json
+// from the directory of a tokenizer.json or vocab.json: as transformers
+// does, chat_template.json's "chat_template", then chat_template.jinja,
+// replace tokenizer_config.json's template.
 func (t *Tokenizer) readBeside(dir string) error {
+	js, err := readOptional(filepath.Join(dir, "chat_template.json"))
+	if err != nil {
+		return err
+	}
+	if len(js) > 0 {
+		var ct struct {
+			ChatTemplate json.RawMessage `json:"chat_template"`
+		}
+		if err := json.Unmarshal(js, &ct); err != nil {
+			return fmt.Errorf("%w: chat_template.json: %v", ErrFormat, err)
+		}
+		tmpl, err := parseChatTemplate(ct.ChatTemplate)
+		if err != nil {
+			return err
+		}
+		if tmpl != "" {
+			t.chatTemplate = tmpl
+		}
+	}
 	tmpl, err := readOptional(filepath.Join(dir, "chat_template.jinja"))
 	if err != nil {
 		return err

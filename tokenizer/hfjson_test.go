@@ -407,3 +407,44 @@ func fmtErr(err error) string {
 	}
 	return err.Error()
 }
+
+// TestChatConfig reads the chat template and special tokens of a
+// tokenizer_config.json, and the files beside a tokenizer.json that
+// replace its template, in transformers' order.
+func TestChatConfig(t *testing.T) {
+	cfg, err := ParseChatConfig([]byte(`{"bos_token": {"__type": "AddedToken", "content": "<s>"}, "eos_token": "</s>",
+		"chat_template": [{"name": "tool_use", "template": "T"}, {"name": "default", "template": "D"}]}`))
+	if err != nil || cfg.Template != "D" || cfg.BOS != "<s>" || cfg.EOS != "</s>" {
+		t.Errorf("ParseChatConfig = %+v, %v", cfg, err)
+	}
+	if cfg, err := ParseChatConfig([]byte(`{"chat_template": [{"name": "rag", "template": "R"}]}`)); err != nil || cfg.Template != "" {
+		t.Errorf("named templates without a default: %+v, %v (want none)", cfg, err)
+	}
+	if _, err := ParseChatConfig([]byte(`{"chat_template": 3}`)); !errors.Is(err, ErrFormat) {
+		t.Errorf("chat_template 3: %v, want ErrFormat", err)
+	}
+	dir := t.TempDir()
+	write := func(name, data string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("tokenizer.json", string(hfSpec{vocab: tinyHFVocab, merges: tinyHFMerges}.json()))
+	write("tokenizer_config.json", `{"chat_template": "from config"}`)
+	for _, c := range []struct{ file, data, want string }{
+		{"", "", "from config"},
+		{"chat_template.json", `{"chat_template": "from json"}`, "from json"},
+		{"chat_template.jinja", "from jinja", "from jinja"},
+	} {
+		if c.file != "" {
+			write(c.file, c.data)
+		}
+		tok, err := LoadHFJSON(filepath.Join(dir, "tokenizer.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := tok.ChatTemplate(); got != c.want {
+			t.Errorf("with %s: template %q, want %q", c.file, got, c.want)
+		}
+	}
+}

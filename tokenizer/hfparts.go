@@ -490,6 +490,34 @@ func (t *Tokenizer) applyConfig(config []byte) (map[string]bool, error) {
 	return explicit, nil
 }
 
+// ChatConfig is what a tokenizer_config.json says about chat: the default
+// chat template ("" for none) and the text of its BOS and EOS tokens.
+type ChatConfig struct {
+	Template string
+	BOS, EOS string
+}
+
+// ParseChatConfig reads the chat template and the special tokens' text of
+// a tokenizer_config.json (bos_token and eos_token are strings or
+// {"content": ...} objects; chat_template as parseChatTemplate reads it),
+// without a vocabulary.
+func ParseChatConfig(config []byte) (ChatConfig, error) {
+	var c struct {
+		BOS          json.RawMessage `json:"bos_token"`
+		EOS          json.RawMessage `json:"eos_token"`
+		ChatTemplate json.RawMessage `json:"chat_template"`
+	}
+	if err := json.Unmarshal(config, &c); err != nil {
+		return ChatConfig{}, fmt.Errorf("%w: tokenizer_config.json: %v", ErrFormat, err)
+	}
+	var out ChatConfig
+	out.BOS, _ = tokenContent(c.BOS)
+	out.EOS, _ = tokenContent(c.EOS)
+	var err error
+	out.Template, err = parseChatTemplate(c.ChatTemplate)
+	return out, err
+}
+
 // parseChatTemplate reads tokenizer_config.json's chat_template: a string,
 // or a list of {name, template} of which the one named "default" is the
 // chat template (transformers uses no other without being told).
