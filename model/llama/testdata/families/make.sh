@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# Regenerates every file of this directory (model/llama/testdata/families/) from
+# nothing but llama.cpp's source tree and Debian's numpy:
+#
+#   *.gguf                     tiny random models of the GGUF families hlm runs (tools/gen_gguf.py)
+#   *_golden.bin               their reference logits and greedy ids from llama.cpp (tools/golden.cpp)
+#   *_exactgelu_golden.bin     the same for the GELU families, from llama.cpp built with exact tanh-GELU
+#   opt_pre/ opt_post/ gpt_neo/  tiny random Hugging Face checkpoints (tools/gen_hf.py) and
+#   opt_pre_golden.bin ...     their reference logits from the numpy forward passes in gen_hf.py
+#   CROSSCHECK.txt             llama.cpp against the independent numpy forward pass (tools/ref_gguf.py)
+#
+#   usage: model/llama/testdata/families/make.sh     (from anywhere; writes beside itself)
+#
+# llama.cpp: the tree that ../../../../../shared/perf/llamacpp.sh builds (node-llama-cpp@3.22.1's
+# bundle, commit de3ff81 when these files were made), at ${HLM_PEERS:-~/.cache/hlm-peers}/llama.cpp.
+# Build outputs go to ${HLM_PEERS:-~/.cache/hlm-peers}/families-build, never here.
+#
+# Time: about 5 s for everything once the two builds exist; the first run also
+# builds golden against the stock static libraries (10 s) and a second copy of
+# ggml with exact GELU (about 4 minutes on 2 cores); add the llama.cpp build itself
+# (5-10 minutes) on a machine that has none. Idempotent: the same bytes every run.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+peers=${HLM_PEERS:-$HOME/.cache/hlm-peers}
+tree=$peers/llama.cpp
+if [[ ! -x $tree/build/bin/llama-tokenize ]]; then
+  "$here/../../../../../shared/perf/llamacpp.sh" >/dev/null
+fi
+[[ -f $tree/build/src/libllama.a ]] || { echo "make.sh: no static libllama.a under $tree/build (BUILD_SHARED_LIBS=OFF expected)" >&2; exit 1; }
+work=$peers/families-build
+mkdir -p "$work"
+py() { PYTHONDONTWRITEBYTECODE=1 PYTHONPATH=$tree/gguf-py:$here/tools /usr/bin/python3 "$@"; }
+
+# 1. golden against llama.cpp's static libraries, exactly:
+#    g++ -O2 -std=c++17 -I$tree/include -I$tree/ggml/include tools/golden.cpp \
+#        $tree/build/src/libllama.a $tree/build/ggml/src/{libggml.a,libggml-cpu.a,libggml-base.a} \
+#        -fopenmp -lpthread -ldl -lm -o golden
+link() {  # link OUT GGML_LIB_DIR
+  g++ -O2 -std=c++17 -I"$tree/include" -I"$tree/ggml/include" "$here/tools/golden.cpp" \
+    "$tree/build/src/libllama.a" "$2/libggml.a" "$2/libggml-cpu.a" "$2/libggml-base.a" \
+    -fopenmp -lpthread -ldl -lm -o "$1"
+}
+if [[ ! -x $work/golden || $here/tools/golden.cpp -nt $work/golden ]]; then
+  link "$work/golden" "$tree/build/ggml/src"
+fi
+
+# 2. The same program over a copy of ggml whose CPU backend computes tanh-GELU exactly:
+#    stock ggml rounds GELU's input to fp16 and reads an fp16 table (GGML_GELU_FP16 in
+#    ggml/src/ggml-cpu/vec.h), which moves the logits of the GELU families by ~1e-3.
+exact=$work/ggml-exactgelu
+if [[ ! -f $exact/build/ggml/src/libggml-cpu.a ]]; then
+  rm -rf "$exact" && mkdir -p "$exact"
+  cp -r "$tree/ggml" "$exact/ggml"
+  sed -i 's|^#define GGML_GELU_FP16$|// hlm families: exact tanh-GELU, no fp16 table|' "$exact/ggml/src/ggml-cpu/vec.h"
+  if grep -q '^#define GGML_GELU_FP16$' "$exact/ggml/src/ggml-cpu/vec.h" ||
+     ! grep -q '^// hlm families: exact tanh-GELU' "$exact/ggml/src/ggml-cpu/vec.h"; then
+    echo "make.sh: could not switch off GGML_GELU_FP16 in ggml-cpu/vec.h" >&2; exit 1
+  fi
+  printf 'cmake_minimum_required(VERSION 3.14)\nproject(ggml_exactgelu C CXX)\nadd_subdirectory(ggml)\n' >"$exact/CMakeLists.txt"
+  { cmake -S "$exact" -B "$exact/build" -DCMAKE_BUILD_TYPE=Release -DGGML_NATIVE=ON -DGGML_LLAMAFILE=ON -DBUILD_SHARED_LIBS=OFF &&
+    cmake --build "$exact/build" -j"$(nproc)" --target ggml ggml-base ggml-cpu; } >"$exact/build.log" 2>&1 ||
+    { echo "make.sh: exact-GELU ggml build failed, see $exact/build.log" >&2; exit 1; }
+fi
+if [[ ! -x $work/golden-exactgelu || $here/tools/golden.cpp -nt $work/golden-exactgelu ]]; then
+  link "$work/golden-exactgelu" "$exact/build/ggml/src"
+fi
+
+# 3. Models, goldens (prompt: BOS + tinybpe.PROMPT_TEXT, 64 greedy ids).
+families="llama2 llama31 llama32 qwen2 qwen3 gemma2 gemma3 phi3 gpt2"
+gelu_families="gemma2 gemma3 gpt2"
+py "$here/tools/gen_gguf.py" "$here" >/dev/null
+ids=$(py -c 'import tinybpe; print(",".join(map(str, tinybpe.prompt_ids())))')
+tok=$("$tree/build/bin/llama-tokenize" -m "$here/llama2.gguf" --ids --log-disable \
+      -p "$(py -c 'import tinybpe; print(tinybpe.PROMPT_TEXT)')" 2>/dev/null | tail -n 1 | tr -d '[] ')
+[[ $tok == "$ids" ]] || { echo "make.sh: llama.cpp tokenizes the prompt as $tok, tinybpe as $ids" >&2; exit 1; }
+for f in $families; do
+  "$work/golden" "$here/$f.gguf" "$here/${f}_golden.bin" 64 "$ids" 2>"$work/$f.log" ||
+    { echo "make.sh: golden $f failed, see $work/$f.log" >&2; exit 1; }
+done
+for f in $gelu_families; do
+  "$work/golden-exactgelu" "$here/$f.gguf" "$here/${f}_exactgelu_golden.bin" 64 "$ids" 2>"$work/$f.exact.log" ||
+    { echo "make.sh: exact-GELU golden $f failed, see $work/$f.exact.log" >&2; exit 1; }
+done
+py "$here/tools/gen_hf.py" "$here" >"$work/hf.log"
+
+# 4. Cross-check llama.cpp against the numpy forward pass; the table is committed.
+{
+  echo "# llama.cpp (tools/golden.cpp) against tools/ref_gguf.py, float64 numpy, same model files."
+  echo "# Logits of the 17 prompt positions; greedy ids teacher-forced over the 64 golden ids."
+  echo "# 'ggml GELU' emulates ggml's fp16 GELU table; 'exact' uses tanh-GELU. Made by make.sh."
+  for f in $families; do py "$here/tools/ref_gguf.py" "$here/$f.gguf" "$here/${f}_golden.bin"; done
+  for f in $gelu_families; do
+    py "$here/tools/ref_gguf.py" "$here/$f.gguf" "$here/${f}_golden.bin" --exact-gelu
+    py "$here/tools/ref_gguf.py" "$here/$f.gguf" "$here/${f}_exactgelu_golden.bin" --exact-gelu
+  done
+  echo "# Hugging Face families: goldens from tools/gen_hf.py (float64 numpy; llama.cpp does not run them)."
+  cat "$work/hf.log"
+  echo "# llama.cpp warnings while loading: $(grep -hi 'warn' "$work"/*.log | sort -u | wc -l)"
+} | sed "s|$here/||g" >"$here/CROSSCHECK.txt"
+cat "$here/CROSSCHECK.txt"
