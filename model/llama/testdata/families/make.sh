@@ -87,7 +87,7 @@ py "$here/tools/gen_hf.py" "$here" >"$work/hf.log"
 {
   echo "# llama.cpp (tools/golden.cpp) against tools/ref_gguf.py, float64 numpy, same model files."
   echo "# Logits of the 17 prompt positions; greedy ids teacher-forced over the 64 golden ids."
-  echo "# 'ggml GELU' emulates ggml's fp16 GELU table; 'exact' uses tanh-GELU. Made by make.sh."
+  echo "# 'vs numpy' emulates ggml's fp16 GELU table (only gemma2, gemma3, gpt2 use GELU); 'exact GELU' computes tanh-GELU. Made by make.sh."
   for f in $families; do py "$here/tools/ref_gguf.py" "$here/$f.gguf" "$here/${f}_golden.bin"; done
   for f in $gelu_families; do
     py "$here/tools/ref_gguf.py" "$here/$f.gguf" "$here/${f}_golden.bin" --exact-gelu
