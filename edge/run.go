@@ -42,7 +42,12 @@ func NewGenerator(conn Config, slm model.Model, p hybrid.Params) (*Generator, er
 // (if set) with each round's committed tokens. It returns the same summary
 // as the simulator, with wall-clock figures filled in.
 func (g *Generator) One(ctx context.Context, p hybrid.Params, prompt string, onTokens func([]int)) (hybrid.Result, Stats, error) {
-	ids := g.Tok.Encode(prompt, true)
+	return g.OneTokens(ctx, p, g.Tok.Encode(prompt, true), onTokens)
+}
+
+// OneTokens is One for a prompt already encoded (a chat template's
+// rendering, whose special tokens are in the text, say).
+func (g *Generator) OneTokens(ctx context.Context, p hybrid.Params, ids []int, onTokens func([]int)) (hybrid.Result, Stats, error) {
 	if len(ids) == 0 {
 		return hybrid.Result{}, Stats{}, errors.New("prompt encodes to no tokens")
 	}

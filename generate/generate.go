@@ -21,6 +21,9 @@ type Config struct {
 	Model     string // model spec (see model.ParseSpec)
 	Tokenizer string // tokenizer path; "" to find it with the model
 	Prompt    string
+	// PromptIDs, when set, is the prompt already encoded (a chat
+	// template's rendering, say); Prompt and NoBOS are then not used.
+	PromptIDs []int
 	Sampler   sampling.Sampler
 	MaxTokens int    // new tokens at most
 	Seed      uint64 // seeds the sampler
@@ -81,7 +84,10 @@ func Generate(ctx context.Context, m model.Model, cfg Config, out io.Writer) (St
 	if tok == nil {
 		return st, fmt.Errorf("model %s has no tokenizer: pass one with --tokenizer", m.Name())
 	}
-	ids := tok.Encode(cfg.Prompt, !cfg.NoBOS)
+	ids := cfg.PromptIDs
+	if ids == nil {
+		ids = tok.Encode(cfg.Prompt, !cfg.NoBOS)
+	}
 	if len(ids) == 0 {
 		return st, errors.New("empty prompt and no BOS token: nothing to condition on")
 	}

@@ -31,6 +31,14 @@ func (l *Local) Verify(_ context.Context, up *wire.Upload) (*wire.Verdict, error
 	return v, err
 }
 
+// Stop reasons of a Result.
+const (
+	StopEnd         = "end of sequence" // an end-of-generation token
+	StopContext     = "context full"
+	StopMaxTokens   = "max tokens"
+	StopInterrupted = "interrupted"
+)
+
 // Config is one generation run.
 type Config struct {
 	Device   *Device
@@ -64,7 +72,7 @@ type Config struct {
 func Run(ctx context.Context, c Config) (Result, error) {
 	d := c.Device
 	p := d.p
-	res := Result{Method: p.Method, Seed: p.Seed, Stop: "max tokens"}
+	res := Result{Method: p.Method, Seed: p.Seed, Stop: StopMaxTokens}
 	clk := newClock(p)
 	meters := c.meters()
 	start := time.Now()
@@ -74,13 +82,13 @@ func Run(ctx context.Context, c Config) (Result, error) {
 	}
 	for n := 1; ; n++ {
 		if err := ctx.Err(); err != nil {
-			res.Stop = "interrupted"
+			res.Stop = StopInterrupted
 			break
 		}
 		room := min(p.MaxTokens-len(d.Output()), c.Context-1-len(d.seq))
 		if room < 1 {
 			if len(d.Output()) < p.MaxTokens {
-				res.Stop = "context full"
+				res.Stop = StopContext
 			}
 			break
 		}
@@ -95,7 +103,7 @@ func Run(ctx context.Context, c Config) (Result, error) {
 		}
 		emit(c, d, r.committed)
 		if c.endsIn(r.committed) >= 0 {
-			res.Stop = "end of sequence"
+			res.Stop = StopEnd
 			break
 		}
 	}

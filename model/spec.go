@@ -17,16 +17,23 @@ type Spec struct {
 	Tokenizer string // explicit tokenizer path, "" to look beside the model
 }
 
-// ParseSpec parses a model spec. A path that itself contains '@' can be given
-// with a trailing '@' ("weird@name.bin@").
+// ParseSpec parses a model spec. Options start at the first '@' of the
+// path's last element, so directories may contain '@' (npm's
+// "node_modules/@scope/pkg"); a file name that itself contains '@' can be
+// given with a trailing '@' ("weird@name.bin@", no options).
 func ParseSpec(s string) (Spec, error) {
 	if s == "" {
 		return Spec{}, fmt.Errorf("empty model spec")
 	}
-	i := strings.IndexByte(s, '@')
+	if strings.HasSuffix(s, "@") {
+		return Spec{Path: s[:len(s)-1]}, nil
+	}
+	last := strings.LastIndexAny(s, `/\`) + 1
+	i := strings.IndexByte(s[last:], '@')
 	if i < 0 {
 		return Spec{Path: s}, nil
 	}
+	i += last
 	sp := Spec{Path: s[:i]}
 	if sp.Path == "" {
 		return Spec{}, fmt.Errorf("model spec %q: no path before '@'", s)
@@ -52,9 +59,13 @@ func ParseSpec(s string) (Spec, error) {
 	return sp, nil
 }
 
-// String formats the spec back into its canonical text form.
+// String formats the spec back into its canonical text form. (A file name
+// with '@' in it round-trips only without options, as "PATH@".)
 func (s Spec) String() string {
 	out := s.Path
+	if strings.Contains(s.Path[strings.LastIndexAny(s.Path, `/\`)+1:], "@") && s.Exit == 0 && s.Quantize == "" {
+		return out + "@"
+	}
 	if s.Exit > 0 {
 		out += "@exit=" + strconv.Itoa(s.Exit)
 	}

@@ -30,7 +30,11 @@ type Backend interface {
 // holds the client's stop strings (then Options.ChatStop for chat) for
 // information: the handler cuts the text and cancels the context itself.
 type Request struct {
-	Prompt      string
+	Prompt string
+	// Chat marks a chat completion: Prompt is Options.ChatTemplate's
+	// rendering of the messages (with the model's template, its special
+	// tokens are in the text).
+	Chat        bool
 	MaxTokens   int      // 0 → the server default (the handler always fills it in)
 	Temperature *float64 // nil → default; the handler checks 0 ≤ t ≤ 2
 	TopP        *float64 // nil → default; the handler checks 0 ≤ p ≤ 1

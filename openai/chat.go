@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/hlmproject/hlm/chat"
 )
 
 // Message is one chat message after decoding: Role is "system", "user" or
@@ -15,12 +17,13 @@ type Message struct {
 }
 
 // DefaultChatStop ends a reply made with DefaultChatTemplate when the model
-// starts to write the user's next turn.
-var DefaultChatStop = []string{"\nUser:"}
+// starts to write the user's next turn (chat.PlainStop).
+var DefaultChatStop = chat.PlainStop
 
-// DefaultChatTemplate is a plain template that base models continue well:
-// each system message followed by a blank line, then one line per turn,
-// "User: …" or "Assistant: …", and finally "Assistant:" for the reply.
+// DefaultChatTemplate is the plain format for base models without a chat
+// template (chat.Plain): each system message followed by a blank line,
+// then one line per turn, "User: …" or "Assistant: …", and finally
+// "Assistant:" for the reply.
 //
 //	You are terse.
 //
@@ -31,25 +34,17 @@ var DefaultChatStop = []string{"\nUser:"}
 //
 // A multi-line message keeps its line breaks. The reply's leading white
 // space is trimmed by the handler.
-func DefaultChatTemplate(msgs []Message) string {
-	var b strings.Builder
-	for _, m := range msgs {
-		switch m.Role {
-		case "system":
-			b.WriteString(m.Content)
-			b.WriteString("\n\n")
-		case "user":
-			b.WriteString("User: ")
-			b.WriteString(m.Content)
-			b.WriteString("\n")
-		case "assistant":
-			b.WriteString("Assistant: ")
-			b.WriteString(m.Content)
-			b.WriteString("\n")
-		}
+func DefaultChatTemplate(msgs []Message) (string, error) {
+	return chat.Plain(ChatMessages(msgs)), nil
+}
+
+// ChatMessages converts messages for package chat.
+func ChatMessages(msgs []Message) []chat.Message {
+	out := make([]chat.Message, len(msgs))
+	for i, m := range msgs {
+		out[i] = chat.Message{Role: m.Role, Content: m.Content}
 	}
-	b.WriteString("Assistant:")
-	return b.String()
+	return out
 }
 
 // chatMessage is a message as it arrives.

@@ -126,6 +126,21 @@ func TestErrors(t *testing.T) {
 	}
 }
 
+// TestChatTemplateError: a chat template that raises (Gemma's "System role
+// not supported") is the client's error, 400, with the template's message.
+func TestChatTemplateError(t *testing.T) {
+	b := &fakeBackend{pieces: []string{"x"}}
+	o := Options{ChatTemplate: func([]Message) (string, error) { return "", errors.New("System role not supported") }}
+	w := do(t, NewHandler(b, o), "POST", "/v1/chat/completions", `{"messages":[{"role":"system","content":"x"},{"role":"user","content":"hi"}]}`)
+	checkError(t, w, 400, "invalid_request_error", "messages", "")
+	if !strings.Contains(w.Body.String(), "System role not supported") {
+		t.Errorf("body %s does not carry the template's message", w.Body)
+	}
+	if len(b.reqs) != 0 {
+		t.Error("the backend was called")
+	}
+}
+
 func TestBodyTooLarge(t *testing.T) {
 	h := NewHandler(&fakeBackend{}, Options{MaxBodyBytes: 64})
 	big := `{"prompt":"` + strings.Repeat("x", 100) + `"}`

@@ -24,8 +24,8 @@ func (h *handler) generate(w http.ResponseWriter, r *http.Request, req genReques
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 
-	out := &responder{created: start.Unix(), model: h.model().ID, chat: req.chat, includeUsage: req.includeUsage}
-	if req.chat {
+	out := &responder{created: start.Unix(), model: h.model().ID, chat: req.Chat, includeUsage: req.includeUsage}
+	if req.Chat {
 		out.id = "chatcmpl-" + rand.Text()
 	} else {
 		out.id = "cmpl-" + rand.Text()
@@ -43,7 +43,7 @@ func (h *handler) generate(w http.ResponseWriter, r *http.Request, req genReques
 		got      bool // some piece arrived
 		stopped  bool // a stop string was found
 		text     strings.Builder
-		trim     = req.chat
+		trim     = req.Chat
 		writeErr error
 		filter   = stopFilter{stops: req.Stop}
 	)

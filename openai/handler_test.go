@@ -330,18 +330,18 @@ func TestRequestFields(t *testing.T) {
 		{name: "largest seed", body: `{"prompt":"p","seed":18446744073709551615}`,
 			want: Request{Prompt: "p", MaxTokens: 128, Seed: u(1<<64 - 1)}},
 		{name: "chat", chat: true, body: `{"messages":[{"role":"user","content":"Say hi"}],"max_tokens":5,"stop":["a","b"]}`,
-			want: Request{Prompt: chatPrompt, MaxTokens: 5, Stop: []string{"a", "b", "\nUser:"}}},
+			want: Request{Chat: true, Prompt: chatPrompt, MaxTokens: 5, Stop: []string{"a", "b", "\nUser:"}}},
 		{name: "chat max_completion_tokens wins", chat: true, body: `{"messages":[{"role":"user","content":"Say hi"}],"max_tokens":5,"max_completion_tokens":6,"logprobs":false,"tools":[],"response_format":{"type":"text"}}`,
-			want: Request{Prompt: chatPrompt, MaxTokens: 6, Stop: []string{"\nUser:"}}},
+			want: Request{Chat: true, Prompt: chatPrompt, MaxTokens: 6, Stop: []string{"\nUser:"}}},
 		{name: "chat template", chat: true,
 			body: `{"messages":[{"role":"system","content":"Be terse."},{"role":"user","content":[{"type":"text","text":"Hi"},{"type":"text","text":" you"}]},{"role":"assistant","content":"Hello."},{"role":"developer","content":"Rule."},{"role":"user","content":"Two\nlines"}]}`,
-			want: Request{Prompt: "Be terse.\n\nUser: Hi you\nAssistant: Hello.\nRule.\n\nUser: Two\nlines\nAssistant:", MaxTokens: 128, Stop: []string{"\nUser:"}}},
+			want: Request{Chat: true, Prompt: "Be terse.\n\nUser: Hi you\nAssistant: Hello.\nRule.\n\nUser: Two\nlines\nAssistant:", MaxTokens: 128, Stop: []string{"\nUser:"}}},
 		{name: "custom template has no chat stop", chat: true, body: `{"messages":[{"role":"user","content":"Hi"},{"role":"assistant","content":null}]}`,
-			opts: Options{ChatTemplate: func(ms []Message) string { return fmt.Sprint(ms) }},
-			want: Request{Prompt: "[{user Hi} {assistant }]", MaxTokens: 128}},
+			opts: Options{ChatTemplate: func(ms []Message) (string, error) { return fmt.Sprint(ms), nil }},
+			want: Request{Chat: true, Prompt: "[{user Hi} {assistant }]", MaxTokens: 128}},
 		{name: "custom chat stop", chat: true, body: `{"messages":[{"role":"user","content":"Hi"}]}`,
 			opts: Options{ChatStop: []string{"###"}},
-			want: Request{Prompt: "User: Hi\nAssistant:", MaxTokens: 128, Stop: []string{"###"}}},
+			want: Request{Chat: true, Prompt: "User: Hi\nAssistant:", MaxTokens: 128, Stop: []string{"###"}}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -375,11 +375,12 @@ func deref(r Request) any {
 	}
 	return struct {
 		Prompt            string
+		Chat              bool
 		MaxTokens         int
 		Temperature, TopP any
 		Seed              any
 		Stop              []string
-	}{r.Prompt, r.MaxTokens, f(r.Temperature), f(r.TopP), seed, r.Stop}
+	}{r.Prompt, r.Chat, r.MaxTokens, f(r.Temperature), f(r.TopP), seed, r.Stop}
 }
 
 func TestModelsAndHealth(t *testing.T) {

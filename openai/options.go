@@ -37,9 +37,11 @@ type Options struct {
 	DefaultMaxTokens int
 	// ModelName overrides Backend.Model() in responses and /v1/models.
 	ModelName string
-	// ChatTemplate turns chat messages into one prompt; nil means
-	// DefaultChatTemplate.
-	ChatTemplate func([]Message) string
+	// ChatTemplate turns chat messages into one prompt (the model's own
+	// chat template, see package chat); nil means DefaultChatTemplate. An
+	// error (a template that raises, say "System role not supported") is
+	// answered with 400 and its text.
+	ChatTemplate func([]Message) (string, error)
 	// ChatStop are stop sequences added to every chat completion, after the
 	// client's, so that a base model does not write the user's next turn.
 	// nil means DefaultChatStop with the default template and none with a

@@ -13,7 +13,6 @@ import (
 // genRequest is a checked request of either endpoint.
 type genRequest struct {
 	Request
-	chat         bool
 	stream       bool
 	includeUsage bool
 }
@@ -113,8 +112,12 @@ func parseChat(body []byte, o *Options) (genRequest, *apiError) {
 	if err != nil {
 		return genRequest{}, err
 	}
-	g.chat = true
-	g.Prompt = o.ChatTemplate(msgs)
+	g.Chat = true
+	prompt, terr := o.ChatTemplate(msgs)
+	if terr != nil {
+		return genRequest{}, invalidParam("messages", "the model's chat template: %v", terr)
+	}
+	g.Prompt = prompt
 	g.Stop = append(g.Stop, o.ChatStop...)
 	return g, nil
 }

@@ -71,7 +71,7 @@ func FuzzRequest(f *testing.F) {
 }
 
 func TestDefaultChatTemplate(t *testing.T) {
-	got := DefaultChatTemplate([]Message{
+	got, _ := DefaultChatTemplate([]Message{
 		{"system", "You are terse."}, {"user", "Hi"}, {"assistant", "Hello."}, {"user", "Name a colour."},
 	})
 	want := "You are terse.\n\nUser: Hi\nAssistant: Hello.\nUser: Name a colour.\nAssistant:"

@@ -44,6 +44,9 @@ is re-established and the session resumed without losing tokens.`, stderr)
 	llmFP := fs.String("llm-fingerprint", "", "refuse servers whose LLM has another fingerprint")
 	openaiAddr := fs.String("openai", "", "serve an OpenAI-compatible API on this address instead of one prompt")
 	openaiKey := fs.String("openai-key", "", "require this bearer token on the OpenAI API")
+	tmplFile := fs.String("chat-template", "", "with --openai: format chat completions with this Jinja template instead of the model's")
+	vars := chatVars{}
+	fs.Var(vars, "chat-var", "with --openai: chat template variable KEY=VALUE (repeatable; e.g. enable_thinking=false)")
 	threads := fs.Int("threads", 0, "worker threads for the draft model (0: all cores)")
 	logFormat := fs.String("log-format", "text", "log format: text or json")
 	logLevel := fs.String("log-level", "warn", "log level: debug, info, warn, error")
@@ -103,7 +106,14 @@ is re-established and the session resumed without losing tokens.`, stderr)
 	defer closeTrace()
 	g.Trace = trace
 	if *openaiAddr != "" {
-		return serveOpenAI(ctx, g, *openaiAddr, *openaiKey, log, stderr)
+		f, err := newChatFormat(g.Tok, *tmplFile, vars)
+		if err != nil {
+			return err
+		}
+		return serveOpenAI(ctx, g, f, *openaiAddr, *openaiKey, log, stderr)
+	}
+	if *tmplFile != "" || len(vars) > 0 {
+		return usageError{errors.New("--chat-template and --chat-var format the chat completions of --openai")}
 	}
 	texts, err := rf.promptTexts()
 	if err != nil {

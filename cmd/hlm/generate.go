@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/hlmproject/hlm/chat"
 	"github.com/hlmproject/hlm/generate"
+	"github.com/hlmproject/hlm/model/llama"
 	"github.com/hlmproject/hlm/tensor"
 )
 
@@ -15,10 +17,16 @@ func init() {
 
 func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cfg := generate.DefaultConfig()
-	fs := newFlags("generate", "--model SPEC --prompt TEXT [flags]", `
+	fs := newFlags("generate", "--model SPEC --prompt TEXT [flags] | --chat (--prompt TEXT [--system TEXT] | --messages FILE)", `
 Generate a continuation of a prompt with one model. The continuation (not the
 prompt) streams to stdout; the summary goes to stderr. --temperature 0 is
-greedy decoding.`, stderr)
+greedy decoding. Generation ends at the tokenizer's end-of-generation tokens
+(EOS and the end-of-turn tokens of its chat format).
+
+With --chat the prompt is a user message (after --system's message, if any),
+or --messages is a whole conversation (a JSON array of {"role", "content"}),
+formatted with the model's chat template (see hlm chat-template), and the
+reply streams.`, stderr)
 	fs.StringVar(&cfg.Model, "model", "", "model spec: a llama2.c .bin, a .gguf, a Hugging Face directory, optionally with @exit=N, @q8 or @q4")
 	fs.StringVar(&cfg.Tokenizer, "tokenizer", "", "tokenizer file (tokenizer.json or llama2.c tokenizer.bin); default: found with the model")
 	fs.StringVar(&cfg.Prompt, "prompt", "", "text to continue")
@@ -30,14 +38,59 @@ greedy decoding.`, stderr)
 	fs.BoolVar(&cfg.NoBOS, "no-bos", false, "do not prepend the BOS token")
 	fs.BoolVar(&cfg.IgnoreEOS, "ignore-eos", false, "keep generating after the end-of-sequence token")
 	threads := fs.Int("threads", 0, "worker threads for the matrix products (0: all cores)")
+	chatMode := fs.Bool("chat", false, "format the prompt as a conversation with the model's chat template")
+	system := fs.String("system", "", "with --chat: a system message before the prompt")
+	messages := fs.String("messages", "", "with --chat: a JSON file of the conversation instead of --prompt")
+	tmplFile := fs.String("chat-template", "", "with --chat: this Jinja template instead of the model's")
+	vars := chatVars{}
+	fs.Var(vars, "chat-var", "with --chat: template variable KEY=VALUE (repeatable; e.g. enable_thinking=false)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	if cfg.Model == "" {
 		return usageError{fmt.Errorf("--model is required")}
 	}
+	if !*chatMode && (*system != "" || *messages != "" || *tmplFile != "" || len(vars) > 0) {
+		return usageError{fmt.Errorf("--system, --messages, --chat-template and --chat-var need --chat")}
+	}
+	if *chatMode && (*messages == "") == (cfg.Prompt == "") {
+		return usageError{fmt.Errorf("--chat needs either --prompt (a user message) or --messages")}
+	}
+	if err := cfg.Validate(); err != nil {
+		return usageError{err}
+	}
 	tensor.SetThreads(*threads)
-	st, err := generate.Run(ctx, cfg, stdout)
+	m, err := llama.OpenSpec(cfg.Model, cfg.Tokenizer)
+	if err != nil {
+		return err
+	}
+	if *chatMode {
+		if m.Tokenizer() == nil {
+			return fmt.Errorf("model %s has no tokenizer: pass one with --tokenizer", m.Name())
+		}
+		msgs := []chat.Message{{Role: "user", Content: cfg.Prompt}}
+		if *system != "" {
+			msgs = append([]chat.Message{{Role: "system", Content: *system}}, msgs...)
+		}
+		if *messages != "" {
+			if msgs, err = readMessages(*messages); err != nil {
+				return err
+			}
+		}
+		f, err := newChatFormat(m.Tokenizer(), *tmplFile, vars)
+		if err != nil {
+			return err
+		}
+		prompt, err := f.render(msgs, true)
+		if err != nil {
+			return err
+		}
+		cfg.PromptIDs = f.encode(prompt)
+		if !f.templated() {
+			fmt.Fprintf(stderr, "hlm generate: %s\n", f.describe())
+		}
+	}
+	st, err := generate.Generate(ctx, m, cfg, stdout)
 	fmt.Fprintln(stdout)
 	if err != nil {
 		return err

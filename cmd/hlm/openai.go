@@ -11,13 +11,16 @@ import (
 	"time"
 
 	"github.com/hlmproject/hlm/edge"
+	"github.com/hlmproject/hlm/hybrid"
 	"github.com/hlmproject/hlm/openai"
 )
 
 // openaiBackend serves OpenAI-style requests with hybrid generation: each
-// request is its own session with the server.
+// request is its own session with the server. Chat completions are
+// formatted by chat (the model's template, or the plain format).
 type openaiBackend struct {
 	g    *edge.Generator
+	chat *chatFormat
 	seed atomic.Uint64
 }
 
@@ -44,11 +47,14 @@ func (b *openaiBackend) Generate(ctx context.Context, req openai.Request, onText
 	}
 	tok := b.g.Tok
 	ids := tok.Encode(req.Prompt, true)
+	if req.Chat {
+		ids = b.chat.encode(req.Prompt)
+	}
 	dec := tok.NewStreamDecoder()
 	for _, id := range ids {
 		dec.Push(id)
 	}
-	res, _, err := b.g.One(ctx, p, req.Prompt, func(toks []int) {
+	res, _, err := b.g.OneTokens(ctx, p, ids, func(toks []int) {
 		for _, t := range toks {
 			if s := dec.Push(t); s != "" {
 				onText(s)
@@ -58,25 +64,39 @@ func (b *openaiBackend) Generate(ctx context.Context, req openai.Request, onText
 	if s := dec.Flush(); s != "" {
 		onText(s)
 	}
-	out := openai.Result{Text: res.Text, PromptTokens: len(ids), CompletionTokens: len(res.Tokens), FinishReason: openai.FinishStop}
-	if len(res.Tokens) >= p.MaxTokens {
-		out.FinishReason = openai.FinishLength
+	// An end-of-generation token is "stop"; the token budget or the
+	// context running out is "length".
+	out := openai.Result{Text: res.Text, PromptTokens: len(ids), CompletionTokens: len(res.Tokens), FinishReason: openai.FinishLength}
+	if res.Stop == hybrid.StopEnd {
+		out.FinishReason = openai.FinishStop
 	}
 	return out, err
 }
 
-// serveOpenAI serves the OpenAI-compatible API until ctx ends.
-func serveOpenAI(ctx context.Context, g *edge.Generator, addr, key string, log *slog.Logger, stderr io.Writer) error {
-	b := &openaiBackend{g: g}
+// newOpenAIAPI is the OpenAI-compatible handler over g, chat completions
+// formatted by f, with opts' other settings.
+func newOpenAIAPI(g *edge.Generator, f *chatFormat, opts openai.Options) (http.Handler, *openaiBackend, error) {
+	b := &openaiBackend{g: g, chat: f}
 	b.seed.Store(g.Params.Seed)
-	opts := openai.Options{APIKey: key, MaxConcurrent: 4, DefaultMaxTokens: g.Params.MaxTokens, Logger: log}
+	opts.DefaultMaxTokens = g.Params.MaxTokens
+	opts.ChatTemplate = func(msgs []openai.Message) (string, error) { return f.render(openai.ChatMessages(msgs), true) }
+	opts.ChatStop = f.stop()
 	if err := opts.Validate(); err != nil {
+		return nil, nil, err
+	}
+	return openai.NewHandler(b, opts), b, nil
+}
+
+// serveOpenAI serves the OpenAI-compatible API until ctx ends.
+func serveOpenAI(ctx context.Context, g *edge.Generator, f *chatFormat, addr, key string, log *slog.Logger, stderr io.Writer) error {
+	h, b, err := newOpenAIAPI(g, f, openai.Options{APIKey: key, MaxConcurrent: 4, Logger: log})
+	if err != nil {
 		return err
 	}
-	srv := &http.Server{Addr: addr, Handler: openai.NewHandler(b, opts), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Addr: addr, Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.ListenAndServe() }()
-	fmt.Fprintf(stderr, "hlm edge: OpenAI-compatible API on http://%s/v1 (model %s, method %s)\n", addr, b.Model(), g.Params.Method)
+	fmt.Fprintf(stderr, "hlm edge: OpenAI-compatible API on http://%s/v1 (model %s, method %s; chat with %s)\n", addr, b.Model(), g.Params.Method, f.describe())
 	select {
 	case err := <-errc:
 		return err

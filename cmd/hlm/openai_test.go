@@ -57,7 +57,15 @@ func TestOpenAIEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	api := httptest.NewServer(openai.NewHandler(&openaiBackend{g: g}, openai.Options{MaxConcurrent: 4}))
+	f, err := newChatFormat(g.Tok, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, _, err := newOpenAIAPI(g, f, openai.Options{MaxConcurrent: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	api := httptest.NewServer(h)
 	defer api.Close()
 	cmd := exec.Command("bash", "../../openai/testdata/curl_test.sh", api.URL)
 	out, err := cmd.CombinedOutput()
