@@ -1,0 +1,145 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// tokenizerDir writes a directory holding only tokenizer files: GPT-2's
+// byte-level alphabet with a few merges, special tokens and a chat
+// template of our own.
+func tokenizerDir(t *testing.T, template string) string {
+	t.Helper()
+	vocab := map[string]int{}
+	alphabet := func(b int) string { // GPT-2's bytes_to_unicode
+		if '!' <= b && b <= '~' || 0xA1 <= b && b <= 0xAC || 0xAE <= b && b <= 0xFF {
+			return string(rune(b))
+		}
+		n := 0
+		for c := 0; c < b; c++ {
+			if !('!' <= c && c <= '~' || 0xA1 <= c && c <= 0xAC || 0xAE <= c && c <= 0xFF) {
+				n++
+			}
+		}
+		return string(rune(256 + n))
+	}
+	for b := 0; b < 256; b++ {
+		vocab[alphabet(b)] = b
+	}
+	merges := []string{"H i", "Ġ t", "h e"}
+	for _, m := range merges {
+		vocab[strings.ReplaceAll(m, " ", "")] = len(vocab)
+	}
+	tok := map[string]any{
+		"added_tokens": []map[string]any{
+			{"id": len(vocab), "content": "<|start|>", "special": true},
+			{"id": len(vocab) + 1, "content": "<|end|>", "special": true},
+		},
+		"normalizer": nil,
+		"pre_tokenizer": map[string]any{"type": "ByteLevel", "add_prefix_space": false, "use_regex": true},
+		"decoder":       map[string]any{"type": "ByteLevel"},
+		"model":         map[string]any{"type": "BPE", "vocab": vocab, "merges": merges},
+	}
+	dir := t.TempDir()
+	write := func(name string, v any) {
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("tokenizer.json", tok)
+	cfg := map[string]any{"bos_token": "<|start|>", "eos_token": "<|end|>"}
+	if template != "" {
+		cfg["chat_template"] = template
+	}
+	write("tokenizer_config.json", cfg)
+	return dir
+}
+
+func runHLM(t *testing.T, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	c := commands[args[0]]
+	err = c.run(context.Background(), args[1:], &out, &errb)
+	return out.String(), errb.String(), err
+}
+
+// TestTokenizeCommand: hlm tokenize and detokenize on a directory with only
+// tokenizer files, in llama-tokenize's output shapes.
+func TestTokenizeCommand(t *testing.T) {
+	dir := tokenizerDir(t, "")
+	out, _, err := runHLM(t, "tokenize", "--model", dir, "--ids", "Hi there<|end|>")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []int
+	if err := json.Unmarshal([]byte(out), &ids); err != nil || !strings.HasSuffix(out, "]\n") {
+		t.Fatalf("--ids output %q is not a list", out)
+	}
+	if len(ids) == 0 || ids[len(ids)-1] != 260 {
+		t.Errorf("ids %v: the special token written in the text should be its id (260) at the end", ids)
+	}
+	plain, _, _ := runHLM(t, "tokenize", "--model", dir, "--ids", "--no-parse-special", "Hi there<|end|>")
+	if plain == out {
+		t.Error("--no-parse-special gave the same ids")
+	}
+	out2, _, err := runHLM(t, "tokenize", "--model", dir, "Hi")
+	if err != nil || out2 != fmt.Sprintf("%6d -> 'Hi'\n", ids[0]) {
+		t.Errorf("default output %q, %v", out2, err)
+	}
+	text, _, err := runHLM(t, "detokenize", "--model", dir, strings.TrimSpace(out))
+	if err != nil || text != "Hi there" {
+		t.Errorf("detokenize = %q, %v (control tokens left out)", text, err)
+	}
+	text, _, _ = runHLM(t, "detokenize", "--model", dir, "--special", strings.TrimSpace(out))
+	if text != "Hi there<|end|>" {
+		t.Errorf("detokenize --special = %q", text)
+	}
+	if _, _, err := runHLM(t, "detokenize", "--model", dir, "[1, 99999]"); err == nil {
+		t.Error("an id out of range was accepted")
+	}
+	if _, _, err := runHLM(t, "tokenize", "--model", dir); err == nil {
+		t.Error("no input was accepted")
+	}
+}
+
+// TestChatTemplateCommand renders a conversation exactly (no added
+// newline), falls back to the plain format without a template, passes
+// --chat-var, and reports a template's raised error.
+func TestChatTemplateCommand(t *testing.T) {
+	const tmpl = `{{ bos_token }}{% for m in messages %}{% if m['role'] == 'system' and not allow_system %}{{ raise_exception('System role not supported') }}{% endif %}` +
+		`<{{ m['role'] }}>{{ m['content'] }}{{ eos_token }}{% endfor %}{% if add_generation_prompt %}<assistant>{% endif %}`
+	msgs := filepath.Join(t.TempDir(), "m.json")
+	os.WriteFile(msgs, []byte(`[{"role":"user","content":"Hi\n"},{"role":"assistant","content":"Hello"},{"role":"user","content":"Bye"}]`), 0o644)
+	sys := filepath.Join(t.TempDir(), "s.json")
+	os.WriteFile(sys, []byte(`[{"role":"system","content":"S"},{"role":"user","content":"Hi"}]`), 0o644)
+	dir := tokenizerDir(t, tmpl)
+	out, _, err := runHLM(t, "chat-template", "--model", dir, "--messages", msgs)
+	want := "<|start|><user>Hi\n<|end|><assistant>Hello<|end|><user>Bye<|end|><assistant>"
+	if err != nil || out != want {
+		t.Errorf("render = %q, %v\nwant %q", out, err, want)
+	}
+	out, _, _ = runHLM(t, "chat-template", "--model", dir, "--messages", msgs, "--no-generation-prompt")
+	if out != strings.TrimSuffix(want, "<assistant>") {
+		t.Errorf("--no-generation-prompt: %q", out)
+	}
+	if _, _, err := runHLM(t, "chat-template", "--model", dir, "--messages", sys); err == nil || !strings.Contains(err.Error(), "System role not supported") {
+		t.Errorf("raising template: %v", err)
+	}
+	if out, _, err := runHLM(t, "chat-template", "--model", dir, "--messages", sys, "--chat-var", "allow_system=true"); err != nil || !strings.Contains(out, "<system>S") {
+		t.Errorf("--chat-var: %q, %v", out, err)
+	}
+	out, stderr, err := runHLM(t, "chat-template", "--model", tokenizerDir(t, ""), "--messages", msgs)
+	if err != nil || out != "User: Hi\n\nAssistant: Hello\nUser: Bye\nAssistant:" || !strings.Contains(stderr, "plain") {
+		t.Errorf("plain format: %q (stderr %q), %v", out, stderr, err)
+	}
+}
