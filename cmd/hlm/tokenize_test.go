@@ -41,7 +41,7 @@ func tokenizerDir(t *testing.T, template string) string {
 			{"id": len(vocab), "content": "<|start|>", "special": true},
 			{"id": len(vocab) + 1, "content": "<|end|>", "special": true},
 		},
-		"normalizer": nil,
+		"normalizer":    nil,
 		"pre_tokenizer": map[string]any{"type": "ByteLevel", "add_prefix_space": false, "use_regex": true},
 		"decoder":       map[string]any{"type": "ByteLevel"},
 		"model":         map[string]any{"type": "BPE", "vocab": vocab, "merges": merges},
