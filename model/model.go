@@ -10,6 +10,7 @@ package model
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/hlmproject/hlm/tokenizer"
 )
@@ -26,9 +27,13 @@ var (
 	ErrToken = errors.New("token id out of range")
 )
 
-// Config is the shape of a Llama-architecture decoder.
+// Config is the shape of a decoder: a Llama-architecture one by default,
+// and the variants of the other families (Arch names the family; see
+// model/llama) in the fields after NormEps, whose zero values are Llama's
+// and are left out of the JSON, so a Llama configuration reads and hashes
+// as before they existed.
 type Config struct {
-	Arch      string  `json:"arch"`       // "llama"
+	Arch      string  `json:"arch"`       // "llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "gpt2", "opt", "gpt_neo"
 	Dim       int     `json:"dim"`        // residual stream width
 	Hidden    int     `json:"hidden"`     // feed-forward width
 	Layers    int     `json:"layers"`     // transformer blocks in use
@@ -37,14 +42,78 @@ type Config struct {
 	Vocab     int     `json:"vocab"`      // vocabulary size
 	SeqLen    int     `json:"seq_len"`    // maximum context length
 	RopeTheta float64 `json:"rope_theta"` // rotary base
-	NormEps   float32 `json:"norm_eps"`   // RMSNorm epsilon
+	NormEps   float32 `json:"norm_eps"`   // RMSNorm (or LayerNorm) epsilon
+
+	// HeadDim is the width of one head when it is not Dim/Heads (Gemma,
+	// Qwen3): queries are Heads·HeadDim wide.
+	HeadDim int `json:"head_dim,omitempty"`
+	// RopeDims is how many dims of a head rotate (Phi-3's partial
+	// rotary); 0: all. RopeNeox pairs dim i with i+RopeDims/2 instead of
+	// 2i with 2i+1 (llama.cpp's NEOX rope type: Qwen, Gemma, Phi-3).
+	RopeDims int  `json:"rope_dims,omitempty"`
+	RopeNeox bool `json:"rope_neox,omitempty"`
+	// RopeScale divides the positions of the global layers (linear
+	// scaling); 0 or 1: none.
+	RopeScale float64 `json:"rope_scale,omitempty"`
+	// Window is the sliding window of the layers LocalLayers marks ('L'
+	// at a layer's index; 'G' a global layer): a query at position i sees
+	// the keys at i−Window+1 … i. LocalTheta is their rotary base (0:
+	// RopeTheta); they are not scaled. (A string keeps Config comparable.)
+	Window      int     `json:"window,omitempty"`
+	LocalLayers string  `json:"local_layers,omitempty"`
+	LocalTheta  float64 `json:"local_theta,omitempty"`
+	// AttnScale multiplies the attention scores (0: 1/√HeadSize; GPT-Neo
+	// 1, Gemma 1/√query_pre_attn_scalar). AttnSoftcap and FinalSoftcap,
+	// when > 0, cap scores and logits at c·tanh(x/c) (Gemma 2).
+	AttnScale    float32 `json:"attn_scale,omitempty"`
+	AttnSoftcap  float32 `json:"attn_softcap,omitempty"`
+	FinalSoftcap float32 `json:"final_softcap,omitempty"`
+	// EmbedScale multiplies the token embeddings (Gemma: √Dim); 0: 1.
+	EmbedScale float32 `json:"embed_scale,omitempty"`
+	// PosOffset is the first row of a learned position table (OPT: 2).
+	PosOffset int `json:"pos_offset,omitempty"`
+	// PostNorm normalizes after each residual addition instead of before
+	// each block (OPT with do_layer_norm_before false).
+	PostNorm bool `json:"post_norm,omitempty"`
+	// EmbedDim is the width of the token embeddings when it is not Dim
+	// (OPT's word_embed_proj_dim, projected to Dim and back).
+	EmbedDim int `json:"embed_dim,omitempty"`
 }
 
-// HeadSize is Dim/Heads.
-func (c Config) HeadSize() int { return c.Dim / c.Heads }
+// EmbedWidth is the width of the token embeddings: EmbedDim, else Dim.
+func (c Config) EmbedWidth() int {
+	if c.EmbedDim > 0 {
+		return c.EmbedDim
+	}
+	return c.Dim
+}
+
+// RopeWidth is how many dims of a head rotate: RopeDims, else all.
+func (c Config) RopeWidth() int {
+	if c.RopeDims > 0 {
+		return c.RopeDims
+	}
+	return c.HeadSize()
+}
+
+// HeadSize is the width of one head: HeadDim, else Dim/Heads.
+func (c Config) HeadSize() int {
+	if c.HeadDim > 0 {
+		return c.HeadDim
+	}
+	return c.Dim / c.Heads
+}
+
+// QDim is the width of the queries of one layer, Heads·HeadSize.
+func (c Config) QDim() int { return c.Heads * c.HeadSize() }
 
 // KVDim is the width of the key and value vectors of one layer.
 func (c Config) KVDim() int { return c.KVHeads * c.HeadSize() }
+
+// Local reports whether layer l attends within the sliding window.
+func (c Config) Local(l int) bool {
+	return c.Window > 0 && l >= 0 && l < len(c.LocalLayers) && c.LocalLayers[l] == 'L'
+}
 
 // MACs is the number of multiply-adds one decoding step costs at position
 // pos (pos earlier tokens in the cache): the weight matrices of every layer
@@ -52,8 +121,8 @@ func (c Config) KVDim() int { return c.KVHeads * c.HeadSize() }
 // weighted sum of values, every head), and the classifier. Norms, RoPE,
 // softmax and activations are O(Dim) and left out.
 func (c Config) MACs(pos int) int64 {
-	d, kv, h := int64(c.Dim), int64(c.KVDim()), int64(c.Hidden)
-	perLayer := 2*d*d + 2*kv*d + 3*h*d + 2*d*int64(pos+1)
+	d, q, kv, h := int64(c.Dim), int64(c.QDim()), int64(c.KVDim()), int64(c.Hidden)
+	perLayer := 2*q*d + 2*kv*d + 3*h*d + 2*q*int64(pos+1)
 	return int64(c.Layers)*perLayer + int64(c.Vocab)*d
 }
 
@@ -83,8 +152,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: hidden dim %d", ErrFormat, c.Hidden)
 	case c.Layers <= 0 || c.Layers > 1024:
 		return fmt.Errorf("%w: %d layers", ErrFormat, c.Layers)
-	case c.Heads <= 0 || c.Dim%c.Heads != 0:
+	case c.Heads <= 0 || c.Heads > maxDim || c.HeadDim == 0 && c.Dim%c.Heads != 0:
 		return fmt.Errorf("%w: %d heads for dim %d", ErrFormat, c.Heads, c.Dim)
+	case c.HeadDim < 0 || c.HeadDim > maxDim || c.QDim() > 4*maxDim:
+		return fmt.Errorf("%w: head size %d", ErrFormat, c.HeadDim)
 	case c.KVHeads <= 0 || c.Heads%c.KVHeads != 0:
 		return fmt.Errorf("%w: %d kv heads for %d heads", ErrFormat, c.KVHeads, c.Heads)
 	case c.HeadSize()%2 != 0:
@@ -97,6 +168,23 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: rope theta %g", ErrFormat, c.RopeTheta)
 	case !(c.NormEps > 0 && c.NormEps < 1):
 		return fmt.Errorf("%w: norm epsilon %g", ErrFormat, c.NormEps)
+	case c.RopeDims < 0 || c.RopeDims%2 != 0 || c.RopeDims > c.HeadSize():
+		return fmt.Errorf("%w: %d rotary dims for head size %d", ErrFormat, c.RopeDims, c.HeadSize())
+	case c.RopeScale < 0 || c.RopeScale > 1<<20 || c.RopeScale != c.RopeScale:
+		return fmt.Errorf("%w: rope scale %g", ErrFormat, c.RopeScale)
+	case c.Window < 0:
+		return fmt.Errorf("%w: sliding window %d", ErrFormat, c.Window)
+	case len(c.LocalLayers) > 0 && len(c.LocalLayers) < c.Layers ||
+		strings.Trim(c.LocalLayers, "LG") != "":
+		return fmt.Errorf("%w: local-layer pattern %q for %d layers", ErrFormat, c.LocalLayers, c.Layers)
+	case c.LocalTheta < 0 || c.LocalTheta != c.LocalTheta:
+		return fmt.Errorf("%w: local rope theta %g", ErrFormat, c.LocalTheta)
+	case !(c.AttnScale >= 0) || !(c.AttnSoftcap >= 0) || !(c.FinalSoftcap >= 0) || !(c.EmbedScale >= 0):
+		return fmt.Errorf("%w: attention scale %g, soft-caps %g and %g, embedding scale %g", ErrFormat, c.AttnScale, c.AttnSoftcap, c.FinalSoftcap, c.EmbedScale)
+	case c.PosOffset < 0 || c.PosOffset > 1<<16:
+		return fmt.Errorf("%w: position offset %d", ErrFormat, c.PosOffset)
+	case c.EmbedDim < 0 || c.EmbedDim > maxDim:
+		return fmt.Errorf("%w: embedding width %d", ErrFormat, c.EmbedDim)
 	}
 	return nil
 }

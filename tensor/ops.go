@@ -131,17 +131,34 @@ func Add(dst, src []float32) {
 }
 
 // Rope holds the rotation frequencies of rotary position embeddings for one
-// head size: pairs (x[2i], x[2i+1]) of every head are rotated by pos·θ^(−2i/headSize)
-// (the "normal" GPT-J style pairing of llama2.c and GGML's llama, not the
-// half-split pairing of Hugging Face checkpoints, whose q/k rows loaders
-// permute on load).
+// head size. By default pairs (x[2i], x[2i+1]) of every head are rotated by
+// pos·θ^(−2i/headSize) (the "normal" GPT-J style pairing of llama2.c and
+// GGML's llama, not the half-split pairing of Hugging Face checkpoints, whose
+// q/k rows loaders permute). RopeConfig adds the variants of other families:
+// the half-split (NeoX) pairing, rotating only the first dims of a head,
+// linear position scaling and per-frequency divisors (Llama-3.1's
+// rope_freqs). The angles are float32(pos)·f with f in float32.
 type Rope struct {
 	HeadSize int
-	freq     []float32 // headSize/2 inverse frequencies
+	dims     int       // rotated dims per head
+	neox     bool      // pairs (i, i+dims/2) instead of (2i, 2i+1)
+	freq     []float32 // dims/2 inverse frequencies
 	// cs holds (cos, sin) of every angle of positions below len(cs)/HeadSize,
 	// as Apply would compute them: a decode step would otherwise spend a
 	// sine and a cosine per frequency on each of q and k, per layer.
 	cs []float32
+}
+
+// RopeConfig describes a rotary embedding.
+type RopeConfig struct {
+	HeadSize int
+	Dims     int     // rotated dims per head, even; 0: HeadSize
+	Theta    float64 // base
+	Scale    float64 // linear scaling: positions divided by Scale; 0 or 1: none
+	// Factors divide the frequencies (len Dims/2; nil: none), as GGUF's
+	// rope_freqs of Llama-3.1 and llama.cpp's rope do.
+	Factors []float32
+	Neox    bool // rotate pairs (i, i+Dims/2) instead of (2i, 2i+1)
 }
 
 // ropeTableBytes caps the precomputed angles (positions past the table
@@ -152,10 +169,26 @@ const ropeTableBytes = 4 << 20
 // 2), and the rotations of the first positions positions (fewer if that
 // table would exceed 4 MiB).
 func NewRope(headSize int, theta float64, positions int) *Rope {
-	r := &Rope{HeadSize: headSize, freq: make([]float32, headSize/2)}
+	return NewRopeFrom(RopeConfig{HeadSize: headSize, Theta: theta}, positions)
+}
+
+// NewRopeFrom builds a rotary embedding from c (see NewRope).
+func NewRopeFrom(c RopeConfig, positions int) *Rope {
+	dims := c.Dims
+	if dims <= 0 || dims > c.HeadSize {
+		dims = c.HeadSize
+	}
+	dims &^= 1
+	r := &Rope{HeadSize: c.HeadSize, dims: dims, neox: c.Neox, freq: make([]float32, dims/2)}
 	for i := range r.freq {
 		// float32 arithmetic, as llama2.c and PyTorch compute the angles.
-		r.freq[i] = float32(1 / math.Pow(theta, float64(float32(2*i)/float32(headSize))))
+		r.freq[i] = float32(1 / math.Pow(c.Theta, float64(float32(2*i)/float32(dims))))
+		if i < len(c.Factors) && c.Factors[i] != 0 {
+			r.freq[i] /= c.Factors[i]
+		}
+		if c.Scale > 0 && c.Scale != 1 {
+			r.freq[i] *= float32(1 / c.Scale)
+		}
 	}
 	if len(r.freq) > 0 {
 		positions = max(0, min(positions, ropeTableBytes/(8*len(r.freq))))
@@ -183,6 +216,7 @@ func (r *Rope) Apply(x []float32, pos int) {
 	if pos < len(r.cs)/max(1, 2*nf) {
 		table = r.cs[2*nf*pos : 2*nf*(pos+1)]
 	}
+	half := r.dims / 2
 	for i, f := range r.freq {
 		var fc, fs float32
 		if table != nil {
@@ -190,10 +224,14 @@ func (r *Rope) Apply(x []float32, pos int) {
 		} else {
 			fc, fs = rotation(pos, f)
 		}
+		a, b := 2*i, 2*i+1
+		if r.neox {
+			a, b = i, i+half
+		}
 		for h := 0; h+hs <= len(x); h += hs {
-			v0, v1 := x[h+2*i], x[h+2*i+1]
-			x[h+2*i] = float32(v0*fc) - float32(v1*fs)
-			x[h+2*i+1] = float32(v0*fs) + float32(v1*fc)
+			v0, v1 := x[h+a], x[h+b]
+			x[h+a] = float32(v0*fc) - float32(v1*fs)
+			x[h+b] = float32(v0*fs) + float32(v1*fc)
 		}
 	}
 }

@@ -32,6 +32,9 @@ func (m *Model) Fingerprint() string {
 			h.Write(buf)
 		}
 		mat := func(x *tensor.Matrix) {
+			if x == nil {
+				return
+			}
 			var hdr [9]byte
 			hdr[0] = byte(x.Type)
 			binary.LittleEndian.PutUint32(hdr[1:], uint32(x.Rows))
@@ -56,6 +59,18 @@ func (m *Model) Fingerprint() string {
 		}
 		vec(w.FinalNorm)
 		mat(w.Output)
+		// The tensors of the other families, after Llama's (which hash as
+		// they always did); absent ones add nothing.
+		mat(w.Positions)
+		mat(w.ProjIn)
+		mat(w.ProjOut)
+		vec(w.FinalNormB)
+		vec(w.RopeFactors)
+		for _, l := range w.Layers[:m.cfg.Layers] {
+			for _, v := range [][]float32{l.AttnNormB, l.Bq, l.Bk, l.Bv, l.QNorm, l.KNorm, l.Bo, l.PostAttnNorm, l.FFNNormB, l.B2, l.B3, l.PostFFNNorm} {
+				vec(v)
+			}
+		}
 		m.fp.s = hex.EncodeToString(h.Sum(nil))
 	})
 	return m.fp.s

@@ -25,7 +25,12 @@ type golden struct {
 }
 
 func readGolden(t testing.TB, rel string) golden {
-	b, err := os.ReadFile(sharedPath(t, rel))
+	return readGoldenFile(t, sharedPath(t, rel))
+}
+
+// readGoldenFile reads a golden file in the layout of ../shared/golden.
+func readGoldenFile(t testing.TB, path string) golden {
+	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package llama
 import (
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/hlmproject/hlm/model"
 	"github.com/hlmproject/hlm/model/gguf"
@@ -45,9 +46,9 @@ func ggufTypeOf(t tensor.DType) (gguf.Type, error) {
 	return 0, fmt.Errorf("%w: no GGUF tensor type for %v", model.ErrUnsupported, t)
 }
 
-// LoadGGUF reads the weights and the tokenizer of a Llama GGUF file. The
-// weights reference the file's memory mapping, which stays open for the life
-// of the process.
+// LoadGGUF reads the weights and the tokenizer of a GGUF file of any family
+// hlm runs (see family.go). The weights reference the file's memory
+// mapping, which stays open for the life of the process.
 func LoadGGUF(path string) (*Weights, *tokenizer.Tokenizer, error) {
 	f, err := gguf.Open(path)
 	if err != nil {
@@ -61,26 +62,177 @@ func LoadGGUF(path string) (*Weights, *tokenizer.Tokenizer, error) {
 	return w, tok, nil
 }
 
-// FromGGUF builds weights and tokenizer from a parsed GGUF file. The tokenizer
-// is nil when the file has none.
+// FromGGUF builds weights and tokenizer from a parsed GGUF file, reading the
+// hyperparameters and tensors as llama.cpp does for the architecture. A
+// tensor hlm would not use, or a key that asks for a computation hlm does
+// not implement (YaRN or LongRoPE scaling, experts), is an error naming
+// it, never ignored. The tokenizer is nil when the file has none.
 func FromGGUF(f *gguf.File) (*Weights, *tokenizer.Tokenizer, error) {
-	arch := f.Architecture()
-	if arch != "llama" {
-		return nil, nil, fmt.Errorf("%w: architecture %q (want llama)", model.ErrUnsupported, arch)
+	cfg, err := configFromGGUF(f)
+	if err != nil {
+		return nil, nil, err
 	}
-	need := func(key string) (int, error) {
-		k := f.ArchKey(key)
-		v, err := f.Uint(k)
+	w := &Weights{Config: cfg, Layers: make([]Layer, cfg.Layers)}
+	names := make([]string, len(f.Tensors))
+	for i, ti := range f.Tensors {
+		names[i] = ti.Name
+	}
+	lookup := func(name string) (srcTensor, bool, error) {
+		ti, ok := f.Tensor(name)
+		if !ok {
+			return srcTensor{}, false, nil
+		}
+		st := srcTensor{name: name, release: f.Release}
+		var known bool
+		if st.dt, known = dtypeOf(ti.Type); !known {
+			return st, true, fmt.Errorf("%w: tensor %s has type %v (hlm reads F32, F16, BF16, Q8_0, Q4_0, Q4_K and Q6_K)", model.ErrUnsupported, name, ti.Type)
+		}
+		switch len(ti.Dims) {
+		case 1:
+			st.rows = int(ti.Dims[0])
+		case 2:
+			st.cols, st.rows = int(ti.Dims[0]), int(ti.Dims[1])
+		default:
+			return st, true, fmt.Errorf("%w: tensor %s has %d dimensions", model.ErrFormat, name, len(ti.Dims))
+		}
+		data, err := f.TensorData(name)
+		st.data = data
+		return st, true, err
+	}
+	if err := w.fill(lookup, names); err != nil {
+		return nil, nil, err
+	}
+	tok, err := tokenizerFromGGUF(f)
+	if err != nil {
+		return nil, nil, err
+	}
+	return w, tok, nil
+}
+
+// srcTensor is a tensor of a file in the engine's layout: rows × cols
+// ([out][in]; cols 0: a vector of rows values), its data in type dt.
+type srcTensor struct {
+	name       string
+	dt         tensor.DType
+	rows, cols int
+	data       []byte
+	release    func([]byte) // lets the mapped pages go once packed (nil: none)
+}
+
+// fill binds the tensors lookup finds, by their GGUF names, to w's
+// fields, requires those the family needs, and refuses any tensor of
+// names (the file's) that nothing binds. A missing classifier is tied to
+// the token embedding.
+func (w *Weights) fill(lookup func(name string) (srcTensor, bool, error), names []string) error {
+	bs, err := w.bindings()
+	if err != nil {
+		return err
+	}
+	used := map[string]bool{}
+	for _, b := range bs {
+		st, ok, err := lookup(b.name)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			if b.optional {
+				continue
+			}
+			return fmt.Errorf("%w: tensor %s missing", model.ErrFormat, b.name)
+		}
+		used[b.name] = true
+		if err := bindTensor(st, b); err != nil {
+			return err
+		}
+	}
+	for _, n := range names {
+		if !used[n] {
+			return fmt.Errorf("%w: tensor %s is not used by hlm's %s (refusing rather than computing without it)",
+				model.ErrUnsupported, n, w.Config.Arch)
+		}
+	}
+	if w.Output == nil {
+		w.Output = w.Embedding // tied classifier
+	}
+	return w.Validate()
+}
+
+// bindTensor puts st into the weights b names: a matrix (in place,
+// referencing the file's data), a vector (float32 copy), or the parts of a
+// fused tensor.
+func bindTensor(st srcTensor, b binding) error {
+	matrix := b.cols > 0
+	switch {
+	case matrix && (st.cols != b.cols || st.rows != b.rows):
+		return fmt.Errorf("%w: tensor %s is %d×%d, want %d×%d", model.ErrFormat, st.name, st.rows, st.cols, b.rows, b.cols)
+	case !matrix && (st.cols != 0 || st.rows != b.rows):
+		return fmt.Errorf("%w: tensor %s has shape %d×%d, want a vector of %d", model.ErrFormat, st.name, st.rows, st.cols, b.rows)
+	case !matrix && st.dt.BlockSize() != 1:
+		return fmt.Errorf("%w: vector %s has type %v", model.ErrUnsupported, st.name, st.dt)
+	}
+	parts := b.parts
+	if len(parts) == 0 {
+		parts = []part{{rows: b.rows, mat: b.mat, vec: b.vec}}
+	}
+	cols := max(b.cols, 1)
+	rowBytes, err := st.dt.RowBytes(cols)
+	if err != nil || len(st.data) != rowBytes*st.rows {
+		return fmt.Errorf("%w: tensor %s has %d bytes for %d×%d %v", model.ErrFormat, st.name, len(st.data), st.rows, cols, st.dt)
+	}
+	off := 0
+	for _, p := range parts {
+		chunk := st.data[off*rowBytes : (off+p.rows)*rowBytes]
+		off += p.rows
+		if p.vec != nil {
+			*p.vec = make([]float32, p.rows)
+			tensor.DequantizeRow(*p.vec, st.dt, chunk)
+			continue
+		}
+		m, err := tensor.NewRaw(st.dt, p.rows, cols, chunk)
+		if err != nil {
+			return fmt.Errorf("%s: %w", st.name, err)
+		}
+		if st.release != nil {
+			// A packed copy (tensor/pack.go) makes the mapped bytes cold.
+			m.SetDataRelease(st.release)
+		}
+		*p.mat = m
+	}
+	return nil
+}
+
+// configFromGGUF reads the hyperparameters of a GGUF file as llama.cpp
+// does for its architecture (llama_model_base::load_hparams and the
+// architecture's load_arch_hparams), with llama.cpp's defaults.
+func configFromGGUF(f *gguf.File) (model.Config, error) {
+	var c model.Config
+	c.Arch = f.Architecture()
+	fam, err := familyOf(c.Arch)
+	if err != nil {
+		return c, err
+	}
+	if _, ok := f.Get(f.ArchKey("block_count")); !ok && f.Architecture() != "" {
+		return c, fmt.Errorf("%w: no %s (a vocabulary-only file?)", model.ErrFormat, f.ArchKey("block_count"))
+	}
+	key := f.ArchKey
+	need := func(k string) (int, error) {
+		v, err := f.Uint(key(k))
 		if err != nil {
 			return 0, fmt.Errorf("%w: %v", model.ErrFormat, err)
 		}
 		if v > 1<<31 {
-			return 0, fmt.Errorf("%w: %s = %d", model.ErrFormat, k, v)
+			return 0, fmt.Errorf("%w: %s = %d", model.ErrFormat, key(k), v)
 		}
 		return int(v), nil
 	}
-	opt := func(key string, def float64) (float64, error) {
-		v, err := f.Float(f.ArchKey(key))
+	optUint := func(k string, def int) (int, error) {
+		if _, ok := f.Get(key(k)); !ok {
+			return def, nil
+		}
+		return need(k)
+	}
+	opt := func(k string, def float64) (float64, error) {
+		v, err := f.Float(key(k))
 		if errors.Is(err, gguf.ErrMissingKey) {
 			return def, nil
 		}
@@ -89,144 +241,211 @@ func FromGGUF(f *gguf.File) (*Weights, *tokenizer.Tokenizer, error) {
 		}
 		return v, nil
 	}
-	var cfg model.Config
-	cfg.Arch = "llama"
-	var err error
 	for _, p := range []struct {
 		dst *int
 		key string
-	}{{&cfg.Dim, "embedding_length"}, {&cfg.Hidden, "feed_forward_length"}, {&cfg.Layers, "block_count"},
-		{&cfg.Heads, "attention.head_count"}, {&cfg.SeqLen, "context_length"}} {
+	}{{&c.Dim, "embedding_length"}, {&c.Hidden, "feed_forward_length"}, {&c.Layers, "block_count"},
+		{&c.Heads, "attention.head_count"}, {&c.SeqLen, "context_length"}} {
 		if *p.dst, err = need(p.key); err != nil {
-			return nil, nil, err
+			return c, err
 		}
 	}
-	kvHeads, err := opt("attention.head_count_kv", float64(cfg.Heads))
+	if c.KVHeads, err = optUint("attention.head_count_kv", c.Heads); err != nil {
+		return c, err
+	}
+	hd, err := optUint("attention.key_length", 0)
 	if err != nil {
-		return nil, nil, err
+		return c, err
 	}
-	cfg.KVHeads = int(kvHeads)
-	if cfg.RopeTheta, err = opt("rope.freq_base", 10000); err != nil {
-		return nil, nil, err
+	if vd, err := optUint("attention.value_length", hd); err != nil {
+		return c, err
+	} else if vd != hd {
+		return c, fmt.Errorf("%w: key width %d and value width %d differ", model.ErrUnsupported, hd, vd)
 	}
-	eps, err := opt("attention.layer_norm_rms_epsilon", 1e-5)
+	if hd > 0 && hd*c.Heads != c.Dim {
+		c.HeadDim = hd // (equal to Dim/Heads it stays implicit)
+	}
+	if c.RopeTheta, err = opt("rope.freq_base", 10000); err != nil {
+		return c, err
+	}
+	epsKey, defEps := "attention.layer_norm_rms_epsilon", 1e-5
+	if fam.layerNorm {
+		epsKey = "attention.layer_norm_epsilon"
+	}
+	eps, err := opt(epsKey, defEps)
 	if err != nil {
-		return nil, nil, err
+		return c, err
 	}
-	cfg.NormEps = float32(eps)
-	if s, err := f.String(f.ArchKey("rope.scaling.type")); err == nil && s != "none" {
-		if factor, _ := opt("rope.scaling.factor", 1); s != "linear" || factor != 1 {
-			return nil, nil, fmt.Errorf("%w: rope scaling %q", model.ErrUnsupported, s)
-		}
-	}
+	c.NormEps = float32(eps)
 	emb, ok := f.Tensor("token_embd.weight")
 	if !ok || len(emb.Dims) != 2 {
-		return nil, nil, fmt.Errorf("%w: no 2-D token_embd.weight", model.ErrFormat)
+		return c, fmt.Errorf("%w: no 2-D token_embd.weight", model.ErrFormat)
 	}
-	if emb.Dims[1] > 1<<22 {
-		return nil, nil, fmt.Errorf("%w: vocabulary of %d", model.ErrFormat, emb.Dims[1])
+	if emb.Dims[1] > 1<<22 || emb.Dims[0] > 1<<16 {
+		return c, fmt.Errorf("%w: token_embd.weight of %v", model.ErrFormat, emb.Dims)
 	}
-	cfg.Vocab = int(emb.Dims[1])
-	if err := cfg.Validate(); err != nil {
-		return nil, nil, err
+	c.Vocab = int(emb.Dims[1])
+	if int(emb.Dims[0]) != c.Dim {
+		c.EmbedDim = int(emb.Dims[0])
 	}
-	if rd, err := f.Uint(f.ArchKey("rope.dimension_count")); err == nil && int(rd) != cfg.HeadSize() {
-		return nil, nil, fmt.Errorf("%w: partial rotary embedding (%d of %d dims)", model.ErrUnsupported, rd, cfg.HeadSize())
+	if n, err := optUint("expert_count", 0); err != nil || n > 0 {
+		return c, fmt.Errorf("%w: mixture of %d experts", model.ErrUnsupported, n)
 	}
-
-	mat := func(name string, rows, cols int) (*tensor.Matrix, error) {
-		ti, ok := f.Tensor(name)
-		if !ok {
-			return nil, fmt.Errorf("%w: tensor %s missing", model.ErrFormat, name)
+	if v, ok := f.Get(key("attention.causal")); ok {
+		if b, _ := v.Bool(); !b {
+			return c, fmt.Errorf("%w: non-causal attention (%s)", model.ErrUnsupported, key("attention.causal"))
 		}
-		if len(ti.Dims) != 2 || ti.Dims[0] != uint64(cols) || ti.Dims[1] != uint64(rows) {
-			return nil, fmt.Errorf("%w: tensor %s has dims %v, want [%d %d]", model.ErrFormat, name, ti.Dims, cols, rows)
-		}
-		dt, ok := dtypeOf(ti.Type)
-		if !ok {
-			return nil, fmt.Errorf("%w: tensor %s has type %v (hlm reads F32, F16, BF16, Q8_0, Q4_0, Q4_K and Q6_K)", model.ErrUnsupported, name, ti.Type)
-		}
-		data, err := f.TensorData(name)
-		if err != nil {
-			return nil, err
-		}
-		m, err := tensor.NewRaw(dt, rows, cols, data)
-		if err == nil {
-			// A packed copy (tensor/pack.go) makes the mapped bytes cold.
-			m.SetDataRelease(f.Release)
-		}
-		return m, err
-	}
-	vec := func(name string, n int) ([]float32, error) {
-		ti, ok := f.Tensor(name)
-		if !ok {
-			return nil, fmt.Errorf("%w: tensor %s missing", model.ErrFormat, name)
-		}
-		if len(ti.Dims) != 1 || ti.Dims[0] != uint64(n) {
-			return nil, fmt.Errorf("%w: tensor %s has dims %v, want [%d]", model.ErrFormat, name, ti.Dims, n)
-		}
-		dt, ok := dtypeOf(ti.Type)
-		if !ok || dt.BlockSize() != 1 {
-			return nil, fmt.Errorf("%w: norm %s has type %v", model.ErrUnsupported, name, ti.Type)
-		}
-		data, err := f.TensorData(name)
-		if err != nil {
-			return nil, err
-		}
-		out := make([]float32, n)
-		tensor.DequantizeRow(out, dt, data)
-		return out, nil
 	}
 
-	w := &Weights{Config: cfg, Layers: make([]Layer, cfg.Layers)}
-	if w.Embedding, err = mat("token_embd.weight", cfg.Vocab, cfg.Dim); err != nil {
-		return nil, nil, err
-	}
-	w.Output = w.Embedding
-	if _, ok := f.Tensor("output.weight"); ok {
-		if w.Output, err = mat("output.weight", cfg.Vocab, cfg.Dim); err != nil {
-			return nil, nil, err
+	// Rotary embedding.
+	if !fam.learnedPos {
+		c.RopeNeox = fam.neox
+		rd, err := optUint("rope.dimension_count", 0)
+		if err != nil {
+			return c, err
 		}
-	}
-	if w.FinalNorm, err = vec("output_norm.weight", cfg.Dim); err != nil {
-		return nil, nil, err
-	}
-	kv := cfg.KVDim()
-	for l := range w.Layers {
-		p := fmt.Sprintf("blk.%d.", l)
-		ly := &w.Layers[l]
-		for _, s := range []struct {
-			dst        **tensor.Matrix
-			name       string
-			rows, cols int
-		}{
-			{&ly.Wq, "attn_q.weight", cfg.Dim, cfg.Dim},
-			{&ly.Wk, "attn_k.weight", kv, cfg.Dim},
-			{&ly.Wv, "attn_v.weight", kv, cfg.Dim},
-			{&ly.Wo, "attn_output.weight", cfg.Dim, cfg.Dim},
-			{&ly.W1, "ffn_gate.weight", cfg.Hidden, cfg.Dim},
-			{&ly.W2, "ffn_down.weight", cfg.Dim, cfg.Hidden},
-			{&ly.W3, "ffn_up.weight", cfg.Hidden, cfg.Dim},
-		} {
-			if *s.dst, err = mat(p+s.name, s.rows, s.cols); err != nil {
-				return nil, nil, err
+		if rd > 0 && rd != c.HeadSize() {
+			if c.Arch == "llama" {
+				return c, fmt.Errorf("%w: invalid rope.dimension_count %d for head size %d (llama.cpp refuses it too)", model.ErrFormat, rd, c.HeadSize())
+			}
+			c.RopeDims = rd
+		}
+		scaling, _ := f.String(key("rope.scaling.type"))
+		factor, err := opt("rope.scaling.factor", 0)
+		if err != nil {
+			return c, err
+		}
+		if factor == 0 {
+			if factor, err = opt("rope.scale_linear", 0); err != nil {
+				return c, err
 			}
 		}
-		if ly.AttnNorm, err = vec(p+"attn_norm.weight", cfg.Dim); err != nil {
-			return nil, nil, err
+		switch scaling {
+		case "", "none", "linear":
+			if scaling != "none" && factor > 0 && factor != 1 {
+				c.RopeScale = factor
+			}
+		default:
+			return c, fmt.Errorf("%w: rope scaling %q (hlm implements linear scaling and Llama-3's rope_freqs)", model.ErrUnsupported, scaling)
 		}
-		if ly.FFNNorm, err = vec(p+"ffn_norm.weight", cfg.Dim); err != nil {
-			return nil, nil, err
+	} else {
+		c.RopeTheta = 10000 // unused: learned positions
+	}
+
+	// Family specifics, as llama.cpp's load_arch_hparams.
+	switch c.Arch {
+	case "gemma2", "gemma3":
+		c.EmbedScale = float32(math.Sqrt(float64(c.Dim)))
+		big := c.Arch == "gemma2" && c.Layers == 46 || c.Arch == "gemma3" && c.Layers == 62 // the 27B models
+		if big {
+			c.AttnScale = float32(1 / math.Sqrt(float64(c.Dim/c.Heads)))
+		}
+		pattern, window := 2, 4096
+		if c.Arch == "gemma3" {
+			pattern, window = 6, 0
+		}
+		if c.Window, err = optUint("attention.sliding_window", window); err != nil {
+			return c, err
+		}
+		if c.Window > 0 {
+			if c.LocalLayers, err = swaPattern(f, c.Layers, pattern); err != nil {
+				return c, err
+			}
+			local := c.RopeTheta // gemma2: the local layers share the global base and scale
+			if c.Arch == "gemma3" {
+				local = 10000
+			}
+			if c.LocalTheta, err = opt("rope.freq_base_swa", local); err != nil {
+				return c, err
+			}
+		}
+		if c.Arch == "gemma2" {
+			cap, err := opt("attn_logit_softcapping", 50)
+			if err != nil {
+				return c, err
+			}
+			c.AttnSoftcap = float32(cap)
+			fc, err := opt("final_logit_softcapping", 30)
+			if err != nil {
+				return c, err
+			}
+			c.FinalSoftcap = float32(fc)
+		} else {
+			fc, err := opt("final_logit_softcapping", 0)
+			if err != nil {
+				return c, err
+			}
+			c.FinalSoftcap = float32(fc)
+		}
+	case "opt", "gpt_neo":
+		// hlm's own GGUF files of the families llama.cpp does not run.
+		if c.PosOffset, err = optUint("position_offset", 0); err != nil {
+			return c, err
+		}
+		if v, ok := f.Get(key("post_norm")); ok {
+			c.PostNorm, _ = v.Bool()
+		}
+		if s, err := opt("attention.scale", 0); err != nil {
+			return c, err
+		} else {
+			c.AttnScale = float32(s)
+		}
+		if c.Window, err = optUint("attention.sliding_window", 0); err != nil {
+			return c, err
+		}
+		if c.Window > 0 {
+			if c.LocalLayers, err = swaPattern(f, c.Layers, 0); err != nil {
+				return c, err
+			}
 		}
 	}
-	if err := w.Validate(); err != nil {
-		return nil, nil, err
+	if err := c.Validate(); err != nil {
+		return c, err
 	}
-	tok, err := tokenizerFromGGUF(f)
-	if err != nil {
-		return nil, nil, err
+	return c, nil
+}
+
+// swaPattern reads which layers use the sliding window: the
+// attention.sliding_window_pattern array of bools, else its period n (or
+// def): layer l is local unless l%n == n−1 (llama.cpp's set_swa_pattern).
+func swaPattern(f *gguf.File, layers, def int) (string, error) {
+	v, ok := f.Get(f.ArchKey("attention.sliding_window_pattern"))
+	if ok && v.Len() > 0 {
+		vs, _ := v.Values()
+		if len(vs) < layers {
+			return "", fmt.Errorf("%w: sliding_window_pattern of %d layers for %d", model.ErrFormat, len(vs), layers)
+		}
+		out := make([]byte, layers)
+		for i := range out {
+			b, ok := vs[i].Bool()
+			if !ok {
+				return "", fmt.Errorf("%w: sliding_window_pattern is not an array of bools", model.ErrFormat)
+			}
+			out[i] = localMark(b)
+		}
+		return string(out), nil
 	}
-	return w, tok, nil
+	n := def
+	if ok {
+		u, isUint := v.Uint()
+		if !isUint || u > 1<<16 {
+			return "", fmt.Errorf("%w: sliding_window_pattern %v", model.ErrFormat, v)
+		}
+		n = int(u)
+	}
+	out := make([]byte, layers)
+	for l := range out {
+		out[l] = localMark(n == 0 || l%n < n-1)
+	}
+	return string(out), nil
+}
+
+// localMark is a layer's letter in model.Config.LocalLayers.
+func localMark(local bool) byte {
+	if local {
+		return 'L'
+	}
+	return 'G'
 }
 
 // tokenizerFromGGUF reads tokenizer.ggml.* and tokenizer.chat_template

@@ -15,11 +15,15 @@ import (
 type Model struct {
 	w    *Weights
 	cfg  model.Config // cfg.Layers = layers in use
-	rope *tensor.Rope
-	tok  *tokenizer.Tokenizer
-	name string
-	fp   *fingerprint
-	buf  *sync.Pool // *scratch buffers of EvalBatch, shared by views
+	fam  family
+	rope *tensor.Rope // nil with learned positions
+	// ropeLocal rotates the sliding-window layers when their base or
+	// scaling differs (Gemma 3); nil: rope.
+	ropeLocal *tensor.Rope
+	tok       *tokenizer.Tokenizer
+	name      string
+	fp        *fingerprint
+	buf       *sync.Pool // *scratch buffers of EvalBatch, shared by views
 }
 
 var _ model.Model = (*Model)(nil)
@@ -29,10 +33,32 @@ func New(w *Weights, tok *tokenizer.Tokenizer, name string) (*Model, error) {
 	if err := w.Validate(); err != nil {
 		return nil, err
 	}
-	if tok != nil && tok.VocabSize() != w.Config.Vocab {
+	if tok != nil && tok.VocabSize() > w.Config.Vocab {
 		return nil, fmt.Errorf("%w: tokenizer has %d tokens, model vocabulary is %d", model.ErrFormat, tok.VocabSize(), w.Config.Vocab)
 	}
-	return &Model{w: w, cfg: w.Config, rope: tensor.NewRope(w.Config.HeadSize(), w.Config.RopeTheta, w.Config.SeqLen), tok: tok, name: name, fp: new(fingerprint), buf: new(sync.Pool)}, nil
+	c := w.Config
+	fam, err := familyOf(c.Arch)
+	if err != nil {
+		return nil, err
+	}
+	m := &Model{w: w, cfg: c, fam: fam, tok: tok, name: name, fp: new(fingerprint), buf: new(sync.Pool)}
+	if !fam.learnedPos {
+		rc := tensor.RopeConfig{HeadSize: c.HeadSize(), Dims: c.RopeDims, Theta: c.RopeTheta, Scale: c.RopeScale, Factors: w.RopeFactors, Neox: c.RopeNeox}
+		m.rope = tensor.NewRopeFrom(rc, c.SeqLen)
+		if c.Window > 0 && (c.LocalTheta > 0 && c.LocalTheta != c.RopeTheta || c.RopeScale > 0 && c.RopeScale != 1) {
+			// Local layers: their own base, no scaling (llama.cpp's swa
+			// frequency base and scale; Gemma 2's equal the global ones).
+			rc.Scale, rc.Factors = 0, nil
+			if c.LocalTheta > 0 {
+				rc.Theta = c.LocalTheta
+			}
+			if c.Arch == "gemma2" {
+				rc.Scale = c.RopeScale
+			}
+			m.ropeLocal = tensor.NewRopeFrom(rc, c.SeqLen)
+		}
+	}
+	return m, nil
 }
 
 // Config is the shape in use (Layers counts only the layers evaluated).

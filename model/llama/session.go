@@ -139,9 +139,9 @@ func EvalBatch(sessions []*Session, tokens [][]int, lastOnly bool) ([][][]float3
 		n += len(tokens[i])
 	}
 
-	dim, kvDim, hidden, hs := cfg.Dim, cfg.KVDim(), cfg.Hidden, cfg.HeadSize()
+	dim, qDim, kvDim, hidden, hs := cfg.Dim, cfg.QDim(), cfg.KVDim(), cfg.Hidden, cfg.HeadSize()
 	heads, kvMul := cfg.Heads, cfg.Heads/cfg.KVHeads
-	w := m.w
+	w, fam := m.w, m.fam
 
 	// Row r of the batch is token j of session seg[r], at position pos[r].
 	seg := make([]int, n)
@@ -149,13 +149,35 @@ func EvalBatch(sessions []*Session, tokens [][]int, lastOnly bool) ([][][]float3
 	last := make([]bool, n)
 	x := make([]float32, n*dim) // residual stream (scratch after the pass)
 	r := 0
+	var emb []float32 // a token's embedding when it is not Dim wide
+	if w.ProjIn != nil {
+		emb = make([]float32, cfg.EmbedWidth())
+	}
 	for i, s := range sessions {
 		s.grow(s.pos + len(tokens[i]))
 		for j, t := range tokens[i] {
 			seg[r], pos[r] = i, s.pos+j
 			last[r] = j == len(tokens[i])-1
-			w.Embedding.Row(x[r*dim:(r+1)*dim], t)
+			xr := x[r*dim : (r+1)*dim]
+			if emb != nil {
+				w.Embedding.Row(emb, t)
+				tensor.MatMul(xr, w.ProjIn, emb, 1)
+			} else {
+				w.Embedding.Row(xr, t)
+			}
 			r++
+		}
+	}
+	if cfg.EmbedScale > 0 {
+		for i := range x {
+			x[i] *= cfg.EmbedScale
+		}
+	}
+	if w.Positions != nil {
+		row := make([]float32, dim)
+		for r := 0; r < n; r++ {
+			w.Positions.Row(row, pos[r]+cfg.PosOffset)
+			tensor.Add(x[r*dim:(r+1)*dim], row)
 		}
 	}
 
@@ -164,10 +186,21 @@ func EvalBatch(sessions []*Session, tokens [][]int, lastOnly bool) ([][][]float3
 		sc = new(scratch)
 	}
 	defer m.buf.Put(sc)
-	xb, xb2, q := sc.get(0, n*dim), sc.get(1, n*dim), sc.get(2, n*dim)
+	xb, xb2 := sc.get(0, n*max(dim, qDim)), sc.get(1, n*dim)
+	q := sc.get(2, n*qDim)
 	k, v := sc.get(3, n*kvDim), sc.get(4, n*kvDim)
 	hb, hb2 := sc.get(5, n*hidden), sc.get(6, n*hidden)
 	scale := float32(1 / math.Sqrt(float64(hs)))
+	if cfg.AttnScale > 0 {
+		scale = cfg.AttnScale
+	}
+	norm := func(out, in, weight, bias []float32) {
+		if fam.layerNorm {
+			tensor.LayerNormRows(out, in, weight, bias, cfg.NormEps)
+		} else {
+			tensor.RMSNormRows(out, in, weight, cfg.NormEps)
+		}
+	}
 
 	dropping := false
 	for _, s := range sessions {
@@ -194,17 +227,35 @@ func EvalBatch(sessions []*Session, tokens [][]int, lastOnly bool) ([][][]float3
 	// layer.
 	work, maxPos := 0, 0
 	for r := 0; r < n; r++ {
-		work += (pos[r] + 1) * 2 * dim
+		work += (pos[r] + 1) * 2 * qDim
 		maxPos = max(maxPos, pos[r])
 	}
 
 	for l := 0; l < cfg.Layers; l++ {
 		ly := &w.Layers[l]
-		tensor.RMSNormRows(xb, x, ly.AttnNorm, cfg.NormEps)
-		tensor.MatMuls([][]float32{q, k, v}, []*tensor.Matrix{ly.Wq, ly.Wk, ly.Wv}, xb, n)
+		local := cfg.Local(l)
+		if cfg.PostNorm {
+			copy(xb, x)
+		} else {
+			norm(xb[:n*dim], x, ly.AttnNorm, ly.AttnNormB)
+		}
+		tensor.MatMuls([][]float32{q, k, v}, []*tensor.Matrix{ly.Wq, ly.Wk, ly.Wv}, xb[:n*dim], n)
+		addBias(q, ly.Bq)
+		addBias(k, ly.Bk)
+		addBias(v, ly.Bv)
+		if ly.QNorm != nil {
+			tensor.RMSNormRows(q, q, ly.QNorm, cfg.NormEps)
+			tensor.RMSNormRows(k, k, ly.KNorm, cfg.NormEps)
+		}
+		rope := m.rope
+		if local && m.ropeLocal != nil {
+			rope = m.ropeLocal
+		}
 		for r := 0; r < n; r++ {
-			m.rope.Apply(q[r*dim:(r+1)*dim], pos[r])
-			m.rope.Apply(k[r*kvDim:(r+1)*kvDim], pos[r])
+			if rope != nil {
+				rope.Apply(q[r*qDim:(r+1)*qDim], pos[r])
+				rope.Apply(k[r*kvDim:(r+1)*kvDim], pos[r])
+			}
 			s := sessions[seg[r]]
 			copy(s.k[l][pos[r]*kvDim:], k[r*kvDim:(r+1)*kvDim])
 			copy(s.v[l][pos[r]*kvDim:], v[r*kvDim:(r+1)*kvDim])
@@ -229,18 +280,26 @@ func EvalBatch(sessions []*Session, tokens [][]int, lastOnly bool) ([][][]float3
 			for rh := lo; rh < hi; rh++ {
 				r, h := rh/heads, rh%heads
 				s := sessions[seg[r]]
-				qh := q[r*dim+h*hs : r*dim+(h+1)*hs]
+				qh := q[r*qDim+h*hs : r*qDim+(h+1)*hs]
 				off := (h / kvMul) * hs
-				a := att[:pos[r]+1]
-				tensor.DotRows(a, s.k[l][off:], kvDim, qh)
+				// A local layer sees the keys of the last Window positions.
+				first := 0
+				if local {
+					first = max(0, pos[r]-cfg.Window+1)
+				}
+				a := att[:pos[r]+1-first]
+				tensor.DotRows(a, s.k[l][first*kvDim+off:], kvDim, qh)
 				for t := range a {
 					a[t] *= scale
 				}
+				if cfg.AttnSoftcap > 0 {
+					tensor.Softcap(a, cfg.AttnSoftcap)
+				}
 				tensor.Softmax(a)
 				if capRows != nil && capRows[rh] != nil {
-					copy(capRows[rh], a)
+					copy(capRows[rh][first:], a)
 				}
-				tensor.WeightedSum(xb[r*dim+h*hs:r*dim+(h+1)*hs], a, s.v[l][off:], kvDim)
+				tensor.WeightedSum(xb[r*qDim+h*hs:r*qDim+(h+1)*hs], a, s.v[l][first*kvDim+off:], kvDim)
 			}
 		})
 		if capRows != nil {
@@ -251,20 +310,50 @@ func EvalBatch(sessions []*Session, tokens [][]int, lastOnly bool) ([][][]float3
 			}
 		}
 
-		tensor.MatMul(xb2, ly.Wo, xb, n)
+		tensor.MatMul(xb2, ly.Wo, xb[:n*qDim], n)
+		addBias(xb2, ly.Bo)
+		if ly.PostAttnNorm != nil {
+			tensor.RMSNormRows(xb2, xb2, ly.PostAttnNorm, cfg.NormEps)
+		}
 		if dropping {
 			dropRows(xb2, dim, sessions, seg)
 		}
 		tensor.Add(x, xb2)
+		if cfg.PostNorm {
+			norm(x, x, ly.AttnNorm, ly.AttnNormB)
+			copy(xb, x)
+		} else {
+			norm(xb[:n*dim], x, ly.FFNNorm, ly.FFNNormB)
+		}
 
-		tensor.RMSNormRows(xb, x, ly.FFNNorm, cfg.NormEps)
-		tensor.MatMuls([][]float32{hb, hb2}, []*tensor.Matrix{ly.W1, ly.W3}, xb, n)
-		tensor.SwiGLU(hb, hb2)
+		if fam.gated {
+			tensor.MatMuls([][]float32{hb, hb2}, []*tensor.Matrix{ly.W1, ly.W3}, xb[:n*dim], n)
+			if fam.act == actGELU {
+				tensor.GeGLU(hb, hb2)
+			} else {
+				tensor.SwiGLU(hb, hb2)
+			}
+		} else {
+			tensor.MatMul(hb, ly.W3, xb[:n*dim], n)
+			addBias(hb, ly.B3)
+			if fam.act == actReLU {
+				tensor.ReLU(hb)
+			} else {
+				tensor.GELU(hb)
+			}
+		}
 		tensor.MatMul(xb2, ly.W2, hb, n)
+		addBias(xb2, ly.B2)
+		if ly.PostFFNNorm != nil {
+			tensor.RMSNormRows(xb2, xb2, ly.PostFFNNorm, cfg.NormEps)
+		}
 		if dropping {
 			dropRows(xb2, dim, sessions, seg)
 		}
 		tensor.Add(x, xb2)
+		if cfg.PostNorm {
+			norm(x, x, ly.FFNNorm, ly.FFNNormB)
+		}
 	}
 
 	// Final norm and classifier, for the rows whose logits are wanted.
@@ -276,10 +365,26 @@ func EvalBatch(sessions []*Session, tokens [][]int, lastOnly bool) ([][][]float3
 	}
 	xf := make([]float32, len(rows)*dim)
 	for i, r := range rows {
-		tensor.RMSNorm(xf[i*dim:(i+1)*dim], x[r*dim:(r+1)*dim], w.FinalNorm, cfg.NormEps)
+		xr, fr := x[r*dim:(r+1)*dim], xf[i*dim:(i+1)*dim]
+		switch {
+		case w.FinalNorm == nil:
+			copy(fr, xr)
+		case fam.layerNorm:
+			tensor.LayerNorm(fr, xr, w.FinalNorm, w.FinalNormB, cfg.NormEps)
+		default:
+			tensor.RMSNorm(fr, xr, w.FinalNorm, cfg.NormEps)
+		}
+	}
+	if w.ProjOut != nil {
+		xe := make([]float32, len(rows)*cfg.EmbedWidth())
+		tensor.MatMul(xe, w.ProjOut, xf, len(rows))
+		xf = xe
 	}
 	logits := make([]float32, len(rows)*cfg.Vocab)
 	tensor.MatMul(logits, w.Output, xf, len(rows))
+	if cfg.FinalSoftcap > 0 {
+		tensor.Softcap(logits, cfg.FinalSoftcap)
+	}
 
 	out := make([][][]float32, len(sessions))
 	for i, r := range rows {
@@ -296,6 +401,13 @@ func EvalBatch(sessions []*Session, tokens [][]int, lastOnly bool) ([][][]float3
 		}
 	}
 	return out, nil
+}
+
+// addBias adds bias (when there is one) to every row of x.
+func addBias(x, bias []float32) {
+	if bias != nil {
+		tensor.AddRows(x, bias)
+	}
 }
 
 // scratch holds the work buffers of one EvalBatch call; the model keeps a

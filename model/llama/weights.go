@@ -2,36 +2,58 @@ package llama
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/hlmproject/hlm/model"
 	"github.com/hlmproject/hlm/tensor"
 )
 
-// Weights are the parameters of a Llama decoder. Matrices are [out][in]:
-// y = W·x is tensor.MatVec(y, W, x).
+// Weights are the parameters of a decoder of any family (see family.go).
+// Matrices are [out][in]: y = W·x is tensor.MatVec(y, W, x). A nil
+// optional tensor is absent: no bias, no post-norm, rotary positions
+// instead of a position table.
 type Weights struct {
 	Config    model.Config
-	Embedding *tensor.Matrix // [Vocab][Dim] token embeddings
+	Embedding *tensor.Matrix // [Vocab][EmbedWidth] token embeddings
+	Positions *tensor.Matrix // [SeqLen+PosOffset][Dim] learned positions (GPT-2, OPT, GPT-Neo)
+	ProjIn    *tensor.Matrix // [Dim][EmbedWidth] (OPT's project_in, when EmbedDim ≠ Dim)
+	ProjOut   *tensor.Matrix // [EmbedWidth][Dim] (OPT's project_out)
 	Layers    []Layer
-	FinalNorm []float32      // [Dim]
-	Output    *tensor.Matrix // [Vocab][Dim] classifier (may be Embedding: tied)
+	FinalNorm []float32 // [Dim] (nil: none, OPT after post-norm blocks)
+	// FinalNormB is the final LayerNorm's bias.
+	FinalNormB []float32
+	Output     *tensor.Matrix // [Vocab][EmbedWidth] classifier (may be Embedding: tied)
+	// RopeFactors divide the rotary frequencies ([RopeWidth/2]; Llama-3.1's
+	// rope_freqs), nil: none.
+	RopeFactors []float32
 }
 
-// Layer is one transformer block.
+// Layer is one transformer block. Families without a gate (GPT-2, OPT,
+// GPT-Neo) have W1 nil: the feed-forward is W2·act(W3·x + B3) + B2.
 type Layer struct {
-	AttnNorm []float32      // [Dim]
-	Wq       *tensor.Matrix // [Dim][Dim]     (rows in rotary pair order)
-	Wk       *tensor.Matrix // [KVDim][Dim]   (rows in rotary pair order)
-	Wv       *tensor.Matrix // [KVDim][Dim]
-	Wo       *tensor.Matrix // [Dim][Dim]
-	FFNNorm  []float32      // [Dim]
-	W1       *tensor.Matrix // [Hidden][Dim] gate
-	W2       *tensor.Matrix // [Dim][Hidden] down
-	W3       *tensor.Matrix // [Hidden][Dim] up
+	AttnNorm     []float32      // [Dim]
+	AttnNormB    []float32      // [Dim] LayerNorm bias
+	Wq           *tensor.Matrix // [QDim][Dim]    (rows in rotary pair order)
+	Wk           *tensor.Matrix // [KVDim][Dim]   (rows in rotary pair order)
+	Wv           *tensor.Matrix // [KVDim][Dim]
+	Bq, Bk, Bv   []float32      // biases of q, k, v
+	QNorm, KNorm []float32      // [HeadSize] per-head RMSNorm of q and k
+	Wo           *tensor.Matrix // [Dim][QDim]
+	Bo           []float32      // [Dim]
+	PostAttnNorm []float32      // [Dim] RMSNorm of the attention's output (Gemma)
+	FFNNorm      []float32      // [Dim]
+	FFNNormB     []float32      // [Dim] LayerNorm bias
+	W1           *tensor.Matrix // [Hidden][Dim] gate
+	W2           *tensor.Matrix // [Dim][Hidden] down
+	B2           []float32      // [Dim]
+	W3           *tensor.Matrix // [Hidden][Dim] up
+	B3           []float32      // [Hidden]
+	PostFFNNorm  []float32      // [Dim] RMSNorm of the feed-forward's output (Gemma)
 }
 
-// Validate checks every shape against the config, so that a forward pass
-// cannot index out of range.
+// Validate checks every shape against the config, and that every tensor
+// the family requires is there and no other, so that a forward pass cannot
+// index out of range or run without a tensor that changes its result.
 func (w *Weights) Validate() error {
 	c := w.Config
 	if err := c.Validate(); err != nil {
@@ -40,69 +62,76 @@ func (w *Weights) Validate() error {
 	if len(w.Layers) != c.Layers {
 		return fmt.Errorf("%w: %d layers in the weights, %d in the config", model.ErrFormat, len(w.Layers), c.Layers)
 	}
-	mat := func(name string, m *tensor.Matrix, rows, cols int) error {
-		if m == nil {
-			return fmt.Errorf("%w: missing %s", model.ErrFormat, name)
-		}
-		if m.Rows != rows || m.Cols != cols {
-			return fmt.Errorf("%w: %s is %d×%d, want %d×%d", model.ErrFormat, name, m.Rows, m.Cols, rows, cols)
-		}
-		return nil
-	}
-	vec := func(name string, v []float32, n int) error {
-		if len(v) != n {
-			return fmt.Errorf("%w: %s has %d values, want %d", model.ErrFormat, name, len(v), n)
-		}
-		return nil
-	}
-	if err := mat("token embedding", w.Embedding, c.Vocab, c.Dim); err != nil {
+	bs, err := w.bindings()
+	if err != nil {
 		return err
 	}
-	if err := mat("output", w.Output, c.Vocab, c.Dim); err != nil {
-		return err
+	if w.Output == nil {
+		return fmt.Errorf("%w: missing output (the classifier)", model.ErrFormat)
 	}
-	if err := vec("final norm", w.FinalNorm, c.Dim); err != nil {
-		return err
-	}
-	kv := c.KVDim()
-	for i, l := range w.Layers {
-		p := fmt.Sprintf("layer %d ", i)
-		for _, e := range []error{
-			vec(p+"attention norm", l.AttnNorm, c.Dim),
-			vec(p+"ffn norm", l.FFNNorm, c.Dim),
-			mat(p+"wq", l.Wq, c.Dim, c.Dim),
-			mat(p+"wk", l.Wk, kv, c.Dim),
-			mat(p+"wv", l.Wv, kv, c.Dim),
-			mat(p+"wo", l.Wo, c.Dim, c.Dim),
-			mat(p+"w1", l.W1, c.Hidden, c.Dim),
-			mat(p+"w2", l.W2, c.Dim, c.Hidden),
-			mat(p+"w3", l.W3, c.Hidden, c.Dim),
-		} {
-			if e != nil {
-				return e
+	for _, b := range bs {
+		if len(b.parts) > 0 {
+			for _, p := range b.parts {
+				if err := checkTensor(b.name, p.mat, p.vec, p.rows, b.cols, false); err != nil {
+					return err
+				}
 			}
+			continue
+		}
+		if err := checkTensor(b.name, b.mat, b.vec, b.rows, b.cols, b.optional); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
-// Matrices calls fn for every weight matrix with its GGUF tensor name.
+// checkTensor checks one bound tensor's shape (and presence unless
+// optional).
+func checkTensor(name string, m **tensor.Matrix, v *[]float32, rows, cols int, optional bool) error {
+	switch {
+	case m != nil && *m == nil, v != nil && *v == nil:
+		if optional {
+			return nil
+		}
+		return fmt.Errorf("%w: missing %s", model.ErrFormat, name)
+	case m != nil && ((*m).Rows != rows || (*m).Cols != cols):
+		return fmt.Errorf("%w: %s is %d×%d, want %d×%d", model.ErrFormat, name, (*m).Rows, (*m).Cols, rows, cols)
+	case v != nil && len(*v) != rows:
+		return fmt.Errorf("%w: %s has %d values, want %d", model.ErrFormat, name, len(*v), rows)
+	}
+	return nil
+}
+
+// Matrices calls fn for every weight matrix present, with its GGUF tensor
+// name (a fused tensor's parts by the names of their own tensors: q, k, v,
+// gate, up).
 func (w *Weights) Matrices(fn func(name string, m *tensor.Matrix)) {
-	fn("token_embd.weight", w.Embedding)
-	for i := range w.Layers {
-		l := &w.Layers[i]
-		p := fmt.Sprintf("blk.%d.", i)
-		fn(p+"attn_q.weight", l.Wq)
-		fn(p+"attn_k.weight", l.Wk)
-		fn(p+"attn_v.weight", l.Wv)
-		fn(p+"attn_output.weight", l.Wo)
-		fn(p+"ffn_gate.weight", l.W1)
-		fn(p+"ffn_down.weight", l.W2)
-		fn(p+"ffn_up.weight", l.W3)
+	bs, err := w.bindings()
+	if err != nil {
+		return
 	}
-	if w.Output != w.Embedding {
-		fn("output.weight", w.Output)
+	for _, b := range bs {
+		if b.mat != nil && *b.mat != nil && (b.name != "output.weight" || *b.mat != w.Embedding) {
+			fn(b.name, *b.mat)
+		}
+		for i, p := range b.parts {
+			if p.mat != nil && *p.mat != nil {
+				fn(partName(b.name, i), *p.mat)
+			}
+		}
 	}
+}
+
+// partName names part i of a fused tensor as its own tensor would be
+// named: attn_qkv → attn_q, attn_k, attn_v; ffn_up → ffn_gate, ffn_up.
+func partName(fused string, i int) string {
+	switch {
+	case strings.Contains(fused, "attn_qkv"):
+		return strings.Replace(fused, "attn_qkv", []string{"attn_q", "attn_k", "attn_v"}[i], 1)
+	case strings.Contains(fused, "ffn_up") && i == 0:
+		return strings.Replace(fused, "ffn_up", "ffn_gate", 1)
+	}
+	return fused
 }
 
 // Quantized returns a copy of w whose matrices are stored as t (tensor.Q8_0
@@ -129,9 +158,19 @@ func (w *Weights) Quantized(t tensor.DType) (*Weights, int, error) {
 	} else if out.Output, err = conv(w.Output); err != nil {
 		return nil, 0, err
 	}
+	for _, p := range []**tensor.Matrix{&out.Positions, &out.ProjIn, &out.ProjOut} {
+		if *p != nil {
+			if *p, err = conv(*p); err != nil {
+				return nil, 0, err
+			}
+		}
+	}
 	for i := range out.Layers {
 		l := &out.Layers[i]
 		for _, p := range []**tensor.Matrix{&l.Wq, &l.Wk, &l.Wv, &l.Wo, &l.W1, &l.W2, &l.W3} {
+			if *p == nil {
+				continue
+			}
 			if *p, err = conv(*p); err != nil {
 				return nil, 0, err
 			}

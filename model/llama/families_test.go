@@ -1,0 +1,98 @@
+package llama
+
+import (
+	"fmt"
+	"math"
+	"path/filepath"
+	"testing"
+)
+
+// The tiny random-weight models of every family in testdata/families,
+// each with logits from a reference that is not hlm: llama.cpp for the
+// GGUF families, an independent numpy forward pass for OPT and GPT-Neo
+// (testdata/families/README.md; make.sh there regenerates them).
+var familyGoldens = []struct {
+	model  string // file or directory under testdata/families
+	golden string
+	// tol bounds max |Δ| relative to the range of the reference logits.
+	tol float64
+}{
+	{"llama2.gguf", "llama2_golden.bin", 1e-4},
+	{"llama31.gguf", "llama31_golden.bin", 1e-4},
+	{"llama32.gguf", "llama32_golden.bin", 1e-4},
+	{"qwen2.gguf", "qwen2_golden.bin", 1e-4},
+	{"qwen3.gguf", "qwen3_golden.bin", 1e-4},
+	{"phi3.gguf", "phi3_golden.bin", 1e-4},
+	// GELU: hlm computes it exactly; llama.cpp reads an fp16 table. The
+	// exact-GELU build of llama.cpp gives the tight check, the stock one
+	// the loose.
+	{"gemma2.gguf", "gemma2_exactgelu_golden.bin", 1e-4},
+	{"gemma2.gguf", "gemma2_golden.bin", 2e-3},
+	{"gemma3.gguf", "gemma3_exactgelu_golden.bin", 1e-4},
+	{"gemma3.gguf", "gemma3_golden.bin", 2e-3},
+	{"gpt2.gguf", "gpt2_exactgelu_golden.bin", 1e-4},
+	{"gpt2.gguf", "gpt2_golden.bin", 2e-3},
+	{"opt_pre", "opt_pre_golden.bin", 1e-4},
+	{"opt_post", "opt_post_golden.bin", 1e-4},
+	{"gpt_neo", "gpt_neo_golden.bin", 1e-4},
+}
+
+// TestFamilyGoldens: every family's logits over the prompt, block by block
+// and token by token, within tolerance of its reference, and the 64-token
+// greedy continuation identical.
+func TestFamilyGoldens(t *testing.T) {
+	dir := filepath.Join("testdata", "families")
+	for _, c := range familyGoldens {
+		t.Run(c.golden, func(t *testing.T) {
+			m, err := OpenSpec(filepath.Join(dir, c.model), "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			g := readGoldenFile(t, filepath.Join(dir, c.golden))
+			if g.vocab != m.Config().Vocab {
+				t.Fatalf("golden vocabulary %d, model %d", g.vocab, m.Config().Vocab)
+			}
+			s := m.NewSession()
+			rows, err := s.Eval(g.ids)
+			if err != nil {
+				t.Fatal(err)
+			}
+			compareRange(t, "block", rows, g.logits, c.tol)
+			one := m.NewSession()
+			var steps [][]float32
+			for _, id := range g.ids {
+				r, err := one.Eval([]int{id})
+				if err != nil {
+					t.Fatal(err)
+				}
+				steps = append(steps, r[0])
+			}
+			compareRange(t, "one token at a time", steps, g.logits, c.tol)
+			got := greedy(t, s, rows[len(rows)-1], len(g.greedy))
+			if fmt.Sprint(got) != fmt.Sprint(g.greedy) {
+				t.Errorf("greedy continuation\n got %v\nwant %v", got, g.greedy)
+			}
+		})
+	}
+}
+
+// compareRange fails when max |got − want| exceeds tol times the range of
+// the reference logits.
+func compareRange(t *testing.T, what string, got, want [][]float32, tol float64) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d rows, want %d", what, len(got), len(want))
+	}
+	lo, hi, maxAbs := math.Inf(1), math.Inf(-1), 0.0
+	for i := range want {
+		for j, w := range want[i] {
+			lo, hi = math.Min(lo, float64(w)), math.Max(hi, float64(w))
+			maxAbs = math.Max(maxAbs, math.Abs(float64(got[i][j]-w)))
+		}
+	}
+	rel := maxAbs / (hi - lo)
+	t.Logf("%s: max |Δ| %.3g, %.3g of the logits' range %.3g", what, maxAbs, rel, hi-lo)
+	if !(rel <= tol) {
+		t.Errorf("%s: max |Δ| is %.3g of the range (tolerance %g)", what, rel, tol)
+	}
+}
