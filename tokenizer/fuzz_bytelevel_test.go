@@ -11,7 +11,7 @@ import (
 // tinyByteLevelVocab is a byte-level vocabulary: the 256 single bytes, a
 // few merges and control tokens, with the pre-tokenizer pre.
 func tinyByteLevelVocab(pre string) Vocab {
-	v := Vocab{Model: "gpt2", Pre: pre, BOS: -1, EOS: -1, UNK: -1, EOT: -1, EOM: -1}
+	v := Vocab{Model: "gpt2", Pre: pre, BOS: -1, EOS: -1, UNK: -1}
 	for b := 0; b < 256; b++ {
 		v.Tokens = append(v.Tokens, string(byteRune[b]))
 		v.Types = append(v.Types, TypeNormal)

@@ -139,8 +139,7 @@ func FuzzFromVocab(f *testing.F) {
 			BOS:            int(int8(specials)),
 			EOS:            int(int8(specials >> 8)),
 			UNK:            int(int8(specials >> 16)),
-			EOT:            int(int8(specials >> 24)),
-			EOM:            -1,
+			EOT:            noneOrID(int(int8(specials >> 24))),
 		}
 		if merges != "" {
 			v.Merges = strings.Split(merges, "\n")

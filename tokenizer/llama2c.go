@@ -97,6 +97,8 @@ func ParseLlama2C(data []byte, vocabSize int) (*Tokenizer, error) {
 		bos:       llama2cBOS,
 		eos:       llama2cEOS,
 		unk:       llama2cUNK,
+		eot:       -1,
+		eom:       -1,
 		addBOS:    true,
 		strip:     stripAfterBOS,
 	}
@@ -120,5 +122,6 @@ func ParseLlama2C(data []byte, vocabSize int) (*Tokenizer, error) {
 	if err := t.index(nil); err != nil {
 		return nil, err
 	}
+	t.eog = t.findEOG(nil)
 	return t, nil
 }

@@ -27,10 +27,13 @@ type Vocab struct {
 	// them: "<0xHH>" pieces are bytes, BOS and EOS control, UNK unknown.
 	Types  []int32
 	Merges []string // tokenizer.ggml.merges, "left right" in rank order
-	// BOS, EOS, UNK, EOT (end of turn) and EOM (end of message) are ids,
-	// -1 when absent.
-	BOS, EOS, UNK, EOT, EOM int
-	AddBOS, AddEOS          bool
+	// BOS, EOS and UNK are ids, -1 when absent.
+	BOS, EOS, UNK int
+	// EOT (end of turn) and EOM (end of message) are ids, nil when absent
+	// (tokenizer.ggml.eot_token_id, eom_token_id; pointers, so that a Vocab
+	// written without them does not end generations at token 0).
+	EOT, EOM       *int `json:",omitempty"`
+	AddBOS, AddEOS bool
 	// AddSpacePrefix is SentencePiece's add_dummy_prefix: non-empty text
 	// gets a leading "▁" before encoding, and decoding removes it.
 	AddSpacePrefix bool
@@ -124,7 +127,7 @@ func FromVocab(v Vocab) (*Tokenizer, error) {
 	if v.Scores != nil {
 		t.scores = append([]float32(nil), v.Scores...)
 	}
-	if err := t.setSpecials(v.BOS, v.EOS, v.UNK, v.EOT, v.EOM); err != nil {
+	if err := t.setSpecials(v.BOS, v.EOS, v.UNK, idOrNone(v.EOT), idOrNone(v.EOM)); err != nil {
 		return nil, err
 	}
 	if err := t.setTypes(v.Types); err != nil {
@@ -387,8 +390,8 @@ func (t *Tokenizer) Vocab() Vocab {
 		BOS:            t.bos,
 		EOS:            t.eos,
 		UNK:            t.unk,
-		EOT:            t.eot,
-		EOM:            t.eom,
+		EOT:            noneOrID(t.eot),
+		EOM:            noneOrID(t.eom),
 		AddBOS:         t.addBOS,
 		AddEOS:         t.addEOS,
 		AddSpacePrefix: t.addPrefix,
@@ -452,4 +455,20 @@ func (t *Tokenizer) rankScores() []float32 {
 		scores[m.id] = max(scores[m.id], float32(-m.rank))
 	}
 	return scores
+}
+
+// idOrNone is *p, or -1 for nil.
+func idOrNone(p *int) int {
+	if p == nil {
+		return -1
+	}
+	return *p
+}
+
+// noneOrID is a pointer to id, or nil for a negative id.
+func noneOrID(id int) *int {
+	if id < 0 {
+		return nil
+	}
+	return &id
 }

@@ -202,3 +202,25 @@ func ExampleFromVocab() {
 	// "hi hi"
 	// "" "hi" " hi" ""
 }
+
+// TestEOGHasEOS: every kind of tokenizer ends a generation at its EOS, and
+// at nothing that is not a token of its vocabulary.
+func TestEOGHasEOS(t *testing.T) {
+	spm, err := FromVocab(tinySPMVocab())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, tok := range map[string]*Tokenizer{"llama2c": tinyLlama2C(t), "hf": tinyHF(t, nil), "vocab": spm} {
+		if tok.EOS() < 0 || !tok.IsEOG(tok.EOS()) {
+			t.Errorf("%s: EOS %d is not an end of generation (EOG %v)", name, tok.EOS(), tok.EOG())
+		}
+		for _, id := range tok.EOG() {
+			if id < 0 || id >= tok.VocabSize() {
+				t.Errorf("%s: EOG id %d out of range", name, id)
+			}
+		}
+		if len(tok.EOG()) != 1 {
+			t.Errorf("%s: EOG %v, want EOS alone", name, tok.EOG())
+		}
+	}
+}

@@ -1,10 +1,16 @@
 package llama
 
 import (
+	"bytes"
 	"fmt"
 	"math"
+	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/hlmproject/hlm/tensor"
 )
 
 // The tiny random-weight models of every family in testdata/families,
@@ -95,4 +101,77 @@ func compareRange(t *testing.T, what string, got, want [][]float32, tol float64)
 	if !(rel <= tol) {
 		t.Errorf("%s: max |Δ| is %.3g of the range (tolerance %g)", what, rel, tol)
 	}
+}
+
+// TestFamilyConvert writes every family's tiny model as GGUF (F32) with
+// WriteGGUF and reads it back: identical logits, bit for bit. Where
+// llama.cpp runs the architecture and its golden harness is built
+// (testdata/families/make.sh builds it in $HLM_PEERS/families-build), llama.cpp
+// itself runs the written file and must give the golden's logits and
+// greedy ids.
+func TestFamilyConvert(t *testing.T) {
+	dir := filepath.Join("testdata", "families")
+	harness := familyHarness()
+	seen := map[string]bool{}
+	for _, c := range familyGoldens {
+		if seen[c.model] || strings.Contains(c.golden, "exactgelu") {
+			continue
+		}
+		seen[c.model] = true
+		t.Run(c.model, func(t *testing.T) {
+			m, err := OpenSpec(filepath.Join(dir, c.model), "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			back, _ := convertAndLoad(t, m, tensor.F32)
+			g := readGoldenFile(t, filepath.Join(dir, c.golden))
+			want, got := logitsOf(t, m, g.ids), logitsOf(t, back, g.ids)
+			for i := range want {
+				assertSame(t, fmt.Sprintf("position %d", i), got[i], want[i])
+			}
+			fam, _ := familyOf(m.Config().Arch)
+			if harness == "" || !fam.llamaCpp {
+				return
+			}
+			path := filepath.Join(t.TempDir(), "hlm.gguf")
+			var buf bytes.Buffer
+			// (Not named after the family: llama.cpp keys a Phi-3 rule on
+			// the name that needs tokens this vocabulary lacks.)
+			if _, err := WriteGGUF(&buf, m, tensor.F32, "hlm tiny random model"); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			out := filepath.Join(t.TempDir(), "golden.bin")
+			ids := make([]string, len(g.ids))
+			for i, id := range g.ids {
+				ids[i] = fmt.Sprint(id)
+			}
+			args := []string{path, out, fmt.Sprint(len(g.greedy)), strings.Join(ids, ",")}
+			if b, err := exec.Command(harness, args...).CombinedOutput(); err != nil {
+				t.Fatalf("llama.cpp on hlm's file: %v\n%s", err, b)
+			}
+			ref := readGoldenFile(t, out)
+			compareRange(t, "llama.cpp on hlm's GGUF vs the golden", ref.logits, g.logits, 1e-6)
+			if fmt.Sprint(ref.greedy) != fmt.Sprint(g.greedy) {
+				t.Errorf("llama.cpp's greedy ids on hlm's file\n got %v\nwant %v", ref.greedy, g.greedy)
+			}
+		})
+	}
+}
+
+// familyHarness is the path of the llama.cpp golden harness testdata/families/make.sh
+// builds, or "" when it is not there.
+func familyHarness() string {
+	peers := os.Getenv("HLM_PEERS")
+	if peers == "" {
+		home, _ := os.UserHomeDir()
+		peers = filepath.Join(home, ".cache", "hlm-peers")
+	}
+	p := filepath.Join(peers, "families-build", "golden")
+	if _, err := os.Stat(p); err != nil {
+		return ""
+	}
+	return p
 }

@@ -519,7 +519,14 @@ func VocabFromGGUF(f *gguf.File) (*tokenizer.Vocab, error) {
 		bos, eos, unk = 1, 2, 0
 	}
 	v.BOS, v.EOS, v.UNK = id("tokenizer.ggml.bos_token_id", bos), id("tokenizer.ggml.eos_token_id", eos), id("tokenizer.ggml.unknown_token_id", unk)
-	v.EOT, v.EOM = id("tokenizer.ggml.eot_token_id", -1), id("tokenizer.ggml.eom_token_id", -1)
+	for _, s := range []struct {
+		key string
+		dst **int
+	}{{"tokenizer.ggml.eot_token_id", &v.EOT}, {"tokenizer.ggml.eom_token_id", &v.EOM}} {
+		if i := id(s.key, -1); i >= 0 {
+			*s.dst = &i
+		}
+	}
 	addBOS, addPrefix := tokenizer.VocabDefaults(v.Model, v.Pre)
 	flag := func(key string, def bool) bool {
 		if b, err := f.Bool(key); err == nil {
