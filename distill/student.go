@@ -15,7 +15,14 @@ import (
 // studentShape is the student's configuration: the flags, with the
 // teacher's values where they are 0 (one layer by default).
 func (c Config) studentShape(teacher model.Config) model.Config {
-	s := teacher
+	// The student is a Llama-architecture decoder whatever the teacher's
+	// family: its widths default to the teacher's, its vocabulary and
+	// context are the teacher's.
+	s := model.Config{Arch: "llama", Dim: teacher.Dim, Hidden: teacher.Hidden, Heads: teacher.Heads, KVHeads: teacher.KVHeads,
+		Vocab: teacher.Vocab, SeqLen: teacher.SeqLen, RopeTheta: teacher.RopeTheta, NormEps: teacher.NormEps}
+	if s.Dim%s.Heads != 0 {
+		s.Heads, s.KVHeads = 1, 1 // a teacher with its own head width (Gemma, Qwen3): pass --heads
+	}
 	s.Layers = 1
 	for _, f := range []struct {
 		dst *int
@@ -152,9 +159,9 @@ func newStudent(c Config, teacher *llama.Model, open func(spec string) (*llama.M
 // embedding's top Dim right singular vectors: E·V_k, the best rank-k
 // approximation of the teacher's token geometry in the student's width.
 func projectEmbedding(p *train.Params[float32], tw *llama.Weights) error {
-	tc, k := tw.Config, p.Shape.Dim
-	if k > tc.Dim {
-		return fmt.Errorf("--init svd projects the teacher's %d-wide embedding: the student's --dim %d must not be wider", tc.Dim, k)
+	width, k := tw.Embedding.Cols, p.Shape.Dim
+	if k > width {
+		return fmt.Errorf("--init svd projects the teacher's %d-wide embedding: the student's --dim %d must not be wider", width, k)
 	}
 	e := mat.NewDense(tw.Embedding.Rows, tw.Embedding.Cols, nil)
 	row := make([]float32, tw.Embedding.Cols)
@@ -170,7 +177,7 @@ func projectEmbedding(p *train.Params[float32], tw *llama.Weights) error {
 	}
 	var v, out mat.Dense
 	svd.VTo(&v)
-	out.Mul(e, v.Slice(0, tc.Dim, 0, k))
+	out.Mul(e, v.Slice(0, width, 0, k))
 	for i := range tw.Embedding.Rows {
 		for j := range k {
 			p.Embedding[i*k+j] = float32(out.At(i, j))

@@ -231,6 +231,9 @@ func (p *Params[F]) InitRandom(seed uint64, std float64) {
 // parameters of their shape: the layers [0, layers) (all when layers ≤ 0).
 func FromWeights[F Float](w *llama.Weights, layers int) (*Params[F], error) {
 	c := w.Config
+	if c.Arch != "llama" || c.HeadDim > 0 || c.RopeNeox || c.RopeDims > 0 || c.RopeScale > 0 || c.Window > 0 || w.RopeFactors != nil || w.Layers[0].Bq != nil {
+		return nil, fmt.Errorf("%w: hlm trains Llama-architecture decoders; the %s weights cannot be copied into one (distill a student from random, svd or a Llama --init instead)", model.ErrUnsupported, c.Arch)
+	}
 	if layers <= 0 || layers > len(w.Layers) {
 		layers = len(w.Layers)
 	}
