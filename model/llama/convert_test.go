@@ -181,6 +181,29 @@ func FuzzFromGGUF(f *testing.F) {
 		}
 		f.Add(buf.Bytes())
 	}
+	// Every other family, small, with its own keys and tensors.
+	for _, c := range []model.Config{
+		{Arch: "qwen2", RopeNeox: true},
+		{Arch: "qwen3", RopeNeox: true, HeadDim: 8},
+		{Arch: "gemma2", RopeNeox: true, Window: 2, LocalLayers: "LG", AttnSoftcap: 50, FinalSoftcap: 30, EmbedScale: float32(math.Sqrt(32))},
+		{Arch: "gemma3", RopeNeox: true, HeadDim: 8, Window: 2, LocalLayers: "LG", LocalTheta: 10000, RopeScale: 8, EmbedScale: float32(math.Sqrt(32))},
+		{Arch: "phi3", RopeNeox: true, RopeDims: 12},
+		{Arch: "gpt2"},
+		{Arch: "opt", PosOffset: 2, PostNorm: true, EmbedDim: 16},
+		{Arch: "gpt_neo", Window: 2, LocalLayers: "GL", AttnScale: 1},
+	} {
+		c.Dim, c.Hidden, c.Layers, c.Heads, c.KVHeads, c.Vocab, c.SeqLen = 32, 32, 2, 2, 1, 6, 4
+		w, err := RandomWeights(c, 1)
+		if err != nil {
+			f.Fatal(c.Arch, err)
+		}
+		m, _ := New(w, nil, "seed")
+		var buf bytes.Buffer
+		if _, err := WriteGGUF(&buf, m, tensor.F32, "seed"); err != nil {
+			f.Fatal(c.Arch, err)
+		}
+		f.Add(buf.Bytes())
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		gf, err := gguf.Parse(bytes.NewReader(data), int64(len(data)))
 		if err != nil {

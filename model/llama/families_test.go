@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hlmproject/hlm/model"
 	"github.com/hlmproject/hlm/tensor"
 )
 
@@ -174,4 +175,56 @@ func familyHarness() string {
 		return ""
 	}
 	return p
+}
+
+// TestRandomFamilies: random weights of every family evaluate, give the
+// same logits as a block and one token at a time and after a GGUF round
+// trip, and their early exits and Q8_0 copies run.
+func TestRandomFamilies(t *testing.T) {
+	for _, c := range []model.Config{
+		{Arch: "qwen2", RopeNeox: true},
+		{Arch: "qwen3", RopeNeox: true, HeadDim: 24},
+		{Arch: "gemma2", RopeNeox: true, Window: 3, LocalLayers: "LG", AttnSoftcap: 50, FinalSoftcap: 30, EmbedScale: 8},
+		{Arch: "gemma3", RopeNeox: true, HeadDim: 24, Window: 3, LocalLayers: "LG", LocalTheta: 10000, RopeTheta: 1e6, RopeScale: 8, EmbedScale: 8},
+		{Arch: "phi3", RopeNeox: true, RopeDims: 12},
+		{Arch: "gpt2"},
+		{Arch: "opt", PosOffset: 2, PostNorm: true, EmbedDim: 32},
+		{Arch: "gpt_neo", Window: 3, LocalLayers: "GL", AttnScale: 1},
+	} {
+		t.Run(c.Arch, func(t *testing.T) {
+			c.Dim, c.Hidden, c.Layers, c.Heads, c.KVHeads, c.Vocab, c.SeqLen = 64, 96, 2, 4, 2, 50, 32
+			w, err := RandomWeights(c, 7)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, err := New(w, nil, c.Arch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids := []int{1, 5, 9, 2, 44, 3, 7, 8, 11, 12}
+			block := logitsOf(t, m, ids)
+			s := m.NewSession()
+			for i, id := range ids {
+				r, err := s.Eval([]int{id})
+				if err != nil {
+					t.Fatal(err)
+				}
+				assertSame(t, fmt.Sprintf("step %d", i), r[0], block[i])
+			}
+			back, _ := convertAndLoad(t, m, tensor.F32)
+			for i, r := range logitsOf(t, back, ids) {
+				assertSame(t, fmt.Sprintf("GGUF position %d", i), r, block[i])
+			}
+			exit, err := m.EarlyExit(1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			logitsOf(t, exit, ids)
+			q8, _, err := m.Quantized(tensor.Q8_0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			logitsOf(t, q8, ids)
+		})
+	}
 }

@@ -3,15 +3,17 @@ package llama
 import (
 	"math"
 	"math/rand/v2"
+	"strings"
 
 	"github.com/hlmproject/hlm/model"
 	"github.com/hlmproject/hlm/tensor"
 )
 
 // RandomWeights makes float32 weights of a given shape from a seed, scaled
-// like an initialised network (normal with std 1/sqrt(fan-in), unit norms).
-// Benchmarks and tests use them for model shapes no file here provides.
-// Unset RopeTheta and NormEps default to 10000 and 1e-5; Arch to "llama".
+// like an initialised network (normal with std 1/sqrt(fan-in), unit norms,
+// small biases), for any family (c.Arch; "" is "llama"). Benchmarks and
+// tests use them for model shapes no file here provides. Unset RopeTheta
+// and NormEps default to 10000 and 1e-5.
 func RandomWeights(c model.Config, seed uint64) (*Weights, error) {
 	if c.Arch == "" {
 		c.Arch = "llama"
@@ -42,6 +44,9 @@ func RandomWeights(c model.Config, seed uint64) (*Weights, error) {
 		}
 		return v
 	}
+	if c.Arch != "llama" {
+		return randomFamily(c, mat, ones, rng)
+	}
 	kv := c.KVDim()
 	w := &Weights{Config: c, Layers: make([]Layer, c.Layers)}
 	w.Embedding = mat(c.Vocab, c.Dim)
@@ -51,5 +56,42 @@ func RandomWeights(c model.Config, seed uint64) (*Weights, error) {
 	}
 	w.FinalNorm = ones(c.Dim)
 	w.Output = w.Embedding
+	return w, w.Validate()
+}
+
+// randomFamily fills every tensor the family binds (its optional ones
+// aside, the classifier included: untied).
+func randomFamily(c model.Config, mat func(rows, cols int) *tensor.Matrix, ones func(int) []float32, rng *rand.Rand) (*Weights, error) {
+	w := &Weights{Config: c, Layers: make([]Layer, c.Layers)}
+	bs, err := w.bindings()
+	if err != nil {
+		return nil, err
+	}
+	small := func(n int) []float32 {
+		v := make([]float32, n)
+		for i := range v {
+			v[i] = float32(0.02 * rng.NormFloat64())
+		}
+		return v
+	}
+	for _, b := range bs {
+		if b.optional && b.name != "output.weight" {
+			continue
+		}
+		parts := b.parts
+		if len(parts) == 0 {
+			parts = []part{{rows: b.rows, mat: b.mat, vec: b.vec}}
+		}
+		for _, p := range parts {
+			switch {
+			case p.mat != nil:
+				*p.mat = mat(p.rows, b.cols)
+			case strings.Contains(b.name, "norm.weight"):
+				*p.vec = ones(p.rows)
+			default: // biases
+				*p.vec = small(p.rows)
+			}
+		}
+	}
 	return w, w.Validate()
 }
