@@ -320,6 +320,9 @@ func configFromGGUF(f *gguf.File) (model.Config, error) {
 				return c, err
 			}
 		}
+		if !(factor >= 0 && factor <= 1<<20) {
+			return c, fmt.Errorf("%w: %s = %g is out of range", model.ErrFormat, key("rope.scaling.factor"), factor)
+		}
 		switch scaling {
 		case "", "none", "linear":
 			if scaling != "none" && factor > 0 && factor != 1 {
@@ -398,6 +401,9 @@ func configFromGGUF(f *gguf.File) (model.Config, error) {
 				return c, err
 			}
 		}
+	}
+	if c.Window > c.SeqLen {
+		return c, fmt.Errorf("%w: %s = %d is larger than the context (%d)", model.ErrFormat, key("attention.sliding_window"), c.Window, c.SeqLen)
 	}
 	if err := c.Validate(); err != nil {
 		return c, err
