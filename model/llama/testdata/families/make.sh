@@ -7,6 +7,9 @@
 #   *_exactgelu_golden.bin     the same for the GELU families, from llama.cpp built with exact tanh-GELU
 #   opt_pre/ opt_post/ gpt_neo/  tiny random Hugging Face checkpoints (tools/gen_hf.py) and
 #   opt_pre_golden.bin ...     their reference logits from the numpy forward passes in gen_hf.py
+#   *_hf/                      Hugging Face twins of the GGUF models: the checkpoints llama.cpp's converter
+#                              turns into those files (tools/hf_twins.py); they share the GGUF goldens
+#   qwen3_bf16_golden.bin      the golden of the BF16 twin qwen3_hf_bf16/ (float64 numpy, hf_twins.py)
 #   CROSSCHECK.txt             llama.cpp against the independent numpy forward pass (tools/ref_gguf.py)
 #
 #   usage: model/llama/testdata/families/make.sh     (from anywhere; writes beside itself)
@@ -15,7 +18,7 @@
 # bundle, commit de3ff81 when these files were made), at ${HLM_PEERS:-~/.cache/hlm-peers}/llama.cpp.
 # Build outputs go to ${HLM_PEERS:-~/.cache/hlm-peers}/families-build, never here.
 #
-# Time: about 5 s for everything once the two builds exist; the first run also
+# Time: about 25 s for everything once the two builds exist; the first run also
 # builds golden against the stock static libraries (10 s) and a second copy of
 # ggml with exact GELU (about 4 minutes on 2 cores); add the llama.cpp build itself
 # (5-10 minutes) on a machine that has none. Idempotent: the same bytes every run.
@@ -82,6 +85,12 @@ for f in $gelu_families; do
     { echo "make.sh: exact-GELU golden $f failed, see $work/$f.exact.log" >&2; exit 1; }
 done
 py "$here/tools/gen_hf.py" "$here" >"$work/hf.log"
+# Hugging Face twins of the GGUF files just written; the BF16 twin's golden is checked by
+# llama.cpp on an F32 GGUF of the same BF16-rounded weights (kept in $work, not here).
+py "$here/tools/hf_twins.py" "$here" >"$work/twins.log"
+py "$here/tools/hf_twins.py" "$here" --bf16-gguf "$work/qwen3_bf16.gguf"
+"$work/golden" "$work/qwen3_bf16.gguf" "$work/qwen3_bf16_llamacpp_golden.bin" 64 "$ids" 2>"$work/qwen3_bf16.log" ||
+  { echo "make.sh: golden of the BF16-rounded qwen3 failed, see $work/qwen3_bf16.log" >&2; exit 1; }
 
 # 4. Cross-check llama.cpp against the numpy forward pass; the table is committed.
 {
@@ -95,6 +104,11 @@ py "$here/tools/gen_hf.py" "$here" >"$work/hf.log"
   done
   echo "# Hugging Face families: goldens from tools/gen_hf.py (float64 numpy; llama.cpp does not run them)."
   cat "$work/hf.log"
+  echo "# Hugging Face twins (tools/hf_twins.py): the converter's view of each directory is its GGUF bit for bit;"
+  echo "# transformers' forward pass (float64 numpy) over the directory against the goldens of the GGUF."
+  cat "$work/twins.log"
+  echo "# llama.cpp on an F32 GGUF of qwen3's weights rounded to BF16, against the BF16 twin's numpy golden:"
+  py "$here/tools/hf_twins.py" --compare "$work/qwen3_bf16_llamacpp_golden.bin" "$here/qwen3_bf16_golden.bin"
   echo "# llama.cpp warnings while loading: $(grep -hi 'warn' "$work"/*.log | sort -u | wc -l)"
 } | sed "s|$here/||g" >"$here/CROSSCHECK.txt"
 cat "$here/CROSSCHECK.txt"
