@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/hlmproject/hlm/model"
@@ -238,9 +239,13 @@ func TestHFMalformed(t *testing.T) {
 	if _, err := LoadHF(dir); !errors.Is(err, model.ErrFormat) {
 		t.Errorf("empty safetensors: err = %v, want ErrFormat", err)
 	}
+	write("config.json", `{"model_type":"mamba"}`)
+	if _, err := LoadHF(dir); !errors.Is(err, model.ErrUnsupported) || !strings.Contains(err.Error(), "mamba") {
+		t.Errorf("mamba: err = %v, want ErrUnsupported naming it", err)
+	}
 	write("config.json", `{"model_type":"gpt2"}`)
-	if _, err := LoadHF(dir); !errors.Is(err, model.ErrUnsupported) {
-		t.Errorf("gpt2: err = %v, want ErrUnsupported", err)
+	if _, err := LoadHF(dir); !errors.Is(err, model.ErrFormat) {
+		t.Errorf("gpt2 without sizes: err = %v, want ErrFormat", err)
 	}
 	write("config.json", `{"model_type":"llama","hidden_size":-5}`)
 	if _, err := LoadHF(dir); !errors.Is(err, model.ErrFormat) {

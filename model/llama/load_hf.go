@@ -46,6 +46,12 @@ type hfConfig struct {
 	SlidingWindowPeriod int      `json:"sliding_window_pattern"`
 	LayerTypes          []string `json:"layer_types"`
 	RopeLocalBase       float64  `json:"rope_local_base_freq"`
+	// Qwen2/Qwen3.
+	UseSlidingWindow bool `json:"use_sliding_window"`
+	MaxWindowLayers  int  `json:"max_window_layers"`
+	// transformers v5 writes rope_parameters instead of rope_theta and
+	// rope_scaling: one set, or one per layer type (Gemma 3).
+	RopeParameters json.RawMessage `json:"rope_parameters"`
 	// Phi-3.
 	PartialRotary *float64 `json:"partial_rotary_factor"`
 	// GPT-2.
@@ -68,6 +74,116 @@ type hfConfig struct {
 	WindowSize     int               `json:"window_size"`
 }
 
+// parseHFConfig reads a config.json over the defaults transformers' config
+// class of its model_type has for the keys a file may leave out.
+func parseHFConfig(b []byte) (*hfConfig, error) {
+	var head struct {
+		ModelType string `json:"model_type"`
+	}
+	if err := json.Unmarshal(b, &head); err != nil {
+		return nil, err
+	}
+	hc := hfDefaults(head.ModelType)
+	if err := json.Unmarshal(b, &hc); err != nil {
+		return nil, err
+	}
+	if err := hc.ropeParameters(); err != nil {
+		return nil, err
+	}
+	return &hc, nil
+}
+
+// hfDefaults are the defaults of transformers' configuration classes for
+// the keys hlm reads (LlamaConfig, MistralConfig, Qwen2Config, …);
+// dimensions have none that a real checkpoint relies on.
+func hfDefaults(modelType string) hfConfig {
+	f := func(v float64) *float64 { return &v }
+	i := func(v int) *int { return &v }
+	hc := hfConfig{ModelType: modelType, RopeTheta: 10000}
+	switch modelType {
+	case "llama", "mistral", "qwen2", "qwen3", "phi3":
+		hc.HiddenAct = "silu"
+		hc.RMSNormEps = 1e-6
+		switch modelType {
+		case "mistral":
+			hc.SlidingWindow = i(4096)
+		case "qwen2", "qwen3":
+			hc.SlidingWindow, hc.MaxWindowLayers = i(4096), 28
+			if modelType == "qwen3" {
+				hc.HeadDim = 128
+			}
+		case "phi3":
+			hc.RMSNormEps = 1e-5
+		}
+	case "gemma2", "gemma3_text":
+		hc.HiddenActivation, hc.RMSNormEps, hc.HeadDim = "gelu_pytorch_tanh", 1e-6, 256
+		hc.QueryPreAttnScalar, hc.SlidingWindow = 256, i(4096)
+		if modelType == "gemma2" {
+			hc.AttnSoftcap, hc.FinalSoftcap = f(50), f(30)
+		} else {
+			hc.RopeTheta, hc.RopeLocalBase, hc.SlidingWindowPeriod = 1e6, 10000, 6
+		}
+	case "gpt2", "gpt_neo":
+		hc.ActivationFn, hc.LayerNormEps = "gelu_new", 1e-5
+		if modelType == "gpt_neo" {
+			hc.WindowSize = 256
+		}
+	case "opt":
+		hc.ActivationFn = "relu"
+	}
+	return hc
+}
+
+// ropeParameters moves transformers v5's rope_parameters into rope_theta
+// and rope_scaling (and, per layer type, the local layers' base).
+func (hc *hfConfig) ropeParameters() error {
+	if len(hc.RopeParameters) == 0 || string(hc.RopeParameters) == "null" {
+		return nil
+	}
+	type params struct {
+		Theta *float64 `json:"rope_theta"`
+		Type  string   `json:"rope_type"`
+	}
+	var one params
+	if err := json.Unmarshal(hc.RopeParameters, &one); err != nil {
+		return fmt.Errorf("rope_parameters: %v", err)
+	}
+	if one.Type != "" || one.Theta != nil {
+		if one.Theta != nil {
+			hc.RopeTheta = *one.Theta
+		}
+		hc.RopeScaling = hc.RopeParameters
+		return nil
+	}
+	var byLayer map[string]json.RawMessage
+	if err := json.Unmarshal(hc.RopeParameters, &byLayer); err != nil {
+		return fmt.Errorf("rope_parameters: %v", err)
+	}
+	for kind, raw := range byLayer {
+		var p params
+		if err := json.Unmarshal(raw, &p); err != nil {
+			return fmt.Errorf("rope_parameters[%q]: %v", kind, err)
+		}
+		switch kind {
+		case "full_attention":
+			if p.Theta != nil {
+				hc.RopeTheta = *p.Theta
+			}
+			hc.RopeScaling = raw
+		case "sliding_attention":
+			if p.Type != "" && p.Type != "default" {
+				return fmt.Errorf("%w: rope_parameters[%q] of type %q (hlm scales the global layers only)", model.ErrUnsupported, kind, p.Type)
+			}
+			if p.Theta != nil {
+				hc.RopeLocalBase = *p.Theta
+			}
+		default:
+			return fmt.Errorf("%w: rope_parameters for layer type %q", model.ErrUnsupported, kind)
+		}
+	}
+	return nil
+}
+
 // hfArch maps a Hugging Face model_type to the family hlm runs it as.
 var hfArch = map[string]string{
 	"llama": "llama", "mistral": "llama", "qwen2": "qwen2", "qwen3": "qwen3",
@@ -88,8 +204,8 @@ func LoadHF(dir string) (*Weights, error) {
 	if err != nil {
 		return nil, err
 	}
-	var hc hfConfig
-	if err := json.Unmarshal(b, &hc); err != nil {
+	hc, err := parseHFConfig(b)
+	if err != nil {
 		return nil, fmt.Errorf("%w: %s/config.json: %v", model.ErrFormat, dir, err)
 	}
 	arch, ok := hfArch[hc.ModelType]
@@ -235,15 +351,40 @@ func (hc *hfConfig) config(arch string) (model.Config, []float32, error) {
 				}
 			}
 		}
-	case "phi3":
-		// transformers' Phi3 masks attention to the sliding window
-		// (llama.cpp does not: its GGUF files differ past the window).
+	case "qwen2", "qwen3":
+		// transformers' Qwen2/Qwen3 (llama.cpp ignores the window): layer
+		// types if given, else the layers from max_window_layers on.
+		if hc.UseSlidingWindow && hc.SlidingWindow != nil && *hc.SlidingWindow > 0 {
+			c.Window = *hc.SlidingWindow
+			if len(hc.LayerTypes) > 0 {
+				if c.LocalLayers, err = hc.localLayers(arch, c.Layers); err != nil {
+					return c, nil, err
+				}
+			} else {
+				out := make([]byte, c.Layers)
+				for l := range out {
+					out[l] = localMark(l >= hc.MaxWindowLayers)
+				}
+				c.LocalLayers = string(out)
+			}
+			if !strings.Contains(c.LocalLayers, "L") {
+				c.Window, c.LocalLayers = 0, ""
+			}
+		}
+	}
+	if arch == "phi3" || hc.ModelType == "mistral" {
+		// transformers' Phi3 and Mistral (v0.1) mask attention to the
+		// sliding window (llama.cpp does not: its GGUF files differ past
+		// the window).
 		if hc.SlidingWindow != nil && *hc.SlidingWindow > 0 && *hc.SlidingWindow < c.SeqLen {
 			c.Window, c.LocalLayers = *hc.SlidingWindow, strings.Repeat("L", c.Layers)
 		}
 	}
 	if c.Window > c.SeqLen {
 		return c, nil, fmt.Errorf("%w: sliding window %d is larger than max_position_embeddings %d", model.ErrFormat, c.Window, c.SeqLen)
+	}
+	if err := c.Validate(); err != nil {
+		return c, nil, err
 	}
 	factors, err := hc.ropeScaling(&c)
 	if err != nil {
@@ -326,7 +467,8 @@ func (hc *hfConfig) ropeScaling(c *model.Config) ([]float32, error) {
 		return nil, nil
 	}
 	var rs struct {
-		Type, RopeType  string
+		Type            string
+		RopeType        string `json:"rope_type"`
 		Factor          float64
 		LowFreqFactor   float64 `json:"low_freq_factor"`
 		HighFreqFactor  float64 `json:"high_freq_factor"`
@@ -386,9 +528,8 @@ func newHFMapping(arch string, cfg model.Config, tensors map[string]shardTensor)
 		if g, ok := hfToGGUF(arch, name); ok {
 			m.ggufOf[name] = g
 			m.hfOf[g] = name
-		} else if strings.HasSuffix(name, ".attn.bias") || strings.HasSuffix(name, ".attn.masked_bias") ||
-			strings.HasSuffix(name, ".rotary_emb.inv_freq") {
-			m.skip[name] = true // GPT-2's causal mask and cached rotary tables
+		} else if hfBuffer(name) {
+			m.skip[name] = true
 		}
 	}
 	if _, ok := m.hfOf["token_embd.weight"]; !ok {
@@ -400,6 +541,18 @@ func newHFMapping(arch string, cfg model.Config, tensors map[string]shardTensor)
 		}
 	}
 	return m
+}
+
+// hfBuffer reports whether a checkpoint tensor is a buffer, not a weight:
+// GPT-2's and GPT-Neo's causal masks, cached rotary tables.
+func hfBuffer(name string) bool {
+	for _, suffix := range []string{".attn.bias", ".attn.masked_bias", ".attn.attention.bias",
+		".attn.attention.masked_bias", ".rotary_emb.inv_freq"} {
+		if strings.HasSuffix(name, suffix) {
+			return true
+		}
+	}
+	return false
 }
 
 // names are the checkpoint's tensors by their GGUF names (an unknown one
