@@ -1,10 +1,20 @@
 package main
 
 import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/hlmproject/hlm/cloud"
+	"github.com/hlmproject/hlm/edge"
+	"github.com/hlmproject/hlm/hybrid"
+	"github.com/hlmproject/hlm/model/llama"
 )
 
 // familyModels are the tiny random-weight models of every family hlm runs
@@ -61,4 +71,90 @@ func TestFamiliesEndToEnd(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestFamiliesOverTheNetwork runs every family as hlm serve's verifier
+// with its early exit as the device's draft, over a real TCP connection:
+// greedy (temperature 0) lossless methods must give the reference's greedy
+// continuation (llama.cpp's, or numpy's for OPT and GPT-Neo, from the
+// golden files), up to the first end-of-generation token.
+func TestFamiliesOverTheNetwork(t *testing.T) {
+	dir := filepath.Join("..", "..", "model", "llama", "testdata", "families")
+	goldens := map[string]string{"llama31.gguf": "llama31_golden.bin", "llama32.gguf": "llama32_golden.bin",
+		"qwen2.gguf": "qwen2_golden.bin", "qwen3.gguf": "qwen3_golden.bin", "gemma2.gguf": "gemma2_golden.bin",
+		"gemma3.gguf": "gemma3_golden.bin", "phi3.gguf": "phi3_golden.bin", "gpt2.gguf": "gpt2_golden.bin",
+		"opt_pre": "opt_pre_golden.bin", "opt_post": "opt_post_golden.bin", "gpt_neo": "gpt_neo_golden.bin"}
+	for _, name := range familyModels {
+		t.Run(name, func(t *testing.T) {
+			prompt, greedy := readFamilyGolden(t, filepath.Join(dir, goldens[name]))
+			llm, err := llama.OpenSpec(filepath.Join(dir, name), "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			slm, err := llama.OpenSpec(filepath.Join(dir, name)+"@exit=1", "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv, err := cloud.New(cloud.Config{LLM: llm})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			go srv.Serve(context.Background(), ln)
+			defer func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				defer cancel()
+				srv.Shutdown(ctx)
+			}()
+			for _, method := range []string{hybrid.QS, hybrid.Coupled} {
+				p := hybrid.DefaultParams()
+				p.Method, p.MaxTokens, p.Temperature = method, 24, 0
+				g, err := edge.NewGenerator(edge.Config{Addr: ln.Addr().String()}, slm, p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				res, _, err := g.OneTokens(context.Background(), p, prompt, nil)
+				if err != nil {
+					t.Fatalf("%s: %v", method, err)
+				}
+				want := greedy[:min(len(greedy), p.MaxTokens)]
+				if len(res.Tokens) < len(want) && res.Stop == hybrid.StopEnd {
+					want = want[:len(res.Tokens)]
+				}
+				if fmt.Sprint(res.Tokens) != fmt.Sprint(want) {
+					t.Errorf("%s over the network:\n got %v (%s)\nwant %v", method, res.Tokens, res.Stop, want)
+				}
+				if len(want) < 4 {
+					t.Errorf("%s: only %d tokens compared (%v, %s)", method, len(want), res.Tokens, res.Stop)
+				}
+				if res.Uploads == 0 {
+					t.Errorf("%s: no round reached the server", method)
+				}
+			}
+		})
+	}
+}
+
+// readFamilyGolden reads the prompt ids and the greedy continuation of a
+// golden file (layout in model/llama/testdata/families/README.md).
+func readFamilyGolden(t *testing.T, path string) (prompt, greedy []int) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i32 := func(off int) int { return int(int32(binary.LittleEndian.Uint32(b[off:]))) }
+	n, v := i32(0), i32(4)
+	for i := range n {
+		prompt = append(prompt, i32(8+4*i))
+	}
+	off := 8 + 4*n + 4*n*v
+	g := i32(off)
+	for i := range g {
+		greedy = append(greedy, i32(off+4+4*i))
+	}
+	return prompt, greedy
 }
