@@ -53,8 +53,15 @@ type Config struct {
 	RopeDims int  `json:"rope_dims,omitempty"`
 	RopeNeox bool `json:"rope_neox,omitempty"`
 	// RopeScale divides the positions of the global layers (linear
-	// scaling); 0 or 1: none.
-	RopeScale float64 `json:"rope_scale,omitempty"`
+	// scaling); 0 or 1: none. With YarnOrigCtx > 0 it is YaRN's factor
+	// instead (Peng et al. 2023): the high frequencies kept, the low ones
+	// divided, a ramp between them set by the context the model was
+	// trained on (YarnOrigCtx), and the rotations scaled by
+	// 1 + 0.1·ln(factor). RopeAttnFactor, when > 0, multiplies every
+	// rotation (llama.cpp's rope.scaling.attn_factor).
+	RopeScale      float64 `json:"rope_scale,omitempty"`
+	YarnOrigCtx    int     `json:"yarn_orig_ctx,omitempty"`
+	RopeAttnFactor float64 `json:"rope_attn_factor,omitempty"`
 	// Window is the sliding window of the layers LocalLayers marks ('L'
 	// at a layer's index; 'G' a global layer): a query at position i sees
 	// the keys at i−Window+1 … i. LocalTheta is their rotary base (0:
@@ -172,6 +179,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: %d rotary dims for head size %d", ErrFormat, c.RopeDims, c.HeadSize())
 	case c.RopeScale < 0 || c.RopeScale > 1<<20 || c.RopeScale != c.RopeScale:
 		return fmt.Errorf("%w: rope scale %g", ErrFormat, c.RopeScale)
+	case c.YarnOrigCtx < 0 || c.YarnOrigCtx > 1<<30 || c.YarnOrigCtx > 0 && !(c.RopeScale >= 1):
+		return fmt.Errorf("%w: YaRN over an original context of %d with factor %g", ErrFormat, c.YarnOrigCtx, c.RopeScale)
+	case c.RopeAttnFactor < 0 || c.RopeAttnFactor > 1<<10 || c.RopeAttnFactor != c.RopeAttnFactor:
+		return fmt.Errorf("%w: rope attention factor %g", ErrFormat, c.RopeAttnFactor)
 	case c.Window < 0:
 		return fmt.Errorf("%w: sliding window %d", ErrFormat, c.Window)
 	case len(c.LocalLayers) > 0 && len(c.LocalLayers) < c.Layers ||

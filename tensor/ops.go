@@ -143,6 +143,7 @@ type Rope struct {
 	dims     int       // rotated dims per head
 	neox     bool      // pairs (i, i+dims/2) instead of (2i, 2i+1)
 	freq     []float32 // dims/2 inverse frequencies
+	mscale   float32   // multiplies cos and sin (YaRN, attention factor)
 	// cs holds (cos, sin) of every angle of positions below len(cs)/HeadSize,
 	// as Apply would compute them: a decode step would otherwise spend a
 	// sine and a cosine per frequency on each of q and k, per layer.
@@ -159,6 +160,45 @@ type RopeConfig struct {
 	// rope_freqs of Llama-3.1 and llama.cpp's rope do.
 	Factors []float32
 	Neox    bool // rotate pairs (i, i+Dims/2) instead of (2i, 2i+1)
+	// Yarn, when its OrigCtx is > 0, replaces linear scaling.
+	Yarn Yarn
+	// AttnFactor multiplies every rotation (llama.cpp's
+	// rope.scaling.attn_factor); 0: 1.
+	AttnFactor float64
+}
+
+// Yarn is YaRN's rotary scaling (Peng, Quesnelle, Fan, Shippole 2023,
+// "YaRN: Efficient Context Window Extension of Large Language Models",
+// eqs. 17–19 and 22), as llama.cpp's rope_yarn and transformers'
+// _compute_yarn_parameters compute it: frequency i is f_i/Factor
+// ("interpolated") below the correction range of dimensions, f_i itself
+// ("extrapolated") above it, and a linear ramp between; the rotations are
+// scaled by 1 + 0.1·ln Factor.
+type Yarn struct {
+	Factor  float64
+	OrigCtx int // the context the model was trained on
+	// BetaFast and BetaSlow bound the correction range in rotations over
+	// OrigCtx (0: 32 and 1).
+	BetaFast, BetaSlow float64
+}
+
+// yarnCorrDims is the range of frequency indices over which YaRN ramps,
+// in float32 as ggml_rope_yarn_corr_dims computes it.
+func yarnCorrDims(dims int, y Yarn, theta float64) (lo, hi float32) {
+	fast, slow := y.BetaFast, y.BetaSlow
+	if fast == 0 {
+		fast = 32
+	}
+	if slow == 0 {
+		slow = 1
+	}
+	dim := func(rot float64) float32 {
+		return float32(dims) * float32(math.Log(float64(float32(y.OrigCtx)/(float32(rot)*2*float32(math.Pi))))) /
+			(2 * float32(math.Log(float64(float32(theta)))))
+	}
+	lo = max(0, float32(math.Floor(float64(dim(fast)))))
+	hi = min(float32(dims-1), float32(math.Ceil(float64(dim(slow)))))
+	return lo, hi
 }
 
 // ropeTableBytes caps the precomputed angles (positions past the table
@@ -179,14 +219,29 @@ func NewRopeFrom(c RopeConfig, positions int) *Rope {
 		dims = c.HeadSize
 	}
 	dims &^= 1
-	r := &Rope{HeadSize: c.HeadSize, dims: dims, neox: c.Neox, freq: make([]float32, dims/2)}
+	r := &Rope{HeadSize: c.HeadSize, dims: dims, neox: c.Neox, freq: make([]float32, dims/2), mscale: 1}
+	yarn := c.Yarn.OrigCtx > 0 && c.Yarn.Factor > 0
+	var lo, hi float32
+	if yarn {
+		lo, hi = yarnCorrDims(dims, c.Yarn, c.Theta)
+		r.mscale = float32(1 + 0.1*math.Log(c.Yarn.Factor))
+	}
+	if c.AttnFactor > 0 {
+		r.mscale *= float32(c.AttnFactor)
+	}
 	for i := range r.freq {
 		// float32 arithmetic, as llama2.c and PyTorch compute the angles.
 		r.freq[i] = float32(1 / math.Pow(c.Theta, float64(float32(2*i)/float32(dims))))
 		if i < len(c.Factors) && c.Factors[i] != 0 {
 			r.freq[i] /= c.Factors[i]
 		}
-		if c.Scale > 0 && c.Scale != 1 {
+		switch {
+		case yarn:
+			y := (float32(i) - lo) / max(0.001, hi-lo)
+			mix := 1 - min(1, max(0, y)) // 1: extrapolate (keep f), 0: interpolate
+			interp := r.freq[i] * float32(1/c.Yarn.Factor)
+			r.freq[i] = interp*(1-mix) + r.freq[i]*mix
+		case c.Scale > 0 && c.Scale != 1:
 			r.freq[i] *= float32(1 / c.Scale)
 		}
 	}
@@ -195,7 +250,7 @@ func NewRopeFrom(c RopeConfig, positions int) *Rope {
 		r.cs = make([]float32, 0, 2*len(r.freq)*positions)
 		for pos := 0; pos < positions; pos++ {
 			for _, f := range r.freq {
-				c, s := rotation(pos, f)
+				c, s := r.rotation(pos, f)
 				r.cs = append(r.cs, c, s)
 			}
 		}
@@ -203,9 +258,12 @@ func NewRopeFrom(c RopeConfig, positions int) *Rope {
 	return r
 }
 
-// rotation is the (cos, sin) of the angle pos·f.
-func rotation(pos int, f float32) (c, s float32) {
+// rotation is the (cos, sin) of the angle pos·f, scaled by mscale.
+func (r *Rope) rotation(pos int, f float32) (c, s float32) {
 	s64, c64 := math.Sincos(float64(float32(pos) * f))
+	if r.mscale != 1 {
+		return float32(c64) * r.mscale, float32(s64) * r.mscale
+	}
 	return float32(c64), float32(s64)
 }
 
@@ -222,7 +280,7 @@ func (r *Rope) Apply(x []float32, pos int) {
 		if table != nil {
 			fc, fs = table[2*i], table[2*i+1]
 		} else {
-			fc, fs = rotation(pos, f)
+			fc, fs = r.rotation(pos, f)
 		}
 		a, b := 2*i, 2*i+1
 		if r.neox {

@@ -139,8 +139,18 @@ func TestHFConfig(t *testing.T) {
 				}
 				return ""
 			}, nil},
-		{"yarn refused", `{"model_type": "qwen3", ` + base + `"max_position_embeddings": 32768,
-			"rope_scaling": {"factor": 4.0, "original_max_position_embeddings": 32768, "rope_type": "yarn"}}`, nil, model.ErrUnsupported},
+		{"qwen3 yarn", `{"model_type": "qwen3", ` + base + `"max_position_embeddings": 131072,
+			"rope_scaling": {"factor": 4.0, "original_max_position_embeddings": 32768, "rope_type": "yarn"}}`,
+			func(c model.Config, _ []float32) string {
+				if c.RopeScale != 4 || c.YarnOrigCtx != 32768 {
+					return "want YaRN factor 4 over 32768"
+				}
+				return ""
+			}, nil},
+		{"yarn with other beta refused", `{"model_type": "qwen3", ` + base + `"max_position_embeddings": 32768,
+			"rope_scaling": {"factor": 4.0, "original_max_position_embeddings": 8192, "rope_type": "yarn", "beta_fast": 64}}`, nil, model.ErrUnsupported},
+		{"deepseek yarn refused", `{"model_type": "llama", ` + base + `"max_position_embeddings": 32768,
+			"rope_scaling": {"factor": 4.0, "original_max_position_embeddings": 8192, "type": "yarn", "mscale": 0.707, "mscale_all_dim": 0.707}}`, nil, model.ErrUnsupported},
 		{"longrope refused", `{"model_type": "phi3", ` + base + `"max_position_embeddings": 131072,
 			"rope_scaling": {"type": "longrope", "long_factor": [1], "short_factor": [1]}}`, nil, model.ErrUnsupported},
 		{"window beyond context", `{"model_type": "gemma2", ` + base + `"max_position_embeddings": 1024, "sliding_window": 4096}`, nil, model.ErrFormat},
@@ -175,13 +185,13 @@ func TestHFConfig(t *testing.T) {
 func TestHFConfigErrorsName(t *testing.T) {
 	hc, err := parseHFConfig([]byte(`{"model_type": "qwen3", "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2,
 		"num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 100, "max_position_embeddings": 64,
-		"rope_scaling": {"rope_type": "yarn", "factor": 4.0}}`))
+		"rope_scaling": {"rope_type": "dynamic", "factor": 4.0}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, _, err = hc.config("qwen3")
-	if err == nil || !strings.Contains(err.Error(), "yarn") {
-		t.Fatalf("err = %v, want one naming yarn", err)
+	if err == nil || !strings.Contains(err.Error(), "dynamic") {
+		t.Fatalf("err = %v, want one naming dynamic", err)
 	}
 }
 

@@ -328,8 +328,36 @@ func configFromGGUF(f *gguf.File) (model.Config, error) {
 			if scaling != "none" && factor > 0 && factor != 1 {
 				c.RopeScale = factor
 			}
+		case "yarn":
+			// As llama.cpp: ramp over the training context
+			// (original_context_length, else context_length), β 32 and
+			// 1, rotations scaled by 1 + 0.1·ln(factor) times
+			// rope.scaling.attn_factor.
+			if factor > 1 {
+				c.RopeScale = factor
+				if c.YarnOrigCtx, err = optUint("rope.scaling.original_context_length", c.SeqLen); err != nil {
+					return c, err
+				}
+				if c.YarnOrigCtx == 0 {
+					return c, fmt.Errorf("%w: %s is 0", model.ErrFormat, key("rope.scaling.original_context_length"))
+				}
+			}
+			// Keys llama.cpp ignores for these architectures: refused
+			// unless they say what it does anyway.
+			for k, def := range map[string]float64{"rope.scaling.yarn_log_multiplier": 0, "rope.scaling.yarn_ext_factor": 1,
+				"rope.scaling.yarn_attn_factor": 1, "rope.scaling.yarn_beta_fast": 32, "rope.scaling.yarn_beta_slow": 1} {
+				if v, err := opt(k, def); err != nil || v != def {
+					return c, fmt.Errorf("%w: %s = %g (llama.cpp runs %s without it; hlm will not guess)", model.ErrUnsupported, key(k), v, c.Arch)
+				}
+			}
 		default:
-			return c, fmt.Errorf("%w: rope scaling %q (hlm implements linear scaling and Llama-3's rope_freqs)", model.ErrUnsupported, scaling)
+			return c, fmt.Errorf("%w: rope scaling %q (hlm implements linear, YaRN and Llama-3's rope_freqs)", model.ErrUnsupported, scaling)
+		}
+		if c.RopeAttnFactor, err = opt("rope.scaling.attn_factor", 0); err != nil {
+			return c, err
+		}
+		if c.RopeAttnFactor == 1 {
+			c.RopeAttnFactor = 0
 		}
 	} else {
 		c.RopeTheta = 10000 // unused: learned positions

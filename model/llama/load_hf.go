@@ -473,6 +473,14 @@ func (hc *hfConfig) ropeScaling(c *model.Config) ([]float32, error) {
 		LowFreqFactor   float64 `json:"low_freq_factor"`
 		HighFreqFactor  float64 `json:"high_freq_factor"`
 		OriginalContext float64 `json:"original_max_position_embeddings"`
+		// YaRN's settings hlm does not vary (refused unless default).
+		BetaFast     *float64        `json:"beta_fast"`
+		BetaSlow     *float64        `json:"beta_slow"`
+		AttnFactor   *float64        `json:"attention_factor"`
+		Mscale       json.RawMessage `json:"mscale"`
+		MscaleAll    json.RawMessage `json:"mscale_all_dim"`
+		Truncate     *bool           `json:"truncate"`
+		Extrapolated *float64        `json:"extrapolation_factor"`
 	}
 	if err := json.Unmarshal(hc.RopeScaling, &rs); err != nil {
 		return nil, fmt.Errorf("%w: rope_scaling %s", model.ErrFormat, hc.RopeScaling)
@@ -487,6 +495,27 @@ func (hc *hfConfig) ropeScaling(c *model.Config) ([]float32, error) {
 	case kind == "linear" && rs.Factor > 0:
 		if rs.Factor != 1 {
 			c.RopeScale = rs.Factor
+		}
+		return nil, nil
+	case kind == "yarn" && rs.Factor >= 1 && rs.Factor <= 1<<20:
+		// transformers' _compute_yarn_parameters with its defaults (β 32
+		// and 1, attention factor 0.1·ln(factor) + 1, truncated
+		// correction range), as llama.cpp runs the converted file.
+		switch {
+		case rs.BetaFast != nil && *rs.BetaFast != 32, rs.BetaSlow != nil && *rs.BetaSlow != 1,
+			rs.AttnFactor != nil, len(rs.Mscale) > 0, len(rs.MscaleAll) > 0,
+			rs.Truncate != nil && !*rs.Truncate, rs.Extrapolated != nil && *rs.Extrapolated != 1:
+			return nil, fmt.Errorf("%w: rope_scaling %s (hlm runs YaRN with its default β, attention factor and truncation, as llama.cpp does)", model.ErrUnsupported, hc.RopeScaling)
+		}
+		orig := int(rs.OriginalContext)
+		if orig == 0 {
+			orig = c.SeqLen
+		}
+		if rs.OriginalContext < 0 || rs.OriginalContext > 1<<30 || orig <= 0 {
+			return nil, fmt.Errorf("%w: rope_scaling %s: original_max_position_embeddings", model.ErrFormat, hc.RopeScaling)
+		}
+		if rs.Factor > 1 {
+			c.RopeScale, c.YarnOrigCtx = rs.Factor, orig
 		}
 		return nil, nil
 	case kind == "llama3" && rs.Factor > 0 && rs.LowFreqFactor > 0 && rs.HighFreqFactor > rs.LowFreqFactor && rs.OriginalContext > 0:
@@ -508,7 +537,7 @@ func (hc *hfConfig) ropeScaling(c *model.Config) ([]float32, error) {
 		}
 		return factors, nil
 	}
-	return nil, fmt.Errorf("%w: rope_scaling %s (hlm implements linear and llama3)", model.ErrUnsupported, hc.RopeScaling)
+	return nil, fmt.Errorf("%w: rope_scaling %s (hlm implements linear, llama3 and yarn)", model.ErrUnsupported, hc.RopeScaling)
 }
 
 // hfMapping serves a checkpoint's tensors under their GGUF names, with

@@ -44,15 +44,19 @@ func New(w *Weights, tok *tokenizer.Tokenizer, name string) (*Model, error) {
 	m := &Model{w: w, cfg: c, fam: fam, tok: tok, name: name, fp: new(fingerprint), buf: new(sync.Pool)}
 	if !fam.learnedPos {
 		rc := tensor.RopeConfig{HeadSize: c.HeadSize(), Dims: c.RopeDims, Theta: c.RopeTheta, Scale: c.RopeScale, Factors: w.RopeFactors, Neox: c.RopeNeox}
+		if c.YarnOrigCtx > 0 {
+			rc.Scale, rc.Yarn = 0, tensor.Yarn{Factor: c.RopeScale, OrigCtx: c.YarnOrigCtx}
+		}
+		rc.AttnFactor = c.RopeAttnFactor
 		m.rope = tensor.NewRopeFrom(rc, c.SeqLen)
 		if c.Window > 0 && (c.LocalTheta > 0 && c.LocalTheta != c.RopeTheta || c.RopeScale > 0 && c.RopeScale != 1) {
 			// Local layers: their own base, no scaling (llama.cpp's swa
 			// frequency base and scale; Gemma 2's equal the global ones).
-			rc.Scale, rc.Factors = 0, nil
+			rc.Scale, rc.Factors, rc.Yarn = 0, nil, tensor.Yarn{}
 			if c.LocalTheta > 0 {
 				rc.Theta = c.LocalTheta
 			}
-			if c.Arch == "gemma2" {
+			if c.Arch == "gemma2" && c.YarnOrigCtx == 0 {
 				rc.Scale = c.RopeScale
 			}
 			m.ropeLocal = tensor.NewRopeFrom(rc, c.SeqLen)

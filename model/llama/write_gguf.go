@@ -171,9 +171,17 @@ func archMetadata(gw *gguf.Writer, w *Weights, t tensor.DType, name string) erro
 	} else {
 		gw.AddFloat32(k("attention.layer_norm_rms_epsilon"), c.NormEps)
 	}
-	if c.RopeScale > 0 && c.RopeScale != 1 {
+	switch {
+	case c.YarnOrigCtx > 0:
+		gw.AddString(k("rope.scaling.type"), "yarn")
+		gw.AddFloat32(k("rope.scaling.factor"), float32(c.RopeScale))
+		gw.AddUint32(k("rope.scaling.original_context_length"), uint32(c.YarnOrigCtx))
+	case c.RopeScale > 0 && c.RopeScale != 1:
 		gw.AddString(k("rope.scaling.type"), "linear")
 		gw.AddFloat32(k("rope.scaling.factor"), float32(c.RopeScale))
+	}
+	if c.RopeAttnFactor > 0 {
+		gw.AddFloat32(k("rope.scaling.attn_factor"), float32(c.RopeAttnFactor))
 	}
 	if c.Window > 0 {
 		gw.AddUint32(k("attention.sliding_window"), uint32(c.Window))
