@@ -512,7 +512,7 @@ func (s *Server) open(c net.Conn, body []byte) (*session, error) {
 		return nil, perr(wire.ErrCodeBad, "%v", err)
 	}
 	var slm model.Model
-	if p.Method == hybrid.Replica {
+	if m, _ := hybrid.MethodByName(p.Method); m.ServerDraft {
 		for _, r := range s.cfg.Replicas {
 			if r.Fingerprint() == o.SLM {
 				slm = r

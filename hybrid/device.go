@@ -2,15 +2,11 @@ package hybrid
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
-	"slices"
 
 	"github.com/hlmproject/hlm/codec"
-	"github.com/hlmproject/hlm/importance"
 	"github.com/hlmproject/hlm/model"
 	"github.com/hlmproject/hlm/policy"
-	"github.com/hlmproject/hlm/sampling"
 	"github.com/hlmproject/hlm/spec"
 	"github.com/hlmproject/hlm/uncertainty"
 	"github.com/hlmproject/hlm/wire"
@@ -20,6 +16,7 @@ import (
 // applies the server's verdicts. Not safe for concurrent use.
 type Device struct {
 	p      Params
+	m      *Method
 	vocab  int
 	slm    *cache // nil for the LLM-only method
 	rng    *rand.Rand
@@ -94,9 +91,9 @@ func NewDevice(p Params, slm model.Model, vocab int, prompt []int) (*Device, err
 	if len(prompt) == 0 {
 		return nil, fmt.Errorf("%w: empty prompt (start it with BOS)", ErrParam)
 	}
-	d := &Device{p: p, vocab: vocab, rng: rand.New(rand.NewPCG(p.Seed, 0x646576696365)), prompt: len(prompt),
+	d := &Device{p: p, m: p.method(), vocab: vocab, rng: rand.New(rand.NewPCG(p.Seed, 0x646576696365)), prompt: len(prompt),
 		seq: append([]int(nil), prompt...), perturb: uncertainty.Perturbation{M: p.M, ThetaMax: p.ThetaMax}, lastConf: 1}
-	if p.Method != LLM {
+	if d.m.Family != FamilyLLM {
 		if slm == nil {
 			return nil, fmt.Errorf("%w: method %s needs a draft model", ErrParam, p.Method)
 		}
@@ -104,22 +101,20 @@ func NewDevice(p Params, slm model.Model, vocab int, prompt []int) (*Device, err
 			return nil, fmt.Errorf("%w: SLM vocabulary %d, LLM vocabulary %d", ErrParam, slm.Config().Vocab, vocab)
 		}
 		s := slm.NewSession()
-		if p.Method == UIHLM || p.Method == IHLM {
+		if d.m.Attention {
 			s.SetCapture(model.CaptureLastLayer)
 		}
 		d.slm = newCache(s)
 	}
-	var err error
-	if d.uploader, err = uploaderOf(p); err != nil {
-		return nil, err
-	}
-	if p.Family() == FamilyBlock {
+	d.uploader = uploaderOf(p)
+	if d.m.Family == FamilyBlock {
 		if p.Draft == "heuristic" {
 			d.dlen = &policy.Heuristic{Initial: p.L, Min: p.LMin, Max: p.LMax}
 		} else {
 			d.dlen = policy.Fixed{L: p.L}
 		}
 	}
+	var err error
 	if d.enc, err = codecOf(p); err != nil {
 		return nil, err
 	}
@@ -139,59 +134,6 @@ func NewDevice(p Params, slm model.Model, vocab int, prompt []int) (*Device, err
 	return d, nil
 }
 
-// uploaderOf is the method's upload rule.
-func uploaderOf(p Params) (policy.Uploader, error) {
-	switch p.Method {
-	case SLM:
-		return policy.Never{}, nil
-	case RandHLM:
-		return policy.Random{P: p.RandP}, nil
-	case UHLM, CUHLMOffline, CUHLMOnline:
-		return policy.Threshold{UTh: p.UploadThreshold()}, nil
-	case UIHLM:
-		return policy.UncertaintyImportance{UTh: p.UploadThreshold(), K: p.ImpK, Gamma: p.Gamma}, nil
-	case IHLM:
-		return policy.ImportanceOnly{K: p.ImpK, Gamma: p.Gamma}, nil
-	}
-	return policy.Always{}, nil
-}
-
-// codecOf is the method's codec; the server builds the same one to decode.
-func codecOf(p Params) (codec.Codec, error) {
-	var c codec.Codec
-	switch p.Method {
-	case LLM, SLM, Coupled, Replica, CoupledList:
-		return nil, nil
-	case HLM, RandHLM, UHLM, UIHLM, IHLM:
-		c = codec.Full{ProbBits: p.ProbBits, IndexBits: p.IndexBits}
-	case CUHLMOffline:
-		c = codec.TopK{K: p.K, ProbBits: p.ProbBits}
-	case CUHLMOnline:
-		c = codec.TopK{K: 0, ProbBits: p.ProbBits, Theta: p.Theta, Eta: p.Eta}
-	case KSQS:
-		c = codec.KSQS{K: p.SQSK, L: p.Ell}
-	case CSQS:
-		cs := codec.NewCSQS()
-		cs.L = p.Ell
-		cs.Alpha, cs.Eta, cs.Beta = p.ConfAlpha, p.ConfEta, p.ConfBeta
-		c = cs
-	case SQ, QS:
-		if p.Draft == "ddqn" {
-			c = codec.VarLattice{L: p.Ell} // ℓ chosen per round, carried in the payload
-		} else {
-			c = codec.Lattice{L: p.Ell}
-		}
-	default:
-		return nil, fmt.Errorf("%w: no codec for method %q", ErrParam, p.Method)
-	}
-	if v, ok := c.(interface{ Validate() error }); ok {
-		if err := v.Validate(); err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrParam, err)
-		}
-	}
-	return c, nil
-}
-
 // Output is the committed output so far (without the prompt).
 func (d *Device) Output() []int { return d.seq[d.prompt:] }
 
@@ -205,80 +147,11 @@ func (d *Device) Step(room int) (Step, error) {
 	if d.pending != nil {
 		return Step{}, fmt.Errorf("hybrid: Step with a verdict outstanding")
 	}
-	var st Step
-	var err error
-	switch d.p.Family() {
-	case FamilyLLM:
-		st = d.send(nil)
-	case FamilyBlock:
-		st, err = d.stepBlock(room)
-	default:
-		st, err = d.stepSkip()
-	}
+	st, err := d.m.drafter.step(d, room)
 	if err == nil && st.Upload != nil {
 		st.UplinkBits = UplinkBits(st.Upload, d.vocab)
 	}
 	return st, err
-}
-
-// stepSkip drafts one token and uploads or commits it (HLM family).
-func (d *Device) stepSkip() (Step, error) {
-	logits, err := d.slm.last(d.seq)
-	if err != nil {
-		return Step{}, err
-	}
-	x := d.p.distOf(nil, logits)
-	dr := drafted{sample: x, u: math.NaN()}
-	var enc codec.Encoded
-	if d.enc != nil && d.p.SamplesRecon() {
-		if enc, err = d.enc.Encode(x, -1); err != nil {
-			return Step{}, err
-		}
-		dr.sample = enc.Recon
-	}
-	dr.token = sampling.Sample(dr.sample, d.rng)
-	if dr.token < 0 {
-		return Step{}, fmt.Errorf("hybrid: the draft distribution has no mass")
-	}
-	tok := policy.Token{Pos: len(d.seq), Draft: dr.token, XDraft: dr.sample[dr.token], U: math.NaN()}
-	if needsUncertainty(d.p.Method) {
-		tok.U = d.perturb.Measure(logits, dr.token, d.rng)
-		dr.u = tok.U
-	}
-	if d.p.Method == UIHLM || d.p.Method == IHLM {
-		// The draft's own attention row (U+I eq. 5): evaluate it now; its
-		// logits serve the next round.
-		if _, err := d.slm.last(append(d.seq, dr.token)); err != nil {
-			return Step{}, err
-		}
-		if a := d.slm.s.Attention(); a != nil {
-			row := a.Last()
-			tok.Attention = row[:len(row)-1] // attention to the preceding tokens
-			dr.imp = importance.CountAbove(tok.Attention, importance.Threshold(tok.Attention, d.p.Gamma))
-		}
-	}
-	if !d.uploader.Upload(tok, d.rng) {
-		d.seq = append(d.seq, dr.token)
-		d.unsent = append(d.unsent, int32(dr.token))
-		d.unsentProb = append(d.unsentProb, float32(tok.XDraft))
-		d.unsentX = append(d.unsentX, dr.sample)
-		return Step{Drafted: 1, Local: dr.token, U: tok.U, Imp: dr.imp}, nil
-	}
-	if !d.p.SamplesRecon() {
-		switch {
-		case d.topk != nil:
-			enc, err = d.topk.EncodeWithBeta(x, dr.token, d.p.predictedBeta(tok.U))
-		default:
-			enc, err = d.enc.Encode(x, dr.token)
-		}
-		if err != nil {
-			return Step{}, err
-		}
-	}
-	dr.recon, dr.payload, dr.bits, dr.support = enc.Recon, enc.Payload, enc.Bits, enc.Support
-	st := d.send([]drafted{dr})
-	st.Drafted = 1
-	return st, nil
 }
 
 // outputDist is the exact distribution of the token a verified draft
@@ -292,165 +165,6 @@ func (d *Device) outputDist(dr drafted, xhat, y []float64) ([]float64, error) {
 		return c.OutputDist(dr.sample, y, d.p.predictedBeta(dr.u))
 	}
 	return spec.OutputDist(dr.sample, xhat, y), nil
-}
-
-// predictedBeta is the online top-k's rejection probability a·u + b,
-// clipped to [0, 1] (CU-HLM eq. 7, 24).
-func (p Params) predictedBeta(u float64) float64 {
-	return min(1, max(0, p.CalibA*u+p.CalibB))
-}
-
-func needsUncertainty(m string) bool {
-	return m == UHLM || m == CUHLMOffline || m == CUHLMOnline || m == UIHLM
-}
-
-// stepBlock drafts a block (Q-S, S-Q, K-SQS, C-SQS).
-func (d *Device) stepBlock(room int) (Step, error) {
-	L := room
-	budget := d.p.Method == KSQS || d.p.Method == CSQS
-	switch {
-	case d.p.Draft == "ddqn" && d.ctrl == nil && (d.p.Method == QS || d.p.Method == SQ):
-		return Step{}, fmt.Errorf("%w: draft=ddqn needs a trained policy (ddqn_model=FILE, see hlm train-ddqn)", ErrParam)
-	case d.ctrl != nil && (d.p.Method == QS || d.p.Method == SQ):
-		l, ell := d.ctrl.Choose(d.controlState())
-		if l < 1 || ell < 1 || ell > codec.MaxL {
-			return Step{}, fmt.Errorf("hybrid: controller chose L=%d, ℓ=%d", l, ell)
-		}
-		L = min(L, l)
-		d.enc = codec.VarLattice{L: ell}
-		d.lastEll = ell
-	case !budget:
-		L = min(L, d.dlen.Next())
-	case d.p.LMax > 0:
-		L = min(L, d.p.LMax)
-	}
-	if d.csqs != nil {
-		d.csqs.BeginBatch()
-	}
-	check := checkSeed // replica: running hash of the block's draft logits
-	if d.p.Method == CoupledList {
-		drafts, err := d.draftList(L)
-		if err != nil {
-			return Step{}, err
-		}
-		d.lastL = L
-		st := d.send(drafts)
-		st.Drafted = len(drafts)
-		return st, nil
-	}
-	var drafts []drafted
-	used := 0
-	ctx := append([]int(nil), d.seq...)
-	for len(drafts) < L {
-		logits, err := d.slm.last(ctx)
-		if err != nil {
-			return Step{}, err
-		}
-		x := d.p.distOf(nil, logits)
-		if d.enc == nil { // coupled and replica send token ids only
-			dr := drafted{sample: x, u: math.NaN()}
-			if d.p.Method == Coupled {
-				dr.token = spec.CoupledSample(x, d.p.Seed, len(ctx))
-			} else {
-				dr.token = sampling.Sample(x, d.rng)
-				check = checkLogits(check, logits)
-			}
-			if dr.token < 0 {
-				return Step{}, fmt.Errorf("hybrid: the draft distribution has no mass")
-			}
-			drafts = append(drafts, dr)
-			ctx = append(ctx, dr.token)
-			continue
-		}
-		if budget {
-			bits, err := d.bitsFor(x)
-			if err != nil {
-				return Step{}, err
-			}
-			if len(drafts) > 0 && used+bits > d.p.Budget {
-				break
-			}
-			used += bits
-		}
-		enc, err := d.enc.Encode(x, -1)
-		if err != nil {
-			return Step{}, err
-		}
-		dr := drafted{sample: x, recon: enc.Recon, payload: enc.Payload, bits: enc.Bits, support: enc.Support, u: math.NaN()}
-		if d.p.SamplesRecon() {
-			dr.sample = enc.Recon
-		}
-		dr.token = sampling.Sample(dr.sample, d.rng)
-		if dr.token < 0 {
-			return Step{}, fmt.Errorf("hybrid: the draft distribution has no mass")
-		}
-		drafts = append(drafts, dr)
-		ctx = append(ctx, dr.token)
-	}
-	d.lastL = len(drafts)
-	st := d.send(drafts)
-	st.Drafted = len(drafts)
-	if d.p.Method == Replica {
-		st.Upload.Check, st.Upload.HasCheck = check, true
-	}
-	return st, nil
-}
-
-// draftList drafts list_k coupled sequences of L tokens (list matching),
-// each along its own prefix, flattened draft by draft. ListDrafts asks for
-// one distribution per drafted token in that same order, so the i-th
-// distribution asked for is the one draft token i was drawn from; drafts
-// sharing a prefix share its SLM evaluation through memo.
-func (d *Device) draftList(L int) ([]drafted, error) {
-	base := d.seq
-	memo := map[string][]float64{}
-	var samples [][]float64
-	x := func(prefix []int) ([]float64, error) {
-		key := fmt.Sprint(prefix)
-		p, ok := memo[key]
-		if !ok {
-			logits, err := d.slm.last(append(slices.Clone(base), prefix...))
-			if err != nil {
-				return nil, err
-			}
-			p = d.p.distOf(nil, logits)
-			memo[key] = p
-		}
-		samples = append(samples, p)
-		return p, nil
-	}
-	lists, err := spec.ListDrafts(x, d.p.ListK, L, d.p.Seed, len(base))
-	if err != nil {
-		return nil, fmt.Errorf("hybrid: %w", err)
-	}
-	drafts := make([]drafted, 0, len(samples))
-	for _, toks := range lists {
-		for _, t := range toks {
-			drafts = append(drafts, drafted{token: t, sample: samples[len(drafts)], u: math.NaN()})
-		}
-	}
-	return drafts, nil
-}
-
-// listK is the number of drafts per position of the method (1 unless
-// coupled-list).
-func (p Params) listK() int {
-	if p.Method == CoupledList {
-		return p.ListK
-	}
-	return 1
-}
-
-// bitsFor is the codec payload size a budget-filled batch will spend on x.
-func (d *Device) bitsFor(x []float64) (int, error) {
-	switch c := d.enc.(type) {
-	case *codec.CSQS:
-		support, _ := c.Conformal.Support(x)
-		return c.Bits(len(x), len(support))
-	case codec.KSQS:
-		return c.Bits(len(x))
-	}
-	return 0, fmt.Errorf("hybrid: no bit budget for codec %s", d.enc.Name())
 }
 
 // send builds the upload for drafts, carrying the locally committed tokens.

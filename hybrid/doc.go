@@ -7,15 +7,21 @@
 // system puts a network connection between them. Both run exactly this code
 // with the same seeds, so they produce the same tokens and the same counts.
 //
-// Every method of the papers is a Params.Method:
+// Every method is a row of the method table (method.go; MethodByName):
+// its family, whether it is lossless, its codec and upload rule, and the
+// strategies that draft a round on the device (draft_*.go) and verify it on
+// the server (verify.go). Params.Method names the row:
 //
 //	family   methods                                 per round
 //	LLM      llm                                     the server samples one token (L = 0)
 //	skip     slm hlm rand-hlm u-hlm cu-hlm-offline   one draft; the device may commit it locally
-//	         cu-hlm-online ui-hlm                    instead of uploading (skipped tokens ride along
+//	         cu-hlm-online ui-hlm i-hlm              instead of uploading (skipped tokens ride along
 //	                                                 with the next upload as ids)
 //	block    q-s s-q k-sqs c-sqs                     a block of L drafts verified in one LLM pass,
-//	                                                 L fixed, heuristic or filled to a bit budget
+//	                                                 L fixed, heuristic, DDQN or filled to a bit budget
+//	         coupled replica coupled-list            a block sent as token ids only: keyed-noise
+//	                                                 coupling, the server's own SLM copy, or
+//	                                                 list_k coupled drafts (list matching)
 //
 // A verified round of the skip family commits exactly one token, as the
 // papers define it (U-HLM eq. 4/6, CU-HLM Algorithm 1, U+I Sec. II): the

@@ -16,31 +16,8 @@ import (
 // ErrParam reports an unknown or impossible parameter.
 var ErrParam = errors.New("hybrid: invalid parameter")
 
-// Method names, as accepted by `hlm sim --method`.
-const (
-	LLM          = "llm"            // LLM only: the server samples every token
-	SLM          = "slm"            // SLM only: the device samples every token, nothing is sent
-	HLM          = "hlm"            // every token verified, full distribution uploaded
-	RandHLM      = "rand-hlm"       // upload at random with probability rand_p
-	UHLM         = "u-hlm"          // upload when the uncertainty exceeds u_th (U-HLM)
-	CUHLMOffline = "cu-hlm-offline" // U-HLM skipping + fixed top-k compression (CU-HLM, eq. 21)
-	CUHLMOnline  = "cu-hlm-online"  // U-HLM skipping + per-token top-k (CU-HLM, eq. 23–24)
-	UIHLM        = "ui-hlm"         // upload when uncertain and important (U+I, eq. 7)
-	IHLM         = "i-hlm"          // upload when important (U+I's importance-only baseline "I")
-	KSQS         = "k-sqs"          // top-K sparse lattice quantize-then-sample, batches under a bit budget
-	CSQS         = "c-sqs"          // conformal-threshold sparse lattice, batches under a bit budget
-	SQ           = "s-q"            // sample, then lattice-quantize (lossy)
-	QS           = "q-s"            // lattice-quantize, then sample (lossless), fixed or heuristic draft length
-	Coupled      = "coupled"        // shared-randomness coupling: draft ids only, drafter-invariant and lossless
-	Replica      = "replica"        // the server runs the SLM too: draft ids only, standard verification
-	CoupledList  = "coupled-list"   // K coupled drafts per position, list matching (lossless, draft ids only)
-)
-
 // MaxListK bounds list_k (drafts per position of coupled-list).
 const MaxListK = 16
-
-// Methods lists the method names in a stable order.
-var Methods = []string{LLM, SLM, HLM, RandHLM, UHLM, CUHLMOffline, CUHLMOnline, UIHLM, IHLM, KSQS, CSQS, SQ, QS, Coupled, Replica, CoupledList}
 
 // Params are every knob of a run: the method and its parameters, sampling,
 // timing, energy and the channel. Zero values mean "the method's default"
@@ -160,7 +137,7 @@ func (p Params) UploadThreshold() float64 {
 	if !math.IsNaN(p.UTh) {
 		return p.UTh
 	}
-	if p.Method == CUHLMOffline || p.Method == CUHLMOnline {
+	if p.method().CUHLMThreshold {
 		return policy.CUHLMThreshold
 	}
 	return policy.UHLMThreshold
@@ -176,7 +153,7 @@ func (p Params) SamplesRecon() bool {
 	case "slm":
 		return false
 	}
-	return p.Method != CUHLMOffline && p.Method != CUHLMOnline && p.Method != SQ
+	return !p.method().SamplesSLM
 }
 
 // Family tells how a method runs its rounds.
@@ -193,15 +170,7 @@ const (
 func (p Params) OneToken() bool { return p.Family() == FamilySkip && !p.Bonus }
 
 // Family of the method.
-func (p Params) Family() Family {
-	switch p.Method {
-	case LLM:
-		return FamilyLLM
-	case KSQS, CSQS, SQ, QS, Coupled, Replica, CoupledList:
-		return FamilyBlock
-	}
-	return FamilySkip
-}
+func (p Params) Family() Family { return p.method().Family }
 
 // param describes one key of Set.
 type param struct {
@@ -334,16 +303,14 @@ func KeyHelp() [][2]string {
 
 // Validate reports impossible parameters.
 func (p Params) Validate() error {
-	known := false
-	for _, m := range Methods {
-		known = known || m == p.Method
+	m, err := MethodByName(p.Method)
+	if err != nil {
+		return err
 	}
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%w: "+format, append([]any{ErrParam}, args...)...)
 	}
 	switch {
-	case !known:
-		return bad("unknown method %q (want one of %s)", p.Method, strings.Join(Methods, ", "))
 	case p.MaxTokens < 1:
 		return bad("max_tokens %d < 1", p.MaxTokens)
 	case !(p.Temperature >= 0) || math.IsInf(p.Temperature, 0):
@@ -374,7 +341,7 @@ func (p Params) Validate() error {
 		return bad("sampler %q (want standard or gumbel)", p.Sampler)
 	case p.Draft != "fixed" && p.Draft != "heuristic" && p.Draft != "ddqn":
 		return bad("draft %q (want fixed, heuristic or ddqn)", p.Draft)
-	case p.Draft == "ddqn" && p.Method != QS && p.Method != SQ:
+	case p.Draft == "ddqn" && !m.Controlled:
 		return bad("draft=ddqn chooses L and ℓ of the lattice methods q-s and s-q, not %s", p.Method)
 	case p.L < 1 || p.LMin < 1 || p.LMax < 0 || (p.LMax > 0 && p.LMax < p.LMin):
 		return bad("l %d / l_min %d / l_max %d", p.L, p.LMin, p.LMax)

@@ -16,6 +16,7 @@ import (
 // concurrent use; a server process runs one per device session.
 type Server struct {
 	p     Params
+	m     *Method
 	vocab int
 	llm   *cache
 	seq   []int // prompt + committed tokens, as the server knows them
@@ -61,8 +62,8 @@ func NewReplicaServer(p Params, llm, slm model.Model, prompt []int) (*Server, er
 	if len(prompt) >= llm.Config().SeqLen {
 		return nil, fmt.Errorf("%w: prompt of %d tokens, context %d", model.ErrContextFull, len(prompt), llm.Config().SeqLen)
 	}
-	s := &Server{p: p, vocab: vocab, llm: newCache(llm.NewSession()), dec: dec, seq: append([]int(nil), prompt...), ctx: llm.Config().SeqLen}
-	if p.Method == Replica {
+	s := &Server{p: p, m: p.method(), vocab: vocab, llm: newCache(llm.NewSession()), dec: dec, seq: append([]int(nil), prompt...), ctx: llm.Config().SeqLen}
+	if s.m.ServerDraft {
 		if slm == nil {
 			return nil, fmt.Errorf("%w: the replica method needs the draft model on the server", ErrParam)
 		}
@@ -166,38 +167,9 @@ func (s *Server) Prepare(up *wire.Upload) (*Job, error) {
 	if len(target) > s.ctx {
 		return nil, fmt.Errorf("%w: %d positions, context %d", model.ErrContextFull, len(target), s.ctx)
 	}
-	xhats := make([][]float64, L)
-	switch {
-	case s.p.Method == Coupled || s.p.Method == CoupledList:
-		// Nothing to reconstruct: verification uses only the keyed noise.
-	case s.slm != nil:
-		// Replica: compute the draft distributions with the server's own
-		// copy of the SLM and check they are the device's, bit for bit.
-		if L > 0 {
-			rows, err := s.slm.rows(target[:len(target)-1], len(s.seq)+m)
-			if err != nil {
-				return nil, err
-			}
-			h := checkSeed
-			for l := 0; l < L; l++ {
-				h = checkLogits(h, rows[l])
-				xhats[l] = s.p.distOf(nil, rows[l])
-			}
-			if !up.HasCheck || up.Check != h {
-				return nil, fmt.Errorf("round %d: %w (device hash %#x, server %#x)", up.Round, ErrReplicaMismatch, up.Check, h)
-			}
-		}
-	default:
-		for i, d := range up.Drafts {
-			if s.dec == nil {
-				return nil, fmt.Errorf("%w: method %s sends no drafts", ErrParam, s.p.Method)
-			}
-			x, err := s.dec.Decode(d.Payload, s.vocab)
-			if err != nil {
-				return nil, fmt.Errorf("draft %d: %w", i, err)
-			}
-			xhats[i] = x
-		}
+	xhats, err := s.m.verifier.recon(s, up, target, m)
+	if err != nil {
+		return nil, err
 	}
 	// Logits after seq[-1], each committed token and each draft: m+L+1 rows.
 	pl, err := s.llm.plan(target, len(s.seq))
@@ -227,30 +199,11 @@ func (j *Job) Finish(evaluated [][]float32) (*wire.Verdict, *Trace, error) {
 		}
 	}
 	tr.DraftY = ys
-	var res spec.BlockResult
-	draft := 0
-	// The papers' round (U-HLM eq. 4/6, CU-HLM Algorithm 1): the accepted
-	// draft or the resampled token, nothing after it; the verdict's Token is
-	// then the round's one token (Device.Apply reads it so).
-	oneToken := s.p.OneToken() && len(j.lists[0]) == 1
-	switch {
-	case s.p.Method == CoupledList:
-		lr, path, err := s.verifyList(j, ys)
-		if err != nil {
-			return nil, nil, err
-		}
-		res, draft, tr.DraftY = lr.BlockResult, lr.Draft, path
-	case s.p.Method == Coupled || (s.p.Method == LLM && s.p.Sampler == "gumbel"):
-		res = spec.VerifyCoupled(ys, j.lists[0], s.p.Seed, len(s.seq)+m)
-	case oneToken:
-		tok, ok := spec.Verify(j.xhats[0], ys[0], j.lists[0][0], roundRNG(s.p.Seed, up.Round))
-		res = spec.BlockResult{Token: tok, Resampled: !ok}
-		if ok {
-			res.Accepted = 1
-		}
-	default:
-		res = spec.VerifyBlock(j.xhats, ys, j.lists[0], roundRNG(s.p.Seed, up.Round))
+	res, draft, path, err := s.m.verifier.verify(j, ys)
+	if err != nil {
+		return nil, nil, err
 	}
+	tr.DraftY = path
 	v := &wire.Verdict{Round: up.Round, Accepted: res.Accepted, Token: int32(res.Token), Resampled: res.Resampled, Draft: draft}
 	if up.CommittedProb != nil {
 		v.CommittedTarget = make([]float32, m)
@@ -262,7 +215,7 @@ func (j *Job) Finish(evaluated [][]float32) (*wire.Verdict, *Trace, error) {
 	// (not yet evaluated: the next round's pass starts with it).
 	n0 := len(s.seq)
 	s.seq = append(s.seq, j.target[n0:n0+m]...)
-	if oneToken {
+	if j.oneToken() {
 		s.seq = append(s.seq, res.Token) // the draft itself when accepted
 	} else {
 		s.seq = res.Committed(s.seq, j.lists[draft])
@@ -273,6 +226,12 @@ func (j *Job) Finish(evaluated [][]float32) (*wire.Verdict, *Trace, error) {
 	s.round = up.Round
 	return v, tr, nil
 }
+
+// oneToken reports the papers' round of the skip family (U-HLM eq. 4/6,
+// CU-HLM Algorithm 1): the accepted draft or the resampled token, nothing
+// after it; the verdict's Token is then the round's one token
+// (Device.Apply reads it so).
+func (j *Job) oneToken() bool { return j.s.p.OneToken() && len(j.lists[0]) == 1 }
 
 // verifyList runs list matching over the job's K drafts. ys are the target
 // distributions along draft 0 (one pass); where the committed path leaves

@@ -41,7 +41,7 @@ type tracer struct {
 }
 
 func newTracer(w io.Writer, p Params) *tracer {
-	return &tracer{enc: json.NewEncoder(w), imp: p.Method == UIHLM || p.Method == IHLM}
+	return &tracer{enc: json.NewEncoder(w), imp: p.method().Attention}
 }
 
 func (t *tracer) observe(r *round) error {

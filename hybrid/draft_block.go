@@ -1,0 +1,146 @@
+package hybrid
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/hlmproject/hlm/codec"
+	"github.com/hlmproject/hlm/sampling"
+	"github.com/hlmproject/hlm/spec"
+)
+
+// blockLength is the number of drafts a block round may make: the room
+// left, capped by the controller's choice (draft=ddqn, which also sets
+// the round's ℓ), the draft-length policy, or for budget-filled batches
+// by l_max only.
+func (d *Device) blockLength(room int, budget bool) (int, error) {
+	L := room
+	switch {
+	case d.p.Draft == "ddqn" && d.ctrl == nil && d.m.Controlled:
+		return 0, fmt.Errorf("%w: draft=ddqn needs a trained policy (ddqn_model=FILE, see hlm train-ddqn)", ErrParam)
+	case d.ctrl != nil && d.m.Controlled:
+		l, ell := d.ctrl.Choose(d.controlState())
+		if l < 1 || ell < 1 || ell > codec.MaxL {
+			return 0, fmt.Errorf("hybrid: controller chose L=%d, ℓ=%d", l, ell)
+		}
+		L = min(L, l)
+		d.enc = codec.VarLattice{L: ell}
+		d.lastEll = ell
+	case !budget:
+		L = min(L, d.dlen.Next())
+	case d.p.LMax > 0:
+		L = min(L, d.p.LMax)
+	}
+	if d.csqs != nil {
+		d.csqs.BeginBatch()
+	}
+	return L, nil
+}
+
+// encodedBlock drafts a block of up to L tokens, each with its encoded
+// distribution (Q-S, S-Q; K-SQS and C-SQS fill the block to the bit
+// budget: a draft whose payload would exceed it ends the block, the
+// first always goes).
+type encodedBlock struct{ budget bool }
+
+func (b encodedBlock) step(d *Device, room int) (Step, error) {
+	L, err := d.blockLength(room, b.budget)
+	if err != nil {
+		return Step{}, err
+	}
+	var drafts []drafted
+	used := 0
+	ctx := append([]int(nil), d.seq...)
+	for len(drafts) < L {
+		logits, err := d.slm.last(ctx)
+		if err != nil {
+			return Step{}, err
+		}
+		x := d.p.distOf(nil, logits)
+		if b.budget {
+			bits, err := d.bitsFor(x)
+			if err != nil {
+				return Step{}, err
+			}
+			if len(drafts) > 0 && used+bits > d.p.Budget {
+				break
+			}
+			used += bits
+		}
+		enc, err := d.enc.Encode(x, -1)
+		if err != nil {
+			return Step{}, err
+		}
+		dr := drafted{sample: x, recon: enc.Recon, payload: enc.Payload, bits: enc.Bits, support: enc.Support, u: math.NaN()}
+		if d.p.SamplesRecon() {
+			dr.sample = enc.Recon
+		}
+		dr.token = sampling.Sample(dr.sample, d.rng)
+		if dr.token < 0 {
+			return Step{}, fmt.Errorf("hybrid: the draft distribution has no mass")
+		}
+		drafts = append(drafts, dr)
+		ctx = append(ctx, dr.token)
+	}
+	return d.sendBlock(drafts), nil
+}
+
+// bitsFor is the codec payload size a budget-filled batch will spend on x.
+func (d *Device) bitsFor(x []float64) (int, error) {
+	switch c := d.enc.(type) {
+	case *codec.CSQS:
+		support, _ := c.Conformal.Support(x)
+		return c.Bits(len(x), len(support))
+	case codec.KSQS:
+		return c.Bits(len(x))
+	}
+	return 0, fmt.Errorf("hybrid: no bit budget for codec %s", d.enc.Name())
+}
+
+// idsBlock drafts a block sent as token ids only: coupled drafts by the
+// keyed-noise race the server repeats (drafter-invariant), or replica
+// drafts sampled as usual with a running hash of their logits, which the
+// server's own copy of the SLM must reproduce.
+type idsBlock struct{ coupled bool }
+
+func (b idsBlock) step(d *Device, room int) (Step, error) {
+	L, err := d.blockLength(room, false)
+	if err != nil {
+		return Step{}, err
+	}
+	check := checkSeed
+	var drafts []drafted
+	ctx := append([]int(nil), d.seq...)
+	for len(drafts) < L {
+		logits, err := d.slm.last(ctx)
+		if err != nil {
+			return Step{}, err
+		}
+		x := d.p.distOf(nil, logits)
+		dr := drafted{sample: x, u: math.NaN()}
+		if b.coupled {
+			dr.token = spec.CoupledSample(x, d.p.Seed, len(ctx))
+		} else {
+			dr.token = sampling.Sample(x, d.rng)
+			check = checkLogits(check, logits)
+		}
+		if dr.token < 0 {
+			return Step{}, fmt.Errorf("hybrid: the draft distribution has no mass")
+		}
+		drafts = append(drafts, dr)
+		ctx = append(ctx, dr.token)
+	}
+	st := d.sendBlock(drafts)
+	if !b.coupled {
+		st.Upload.Check, st.Upload.HasCheck = check, true
+	}
+	return st, nil
+}
+
+// sendBlock sends a block's drafts.
+func (d *Device) sendBlock(drafts []drafted) Step {
+	d.lastL = len(drafts)
+	st := d.send(drafts)
+	st.Drafted = len(drafts)
+	return st
+}

@@ -1,0 +1,194 @@
+package hybrid
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/hlmproject/hlm/codec"
+	"github.com/hlmproject/hlm/policy"
+)
+
+// Method names, as accepted by `hlm sim --method` and the session
+// parameters' "method" key.
+const (
+	LLM          = "llm"
+	SLM          = "slm"
+	HLM          = "hlm"
+	RandHLM      = "rand-hlm"
+	UHLM         = "u-hlm"
+	CUHLMOffline = "cu-hlm-offline"
+	CUHLMOnline  = "cu-hlm-online"
+	UIHLM        = "ui-hlm"
+	IHLM         = "i-hlm"
+	KSQS         = "k-sqs"
+	CSQS         = "c-sqs"
+	SQ           = "s-q"
+	QS           = "q-s"
+	Coupled      = "coupled"
+	Replica      = "replica"
+	CoupledList  = "coupled-list"
+)
+
+// A Method is one row of the method table: everything the device and the
+// server do differently per method. The round loop, the meters and the
+// wire are the same for all; a method is its drafting strategy (how a
+// round's drafts are made and what is sent), its codec, its upload rule
+// and its verification strategy. Adding a method is a row here and, if it
+// drafts or verifies in a new way, a strategy beside the others.
+type Method struct {
+	Name    string
+	Family  Family
+	Summary string // one line: what a round does, and the source
+	// Lossless: the output is distributed as the LLM's whatever the draft
+	// (given its sampling settings), by construction of the verification.
+	Lossless bool
+
+	// Uncertainty: the device measures each draft's uncertainty (U-HLM
+	// eq. 6–7); Attention: it needs the draft's attention row (U+I eq. 5).
+	Uncertainty, Attention bool
+	// SamplesSLM: by default the draft is sampled from the SLM's own
+	// distribution rather than from what is sent (CU-HLM's top-k, S-Q:
+	// lossy by design; sample_from overrides).
+	SamplesSLM bool
+	// CUHLMThreshold: the default u_th is CU-HLM's 0.8, not U-HLM's 0.431.
+	CUHLMThreshold bool
+	// Controlled: draft=ddqn may choose L and ℓ per round (Q-S Sec. IV-B).
+	Controlled bool
+	// ListK: the method sends list_k drafts per position (list matching).
+	ListK bool
+	// ServerDraft: the server runs the draft model too (replica).
+	ServerDraft bool
+
+	uploader func(Params) policy.Uploader
+	codec    func(Params) (codec.Codec, error) // nil: token ids only
+	drafter  drafter
+	verifier verifier
+}
+
+// methods is the method table, in the order the documentation lists it.
+var methods = []*Method{
+	{Name: LLM, Family: FamilyLLM, Lossless: true, Summary: "LLM only: the server samples every token",
+		drafter: noDrafts{}, verifier: llmVerifier{}},
+	{Name: SLM, Family: FamilySkip, Summary: "SLM only: the device samples every token, nothing is sent",
+		uploader: never, drafter: oneDraft{}, verifier: standard{}},
+	{Name: HLM, Family: FamilySkip, Lossless: true, Summary: "every token verified, the full distribution uploaded",
+		uploader: always, codec: fullCodec, drafter: oneDraft{}, verifier: standard{}},
+	{Name: RandHLM, Family: FamilySkip, Summary: "upload at random with probability rand_p (U-HLM's baseline)",
+		uploader: func(p Params) policy.Uploader { return policy.Random{P: p.RandP} }, codec: fullCodec, drafter: oneDraft{}, verifier: standard{}},
+	{Name: UHLM, Family: FamilySkip, Uncertainty: true, Summary: "upload when the uncertainty exceeds u_th (U-HLM eq. 6–7)",
+		uploader: threshold, codec: fullCodec, drafter: oneDraft{}, verifier: standard{}},
+	{Name: CUHLMOffline, Family: FamilySkip, Uncertainty: true, SamplesSLM: true, CUHLMThreshold: true,
+		Summary:  "U-HLM skipping and a fixed top-k of the SLM's distribution (CU-HLM eq. 21)",
+		uploader: threshold, codec: func(p Params) (codec.Codec, error) { return codec.TopK{K: p.K, ProbBits: p.ProbBits}, nil },
+		drafter: oneDraft{}, verifier: standard{}},
+	{Name: CUHLMOnline, Family: FamilySkip, Uncertainty: true, SamplesSLM: true, CUHLMThreshold: true,
+		Summary:  "U-HLM skipping and a per-token top-k from the predicted rejection (CU-HLM eq. 23–24)",
+		uploader: threshold, codec: func(p Params) (codec.Codec, error) {
+			return codec.TopK{K: 0, ProbBits: p.ProbBits, Theta: p.Theta, Eta: p.Eta}, nil
+		}, drafter: oneDraft{}, verifier: standard{}},
+	{Name: UIHLM, Family: FamilySkip, Uncertainty: true, Attention: true, Summary: "upload when uncertain and important (U+I eq. 7)",
+		uploader: func(p Params) policy.Uploader {
+			return policy.UncertaintyImportance{UTh: p.UploadThreshold(), K: p.ImpK, Gamma: p.Gamma}
+		}, codec: fullCodec, drafter: oneDraft{}, verifier: standard{}},
+	{Name: IHLM, Family: FamilySkip, Attention: true, Summary: "upload when important (U+I's importance-only baseline)",
+		uploader: func(p Params) policy.Uploader { return policy.ImportanceOnly{K: p.ImpK, Gamma: p.Gamma} },
+		codec:    fullCodec, drafter: oneDraft{}, verifier: standard{}},
+	{Name: KSQS, Family: FamilyBlock, Lossless: true, Summary: "top-K sparse lattice drafts filled to a bit budget (SQS)",
+		uploader: always, codec: func(p Params) (codec.Codec, error) { return codec.KSQS{K: p.SQSK, L: p.Ell}, nil },
+		drafter: encodedBlock{budget: true}, verifier: standard{}},
+	{Name: CSQS, Family: FamilyBlock, Lossless: true, Summary: "conformal sparse lattice drafts filled to a bit budget (SQS)",
+		uploader: always, codec: func(p Params) (codec.Codec, error) {
+			cs := codec.NewCSQS()
+			cs.L = p.Ell
+			cs.Alpha, cs.Eta, cs.Beta = p.ConfAlpha, p.ConfEta, p.ConfBeta
+			return cs, nil
+		}, drafter: encodedBlock{budget: true}, verifier: standard{}},
+	{Name: SQ, Family: FamilyBlock, SamplesSLM: true, Controlled: true, Summary: "sample, then lattice-quantize (Q-S's lossy baseline)",
+		uploader: always, codec: latticeCodec, drafter: encodedBlock{}, verifier: standard{}},
+	{Name: QS, Family: FamilyBlock, Lossless: true, Controlled: true,
+		Summary:  "lattice-quantize, then sample: a block of L drafts (Q-S Proposition 1)",
+		uploader: always, codec: latticeCodec, drafter: encodedBlock{}, verifier: standard{}},
+	{Name: Coupled, Family: FamilyBlock, Lossless: true, Summary: "draft ids only, drawn by keyed-noise races the server repeats (drafter-invariant)",
+		uploader: always, drafter: idsBlock{coupled: true}, verifier: coupledVerifier{}},
+	{Name: Replica, Family: FamilyBlock, Lossless: true, ServerDraft: true, Summary: "draft ids only; the server recomputes x with its own SLM copy and checks a hash",
+		uploader: always, drafter: idsBlock{}, verifier: replicaVerifier{}},
+	{Name: CoupledList, Family: FamilyBlock, Lossless: true, ListK: true,
+		Summary:  "list_k coupled drafts per position, list matching (Rowan, Phan, Khisti 2025)",
+		uploader: always, drafter: listBlock{}, verifier: listVerifier{}},
+}
+
+// Methods lists the method names in the table's order.
+var Methods []string
+
+var methodIndex = map[string]*Method{}
+
+func init() {
+	for _, m := range methods {
+		Methods = append(Methods, m.Name)
+		methodIndex[m.Name] = m
+	}
+}
+
+// MethodByName returns the method of a name, or an ErrParam naming the
+// methods there are.
+func MethodByName(name string) (*Method, error) {
+	if m, ok := methodIndex[name]; ok {
+		return m, nil
+	}
+	return nil, fmt.Errorf("%w: unknown method %q (want one of %s)", ErrParam, name, strings.Join(Methods, ", "))
+}
+
+// method is p's row of the table (a method that does not exist is caught
+// by Validate; until then it reads as hlm's, so that no caller panics).
+func (p Params) method() *Method {
+	if m, ok := methodIndex[p.Method]; ok {
+		return m
+	}
+	return methodIndex[HLM]
+}
+
+// Upload rules shared by several methods.
+func never(Params) policy.Uploader  { return policy.Never{} }
+func always(Params) policy.Uploader { return policy.Always{} }
+func threshold(p Params) policy.Uploader {
+	return policy.Threshold{UTh: p.UploadThreshold()}
+}
+
+// Codecs shared by several methods.
+func fullCodec(p Params) (codec.Codec, error) {
+	return codec.Full{ProbBits: p.ProbBits, IndexBits: p.IndexBits}, nil
+}
+
+func latticeCodec(p Params) (codec.Codec, error) {
+	if p.Draft == "ddqn" {
+		return codec.VarLattice{L: p.Ell}, nil // ℓ chosen per round, carried in the payload
+	}
+	return codec.Lattice{L: p.Ell}, nil
+}
+
+// codecOf is the method's codec (nil: token ids only); the server builds
+// the same one to decode.
+func codecOf(p Params) (codec.Codec, error) {
+	m := p.method()
+	if m.codec == nil {
+		return nil, nil
+	}
+	c, err := m.codec(p)
+	if err != nil {
+		return nil, err
+	}
+	if v, ok := c.(interface{ Validate() error }); ok {
+		if err := v.Validate(); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrParam, err)
+		}
+	}
+	return c, nil
+}
+
+// uploaderOf is the method's upload rule.
+func uploaderOf(p Params) policy.Uploader {
+	if u := p.method().uploader; u != nil {
+		return u(p)
+	}
+	return policy.Always{}
+}

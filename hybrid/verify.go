@@ -1,0 +1,122 @@
+package hybrid
+
+import (
+	"fmt"
+
+	"github.com/hlmproject/hlm/spec"
+	"github.com/hlmproject/hlm/wire"
+)
+
+// A verifier is a method's server side beyond the LLM pass every method
+// shares: how the draft distributions x̂ of an upload are obtained, and how
+// its drafts are verified against the LLM's distributions.
+type verifier interface {
+	// recon returns x̂ for each of the upload's drafts (nil entries where
+	// the method verifies without them). target is the committed sequence,
+	// the upload's m committed tokens and its first draft list.
+	recon(s *Server, up *wire.Upload, target []int, m int) ([][]float64, error)
+	// verify verifies the job's drafts; ys are the LLM's distributions
+	// after the last committed token and after each draft of the first
+	// list. It returns the outcome, the draft list it followed and the
+	// LLM's distributions along the committed path.
+	verify(j *Job, ys [][]float64) (res spec.BlockResult, draft int, path [][]float64, err error)
+}
+
+// decoded is the x̂ of codec methods: each draft's payload decoded.
+func decoded(s *Server, up *wire.Upload) ([][]float64, error) {
+	xhats := make([][]float64, len(up.Drafts))
+	for i, d := range up.Drafts {
+		if s.dec == nil {
+			return nil, fmt.Errorf("%w: method %s sends no drafts", ErrParam, s.p.Method)
+		}
+		x, err := s.dec.Decode(d.Payload, s.vocab)
+		if err != nil {
+			return nil, fmt.Errorf("draft %d: %w", i, err)
+		}
+		xhats[i] = x
+	}
+	return xhats, nil
+}
+
+// standard is speculative verification against the decoded x̂ (Q-S eq.
+// 1–3): one token for the skip family's rounds (U-HLM eq. 4/6), a block
+// with the bonus token otherwise.
+type standard struct{}
+
+func (standard) recon(s *Server, up *wire.Upload, _ []int, _ int) ([][]float64, error) {
+	return decoded(s, up)
+}
+
+func (standard) verify(j *Job, ys [][]float64) (spec.BlockResult, int, [][]float64, error) {
+	rng := roundRNG(j.s.p.Seed, j.up.Round)
+	if j.oneToken() {
+		tok, ok := spec.Verify(j.xhats[0], ys[0], j.lists[0][0], rng)
+		res := spec.BlockResult{Token: tok, Resampled: !ok}
+		if ok {
+			res.Accepted = 1
+		}
+		return res, 0, ys, nil
+	}
+	return spec.VerifyBlock(j.xhats, ys, j.lists[0], rng), 0, ys, nil
+}
+
+// llmVerifier is the LLM-only method: no drafts; the server samples from
+// its own stream, or with the keyed noise of coupled verification when
+// sampler=gumbel (so that llm gives exactly coupled's tokens).
+type llmVerifier struct{ standard }
+
+func (v llmVerifier) verify(j *Job, ys [][]float64) (spec.BlockResult, int, [][]float64, error) {
+	if j.s.p.Sampler == "gumbel" {
+		return coupledVerifier{}.verify(j, ys)
+	}
+	return v.standard.verify(j, ys)
+}
+
+// coupledVerifier repeats the device's keyed-noise races on the LLM's
+// distributions: no x̂ is needed.
+type coupledVerifier struct{}
+
+func (coupledVerifier) recon(_ *Server, up *wire.Upload, _ []int, _ int) ([][]float64, error) {
+	return make([][]float64, len(up.Drafts)), nil
+}
+
+func (coupledVerifier) verify(j *Job, ys [][]float64) (spec.BlockResult, int, [][]float64, error) {
+	return spec.VerifyCoupled(ys, j.lists[0], j.s.p.Seed, len(j.s.seq)+len(j.up.Committed)), 0, ys, nil
+}
+
+// replicaVerifier computes x̂ with the server's own copy of the SLM and
+// checks that the device's draft logits were the same, bit for bit, before
+// verifying as standard does.
+type replicaVerifier struct{ standard }
+
+func (replicaVerifier) recon(s *Server, up *wire.Upload, target []int, m int) ([][]float64, error) {
+	L := len(up.Drafts)
+	xhats := make([][]float64, L)
+	if L == 0 {
+		return xhats, nil
+	}
+	rows, err := s.slm.rows(target[:len(target)-1], len(s.seq)+m)
+	if err != nil {
+		return nil, err
+	}
+	h := checkSeed
+	for l := 0; l < L; l++ {
+		h = checkLogits(h, rows[l])
+		xhats[l] = s.p.distOf(nil, rows[l])
+	}
+	if !up.HasCheck || up.Check != h {
+		return nil, fmt.Errorf("round %d: %w (device hash %#x, server %#x)", up.Round, ErrReplicaMismatch, up.Check, h)
+	}
+	return xhats, nil
+}
+
+// listVerifier is list matching over the upload's list_k drafts.
+type listVerifier struct{ coupledVerifier }
+
+func (listVerifier) verify(j *Job, ys [][]float64) (spec.BlockResult, int, [][]float64, error) {
+	lr, path, err := j.s.verifyList(j, ys)
+	if err != nil {
+		return spec.BlockResult{}, 0, nil, err
+	}
+	return lr.BlockResult, lr.Draft, path, nil
+}
