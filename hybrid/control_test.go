@@ -48,7 +48,8 @@ func TestControllerRounds(t *testing.T) {
 	ctl := &fixedCtl{}
 	dev.SetController(ctl)
 	var rounds []RoundInfo
-	r, err := Run(context.Background(), Config{Device: dev, Verifier: &Local{Server: srv}, Link: link, Context: 512,
+	l := &Local{Server: srv}
+	r, err := Run(context.Background(), Config{Device: dev, Verifier: l, Oracle: l, Link: link, Context: 512,
 		OnRound: func(ri RoundInfo) { rounds = append(rounds, ri) }})
 	if err != nil {
 		t.Fatal(err)

@@ -35,7 +35,6 @@ type Device struct {
 	unsentX    [][]float64
 	round      uint32
 	pending    []drafted // drafts of the upload in flight
-	wantX      [][]float64
 
 	ctrl     Controller // per-round L and ℓ (draft=ddqn)
 	rate     float64    // uplink rate of the current round, set by the driver
@@ -80,6 +79,15 @@ type Step struct {
 	// FullBits is what the full distributions at 32 bits per entry would
 	// have cost for the same drafts (for the compression ratio).
 	FullBits int
+	// L and Ell are the draft length and lattice resolution a controller
+	// chose for the round (draft=ddqn; zero otherwise).
+	L, Ell int
+
+	// What the round's meters need once the verdict is applied (the
+	// device forgets its drafts then): the drafts sent, and the
+	// distributions of the skipped tokens that ride along.
+	drafts  []drafted
+	unsentX [][]float64
 }
 
 // NewDevice opens a device session for prompt (token ids, BOS included).
@@ -134,6 +142,23 @@ func NewDevice(p Params, slm model.Model, vocab int, prompt []int) (*Device, err
 	return d, nil
 }
 
+// Params are the session's parameters.
+func (d *Device) Params() Params { return d.p }
+
+// Vocab is the vocabulary size both models share.
+func (d *Device) Vocab() int { return d.vocab }
+
+// Controlled reports that a Controller chooses each round's L and ℓ.
+func (d *Device) Controlled() bool { return d.ctrl != nil }
+
+// ControlState is the device's state at the start of a round whose uplink
+// rate is rate (what a Controller chooses from); the rate is kept for the
+// round.
+func (d *Device) ControlState(rate float64) ControlState {
+	d.rate = rate
+	return d.controlState()
+}
+
 // Output is the committed output so far (without the prompt).
 func (d *Device) Output() []int { return d.seq[d.prompt:] }
 
@@ -148,6 +173,9 @@ func (d *Device) Step(room int) (Step, error) {
 		return Step{}, fmt.Errorf("hybrid: Step with a verdict outstanding")
 	}
 	st, err := d.m.drafter.step(d, room)
+	if d.ctrl != nil {
+		st.L, st.Ell = d.lastL, d.lastEll
+	}
 	if err == nil && st.Upload != nil {
 		st.UplinkBits = UplinkBits(st.Upload, d.vocab)
 	}
@@ -183,7 +211,7 @@ func (d *Device) send(drafts []drafted) Step {
 		st.CodecBits += dr.bits
 		st.FullBits += 32 * d.vocab
 	}
-	d.wantX = d.unsentX
+	st.drafts, st.unsentX = drafts, d.unsentX
 	d.unsent, d.unsentProb, d.unsentX = nil, nil, nil
 	d.pending = drafts
 	if d.pending == nil {

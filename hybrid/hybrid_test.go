@@ -48,7 +48,8 @@ func runOnce(t testing.TB, p Params, llm, slm model.Model, prompt []int) Result 
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := Run(context.Background(), Config{Device: dev, Verifier: &Local{Server: srv}, Link: link, Context: llm.Config().SeqLen})
+	l := &Local{Server: srv}
+	r, err := Run(context.Background(), Config{Device: dev, Verifier: l, Oracle: l, Link: link, Context: llm.Config().SeqLen})
 	if err != nil {
 		t.Fatal(err)
 	}

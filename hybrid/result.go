@@ -7,7 +7,7 @@ type Result struct {
 	Seed   uint64 `json:"seed"`
 	Tokens []int  `json:"tokens"`
 	Text   string `json:"text"`
-	Stop   string `json:"stop_reason"`
+	Stop   Stop   `json:"stop_reason"`
 
 	Rounds    int `json:"rounds"`    // device rounds (uploads + local commits)
 	Uploads   int `json:"uploads"`   // rounds that went to the server

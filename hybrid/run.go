@@ -18,7 +18,7 @@ type Verifier interface {
 }
 
 // Local is an in-process Verifier; it keeps the server's last Trace for the
-// simulator's oracle metrics.
+// simulator's oracle metrics (Config.Oracle).
 type Local struct {
 	Server *Server
 	last   *Trace
@@ -31,19 +31,32 @@ func (l *Local) Verify(_ context.Context, up *wire.Upload) (*wire.Verdict, error
 	return v, err
 }
 
+// Stop is why a generation ended (Result.Stop).
+type Stop string
+
 // Stop reasons of a Result.
 const (
-	StopEnd         = "end of sequence" // an end-of-generation token
-	StopContext     = "context full"
-	StopMaxTokens   = "max tokens"
-	StopInterrupted = "interrupted"
+	StopEnd         Stop = "end of sequence" // an end-of-generation token
+	StopContext     Stop = "context full"
+	StopMaxTokens   Stop = "max tokens"
+	StopInterrupted Stop = "interrupted"
 )
+
+// Truncated reports that the generation was cut short by a limit (the
+// context or the token budget) rather than ended by the model or the
+// caller: OpenAI's finish_reason "length".
+func (s Stop) Truncated() bool { return s == StopContext || s == StopMaxTokens }
 
 // Config is one generation run.
 type Config struct {
 	Device   *Device
 	Verifier Verifier
-	Link     channel.Link
+	// Oracle, when set, is the in-process server that verifies the run
+	// (the simulator's; Verifier is it or wraps it): its distributions
+	// measure the output's deviation from the LLM (Result.MeanDeviation)
+	// and the drafts' acceptance probabilities in the trace.
+	Oracle *Local
+	Link   channel.Link
 	// EOG are the ids that end a generation (the tokenizer's EOG: EOS
 	// and the end-of-turn tokens); none when empty.
 	EOG     []int
@@ -71,7 +84,7 @@ type Config struct {
 // before it (the clock includes the failed round's time so far).
 func Run(ctx context.Context, c Config) (Result, error) {
 	d := c.Device
-	p := d.p
+	p := d.Params()
 	res := Result{Method: p.Method, Seed: p.Seed, Stop: StopMaxTokens}
 	clk := newClock(p)
 	meters := c.meters()
@@ -85,7 +98,7 @@ func Run(ctx context.Context, c Config) (Result, error) {
 			res.Stop = StopInterrupted
 			break
 		}
-		room := min(p.MaxTokens-len(d.Output()), c.Context-1-len(d.seq))
+		room := min(p.MaxTokens-len(d.Output()), c.Context-1-len(d.Sequence()))
 		if room < 1 {
 			if len(d.Output()) < p.MaxTokens {
 				res.Stop = StopContext
@@ -122,8 +135,8 @@ func Run(ctx context.Context, c Config) (Result, error) {
 // meters are the run's meters, in the order they see each round.
 func (c Config) meters() []meter {
 	ms := []meter{&tally{}, &ledger{}, &skipRate{}}
-	if local, ok := c.Verifier.(*Local); ok {
-		ms = append(ms, &oracle{d: c.Device, server: local.Server})
+	if c.Oracle != nil {
+		ms = append(ms, &oracle{d: c.Device, server: c.Oracle.Server})
 	}
 	if c.Trace != nil {
 		ms = append(ms, newTracer(c.Trace, c.Device.p))
@@ -141,10 +154,9 @@ func (c Config) play(ctx context.Context, clk *clock, n, room int) (*round, erro
 	var state channel.State
 	roundStart := clk.now
 	ctrlState := ControlState{}
-	if d.ctrl != nil {
+	if d.Controlled() {
 		state = c.Link.Round(clk.now)
-		d.rate = state.UpRate
-		ctrlState = d.controlState()
+		ctrlState = d.ControlState(state.UpRate)
 	}
 	t := time.Now()
 	st, err := d.Step(room)
@@ -154,12 +166,12 @@ func (c Config) play(ctx context.Context, clk *clock, n, room int) (*round, erro
 	clk.draft(st.Drafted, time.Since(t))
 	r := &round{n: n, step: st}
 	if st.Upload == nil { // committed locally
-		r.committed, r.pos, r.at = []int{st.Local}, len(d.seq)-1, clk.now
+		r.committed, r.pos, r.at = []int{st.Local}, len(d.Sequence())-1, clk.now
 		return r, nil
 	}
 	// Keep what the meters need before the verdict clears it.
-	r.unsentX, r.drafts = d.wantX, d.pending
-	if d.ctrl == nil {
+	r.unsentX, r.drafts = st.unsentX, st.drafts
+	if !d.Controlled() {
 		state = c.Link.Round(clk.now)
 	}
 	clk.uplink(state, st.UplinkBits)
@@ -169,21 +181,20 @@ func (c Config) play(ctx context.Context, clk *clock, n, room int) (*round, erro
 		return nil, fmt.Errorf("round %d: %w", n, err)
 	}
 	clk.verify(time.Since(t))
-	r.downBits = VerdictBits(d.p, len(st.Upload.Drafts), d.vocab)
+	r.downBits = VerdictBits(d.Params(), len(st.Upload.Drafts), d.Vocab())
 	clk.downlink(state, r.downBits)
-	if local, ok := c.Verifier.(*Local); ok {
-		r.server = local.last
+	if c.Oracle != nil {
+		r.server = c.Oracle.last
 	}
-	r.pos = len(d.seq)
+	r.pos = len(d.Sequence())
 	if r.committed, err = d.Apply(v); err != nil {
 		return nil, err
 	}
 	r.verdict, r.at = v, clk.now
-	if c.OnRound != nil && d.ctrl != nil {
-		next := d.controlState()
-		next.Rate = state.UpRate // the next round's rate is not known yet
-		done := c.endsIn(r.committed) >= 0 || len(d.Output()) >= d.p.MaxTokens || c.Context-1-len(d.seq) < 1
-		c.OnRound(RoundInfo{State: ctrlState, L: d.lastL, Ell: d.lastEll, Accepted: v.Accepted, Committed: len(r.committed),
+	if c.OnRound != nil && d.Controlled() {
+		next := d.ControlState(state.UpRate) // the next round's rate is not known yet
+		done := c.endsIn(r.committed) >= 0 || len(d.Output()) >= d.Params().MaxTokens || c.Context-1-len(d.Sequence()) < 1
+		c.OnRound(RoundInfo{State: ctrlState, L: st.L, Ell: st.Ell, Accepted: v.Accepted, Committed: len(r.committed),
 			Seconds: (clk.now - roundStart).Seconds(), Next: next, Done: done})
 	}
 	return r, nil
@@ -193,7 +204,7 @@ func (c Config) play(ctx context.Context, clk *clock, n, room int) (*round, erro
 // (stopped at an EOG token, excluded, and at MaxTokens), the meters' figures, the
 // times, the rates and the energy.
 func (c Config) summarize(res *Result, clk *clock, meters []meter, wall time.Duration) {
-	p := c.Device.p
+	p := c.Device.Params()
 	toks := append([]int(nil), c.Device.Output()...)
 	if i := c.endsIn(toks); i >= 0 {
 		toks = toks[:i]
@@ -227,7 +238,7 @@ func emit(c Config, d *Device, committed []int) {
 		return
 	}
 	for i, t := range committed {
-		if slices.Contains(c.EOG, t) || start+i >= d.p.MaxTokens {
+		if slices.Contains(c.EOG, t) || start+i >= d.Params().MaxTokens {
 			break
 		}
 		pass = append(pass, t)

@@ -121,8 +121,9 @@ func One(ctx context.Context, ms *Models, p hybrid.Params, prompt string, trace 
 		return hybrid.Result{}, err
 	}
 	ctxLen := min(ms.LLM.Config().SeqLen, ms.SLM.Config().SeqLen)
+	local := &hybrid.Local{Server: srv}
 	return hybrid.Run(ctx, hybrid.Config{
-		Device: dev, Verifier: &hybrid.Local{Server: srv}, Link: link,
+		Device: dev, Verifier: local, Oracle: local, Link: link,
 		EOG: ms.Tok.EOG(), Context: ctxLen, Decode: ms.Tok.Decode, Trace: trace,
 	})
 }

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/hlmproject/hlm/edge"
-	"github.com/hlmproject/hlm/hybrid"
 	"github.com/hlmproject/hlm/openai"
 )
 
@@ -66,9 +65,9 @@ func (b *openaiBackend) Generate(ctx context.Context, req openai.Request, onText
 	}
 	// An end-of-generation token is "stop"; the token budget or the
 	// context running out is "length".
-	out := openai.Result{Text: res.Text, PromptTokens: len(ids), CompletionTokens: len(res.Tokens), FinishReason: openai.FinishLength}
-	if res.Stop == hybrid.StopEnd {
-		out.FinishReason = openai.FinishStop
+	out := openai.Result{Text: res.Text, PromptTokens: len(ids), CompletionTokens: len(res.Tokens), FinishReason: openai.FinishStop}
+	if res.Stop.Truncated() {
+		out.FinishReason = openai.FinishLength
 	}
 	return out, err
 }
