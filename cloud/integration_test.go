@@ -77,37 +77,51 @@ func generator(t testing.TB, ms *sim.Models, addr string, p hybrid.Params) *edge
 
 const prompt = "Once upon a time, there was a little"
 
+// longPrompt is longer than stories260K's context (512): both sides must
+// fit it the same way.
+var longPrompt = strings.Repeat("Once upon a time there was a little girl who liked to play. ", 60)
+
 // TestSimMatchesNetwork: for the same seed, method and channel, the
 // simulator and a real server + device pair over loopback produce the same
-// tokens, transmission rate, uplink bits and uplink bytes.
+// tokens, transmission rate, uplink bits and uplink bytes — also for a
+// prompt longer than the context.
 func TestSimMatchesNetwork(t *testing.T) {
 	ms := models(t)
-	_, addr := start(t, Config{LLM: ms.LLM, Replicas: []model.Model{ms.SLM}})
-	for _, m := range hybrid.Methods {
-		t.Run(m, func(t *testing.T) {
-			p := params(m, 11)
-			want, err := sim.One(context.Background(), ms, p, prompt, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, st, err := generator(t, ms, addr, p).One(context.Background(), p, prompt, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if fmt.Sprint(got.Tokens) != fmt.Sprint(want.Tokens) {
-				t.Fatalf("tokens differ\n net %v\n sim %v", got.Tokens, want.Tokens)
-			}
-			if got.TransmissionRate != want.TransmissionRate || got.UplinkBits != want.UplinkBits || got.UplinkBytes != want.UplinkBytes ||
-				got.Accepted != want.Accepted || got.VirtualSeconds != want.VirtualSeconds {
-				t.Errorf("net TR %v bits %d bytes %d accepted %d virtual %v; sim TR %v bits %d bytes %d accepted %d virtual %v",
-					got.TransmissionRate, got.UplinkBits, got.UplinkBytes, got.Accepted, got.VirtualSeconds,
-					want.TransmissionRate, want.UplinkBits, want.UplinkBytes, want.Accepted, want.VirtualSeconds)
-			}
-			if st.UploadBytes != got.UplinkBytes {
-				t.Errorf("bytes written %d, accounted %d", st.UploadBytes, got.UplinkBytes)
-			}
-		})
+	if n := len(ms.Tok.Encode(longPrompt, true)); n <= ms.Context() {
+		t.Fatalf("the long prompt has %d tokens, the context %d", n, ms.Context())
 	}
+	_, addr := start(t, Config{LLM: ms.LLM, Replicas: []model.Model{ms.SLM}})
+	for _, c := range []struct{ name, prompt string }{{"", prompt}, {"long/", longPrompt}} {
+		for _, m := range hybrid.Methods {
+			simMatchesNetwork(t, ms, addr, c.name+m, m, c.prompt)
+		}
+	}
+}
+
+func simMatchesNetwork(t *testing.T, ms *sim.Models, addr, name, m, prompt string) {
+	t.Run(name, func(t *testing.T) {
+		p := params(m, 11)
+		want, err := sim.One(context.Background(), ms, p, prompt, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, st, err := generator(t, ms, addr, p).One(context.Background(), p, prompt, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(got.Tokens) != fmt.Sprint(want.Tokens) {
+			t.Fatalf("tokens differ\n net %v\n sim %v", got.Tokens, want.Tokens)
+		}
+		if got.TransmissionRate != want.TransmissionRate || got.UplinkBits != want.UplinkBits || got.UplinkBytes != want.UplinkBytes ||
+			got.Accepted != want.Accepted || got.VirtualSeconds != want.VirtualSeconds {
+			t.Errorf("net TR %v bits %d bytes %d accepted %d virtual %v; sim TR %v bits %d bytes %d accepted %d virtual %v",
+				got.TransmissionRate, got.UplinkBits, got.UplinkBytes, got.Accepted, got.VirtualSeconds,
+				want.TransmissionRate, want.UplinkBits, want.UplinkBytes, want.Accepted, want.VirtualSeconds)
+		}
+		if st.UploadBytes != got.UplinkBytes {
+			t.Errorf("bytes written %d, accounted %d", st.UploadBytes, got.UplinkBytes)
+		}
+	})
 }
 
 // TestSimMatchesNetworkTimeBreakdown: the simulator and the networked pair

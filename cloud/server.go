@@ -6,7 +6,6 @@ import (
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -394,7 +393,8 @@ func (s *Server) converse(c net.Conn, log *slog.Logger, out **session) error {
 	if subtle.ConstantTimeCompare([]byte(h.Token), []byte(s.cfg.AuthToken)) != 1 {
 		return perr(wire.ErrCodeAuth, "authentication failed")
 	}
-	if err := s.writeFrame(c, wire.FrameWelcome, wire.AppendWelcome(nil, &wire.Welcome{Version: wire.ProtocolVersion, MaxFrame: uint32(s.cfg.MaxFrame), Server: s.cfg.Name})); err != nil {
+	if err := s.writeFrame(c, wire.FrameWelcome, wire.AppendWelcome(nil, &wire.Welcome{Version: wire.ProtocolVersion, MaxFrame: uint32(s.cfg.MaxFrame), Server: s.cfg.Name,
+		Vocab: uint32(s.cfg.LLM.Config().Vocab), Context: uint32(s.ctxLen), LLM: s.llmFP})); err != nil {
 		return err
 	}
 	t, body, err = s.readFrame(c, s.cfg.IOTimeout)
@@ -504,11 +504,8 @@ func (s *Server) open(c net.Conn, body []byte) (*session, error) {
 	if len(prefix) >= s.ctxLen {
 		return nil, perr(wire.ErrCodeLimit, "prefix of %d tokens, context %d", len(prefix), s.ctxLen)
 	}
-	p := hybrid.DefaultParams()
-	if err := json.Unmarshal([]byte(o.Params), &p); err != nil {
-		return nil, perr(wire.ErrCodeBad, "parameters: %v", err)
-	}
-	if err := p.Validate(); err != nil {
+	p, err := hybrid.ParseSessionParams(o.Params)
+	if err != nil {
 		return nil, perr(wire.ErrCodeBad, "%v", err)
 	}
 	var slm model.Model

@@ -3,7 +3,6 @@ package edge
 import (
 	"context"
 	"crypto/tls"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -79,51 +78,100 @@ type Stats struct {
 
 // Remote is a hybrid.Verifier that sends uploads to an hlm server.
 type Remote struct {
-	cfg    Config
-	sess   Session
-	params string
-	conn   net.Conn
-	link   channel.Link
-	id     uint64
-	acked  uint32
-	opened wire.Opened
-	Stats  Stats
+	cfg     Config
+	sess    Session
+	params  string
+	conn    net.Conn
+	link    channel.Link
+	id      uint64
+	acked   uint32
+	opened  wire.Opened
+	welcome wire.Welcome
+	Stats   Stats
 }
 
 var _ hybrid.Verifier = (*Remote)(nil)
 
-// Connect dials the server and opens a session.
+// Connect dials the server and opens a session (Dial, then Open).
 func Connect(ctx context.Context, cfg Config, sess Session) (*Remote, error) {
-	cfg.defaults()
-	pj, err := json.Marshal(sess.Params)
+	r, err := Dial(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
-	r := &Remote{cfg: cfg, sess: sess, params: string(pj)}
+	if err := r.Open(ctx, sess); err != nil {
+		r.Drop()
+		return nil, err
+	}
+	return r, nil
+}
+
+// Dial connects to the server and completes the handshake, retrying a few
+// times (behind a balancer, the first replica tried may be going away; a
+// server that is simply not there fails fast). Welcome then describes the
+// server's model: its context is what a prompt must fit in.
+func Dial(ctx context.Context, cfg Config) (*Remote, error) {
+	cfg.defaults()
+	r := &Remote{cfg: cfg}
+	var err error
 	if cfg.Shape != nil {
 		if r.link, err = channel.New(*cfg.Shape); err != nil {
 			return nil, err
 		}
 	}
-	// A few quick retries: behind a balancer, the first replica tried may
-	// be going away; a server that is simply not there fails fast.
-	backoff := cfg.Backoff
-	for attempt := 1; ; attempt++ {
-		err := r.connect(ctx, sess.Prefix())
+	err = r.retry(ctx, func() error {
+		c, err := r.dialHello(ctx)
 		if err == nil {
-			return r, nil
+			r.conn = c
 		}
-		if errors.As(err, new(fatal)) || attempt >= min(cfg.Retries+1, connectAttempts) {
-			return nil, err
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// Open opens the session on the dialed connection (reconnecting if it
+// broke meanwhile).
+func (r *Remote) Open(ctx context.Context, sess Session) error {
+	if err := sess.Params.Validate(); err != nil {
+		return fatal{err}
+	}
+	r.sess, r.params = sess, sess.Params.SessionParams()
+	if r.conn != nil {
+		err := r.open(r.conn, sess.Prefix())
+		if err == nil || errors.As(err, new(fatal)) {
+			return err
+		}
+		r.conn.Close()
+		r.conn = nil
+	}
+	return r.retry(ctx, func() error { return r.connect(ctx, sess.Prefix()) })
+}
+
+// retry runs f up to connectAttempts times with the configured backoff,
+// stopping at a fatal error.
+func (r *Remote) retry(ctx context.Context, f func() error) error {
+	backoff := r.cfg.Backoff
+	for attempt := 1; ; attempt++ {
+		err := f()
+		if err == nil {
+			return nil
+		}
+		if errors.As(err, new(fatal)) || attempt >= min(r.cfg.Retries+1, connectAttempts) {
+			return err
 		}
 		select {
 		case <-time.After(backoff):
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return ctx.Err()
 		}
 		backoff *= 2
 	}
 }
+
+// Welcome is the server's answer to the last handshake.
+func (r *Remote) Welcome() wire.Welcome { return r.welcome }
 
 // connectAttempts bounds the attempts of the first connection.
 const connectAttempts = 3
@@ -155,17 +203,31 @@ var errNoSession = errors.New("session unknown to the server")
 
 // dialOpen dials, handshakes and opens (or resumes) the session with prefix.
 func (r *Remote) dialOpen(ctx context.Context, prefix []int) error {
+	c, err := r.dialHello(ctx)
+	if err != nil {
+		return err
+	}
+	if err := r.open(c, prefix); err != nil {
+		c.Close()
+		return err
+	}
+	r.conn = c
+	return nil
+}
+
+// dialHello dials and handshakes.
+func (r *Remote) dialHello(ctx context.Context) (net.Conn, error) {
 	d := net.Dialer{Timeout: r.cfg.DialTimeout}
 	if r.cfg.LocalAddr != "" {
 		ip := net.ParseIP(r.cfg.LocalAddr)
 		if ip == nil {
-			return fatal{fmt.Errorf("local address %q is not an IP address", r.cfg.LocalAddr)}
+			return nil, fatal{fmt.Errorf("local address %q is not an IP address", r.cfg.LocalAddr)}
 		}
 		d.LocalAddr = &net.TCPAddr{IP: ip}
 	}
 	c, err := d.DialContext(ctx, "tcp", r.cfg.Addr)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if r.cfg.TLS != nil {
 		tc := tls.Client(c, r.cfg.TLS)
@@ -174,9 +236,9 @@ func (r *Remote) dialOpen(ctx context.Context, prefix []int) error {
 			c.Close()
 			err = fmt.Errorf("TLS: %w", err)
 			if errors.As(err, new(*tls.CertificateVerificationError)) || errors.As(err, new(tls.AlertError)) {
-				return fatal{err}
+				return nil, fatal{err}
 			}
-			return err // the connection broke (e.g. a replica going away)
+			return nil, err // the connection broke (e.g. a replica going away)
 		}
 		tc.SetDeadline(time.Time{})
 		c = tc
@@ -184,12 +246,11 @@ func (r *Remote) dialOpen(ctx context.Context, prefix []int) error {
 	if r.link != nil {
 		c = channel.Shape(c, r.link, nil)
 	}
-	if err := r.handshake(c, prefix); err != nil {
+	if err := r.hello(c); err != nil {
 		c.Close()
-		return err
+		return nil, err
 	}
-	r.conn = c
-	return nil
+	return c, nil
 }
 
 func (r *Remote) roundTrip(c net.Conn, t wire.FrameType, body []byte, want wire.FrameType) ([]byte, error) {
@@ -214,19 +275,27 @@ func (r *Remote) roundTrip(c net.Conn, t wire.FrameType, body []byte, want wire.
 	return rb, nil
 }
 
-func (r *Remote) handshake(c net.Conn, prefix []int) error {
+// hello sends Hello and reads the Welcome.
+func (r *Remote) hello(c net.Conn) error {
 	b, err := r.roundTrip(c, wire.FrameHello, wire.AppendHello(nil, &wire.Hello{Version: wire.ProtocolVersion, Token: r.cfg.Token}), wire.FrameWelcome)
 	if err != nil {
 		return classify(err)
 	}
-	if _, err := wire.ParseWelcome(b); err != nil {
+	w, err := wire.ParseWelcome(b)
+	if err != nil {
 		return fatal{err}
 	}
+	r.welcome = *w
+	return nil
+}
+
+// open opens (or resumes) the session with prefix on c.
+func (r *Remote) open(c net.Conn, prefix []int) error {
 	o := &wire.Open{Resume: r.id, Round: r.acked, Params: r.params, SLM: r.sess.SLM, Tokenizer: r.sess.Tokenizer, LLM: r.sess.LLM}
 	for _, t := range prefix {
 		o.Prefix = append(o.Prefix, int32(t))
 	}
-	b, err = r.roundTrip(c, wire.FrameOpen, wire.AppendOpen(nil, o), wire.FrameOpened)
+	b, err := r.roundTrip(c, wire.FrameOpen, wire.AppendOpen(nil, o), wire.FrameOpened)
 	var we *wire.Error
 	if r.id != 0 && errors.As(err, &we) && we.Code == wire.ErrCodeNoSession {
 		// The server lost the session (restart, expiry) or never had it

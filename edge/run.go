@@ -6,10 +6,8 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/hlmproject/hlm/channel"
 	"github.com/hlmproject/hlm/hybrid"
 	"github.com/hlmproject/hlm/model"
-	"github.com/hlmproject/hlm/sim"
 	"github.com/hlmproject/hlm/tokenizer"
 )
 
@@ -46,60 +44,47 @@ func (g *Generator) One(ctx context.Context, p hybrid.Params, prompt string, onT
 }
 
 // OneTokens is One for a prompt already encoded (a chat template's
-// rendering, whose special tokens are in the text, say).
+// rendering, whose special tokens are in the text, say). The prompt is
+// fitted to the context the server and the draft model share as the
+// simulator fits it (hybrid.FitPrompt).
 func (g *Generator) OneTokens(ctx context.Context, p hybrid.Params, ids []int, onTokens func([]int)) (hybrid.Result, Stats, error) {
-	if len(ids) == 0 {
-		return hybrid.Result{}, Stats{}, errors.New("prompt encodes to no tokens")
-	}
 	vocab := g.SLM.Config().Vocab
-	dev, err := hybrid.NewDevice(p, g.SLM, vocab, ids)
-	if err != nil {
-		return hybrid.Result{}, Stats{}, err
-	}
-	lc := p.Channel
-	lc.Seed += p.Seed
 	conn := g.Conn
 	if conn.Shape != nil {
 		sc := *conn.Shape
 		sc.Seed += p.Seed
 		conn.Shape = &sc
 	}
-	rem, err := Connect(ctx, conn, Session{Params: p, SLM: g.SLM.Fingerprint(), Tokenizer: g.Tok.Fingerprint(), LLM: g.LLM, Prefix: dev.Sequence})
+	rem, err := Dial(ctx, conn)
 	if err != nil {
 		return hybrid.Result{}, Stats{}, fmt.Errorf("connecting to %s: %w", conn.Addr, err)
 	}
 	defer rem.Close()
-	if int(rem.Opened().Vocab) != vocab {
-		return hybrid.Result{}, Stats{}, fmt.Errorf("server vocabulary %d, draft model %d", rem.Opened().Vocab, vocab)
+	w := rem.Welcome()
+	if int(w.Vocab) != vocab {
+		return hybrid.Result{}, Stats{}, fmt.Errorf("server vocabulary %d, draft model %d", w.Vocab, vocab)
 	}
-	link, err := channel.New(lc)
+	s, err := hybrid.NewSession(hybrid.SessionConfig{Params: p, SLM: g.SLM, Vocab: vocab, Prompt: ids,
+		Context: min(int(w.Context), g.SLM.Config().SeqLen), Text: g.Tok, Trace: g.Trace, OnTokens: onTokens})
 	if err != nil {
 		return hybrid.Result{}, Stats{}, err
+	}
+	if err := rem.Open(ctx, Session{Params: p, SLM: g.SLM.Fingerprint(), Tokenizer: g.Tok.Fingerprint(), LLM: g.LLM, Prefix: s.Device.Sequence}); err != nil {
+		return hybrid.Result{}, Stats{}, fmt.Errorf("opening a session on %s: %w", conn.Addr, err)
 	}
 	var ver hybrid.Verifier = rem
 	if g.Wrap != nil {
 		ver = g.Wrap(rem)
 	}
-	res, err := hybrid.Run(ctx, hybrid.Config{Device: dev, Verifier: ver, Link: link, EOG: g.Tok.EOG(),
-		Context: min(int(rem.Opened().Context), g.SLM.Config().SeqLen), Decode: g.Tok.Decode, Trace: g.Trace, OnTokens: onTokens})
+	res, err := s.Run(ctx, ver, nil)
 	return res, rem.Stats, err
 }
 
-// Run generates for every prompt (prompt i with seed Params.Seed+i, as the
-// simulator does) and aggregates.
-func (g *Generator) Run(ctx context.Context, prompts []string, progress func(done, total int)) (sim.Summary, error) {
-	var runs []hybrid.Result
-	for i, pr := range prompts {
-		p := g.Params
-		p.Seed += uint64(i)
-		r, _, err := g.One(ctx, p, pr, nil)
-		if err != nil {
-			return sim.Summary{}, fmt.Errorf("prompt %d: %w", i, err)
-		}
-		runs = append(runs, r)
-		if progress != nil {
-			progress(i+1, len(prompts))
-		}
-	}
-	return sim.Aggregate(runs), nil
+// Run generates for every prompt (prompt i with hybrid.PromptParams(Params,
+// i), as the simulator does) and aggregates.
+func (g *Generator) Run(ctx context.Context, prompts []string, progress func(done, total int)) (hybrid.Summary, error) {
+	return hybrid.RunPrompts(ctx, g.Params, len(prompts), func(ctx context.Context, i int, p hybrid.Params) (hybrid.Result, error) {
+		r, _, err := g.One(ctx, p, prompts[i], nil)
+		return r, err
+	}, progress)
 }

@@ -135,7 +135,7 @@ func Evaluate(ctx context.Context, s Setup, name string, ex []dataset.Example, p
 				nllNum, nllDen = append(nllNum, r.nll.Sum), append(nllDen, float64(r.nll.Tokens))
 			}
 		}
-		row.Summary = sim.Aggregate(runs).Result
+		row.Summary = hybrid.Aggregate(runs).Result
 		row.Summary.Tokens, row.Summary.Text = nil, "" // kept per run in Outputs
 		row.Rouge1, row.Rouge2, row.RougeL = meanOf(r1), meanOf(r2), meanOf(rl)
 		row.Cosine = meanOf(cos)
@@ -225,7 +225,7 @@ func forEach(ctx context.Context, n, workers int, fn func(i int) error) error {
 }
 
 // ratioColumns are the pooled rates of a row: Σ num / Σ den over its
-// prompts' runs (as sim.Aggregate computes them).
+// prompts' runs (as hybrid.Aggregate computes them).
 var ratioColumns = map[string]func(r hybrid.Result) (num, den float64){
 	"throughput_tps":    func(r hybrid.Result) (float64, float64) { return float64(len(r.Tokens)), r.VirtualSeconds },
 	"transmission_rate": func(r hybrid.Result) (float64, float64) { return float64(r.Uploads), float64(r.Rounds) },

@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/hlmproject/hlm/channel"
 	"github.com/hlmproject/hlm/hybrid"
 	"github.com/hlmproject/hlm/model"
 	"github.com/hlmproject/hlm/model/llama"
@@ -59,166 +58,66 @@ func Open(llmSpec, slmSpec, tokPath string) (*Models, error) {
 	return &Models{LLM: llm, SLM: slm, Tok: tok}, nil
 }
 
-// Summary aggregates runs over prompts.
-type Summary struct {
-	hybrid.Result
-	Runs []hybrid.Result `json:"runs,omitempty"`
-}
-
 // Run simulates every prompt and aggregates.
-func Run(ctx context.Context, c Config) (Summary, error) {
+func Run(ctx context.Context, c Config) (hybrid.Summary, error) {
 	if len(c.Prompts) == 0 {
-		return Summary{}, errors.New("no prompts")
+		return hybrid.Summary{}, errors.New("no prompts")
 	}
 	if err := c.Params.Validate(); err != nil {
-		return Summary{}, err
+		return hybrid.Summary{}, err
 	}
 	ms, err := Open(c.LLM, c.SLM, c.Tokenizer)
 	if err != nil {
-		return Summary{}, err
+		return hybrid.Summary{}, err
 	}
 	return RunModels(ctx, ms, c)
 }
 
-// RunModels simulates every prompt on an opened pair. Prompt i runs with seed
-// Params.Seed + i.
-func RunModels(ctx context.Context, ms *Models, c Config) (Summary, error) {
-	var runs []hybrid.Result
-	for i, prompt := range c.Prompts {
-		p := c.Params
-		p.Seed += uint64(i)
-		r, err := One(ctx, ms, p, prompt, c.Trace)
-		if err != nil {
-			return Summary{}, fmt.Errorf("prompt %d: %w", i, err)
-		}
-		runs = append(runs, r)
-		if c.Progress != nil {
-			c.Progress(i+1, len(c.Prompts))
-		}
+// RunModels simulates every prompt on an opened pair (prompt i with
+// hybrid.PromptParams(Params, i)).
+func RunModels(ctx context.Context, ms *Models, c Config) (hybrid.Summary, error) {
+	return hybrid.RunPrompts(ctx, c.Params, len(c.Prompts), func(ctx context.Context, i int, p hybrid.Params) (hybrid.Result, error) {
+		return One(ctx, ms, p, c.Prompts[i], c.Trace)
+	}, c.Progress)
+}
+
+// Session is the generation of one prompt on the pair, set up as every
+// caller of hybrid sets it up; sc's Params, Prompt, Context and models are
+// filled in.
+func (ms *Models) Session(p hybrid.Params, prompt string, sc hybrid.SessionConfig) (*hybrid.Session, error) {
+	sc.Params, sc.SLM, sc.Vocab, sc.Text = p, ms.SLM, ms.LLM.Config().Vocab, ms.Tok
+	sc.Prompt = ms.Tok.Encode(prompt, true)
+	sc.Context = ms.Context()
+	return hybrid.NewSession(sc)
+}
+
+// Context is the positions both models have.
+func (ms *Models) Context() int { return min(ms.LLM.Config().SeqLen, ms.SLM.Config().SeqLen) }
+
+// Server opens the server side of a session in the process.
+func (ms *Models) Server(s *hybrid.Session) (*hybrid.Local, error) {
+	srv, err := hybrid.NewReplicaServer(s.Device.Params(), ms.LLM, ms.SLM, s.Device.Sequence())
+	if err != nil {
+		return nil, err
 	}
-	return Aggregate(runs), nil
+	return &hybrid.Local{Server: srv}, nil
 }
 
 // One simulates one prompt.
 func One(ctx context.Context, ms *Models, p hybrid.Params, prompt string, trace io.Writer) (hybrid.Result, error) {
-	ids, err := PromptIDs(ms, prompt, p.MaxTokens)
+	s, err := ms.Session(p, prompt, hybrid.SessionConfig{Trace: trace})
 	if err != nil {
 		return hybrid.Result{}, err
 	}
-	vocab := ms.LLM.Config().Vocab
-	dev, err := hybrid.NewDevice(p, ms.SLM, vocab, ids)
+	local, err := ms.Server(s)
 	if err != nil {
 		return hybrid.Result{}, err
 	}
-	srv, err := hybrid.NewReplicaServer(p, ms.LLM, ms.SLM, ids)
-	if err != nil {
-		return hybrid.Result{}, err
-	}
-	lc := p.Channel
-	lc.Seed += p.Seed
-	link, err := channel.New(lc)
-	if err != nil {
-		return hybrid.Result{}, err
-	}
-	ctxLen := min(ms.LLM.Config().SeqLen, ms.SLM.Config().SeqLen)
-	local := &hybrid.Local{Server: srv}
-	return hybrid.Run(ctx, hybrid.Config{
-		Device: dev, Verifier: local, Oracle: local, Link: link,
-		EOG: ms.Tok.EOG(), Context: ctxLen, Decode: ms.Tok.Decode, Trace: trace,
-	})
+	return s.Run(ctx, local, local)
 }
 
-// PromptIDs encodes a prompt (with BOS). A prompt too long to leave room for
-// maxTokens new tokens in the pair's context keeps BOS and its last tokens
-// (long QA passages, e.g. QED, exceed small models' contexts).
+// PromptIDs is a prompt as the simulator runs it: encoded with BOS and
+// fitted to the pair's context with room for maxTokens (hybrid.FitPrompt).
 func PromptIDs(ms *Models, prompt string, maxTokens int) ([]int, error) {
-	ids := ms.Tok.Encode(prompt, true)
-	if len(ids) == 0 {
-		return nil, errors.New("prompt encodes to no tokens")
-	}
-	ctx := min(ms.LLM.Config().SeqLen, ms.SLM.Config().SeqLen)
-	keep := ctx - maxTokens - 8
-	if keep < 2 {
-		return nil, fmt.Errorf("max tokens %d leaves no room for a prompt in a context of %d", maxTokens, ctx)
-	}
-	if len(ids) > keep {
-		head := ids[:0:0]
-		if ids[0] == ms.Tok.BOS() {
-			head = append(head, ids[0])
-		}
-		ids = append(head, ids[len(ids)-(keep-len(head)):]...)
-	}
-	return ids, nil
-}
-
-// Aggregate sums runs: counts, bits, bytes, energy and times (the virtual
-// time and its parts) add up, rates are recomputed from the sums, the true
-// skip rate and deviation are weighted by what they were measured on.
-func Aggregate(runs []hybrid.Result) Summary {
-	var s Summary
-	if len(runs) == 1 {
-		s.Result = runs[0]
-		return s
-	}
-	s.Runs = runs
-	a := &s.Result
-	var tsr, tsrW, dev, devW, fullRatioNum, fullRatioDen float64
-	for i, r := range runs {
-		if i == 0 {
-			a.Method, a.Seed = r.Method, r.Seed
-		}
-		a.Tokens = append(a.Tokens, r.Tokens...)
-		a.Supports = append(a.Supports, r.Supports...)
-		if i > 0 {
-			a.Text += "\n\n"
-		}
-		a.Text += r.Text
-		a.Rounds += r.Rounds
-		a.Uploads += r.Uploads
-		a.Drafted += r.Drafted
-		a.Skipped += r.Skipped
-		a.Verified += r.Verified
-		a.Accepted += r.Accepted
-		a.Resampled += r.Resampled
-		a.Bonus += r.Bonus
-		a.UplinkBits += r.UplinkBits
-		a.DownlinkBits += r.DownlinkBits
-		a.CodecBits += r.CodecBits
-		a.UplinkBytes += r.UplinkBytes
-		a.DownlinkBytes += r.DownlinkBytes
-		a.VirtualSeconds += r.VirtualSeconds
-		a.SLMSeconds += r.SLMSeconds
-		a.UplinkSeconds += r.UplinkSeconds
-		a.LLMSeconds += r.LLMSeconds
-		a.DownlinkSeconds += r.DownlinkSeconds
-		a.WallSeconds += r.WallSeconds
-		a.Energy += r.Energy
-		if r.TrueSkipRate != nil {
-			tsr += *r.TrueSkipRate * float64(r.Skipped)
-			tsrW += float64(r.Skipped)
-		}
-		if r.MeanDeviation != nil {
-			dev += *r.MeanDeviation * float64(r.Drafted)
-			devW += float64(r.Drafted)
-		}
-		if r.CompressionRatio != nil && *r.CompressionRatio > 0 {
-			fullRatioNum += float64(r.CodecBits)
-			fullRatioDen += float64(r.CodecBits) / *r.CompressionRatio
-		}
-	}
-	a.Stop = "aggregate"
-	a.SetRates()
-	if tsrW > 0 {
-		x := tsr / tsrW
-		a.TrueSkipRate = &x
-	}
-	if devW > 0 {
-		x := dev / devW
-		a.MeanDeviation = &x
-	}
-	if fullRatioDen > 0 {
-		x := fullRatioNum / fullRatioDen
-		a.CompressionRatio = &x
-	}
-	return s
+	return hybrid.FitPrompt(ms.Tok.Encode(prompt, true), ms.Tok.BOS(), ms.Context(), maxTokens)
 }

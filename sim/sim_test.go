@@ -60,7 +60,7 @@ func TestTheorem1OnCalibratedData(t *testing.T) {
 func TestAggregate(t *testing.T) {
 	a := hybrid.Result{Tokens: []int{1, 2}, Rounds: 2, Uploads: 1, VirtualSeconds: 1, UplinkBits: 10, Accepted: 1, Resampled: 1}
 	b := hybrid.Result{Tokens: []int{3, 4, 5, 6}, Rounds: 2, Uploads: 2, VirtualSeconds: 1, UplinkBits: 30, Accepted: 3, Resampled: 0}
-	s := Aggregate([]hybrid.Result{a, b})
+	s := hybrid.Aggregate([]hybrid.Result{a, b})
 	if len(s.Tokens) != 6 || s.Rounds != 4 || s.Uploads != 3 || s.TransmissionRate != 0.75 || s.ThroughputTPS != 3 || s.BitsPerToken != 40.0/6 || *s.RejectionRate != 0.2 {
 		t.Errorf("aggregate %+v", s.Result)
 	}
@@ -73,7 +73,7 @@ func TestAggregate(t *testing.T) {
 func TestAggregateTimeBreakdown(t *testing.T) {
 	a := hybrid.Result{Tokens: []int{1}, VirtualSeconds: 1.5, SLMSeconds: 0.25, UplinkSeconds: 0.5, LLMSeconds: 0.625, DownlinkSeconds: 0.125}
 	b := hybrid.Result{Tokens: []int{2}, VirtualSeconds: 2, SLMSeconds: 1, UplinkSeconds: 0.25, LLMSeconds: 0.5, DownlinkSeconds: 0.25}
-	s := Aggregate([]hybrid.Result{a, b})
+	s := hybrid.Aggregate([]hybrid.Result{a, b})
 	if s.VirtualSeconds != 3.5 || s.SLMSeconds != 1.25 || s.UplinkSeconds != 0.75 || s.LLMSeconds != 1.125 || s.DownlinkSeconds != 0.375 {
 		t.Errorf("aggregate: virtual %v = SLM %v + uplink %v + LLM %v + downlink %v, want 3.5 = 1.25 + 0.75 + 1.125 + 0.375",
 			s.VirtualSeconds, s.SLMSeconds, s.UplinkSeconds, s.LLMSeconds, s.DownlinkSeconds)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/hlmproject/hlm/channel"
 	"github.com/hlmproject/hlm/ddqn"
 	"github.com/hlmproject/hlm/hybrid"
 )
@@ -62,33 +61,20 @@ func TrainDDQN(ctx context.Context, ms *Models, tc TrainConfig) (*ddqn.Agent, []
 	for ep := 0; ep < tc.Episodes; ep++ {
 		pp := p
 		pp.Seed = p.Seed + uint64(ep)
-		prompt := tc.Prompts[ep%len(tc.Prompts)]
-		ids, err := PromptIDs(ms, prompt, pp.MaxTokens)
-		if err != nil {
-			return nil, nil, err
-		}
-		dev, err := hybrid.NewDevice(pp, ms.SLM, ms.LLM.Config().Vocab, ids)
-		if err != nil {
-			return nil, nil, err
-		}
-		dev.SetController(ctl)
-		srv, err := hybrid.NewServer(pp, ms.LLM, ids)
-		if err != nil {
-			return nil, nil, err
-		}
-		lc := pp.Channel
-		lc.Seed += pp.Seed
-		link, err := channel.New(lc)
-		if err != nil {
-			return nil, nil, err
-		}
-		r, err := hybrid.Run(ctx, hybrid.Config{Device: dev, Verifier: &hybrid.Local{Server: srv}, Link: link,
-			EOG: ms.Tok.EOG(), Context: min(ms.LLM.Config().SeqLen, ms.SLM.Config().SeqLen),
+		s, err := ms.Session(pp, tc.Prompts[ep%len(tc.Prompts)], hybrid.SessionConfig{Controller: ctl,
 			OnRound: func(ri hybrid.RoundInfo) {
 				reward := float64(ri.Committed) / ri.Seconds / tc.RewardScale
 				agent.Observe(ri.State.Features(), ctl.last, reward, ri.Next.Features(), ri.Done)
 				agent.Train()
 			}})
+		if err != nil {
+			return nil, nil, err
+		}
+		srv, err := hybrid.NewServer(pp, ms.LLM, s.Device.Sequence())
+		if err != nil {
+			return nil, nil, err
+		}
+		r, err := s.Run(ctx, &hybrid.Local{Server: srv}, nil)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -20,13 +20,18 @@ type Hello struct {
 	Token   string // authentication token ("" when the server needs none)
 }
 
-// Welcome accepts a Hello.
+// Welcome accepts a Hello and describes the server's model, so that the
+// device can fit its prompt to the context before it opens a session.
 //
-// Body: version uint16 LE | max frame uint32 LE | server string
+// Body: version uint16 LE | max frame uint32 LE | server string |
+// vocab uint32 LE | context uint32 LE | llm string
 type Welcome struct {
 	Version  uint16
 	MaxFrame uint32
 	Server   string
+	Vocab    uint32
+	Context  uint32 // positions a session may use
+	LLM      string // the server model's fingerprint
 }
 
 // Open starts a session, or resumes one.
@@ -36,7 +41,7 @@ type Welcome struct {
 type Open struct {
 	Resume    uint64 // session to resume (0: a new session)
 	Round     uint32 // rounds the device has completed (its prefix includes their tokens)
-	Params    string // the method's parameters (JSON of hybrid.Params)
+	Params    string // the session's parameters (hybrid.Params.SessionParams)
 	SLM       string // fingerprint of the device's draft model
 	Tokenizer string // fingerprint of the device's tokenizer
 	LLM       string // required fingerprint of the server's model ("" = any)
@@ -116,7 +121,10 @@ func ParseHello(b []byte) (*Hello, error) {
 func AppendWelcome(b []byte, w *Welcome) []byte {
 	b = binary.LittleEndian.AppendUint16(b, w.Version)
 	b = binary.LittleEndian.AppendUint32(b, w.MaxFrame)
-	return appendString(b, w.Server)
+	b = appendString(b, w.Server)
+	b = binary.LittleEndian.AppendUint32(b, w.Vocab)
+	b = binary.LittleEndian.AppendUint32(b, w.Context)
+	return appendString(b, w.LLM)
 }
 
 // ParseWelcome decodes a Welcome body.
@@ -124,6 +132,8 @@ func ParseWelcome(b []byte) (*Welcome, error) {
 	r := reader{b: b}
 	w := &Welcome{Version: r.u16(), MaxFrame: r.u32()}
 	w.Server = r.str()
+	w.Vocab, w.Context = r.u32(), r.u32()
+	w.LLM = r.str()
 	if err := r.done(); err != nil {
 		return nil, fmt.Errorf("welcome: %w", err)
 	}

@@ -30,7 +30,7 @@ func TestFrameGolden(t *testing.T) {
 }
 
 func TestControlRoundTrips(t *testing.T) {
-	o := &Open{Resume: 9, Round: 3, Params: `{"method":"hlm"}`, SLM: "s", Tokenizer: "t", Prefix: []int32{1, 2, 400}}
+	o := &Open{Resume: 9, Round: 3, Params: "hlm-session/1\nmethod=hlm", SLM: "s", Tokenizer: "t", Prefix: []int32{1, 2, 400}}
 	back, err := ParseOpen(AppendOpen(nil, o), 512)
 	if err != nil || !reflect.DeepEqual(back, o) {
 		t.Fatalf("open: %+v %v", back, err)
@@ -39,13 +39,21 @@ func TestControlRoundTrips(t *testing.T) {
 	if b, err := ParseOpened(AppendOpened(nil, od)); err != nil || !reflect.DeepEqual(b, od) {
 		t.Fatalf("opened: %+v %v", b, err)
 	}
-	w := &Welcome{Version: 1, MaxFrame: 99, Server: "hlm"}
+	w := &Welcome{Version: 2, MaxFrame: 99, Server: "hlm", Vocab: 32000, Context: 4096, LLM: "fp"}
 	if b, err := ParseWelcome(AppendWelcome(nil, w)); err != nil || !reflect.DeepEqual(b, w) {
 		t.Fatalf("welcome: %+v %v", b, err)
 	}
 	e := &Error{Code: ErrCodeAuth, Message: "no"}
 	if b, err := ParseError(AppendError(nil, e)); err != nil || !reflect.DeepEqual(b, e) {
 		t.Fatalf("error: %+v %v", b, err)
+	}
+	// Welcome hex golden: version 2 | max frame 99 | "s" | vocab 512 | context 256 | "x"
+	if got := hex.EncodeToString(AppendWelcome(nil, &Welcome{Version: 2, MaxFrame: 99, Server: "s", Vocab: 512, Context: 256, LLM: "x"})); got != "0200"+"63000000"+"0173"+"00020000"+"00010000"+"0178" {
+		t.Errorf("welcome bytes %s", got)
+	}
+	// Open hex golden: resume 0 | round 0 | params | slm | tokenizer | llm | prefix [1, 300]
+	if got := hex.EncodeToString(AppendOpen(nil, &Open{Params: "hlm-session/1\nseed=1", SLM: "s", Prefix: []int32{1, 300}})); got != "0000000000000000"+"00000000"+"14"+hex.EncodeToString([]byte("hlm-session/1\nseed=1"))+"0173"+"00"+"00"+"02"+"01"+"ac02" {
+		t.Errorf("open bytes %s", got)
 	}
 	// Opened hex golden: session 2 | round 1 | vocab 512 | context 256 | "x"
 	if got := hex.EncodeToString(AppendOpened(nil, &Opened{Session: 2, Round: 1, Vocab: 512, Context: 256, LLM: "x"})); got != "0200000000000000"+"01000000"+"00020000"+"00010000"+"0178" {

@@ -15,7 +15,6 @@ import (
 	"github.com/hlmproject/hlm/hybrid"
 	"github.com/hlmproject/hlm/live"
 	"github.com/hlmproject/hlm/model/llama"
-	"github.com/hlmproject/hlm/sim"
 	"github.com/hlmproject/hlm/tensor"
 )
 
@@ -176,7 +175,7 @@ is re-established and the session resumed without losing tokens.`, stderr)
 		defer view.keep(ctx, stderr)
 	}
 	if *rf.asJSON {
-		return json.NewEncoder(stdout).Encode(sim.Aggregate(runs))
+		return json.NewEncoder(stdout).Encode(hybrid.Aggregate(runs))
 	}
 	return nil
 }

@@ -83,7 +83,7 @@ Parameters (--set key=value, repeatable):
 	if err != nil {
 		return err
 	}
-	var sum sim.Summary
+	var sum hybrid.Summary
 	if view == nil {
 		sum, err = sim.Run(ctx, cfg)
 	} else {
@@ -105,13 +105,13 @@ Parameters (--set key=value, repeatable):
 
 // simWatched is sim.Run with each prompt's generation streamed to the live
 // view.
-func simWatched(ctx context.Context, cfg sim.Config, view *ui) (sim.Summary, error) {
+func simWatched(ctx context.Context, cfg sim.Config, view *ui) (hybrid.Summary, error) {
 	if err := cfg.Params.Validate(); err != nil {
-		return sim.Summary{}, err
+		return hybrid.Summary{}, err
 	}
 	ms, err := sim.Open(cfg.LLM, cfg.SLM, cfg.Tokenizer)
 	if err != nil {
-		return sim.Summary{}, err
+		return hybrid.Summary{}, err
 	}
 	var runs []hybrid.Result
 	for i, prompt := range cfg.Prompts {
@@ -123,14 +123,14 @@ func simWatched(ctx context.Context, cfg sim.Config, view *ui) (sim.Summary, err
 		s, err := sim.RunModels(ctx, ms, one)
 		run.End(s.Result, err)
 		if err != nil {
-			return sim.Summary{}, fmt.Errorf("prompt %d: %w", i, err)
+			return hybrid.Summary{}, fmt.Errorf("prompt %d: %w", i, err)
 		}
 		runs = append(runs, s.Result)
 		if cfg.Progress != nil {
 			cfg.Progress(i+1, len(cfg.Prompts))
 		}
 	}
-	return sim.Aggregate(runs), nil
+	return hybrid.Aggregate(runs), nil
 }
 
 func printSummary(w io.Writer, r *hybrid.Result) {

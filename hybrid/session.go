@@ -1,0 +1,134 @@
+package hybrid
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/hlmproject/hlm/channel"
+	"github.com/hlmproject/hlm/model"
+)
+
+// Text is what a generation needs of the tokenizer: the ids that end it,
+// the BOS id a fitted prompt keeps, and the decoder of its output.
+type Text interface {
+	EOG() []int
+	BOS() int
+	Decode(ids []int) string
+}
+
+// SessionConfig is one generation as the simulator, the device and
+// training all set it up.
+type SessionConfig struct {
+	Params Params
+	SLM    model.Model // the draft model (nil for the LLM-only method)
+	Vocab  int         // the LLM's vocabulary
+	// Prompt is the encoded prompt (BOS included); Context the positions
+	// both sides have. NewSession fits the prompt into the context
+	// (FitPrompt).
+	Prompt  []int
+	Context int
+	Text    Text
+	// Trace, OnTokens and OnRound are Config's.
+	Trace    io.Writer
+	OnTokens func([]int)
+	OnRound  func(RoundInfo)
+	// Controller, when set, chooses each round's L and ℓ (replacing a
+	// policy loaded from Params.DDQNModel).
+	Controller Controller
+}
+
+// A Session is a generation ready to run: its device holds the fitted
+// prompt (Device.Sequence is what the server must open the session with).
+type Session struct {
+	Device *Device
+	cfg    SessionConfig
+	link   channel.Link
+}
+
+// NewSession fits the prompt and opens the device and the link model.
+func NewSession(c SessionConfig) (*Session, error) {
+	ids, err := FitPrompt(c.Prompt, c.Text.BOS(), c.Context, c.Params.MaxTokens)
+	if err != nil {
+		return nil, err
+	}
+	dev, err := NewDevice(c.Params, c.SLM, c.Vocab, ids)
+	if err != nil {
+		return nil, err
+	}
+	if c.Controller != nil {
+		dev.SetController(c.Controller)
+	}
+	link, err := NewLink(c.Params)
+	if err != nil {
+		return nil, err
+	}
+	return &Session{Device: dev, cfg: c, link: link}, nil
+}
+
+// Run generates against v. oracle, when set, is the in-process server v
+// is or wraps (Config.Oracle).
+func (s *Session) Run(ctx context.Context, v Verifier, oracle *Local) (Result, error) {
+	c := s.cfg
+	return Run(ctx, Config{Device: s.Device, Verifier: v, Oracle: oracle, Link: s.link, EOG: c.Text.EOG(),
+		Context: c.Context, Decode: c.Text.Decode, Trace: c.Trace, OnTokens: c.OnTokens, OnRound: c.OnRound})
+}
+
+// FitPrompt fits a prompt into a context of ctx positions with room for
+// maxTokens new tokens (and 8 to spare): a longer prompt keeps its first
+// token when it is BOS, then its last tokens (long QA passages exceed small
+// models' contexts). The simulator and the device fit prompts this one way.
+func FitPrompt(ids []int, bos, ctx, maxTokens int) ([]int, error) {
+	if len(ids) == 0 {
+		return nil, errors.New("prompt encodes to no tokens")
+	}
+	keep := ctx - maxTokens - 8
+	if keep < 2 {
+		return nil, fmt.Errorf("%w: max tokens %d leaves no room for a prompt in a context of %d", ErrParam, maxTokens, ctx)
+	}
+	if len(ids) <= keep {
+		return ids, nil
+	}
+	head := ids[:0:0]
+	if ids[0] == bos {
+		head = append(head, ids[0])
+	}
+	return append(head, ids[len(ids)-(keep-len(head)):]...), nil
+}
+
+// NewLink is a run's link model: the channel of p, its seed offset by the
+// run's seed.
+func NewLink(p Params) (channel.Link, error) {
+	lc := p.Channel
+	lc.Seed += p.Seed
+	return channel.New(lc)
+}
+
+// PromptParams are the parameters of prompt i of a run over several
+// prompts: the run's, with seed Seed + i.
+func PromptParams(p Params, i int) Params {
+	p.Seed += uint64(i)
+	return p
+}
+
+// RunPrompts generates for n prompts in order — prompt i with
+// PromptParams(p, i) — and aggregates the results. progress, when set, is
+// called after each.
+func RunPrompts(ctx context.Context, p Params, n int, gen func(ctx context.Context, i int, p Params) (Result, error), progress func(done, total int)) (Summary, error) {
+	if n == 0 {
+		return Summary{}, errors.New("no prompts")
+	}
+	runs := make([]Result, 0, n)
+	for i := range n {
+		r, err := gen(ctx, i, PromptParams(p, i))
+		if err != nil {
+			return Summary{}, fmt.Errorf("prompt %d: %w", i, err)
+		}
+		runs = append(runs, r)
+		if progress != nil {
+			progress(i+1, n)
+		}
+	}
+	return Aggregate(runs), nil
+}

@@ -1,0 +1,82 @@
+package hybrid
+
+// Summary aggregates the runs of several prompts.
+type Summary struct {
+	Result
+	Runs []Result `json:"runs,omitempty"`
+}
+
+// StopAggregate is the Stop of a Summary over several runs.
+const StopAggregate Stop = "aggregate"
+
+// Aggregate sums runs: counts, bits, bytes, energy and times (the virtual
+// time and its parts) add up, rates are recomputed from the sums, the true
+// skip rate and deviation are weighted by what they were measured on.
+func Aggregate(runs []Result) Summary {
+	var s Summary
+	if len(runs) == 1 {
+		s.Result = runs[0]
+		return s
+	}
+	s.Runs = runs
+	a := &s.Result
+	var tsr, tsrW, dev, devW, fullRatioNum, fullRatioDen float64
+	for i, r := range runs {
+		if i == 0 {
+			a.Method, a.Seed = r.Method, r.Seed
+		}
+		a.Tokens = append(a.Tokens, r.Tokens...)
+		a.Supports = append(a.Supports, r.Supports...)
+		if i > 0 {
+			a.Text += "\n\n"
+		}
+		a.Text += r.Text
+		a.Rounds += r.Rounds
+		a.Uploads += r.Uploads
+		a.Drafted += r.Drafted
+		a.Skipped += r.Skipped
+		a.Verified += r.Verified
+		a.Accepted += r.Accepted
+		a.Resampled += r.Resampled
+		a.Bonus += r.Bonus
+		a.UplinkBits += r.UplinkBits
+		a.DownlinkBits += r.DownlinkBits
+		a.CodecBits += r.CodecBits
+		a.UplinkBytes += r.UplinkBytes
+		a.DownlinkBytes += r.DownlinkBytes
+		a.VirtualSeconds += r.VirtualSeconds
+		a.SLMSeconds += r.SLMSeconds
+		a.UplinkSeconds += r.UplinkSeconds
+		a.LLMSeconds += r.LLMSeconds
+		a.DownlinkSeconds += r.DownlinkSeconds
+		a.WallSeconds += r.WallSeconds
+		a.Energy += r.Energy
+		if r.TrueSkipRate != nil {
+			tsr += *r.TrueSkipRate * float64(r.Skipped)
+			tsrW += float64(r.Skipped)
+		}
+		if r.MeanDeviation != nil {
+			dev += *r.MeanDeviation * float64(r.Drafted)
+			devW += float64(r.Drafted)
+		}
+		if r.CompressionRatio != nil && *r.CompressionRatio > 0 {
+			fullRatioNum += float64(r.CodecBits)
+			fullRatioDen += float64(r.CodecBits) / *r.CompressionRatio
+		}
+	}
+	a.Stop = StopAggregate
+	a.SetRates()
+	if tsrW > 0 {
+		x := tsr / tsrW
+		a.TrueSkipRate = &x
+	}
+	if devW > 0 {
+		x := dev / devW
+		a.MeanDeviation = &x
+	}
+	if fullRatioDen > 0 {
+		x := fullRatioNum / fullRatioDen
+		a.CompressionRatio = &x
+	}
+	return s
+}
