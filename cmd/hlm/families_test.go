@@ -77,7 +77,8 @@ func TestFamiliesEndToEnd(t *testing.T) {
 // with its early exit as the device's draft, over a real TCP connection:
 // greedy (temperature 0) lossless methods must give the reference's greedy
 // continuation (llama.cpp's, or numpy's for OPT and GPT-Neo, from the
-// golden files), up to the first end-of-generation token.
+// golden files) of each of the goldens' three prompts, up to the first
+// end-of-generation token.
 func TestFamiliesOverTheNetwork(t *testing.T) {
 	dir := filepath.Join("..", "..", "model", "llama", "testdata", "families")
 	goldens := map[string]string{"llama31.gguf": "llama31_golden.bin", "llama32.gguf": "llama32_golden.bin",
@@ -86,7 +87,6 @@ func TestFamiliesOverTheNetwork(t *testing.T) {
 		"opt_pre": "opt_pre_golden.bin", "opt_post": "opt_post_golden.bin", "gpt_neo": "gpt_neo_golden.bin"}
 	for _, name := range familyModels {
 		t.Run(name, func(t *testing.T) {
-			prompt, greedy := readFamilyGolden(t, filepath.Join(dir, goldens[name]))
 			llm, err := llama.OpenSpec(filepath.Join(dir, name), "")
 			if err != nil {
 				t.Fatal(err)
@@ -109,29 +109,34 @@ func TestFamiliesOverTheNetwork(t *testing.T) {
 				defer cancel()
 				srv.Shutdown(ctx)
 			}()
-			for _, method := range []string{hybrid.QS, hybrid.Coupled} {
-				p := hybrid.DefaultParams()
-				p.Method, p.MaxTokens, p.Temperature = method, 24, 0
-				g, err := edge.NewGenerator(edge.Config{Addr: ln.Addr().String()}, slm, p)
-				if err != nil {
-					t.Fatal(err)
-				}
-				res, _, err := g.OneTokens(context.Background(), p, prompt, nil)
-				if err != nil {
-					t.Fatalf("%s: %v", method, err)
-				}
-				want := greedy[:min(len(greedy), p.MaxTokens)]
-				if len(res.Tokens) < len(want) && res.Stop == hybrid.StopEnd {
-					want = want[:len(res.Tokens)]
-				}
-				if fmt.Sprint(res.Tokens) != fmt.Sprint(want) {
-					t.Errorf("%s over the network:\n got %v (%s)\nwant %v", method, res.Tokens, res.Stop, want)
-				}
-				if len(want) < 4 {
-					t.Errorf("%s: only %d tokens compared (%v, %s)", method, len(want), res.Tokens, res.Stop)
-				}
-				if res.Uploads == 0 {
-					t.Errorf("%s: no round reached the server", method)
+			// The goldens of the three prompts (model/llama's familyPrompts).
+			for _, suffix := range []string{"", "_p2", "_p3"} {
+				golden := strings.TrimSuffix(goldens[name], ".bin") + suffix + ".bin"
+				prompt, greedy := readFamilyGolden(t, filepath.Join(dir, golden))
+				for _, method := range []string{hybrid.QS, hybrid.Coupled} {
+					p := hybrid.DefaultParams()
+					p.Method, p.MaxTokens, p.Temperature = method, 24, 0
+					g, err := edge.NewGenerator(edge.Config{Addr: ln.Addr().String()}, slm, p)
+					if err != nil {
+						t.Fatal(err)
+					}
+					res, _, err := g.OneTokens(context.Background(), p, prompt, nil)
+					if err != nil {
+						t.Fatalf("%s, %s: %v", golden, method, err)
+					}
+					want := greedy[:min(len(greedy), p.MaxTokens)]
+					if len(res.Tokens) < len(want) && res.Stop == hybrid.StopEnd {
+						want = want[:len(res.Tokens)]
+					}
+					if fmt.Sprint(res.Tokens) != fmt.Sprint(want) {
+						t.Errorf("%s, %s over the network:\n got %v (%s)\nwant %v", golden, method, res.Tokens, res.Stop, want)
+					}
+					if len(want) < 4 {
+						t.Errorf("%s, %s: only %d tokens compared (%v, %s)", golden, method, len(want), res.Tokens, res.Stop)
+					}
+					if res.Uploads == 0 {
+						t.Errorf("%s, %s: no round reached the server", golden, method)
+					}
 				}
 			}
 		})

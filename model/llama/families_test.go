@@ -17,10 +17,11 @@ import (
 // The tiny random-weight models of every family in testdata/families,
 // each with logits from a reference that is not hlm: llama.cpp for the
 // GGUF families, an independent numpy forward pass for OPT and GPT-Neo
-// (testdata/families/README.md; make.sh there regenerates them).
+// (testdata/families/README.md; make.sh there regenerates them). Each
+// golden is one of three, one per prompt (familyPrompts).
 var familyGoldens = []struct {
 	model  string // file or directory under testdata/families
-	golden string
+	golden string // of the first prompt; promptGolden names the others
 	// tol bounds max |Δ| relative to the range of the reference logits.
 	tol float64
 }{
@@ -65,42 +66,60 @@ var familyGoldens = []struct {
 	{"qwen3_hf_bf16", "qwen3_bf16_golden.bin", 1e-4},
 }
 
-// TestFamilyGoldens: every family's logits over the prompt, block by block
-// and token by token, within tolerance of its reference, and the 64-token
-// greedy continuation identical.
+// familyPrompts tell apart the three goldens of a model
+// (testdata/families/tools/tinybpe.py, PROMPTS): NAME.bin holds BOS and
+// the 16 tokens of "Once upon a time, there was a little model that was
+// small."; NAME_p2.bin BOS and 63 tokens of digits, capitals, a newline and
+// punctuation, which with the 64 greedy ids fill the smallest context
+// (128); NAME_p3.bin BOS and "Do", two byte tokens.
+var familyPrompts = []string{"", "_p2", "_p3"}
+
+// promptGolden is the golden of the prompt with suffix p (familyPrompts)
+// of the model whose first golden is golden: "gpt2_golden.bin", "_p2"
+// gives "gpt2_golden_p2.bin".
+func promptGolden(golden, p string) string {
+	return strings.TrimSuffix(golden, ".bin") + p + ".bin"
+}
+
+// TestFamilyGoldens: every family's logits over each prompt, block by
+// block and token by token, within tolerance of its reference, and the
+// 64-token greedy continuation identical.
 func TestFamilyGoldens(t *testing.T) {
 	dir := filepath.Join("testdata", "families")
 	for _, c := range familyGoldens {
-		t.Run(c.golden, func(t *testing.T) {
-			m, err := OpenSpec(filepath.Join(dir, c.model), "")
-			if err != nil {
-				t.Fatal(err)
-			}
-			g := readGoldenFile(t, filepath.Join(dir, c.golden))
-			if g.vocab != m.Config().Vocab {
-				t.Fatalf("golden vocabulary %d, model %d", g.vocab, m.Config().Vocab)
-			}
-			s := m.NewSession()
-			rows, err := s.Eval(g.ids)
-			if err != nil {
-				t.Fatal(err)
-			}
-			compareRange(t, "block", rows, g.logits, c.tol)
-			one := m.NewSession()
-			var steps [][]float32
-			for _, id := range g.ids {
-				r, err := one.Eval([]int{id})
+		for _, p := range familyPrompts {
+			golden := promptGolden(c.golden, p)
+			t.Run(c.model+"/"+golden, func(t *testing.T) {
+				m, err := OpenSpec(filepath.Join(dir, c.model), "")
 				if err != nil {
 					t.Fatal(err)
 				}
-				steps = append(steps, r[0])
-			}
-			compareRange(t, "one token at a time", steps, g.logits, c.tol)
-			got := greedy(t, s, rows[len(rows)-1], len(g.greedy))
-			if fmt.Sprint(got) != fmt.Sprint(g.greedy) {
-				t.Errorf("greedy continuation\n got %v\nwant %v", got, g.greedy)
-			}
-		})
+				g := readGoldenFile(t, filepath.Join(dir, golden))
+				if g.vocab != m.Config().Vocab {
+					t.Fatalf("golden vocabulary %d, model %d", g.vocab, m.Config().Vocab)
+				}
+				s := m.NewSession()
+				rows, err := s.Eval(g.ids)
+				if err != nil {
+					t.Fatal(err)
+				}
+				compareRange(t, "block", rows, g.logits, c.tol)
+				one := m.NewSession()
+				var steps [][]float32
+				for _, id := range g.ids {
+					r, err := one.Eval([]int{id})
+					if err != nil {
+						t.Fatal(err)
+					}
+					steps = append(steps, r[0])
+				}
+				compareRange(t, "one token at a time", steps, g.logits, c.tol)
+				got := greedy(t, s, rows[len(rows)-1], len(g.greedy))
+				if fmt.Sprint(got) != fmt.Sprint(g.greedy) {
+					t.Errorf("greedy continuation\n got %v\nwant %v", got, g.greedy)
+				}
+			})
+		}
 	}
 }
 
@@ -126,11 +145,11 @@ func compareRange(t *testing.T, what string, got, want [][]float32, tol float64)
 }
 
 // TestFamilyConvert writes every family's tiny model as GGUF (F32) with
-// WriteGGUF and reads it back: identical logits, bit for bit. Where
-// llama.cpp runs the architecture and its golden harness is built
-// (testdata/families/make.sh builds it in $HLM_PEERS/families-build), llama.cpp
-// itself runs the written file and must give the golden's logits and
-// greedy ids.
+// WriteGGUF and reads it back: identical logits over every prompt, bit for
+// bit. Where llama.cpp runs the architecture and its golden harness is
+// built (testdata/families/make.sh builds it in $HLM_PEERS/families-build),
+// llama.cpp itself runs the written file and must give each golden's
+// logits and greedy ids.
 func TestFamilyConvert(t *testing.T) {
 	dir := filepath.Join("testdata", "families")
 	harness := familyHarness()
@@ -153,40 +172,48 @@ func TestFamilyConvert(t *testing.T) {
 				typ = tensor.F32
 			}
 			back, _ := convertAndLoad(t, m, typ)
-			g := readGoldenFile(t, filepath.Join(dir, c.golden))
-			want, got := logitsOf(t, m, g.ids), logitsOf(t, back, g.ids)
-			for i := range want {
-				assertSame(t, fmt.Sprintf("position %d", i), got[i], want[i])
-			}
 			fam, _ := familyOf(m.Config().Arch)
-			if harness == "" || !fam.llamaCpp {
-				return
+			var path string // hlm's F32 GGUF of m, for llama.cpp
+			if harness != "" && fam.llamaCpp {
+				path = filepath.Join(t.TempDir(), "hlm.gguf")
+				var buf bytes.Buffer
+				// (Not named after the family: llama.cpp keys a Phi-3 rule on
+				// the name that needs tokens this vocabulary lacks.)
+				// F32 always: llama.cpp rounds the activations to BF16 for
+				// BF16 weights, which moves the logits by 2e-3 of the range.
+				if _, err := WriteGGUF(&buf, m, tensor.F32, "hlm tiny random model"); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
 			}
-			path := filepath.Join(t.TempDir(), "hlm.gguf")
-			var buf bytes.Buffer
-			// (Not named after the family: llama.cpp keys a Phi-3 rule on
-			// the name that needs tokens this vocabulary lacks.)
-			// F32 always: llama.cpp rounds the activations to BF16 for
-			// BF16 weights, which moves the logits by 2e-3 of the range.
-			if _, err := WriteGGUF(&buf, m, tensor.F32, "hlm tiny random model"); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			out := filepath.Join(t.TempDir(), "golden.bin")
-			ids := make([]string, len(g.ids))
-			for i, id := range g.ids {
-				ids[i] = fmt.Sprint(id)
-			}
-			args := []string{path, out, fmt.Sprint(len(g.greedy)), strings.Join(ids, ",")}
-			if b, err := exec.Command(harness, args...).CombinedOutput(); err != nil {
-				t.Fatalf("llama.cpp on hlm's file: %v\n%s", err, b)
-			}
-			ref := readGoldenFile(t, out)
-			compareRange(t, "llama.cpp on hlm's GGUF vs the golden", ref.logits, g.logits, 1e-6)
-			if fmt.Sprint(ref.greedy) != fmt.Sprint(g.greedy) {
-				t.Errorf("llama.cpp's greedy ids on hlm's file\n got %v\nwant %v", ref.greedy, g.greedy)
+			for _, p := range familyPrompts {
+				golden := promptGolden(c.golden, p)
+				t.Run(golden, func(t *testing.T) {
+					g := readGoldenFile(t, filepath.Join(dir, golden))
+					want, got := logitsOf(t, m, g.ids), logitsOf(t, back, g.ids)
+					for i := range want {
+						assertSame(t, fmt.Sprintf("position %d", i), got[i], want[i])
+					}
+					if path == "" {
+						return
+					}
+					out := filepath.Join(t.TempDir(), "golden.bin")
+					ids := make([]string, len(g.ids))
+					for i, id := range g.ids {
+						ids[i] = fmt.Sprint(id)
+					}
+					args := []string{path, out, fmt.Sprint(len(g.greedy)), strings.Join(ids, ",")}
+					if b, err := exec.Command(harness, args...).CombinedOutput(); err != nil {
+						t.Fatalf("llama.cpp on hlm's file: %v\n%s", err, b)
+					}
+					ref := readGoldenFile(t, out)
+					compareRange(t, "llama.cpp on hlm's GGUF vs the golden", ref.logits, g.logits, 1e-6)
+					if fmt.Sprint(ref.greedy) != fmt.Sprint(g.greedy) {
+						t.Errorf("llama.cpp's greedy ids on hlm's file\n got %v\nwant %v", ref.greedy, g.greedy)
+					}
+				})
 			}
 		})
 	}

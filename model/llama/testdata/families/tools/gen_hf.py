@@ -14,7 +14,8 @@ Each OUTDIR/NAME/ holds config.json (the keys of the real checkpoints' configs),
 model.safetensors (F32, tensor names as transformers saves *ForCausalLM; the
 tied lm_head.weight is left out, as save_pretrained does), vocab.json and
 merges.txt (tinybpe's vocabulary, GPT-2 style) and tokenizer_config.json;
-OUTDIR/NAME_golden.bin holds the golden.
+OUTDIR/NAME_golden.bin holds the golden of the first prompt of
+tinybpe.PROMPTS, NAME_golden_p2.bin and NAME_golden_p3.bin those of the others.
 
 OPT (modeling_opt.py), what the reference relies on:
   - OPTDecoder.forward: token embeddings (vocab x word_embed_proj_dim); if
@@ -363,15 +364,18 @@ def write_golden(path, prompt, logits, greedy):
 def main():
     out = Path(sys.argv[1])
     names = sys.argv[2:] or list(SPECS)
-    prompt = tinybpe.prompt_ids()
     for name in names:
         spec = SPECS[name]
         d = write_dir(name, spec, out)
-        logits, greedy = golden(d, spec["model_type"], prompt, 64)
-        write_golden(out / f"{name}_golden.bin", prompt, logits, greedy)
-        s = np.sort(logits[len(prompt) - 1:], axis=1)
-        print(f"{name}: {d}, greedy {len(set(greedy))} distinct ids, min top-2 margin "
-              f"{(s[:, -1] - s[:, -2]).min():.3g}, logit std {logits.std():.2f}")
+        for i, text in enumerate(tinybpe.PROMPTS):
+            prompt = tinybpe.prompt_ids(text)
+            logits, greedy = golden(d, spec["model_type"], prompt, 64)
+            path = out / tinybpe.golden_name(f"{name}_golden", i)
+            write_golden(path, prompt, logits, greedy)
+            # the margin along the greedy path: the last prompt row and the continuation's rows
+            s = np.sort(logits[len(prompt) - 1:], axis=1)
+            print(f"{path.name:22s} {len(prompt):2d} prompt ids, greedy {len(set(greedy))} distinct ids, "
+                  f"min top-2 margin {(s[:, -1] - s[:, -2]).min():.3g}, logit std {logits.std():.2f}")
 
 
 if __name__ == "__main__":

@@ -47,10 +47,12 @@ Three checks, printed one line per twin (make.sh puts them in CROSSCHECK.txt):
      modeling_llama.py, modeling_qwen2.py, modeling_qwen3.py,
      modeling_gemma2.py, modeling_gemma3.py, modeling_phi3.py,
      modeling_gpt2.py), float64, reading config.json and the safetensors:
-     its logits against the golden of the GGUF twin (exact tanh-GELU, so
-     ~1e-6 relative against the exact-GELU goldens of gemma2, gemma3, gpt2).
-  3. the BF16 twin's golden: llama.cpp's golden does not hold for weights
-     rounded to BF16, so qwen3_bf16_golden.bin is computed here by (2) from
+     its logits against the goldens of the GGUF twin, every prompt of
+     tinybpe.PROMPTS (exact tanh-GELU, so ~1e-6 relative against the
+     exact-GELU goldens of gemma2, gemma3, gpt2).
+  3. the BF16 twin's goldens: llama.cpp's goldens do not hold for weights
+     rounded to BF16, so qwen3_bf16_golden.bin (and _p2.bin, _p3.bin, one per
+     prompt) are computed here by (2) from
      the BF16 files, float64, 64 greedy ids; ref_gguf.py's GGUF-semantics
      forward on the converted tensors must agree with it, and make.sh also
      runs llama.cpp on an F32 GGUF of the BF16-rounded weights (--bf16-gguf)
@@ -108,7 +110,7 @@ TWINS = {
     "llama32_hf": dict(gguf="llama32"),
     "qwen2_hf": dict(gguf="qwen2"),
     "qwen3_hf": dict(gguf="qwen3"),
-    "qwen3_hf_bf16": dict(gguf="qwen3", dtype="BF16", golden="qwen3_bf16_golden.bin"),
+    "qwen3_hf_bf16": dict(gguf="qwen3", dtype="BF16", golden="qwen3_bf16_golden"),  # + .bin, _p2.bin, _p3.bin
     "gemma2_hf": dict(gguf="gemma2"),
     "gemma3_hf": dict(gguf="gemma3"),
     "phi3_hf": dict(gguf="phi3"),
@@ -633,7 +635,6 @@ def main():
         bf16_gguf(out, sys.argv[3])
         return
     names = sys.argv[2:] or list(TWINS)
-    prompt = tinybpe.prompt_ids()
     for name in names:
         twin = TWINS[name]
         spec = gen_gguf.SPECS[twin["gguf"]]
@@ -652,28 +653,33 @@ def main():
         size = sum(f.stat().st_size for f in d.iterdir())
         head = f"{name + '/':15s} {size / 1e3:5.0f} kB, converter round trip exact"
         if "golden" in twin:
-            # 3. its own golden: transformers' pass over the BF16 files, 64 greedy ids
-            ids = list(prompt)
-            for _ in range(64):
-                ids.append(int(np.argmax(hf_forward(d, ids)[-1])))
-            logits = hf_forward(d, ids[:-1])
-            gen_hf.write_golden(out / twin["golden"], prompt, logits, ids[len(prompt):])
+            # 3. its own goldens, one per prompt: transformers' pass over the BF16 files, 64 greedy ids
             m.t = {k: v.astype(np.float64) for k, v in conv.items()}  # ref_gguf.py on the converted tensors
-            r = ref_gguf.forward(m, ids[:-1])
-            srt = np.sort(logits[len(prompt) - 1:], axis=1)
-            print(f"{head}; wrote {twin['golden']} (transformers-style numpy, float64): greedy "
-                  f"{len(set(ids[len(prompt):]))} distinct ids, min top-2 margin {(srt[:, -1] - srt[:, -2]).min():.3g}; "
-                  f"ref_gguf.py on its converted tensors: max|d| {np.abs(r - logits).max():.3g}; "
-                  f"vs {twin['gguf']}_golden.bin (unrounded weights, llama.cpp): "
-                  f"{compare_goldens(out / twin['golden'], out / (twin['gguf'] + '_golden.bin'))}")
+            for i, text in enumerate(tinybpe.PROMPTS):
+                prompt = tinybpe.prompt_ids(text)
+                ids = list(prompt)
+                for _ in range(64):
+                    ids.append(int(np.argmax(hf_forward(d, ids)[-1])))
+                logits = hf_forward(d, ids[:-1])
+                gn = tinybpe.golden_name(twin["golden"], i)
+                gen_hf.write_golden(out / gn, prompt, logits, ids[len(prompt):])
+                r = ref_gguf.forward(m, ids[:-1])
+                srt = np.sort(logits[len(prompt) - 1:], axis=1)
+                f32 = tinybpe.golden_name(f"{twin['gguf']}_golden", i)
+                print(f"{head}; wrote {gn} (transformers-style numpy, float64): greedy "
+                      f"{len(set(ids[len(prompt):]))} distinct ids, min top-2 margin {(srt[:, -1] - srt[:, -2]).min():.3g}; "
+                      f"ref_gguf.py on its converted tensors: max|d| {np.abs(r - logits).max():.3g}; "
+                      f"vs {f32} (unrounded weights, llama.cpp): {compare_goldens(out / gn, out / f32)}")
             continue
-        # 2. transformers' forward pass against the golden of the GGUF twin
-        goldens = [f"{twin['gguf']}_golden.bin"]
+        # 2. transformers' forward pass against the goldens of the GGUF twin
+        stems = [f"{twin['gguf']}_golden"]
         if spec["arch"] in ("gemma2", "gemma3", "gpt2"):
-            goldens.append(f"{twin['gguf']}_exactgelu_golden.bin")
-        for gn in goldens:
-            g = ref_gguf.read_golden(out / gn)
-            print(f"{head}; transformers-style numpy vs {gn}: {compare(hf_forward(d, g[0] + g[2][:-1]), g)}")
+            stems.append(f"{twin['gguf']}_exactgelu_golden")
+        for i in range(len(tinybpe.PROMPTS)):
+            for stem in stems:
+                gn = tinybpe.golden_name(stem, i)
+                g = ref_gguf.read_golden(out / gn)
+                print(f"{head}; transformers-style numpy vs {gn}: {compare(hf_forward(d, g[0] + g[2][:-1]), g)}")
 
 
 if __name__ == "__main__":

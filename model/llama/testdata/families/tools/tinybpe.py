@@ -10,7 +10,7 @@ vocab.json + merges.txt.
 encode() is a plain reimplementation of the algorithm for ASCII text (split
 words the way GPT-2's pattern does for letters, digits, punctuation and spaces,
 then apply the lowest-ranked merge repeatedly inside each word); make.sh checks
-its ids against llama.cpp's own tokenizer (llama-tokenize) on the prompt.
+its ids against llama.cpp's own tokenizer (llama-tokenize) on every prompt.
 """
 
 import re
@@ -49,8 +49,31 @@ MERGES = [
 BOS = "<|startoftext|>"
 EOS = "<|endoftext|>"
 
-# The prompt of every golden file: BOS, then this text's tokens.
+# The prompt of every NAME_golden.bin: BOS, then this text's tokens.
 PROMPT_TEXT = "Once upon a time, there was a little model that was small."
+
+# Every golden's prompts, each BOS and the text's tokens: the first in
+# NAME_golden.bin, the second in NAME_golden_p2.bin, the third in
+# NAME_golden_p3.bin (golden_name). The second is as long as the smallest
+# context allows (64 tokens: 64 + 64 greedy = 128, the context of gpt2,
+# OPT, GPT-Neo and the golden harness) and mostly single bytes: digits,
+# capitals, a newline, quotes; the third is BOS and two byte tokens. The
+# digits, words and "Do" were picked from a few dozen tries so that every
+# model's greedy path keeps a top-2 margin above 2.5e-4 of its logits' range
+# (the first prompt's smallest is 2.8e-4): more than twice the 1e-4 of the
+# range that model/llama's tests allow an engine, so that any engine within
+# it must also reproduce the greedy ids.
+# None may end in a newline (make.sh passes them through $(...)).
+PROMPTS = [
+    PROMPT_TEXT,
+    'In 1640, the 89 rabbits said:\n"Hello, world!" and then they all went home; THE END.',
+    "Do",
+]
+
+
+def golden_name(stem, prompt):
+    """The golden file of prompt index prompt (0, 1, 2) for stem, e.g. "llama2_golden"."""
+    return f"{stem}.bin" if prompt == 0 else f"{stem}_p{prompt + 1}.bin"
 
 
 def vocabulary():
@@ -89,11 +112,14 @@ def encode(text):
     return out
 
 
-def prompt_ids():
+def prompt_ids(text=PROMPT_TEXT):
+    """BOS and the tokens of text."""
     _, _, bos, _ = vocabulary()
-    return [bos] + encode(PROMPT_TEXT)
+    return [bos] + encode(text)
 
 
 if __name__ == "__main__":
     toks, merges, bos, eos = vocabulary()
-    print(len(toks), "tokens,", len(merges), "merges; prompt:", prompt_ids())
+    print(len(toks), "tokens,", len(merges), "merges")
+    for i, text in enumerate(PROMPTS):
+        print(f"prompt {i + 1} ({golden_name('NAME_golden', i)}): {prompt_ids(text)}")
