@@ -459,7 +459,10 @@ func (r *run) writeDraft() error {
 		dt = tensor.F16
 	}
 	return atomicfile.Write(r.cfg.Out, func(out io.Writer) error {
-		_, err := llama.WriteGGUF(out, m, dt, "hlm distill of "+r.teacher.Name())
+		// Named by the teacher's fingerprint, not its path: the bytes
+		// do not depend on how the teacher was spelled.
+		fp := r.teacher.Fingerprint()
+		_, err := llama.WriteGGUF(out, m, dt, "hlm draft for "+fp[:16], llama.Meta{Key: llama.TeacherKey, Value: fp})
 		return err
 	})
 }

@@ -27,6 +27,11 @@ var (
 	ErrToken = errors.New("token id out of range")
 )
 
+// DraftTeacherKey is the GGUF metadata key in which hlm distill records the
+// fingerprint of the model a draft was distilled from (the shipped draft of
+// an LLM is found by it).
+const DraftTeacherKey = "hlm.draft.teacher"
+
 // Config is the shape of a decoder: a Llama-architecture one by default,
 // and the variants of the other families (Arch names the family; see
 // model/llama) in the fields after NormEps, whose zero values are Llama's

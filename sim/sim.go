@@ -13,6 +13,7 @@ import (
 
 	"github.com/hlmproject/hlm/hybrid"
 	"github.com/hlmproject/hlm/model"
+	"github.com/hlmproject/hlm/model/builtin"
 	"github.com/hlmproject/hlm/model/llama"
 	"github.com/hlmproject/hlm/tokenizer"
 )
@@ -30,32 +31,58 @@ type Config struct {
 
 // Models are an opened LLM/SLM pair.
 type Models struct {
-	LLM, SLM model.Model
+	LLM, SLM model.Model // SLM is nil when no draft was given or shipped
 	Tok      *tokenizer.Tokenizer
+	noDraft  error
 }
 
 // Open opens the model pair and checks that it can work together: same
-// vocabulary, a tokenizer.
+// vocabulary, a tokenizer. An empty slmSpec means the draft hlm ships for
+// the LLM (found by its fingerprint, model/builtin.DraftFor); without one,
+// Models.SLM is nil, the LLM-only method still runs and RequireDraft says
+// how to get a draft.
 func Open(llmSpec, slmSpec, tokPath string) (*Models, error) {
 	llm, err := llama.OpenSpec(llmSpec, tokPath)
 	if err != nil {
 		return nil, fmt.Errorf("LLM: %w", err)
 	}
-	slm, err := llama.OpenSpec(slmSpec, tokPath)
-	if err != nil {
-		return nil, fmt.Errorf("SLM: %w", err)
+	ms := &Models{LLM: llm}
+	if slmSpec == "" {
+		var ok bool
+		if slmSpec, ok = builtin.DraftFor(llm.Fingerprint()); !ok {
+			ms.noDraft = fmt.Errorf("hlm ships no draft for the LLM %s: pass one with --slm (an early exit works: --slm '%s@exit=1'), or train one with hlm distill --teacher %s --out draft.gguf", llmSpec, llmSpec, llmSpec)
+		}
 	}
-	if llm.Config().Vocab != slm.Config().Vocab {
-		return nil, fmt.Errorf("LLM vocabulary %d and SLM vocabulary %d differ: the pair cannot share tokens", llm.Config().Vocab, slm.Config().Vocab)
+	if slmSpec != "" {
+		slm, err := llama.OpenSpec(slmSpec, tokPath)
+		if err != nil {
+			return nil, fmt.Errorf("SLM: %w", err)
+		}
+		if llm.Config().Vocab != slm.Config().Vocab {
+			return nil, fmt.Errorf("LLM vocabulary %d and SLM vocabulary %d differ: the pair cannot share tokens", llm.Config().Vocab, slm.Config().Vocab)
+		}
+		ms.SLM = slm
 	}
-	tok := llm.Tokenizer()
-	if tok == nil {
-		tok = slm.Tokenizer()
+	ms.Tok = llm.Tokenizer()
+	if ms.Tok == nil && ms.SLM != nil {
+		ms.Tok = ms.SLM.Tokenizer()
 	}
-	if tok == nil {
-		return nil, errors.New("no tokenizer found with either model: pass --tokenizer")
+	if ms.Tok == nil {
+		return nil, errors.New("no tokenizer found with the models: pass --tokenizer")
 	}
-	return &Models{LLM: llm, SLM: slm, Tok: tok}, nil
+	return ms, nil
+}
+
+// RequireDraft is nil when the pair has a draft model, else an error that
+// says how to get one.
+func (ms *Models) RequireDraft() error {
+	if ms.SLM != nil {
+		return nil
+	}
+	if ms.noDraft != nil {
+		return ms.noDraft
+	}
+	return errors.New("no draft model: pass --slm")
 }
 
 // Run simulates every prompt and aggregates.
@@ -69,6 +96,11 @@ func Run(ctx context.Context, c Config) (hybrid.Summary, error) {
 	ms, err := Open(c.LLM, c.SLM, c.Tokenizer)
 	if err != nil {
 		return hybrid.Summary{}, err
+	}
+	if c.Params.Family() != hybrid.FamilyLLM {
+		if err := ms.RequireDraft(); err != nil {
+			return hybrid.Summary{}, err
+		}
 	}
 	return RunModels(ctx, ms, c)
 }
@@ -85,18 +117,35 @@ func RunModels(ctx context.Context, ms *Models, c Config) (hybrid.Summary, error
 // caller of hybrid sets it up; sc's Params, Prompt, Context and models are
 // filled in.
 func (ms *Models) Session(p hybrid.Params, prompt string, sc hybrid.SessionConfig) (*hybrid.Session, error) {
-	sc.Params, sc.SLM, sc.Vocab, sc.Text = p, ms.SLM, ms.LLM.Config().Vocab, ms.Tok
+	if p.Family() != hybrid.FamilyLLM {
+		if err := ms.RequireDraft(); err != nil {
+			return nil, err
+		}
+	}
+	sc.Params, sc.Vocab, sc.Text = p, ms.LLM.Config().Vocab, ms.Tok
+	if ms.SLM != nil {
+		sc.SLM = ms.SLM
+	}
 	sc.Prompt = ms.Tok.Encode(prompt, true)
 	sc.Context = ms.Context()
 	return hybrid.NewSession(sc)
 }
 
 // Context is the positions both models have.
-func (ms *Models) Context() int { return min(ms.LLM.Config().SeqLen, ms.SLM.Config().SeqLen) }
+func (ms *Models) Context() int {
+	if ms.SLM == nil {
+		return ms.LLM.Config().SeqLen
+	}
+	return min(ms.LLM.Config().SeqLen, ms.SLM.Config().SeqLen)
+}
 
 // Server opens the server side of a session in the process.
 func (ms *Models) Server(s *hybrid.Session) (*hybrid.Local, error) {
-	srv, err := hybrid.NewReplicaServer(s.Device.Params(), ms.LLM, ms.SLM, s.Device.Sequence())
+	var slm model.Model
+	if ms.SLM != nil {
+		slm = ms.SLM
+	}
+	srv, err := hybrid.NewReplicaServer(s.Device.Params(), ms.LLM, slm, s.Device.Sequence())
 	if err != nil {
 		return nil, err
 	}

@@ -14,6 +14,8 @@ import (
 	"github.com/hlmproject/hlm/edge"
 	"github.com/hlmproject/hlm/hybrid"
 	"github.com/hlmproject/hlm/live"
+	"github.com/hlmproject/hlm/model"
+	"github.com/hlmproject/hlm/model/builtin"
 	"github.com/hlmproject/hlm/model/llama"
 	"github.com/hlmproject/hlm/tensor"
 )
@@ -89,9 +91,9 @@ is re-established and the session resumed without losing tokens.`, stderr)
 		conn.Shape = &c
 	}
 	tensor.SetThreads(*threads)
-	slm, err := llama.OpenSpec(*slmSpec, *tok)
+	slm, err := openEdgeDraft(ctx, conn, *slmSpec, *tok)
 	if err != nil {
-		return draftHint(*slmSpec, err)
+		return err
 	}
 	g, err := edge.NewGenerator(conn, slm, p)
 	if err != nil {
@@ -188,4 +190,22 @@ func splitHost(addr string) (host, port string) {
 		return addr, ""
 	}
 	return strings.Trim(addr[:i], "[]"), addr[i+1:]
+}
+
+// openEdgeDraft opens --slm, or by default the draft hlm ships for the
+// server's LLM (its fingerprint comes in the server's Welcome).
+func openEdgeDraft(ctx context.Context, conn edge.Config, spec, tok string) (model.Model, error) {
+	if spec == "" {
+		rem, err := edge.Dial(ctx, conn)
+		if err != nil {
+			return nil, fmt.Errorf("connecting to %s: %w", conn.Addr, err)
+		}
+		fp := rem.Welcome().LLM
+		rem.Drop()
+		var ok bool
+		if spec, ok = builtin.DraftFor(fp); !ok {
+			return nil, fmt.Errorf("hlm ships no draft for the server's LLM (%.16s…): pass one with --slm, or train one with hlm distill --teacher LLM --out draft.gguf", fp)
+		}
+	}
+	return llama.OpenSpec(spec, tok)
 }

@@ -3,13 +3,12 @@ package main
 import (
 	"errors"
 	"flag"
-	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/hlmproject/hlm/hybrid"
+	"github.com/hlmproject/hlm/model/builtin"
 	"github.com/hlmproject/hlm/sim"
 )
 
@@ -19,40 +18,29 @@ type modelFlags struct {
 	llm, slm, tok *string
 }
 
-// defaultDraft is the draft hlm ships for stories260K (drafts/README.md):
-// a one-layer student distilled from it, the default SLM of every command
-// that drafts. Early exits stay available by spec (PATH@exit=N).
-var defaultDraft = filepath.Join("drafts", "stories260K-draft.gguf")
-
-// addModelFlags declares the model flags, defaulting to stories260K under
-// modelsDir() and its shipped draft.
+// addModelFlags declares the model flags, defaulting to the built-in
+// stories260K and the draft hlm ships for the LLM.
 func addModelFlags(fs *flag.FlagSet) *modelFlags {
 	return &modelFlags{
-		llm: fs.String("llm", filepath.Join(modelsDir(), "stories260K", "stories260K.bin"), "LLM model spec"),
+		llm: fs.String("llm", builtin.DefaultLLM, "LLM model spec (default: stories260K, built into hlm)"),
 		slm: addDraftFlag(fs),
 		tok: fs.String("tokenizer", "", "tokenizer file, when not found with the models"),
 	}
 }
 
-// addDraftFlag declares --slm with the shipped draft as its default.
+// addDraftFlag declares --slm, empty by default: the draft hlm ships for
+// the LLM.
 func addDraftFlag(fs *flag.FlagSet) *string {
-	return fs.String("slm", defaultDraft, "SLM (draft) model spec; the default is the distilled draft of stories260K (drafts/README.md)")
+	return fs.String("slm", "", "SLM (draft) model spec (default: the draft hlm ships for the LLM, drafts/README.md)")
 }
 
-// open opens the model pair.
+// open opens the model pair; it must have a draft.
 func (m *modelFlags) open() (*sim.Models, error) {
 	ms, err := sim.Open(*m.llm, *m.slm, *m.tok)
-	return ms, draftHint(*m.slm, err)
-}
-
-// draftHint explains a missing default draft: it lives in the repository.
-func draftHint(spec string, err error) error {
-	if err != nil && spec == defaultDraft {
-		if _, serr := os.Stat(defaultDraft); serr != nil {
-			return fmt.Errorf("%w\n(the default draft %s ships in the hlm repository: run from its root, or pass --slm)", err, defaultDraft)
-		}
+	if err != nil {
+		return nil, err
 	}
-	return err
+	return ms, ms.RequireDraft()
 }
 
 // runFlags are the flags hlm sim and hlm edge share: the method, its

@@ -10,13 +10,15 @@ import (
 	"sync"
 
 	"github.com/hlmproject/hlm/model"
+	"github.com/hlmproject/hlm/model/builtin"
 	"github.com/hlmproject/hlm/model/gguf"
 	"github.com/hlmproject/hlm/tensor"
 	"github.com/hlmproject/hlm/tokenizer"
 )
 
 // Open loads the model a spec names (see model.ParseSpec): a llama2.c
-// checkpoint, a .gguf file or a Hugging Face directory, then applies the
+// checkpoint, a .gguf file, a Hugging Face directory or a model built into
+// the binary (builtin:NAME, package model/builtin), then applies the
 // spec's quantization and early exit. The tokenizer comes from the GGUF
 // metadata or the Hugging Face directory, from spec.Tokenizer when given, or
 // from a tok<V>.bin / tokenizer.bin beside a llama2.c checkpoint.
@@ -77,10 +79,18 @@ func openBase(path, tokPath string) (*Model, error) {
 	if m, ok := cache[key]; ok {
 		return m, nil
 	}
-	m, err := load(path, tokPath)
+	file := path
+	if builtin.IsBuiltin(path) {
+		var err error
+		if file, err = builtin.Path(path); err != nil {
+			return nil, err
+		}
+	}
+	m, err := load(file, tokPath)
 	if err != nil {
 		return nil, err
 	}
+	m.name = path
 	cache[key] = m
 	return m, nil
 }

@@ -29,12 +29,15 @@ type ConvertStats struct {
 // llama.cpp does not run, are written with keys of hlm's own (see
 // archMetadata). Each matrix is converted while it is written, so the
 // converted weights are never all held in memory.
-func WriteGGUF(out io.Writer, m *Model, t tensor.DType, name string) (ConvertStats, error) {
+func WriteGGUF(out io.Writer, m *Model, t tensor.DType, name string, meta ...Meta) (ConvertStats, error) {
 	var st ConvertStats
 	w := m.w
 	gw := gguf.NewWriter()
 	if err := archMetadata(gw, w, t, name); err != nil {
 		return st, err
+	}
+	for _, kv := range meta {
+		gw.AddString(kv.Key, kv.Value)
 	}
 	if m.tok != nil {
 		addTokenizer(gw, m.tok.Vocab())
@@ -81,6 +84,12 @@ func WriteGGUF(out io.Writer, m *Model, t tensor.DType, name string) (ConvertSta
 	_, err = gw.WriteTo(out)
 	return st, err
 }
+
+// Meta is a string key of a GGUF file's metadata beyond the model's own.
+type Meta struct{ Key, Value string }
+
+// TeacherKey is model.DraftTeacherKey.
+const TeacherKey = model.DraftTeacherKey
 
 // addMatrices adds a matrix, or the row-wise concatenation of a fused
 // tensor's parts, converted to t (a matrix whose rows are not whole blocks
