@@ -19,17 +19,15 @@ import (
 	"github.com/hlmproject/hlm/edge"
 	"github.com/hlmproject/hlm/hybrid"
 	"github.com/hlmproject/hlm/model"
+	"github.com/hlmproject/hlm/model/builtin"
 	"github.com/hlmproject/hlm/sim"
 	"github.com/hlmproject/hlm/wire"
 )
 
-const stories = "../../shared/models/stories260K/stories260K.bin"
+const stories = builtin.DefaultLLM
 
 func models(t testing.TB) *sim.Models {
 	t.Helper()
-	if _, err := os.Stat(stories); err != nil {
-		t.Skipf("shared model not present (%v)", err)
-	}
 	ms, err := sim.Open(stories, stories+"@exit=2", "")
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hlmproject/hlm/channel"
 	"github.com/hlmproject/hlm/internal/stattest"
+	"github.com/hlmproject/hlm/model/builtin"
 	"github.com/hlmproject/hlm/model/llama"
 	"github.com/hlmproject/hlm/sampling"
 )
@@ -64,7 +65,11 @@ func TestReplicaRefusesMismatch(t *testing.T) {
 		t.Fatalf("identical replica: %v", err)
 	}
 	// A separate copy of the weights with one value nudged by 1e-6.
-	w, err := llama.LoadLlama2C(stories)
+	path, err := builtin.Path(stories)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := llama.LoadLlama2C(path)
 	if err != nil {
 		t.Fatal(err)
 	}

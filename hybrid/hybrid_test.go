@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"math"
-	"os"
 	"sort"
 	"testing"
 
@@ -12,18 +11,16 @@ import (
 	"github.com/hlmproject/hlm/codec"
 	"github.com/hlmproject/hlm/internal/stattest"
 	"github.com/hlmproject/hlm/model"
+	"github.com/hlmproject/hlm/model/builtin"
 	"github.com/hlmproject/hlm/model/llama"
 	"github.com/hlmproject/hlm/sampling"
 	"github.com/hlmproject/hlm/spec"
 )
 
-const stories = "../../shared/models/stories260K/stories260K.bin"
+const stories = builtin.DefaultLLM
 
 func openPair(t testing.TB, slmSpec string) (llm, slm *llama.Model) {
 	t.Helper()
-	if _, err := os.Stat(stories); err != nil {
-		t.Skipf("shared model not present (%v)", err)
-	}
 	llm, err := llama.OpenSpec(stories, "")
 	if err != nil {
 		t.Fatal(err)

@@ -12,16 +12,14 @@ import (
 	"github.com/hlmproject/hlm/codec"
 	"github.com/hlmproject/hlm/ddqn"
 	"github.com/hlmproject/hlm/hybrid"
+	"github.com/hlmproject/hlm/model/builtin"
 	"github.com/hlmproject/hlm/uncertainty"
 )
 
-const stories = "../../shared/models/stories260K/stories260K.bin"
+const stories = builtin.DefaultLLM
 
 func pair(t *testing.T, slm string) *Models {
 	t.Helper()
-	if _, err := os.Stat(stories); err != nil {
-		t.Skipf("shared model not present (%v)", err)
-	}
 	ms, err := Open(stories, slm, "")
 	if err != nil {
 		t.Fatal(err)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"net"
 	"net/http/httptest"
-	"os"
 	"os/exec"
 	"testing"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"github.com/hlmproject/hlm/cloud"
 	"github.com/hlmproject/hlm/edge"
 	"github.com/hlmproject/hlm/hybrid"
+	"github.com/hlmproject/hlm/model/builtin"
 	"github.com/hlmproject/hlm/model/llama"
 	"github.com/hlmproject/hlm/openai"
 )
@@ -20,10 +20,7 @@ import (
 // generator and the OpenAI-compatible handler — and drives it with stock
 // curl through openai/testdata/curl_test.sh (streaming included).
 func TestOpenAIEndToEnd(t *testing.T) {
-	const stories = "../../../shared/models/stories260K/stories260K.bin"
-	if _, err := os.Stat(stories); err != nil {
-		t.Skipf("shared model not present (%v)", err)
-	}
+	const stories = builtin.DefaultLLM
 	for _, tool := range []string{"curl", "bash"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Skipf("%s not on PATH", tool)

@@ -18,10 +18,11 @@ import (
 	"github.com/hlmproject/hlm/edge"
 	"github.com/hlmproject/hlm/fleet"
 	"github.com/hlmproject/hlm/hybrid"
+	"github.com/hlmproject/hlm/model/builtin"
 	"github.com/hlmproject/hlm/sim"
 )
 
-const stories260K = "../../../shared/models/stories260K/stories260K.bin"
+const stories260K = builtin.DefaultLLM
 
 // startFleet starts n `hlm serve` replicas of stories260K (this test binary
 // run as hlm, see TestMain) behind HAProxy, or skips when HAProxy or the
@@ -31,13 +32,7 @@ func startFleet(t *testing.T, n int, balance string) *fleet.Fleet {
 	if _, err := exec.LookPath("haproxy"); err != nil {
 		t.Skip("haproxy is not installed (Debian: apt-get install haproxy; .ci/run installs it): skipping the replica deployment test")
 	}
-	llm, err := filepath.Abs(stories260K)
-	if err == nil {
-		_, err = os.Stat(llm)
-	}
-	if err != nil {
-		t.Skipf("shared model not present (%v)", err)
-	}
+	llm := stories260K
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -167,9 +162,6 @@ func TestReplicasBehindHAProxy(t *testing.T) {
 func TestLoadtest(t *testing.T) {
 	if _, err := exec.LookPath("haproxy"); err != nil {
 		t.Skip("haproxy is not installed (Debian: apt-get install haproxy; .ci/run installs it): skipping hlm loadtest")
-	}
-	if _, err := os.Stat(stories260K); err != nil {
-		t.Skipf("shared model not present (%v)", err)
 	}
 	t.Setenv("HLM_TEST_MAIN", "1") // for the replicas this test binary starts
 	var out, errOut bytes.Buffer

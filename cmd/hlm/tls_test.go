@@ -15,16 +15,14 @@ import (
 	"github.com/hlmproject/hlm/cloud"
 	"github.com/hlmproject/hlm/edge"
 	"github.com/hlmproject/hlm/hybrid"
+	"github.com/hlmproject/hlm/model/builtin"
 	"github.com/hlmproject/hlm/model/llama"
 )
 
 // TestTLS: a certificate made by `hlm tls-cert` secures a server; a device
 // that trusts it generates, one that does not is refused.
 func TestTLS(t *testing.T) {
-	const stories = "../../../shared/models/stories260K/stories260K.bin"
-	if _, err := os.Stat(stories); err != nil {
-		t.Skipf("shared model not present (%v)", err)
-	}
+	const stories = builtin.DefaultLLM
 	dir := t.TempDir()
 	cert, key := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
 	var stderr bytes.Buffer

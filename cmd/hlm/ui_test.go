@@ -221,9 +221,6 @@ func (w *lineWriter) Write(p []byte) (int, error) {
 // hover card) is kept: $HLM_UI_SCREENSHOT, default hlm-live-view.png in
 // the temporary directory.
 func TestLiveViewInChromium(t *testing.T) {
-	if _, err := os.Stat(stories260K); err != nil {
-		t.Skipf("shared model not present (%v)", err)
-	}
 	chrome := startChromium(t)
 	dir := t.TempDir()
 	tracePath := filepath.Join(dir, "trace.jsonl")
