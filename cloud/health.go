@@ -84,7 +84,7 @@ func (s *Server) Drain(ctx context.Context) error {
 //	               drain delay has passed (for a Kubernetes preStop hook)
 func HealthHandler(server func() *Server) http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		h := Health{Status: "loading"}
 		if s := server(); s != nil {
 			h = s.Health()
@@ -96,11 +96,7 @@ func HealthHandler(server func() *Server) http.Handler {
 		}
 		json.NewEncoder(w).Encode(h)
 	})
-	mux.HandleFunc("/drain", func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodGet && r.Method != http.MethodPost {
-			http.Error(w, "GET or POST", http.StatusMethodNotAllowed)
-			return
-		}
+	drain := func(w http.ResponseWriter, r *http.Request) {
 		s := server()
 		if s == nil {
 			http.Error(w, "not serving yet", http.StatusServiceUnavailable)
@@ -111,6 +107,9 @@ func HealthHandler(server func() *Server) http.Handler {
 		}
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(s.Health())
-	})
+	}
+	// Method patterns: other methods get 405 with an Allow header.
+	mux.HandleFunc("GET /drain", drain)
+	mux.HandleFunc("POST /drain", drain)
 	return mux
 }

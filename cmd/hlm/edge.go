@@ -8,8 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
-	"strings"
 
 	"github.com/hlmproject/hlm/edge"
 	"github.com/hlmproject/hlm/hybrid"
@@ -83,7 +83,11 @@ is re-established and the session resumed without losing tokens.`, stderr)
 				return fmt.Errorf("%s: no PEM certificate", *caFile)
 			}
 		}
-		tc.ServerName, _ = splitHost(*server)
+		host, _, err := net.SplitHostPort(*server)
+		if err != nil {
+			return usageError{fmt.Errorf("--server %q: %v", *server, err)}
+		}
+		tc.ServerName = host
 		conn.TLS = tc
 	}
 	if *shape {
@@ -180,16 +184,6 @@ is re-established and the session resumed without losing tokens.`, stderr)
 		return json.NewEncoder(stdout).Encode(hybrid.Aggregate(runs))
 	}
 	return nil
-}
-
-// splitHost splits addr at its last colon into host (brackets trimmed) and
-// port; with no colon, all of addr is the host.
-func splitHost(addr string) (host, port string) {
-	i := strings.LastIndex(addr, ":")
-	if i < 0 {
-		return addr, ""
-	}
-	return strings.Trim(addr[:i], "[]"), addr[i+1:]
 }
 
 // openEdgeDraft opens --slm, or by default the draft hlm ships for the

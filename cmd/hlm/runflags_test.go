@@ -1,0 +1,53 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// TestFlagsAndSet: a flag and --set for the same key must agree; the
+// sampling flags of hlm generate work in hlm sim and mean the --set keys.
+func TestFlagsAndSet(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string // "" : runs
+	}{
+		{[]string{"--max-tokens", "5", "--set", "max_tokens=7"}, "disagree"},
+		{[]string{"--method", "q-s", "--set", "method=u-hlm"}, "disagree"},
+		{[]string{"--temperature", "0.5", "--set", "temperature=0.7"}, "disagree"},
+		{[]string{"--seed", "3", "--set", "seed=3"}, ""},
+		{[]string{"--set", "method=u-hlm"}, ""},
+		{[]string{"--top-k", "5", "--set", "top_k=5"}, ""},
+	} {
+		args := append([]string{"sim", "--prompt", "Once", "--max-tokens", "4", "--json"}, c.args...)
+		_, stderr, err := runHLM(t, args...)
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%v: %v\n%s", c.args, err, stderr)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%v: err = %v, want %q", c.args, err, c.want)
+		}
+	}
+	// --temperature 0 is --set temperature=0: the same greedy tokens.
+	a, _, err := runHLM(t, "sim", "--prompt", "Once", "--max-tokens", "12", "--json", "--temperature", "0", "--method", "q-s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _, err := runHLM(t, "sim", "--prompt", "Once", "--max-tokens", "12", "--json", "--set", "temperature=0", "--method", "q-s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ra, rb struct{ Tokens []int }
+	if json.Unmarshal([]byte(a), &ra) != nil || json.Unmarshal([]byte(b), &rb) != nil || len(ra.Tokens) == 0 {
+		t.Fatalf("outputs %q %q", a, b)
+	}
+	if len(ra.Tokens) != len(rb.Tokens) {
+		t.Fatalf("--temperature 0 gave %v, --set temperature=0 %v", ra.Tokens, rb.Tokens)
+	}
+	for i := range ra.Tokens {
+		if ra.Tokens[i] != rb.Tokens[i] {
+			t.Fatalf("--temperature 0 gave %v, --set temperature=0 %v", ra.Tokens, rb.Tokens)
+		}
+	}
+}
