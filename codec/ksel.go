@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"sync"
+
+	"github.com/hlmproject/hlm/spec"
 )
 
 // Choosing k for top-k (CU-HLM Sec. IV-C, IV-D).
@@ -78,18 +80,6 @@ func SoftplusTV(x, y []float64, eta float64) float64 {
 	return s
 }
 
-// TVD returns the total variation distance ½ Σ|p_i − q_i| (CU-HLM eq. 25).
-func TVD(p, q []float64) float64 {
-	if len(p) != len(q) {
-		return math.NaN()
-	}
-	s := 0.0
-	for i := range p {
-		s += math.Abs(p[i] - q[i])
-	}
-	return s / 2
-}
-
 // tailDeviation returns N(k) for k = 0..kMax (kMax <= len(s)) given s, the
 // distribution in rank order. O(V): suffix sums, and a pointer j to the end
 // of the run of tail entries at or above the tail mean m_k (m_k is
@@ -151,7 +141,7 @@ func UTV(x, y []float64, k int) float64 {
 	if _, err := checkDist(y, -1); err != nil || len(y) != len(x) || k < 0 || k > len(x) {
 		return math.NaN()
 	}
-	return ratio(tailDeviation(sorted(x, rankOrder(x)), k)[k], TVD(x, y))
+	return ratio(tailDeviation(sorted(x, rankOrder(x)), k)[k], spec.TV(x, y))
 }
 
 // UTVCurve returns U_TV(k) (eq. 20) for k = 0..kMax in O(V) after sorting.
@@ -169,7 +159,7 @@ func UTVCurve(x, y []float64, kMax int) ([]float64, error) {
 		return nil, fmt.Errorf("%w: kMax %d outside [0, %d]", ErrParam, kMax, len(x))
 	}
 	n := tailDeviation(sorted(x, rankOrder(x)), kMax)
-	d := TVD(x, y)
+	d := spec.TV(x, y)
 	for k := range n {
 		n[k] = ratio(n[k], d)
 	}
@@ -227,7 +217,7 @@ func (c *OfflineCurve) Add(x, y []float64) error {
 	if _, err := checkDist(y, -1); err != nil || len(y) != len(x) {
 		return fmt.Errorf("%w: y is not a distribution over %d tokens (%v)", ErrInput, len(x), err)
 	}
-	c.AddSorted(RankSorted(x), TVD(x, y))
+	c.AddSorted(RankSorted(x), spec.TV(x, y))
 	return nil
 }
 

@@ -3,13 +3,13 @@ package distill
 import (
 	"context"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"slices"
 
 	"github.com/hlmproject/hlm/metrics"
 	"github.com/hlmproject/hlm/model"
 	"github.com/hlmproject/hlm/sampling"
+	"github.com/hlmproject/hlm/spec"
 )
 
 // Agreement measures a draft against its target along text the target
@@ -83,11 +83,7 @@ func Agree(ctx context.Context, llm, slm model.Model, prompts [][]int, maxTokens
 		for k < maxTokens && ls.Len() < min(llm.Config().SeqLen, slm.Config().SeqLen) {
 			y = sampling.Softmax(y, lz, temp)
 			x = sampling.Softmax(x, sz, temp)
-			var tv float64
-			for j := range y {
-				tv += math.Abs(x[j] - y[j])
-			}
-			acc := 1 - tv/2
+			acc := 1 - spec.TV(x, y)
 			ps += acc
 			posSum += float64(ls.Len() - 1)
 			b := k / StepBucket

@@ -287,7 +287,7 @@ type topKStudy struct {
 func newTopKStudy(log *sim.CalibrationLog, vocab int) *topKStudy {
 	st := &topKStudy{ks: kGrid(vocab)}
 	for _, pr := range log.Pairs {
-		if codec.TVD(pr.X, pr.Y) == 0 {
+		if spec.TV(pr.X, pr.Y) == 0 {
 			continue
 		}
 		pres := spec.Residual(nil, pr.Y, pr.X)
@@ -388,7 +388,7 @@ func (p *paper) etaSweep(ctx context.Context, base hybrid.Params, log *sim.Calib
 		eta := etas[i]
 		var errSum, tvSum float64
 		for _, pr := range log.Pairs {
-			tv := codec.TVD(pr.X, pr.Y)
+			tv := spec.TV(pr.X, pr.Y)
 			errSum += codec.SoftplusTV(pr.X, pr.Y, eta) - tv
 			tvSum += tv
 		}

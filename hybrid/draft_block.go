@@ -62,7 +62,10 @@ func (b encodedBlock) step(d *Device, room int) (Step, error) {
 			if err != nil {
 				return Step{}, err
 			}
-			if len(drafts) > 0 && used+bits > d.p.Budget {
+			// SQS Sec. 4's rule (codec.FitsBudget), except that a round
+			// always carries its first draft: a budget smaller than one
+			// draft would otherwise stall the generation.
+			if len(drafts) > 0 && !codec.FitsBudget(used, bits, d.p.Budget) {
 				break
 			}
 			used += bits

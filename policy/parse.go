@@ -13,30 +13,28 @@ import (
 var ErrUnknown = errors.New("policy: unknown name")
 
 // Uploader names accepted by ByName and Parse, with their parameters and
-// defaults:
+// defaults (policies, not methods: which method uses which is hybrid's
+// method table):
 //
-//	always, hlm                         upload everything
-//	never, slm                          upload nothing
-//	random, rand-hlm    p=0.5           Random
-//	threshold, u-hlm    u_th=0.431      Threshold (U-HLM)
-//	cu-hlm              u_th=0.8        Threshold (CU-HLM)
+//	always                              upload everything
+//	never                               upload nothing
+//	random              p=0.5           Random
+//	threshold           u_th=0.431      Threshold (U-HLM's default)
 //	u+i, ui             u_th=0.431 k=3 gamma=1.5   UncertaintyImportance
 //	importance, i       k=3 gamma=1.5   ImportanceOnly
 //
 // Draft-length names accepted by DraftLengthByName and ParseDraftLength:
 //
 //	fixed               l=1             Fixed
-//	heuristic, q-s      initial=4 min=1 max=16     Heuristic
+//	heuristic           initial=4 min=1 max=16     Heuristic
 var (
 	uploaderParams = map[string][]string{
 		"always": nil, "never": nil, "random": {"p"}, "threshold": {"u_th"},
 		"u+i": {"u_th", "k", "gamma"}, "importance": {"k", "gamma"},
 	}
 	uploaderAlias = map[string]string{
-		"always": "always", "hlm": "always", "never": "never", "slm": "never",
-		"random": "random", "rand-hlm": "random", "threshold": "threshold",
-		"u-hlm": "threshold", "cu-hlm": "threshold", "u+i": "u+i", "ui": "u+i",
-		"importance": "importance", "i": "importance",
+		"always": "always", "never": "never", "random": "random", "threshold": "threshold",
+		"u+i": "u+i", "ui": "u+i", "importance": "importance", "i": "importance",
 	}
 )
 
@@ -69,11 +67,7 @@ func ByName(name string, params map[string]float64) (Uploader, error) {
 	case "random":
 		u = Random{P: get("p", DefaultRandomP)}
 	case "threshold":
-		def := UHLMThreshold
-		if strings.ToLower(name) == "cu-hlm" {
-			def = CUHLMThreshold
-		}
-		u = Threshold{UTh: get("u_th", def)}
+		u = Threshold{UTh: get("u_th", UHLMThreshold)}
 	case "u+i":
 		k, err := intParam("k", get("k", DefaultK))
 		if err != nil {
@@ -116,7 +110,7 @@ func DraftLengthByName(name string, params map[string]float64) (DraftLength, err
 			return nil, err
 		}
 		return f, nil
-	case "heuristic", "q-s":
+	case "heuristic":
 		if err := checkParams(name, params, []string{"initial", "min", "max"}); err != nil {
 			return nil, err
 		}

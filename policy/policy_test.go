@@ -228,12 +228,13 @@ func TestParse(t *testing.T) {
 		err  error
 	}{
 		{"always", Always{}, nil},
-		{"HLM", Always{}, nil},
-		{"slm", Never{}, nil},
+		{"ALWAYS", Always{}, nil},
+		{"never", Never{}, nil},
+		{"hlm", nil, ErrUnknown}, // methods are hybrid's, not policies
 		{"random", Random{P: 0.5}, nil},
-		{"rand-hlm:p=0.25", Random{P: 0.25}, nil},
-		{"u-hlm", Threshold{UTh: 0.431}, nil},
-		{"cu-hlm", Threshold{UTh: 0.8}, nil},
+		{"random:p=0.25", Random{P: 0.25}, nil},
+		{"threshold", Threshold{UTh: 0.431}, nil},
+		{"u-hlm", nil, ErrUnknown},
 		{"threshold:u_th=0.6", Threshold{UTh: 0.6}, nil},
 		{"u+i", UncertaintyImportance{UTh: 0.431, K: 3, Gamma: 1.5}, nil},
 		{" ui : k = 5 , gamma = 1 ", UncertaintyImportance{UTh: 0.431, K: 5, Gamma: 1}, nil},
@@ -271,7 +272,8 @@ func TestParse(t *testing.T) {
 		{"fixed:l=4", "fixed:l=4", nil},
 		{"fixed", "fixed:l=1", nil},
 		{"heuristic", "heuristic:initial=4,min=1,max=16", nil},
-		{"q-s:initial=2,max=8", "heuristic:initial=2,min=1,max=8", nil},
+		{"heuristic:initial=2,max=8", "heuristic:initial=2,min=1,max=8", nil},
+		{"q-s", "", ErrUnknown},
 		{"heuristic:min=0", "", ErrInvalid},
 		{"fixed:l=1.5", "", ErrInvalid},
 		{"fixed:L=3", "", ErrUnknown},
@@ -295,7 +297,7 @@ func TestParse(t *testing.T) {
 // yields a valid policy whose String parses back to an equal policy.
 func FuzzParse(f *testing.F) {
 	for _, s := range []string{
-		"always", "never", "random:p=0.5", "cu-hlm", "u+i:u_th=0.431,k=5,gamma=1",
+		"always", "never", "random:p=0.5", "threshold:u_th=0.8", "u+i:u_th=0.431,k=5,gamma=1",
 		"importance:k=11,gamma=0.5", "threshold:u_th=1e308", "random:p=0x1p-3",
 		"u+i:k=1e300", "i:gamma=Inf", ":", "a:b=c=d", "random:p=1,,",
 		"fixed:l=4", "heuristic:initial=2,min=1,max=3",

@@ -99,7 +99,7 @@ func Collect(ctx context.Context, ms *Models, p hybrid.Params, prompts []string,
 			for r, v := range sorted {
 				log.RankSum[r] += v
 			}
-			log.Halves[i%2].AddSorted(sorted, codec.TVD(x, y))
+			log.Halves[i%2].AddSorted(sorted, spec.TV(x, y))
 			if pr := (Pair{X: x, Y: y, Draft: d, U: u}); len(log.Pairs) < maxPairs {
 				log.Pairs = append(log.Pairs, pr)
 			} else if j := pick.IntN(seen + 1); j < maxPairs {
