@@ -5,9 +5,13 @@ import (
 	"github.com/hlmproject/hlm/wire"
 )
 
-// distOf turns logits into the distribution a model samples from: softmax at
-// the run's temperature, then its top-k and top-p filters (both models apply
-// the same rule, so verification compares like with like).
+// Dist turns logits into the distribution a model samples from in a run
+// with these parameters: softmax at the run's temperature, then its top-k
+// and top-p filters (both models apply the same rule, so verification
+// compares like with like). Whatever measures a run's distributions
+// outside the round loop (calibration, uncertainty measures) uses it too.
+func (p *Params) Dist(dst []float64, logits []float32) []float64 { return p.distOf(dst, logits) }
+
 func (p *Params) distOf(dst []float64, logits []float32) []float64 {
 	dst = sampling.Softmax(dst, logits, p.Temperature)
 	if p.Temperature > 0 {

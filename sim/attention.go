@@ -52,7 +52,7 @@ func AttentionCollapse(ctx context.Context, ms *Models, p hybrid.Params, prompts
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
-			tok := sampling.Sample(sampling.Softmax(nil, lg, p.Temperature), rng)
+			tok := sampling.Sample(p.Dist(nil, lg), rng)
 			if ms.Tok.IsEOG(tok) {
 				break
 			}

@@ -90,8 +90,8 @@ func Collect(ctx context.Context, ms *Models, p hybrid.Params, prompts []string,
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
-			x := sampling.Softmax(nil, run.sl, p.Temperature)
-			y := sampling.Softmax(nil, run.ll, p.Temperature)
+			x := p.Dist(nil, run.sl)
+			y := p.Dist(nil, run.ll)
 			d := sampling.Sample(x, rng)
 			u := perturb.Measure(run.sl, d, rng)
 			log.Records = append(log.Records, uncertainty.Record{U: u, XD: x[d], YD: y[d]})

@@ -117,8 +117,8 @@ func CollectMeasures(ctx context.Context, ms *Models, cfg MeasureConfig, prompts
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
-			x := sampling.Softmax(nil, run.sl, p.Temperature)
-			y := sampling.Softmax(nil, run.ll, p.Temperature)
+			x := p.Dist(nil, run.sl)
+			y := p.Dist(nil, run.ll)
 			d := sampling.Sample(x, rng)
 			log.Beta = append(log.Beta, uncertainty.Beta(x[d], y[d]))
 
@@ -142,7 +142,7 @@ func CollectMeasures(ctx context.Context, ms *Models, cfg MeasureConfig, prompts
 				start = time.Now()
 				samples := make([]int, len(paras))
 				for m, lg := range paraLogits {
-					dist = sampling.Softmax(dist, lg, p.Temperature)
+					dist = p.Dist(dist, lg)
 					samples[m] = sampling.Sample(dist, rngs[2])
 				}
 				log.U[2] = append(log.U[2], uncertainty.Disagreement(samples, d))

@@ -242,3 +242,28 @@ func TestTrainDDQN(t *testing.T) {
 		t.Errorf("%d tokens, deviation %v", len(r.Tokens), *r.MeanDeviation)
 	}
 }
+
+// TestCollectUsesSamplingSettings: calibration measures the distributions
+// the run samples from, its top-k filter included.
+func TestCollectUsesSamplingSettings(t *testing.T) {
+	ms := pair(t, stories+"@exit=2")
+	p := hybrid.DefaultParams()
+	p.MaxTokens, p.TopK = 16, 5
+	log, err := Collect(context.Background(), ms, p, []string{"Once upon a time"}, 20, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, pr := range log.Pairs {
+		for _, d := range [][]float64{pr.X, pr.Y} {
+			nz := 0
+			for _, v := range d {
+				if v > 0 {
+					nz++
+				}
+			}
+			if nz > p.TopK {
+				t.Fatalf("pair %d: %d tokens with mass under top_k %d", i, nz, p.TopK)
+			}
+		}
+	}
+}
