@@ -3,6 +3,7 @@ package cloud
 import (
 	"context"
 	"encoding/json"
+	"net"
 	"net/http"
 	"time"
 )
@@ -112,4 +113,30 @@ func HealthHandler(server func() *Server) http.Handler {
 	mux.HandleFunc("GET /drain", drain)
 	mux.HandleFunc("POST /drain", drain)
 	return mux
+}
+
+// ServeUntil serves ln until ctx ends, then drains and shuts down: onDrain
+// (if set) is called as the drain starts; /healthz answers 503 while the
+// server keeps serving for the configured drain delay, then the listener
+// closes and every connection ends at a round boundary, waiting at most
+// timeout for rounds being verified. ctx does not stop Serve itself, so
+// sessions keep being served through the drain.
+func (s *Server) ServeUntil(ctx context.Context, ln net.Listener, timeout time.Duration, onDrain func()) error {
+	errc := make(chan error, 1)
+	go func() { errc <- s.Serve(context.Background(), ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	if onDrain != nil {
+		onDrain()
+	}
+	s.Drain(context.Background())
+	s.cfg.Logger.Info("shutting down", "timeout", timeout)
+	sctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	err := s.Shutdown(sctx)
+	<-errc
+	return err
 }

@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -34,68 +35,41 @@ with --json the summary is the same object hlm sim prints, virtual figures
 (from the channel model) and wall-clock figures both. --shape imposes the
 channel model's rate and delay on the real connection. A dropped connection
 is re-established and the session resumed without losing tokens.`, stderr)
-	server := fs.String("server", "127.0.0.1:7140", "server address")
+	f := addEdgeFlags(fs)
 	slmSpec := addDraftFlag(fs)
-	tok := fs.String("tokenizer", "", "tokenizer file, when not found with the model")
-	token := fs.String("auth-token", "", "token for the server (default: $HLM_AUTH_TOKEN)")
-	useTLS := fs.Bool("tls", false, "connect with TLS")
-	caFile := fs.String("tls-ca", "", "trust this CA certificate (PEM), e.g. the one hlm tls-cert wrote; implies --tls")
-	insecure := fs.Bool("tls-insecure", false, "do not verify the server certificate (testing only); implies --tls")
-	shape := fs.Bool("shape", false, "impose the channel model's rate and delay on the real connection")
-	llmFP := fs.String("llm-fingerprint", "", "refuse servers whose LLM has another fingerprint")
-	openaiAddr := fs.String("openai", "", "serve an OpenAI-compatible API on this address instead of one prompt")
-	openaiKey := fs.String("openai-key", "", "require this bearer token on the OpenAI API")
-	tmplFile := fs.String("chat-template", "", "with --openai: format chat completions with this Jinja template instead of the model's")
 	vars := chatVars{}
 	fs.Var(vars, "chat-var", "with --openai: chat template variable KEY=VALUE (repeatable; e.g. enable_thinking=false)")
-	threads := fs.Int("threads", 0, "worker threads for the draft model (0: all cores)")
-	logFormat := fs.String("log-format", "text", "log format: text or json")
-	logLevel := fs.String("log-level", "warn", "log level: debug, info, warn, error")
 	rf := addRunFlags(fs, p, "parameter override key=value (repeatable; see hlm sim --help)")
 	uf := addUIFlags(fs, false)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if *uf.addr != "" && *openaiAddr != "" {
+	if *uf.addr != "" && *f.openaiAddr != "" {
 		return usageError{errors.New("--ui shows the generations of --prompt/--prompts, not of --openai")}
 	}
 	p, err := rf.params(p)
 	if err != nil {
 		return err
 	}
-	if *token == "" {
-		*token = os.Getenv("HLM_AUTH_TOKEN")
+	if *f.token == "" {
+		*f.token = os.Getenv("HLM_AUTH_TOKEN")
 	}
-	log, err := newLogger(stderr, *logFormat, *logLevel)
+	log, err := newLogger(stderr, *f.logFormat, *f.logLevel)
 	if err != nil {
 		return err
 	}
-	conn := edge.Config{Addr: *server, Token: *token, Logger: log}
-	if *useTLS || *caFile != "" || *insecure {
-		tc := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: *insecure}
-		if *caFile != "" {
-			pem, err := os.ReadFile(*caFile)
-			if err != nil {
-				return err
-			}
-			tc.RootCAs = x509.NewCertPool()
-			if !tc.RootCAs.AppendCertsFromPEM(pem) {
-				return fmt.Errorf("%s: no PEM certificate", *caFile)
-			}
+	conn := edge.Config{Addr: *f.server, Token: *f.token, Logger: log}
+	if *f.useTLS || *f.caFile != "" || *f.insecure {
+		if conn.TLS, err = edgeTLS(*f.server, *f.caFile, *f.insecure); err != nil {
+			return err
 		}
-		host, _, err := net.SplitHostPort(*server)
-		if err != nil {
-			return usageError{fmt.Errorf("--server %q: %v", *server, err)}
-		}
-		tc.ServerName = host
-		conn.TLS = tc
 	}
-	if *shape {
+	if *f.shape {
 		c := p.Channel
 		conn.Shape = &c
 	}
-	tensor.SetThreads(*threads)
-	slm, err := openEdgeDraft(ctx, conn, *slmSpec, *tok)
+	tensor.SetThreads(*f.threads)
+	slm, err := openEdgeDraft(ctx, conn, *slmSpec, *f.tok)
 	if err != nil {
 		return err
 	}
@@ -103,28 +77,28 @@ is re-established and the session resumed without losing tokens.`, stderr)
 	if err != nil {
 		return err
 	}
-	g.LLM = *llmFP
+	g.LLM = *f.llmFP
 	trace, closeTrace, err := rf.openTrace()
 	if err != nil {
 		return err
 	}
 	defer closeTrace()
 	g.Trace = trace
-	if *openaiAddr != "" {
-		f, err := newChatFormat(g.Tok, *tmplFile, vars)
+	if *f.openaiAddr != "" {
+		cf, err := newChatFormat(g.Tok, *f.tmplFile, vars)
 		if err != nil {
 			return err
 		}
-		return serveOpenAI(ctx, g, f, *openaiAddr, *openaiKey, log, stderr)
+		return serveOpenAI(ctx, g, cf, *f.openaiAddr, *f.openaiKey, log, stderr)
 	}
-	if *tmplFile != "" || len(vars) > 0 {
+	if *f.tmplFile != "" || len(vars) > 0 {
 		return usageError{errors.New("--chat-template and --chat-var format the chat completions of --openai")}
 	}
 	texts, err := rf.promptTexts()
 	if err != nil {
 		return err
 	}
-	view, err := uf.start("hlm edge → "+*server, stderr)
+	view, err := uf.start("hlm edge → "+*f.server, stderr)
 	if err != nil {
 		return err
 	}
@@ -135,19 +109,49 @@ is re-established and the session resumed without losing tokens.`, stderr)
 		}
 		return json.NewEncoder(stdout).Encode(sum)
 	}
-	// Stream the text of each prompt as it is committed (and to the live
-	// view).
+	if view != nil {
+		defer view.keep(ctx, stderr)
+	}
+	return streamPrompts(ctx, g, texts, view, trace, *rf.asJSON, stdout, stderr)
+}
+
+// edgeTLS is the TLS configuration of a connection to server: the system's
+// roots, or caFile's certificate, or no verification at all (insecure).
+func edgeTLS(server, caFile string, insecure bool) (*tls.Config, error) {
+	tc := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: insecure}
+	if caFile != "" {
+		pem, err := os.ReadFile(caFile)
+		if err != nil {
+			return nil, err
+		}
+		tc.RootCAs = x509.NewCertPool()
+		if !tc.RootCAs.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("%s: no PEM certificate", caFile)
+		}
+	}
+	host, _, err := net.SplitHostPort(server)
+	if err != nil {
+		return nil, usageError{fmt.Errorf("--server %q: %v", server, err)}
+	}
+	tc.ServerName = host
+	return tc, nil
+}
+
+// streamPrompts generates for each prompt (prompt i with
+// hybrid.PromptParams), streaming its text to stdout as it is committed
+// (and to the live view) with a summary on stderr, or, with asJSON, printing
+// the aggregate as JSON at the end.
+func streamPrompts(ctx context.Context, g *edge.Generator, texts []string, view *ui, trace io.Writer, asJSON bool, stdout, stderr io.Writer) error {
 	var runs []hybrid.Result
 	for i, t := range texts {
-		pp := p
-		pp.Seed += uint64(i)
+		pp := hybrid.PromptParams(g.Params, i)
 		var run *live.Run
 		if view != nil {
 			run, g.Trace = view.begin(pp, t, i, len(texts), g.Tok, trace)
 		}
 		var onTokens func([]int)
 		dec := g.Tok.NewStreamDecoder()
-		if !*rf.asJSON {
+		if !asJSON {
 			for _, id := range g.Tok.Encode(t, true) {
 				dec.Push(id)
 			}
@@ -161,14 +165,14 @@ is re-established and the session resumed without losing tokens.`, stderr)
 		if run != nil {
 			run.End(res, err)
 		}
-		if !*rf.asJSON {
+		if !asJSON {
 			io.WriteString(stdout, dec.Flush()+"\n")
 		}
 		if err != nil {
 			return err
 		}
 		runs = append(runs, res)
-		if *rf.asJSON {
+		if asJSON {
 			continue
 		}
 		res.Text = "" // already streamed
@@ -177,10 +181,7 @@ is re-established and the session resumed without losing tokens.`, stderr)
 			fmt.Fprintf(stderr, "  reconnected %d times, re-sent %d uploads\n", st.Reconnects, st.Resent)
 		}
 	}
-	if view != nil {
-		defer view.keep(ctx, stderr)
-	}
-	if *rf.asJSON {
+	if asJSON {
 		return json.NewEncoder(stdout).Encode(hybrid.Aggregate(runs))
 	}
 	return nil
@@ -202,4 +203,31 @@ func openEdgeDraft(ctx context.Context, conn edge.Config, spec, tok string) (mod
 		}
 	}
 	return llama.OpenSpec(spec, tok)
+}
+
+// edgeFlags are hlm edge's own flags (addRunFlags and addUIFlags add the shared ones).
+type edgeFlags struct {
+	server, tok, token, caFile, llmFP, openaiAddr, openaiKey, tmplFile, logFormat, logLevel *string
+	useTLS, insecure, shape                                                                 *bool
+	threads                                                                                 *int
+}
+
+// addEdgeFlags declares them.
+func addEdgeFlags(fs *flag.FlagSet) *edgeFlags {
+	return &edgeFlags{
+		server:     fs.String("server", "127.0.0.1:7140", "server address"),
+		tok:        fs.String("tokenizer", "", "tokenizer file, when not found with the model"),
+		token:      fs.String("auth-token", "", "token for the server (default: $HLM_AUTH_TOKEN)"),
+		useTLS:     fs.Bool("tls", false, "connect with TLS"),
+		caFile:     fs.String("tls-ca", "", "trust this CA certificate (PEM), e.g. the one hlm tls-cert wrote; implies --tls"),
+		insecure:   fs.Bool("tls-insecure", false, "do not verify the server certificate (testing only); implies --tls"),
+		shape:      fs.Bool("shape", false, "impose the channel model's rate and delay on the real connection"),
+		llmFP:      fs.String("llm-fingerprint", "", "refuse servers whose LLM has another fingerprint"),
+		openaiAddr: fs.String("openai", "", "serve an OpenAI-compatible API on this address instead of one prompt"),
+		openaiKey:  fs.String("openai-key", "", "require this bearer token on the OpenAI API"),
+		tmplFile:   fs.String("chat-template", "", "with --openai: format chat completions with this Jinja template instead of the model's"),
+		threads:    fs.Int("threads", 0, "worker threads for the draft model (0: all cores)"),
+		logFormat:  fs.String("log-format", "text", "log format: text or json"),
+		logLevel:   fs.String("log-level", "warn", "log level: debug, info, warn, error"),
+	}
 }

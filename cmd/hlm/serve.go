@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -63,40 +64,22 @@ closes, every connection ends at a round boundary (rounds being verified
 get their verdict) and the process exits. Devices reconnect through the
 balancer to another replica and continue with the same tokens
 (docs/deploy.md: replicas behind HAProxy).`, stderr)
-	listen := fs.String("listen", "127.0.0.1:7140", "address to listen on")
-	llmSpec := fs.String("llm", "", "LLM model spec (required)")
-	tokPath := fs.String("tokenizer", "", "tokenizer file, when not found with the model")
+	f := addServeFlags(fs)
 	var replicas listFlag
 	fs.Var(&replicas, "replica", "draft model spec the replica method may use (repeatable)")
-	token := fs.String("auth-token", "", "token devices must present (default: $HLM_AUTH_TOKEN; empty: none)")
-	certFile := fs.String("tls-cert", "", "TLS certificate (PEM); with --tls-key enables TLS (see hlm tls-cert)")
-	keyFile := fs.String("tls-key", "", "TLS private key (PEM)")
-	metrics := fs.String("metrics", "", "serve Prometheus metrics on this address (e.g. 127.0.0.1:9140); the same address as --health shares its port")
-	health := fs.String("health", "", "serve the health endpoint (/healthz, /drain) on this address (e.g. 0.0.0.0:9141)")
-	drainDelay := fs.Duration("drain-delay", 0, "on SIGTERM, keep serving this long with /healthz answering 503 before closing (at least the balancer's check interval × fall)")
-	drainTimeout := fs.Duration("drain-timeout", 30*time.Second, "on shutdown, wait this long for rounds being verified before closing connections abruptly")
-	maxSessions := fs.Int("max-sessions", 64, "concurrent sessions (when full, a new session evicts the least recently used one that has no connection)")
-	maxFrame := fs.Int("max-frame", 4<<20, "largest frame accepted, bytes")
-	maxContext := fs.Int("max-context", 0, "positions per session (0: the model's context length)")
-	idle := fs.Duration("idle-timeout", 5*time.Minute, "drop a session after this long without traffic")
-	maxBatch := fs.Int("max-batch", 32, "sessions evaluated in one LLM pass (1 disables batching)")
-	window := fs.Duration("batch-window", cloud.DefaultBatchWindow, "longest a batch waits for the other connected devices' uploads (ends as soon as all have joined; a lone device never waits; negative: never wait)")
-	threads := fs.Int("threads", 0, "worker threads for the model (0: all cores)")
-	logFormat := fs.String("log-format", "text", "log format: text or json")
-	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if *llmSpec == "" {
+	if *f.llmSpec == "" {
 		return usageError{errors.New("--llm is required")}
 	}
-	if (*certFile == "") != (*keyFile == "") {
+	if (*f.certFile == "") != (*f.keyFile == "") {
 		return usageError{errors.New("--tls-cert and --tls-key go together")}
 	}
-	if *token == "" {
-		*token = os.Getenv("HLM_AUTH_TOKEN")
+	if *f.token == "" {
+		*f.token = os.Getenv("HLM_AUTH_TOKEN")
 	}
-	log, err := newLogger(stderr, *logFormat, *logLevel)
+	log, err := newLogger(stderr, *f.logFormat, *f.logLevel)
 	if err != nil {
 		return err
 	}
@@ -104,9 +87,62 @@ balancer to another replica and continue with the same tokens
 	// an orchestrator sees "loading" (503) rather than a refused connection.
 	var current atomic.Pointer[cloud.Server]
 	var prom *cloud.Prometheus
-	if *metrics != "" {
+	if *f.metrics != "" {
 		prom = cloud.NewPrometheus()
 	}
+	stop, err := serveEndpoints(*f.health, *f.metrics, current.Load, prom, stderr)
+	if err != nil {
+		return err
+	}
+	defer stop()
+
+	tensor.SetThreads(*f.threads)
+	llm, err := llama.OpenSpec(*f.llmSpec, *f.tokPath)
+	if err != nil {
+		return err
+	}
+	var reps []model.Model
+	for _, r := range replicas {
+		m, err := llama.OpenSpec(r, *f.tokPath)
+		if err != nil {
+			return fmt.Errorf("replica %s: %w", r, err)
+		}
+		reps = append(reps, m)
+	}
+	cfg := cloud.Config{LLM: llm, Replicas: reps, AuthToken: *f.token, MaxSessions: *f.maxSessions, MaxFrame: *f.maxFrame,
+		MaxContext: *f.maxContext, IdleTimeout: *f.idle, MaxBatch: *f.maxBatch, BatchWindow: *f.window, DrainDelay: *f.drainDelay, Logger: log}
+	if prom != nil {
+		cfg.Metrics = prom
+	}
+	srv, err := cloud.New(cfg)
+	if err != nil {
+		return err
+	}
+	ln, err := listenTLS(*f.listen, *f.certFile, *f.keyFile)
+	if err != nil {
+		return err
+	}
+	if *f.certFile != "" {
+		log.Info("TLS enabled", "cert", *f.certFile)
+	}
+	if *f.token == "" {
+		log.Warn("no --auth-token: any client can open sessions")
+	}
+	fmt.Fprintf(stderr, "hlm serve: listening on %s (LLM %s, vocabulary %d, context %d)\n", ln.Addr(), llm.Name(), llm.Config().Vocab, llm.Config().SeqLen)
+	current.Store(srv)
+	err = srv.ServeUntil(ctx, ln, *f.drainTimeout, func() {
+		// A second signal ends the process at once.
+		signal.Reset(os.Interrupt, syscall.SIGTERM)
+		fmt.Fprintf(stderr, "hlm serve: draining (%v), then finishing open rounds (at most %v); signal again to exit at once\n", *f.drainDelay, *f.drainTimeout)
+	})
+	fmt.Fprintln(stderr, "hlm serve: stopped")
+	return err
+}
+
+// serveEndpoints serves the health endpoint (/healthz, /drain) and the
+// Prometheus metrics on their addresses (one listener when they share
+// one); stop closes them.
+func serveEndpoints(health, metrics string, current func() *cloud.Server, prom *cloud.Prometheus, stderr io.Writer) (stop func(), err error) {
 	endpoints := map[string]*http.ServeMux{}
 	mux := func(addr string) *http.ServeMux {
 		if endpoints[addr] == nil {
@@ -115,89 +151,82 @@ balancer to another replica and continue with the same tokens
 		return endpoints[addr]
 	}
 	if prom != nil {
-		mux(*metrics).Handle("/metrics", prom.Handler())
+		mux(metrics).Handle("/metrics", prom.Handler())
 	}
-	if *health != "" {
-		h := cloud.HealthHandler(current.Load)
-		mux(*health).Handle("/healthz", h)
-		mux(*health).Handle("/drain", h)
+	if health != "" {
+		h := cloud.HealthHandler(current)
+		mux(health).Handle("/healthz", h)
+		mux(health).Handle("/drain", h)
+	}
+	var servers []*http.Server
+	stop = func() {
+		for _, s := range servers {
+			s.Close()
+		}
 	}
 	for addr, m := range endpoints {
 		hln, err := net.Listen("tcp", addr)
 		if err != nil {
-			return fmt.Errorf("health/metrics endpoint: %w", err)
+			stop()
+			return nil, fmt.Errorf("health/metrics endpoint: %w", err)
 		}
 		hsrv := &http.Server{Handler: m, ReadHeaderTimeout: 5 * time.Second}
 		go hsrv.Serve(hln)
-		defer hsrv.Close()
+		servers = append(servers, hsrv)
 		var what []string
-		if addr == *health {
+		if addr == health {
 			what = append(what, "health on http://"+hln.Addr().String()+"/healthz")
 		}
-		if addr == *metrics {
+		if addr == metrics {
 			what = append(what, "metrics on http://"+hln.Addr().String()+"/metrics")
 		}
 		fmt.Fprintf(stderr, "hlm serve: %s\n", strings.Join(what, ", "))
 	}
+	return stop, nil
+}
 
-	tensor.SetThreads(*threads)
-	llm, err := llama.OpenSpec(*llmSpec, *tokPath)
+// listenTLS listens on addr, with TLS when a certificate is given.
+func listenTLS(addr, certFile, keyFile string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil || certFile == "" {
+		return ln, err
+	}
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
 	if err != nil {
-		return err
+		ln.Close()
+		return nil, err
 	}
-	var reps []model.Model
-	for _, r := range replicas {
-		m, err := llama.OpenSpec(r, *tokPath)
-		if err != nil {
-			return fmt.Errorf("replica %s: %w", r, err)
-		}
-		reps = append(reps, m)
+	return tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}), nil
+}
+
+// serveFlags are hlm serve's flags.
+type serveFlags struct {
+	listen, llmSpec, tokPath, token, certFile, keyFile, metrics, health, logFormat, logLevel *string
+	drainDelay, drainTimeout, idle, window                                                   *time.Duration
+	maxSessions, maxFrame, maxContext, maxBatch, threads                                     *int
+}
+
+// addServeFlags declares them.
+func addServeFlags(fs *flag.FlagSet) *serveFlags {
+	return &serveFlags{
+		listen:       fs.String("listen", "127.0.0.1:7140", "address to listen on"),
+		llmSpec:      fs.String("llm", "", "LLM model spec (required)"),
+		tokPath:      fs.String("tokenizer", "", "tokenizer file, when not found with the model"),
+		token:        fs.String("auth-token", "", "token devices must present (default: $HLM_AUTH_TOKEN; empty: none)"),
+		certFile:     fs.String("tls-cert", "", "TLS certificate (PEM); with --tls-key enables TLS (see hlm tls-cert)"),
+		keyFile:      fs.String("tls-key", "", "TLS private key (PEM)"),
+		metrics:      fs.String("metrics", "", "serve Prometheus metrics on this address (e.g. 127.0.0.1:9140); the same address as --health shares its port"),
+		health:       fs.String("health", "", "serve the health endpoint (/healthz, /drain) on this address (e.g. 0.0.0.0:9141)"),
+		drainDelay:   fs.Duration("drain-delay", 0, "on SIGTERM, keep serving this long with /healthz answering 503 before closing (at least the balancer's check interval × fall)"),
+		drainTimeout: fs.Duration("drain-timeout", 30*time.Second, "on shutdown, wait this long for rounds being verified before closing connections abruptly"),
+		maxSessions:  fs.Int("max-sessions", 64, "concurrent sessions (when full, a new session evicts the least recently used one that has no connection)"),
+		maxFrame:     fs.Int("max-frame", 4<<20, "largest frame accepted, bytes"),
+		maxContext:   fs.Int("max-context", 0, "positions per session (0: the model's context length)"),
+		idle:         fs.Duration("idle-timeout", 5*time.Minute, "drop a session after this long without traffic"),
+		maxBatch:     fs.Int("max-batch", 32, "sessions evaluated in one LLM pass (1 disables batching)"),
+		window:       fs.Duration("batch-window", cloud.DefaultBatchWindow, "longest a batch waits for the other connected devices' uploads (ends as soon as all have joined; a lone device never waits; negative: never wait)"),
+		threads:      fs.Int("threads", 0, "worker threads for the model (0: all cores)"),
+		logFormat:    fs.String("log-format", "text", "log format: text or json"),
+		logLevel:     fs.String("log-level", "info", "log level: debug, info, warn, error"),
 	}
-	cfg := cloud.Config{LLM: llm, Replicas: reps, AuthToken: *token, MaxSessions: *maxSessions, MaxFrame: *maxFrame,
-		MaxContext: *maxContext, IdleTimeout: *idle, MaxBatch: *maxBatch, BatchWindow: *window, DrainDelay: *drainDelay, Logger: log}
-	if prom != nil {
-		cfg.Metrics = prom
-	}
-	srv, err := cloud.New(cfg)
-	if err != nil {
-		return err
-	}
-	ln, err := net.Listen("tcp", *listen)
-	if err != nil {
-		return err
-	}
-	if *certFile != "" {
-		cert, err := tls.LoadX509KeyPair(*certFile, *keyFile)
-		if err != nil {
-			return err
-		}
-		ln = tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})
-		log.Info("TLS enabled", "cert", *certFile)
-	}
-	if *token == "" {
-		log.Warn("no --auth-token: any client can open sessions")
-	}
-	fmt.Fprintf(stderr, "hlm serve: listening on %s (LLM %s, vocabulary %d, context %d)\n", ln.Addr(), llm.Name(), llm.Config().Vocab, llm.Config().SeqLen)
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(context.Background(), ln) }()
-	current.Store(srv)
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	}
-	// Drain: /healthz answers 503 while the server keeps serving, then the
-	// connections end at round boundaries. Serve keeps accepting until
-	// Shutdown (it was given a context that is not cancelled by signals).
-	// A second signal ends the process at once.
-	signal.Reset(os.Interrupt, syscall.SIGTERM)
-	fmt.Fprintf(stderr, "hlm serve: draining (%v), then finishing open rounds (at most %v); signal again to exit at once\n", *drainDelay, *drainTimeout)
-	srv.Drain(context.Background())
-	log.Info("shutting down", "timeout", *drainTimeout)
-	sctx, cancel := context.WithTimeout(context.Background(), *drainTimeout)
-	defer cancel()
-	err = srv.Shutdown(sctx)
-	<-errc
-	fmt.Fprintln(stderr, "hlm serve: stopped")
-	return err
 }
