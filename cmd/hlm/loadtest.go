@@ -16,6 +16,7 @@ import (
 	"github.com/hlmproject/hlm/fleet"
 	"github.com/hlmproject/hlm/hybrid"
 	"github.com/hlmproject/hlm/loadtest"
+	"github.com/hlmproject/hlm/model/builtin"
 )
 
 func init() {
@@ -83,13 +84,16 @@ machine, not a cluster.`, stderr)
 		return err
 	}
 	cfg.Serve = []string{exe, "serve"}
-	llm, err := filepath.Abs(*mf.llm)
+	llm, err := absSpec(*mf.llm)
 	if err != nil {
 		return err
 	}
 	cfg.Args = []string{"--llm", llm, "--log-level", "warn"}
 	if *mf.tok != "" {
-		tok, _ := filepath.Abs(*mf.tok)
+		tok, err := absSpec(*mf.tok)
+		if err != nil {
+			return err
+		}
 		cfg.Args = append(cfg.Args, "--tokenizer", tok)
 	}
 	ms, err := mf.open()
@@ -166,4 +170,14 @@ func intList(s string, min int) ([]int, error) {
 		return nil, errors.New("empty list")
 	}
 	return out, nil
+}
+
+// absSpec makes a model path absolute for the replicas, which run in their
+// own directories; a built-in model's name (builtin:NAME) is not a path and
+// stays as it is.
+func absSpec(spec string) (string, error) {
+	if builtin.IsBuiltin(spec) {
+		return spec, nil
+	}
+	return filepath.Abs(spec)
 }
