@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -50,6 +51,41 @@ tokenizer), a checkpoint DRAFT.ckpt, and the learning curve DRAFT.curve.csv
 and DRAFT.curve.png. Ctrl-C stops after the current step with a usable
 checkpoint and draft; --resume continues bit for bit. The same flags and
 seed write the same bytes.`, stderr)
+	f := addDistillFlags(fs, &c)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if err := f.apply(&c); err != nil {
+		return err
+	}
+	bar := newTrainBar(stderr)
+	res, err := distill.Run(ctx, c, bar.update)
+	bar.done()
+	if err != nil {
+		return err
+	}
+	if *f.asJSON {
+		e := json.NewEncoder(stdout)
+		e.SetIndent("", "  ")
+		return e.Encode(res)
+	}
+	printDistill(stdout, c, res)
+	return nil
+}
+
+// distillFlags holds the flags of hlm distill that are not fields of
+// distill.Config as they are typed.
+type distillFlags struct {
+	temps, loss *string
+	data        listFlag
+	minLR       *float64
+	asJSON      *bool
+}
+
+// addDistillFlags defines hlm distill's flags on fs, the config's fields
+// bound to c.
+func addDistillFlags(fs *flag.FlagSet, c *distill.Config) *distillFlags {
+	f := &distillFlags{}
 	fs.StringVar(&c.Teacher, "teacher", "", "teacher (target) model spec (required)")
 	fs.StringVar(&c.Tokenizer, "tokenizer", "", "teacher tokenizer file, when not found with the model")
 	fs.StringVar(&c.Out, "out", "", "draft GGUF to write (required)")
@@ -62,17 +98,16 @@ seed write the same bytes.`, stderr)
 	fs.StringVar(&c.Init, "init", c.Init, "student initialisation: random, svd, exit=N or a model spec")
 	fs.IntVar(&c.ExitHead, "exit-head", 0, "exit-head mode: freeze the teacher's first N layers, train a new head")
 	fs.BoolVar(&c.ExtraLayer, "extra-layer", false, "exit-head mode: also train one new layer above the frozen ones")
-	temps := fs.String("sample-temps", "1", "temperatures of the teacher samples, one per sequence in turn (comma-separated); the labels stay at temperature 1")
-	var data listFlag
-	fs.Var(&data, "data", "training text file (TinyStories format; repeatable)")
+	f.temps = fs.String("sample-temps", "1", "temperatures of the teacher samples, one per sequence in turn (comma-separated); the labels stay at temperature 1")
+	fs.Var(&f.data, "data", "training text file (TinyStories format; repeatable)")
 	fs.Float64Var(&c.TextFrac, "text-frac", -1, "share of each batch taken from --data (default: 1 with --data, else 0)")
 	fs.Float64Var(&c.OnPolicy, "on-policy", 0, "share of each batch sampled from the student and scored by the teacher")
-	loss := fs.String("loss", c.Loss.String(), "loss on the teacher's distribution: fkl, rkl, tvd or jsd")
+	f.loss = fs.String("loss", c.Loss.String(), "loss on the teacher's distribution: fkl, rkl, tvd or jsd")
 	fs.IntVar(&c.Steps, "steps", c.Steps, "optimizer steps")
 	fs.IntVar(&c.Batch, "batch", c.Batch, "sequences per step")
 	fs.IntVar(&c.Seq, "seq", c.Seq, "tokens per sequence")
 	fs.Float64Var(&c.Opt.LR, "lr", c.Opt.LR, "peak learning rate (AdamW)")
-	minLR := fs.Float64("min-lr", -1, "final learning rate of the cosine decay (default: lr/10)")
+	f.minLR = fs.Float64("min-lr", -1, "final learning rate of the cosine decay (default: lr/10)")
 	fs.IntVar(&c.Opt.Warmup, "warmup", c.Opt.Warmup, "linear warmup steps")
 	fs.Float64Var(&c.Opt.WeightDecay, "weight-decay", c.Opt.WeightDecay, "AdamW weight decay (matrices only)")
 	fs.Float64Var(&c.Opt.Clip, "clip", c.Opt.Clip, "clip the gradient's global norm to this (0: off)")
@@ -82,15 +117,17 @@ seed write the same bytes.`, stderr)
 	fs.IntVar(&c.Heldout, "heldout", c.Heldout, "held-out teacher samples (sequences of --seq tokens)")
 	fs.IntVar(&c.CheckpointEvery, "checkpoint-every", c.CheckpointEvery, "steps between checkpoints")
 	fs.BoolVar(&c.Resume, "resume", false, "continue from DRAFT.ckpt (same flags)")
-	asJSON := fs.Bool("json", false, "print the result as JSON on stdout")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	c.Data = data
-	for _, f := range strings.Split(*temps, ",") {
-		t, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+	f.asJSON = fs.Bool("json", false, "print the result as JSON on stdout")
+	return f
+}
+
+// apply completes c from the flags that need parsing or depend on others.
+func (f *distillFlags) apply(c *distill.Config) error {
+	c.Data = f.data
+	for _, s := range strings.Split(*f.temps, ",") {
+		t, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
 		if err != nil {
-			return usageError{fmt.Errorf("--sample-temps %q: %v", *temps, err)}
+			return usageError{fmt.Errorf("--sample-temps %q: %v", *f.temps, err)}
 		}
 		c.SampleTemps = append(c.SampleTemps, t)
 	}
@@ -99,34 +136,27 @@ seed write the same bytes.`, stderr)
 	}
 	if c.TextFrac < 0 {
 		c.TextFrac = 0
-		if len(data) > 0 {
+		if len(f.data) > 0 {
 			c.TextFrac = 1 - c.OnPolicy
 		}
 	}
 	var err error
-	if c.Loss, err = train.ParseLoss(*loss); err != nil {
+	if c.Loss, err = train.ParseLoss(*f.loss); err != nil {
 		return usageError{err}
 	}
 	c.Opt.Steps = c.Steps
 	c.Opt.MinLR = c.Opt.LR / 10
-	if *minLR >= 0 {
-		c.Opt.MinLR = *minLR
+	if *f.minLR >= 0 {
+		c.Opt.MinLR = *f.minLR
 	}
 	if err := c.Validate(); err != nil {
 		return usageError{err}
 	}
+	return nil
+}
 
-	bar := newTrainBar(stderr)
-	res, err := distill.Run(ctx, c, bar.update)
-	bar.done()
-	if err != nil {
-		return err
-	}
-	if *asJSON {
-		e := json.NewEncoder(stdout)
-		e.SetIndent("", "  ")
-		return e.Encode(res)
-	}
+// printDistill prints the result of a run as text.
+func printDistill(stdout io.Writer, c distill.Config, res *distill.Result) {
 	if res.Interrupted {
 		fmt.Fprintf(stdout, "interrupted after step %d of %d; checkpoint %s and draft %s are saved: rerun with --resume to continue\n", res.Steps, c.Steps, res.Checkpoint, res.Out)
 	}
@@ -139,7 +169,6 @@ seed write the same bytes.`, stderr)
 			res.TokensPerSec, res.DataSeconds, res.ForwardSeconds, res.BackwardSeconds, res.OptSeconds, res.StepOverForward)
 	}
 	fmt.Fprintf(stdout, "  checkpoint %s, learning curve %s and %s\n", res.Checkpoint, res.CurveCSV, res.CurvePNG)
-	return nil
 }
 
 // trainBar draws training progress: a redrawn line on a terminal, a line
