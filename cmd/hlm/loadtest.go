@@ -79,22 +79,8 @@ machine, not a cluster.`, stderr)
 			return usageError{fmt.Errorf("%s: %v", l.name, err)}
 		}
 	}
-	exe, err := os.Executable()
-	if err != nil {
+	if cfg.Serve, cfg.Args, err = replicaCommand(mf); err != nil {
 		return err
-	}
-	cfg.Serve = []string{exe, "serve"}
-	llm, err := absSpec(*mf.llm)
-	if err != nil {
-		return err
-	}
-	cfg.Args = []string{"--llm", llm, "--log-level", "warn"}
-	if *mf.tok != "" {
-		tok, err := absSpec(*mf.tok)
-		if err != nil {
-			return err
-		}
-		cfg.Args = append(cfg.Args, "--tokenizer", tok)
 	}
 	ms, err := mf.open()
 	if err != nil {
@@ -170,6 +156,28 @@ func intList(s string, min int) ([]int, error) {
 		return nil, errors.New("empty list")
 	}
 	return out, nil
+}
+
+// replicaCommand is the command that starts a replica: this binary's hlm
+// serve with the LLM (and tokenizer) of the flags, paths made absolute.
+func replicaCommand(mf *modelFlags) (serve, args []string, err error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, nil, err
+	}
+	llm, err := absSpec(*mf.llm)
+	if err != nil {
+		return nil, nil, err
+	}
+	args = []string{"--llm", llm, "--log-level", "warn"}
+	if *mf.tok != "" {
+		tok, err := absSpec(*mf.tok)
+		if err != nil {
+			return nil, nil, err
+		}
+		args = append(args, "--tokenizer", tok)
+	}
+	return []string{exe, "serve"}, args, nil
 }
 
 // absSpec makes a model path absolute for the replicas, which run in their
