@@ -61,7 +61,7 @@ position of the LLM's context).`, stderr)
 	if *asJSON {
 		return json.NewEncoder(stdout).Encode(a)
 	}
-	fmt.Fprintf(stdout, "draft %s against %s, %d prompts, %d positions at temperature %g\n", *mf.slm, *mf.llm, a.Prompts, a.Tokens, *temp)
+	fmt.Fprintf(stdout, "draft %s against %s, %d prompts, %d positions at temperature %g\n", draftName(ms), *mf.llm, a.Prompts, a.Tokens, *temp)
 	fmt.Fprintf(stdout, "  mean acceptance probability 1 − TV per draft token: %.4f ± %.4f (95%% CI, prompts as clusters); mean of the prompts' means %s\n", a.Accept, a.Accept95, a.PerPrompt)
 	fmt.Fprintf(stdout, "  by generated token:")
 	for i, v := range a.ByStep {

@@ -128,19 +128,9 @@ Papers (hlm eval paper NAME): `+strings.Join(eval.Papers, ", "), stderr)
 		return usageError{err}
 	}
 	tensor.SetThreads(*threads)
-	path := *dsPath
-	if path == "" {
-		path = dataset.Default(*ds, sharedDir())
-	}
-	ex, err := dataset.Load(*ds, path)
+	ex, err := evalExamples(*ds, *dsPath, *n, *seed)
 	if err != nil {
 		return err
-	}
-	ex = dataset.Sample(ex, min(*n, len(ex)), *seed)
-	for i := range ex {
-		if ex[i].Reference == "" && ex[i].Text != "" {
-			ex[i].Reference = strings.TrimSpace(strings.TrimPrefix(ex[i].Text, ex[i].Prompt))
-		}
 	}
 	ms, err := mf.open()
 	if err != nil {
@@ -157,9 +147,41 @@ Papers (hlm eval paper NAME): `+strings.Join(eval.Papers, ", "), stderr)
 	if err := eval.WriteResults(*out, "results", rows); err != nil {
 		return err
 	}
-	doc := &eval.Doc{Dir: *out}
+	header := fmt.Sprintf("    hlm eval %s\n\nLLM `%s`, SLM `%s`, dataset %s (%d prompts × %d tokens), seed %d.", strings.Join(args, " "), *mf.llm, draftName(ms), *ds, len(ex), *maxTokens, *seed)
+	if err := writeEvalReport(*out, header, rows, strings.Split(*methods, ","), sweeps, stderr); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "hlm eval: wrote %s/results.csv, results.json and report.md\n", *out)
+	return nil
+}
+
+// evalExamples loads n examples of the dataset name (from path, or the
+// dataset's file under the shared data), a sample seeded by seed; an example
+// without a reference gets its text's continuation after the prompt.
+func evalExamples(name, path string, n int, seed uint64) ([]dataset.Example, error) {
+	if path == "" {
+		path = dataset.Default(name, sharedDir())
+	}
+	ex, err := dataset.Load(name, path)
+	if err != nil {
+		return nil, err
+	}
+	ex = dataset.Sample(ex, min(n, len(ex)), seed)
+	for i := range ex {
+		if ex[i].Reference == "" && ex[i].Text != "" {
+			ex[i].Reference = strings.TrimSpace(strings.TrimPrefix(ex[i].Text, ex[i].Prompt))
+		}
+	}
+	return ex, nil
+}
+
+// writeEvalReport writes out/report.md: the header paragraph, the table of
+// rows and, when parameters are swept, a plot per metric against the first
+// swept key with a line per method.
+func writeEvalReport(out, header string, rows []eval.Row, methods, sweeps []string, stderr io.Writer) error {
+	doc := &eval.Doc{Dir: out}
 	doc.H(1, "hlm eval")
-	doc.P("    hlm eval %s\n\nLLM `%s`, SLM `%s`, dataset %s (%d prompts × %d tokens), seed %d.", strings.Join(args, " "), *mf.llm, *mf.slm, *ds, len(ex), *maxTokens, *seed)
+	doc.P("%s", header)
 	cols := []string{"label", "throughput_tps", "transmission_rate", "true_skip_rate", "rejection_rate", "accepted_per_round", "uplink_bits_per_token", "energy", "rougeL", "cosine", "nll", "mean_deviation"}
 	if err := doc.Table("", eval.Table("", rows, cols)); err != nil {
 		return err
@@ -169,7 +191,7 @@ Papers (hlm eval paper NAME): `+strings.Join(eval.Papers, ", "), stderr)
 		key, _, _ := strings.Cut(sweeps[0], "=")
 		for _, metric := range []string{"throughput_tps", "transmission_rate", "uplink_bits_per_token", "rougeL"} {
 			lp := &report.LinePlot{Title: metric + " vs " + key, XLabel: key, YLabel: metric}
-			for _, m := range strings.Split(*methods, ",") {
+			for _, m := range methods {
 				var rs []eval.Row
 				for _, r := range rows {
 					if r.Method == strings.TrimSpace(m) {
@@ -183,11 +205,7 @@ Papers (hlm eval paper NAME): `+strings.Join(eval.Papers, ", "), stderr)
 			}
 		}
 	}
-	if err := doc.Save(); err != nil {
-		return err
-	}
-	fmt.Fprintf(stderr, "hlm eval: wrote %s/results.csv, results.json and report.md\n", *out)
-	return nil
+	return doc.Save()
 }
 
 func fileExists(p string) bool {

@@ -107,7 +107,7 @@ machine, not a cluster.`, stderr)
 	}
 	fmt.Fprintf(stdout, "hlm loadtest %s\n\n", strings.Join(args, " "))
 	fmt.Fprintf(stdout, "LLM `%s`, devices' SLM `%s`, method %s, %d tokens per generation, %v per row; %d CPUs, GOMAXPROCS %d; %s.\n\n",
-		*mf.llm, *mf.slm, p.Method, p.MaxTokens, *duration, runtime.NumCPU(), runtime.GOMAXPROCS(0), time.Since(started).Round(time.Second))
+		*mf.llm, draftName(ms), p.Method, p.MaxTokens, *duration, runtime.NumCPU(), runtime.GOMAXPROCS(0), time.Since(started).Round(time.Second))
 	writeCells(stdout, cells, cfg.Check != nil)
 	return nil
 }

@@ -44,6 +44,15 @@ func (m *modelFlags) open() (*sim.Models, error) {
 	return ms, ms.RequireDraft()
 }
 
+// draftName names the draft a run used for reports: the spec it was opened
+// from (the shipped draft's name when --slm was left empty), or "none".
+func draftName(ms *sim.Models) string {
+	if ms.SLM == nil {
+		return "none"
+	}
+	return ms.SLM.Name()
+}
+
 // runFlags are the flags hlm sim and hlm edge share: the method, its
 // parameters, the prompts and the outputs.
 type runFlags struct {
