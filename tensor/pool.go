@@ -30,32 +30,55 @@ func Threads() int {
 // the calling goroutine: waking the workers costs more than it saves.
 const minParallelWork = 1 << 14
 
-// ParallelFor splits [0, n) into contiguous chunks and runs fn on each, on up
-// to Threads() threads, when work (an estimate of the total cost in
-// multiply-adds) is large enough to pay for them. The calling goroutine takes
-// part; the others are the persistent workers of one process-wide pool, so a
-// call starts no goroutines. While the pool serves one caller, a concurrent
-// caller (or a nested call from fn) runs its loop alone.
-func ParallelFor(n int, work int, fn func(lo, hi int)) {
+// A Loop is work over the items [0, n) that ParallelLoop splits into
+// ranges: Run computes items [lo, hi). A caller that keeps its Loop (a
+// pointer to reused state) runs it on the threads without allocating.
+type Loop interface{ Run(lo, hi int) }
+
+// LoopFunc is a function as a Loop.
+type LoopFunc func(lo, hi int)
+
+// Run calls f.
+func (f LoopFunc) Run(lo, hi int) { f(lo, hi) }
+
+// ParallelFor is ParallelLoop of fn.
+func ParallelFor(n int, work int, fn func(lo, hi int)) { ParallelLoop(n, work, LoopFunc(fn)) }
+
+// ParallelLoop splits [0, n) into contiguous chunks and runs l on each, on
+// up to Threads() threads, when work (an estimate of the total cost in
+// multiply-adds) is large enough to pay for them. The calling goroutine
+// takes part; the others are the persistent workers of one process-wide
+// pool, so a call starts no goroutines and, once the pool is warm,
+// allocates nothing. While the pool serves one caller, a concurrent caller
+// (or a nested call from l) runs its loop alone.
+func ParallelLoop(n int, work int, l Loop) {
 	t := Threads()
 	if t <= 1 || n <= 1 || work < minParallelWork || !workers.mu.TryLock() {
-		fn(0, n)
+		l.Run(0, n)
 		return
 	}
 	defer workers.mu.Unlock()
-	workers.run(min(t, n), min(n, 4*t), n, fn)
+	workers.run(min(t, n), min(n, 4*t), n, l)
 }
 
-// workers is the pool behind ParallelFor.
+// workers is the pool behind ParallelLoop.
 var workers pool
 
 // pool keeps worker goroutines that spin for a while after each job, then
 // sleep until the next one. A job is split into chunks that the caller and
 // the workers claim with an atomic counter, so a thread slowed by other load
 // on the machine takes fewer of them.
+//
+// Jobs are reused: a worker joins the job of the generation it woke for
+// (job.entry) and leaves it when it has no chunk left; the caller closes
+// its job when every chunk is done, without waiting for the workers to
+// leave, and a later call reuses a closed job that every worker has left
+// (a worker descheduled inside one keeps it, and the next call takes or
+// makes another).
 type pool struct {
 	mu      sync.Mutex // held by the caller whose job is running
 	started int        // worker goroutines (guarded by mu)
+	jobs    []*job     // every job made (guarded by mu)
 
 	gen  atomic.Uint64       // incremented for every job
 	job  atomic.Pointer[job] // the current job
@@ -64,14 +87,60 @@ type pool struct {
 }
 
 type job struct {
-	fn       func(lo, hi int)
-	n        int
-	chunks   int32
-	helpers  int          // workers 0 … helpers-1 take part
+	// Set by the caller before the job is published (entry, gen), read
+	// by the workers that join it.
+	loop    Loop
+	n       int
+	chunks  int32
+	helpers int // workers 0 … helpers-1 take part
+
 	next     atomic.Int32 // next chunk to claim
 	done     atomic.Int32 // chunks finished
 	waiting  atomic.Bool  // the caller sleeps on finished
 	finished chan struct{}
+
+	// entry is the job's generation (shifted by entryBits) and the number
+	// of workers that joined it (the low bits: entryClosed once closed,
+	// when no more may join); left counts the workers that have left.
+	entry  atomic.Uint64
+	left   atomic.Int32
+	joined int32 // workers that joined, counted when it closed (guarded by pool.mu)
+}
+
+const (
+	entryBits   = 16
+	entryClosed = 1<<entryBits - 1
+)
+
+// join enters the worker into j if j is still open for generation g.
+func (j *job) join(g uint64) bool {
+	for {
+		e := j.entry.Load()
+		if e>>entryBits != g<<entryBits>>entryBits || e&entryClosed == entryClosed {
+			return false
+		}
+		if j.entry.CompareAndSwap(e, e+1) {
+			return true
+		}
+	}
+}
+
+// free returns a job that no worker is inside, to be reused, or a new one.
+func (p *pool) free() *job {
+	for _, j := range p.jobs {
+		if j.left.Load() == j.joined {
+			// The last chunk's wake-up when the caller saw it done
+			// before it slept: nobody is left to send another.
+			select {
+			case <-j.finished:
+			default:
+			}
+			return j
+		}
+	}
+	j := &job{finished: make(chan struct{}, 1)}
+	p.jobs = append(p.jobs, j)
+	return j
 }
 
 // workerSpin is how long an idle worker polls for a new job before it
@@ -80,8 +149,8 @@ type job struct {
 // process gives its cores back at once.
 const workerSpin = 500 * time.Microsecond
 
-// run executes fn over n items in chunks on the caller and width−1 workers.
-func (p *pool) run(width, chunks, n int, fn func(lo, hi int)) {
+// run executes l over n items in chunks on the caller and width−1 workers.
+func (p *pool) run(width, chunks, n int, l Loop) {
 	if p.wake == nil {
 		p.wake = sync.NewCond(&p.park)
 	}
@@ -89,20 +158,34 @@ func (p *pool) run(width, chunks, n int, fn func(lo, hi int)) {
 		go p.worker(p.started, p.gen.Load())
 		p.started++
 	}
-	j := &job{fn: fn, n: n, chunks: int32(chunks), helpers: width - 1, finished: make(chan struct{}, 1)}
+	j := p.free()
+	j.loop, j.n, j.chunks, j.helpers = l, n, int32(chunks), width-1
+	j.next.Store(0)
+	j.done.Store(0)
+	j.waiting.Store(false)
+	j.left.Store(0)
+	g := p.gen.Load() + 1
+	j.entry.Store(g << entryBits)
 	p.job.Store(j)
 	p.park.Lock()
-	p.gen.Add(1)
+	p.gen.Store(g)
 	p.wake.Broadcast()
 	p.park.Unlock()
 	j.work()
-	// Wait for the chunks the workers hold: spin for up to callerSpin,
-	// then sleep, so that on a machine busy with other processes this
-	// thread gives its core to a worker the kernel has descheduled instead
-	// of spinning while it waits for one. The spin must outlast the usual
-	// imbalance of the last chunks (a few to tens of microseconds): waking
-	// from a sleep costs more than that, and at a decode step's small
-	// products it did so often enough to cost a third of the throughput.
+	j.wait()
+	// Every chunk is done: no worker reads loop again, and none may join.
+	j.joined = int32(j.entry.Swap(g<<entryBits|entryClosed) & entryClosed)
+	j.loop = nil
+}
+
+// wait returns when every chunk of j is done. It spins for up to
+// callerSpin, then sleeps, so that on a machine busy with other processes
+// this thread gives its core to a worker the kernel has descheduled instead
+// of spinning while it waits for one. The spin must outlast the usual
+// imbalance of the last chunks (a few to tens of microseconds): waking from
+// a sleep costs more than that, and at a decode step's small products it
+// did so often enough to cost a third of the throughput.
+func (j *job) wait() {
 	var start time.Time
 	for spins := 0; j.done.Load() < j.chunks; spins++ {
 		if spins%64 != 63 {
@@ -136,7 +219,7 @@ func (j *job) work() {
 		}
 		lo := int(int64(c) * int64(j.n) / int64(j.chunks))
 		hi := int(int64(c+1) * int64(j.n) / int64(j.chunks))
-		j.fn(lo, hi)
+		j.loop.Run(lo, hi)
 		if j.done.Add(1) == j.chunks && j.waiting.Load() {
 			j.finished <- struct{}{}
 		}
@@ -168,8 +251,11 @@ func (p *pool) worker(id int, seen uint64) {
 			p.park.Unlock()
 		}
 		seen = g
-		if j := p.job.Load(); id < j.helpers {
-			j.work()
+		if j := p.job.Load(); j.join(g) {
+			if id < j.helpers {
+				j.work()
+			}
+			j.left.Add(1)
 		}
 	}
 }
