@@ -1,6 +1,6 @@
 // Package tensor holds the numeric kernels of hlm's inference engine: weight
 // matrices in the storage types the model files use (F32, F16, BF16, Q8_0,
-// Q4_0, and read-only Q4_K and Q6_K), the matrix products over them, and the
+// Q4_0, Q5_0, and read-only Q4_K and Q6_K), the matrix products over them, and the
 // element-wise operations of a Llama block (RMSNorm, softmax, SwiGLU, rotary
 // embeddings) and of attention over a KV cache.
 //
@@ -32,6 +32,10 @@
 //     ZMM register, token t in the low 256 bits and t+1 in the high 256:
 //     every instruction is lane by lane, so each half computes exactly the
 //     8 lanes of its token that the one-token YMM tiles compute (below).
+//   - Q5_0: as Q8_0 (its inputs are Q8_0's, shared with the Q8_0 matrices
+//     of a MatMuls call), the codes minus 16 times the input codes summed
+//     in exact integers per lane (q5.go). Both amd64 levels run AVX2 tiles
+//     (VPMADDUBSW, VPMADDWD) of up to 4 rows × 1 token … 2 × 4.
 //   - Q4_K and Q6_K: the inputs are quantized to 8 bits per super-block of
 //     256 (GGML's Q8_K), the codes times the inputs summed in exact
 //     integers and multiplied by the integer sub-block scales, then per

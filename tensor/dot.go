@@ -74,7 +74,7 @@ func dotBF16(w []byte, x []float32) float32 {
 }
 
 // RowDot returns Σ_c W[i,c]·x[c], exactly as MatVec computes it (for Q8_0,
-// Q4_0 and the K-quants that is against x quantized to 8 bits, see act.go
+// Q4_0, Q5_0 and the K-quants that is against x quantized to 8 bits, see act.go
 // and kquant_int.go).
 func (m *Matrix) RowDot(i int, x []float32) float32 {
 	switch m.Type {
@@ -87,6 +87,8 @@ func (m *Matrix) RowDot(i int, x []float32) float32 {
 	case Q8_0, Q4_0:
 		a := quantizeActs(nil, x[:m.Cols], m.Type)
 		return dotQuant(m.Type, m.row(i), a)
+	case Q5_0:
+		return dotQ5(m.row(i), quantizeActs(nil, x[:m.Cols], Q8_0))
 	case Q4_K:
 		return dotQ4KInt(m.row(i), quantizeActsK(nil, x[:m.Cols]))
 	case Q6_K:

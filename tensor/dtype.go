@@ -15,12 +15,13 @@ const (
 	Q4_0
 	Q4_K // read only: GGML K-quant, 256-element super-blocks (kquant.go)
 	Q6_K // read only
+	Q5_0 // GGML's 5-bit block of 32 (q5.go)
 )
 
-// QK is the number of elements in one Q8_0 or Q4_0 block.
+// QK is the number of elements in one Q8_0, Q4_0 or Q5_0 block.
 const QK = 32
 
-var dtypeNames = [...]string{F32: "F32", F16: "F16", BF16: "BF16", Q8_0: "Q8_0", Q4_0: "Q4_0", Q4_K: "Q4_K", Q6_K: "Q6_K"}
+var dtypeNames = [...]string{F32: "F32", F16: "F16", BF16: "BF16", Q8_0: "Q8_0", Q4_0: "Q4_0", Q4_K: "Q4_K", Q6_K: "Q6_K", Q5_0: "Q5_0"}
 
 func (t DType) String() string {
 	if int(t) < len(dtypeNames) {
@@ -32,7 +33,7 @@ func (t DType) String() string {
 // BlockSize is the number of elements that share one storage block.
 func (t DType) BlockSize() int {
 	switch t {
-	case Q8_0, Q4_0:
+	case Q8_0, Q4_0, Q5_0:
 		return QK
 	case Q4_K, Q6_K:
 		return QKK
@@ -51,6 +52,8 @@ func (t DType) BlockBytes() int {
 		return 2 + QK
 	case Q4_0:
 		return 2 + QK/2
+	case Q5_0:
+		return q5Bytes
 	case Q4_K:
 		return q4KBytes
 	case Q6_K:

@@ -244,6 +244,8 @@ func prepare(out []float32, w *Matrix, x []float32, n int, acts *actCache) produ
 		}
 	case Q8_0, Q4_0:
 		return productQuant(out, w, x[:n*cols], n, acts)
+	case Q5_0:
+		return productQ5(out, w, x[:n*cols], n, acts) // q5.go
 	case Q4_K, Q6_K:
 		return productQuantK(out, w, acts.getK(x[:n*cols], n), n)
 	}

@@ -745,6 +745,39 @@ func wsumAVX512C4(out *float32, a *float32, v *float32, stride uintptr, n int)
 //go:noescape
 func wsumAVX2C4(out *float32, a *float32, v *float32, stride uintptr, n int)
 
+//go:noescape
+func q5AVX2R1T1(w *byte, ldw uintptr, x *actBlock, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q5AVX2R2T1(w *byte, ldw uintptr, x *actBlock, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q5AVX2R3T1(w *byte, ldw uintptr, x *actBlock, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q5AVX2R4T1(w *byte, ldw uintptr, x *actBlock, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q5AVX2R1T2(w *byte, ldw uintptr, x *actBlock, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q5AVX2R2T2(w *byte, ldw uintptr, x *actBlock, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q5AVX2R3T2(w *byte, ldw uintptr, x *actBlock, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q5AVX2R1T3(w *byte, ldw uintptr, x *actBlock, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q5AVX2R2T3(w *byte, ldw uintptr, x *actBlock, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q5AVX2R1T4(w *byte, ldw uintptr, x *actBlock, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q5AVX2R2T4(w *byte, ldw uintptr, x *actBlock, ldx uintptr, nb int, out *float32, ldo uintptr)
+
 func init() {
 	k512, k2 := new(kernelSet), new(kernelSet)
 	k512.f32Rows, k512.qRows, k512.maxT = [9]int{0, 8, 4, 4, 4, 0, 0, 0, 0}, [9]int{0, 8, 4, 4, 4, 0, 0, 0, 0}, 4
@@ -1003,5 +1036,18 @@ func init() {
 	k2.wsum[3] = wsumAVX2C3
 	k512.wsum[4] = wsumAVX512C4
 	k2.wsum[4] = wsumAVX2C4
+	q5 := &q5Set{rows: [9]int{0, 4, 3, 2, 2, 0, 0, 0, 0}, maxT: 4}
+	q5.tiles[1][1] = q5AVX2R1T1
+	q5.tiles[2][1] = q5AVX2R2T1
+	q5.tiles[3][1] = q5AVX2R3T1
+	q5.tiles[4][1] = q5AVX2R4T1
+	q5.tiles[1][2] = q5AVX2R1T2
+	q5.tiles[2][2] = q5AVX2R2T2
+	q5.tiles[3][2] = q5AVX2R3T2
+	q5.tiles[1][3] = q5AVX2R1T3
+	q5.tiles[2][3] = q5AVX2R2T3
+	q5.tiles[1][4] = q5AVX2R1T4
+	q5.tiles[2][4] = q5AVX2R2T4
+	q5Sets[levelAVX512], q5Sets[levelAVX2] = q5, q5
 	kernelSets[levelAVX512], kernelSets[levelAVX2] = k512, k2
 }

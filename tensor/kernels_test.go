@@ -149,7 +149,7 @@ func TestKernelLevelsAgree(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(41, 42))
 	defer SetThreads(0)
-	for _, typ := range []DType{F32, F16, BF16, Q8_0, Q4_0} {
+	for _, typ := range []DType{F32, F16, BF16, Q8_0, Q4_0, Q5_0} {
 		colsList := []int{32, 64, 96, 288}
 		if typ == F32 || typ == F16 || typ == BF16 {
 			colsList = []int{1, 7, 16, 17, 31, 33, 48, 100, 288}
@@ -198,7 +198,7 @@ func TestKernelLevelsAgree(t *testing.T) {
 // at most Σ_b (dx_b/2)·Σ|w| over the block, plus float32 rounding.
 func TestQuantDotAccuracy(t *testing.T) {
 	rng := rand.New(rand.NewPCG(43, 44))
-	for _, typ := range []DType{Q8_0, Q4_0} {
+	for _, typ := range []DType{Q8_0, Q4_0, Q5_0} {
 		const rows, cols = 50, 8 * QK
 		base, _ := NewF32(rows, cols, randVec(rng, rows*cols))
 		m, _ := base.Convert(typ)
@@ -340,7 +340,7 @@ func TestMatMulsEqualsMatMul(t *testing.T) {
 	x := randVec(rng, n*cols)
 	var ws []*Matrix
 	var outs, want [][]float32
-	for i, typ := range []DType{F32, Q8_0, F32, Q4_0, Q8_0, F16} {
+	for i, typ := range []DType{F32, Q8_0, F32, Q4_0, Q8_0, F16, Q5_0} {
 		r := 7 + 10*i
 		if i == 0 {
 			r = 0 // an empty matrix first: the others keep their own rows

@@ -120,7 +120,8 @@ func (m *Matrix) CheckConvert(t DType) error {
 	return err
 }
 
-// Convert returns a copy of m stored as type t (F32, F16, BF16, Q8_0 or Q4_0).
+// Convert returns a copy of m stored as type t (F32, F16, BF16, Q8_0, Q4_0
+// or Q5_0).
 // Converting to a block type requires Cols to be a multiple of the block size.
 func (m *Matrix) Convert(t DType) (*Matrix, error) {
 	if err := m.CheckConvert(t); err != nil {
@@ -162,6 +163,8 @@ func EncodeRow(dst []byte, t DType, x []float32) []byte {
 		dst = QuantizeQ8_0(dst, x)
 	case Q4_0:
 		dst = QuantizeQ4_0(dst, x)
+	case Q5_0:
+		dst = QuantizeQ5_0(dst, x)
 	default:
 		panic("tensor: EncodeRow of unknown dtype " + t.String())
 	}

@@ -96,6 +96,8 @@ func DequantizeRow(dst []float32, t DType, src []byte) {
 				out[j+QK/2] = float32(int(q>>4)-8) * d
 			}
 		}
+	case Q5_0:
+		dequantizeQ5_0(dst, src)
 	case Q4_K:
 		for b := 0; b*QKK < len(dst); b++ {
 			dequantizeQ4K(dst[b*QKK:], src[b*q4KBytes:])

@@ -68,7 +68,7 @@ func TestQuantizeErrorBounds(t *testing.T) {
 	for _, tc := range []struct {
 		t   DType
 		rel float64 // max error relative to the block's max |x|
-	}{{Q8_0, 0.5/127 + 1e-3}, {Q4_0, 1.0/8 + 1e-3}, {F16, 1e-3}, {BF16, 1.0 / 128}} {
+	}{{Q8_0, 0.5/127 + 1e-3}, {Q4_0, 1.0/8 + 1e-3}, {Q5_0, 1.0/16 + 1e-3}, {F16, 1e-3}, {BF16, 1.0 / 128}} {
 		data := EncodeRow(nil, tc.t, x)
 		if want, _ := tc.t.RowBytes(len(x)); len(data) != want {
 			t.Fatalf("%v: %d bytes, want %d", tc.t, len(data), want)
@@ -115,7 +115,7 @@ func TestMatMulBlockEqualsSingleAndThreadsAgree(t *testing.T) {
 	base, _ := NewF32(rows, cols, randVec(rng, rows*cols))
 	x := randVec(rng, n*cols)
 	defer SetThreads(0)
-	for _, typ := range []DType{F32, F16, Q8_0, Q4_0} {
+	for _, typ := range []DType{F32, F16, Q8_0, Q4_0, Q5_0} {
 		m, _ := base.Convert(typ)
 		SetThreads(1)
 		block := make([]float32, n*rows)

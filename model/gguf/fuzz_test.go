@@ -32,6 +32,7 @@ func fuzzSeeds(t testing.TB) [][]byte {
 	w.AddKV("f64", Float64Value(2.5))
 	w.AddKV("i64", Int64Value(-3))
 	w.AddTensor("q4", []uint64{32, 2}, Q4_0, randomBytes(5, 2*18))
+	w.AddTensor("q5", []uint64{64, 1}, Q5_0, randomBytes(9, 2*22))
 	w.AddTensor("bf", []uint64{3, 1, 1, 2}, BF16, randomBytes(7, 12))
 	valid = append(valid, encode(t, w))
 

@@ -89,6 +89,8 @@ func TestParseMalformed(t *testing.T) {
 		{"element count overflow", header(1, 0).tensor("t", F32, 0, 1<<32, 1<<32).pad(32).zeros(4), []error{ErrFormat, ErrShape}, "element count"},
 		{"byte count overflow", header(1, 0).tensor("t", F32, 0, 1<<62).pad(32).zeros(4), []error{ErrFormat, ErrShape}, "overflow"},
 		{"row not a block multiple", header(1, 0).tensor("t", Q8_0, 0, 33).pad(32).zeros(34), []error{ErrFormat, ErrShape}, "not a multiple of the Q8_0 block size 32"},
+		{"Q5_0 row not a block multiple", header(1, 0).tensor("t", Q5_0, 0, 48).pad(32).zeros(44), []error{ErrFormat, ErrShape}, "not a multiple of the Q5_0 block size 32"},
+		{"Q5_0 data past the end", header(1, 0).tensor("t", Q5_0, 0, 64).pad(32).zeros(43), []error{ErrFormat}, "extends past the end"},
 		{"unknown type", header(1, 0).tensor("t", 99, 0, 32).pad(32).zeros(32), []error{ErrUnsupported}, `tensor 0 "t": unknown tensor type 99`},
 		{"removed type", header(1, 0).tensor("t", 31, 0, 32).pad(32).zeros(32), []error{ErrUnsupported}, "Q4_0_4_4 (31) was removed"},
 		{"misaligned offset", header(1, 0).tensor("t", F32, 4, 1).pad(32).zeros(8), []error{ErrFormat}, "data offset 4 is not a multiple of the alignment 32"},

@@ -175,7 +175,7 @@ func FuzzFromGGUF(f *testing.F) {
 		f.Fatal(err)
 	}
 	m, _ := New(w, nil, "seed")
-	for _, typ := range []tensor.DType{tensor.F32, tensor.Q8_0} {
+	for _, typ := range []tensor.DType{tensor.F32, tensor.Q8_0, tensor.Q5_0} {
 		var buf bytes.Buffer
 		if _, err := WriteGGUF(&buf, m, typ, "seed"); err != nil {
 			f.Fatal(err)

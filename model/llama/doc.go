@@ -17,5 +17,6 @@
 //
 // Weights load from llama2.c checkpoints (legacy fp32 header), Hugging Face
 // directories (config.json + safetensors, F32/F16/BF16, with the rotary q/k
-// row permutation undone) and GGUF (F32, F16, BF16, Q8_0, Q4_0); see Open.
+// row permutation undone) and GGUF (F32, F16, BF16, Q8_0, Q4_0, Q5_0, Q4_K,
+// Q6_K); see Open.
 package llama

@@ -22,6 +22,7 @@ var ggufTypes = []struct {
 	{gguf.BF16, tensor.BF16},
 	{gguf.Q8_0, tensor.Q8_0},
 	{gguf.Q4_0, tensor.Q4_0},
+	{gguf.Q5_0, tensor.Q5_0},
 	{gguf.Q4_K, tensor.Q4_K},
 	{gguf.Q6_K, tensor.Q6_K},
 }
@@ -85,7 +86,7 @@ func FromGGUF(f *gguf.File) (*Weights, *tokenizer.Tokenizer, error) {
 		st := srcTensor{name: name, release: f.Release}
 		var known bool
 		if st.dt, known = dtypeOf(ti.Type); !known {
-			return st, true, fmt.Errorf("%w: tensor %s has type %v (hlm reads F32, F16, BF16, Q8_0, Q4_0, Q4_K and Q6_K)", model.ErrUnsupported, name, ti.Type)
+			return st, true, fmt.Errorf("%w: tensor %s has type %v (hlm reads F32, F16, BF16, Q8_0, Q4_0, Q5_0, Q4_K and Q6_K)", model.ErrUnsupported, name, ti.Type)
 		}
 		switch len(ti.Dims) {
 		case 1:

@@ -22,7 +22,7 @@ type ConvertStats struct {
 
 // WriteGGUF writes m's weights (all layers) as a GGUF v3 file of its
 // architecture, with the tokenizer in its metadata. Matrices are stored as
-// t (F32, F16, Q8_0 or Q4_0); norms and biases stay F32. Tensor names and
+// t (F32, F16, Q8_0, Q4_0 or Q5_0); norms and biases stay F32. Tensor names and
 // metadata keys are those llama.cpp reads for the architecture (fused
 // tensors fused again, q/k rows in the rotary order llama.cpp expects,
 // Gemma's norms as 1+w), so llama.cpp runs the file; OPT and GPT-Neo, which
@@ -271,6 +271,8 @@ func fileType(t tensor.DType) uint32 {
 		return 2
 	case tensor.Q8_0:
 		return 7
+	case tensor.Q5_0:
+		return 8
 	case tensor.BF16:
 		return 32
 	}
