@@ -3,6 +3,7 @@ package hybrid
 import (
 	"context"
 	"errors"
+	"math"
 	"testing"
 
 	"github.com/hlmproject/hlm/channel"
@@ -70,5 +71,79 @@ func TestControllerRounds(t *testing.T) {
 	}
 	if !rounds[len(rounds)-1].Done {
 		t.Error("last round not marked done")
+	}
+	checkConfidences(t, ctl.states, rounds)
+}
+
+// TestControllerConfidences: with a draft that agrees with the LLM (the
+// LLM itself), blocks end in bonus tokens, and the state still holds an
+// entry of f^t for each of them.
+func TestControllerConfidences(t *testing.T) {
+	llm, slm := openPair(t, stories)
+	prompt := llm.Tokenizer().Encode("Once upon a time", true)
+	p := DefaultParams()
+	p.Method, p.Seed, p.MaxTokens, p.Draft = QS, 5, 40, "ddqn"
+	dev, err := NewDevice(p, slm, llm.Config().Vocab, prompt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, _ := NewServer(p, llm, prompt)
+	link, _ := channel.New(p.Channel)
+	ctl := &fixedCtl{}
+	dev.SetController(ctl)
+	var rounds []RoundInfo
+	l := &Local{Server: srv}
+	if _, err := Run(context.Background(), Config{Device: dev, Verifier: l, Oracle: l, Link: link, Context: 512,
+		OnRound: func(ri RoundInfo) { rounds = append(rounds, ri) }}); err != nil {
+		t.Fatal(err)
+	}
+	bonus := 0
+	for _, ri := range rounds {
+		if ri.Accepted == ri.L {
+			bonus++
+		}
+	}
+	if bonus == 0 {
+		t.Fatal("no block ended in a bonus token")
+	}
+	checkConfidences(t, ctl.states, rounds)
+}
+
+// checkConfidences: the state carries an entry of f^t for every committed
+// token (bonus tokens included), newest first, each the SLM's own
+// probability — not q̂'s, whose entries are multiples of 1/ℓ — and every
+// round reports one acceptance probability per draft.
+func checkConfidences(t *testing.T, states []ControlState, rounds []RoundInfo) {
+	t.Helper()
+	offLattice := 0
+	for i, s := range states {
+		if want := min(s.Generated, ConfWindow); len(s.Conf) != want {
+			t.Fatalf("state %d: %d confidences after %d tokens, want %d", i, len(s.Conf), s.Generated, want)
+		}
+		if i > 0 && len(states[i-1].Conf) > 0 {
+			prev := states[i-1]
+			if step := s.Generated - prev.Generated; step < len(s.Conf) && s.Conf[step] != prev.Conf[0] {
+				t.Errorf("state %d: confidences not shifted by the %d new tokens: %v after %v", i, step, s.Conf, prev.Conf)
+			}
+		}
+		for _, c := range s.Conf {
+			if !(c > 0 && c <= 1) {
+				t.Fatalf("state %d: confidence %v outside (0, 1]", i, c)
+			}
+			if r := c * 80; math.Abs(r-math.Round(r)) > 1e-9 {
+				offLattice++
+			}
+		}
+		if len(s.Features()) != ControlFeatures {
+			t.Fatalf("%d features, want %d", len(s.Features()), ControlFeatures)
+		}
+	}
+	if offLattice == 0 {
+		t.Error("every confidence is on the lattice of q̂: f^t is read from q̂, not the SLM")
+	}
+	for i, ri := range rounds {
+		if len(ri.Alpha) != ri.L {
+			t.Errorf("round %d: %d acceptance probabilities for %d drafts", i, len(ri.Alpha), ri.L)
+		}
 	}
 }

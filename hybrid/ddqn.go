@@ -51,14 +51,17 @@ func ParseActions(s string) ([]Action, error) {
 }
 
 // ControlFeatures is the number of inputs of a controller policy
-// (ControlState.Features).
-const ControlFeatures = 4
+// (ControlState.Features): f̄, ConfWindow confidences, the rate, Δt.
+const ControlFeatures = ConfWindow + 3
 
 // ControlNormalization is the fixed input scaling of controller policies:
 // confidences around 0.5, log2 of rates between ~16 (65 kbit/s) and ~24
 // (16 Mbit/s), up to a few hundred tokens.
 func ControlNormalization() (mean, std []float64) {
-	return []float64{0.5, 0.5, 20, 1}, []float64{0.3, 0.3, 3, 1}
+	for range ConfWindow + 1 {
+		mean, std = append(mean, 0.5), append(std, 0.3)
+	}
+	return append(mean, 20, 1), append(std, 3, 1)
 }
 
 // PolicyController drives a device with a trained policy (greedy).

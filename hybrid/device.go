@@ -36,25 +36,36 @@ type Device struct {
 	round      uint32
 	pending    []drafted // drafts of the upload in flight
 
-	ctrl     Controller // per-round L and ℓ (draft=ddqn)
-	rate     float64    // uplink rate of the current round, set by the driver
-	confSum  float64
-	confN    int
-	lastConf float64
-	lastL    int // L and ℓ of the round in flight
-	lastEll  int
+	ctrl    Controller // per-round L and ℓ (draft=ddqn)
+	rate    float64    // uplink rate of the current round, set by the driver
+	confSum float64    // Σ f_i over the committed tokens
+	confN   int        // their count
+	confs   []float64  // the latest ConfWindow f_i, oldest first
+	lastL   int        // L and ℓ of the round in flight
+	lastEll int
 }
 
 // drafted is one draft token of the current round.
 type drafted struct {
 	token   int
 	sample  []float64 // the distribution it was drawn from
+	slm     []float64 // the SLM's own distribution, when sample is another (Q-S: q̂); nil: sample
 	recon   []float64 // what the server will reconstruct (nil when not uploaded)
 	payload []byte    // codec payload
 	bits    int       // codec payload bits
 	support int
 	u       float64
 	imp     int // ui-hlm, i-hlm: attention weights above θ_imp (U+I eq. 6)
+}
+
+// slmProb is the SLM's own probability of token t at the draft's position
+// (an entry of Q-S's confidence vector f^t, whatever the draft was sampled
+// from).
+func (dr drafted) slmProb(t int) float64 {
+	if dr.slm != nil {
+		return dr.slm[t]
+	}
+	return dr.sample[t]
 }
 
 // Step is what one device round produced.
@@ -100,7 +111,7 @@ func NewDevice(p Params, slm model.Model, vocab int, prompt []int) (*Device, err
 		return nil, fmt.Errorf("%w: empty prompt (start it with BOS)", ErrParam)
 	}
 	d := &Device{p: p, m: p.method(), vocab: vocab, rng: rand.New(rand.NewPCG(p.Seed, 0x646576696365)), prompt: len(prompt),
-		seq: append([]int(nil), prompt...), perturb: uncertainty.Perturbation{M: p.M, ThetaMax: p.ThetaMax}, lastConf: 1}
+		seq: append([]int(nil), prompt...), perturb: uncertainty.Perturbation{M: p.M, ThetaMax: p.ThetaMax}}
 	if d.m.Family != FamilyLLM {
 		if slm == nil {
 			return nil, fmt.Errorf("%w: method %s needs a draft model", ErrParam, p.Method)
@@ -241,7 +252,7 @@ func (d *Device) Apply(v *wire.Verdict) ([]int, error) {
 	var committed []int
 	for _, dr := range chosen[:v.Accepted] {
 		committed = append(committed, dr.token)
-		d.noteConfidence(dr.sample[dr.token])
+		d.noteConfidence(dr.slmProb(dr.token))
 	}
 	switch {
 	case d.p.OneToken() && L == 1:
@@ -252,15 +263,20 @@ func (d *Device) Apply(v *wire.Verdict) ([]int, error) {
 		}
 		if v.Accepted == 0 {
 			committed = append(committed, int(v.Token))
-			d.noteConfidence(chosen[0].sample[v.Token])
+			d.noteConfidence(chosen[0].slmProb(int(v.Token)))
 		}
 	default:
 		committed = append(committed, int(v.Token))
 		if v.Accepted < L { // the resampled token's SLM probability is known
-			d.noteConfidence(chosen[v.Accepted].sample[v.Token])
+			d.noteConfidence(chosen[v.Accepted].slmProb(int(v.Token)))
 		}
 	}
 	d.seq = append(d.seq, committed...)
+	if v.Accepted == L && len(committed) > L && d.ctrl != nil {
+		if err := d.noteBonus(); err != nil {
+			return nil, err
+		}
+	}
 	if d.dlen != nil {
 		d.dlen.Observe(L, v.Accepted)
 	}

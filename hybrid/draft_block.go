@@ -76,7 +76,7 @@ func (b encodedBlock) step(d *Device, room int) (Step, error) {
 		}
 		dr := drafted{sample: x, recon: enc.Recon, payload: enc.Payload, bits: enc.Bits, support: enc.Support, u: math.NaN()}
 		if d.p.SamplesRecon() {
-			dr.sample = enc.Recon
+			dr.sample, dr.slm = enc.Recon, x
 		}
 		dr.token = sampling.Sample(dr.sample, d.rng)
 		if dr.token < 0 {

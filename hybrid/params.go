@@ -80,6 +80,12 @@ type Params struct {
 	// the papers' uplink bits).
 	Diagnostics bool
 
+	// Entropy has the simulator measure the mean Shannon entropy (nats) of
+	// the exact distribution each committed token followed
+	// (Result.MeanEntropy; Q-S Fig. 3b's per-token entropy). Off by default:
+	// it costs a pass over the vocabulary per token.
+	Entropy bool
+
 	// Sampler is how the server samples where it samples on its own (the
 	// LLM-only method): "standard" (the session's random stream) or "gumbel"
 	// (the keyed noise of coupled verification, so that `llm` with gumbel
@@ -253,6 +259,7 @@ var keys = map[string]param{
 	"sampler":         {"server-side sampling of the llm method: standard or gumbel (keyed noise, as coupled)", func(p *Params, v string) error { p.Sampler = v; return nil }},
 	"list_k":          intKey("drafts per position of coupled-list (list matching, 1..16)", func(p *Params) *int { return &p.ListK }),
 	"diagnostics":     boolKey("exchange per-token probabilities to measure the true skip rate", func(p *Params) *bool { return &p.Diagnostics }),
+	"entropy":         boolKey("simulator: measure the mean entropy of the exact distribution each committed token followed (mean_entropy, nats)", func(p *Params) *bool { return &p.Entropy }),
 	"channel_preset":  {"reset the channel to a preset: " + strings.Join(channel.PresetNames(), ", "), func(p *Params, v string) error { c, err := channel.Preset(v); p.Channel = c; return err }},
 }
 

@@ -51,6 +51,12 @@ type Result struct {
 	// Sec. V-C: range and mean of k).
 	Supports []int `json:"-"`
 
+	// MeanEntropy (simulator, with Params.Entropy) is the mean Shannon
+	// entropy in nats of the exact distribution each committed token
+	// followed, over EntropyTokens tokens.
+	MeanEntropy   *float64 `json:"mean_entropy,omitempty"`
+	EntropyTokens int      `json:"entropy_tokens,omitempty"`
+
 	MeanDeviation *float64 `json:"mean_deviation"` // simulator only: mean L1 distance of each committed token's exact output distribution from the LLM's (CU-HLM eq. 17's Bias(t), averaged over the draft)
 }
 

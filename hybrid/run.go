@@ -137,6 +137,9 @@ func (c Config) meters() []meter {
 	ms := []meter{&tally{}, &ledger{}, &skipRate{}}
 	if c.Oracle != nil {
 		ms = append(ms, &oracle{d: c.Device, server: c.Oracle.Server})
+		if c.Device.p.Entropy {
+			ms = append(ms, &entropyMeter{d: c.Device, server: c.Oracle.Server})
+		}
 	}
 	if c.Trace != nil {
 		ms = append(ms, newTracer(c.Trace, c.Device.p))
@@ -195,7 +198,7 @@ func (c Config) play(ctx context.Context, clk *clock, n, room int) (*round, erro
 		next := d.ControlState(state.UpRate) // the next round's rate is not known yet
 		done := c.endsIn(r.committed) >= 0 || len(d.Output()) >= d.Params().MaxTokens || c.Context-1-len(d.Sequence()) < 1
 		c.OnRound(RoundInfo{State: ctrlState, L: st.L, Ell: st.Ell, Accepted: v.Accepted, Committed: len(r.committed),
-			Seconds: (clk.now - roundStart).Seconds(), Next: next, Done: done})
+			Alpha: r.draftAccepts(), Seconds: (clk.now - roundStart).Seconds(), Next: next, Done: done})
 	}
 	return r, nil
 }

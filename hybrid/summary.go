@@ -20,7 +20,7 @@ func Aggregate(runs []Result) Summary {
 	}
 	s.Runs = runs
 	a := &s.Result
-	var tsr, tsrW, dev, devW, fullRatioNum, fullRatioDen float64
+	var tsr, tsrW, dev, devW, ent, fullRatioNum, fullRatioDen float64
 	for i, r := range runs {
 		if i == 0 {
 			a.Method, a.Seed = r.Method, r.Seed
@@ -59,6 +59,10 @@ func Aggregate(runs []Result) Summary {
 			dev += *r.MeanDeviation * float64(r.Drafted)
 			devW += float64(r.Drafted)
 		}
+		if r.MeanEntropy != nil {
+			ent += *r.MeanEntropy * float64(r.EntropyTokens)
+			a.EntropyTokens += r.EntropyTokens
+		}
 		if r.CompressionRatio != nil && *r.CompressionRatio > 0 {
 			fullRatioNum += float64(r.CodecBits)
 			fullRatioDen += float64(r.CodecBits) / *r.CompressionRatio
@@ -73,6 +77,10 @@ func Aggregate(runs []Result) Summary {
 	if devW > 0 {
 		x := dev / devW
 		a.MeanDeviation = &x
+	}
+	if a.EntropyTokens > 0 {
+		x := ent / float64(a.EntropyTokens)
+		a.MeanEntropy = &x
 	}
 	if fullRatioDen > 0 {
 		x := fullRatioNum / fullRatioDen

@@ -212,12 +212,21 @@ func TestTrainDDQN(t *testing.T) {
 	train := func() []byte {
 		cfg := ddqn.DefaultConfig()
 		cfg.Seed, cfg.BatchSize = 7, 8
-		agent, tps, err := TrainDDQN(context.Background(), ms, TrainConfig{Params: p, Prompts: []string{"Once upon a time", "Tom had a red car"}, Episodes: 6, Agent: cfg})
+		agent, log, err := TrainDDQN(context.Background(), ms, TrainConfig{Params: p, Prompts: []string{"Once upon a time", "Tom had a red car"}, Episodes: 6, Agent: cfg,
+			Temperatures: []float64{0.5, 1}, EvalEvery: 4, EvalPrompts: []string{"Lily saw a bird"}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(tps) != 6 || agent.Updates() == 0 {
-			t.Fatalf("%d episodes, %d updates", len(tps), agent.Updates())
+		if len(log.Episodes) != 6 || agent.Updates() == 0 {
+			t.Fatalf("%d episodes, %d updates", len(log.Episodes), agent.Updates())
+		}
+		for i, e := range log.Episodes {
+			if want := []float64{0.5, 1}[i%2]; e.Temperature != want || !(e.MeanReward > 0) {
+				t.Errorf("episode %d: %+v, want temperature %v and a positive reward", i, e, want)
+			}
+		}
+		if len(log.Curve) != 2 || log.Curve[0].Episode != 4 || log.Curve[1].Episode != 6 || !(log.Curve[1].Throughput > 0) {
+			t.Errorf("learning curve %+v, want checkpoints after episodes 4 and 6", log.Curve)
 		}
 		var buf bytes.Buffer
 		if err := agent.Save(&buf); err != nil {

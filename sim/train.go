@@ -7,6 +7,7 @@ import (
 
 	"github.com/hlmproject/hlm/ddqn"
 	"github.com/hlmproject/hlm/hybrid"
+	"github.com/hlmproject/hlm/spec"
 )
 
 // TrainConfig configures DDQN training of the (L, ℓ) controller (Q-S Sec.
@@ -14,76 +15,206 @@ import (
 type TrainConfig struct {
 	Params   hybrid.Params // method q-s (or s-q), the channel, timing
 	Prompts  []string
-	Episodes int // one episode = one prompt's generation (prompts cycle)
-	Agent    ddqn.Config
-	Actions  []hybrid.Action
-	// RewardScale divides the reward, tokens per second of the round
-	// (Q-S eq. 13 with the realized count), to keep Q-values near 1.
+	Episodes int // one episode = one prompt's generation
+	// Temperatures, when set, are cycled over the episodes (episode e runs
+	// at Temperatures[e mod n] and prompt (e div n) mod len(Prompts)), so
+	// one policy learns every evaluated temperature; empty: the Params'
+	// temperature, prompts cycled.
+	Temperatures []float64
+	Agent        ddqn.Config
+	Actions      []hybrid.Action
+	// RewardScale divides the reward, the expected committed tokens per
+	// second of the round (Q-S eq. 13–14), to keep Q-values near 1; 0:
+	// 1/(τ_SLM + τ_LLM), the throughput of a one-draft round that commits
+	// one token (10 when both times are 0).
 	RewardScale float64
+	// EvalEvery, when > 0, evaluates the greedy policy every EvalEvery
+	// episodes (and after the last) on EvalPrompts at every temperature,
+	// without exploring or learning: the learning curve (TrainLog.Curve).
+	EvalEvery   int
+	EvalPrompts []string
 	Progress    func(episode int, meanTPS, epsilon float64)
 }
 
+// Episode is one training episode's record.
+type Episode struct {
+	Temperature float64 `json:"temperature"`
+	Throughput  float64 `json:"throughput_tps"` // realized tokens per virtual second (ε-greedy actions)
+	MeanReward  float64 `json:"mean_reward"`    // mean per-round reward before scaling, tokens/s
+	Epsilon     float64 `json:"epsilon"`        // exploration at the episode's end
+}
+
+// Checkpoint is the greedy policy's throughput on the evaluation prompts
+// after Episode episodes: total tokens over total virtual seconds, over
+// every prompt and temperature.
+type Checkpoint struct {
+	Episode    int     `json:"episode"`
+	Throughput float64 `json:"throughput_tps"`
+}
+
+// TrainLog is what training recorded.
+type TrainLog struct {
+	Episodes []Episode    `json:"episodes"`
+	Curve    []Checkpoint `json:"curve"`
+}
+
 // TrainDDQN trains a controller: in each round the agent picks (L, ℓ) from
-// the device's state (prefix confidence, uplink rate), the round is
-// simulated, and the reward is the committed tokens per second of that
-// round. It returns the trained agent (with the action table in its
-// metadata) and the throughput of each episode.
-func TrainDDQN(ctx context.Context, ms *Models, tc TrainConfig) (*ddqn.Agent, []float64, error) {
+// the device's state (Q-S Sec. IV-B: the prefix confidences, their mean and
+// the uplink rate), the round is simulated, and the reward is Q-S eq. 13,
+// N_avg/T^t: the expected number of tokens the round commits given its
+// drafts, g(x) = spec.ExpectedTokens(α) with α_l = min(1, p_l(x_l)/q̂_l(x_l))
+// (eq. 14 with the drafts drawn, an unbiased estimate of N_avg), over the
+// round's duration T^t (eq. 9). It returns the trained agent (with the
+// action table in its metadata) and the training record.
+func TrainDDQN(ctx context.Context, ms *Models, tc TrainConfig) (*ddqn.Agent, TrainLog, error) {
+	var log TrainLog
+	p, err := tc.setup()
+	if err != nil {
+		return nil, log, err
+	}
+	agent, err := newAgent(tc, p.Method)
+	if err != nil {
+		return nil, log, err
+	}
+	ctl := &trainingController{agent: agent, actions: tc.Actions}
+	for ep := 0; ep < tc.Episodes; ep++ {
+		pp, prompt := tc.episode(p, ep)
+		var rewards []float64
+		learn := func(ri hybrid.RoundInfo) {
+			reward := spec.ExpectedTokens(ri.Alpha) / ri.Seconds
+			rewards = append(rewards, reward)
+			agent.Observe(ri.State.Features(), ctl.last, reward/tc.RewardScale, ri.Next.Features(), ri.Done)
+			agent.Train()
+		}
+		r, err := runEpisode(ctx, ms, pp, prompt, ctl, learn)
+		if err != nil {
+			return nil, log, err
+		}
+		log.Episodes = append(log.Episodes, Episode{Temperature: pp.Temperature, Throughput: r.ThroughputTPS, MeanReward: mean(rewards), Epsilon: agent.Epsilon()})
+		if tc.Progress != nil {
+			tc.Progress(ep+1, r.ThroughputTPS, agent.Epsilon())
+		}
+		if tc.EvalEvery > 0 && ((ep+1)%tc.EvalEvery == 0 || ep+1 == tc.Episodes) {
+			tps, err := tc.evalGreedy(ctx, ms, p, agent)
+			if err != nil {
+				return nil, log, err
+			}
+			log.Curve = append(log.Curve, Checkpoint{Episode: ep + 1, Throughput: tps})
+		}
+	}
+	return agent, log, nil
+}
+
+// setup checks the configuration, fills its defaults and returns the
+// training runs' parameters.
+func (tc *TrainConfig) setup() (hybrid.Params, error) {
 	p := tc.Params
 	p.Draft = "ddqn"
 	p.DDQNModel = ""
 	if err := p.Validate(); err != nil {
-		return nil, nil, err
+		return p, err
 	}
 	if len(tc.Prompts) == 0 || tc.Episodes < 1 {
-		return nil, nil, fmt.Errorf("training needs prompts and at least one episode")
+		return p, fmt.Errorf("training needs prompts and at least one episode")
+	}
+	if tc.EvalEvery > 0 && len(tc.EvalPrompts) == 0 {
+		return p, fmt.Errorf("a learning curve (EvalEvery %d) needs evaluation prompts", tc.EvalEvery)
+	}
+	for _, t := range tc.Temperatures {
+		if !(t >= 0) {
+			return p, fmt.Errorf("training temperature %v", t)
+		}
 	}
 	if len(tc.Actions) == 0 {
 		tc.Actions = hybrid.DefaultActions()
 	}
 	if tc.RewardScale <= 0 {
 		tc.RewardScale = 10
+		if t := p.TauSLM + p.TauLLM; t > 0 {
+			tc.RewardScale = 1 / t
+		}
 	}
+	return p, nil
+}
+
+// newAgent is an untrained agent for the controller's features and actions.
+func newAgent(tc TrainConfig, method string) (*ddqn.Agent, error) {
 	agent, err := ddqn.NewAgent(hybrid.ControlFeatures, len(tc.Actions), tc.Agent)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	mean, std := hybrid.ControlNormalization()
 	if err := agent.SetNormalization(mean, std); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if err := agent.SetMetadata("actions", hybrid.FormatActions(tc.Actions)); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	agent.SetMetadata("method", p.Method)
-	ctl := &trainingController{agent: agent, actions: tc.Actions}
-	var tps []float64
-	for ep := 0; ep < tc.Episodes; ep++ {
-		pp := p
-		pp.Seed = p.Seed + uint64(ep)
-		s, err := ms.Session(pp, tc.Prompts[ep%len(tc.Prompts)], hybrid.SessionConfig{Controller: ctl,
-			OnRound: func(ri hybrid.RoundInfo) {
-				reward := float64(ri.Committed) / ri.Seconds / tc.RewardScale
-				agent.Observe(ri.State.Features(), ctl.last, reward, ri.Next.Features(), ri.Done)
-				agent.Train()
-			}})
-		if err != nil {
-			return nil, nil, err
-		}
-		srv, err := hybrid.NewServer(pp, ms.LLM, s.Device.Sequence())
-		if err != nil {
-			return nil, nil, err
-		}
-		r, err := s.Run(ctx, &hybrid.Local{Server: srv}, nil)
-		if err != nil {
-			return nil, nil, err
-		}
-		tps = append(tps, r.ThroughputTPS)
-		if tc.Progress != nil {
-			tc.Progress(ep+1, r.ThroughputTPS, agent.Epsilon())
+	if err := agent.SetMetadata("method", method); err != nil {
+		return nil, err
+	}
+	return agent, nil
+}
+
+// episode is episode ep's parameters (seed, temperature) and prompt.
+func (tc TrainConfig) episode(p hybrid.Params, ep int) (hybrid.Params, string) {
+	p.Seed += uint64(ep)
+	prompt := tc.Prompts[ep%len(tc.Prompts)]
+	if n := len(tc.Temperatures); n > 0 {
+		p.Temperature = tc.Temperatures[ep%n]
+		prompt = tc.Prompts[(ep/n)%len(tc.Prompts)]
+	}
+	return p, prompt
+}
+
+// runEpisode generates for one prompt with a controller, in process, the
+// server's distributions at hand (RoundInfo.Alpha).
+func runEpisode(ctx context.Context, ms *Models, p hybrid.Params, prompt string, ctl hybrid.Controller, onRound func(hybrid.RoundInfo)) (hybrid.Result, error) {
+	s, err := ms.Session(p, prompt, hybrid.SessionConfig{Controller: ctl, OnRound: onRound})
+	if err != nil {
+		return hybrid.Result{}, err
+	}
+	srv, err := hybrid.NewServer(p, ms.LLM, s.Device.Sequence())
+	if err != nil {
+		return hybrid.Result{}, err
+	}
+	local := &hybrid.Local{Server: srv}
+	return s.Run(ctx, local, local)
+}
+
+// evalGreedy is the greedy policy's throughput over the evaluation prompts
+// at every training temperature (seeds far from the training episodes').
+func (tc TrainConfig) evalGreedy(ctx context.Context, ms *Models, p hybrid.Params, agent *ddqn.Agent) (float64, error) {
+	temps := tc.Temperatures
+	if len(temps) == 0 {
+		temps = []float64{p.Temperature}
+	}
+	ctl := &hybrid.PolicyController{Policy: agent.Policy(), Actions: tc.Actions}
+	var tokens, seconds float64
+	for i, prompt := range tc.EvalPrompts {
+		for _, t := range temps {
+			pp := p
+			pp.Seed, pp.Temperature = p.Seed+1<<32+uint64(i), t
+			r, err := runEpisode(ctx, ms, pp, prompt, ctl, nil)
+			if err != nil {
+				return 0, err
+			}
+			tokens += float64(len(r.Tokens))
+			seconds += r.VirtualSeconds
 		}
 	}
-	return agent, tps, nil
+	return tokens / seconds, nil
+}
+
+func mean(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := 0.0
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(len(xs))
 }
 
 // trainingController picks ε-greedy actions and remembers the last one.

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
+	"strings"
 
 	"github.com/hlmproject/hlm/ddqn"
 	"github.com/hlmproject/hlm/hybrid"
@@ -23,12 +25,16 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs := newFlags("train-ddqn", "--out policy.json [--llm SPEC --slm SPEC] [--episodes N] [--set key=value ...]", `
 Train the adaptive policy of the Q-S paper (Sec. IV): a double deep
 Q-network that picks, every round, the draft length L and the lattice
-resolution ℓ from the device's state (mean and last draft confidence of the
-prefix, the round's uplink rate, tokens so far). Each round's reward is the
-committed tokens per second of that round (Q-S eq. 13). Training runs in the
-simulator over TinyStories prompts; the channel is whatever --set says (for
-example the Q-S Markov preset: --set channel_preset=qs). Use the result with
---set draft=ddqn --set ddqn_model=policy.json in hlm sim, hlm edge, hlm eval.`, stderr)
+resolution ℓ from the device's state (Q-S Sec. IV-B: the SLM's confidence
+in the latest generated tokens, their mean, the round's uplink rate, tokens
+so far). Each round's reward is Q-S eq. 13: the expected number of tokens
+the round commits given its drafts (g(x) of eq. 14) per second of the
+round. Training runs in the simulator over TinyStories prompts, cycling
+--temperatures if given; the channel and timing are whatever --set says
+(for example the Q-S Markov preset and the paper's timings: --set
+channel_preset=qs --set tau_slm=0.005 --set tau_llm=0.032). Use the result
+with --set draft=ddqn --set ddqn_model=policy.json in hlm sim, hlm edge,
+hlm eval.`, stderr)
 	mf := addModelFlags(fs)
 	method := fs.String("method", hybrid.QS, "q-s or s-q")
 	out := fs.String("out", "", "policy file to write (required)")
@@ -37,6 +43,7 @@ example the Q-S Markov preset: --set channel_preset=qs). Use the result with
 	maxTokens := fs.Int("max-tokens", 64, "tokens per episode")
 	seed := fs.Uint64("seed", 0, "random seed (agent and episodes)")
 	threads := fs.Int("threads", 0, "worker threads (0: all cores)")
+	temps := fs.String("temperatures", "", "comma-separated sampling temperatures cycled over the episodes (default: the temperature --set gives)")
 	var sets setFlags
 	fs.Var(&sets, "set", "parameter override key=value (repeatable; see hlm sim --help)")
 	if err := parse(fs, args); err != nil {
@@ -48,6 +55,10 @@ example the Q-S Markov preset: --set channel_preset=qs). Use the result with
 	p.Method, p.MaxTokens, p.Seed = *method, *maxTokens, *seed
 	if err := p.SetAll(sets); err != nil {
 		return usageError{err}
+	}
+	temperatures, err := parseFloats(*temps)
+	if err != nil {
+		return usageError{fmt.Errorf("--temperatures: %w", err)}
 	}
 	tensor.SetThreads(*threads)
 	prompts, err := promptTexts("", "tinystories", *n, *seed)
@@ -62,7 +73,7 @@ example the Q-S Markov preset: --set channel_preset=qs). Use the result with
 	cfg.Seed = *seed
 	var window []float64
 	status := statusLine(stderr)
-	agent, tps, err := sim.TrainDDQN(ctx, ms, sim.TrainConfig{Params: p, Prompts: prompts, Episodes: *episodes, Agent: cfg,
+	agent, log, err := sim.TrainDDQN(ctx, ms, sim.TrainConfig{Params: p, Prompts: prompts, Episodes: *episodes, Agent: cfg, Temperatures: temperatures,
 		Progress: func(ep int, t, eps float64) {
 			window = append(window, t)
 			if len(window) > 20 {
@@ -84,6 +95,10 @@ example the Q-S Markov preset: --set channel_preset=qs). Use the result with
 	if err := f.Close(); err != nil {
 		return err
 	}
+	tps := make([]float64, len(log.Episodes))
+	for i, e := range log.Episodes {
+		tps[i] = e.Throughput
+	}
 	first, last := meanOf(tps[:min(20, len(tps))]), meanOf(tps[max(0, len(tps)-20):])
 	fmt.Fprintf(stdout, "trained %d episodes: throughput %.2f tokens/s over the first 20, %.2f over the last 20; wrote %s\n", len(tps), first, last, *out)
 	return nil
@@ -95,4 +110,20 @@ func meanOf(xs []float64) float64 {
 		s += x
 	}
 	return s / float64(max(1, len(xs)))
+}
+
+// parseFloats reads a comma-separated list of numbers ("": none).
+func parseFloats(s string) ([]float64, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	var out []float64
+	for _, f := range strings.Split(s, ",") {
+		x, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, x)
+	}
+	return out, nil
 }
