@@ -238,6 +238,7 @@ var ratioColumns = map[string]func(r hybrid.Result) (num, den float64){
 	"uplink_bits_per_token": func(r hybrid.Result) (float64, float64) { return float64(r.UplinkBits), float64(len(r.Tokens)) },
 	"energy_per_token":      func(r hybrid.Result) (float64, float64) { return r.Energy, float64(len(r.Tokens)) },
 	"mean_deviation":        func(r hybrid.Result) (float64, float64) { return weighted(r.MeanDeviation, r.Drafted) },
+	"mean_entropy":          func(r hybrid.Result) (float64, float64) { return weighted(r.MeanEntropy, r.EntropyTokens) },
 	"compression_ratio": func(r hybrid.Result) (float64, float64) {
 		if r.CompressionRatio == nil || *r.CompressionRatio <= 0 {
 			return 0, 0

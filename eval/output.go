@@ -78,6 +78,8 @@ func (r Row) Value(col string) float64 {
 		return math.NaN()
 	case "mean_deviation":
 		return opt(s.MeanDeviation)
+	case "mean_entropy": // with entropy=true only; not a column of the results files
+		return opt(s.MeanEntropy)
 	case "rouge1":
 		return r.Rouge1
 	case "rouge2":
