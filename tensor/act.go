@@ -59,6 +59,12 @@ func quantizeActs(dst []actBlock, x []float32, t DType) []actBlock {
 	}
 	dst = dst[:nb]
 	off := actOffset(t)
+	if llamaInputs.Load() { // llamainputs.go
+		for b := range dst {
+			quantizeBlockLlama(&dst[b], x[b*QK:(b+1)*QK:(b+1)*QK], off)
+		}
+		return dst
+	}
 	if ks := kernels(); ks != nil && ks.quant != nil && nb > 0 {
 		ks.quant(&dst[0], &x[0], nb, off)
 		return dst

@@ -56,6 +56,12 @@ func quantizeActsK(dst []actBlockK, x []float32) []actBlockK {
 		dst = makeActsK(nb)
 	}
 	dst = dst[:nb]
+	if llamaInputs.Load() { // llamainputs.go
+		for b := range dst {
+			quantizeBlockKLlama(&dst[b], x[b*QKK:(b+1)*QKK:(b+1)*QKK])
+		}
+		return dst
+	}
 	if ks := kernels(); ks != nil && ks.quantK != nil && nb > 0 {
 		ks.quantK(&dst[0], &x[0], nb)
 		return dst
