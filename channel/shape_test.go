@@ -150,41 +150,93 @@ func TestShapeReadFirst(t *testing.T) {
 	}
 }
 
+// signalClock is the real clock, telling on entered when a Sleep begins
+// and recording how long each took.
+type signalClock struct {
+	RealClock
+	entered chan time.Duration // receives each Sleep's d as it begins (if set)
+
+	mu    sync.Mutex
+	asked []time.Duration // d of every Sleep
+	took  []time.Duration // wall time of every Sleep
+}
+
+func (c *signalClock) Sleep(ctx context.Context, d time.Duration) error {
+	if c.entered != nil {
+		c.entered <- d
+	}
+	start := time.Now()
+	err := c.RealClock.Sleep(ctx, d)
+	c.mu.Lock()
+	c.asked = append(c.asked, d)
+	c.took = append(c.took, time.Since(start))
+	c.mu.Unlock()
+	return err
+}
+
+// TestShapeCloseInterrupts: Close ends a Write that is waiting out its
+// delay on the real clock (8000 s) at once, with net.ErrClosed.
 func TestShapeCloseInterrupts(t *testing.T) {
 	link := NewFixed(State{UpRate: 1, DownRate: math.Inf(1)}) // 8000 s for 1000 bytes
-	dev, _ := pipe(t, link, nil)
-	done := make(chan error)
+	clk := &signalClock{entered: make(chan time.Duration, 1)}
+	dev, _ := pipe(t, link, clk)
+	done := make(chan error, 1)
 	go func() {
 		_, err := dev.Write(make([]byte, 1000))
 		done <- err
 	}()
-	time.Sleep(20 * time.Millisecond)
+	select {
+	case d := <-clk.entered: // the Write is in its delay (or about to wait)
+		if d != 8000*time.Second {
+			t.Errorf("the Write waits %v, want 8000s", d)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the Write did not begin its delay within 10 s")
+	}
 	dev.Close()
 	select {
 	case err := <-done:
 		if !errors.Is(err, net.ErrClosed) {
 			t.Errorf("Write after Close: %v, want net.ErrClosed", err)
 		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("Close did not interrupt the Write's delay")
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close did not interrupt the Write's delay within 10 s")
 	}
 }
 
-// TestShapeRealTime: 64 KiB at 4 Mbit/s takes 524288/4e6 s = 131.072 ms of
-// wall time; timers never fire early, and we allow 250 ms of scheduling
-// slack above for loaded machines.
+// TestShapeRealTime: on the real clock, 64 KiB at 4 Mbit/s is one delay
+// of exactly 524288/4e6 s = 131.072 ms, and the Write waits at least that
+// long (timers never fire early) and returns (within a bound of 10 s that
+// only a stuck timer exceeds; how much later than 131 ms a loaded machine
+// wakes the Write is its scheduler's business, not checked).
 func TestShapeRealTime(t *testing.T) {
 	link := NewFixed(State{UpRate: 4e6, DownRate: math.Inf(1)})
-	dev, srv := pipe(t, link, RealClock{})
+	clk := &signalClock{}
+	dev, srv := pipe(t, link, clk)
 	go io.Copy(io.Discard, srv)
+	want := 131072 * time.Microsecond
+	done := make(chan error, 1)
 	start := time.Now()
-	if _, err := dev.Write(make([]byte, 64<<10)); err != nil {
-		t.Fatal(err)
+	go func() {
+		_, err := dev.Write(make([]byte, 64<<10))
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(want + 10*time.Second):
+		t.Fatalf("64 KiB at 4 Mbit/s (%v) still not written after %v", want, want+10*time.Second)
 	}
 	got := time.Since(start)
-	want := 131072 * time.Microsecond
-	if got < want || got > want+250*time.Millisecond {
-		t.Errorf("64 KiB at 4 Mbit/s took %v, want %v (+250ms slack)", got, want)
+	clk.mu.Lock()
+	defer clk.mu.Unlock()
+	if len(clk.asked) != 1 || clk.asked[0] != want {
+		t.Errorf("delays %v, want [%v]", clk.asked, want)
+	}
+	if len(clk.took) != 1 || clk.took[0] < want || got < want {
+		t.Errorf("the delay of %v took %v (the Write %v): the clock woke early", want, clk.took, got)
 	}
 	t.Logf("64 KiB at 4 Mbit/s: %v (ideal %v)", got, want)
 }
