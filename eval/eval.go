@@ -66,6 +66,11 @@ type Row struct {
 	// (metrics.RatioCI) for the pooled rates, n × the mean's for totals.
 	CI      map[string]float64 `json:"ci95"`
 	Outputs []string           `json:"-"`
+	// Runs are the per-prompt results and PerPrompt the per-prompt quality
+	// scores ("rouge1", "rouge2", "rougeL", "cosine"; prompts with a
+	// reference), in prompt order, for paired comparisons between rows.
+	Runs      []hybrid.Result      `json:"-"`
+	PerPrompt map[string][]float64 `json:"-"`
 }
 
 // Evaluate runs every point on the examples of one dataset.
@@ -143,7 +148,8 @@ func Evaluate(ctx context.Context, s Setup, name string, ex []dataset.Example, p
 		if nllSum.Tokens > 0 {
 			row.NLL = nllSum.Mean()
 		}
-		row.CI = rowCI(runs, map[string][]float64{"rouge1": r1, "rouge2": r2, "rougeL": rl, "cosine": cos}, nllNum, nllDen)
+		row.Runs, row.PerPrompt = runs, map[string][]float64{"rouge1": r1, "rouge2": r2, "rougeL": rl, "cosine": cos}
+		row.CI = rowCI(runs, row.PerPrompt, nllNum, nllDen)
 		rows = append(rows, row)
 	}
 	return rows, nil

@@ -34,6 +34,9 @@ type PaperConfig struct {
 	MaxTokens int
 	Seed      uint64
 	Command   string // the command line, quoted in the report
+	// Quick runs a small version of a rerun (qs: two temperatures, a few
+	// prompts and episodes) that produces every figure and table, for tests.
+	Quick bool
 	// Ablation lists other drafts for the same LLM (CU-HLM Table II's
 	// ablation of the SLM: an untrained early exit, an exit head, …); the
 	// report's own SLM is the first row.
