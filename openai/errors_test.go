@@ -245,7 +245,16 @@ func TestBackendErrors(t *testing.T) {
 
 func TestConcurrencyLimit(t *testing.T) {
 	b := &fakeBackend{pieces: []string{"a"}, block: true, started: make(chan struct{}, 1)}
-	srv := httptest.NewServer(NewHandler(b, Options{MaxConcurrent: 1}))
+	h := NewHandler(b, Options{MaxConcurrent: 1})
+	// completed receives once a /v1/completions handler has returned (and
+	// so released its slot; the client may see its request end earlier).
+	completed := make(chan struct{}, 2)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(w, r)
+		if r.URL.Path == "/v1/completions" {
+			completed <- struct{}{}
+		}
+	}))
 	defer srv.Close()
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -284,20 +293,20 @@ func TestConcurrencyLimit(t *testing.T) {
 	if err := b.waitEnded(t); err == nil {
 		t.Error("the first generation was not cancelled")
 	}
-	b.block = false
-	// The slot is released after the handler returns, which may be a moment
-	// after Generate did: retry briefly.
-	for range 100 {
-		resp, err := srv.Client().Post(srv.URL+"/v1/completions", "application/json", strings.NewReader(`{"prompt":"a"}`))
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode == 200 {
-			<-b.started
-			return
-		}
-		time.Sleep(time.Millisecond)
+	select {
+	case <-completed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the first request's handler did not return within 5 s of its generation")
 	}
-	t.Error("the slot was never released")
+	b.block = false
+	// The slot is free: the next request is served at once.
+	resp, err = srv.Client().Post(srv.URL+"/v1/completions", "application/json", strings.NewReader(`{"prompt":"a"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("a request after the slot was released: status %d", resp.StatusCode)
+	}
+	<-b.started
 }
