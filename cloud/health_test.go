@@ -4,14 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/hlmproject/hlm/model"
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/hlmproject/hlm/edge"
 	"github.com/hlmproject/hlm/hybrid"
+	"github.com/hlmproject/hlm/model"
 	"github.com/hlmproject/hlm/wire"
 )
 
@@ -29,6 +30,39 @@ func getHealth(t *testing.T, url string) (int, Health) {
 	return resp.StatusCode, h
 }
 
+// waitLimit bounds every wait of these tests for the server's own state.
+const waitLimit = 30 * time.Second
+
+// waitHealth waits until cond holds for srv's health, failing the test
+// after waitLimit. The server offers no event for its state, so it is
+// polled every millisecond.
+func waitHealth(t *testing.T, srv *Server, what string, cond func(Health) bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	for !cond(srv.Health()) {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("after %v, still not %s: health %+v", waitLimit, what, srv.Health())
+		case <-tick.C:
+		}
+	}
+}
+
+// receive returns what c sends, failing the test after waitLimit.
+func receive[T any](t *testing.T, c <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-c:
+		return v
+	case <-time.After(waitLimit):
+		t.Fatalf("after %v, still no %s", waitLimit, what)
+		panic("unreachable")
+	}
+}
+
 // TestHealthDrainShutdown: /healthz answers 503 "loading" before the server
 // exists and 200 while it serves; after Drain it answers 503 while rounds
 // still verify; Shutdown lets the round being verified finish (its verdict
@@ -41,11 +75,10 @@ func TestHealthDrainShutdown(t *testing.T) {
 	if code, h := getHealth(t, hs.URL); code != http.StatusServiceUnavailable || h.Status != "loading" {
 		t.Errorf("before the server: %d %+v", code, h)
 	}
-	// An LLM that takes 300 ms per pass: a round in flight.
-	srv, addr := start(t, Config{LLM: slowModel{ms.LLM, 300 * time.Millisecond}, DrainDelay: 200 * time.Millisecond})
-	for deadline := time.Now().Add(5 * time.Second); srv.Health().Status == "starting" && time.Now().Before(deadline); {
-		time.Sleep(time.Millisecond) // Serve is starting in its goroutine
-	}
+	// An LLM whose passes can be held at a gate: a round in flight.
+	gate := newGate()
+	srv, addr := start(t, Config{LLM: gatedModel{ms.LLM, gate}, DrainDelay: 200 * time.Millisecond})
+	waitHealth(t, srv, "serving", func(h Health) bool { return h.Status != "starting" }) // Serve starts in its goroutine
 	if code, h := getHealth(t, hs.URL); code != http.StatusOK || h.Status != "ok" {
 		t.Errorf("serving: %d %+v", code, h)
 	}
@@ -58,40 +91,54 @@ func TestHealthDrainShutdown(t *testing.T) {
 	}
 	defer rem.Close()
 	round := func(r uint32) error {
-		_, err := rem.Verify(context.Background(), &wire.Upload{Round: r, Drafts: []wire.Draft{{Token: 7}, {Token: 9}}})
+		ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+		defer cancel()
+		_, err := rem.Verify(ctx, &wire.Upload{Round: r, Drafts: []wire.Draft{{Token: 7}, {Token: 9}}})
 		return err
 	}
 
-	drained := make(chan time.Time)
+	drained := make(chan time.Time, 1)
 	began := time.Now()
 	go func() { srv.Drain(context.Background()); drained <- time.Now() }()
-	for srv.Health().Status != "draining" {
-		time.Sleep(time.Millisecond)
-	}
+	waitHealth(t, srv, "draining", func(h Health) bool { return h.Status == "draining" })
 	if code, h := getHealth(t, hs.URL); code != http.StatusServiceUnavailable || h.Status != "draining" || h.Sessions != 1 {
 		t.Errorf("draining: %d %+v", code, h)
 	}
 	if err := round(1); err != nil {
 		t.Fatalf("a round while draining: %v", err)
 	}
-	if d := (<-drained).Sub(began); d < 200*time.Millisecond {
+	if d := receive(t, drained, "return from Drain").Sub(began); d < 200*time.Millisecond {
 		t.Errorf("Drain returned after %v, before its delay", d)
 	}
 
-	for srv.Health().InRound != 0 { // round 1 ends just after its verdict is written
-		time.Sleep(time.Millisecond)
-	}
+	// Round 2 is held in the LLM's pass while Shutdown begins.
+	waitHealth(t, srv, "done with round 1", func(h Health) bool { return h.InRound == 0 }) // it ends just after its verdict is written
+	gate.hold()
 	errc := make(chan error, 1)
 	go func() { errc <- round(2) }()
-	for srv.Health().InRound == 0 {
-		time.Sleep(time.Millisecond)
+	receive(t, gate.entered, "pass of round 2")
+	if h := srv.Health(); h.InRound != 1 {
+		t.Fatalf("round 2 in its pass: health %+v", h)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(ctx); err != nil {
+	shut := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+		defer cancel()
+		shut <- srv.Shutdown(ctx)
+	}()
+	waitHealth(t, srv, "stopped", func(h Health) bool { return h.Status == "stopped" })
+	select {
+	case err := <-errc:
+		t.Fatalf("round 2 ended while its pass was held: %v", err)
+	case err := <-shut:
+		t.Fatalf("Shutdown returned while round 2 was in its pass: %v", err)
+	default:
+	}
+	gate.open()
+	if err := receive(t, shut, "return from Shutdown"); err != nil {
 		t.Fatalf("Shutdown: %v", err)
 	}
-	if err := <-errc; err != nil {
+	if err := receive(t, errc, "verdict of round 2"); err != nil {
 		t.Fatalf("the round being verified at Shutdown did not get its verdict: %v", err)
 	}
 	if h := srv.Health(); h.Status != "stopped" || h.Connections != 0 {
@@ -134,9 +181,7 @@ func TestEvictDetached(t *testing.T) {
 		t.Errorf("health of a full server: %+v", h)
 	}
 	a.Drop() // a's session stays, detached
-	for deadline := time.Now().Add(5 * time.Second); srv.Health().Connections > 1 && time.Now().Before(deadline); {
-		time.Sleep(time.Millisecond)
-	}
+	waitHealth(t, srv, "a's connection gone", func(h Health) bool { return h.Connections <= 1 })
 	if h := srv.Health(); h.Status != "ok" || h.Sessions != 2 {
 		t.Errorf("after a detached: %+v", h)
 	}
@@ -155,20 +200,62 @@ func TestEvictDetached(t *testing.T) {
 	}
 }
 
-// slowModel is a model whose sessions take delay longer for every Eval.
-type slowModel struct {
+// gatedModel is a model whose sessions' Eval waits at g while g is held.
+type gatedModel struct {
 	model.Model
-	delay time.Duration
+	g *gate
 }
 
-func (m slowModel) NewSession() model.Session { return slowSession{m.Model.NewSession(), m.delay} }
+func (m gatedModel) NewSession() model.Session { return gatedSession{m.Model.NewSession(), m.g} }
 
-type slowSession struct {
+type gatedSession struct {
 	model.Session
-	delay time.Duration
+	g *gate
 }
 
-func (s slowSession) Eval(tokens []int) ([][]float32, error) {
-	time.Sleep(s.delay)
+func (s gatedSession) Eval(tokens []int) ([][]float32, error) {
+	s.g.pass()
 	return s.Session.Eval(tokens)
+}
+
+// gate holds the passes of a gatedModel: while held, a pass tells entered
+// that it waits and waits until open.
+type gate struct {
+	entered chan struct{}
+
+	mu      sync.Mutex
+	release chan struct{} // nil: not held
+}
+
+func newGate() *gate { return &gate{entered: make(chan struct{}, 1)} }
+
+func (g *gate) hold() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.release == nil {
+		g.release = make(chan struct{})
+	}
+}
+
+func (g *gate) open() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.release != nil {
+		close(g.release)
+		g.release = nil
+	}
+}
+
+func (g *gate) pass() {
+	g.mu.Lock()
+	release := g.release
+	g.mu.Unlock()
+	if release == nil {
+		return
+	}
+	select {
+	case g.entered <- struct{}{}:
+	default: // one waiting pass is enough to report
+	}
+	<-release
 }
