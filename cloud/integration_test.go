@@ -158,17 +158,18 @@ func TestConcurrentSessions(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make(chan error, n)
 	for i := 0; i < n; i++ {
+		method := []string{hybrid.HLM, hybrid.QS, hybrid.UHLM, hybrid.Coupled}[i%4]
+		p := params(method, uint64(100+i))
+		g := generator(t, ms, addr, p) // here: it may end the test
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			method := []string{hybrid.HLM, hybrid.QS, hybrid.UHLM, hybrid.Coupled}[i%4]
-			p := params(method, uint64(100+i))
 			want, err := sim.One(context.Background(), ms, p, prompt, nil)
 			if err != nil {
 				errs <- err
 				return
 			}
-			got, _, err := generator(t, ms, addr, p).One(context.Background(), p, prompt, nil)
+			got, _, err := g.One(context.Background(), p, prompt, nil)
 			if err != nil {
 				errs <- fmt.Errorf("session %d: %w", i, err)
 				return
@@ -183,13 +184,8 @@ func TestConcurrentSessions(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
-	// Close frames are processed asynchronously; give the server a moment.
-	for deadline := time.Now().Add(3 * time.Second); srv.Sessions() != 0 && time.Now().Before(deadline); {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if k := srv.Sessions(); k != 0 {
-		t.Errorf("%d sessions left open after all devices closed", k)
-	}
+	// Close frames are processed asynchronously.
+	waitHealth(t, srv, "without sessions after all devices closed", func(h Health) bool { return h.Sessions == 0 })
 }
 
 // TestReconnectAndRestart: dropping the connection mid-generation, and
@@ -327,13 +323,16 @@ func TestHostilePeers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	g, err := edge.NewGenerator(edge.Config{Addr: addr, Token: "secret"}, ms.SLM, p)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var wg sync.WaitGroup
 	wg.Add(1)
 	var good hybrid.Result
 	var goodErr error
 	go func() {
 		defer wg.Done()
-		g, _ := edge.NewGenerator(edge.Config{Addr: addr, Token: "secret"}, ms.SLM, p)
 		good, _, goodErr = g.One(context.Background(), p, prompt, nil)
 	}()
 
@@ -387,8 +386,11 @@ func TestHostilePeers(t *testing.T) {
 	go deaf.Write(flood)
 
 	// The edge client refuses a wrong token with a clear error.
-	g, _ := edge.NewGenerator(edge.Config{Addr: addr, Token: "wrong"}, ms.SLM, p)
-	_, _, err = g.One(context.Background(), p, prompt, nil)
+	wrong, err := edge.NewGenerator(edge.Config{Addr: addr, Token: "wrong"}, ms.SLM, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = wrong.One(context.Background(), p, prompt, nil)
 	var we *wire.Error
 	if !errors.As(err, &we) || we.Code != wire.ErrCodeAuth {
 		t.Errorf("wrong token: err = %v", err)
@@ -442,9 +444,10 @@ func TestHostileSessions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	g := generator(t, ms, addr, p)
 	done := make(chan error, 1)
 	go func() {
-		got, _, err := generator(t, ms, addr, p).One(context.Background(), p, prompt, nil)
+		got, _, err := g.One(context.Background(), p, prompt, nil)
 		if err == nil && fmt.Sprint(got.Tokens) != fmt.Sprint(want.Tokens) {
 			err = errors.New("tokens differ from the simulator")
 		}
@@ -484,7 +487,7 @@ func TestHostileSessions(t *testing.T) {
 		io.Copy(io.Discard, c) // until the server closes or the deadline
 		c.Close()
 	}
-	if err := <-done; err != nil {
+	if err := receive(t, done, "end of the regular session"); err != nil {
 		t.Fatalf("regular session: %v", err)
 	}
 	// The hostile sessions stay until they idle out; the server is alive.
