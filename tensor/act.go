@@ -3,7 +3,6 @@ package tensor
 import (
 	"encoding/binary"
 	"math"
-	"sync"
 	"unsafe"
 )
 
@@ -176,13 +175,11 @@ func pairActs(dst []actPair, acts []actBlock, n, nb int) {
 }
 
 // pairBuf holds a 64-byte aligned []actPair (each of its rows one cache
-// line), recycled through pairPool.
+// line).
 type pairBuf struct {
 	raw []byte
 	p   []actPair
 }
-
-var pairPool = sync.Pool{New: func() any { return new(pairBuf) }}
 
 // resize makes b.p n pairs long, reusing b's storage.
 func (b *pairBuf) resize(n int) []actPair {

@@ -96,14 +96,15 @@ func MatMul(out []float32, w *Matrix, x []float32, n int) {
 // MatMuls computes MatMul(outs[i], ws[i], x, n) for every i in one parallel
 // pass: the products that share an input (a layer's q, k and v; its gate
 // and up projections) wake the threads once and quantize the input once.
+// Once warm it allocates nothing: the prepared products and the quantized
+// inputs live in a recycled products value.
 func MatMuls(outs [][]float32, ws []*Matrix, x []float32, n int) {
 	if len(outs) != len(ws) {
 		panic("tensor: MatMuls of mismatched lists")
 	}
-	var acts actCache
-	defer acts.release()
-	pr := new(products)
-	pr.init(len(ws))
+	pr := productsPool.Get().(*products)
+	pr.ps, pr.units = pr.ps[:0], append(pr.units[:0], 0)
+	pr.acts.reset()
 	work := 0
 	for i, w := range ws {
 		if len(outs[i]) < n*w.Rows || len(x) < n*w.Cols {
@@ -112,149 +113,297 @@ func MatMuls(outs [][]float32, ws []*Matrix, x []float32, n int) {
 		if n <= 0 || w.Rows == 0 {
 			continue
 		}
-		pr.add(prepare(outs[i], w, x, n, &acts), w.Rows)
+		pr.ps = append(pr.ps, product{})
+		pr.ps[len(pr.ps)-1].prepare(outs[i], w, x[:n*w.Cols], n, &pr.acts)
+		pr.units = append(pr.units, pr.units[len(pr.units)-1]+(w.Rows+3)/4)
 		work += w.Rows * w.Cols * n
 	}
-	if len(pr.ps) == 0 {
-		return
+	if len(pr.ps) > 0 {
+		ParallelLoop(pr.units[len(pr.units)-1], work, pr)
 	}
-	ParallelFor(pr.units[len(pr.units)-1], work, pr.run)
+	clear(pr.ps) // the pool holds no outputs, weights or inputs
+	productsPool.Put(pr)
 }
 
-// products are the prepared products of one MatMuls call, which run takes
-// in units of 4 rows across all of them. Up to three products (a layer's
-// q, k and v) live in the struct's own arrays: one allocation per call.
+// products are the prepared products of one MatMuls call, which Run takes
+// in units of 4 rows across all of them, and the storage of their quantized
+// inputs; productsPool recycles them with their storage.
 type products struct {
 	ps    []product
-	rows  []int // rows of ps[i]
 	units []int // ps[i] covers units [units[i], units[i+1]) of 4 rows
-
-	psBuf    [3]product
-	rowsBuf  [3]int
-	unitsBuf [4]int
+	acts  actCache
 }
 
-func (pr *products) init(n int) {
-	pr.ps, pr.rows, pr.units = pr.psBuf[:0], pr.rowsBuf[:0], pr.unitsBuf[:1]
-	if n > len(pr.psBuf) {
-		pr.ps, pr.rows, pr.units = make([]product, 0, n), make([]int, 0, n), make([]int, 1, n+1)
-	}
-}
+var productsPool = sync.Pool{New: func() any { return new(products) }}
 
-func (pr *products) add(p product, rows int) {
-	pr.ps = append(pr.ps, p)
-	pr.rows = append(pr.rows, rows)
-	pr.units = append(pr.units, pr.units[len(pr.units)-1]+(rows+3)/4)
-}
-
-// run computes units [lo, hi).
-func (pr *products) run(lo, hi int) {
-	for i, p := range pr.ps {
+// Run computes units [lo, hi).
+func (pr *products) Run(lo, hi int) {
+	for i := range pr.ps {
 		a, b := max(lo, pr.units[i]), min(hi, pr.units[i+1])
 		if a < b {
-			p(4*(a-pr.units[i]), min(pr.rows[i], 4*(b-pr.units[i])))
+			p := &pr.ps[i]
+			p.run(4*(a-pr.units[i]), min(p.w.Rows, 4*(b-pr.units[i])))
 		}
 	}
 }
-
-// product computes rows [lo, hi) of one prepared matrix product.
-type product func(lo, hi int)
 
 // actCache holds the quantized inputs of the products of one input, per
-// weight type (Q8_0 and Q4_0 need different corrections), and their token
-// pairs for the pair tiles.
+// weight type (Q8_0 and Q4_0 need different corrections), their token
+// pairs for the pair tiles, and the K-quants' inputs, each made on first
+// use; reset forgets them and keeps the storage for the next input.
 type actCache struct {
-	bufs  [2]*[]actBlock
-	pairs [2]*pairBuf
-	kbuf  *[]actBlockK // the K-quants' inputs
+	acts  [2][]actBlock // Q8_0, Q4_0
+	pairs [2]pairBuf
+	k     []actBlockK
+	// which of them hold the current input
+	hasActs, hasPairs [2]bool
+	hasK              bool
 }
 
-// getK returns x (n tokens) quantized for K-quant products
-// (quantizeActsK), with the group scales the tiles read (setGroupScales).
-func (c *actCache) getK(x []float32, n int) []actBlockK {
-	if c.kbuf == nil {
-		c.kbuf = actKPool.Get().(*[]actBlockK)
-		acts := quantizeActsK(*c.kbuf, x)
-		// Only tiles of 3 or more tokens read them: decoding skips this.
-		if ks := kernels(); ks != nil && ks.kGroupScales && n >= 3 {
-			nb := len(acts) / n
-			for t0 := 0; t0 < n; t0 += ks.kMaxT {
-				setGroupScales(acts, n, nb, t0)
-			}
-		}
-		*c.kbuf = acts
+func (c *actCache) reset() { c.hasActs, c.hasPairs, c.hasK = [2]bool{}, [2]bool{}, false }
+
+// actSlot is the actCache slot of weight type t (Q8_0 or Q4_0).
+func actSlot(t DType) int {
+	if t == Q4_0 {
+		return 1
 	}
-	return *c.kbuf
+	return 0
+}
+
+// get returns x quantized for products with weights of type t.
+func (c *actCache) get(t DType, x []float32) []actBlock {
+	i := actSlot(t)
+	if !c.hasActs[i] {
+		c.acts[i] = quantizeActs(c.acts[i], x, t)
+		c.hasActs[i] = true
+	}
+	return c.acts[i]
 }
 
 // getPairs returns get(t, x) for n tokens of nb blocks laid out in pairs
 // (pairActs).
 func (c *actCache) getPairs(t DType, x []float32, n, nb int) []actPair {
-	i := 0
-	if t == Q4_0 {
-		i = 1
-	}
-	if c.pairs[i] == nil {
-		acts := c.get(t, x)
-		buf := pairPool.Get().(*pairBuf)
-		pairActs(buf.resize(nb*((n+1)/2)), acts, n, nb)
-		c.pairs[i] = buf
+	i := actSlot(t)
+	if !c.hasPairs[i] {
+		pairActs(c.pairs[i].resize(nb*((n+1)/2)), c.get(t, x), n, nb)
+		c.hasPairs[i] = true
 	}
 	return c.pairs[i].p
 }
 
-func (c *actCache) get(t DType, x []float32) []actBlock {
-	i := 0
-	if t == Q4_0 {
-		i = 1
+// getK returns x (n tokens) quantized for K-quant products
+// (quantizeActsK), with the group scales the tiles read (setGroupScales).
+func (c *actCache) getK(x []float32, n int) []actBlockK {
+	if !c.hasK {
+		c.k = quantizeActsK(c.k, x)
+		// Only tiles of 3 or more tokens read them: decoding skips this.
+		if ks := kernels(); ks != nil && ks.kGroupScales && n >= 3 {
+			nb := len(c.k) / n
+			for t0 := 0; t0 < n; t0 += ks.kMaxT {
+				setGroupScales(c.k, n, nb, t0)
+			}
+		}
+		c.hasK = true
 	}
-	if c.bufs[i] == nil {
-		buf := actPool.Get().(*[]actBlock)
-		*buf = quantizeActs(*buf, x, t)
-		c.bufs[i] = buf
-	}
-	return *c.bufs[i]
+	return c.k
 }
 
-func (c *actCache) release() {
-	for _, b := range c.bufs {
-		if b != nil {
-			actPool.Put(b)
+// A product is one matrix product out = W·x of n tokens made ready to
+// run: the operands and how to compute a range of its rows. Computing it
+// needs no allocation: run dispatches on the weight type to the tiles of
+// the level (ks), or to one dot product per output (ks == nil).
+type product struct {
+	w   *Matrix
+	out []float32
+	x   []float32 // the inputs: n rows of w.Cols
+	n   int
+	ks  *kernelSet // the tiles; nil: the portable dot products
+
+	acts   []actBlock  // x quantized (Q8_0, Q4_0)
+	pairs  []actPair   // acts in token pairs (nil: the one-token tiles)
+	packed []byte      // the packed rows (Q8_0, Q4_0 at AVX-512; pack.go)
+	actsK  []actBlockK // x quantized (Q4_K, Q6_K)
+	kRows  *[maxT + 1]int
+	q5     *q5Set // the Q5_0 tiles (q5.go)
+}
+
+// prepare sets p up to compute out = W·x for n inputs x, quantizing x for
+// W's type (once per input: acts is shared by the products of x).
+func (p *product) prepare(out []float32, w *Matrix, x []float32, n int, acts *actCache) {
+	*p = product{w: w, out: out, x: x, n: n}
+	cols := w.Cols
+	ks := kernels()
+	switch w.Type {
+	case F32:
+		if ks != nil && cols > 0 {
+			p.ks = ks
 		}
-	}
-	for _, b := range c.pairs {
-		if b != nil {
-			pairPool.Put(b)
+	case F16, BF16:
+		if ks != nil && ks.f16Rows[1] > 0 && cols > 0 && (!ks.f16Whole || cols%32 == 0) {
+			p.ks = ks
 		}
-	}
-	if c.kbuf != nil {
-		actKPool.Put(c.kbuf)
+	case Q8_0, Q4_0:
+		p.acts = acts.get(w.Type, x)
+		if ks == nil {
+			return
+		}
+		p.ks = ks
+		nb := cols / QK
+		if packing && p.packedTiles()[1] != nil && nb > 0 {
+			p.packed = w.packedRows()
+			if p.packed != nil && w.Rows%packRows == 0 {
+				return // no rows for the row-major tiles
+			}
+		}
+		if ks.pMaxT > 0 && n > 1 && nb > 0 {
+			p.pairs = acts.getPairs(w.Type, x, n, nb)
+		}
+	case Q5_0:
+		// The inputs of a Q8_0 product, shared with the Q8_0 matrices of
+		// the same input (q5.go).
+		p.acts = acts.get(Q8_0, x)
+		if ts := q5Sets[level]; ks != nil && ts != nil && cols/QK > 0 {
+			p.ks, p.q5 = ks, ts
+		}
+	case Q4_K, Q6_K:
+		p.actsK = acts.getK(x, n)
+		if ks != nil && ks.kRows[1] > 0 && cols/QKK > 0 {
+			p.ks = ks
+			p.kRows = &ks.kRows
+			if ks.kRowsNarrow[1] > 0 && uintptr(n*(cols/QKK))*unsafe.Sizeof(actBlockK{}) <= kNarrowBytes {
+				p.kRows = &ks.kRowsNarrow
+			}
+		}
 	}
 }
 
-// prepare returns the row-range function of out = W·x for n inputs.
-func prepare(out []float32, w *Matrix, x []float32, n int, acts *actCache) product {
+// run computes rows [lo, hi).
+func (p *product) run(lo, hi int) {
+	switch {
+	case p.ks == nil:
+		p.dots(lo, hi)
+	case p.packed != nil:
+		p.runPacked(lo, hi)
+	default:
+		p.tiles(lo, hi)
+	}
+}
+
+// dots computes rows [lo, hi) one dot product per output: the portable
+// code (on arm64 the dot products are in assembly), and the types without
+// tiles at this level.
+func (p *product) dots(lo, hi int) {
+	w, x, out, n := p.w, p.x, p.out, p.n
 	rows, cols := w.Rows, w.Cols
 	switch w.Type {
 	case F32:
-		return productF32(out, w, x, n)
-	case F16, BF16:
-		if ks := kernels(); ks != nil && ks.f16Rows[1] > 0 && cols > 0 && (!ks.f16Whole || cols%32 == 0) {
-			return productHalf(out, w, x, n, ks)
+		for r := lo; r < hi; r++ {
+			wr := w.F32[r*cols : (r+1)*cols]
+			for t := 0; t < n; t++ {
+				out[t*rows+r] = dotF32(wr, x[t*cols:(t+1)*cols])
+			}
 		}
 	case Q8_0, Q4_0:
-		return productQuant(out, w, x[:n*cols], n, acts)
+		nb := cols / QK
+		for r := lo; r < hi; r++ {
+			wr := w.row(r)
+			for t := 0; t < n; t++ {
+				out[t*rows+r] = dotQuant(w.Type, wr, p.acts[t*nb:(t+1)*nb])
+			}
+		}
 	case Q5_0:
-		return productQ5(out, w, x[:n*cols], n, acts) // q5.go
+		nb := cols / QK
+		for r := lo; r < hi; r++ {
+			wr := w.row(r)
+			for t := 0; t < n; t++ {
+				out[t*rows+r] = dotQ5(wr, p.acts[t*nb:(t+1)*nb])
+			}
+		}
 	case Q4_K, Q6_K:
-		return productQuantK(out, w, acts.getK(x[:n*cols], n), n)
-	}
-	return func(lo, hi int) {
+		nb := cols / QKK
+		dot := dotQ4KInt
+		if w.Type == Q6_K {
+			dot = dotQ6KInt
+		}
+		for r := lo; r < hi; r++ {
+			wr := w.row(r)
+			for t := 0; t < n; t++ {
+				out[t*rows+r] = dot(wr, p.actsK[t*nb:(t+1)*nb])
+			}
+		}
+	default:
 		for r := lo; r < hi; r++ {
 			for t := 0; t < n; t++ {
 				out[t*rows+r] = w.RowDot(r, x[t*cols:(t+1)*cols])
 			}
 		}
+	}
+}
+
+// tiles computes rows [lo, hi) with the level's tiles (forTiles).
+func (p *product) tiles(lo, hi int) {
+	w, x, out, n, ks := p.w, p.x, p.out, p.n, p.ks
+	rows, cols, rb := w.Rows, w.Cols, w.rowBytes
+	ldo := uintptr(4 * rows)
+	switch w.Type {
+	case F32:
+		ldw := uintptr(4 * cols)
+		forTiles(lo, hi, n, 4*cols, ks.maxT, &ks.f32Rows, func(r, R, t, T int) {
+			ks.f32[R][T](&w.F32[r*cols], ldw, &x[t*cols], ldw, cols, &out[t*rows+r], ldo)
+		})
+	case F16, BF16:
+		tiles := &ks.f16
+		if w.Type == BF16 {
+			tiles = &ks.bf16
+		}
+		ldw, ldx := uintptr(2*cols), uintptr(4*cols)
+		forTiles(lo, hi, n, 2*cols, ks.f16MaxT, &ks.f16Rows, func(r, R, t, T int) {
+			tiles[R][T](&w.Data[r*2*cols], ldw, &x[t*cols], ldx, cols, &out[t*rows+r], ldo)
+		})
+	case Q8_0, Q4_0:
+		nb, acts := cols/QK, p.acts
+		tiles := &ks.q8
+		if w.Type == Q4_0 {
+			tiles = &ks.q4
+		}
+		ldw, ldx := uintptr(rb), uintptr(nb)*unsafe.Sizeof(actBlock{})
+		if pairs := p.pairs; pairs != nil {
+			// Token groups of pMaxT (even) in pairs: group t starts at
+			// pair t/2. A group of one token (the last of an odd n) runs
+			// the one-token tile.
+			ptiles := &ks.q8p
+			if w.Type == Q4_0 {
+				ptiles = &ks.q4p
+			}
+			ldp := uintptr((n+1)/2) * unsafe.Sizeof(actPair{})
+			forTiles(lo, hi, n, rb, ks.pMaxT, &ks.pRows, func(r, R, t, T int) {
+				if T == 1 {
+					tiles[R][1](&w.Data[r*rb], ldw, &acts[t*nb], ldx, nb, &out[t*rows+r], ldo)
+				} else {
+					ptiles[R][T](&w.Data[r*rb], ldw, &pairs[t/2], ldp, nb, &out[t*rows+r], ldo)
+				}
+			})
+			return
+		}
+		forTiles(lo, hi, n, rb, ks.maxT, &ks.qRows, func(r, R, t, T int) {
+			tiles[R][T](&w.Data[r*rb], ldw, &acts[t*nb], ldx, nb, &out[t*rows+r], ldo)
+		})
+	case Q5_0:
+		nb, acts, ts := cols/QK, p.acts, p.q5
+		ldw, ldx := uintptr(rb), uintptr(nb)*unsafe.Sizeof(actBlock{})
+		forTiles(lo, hi, n, rb, ts.maxT, &ts.rows, func(r, R, t, T int) {
+			ts.tiles[R][T](&w.Data[r*rb], ldw, &acts[t*nb], ldx, nb, &out[t*rows+r], ldo)
+		})
+	case Q4_K, Q6_K:
+		nb, acts := cols/QKK, p.actsK
+		tiles := &ks.k4
+		if w.Type == Q6_K {
+			tiles = &ks.k6
+		}
+		ldw, ldx := uintptr(rb), uintptr(nb)*unsafe.Sizeof(actBlockK{})
+		forTiles(lo, hi, n, rb, ks.kMaxT, p.kRows, func(r, R, t, T int) {
+			tiles[R][T](&w.Data[r*rb], ldw, &acts[t*nb], ldx, nb, &out[t*rows+r], ldo)
+		})
 	}
 }
 
@@ -305,157 +454,10 @@ func forTiles(lo, hi, n, rowBytes, groupT int, rows *[maxT + 1]int, kernel func(
 // interleaveGroups is the most token groups forTiles runs tile by tile.
 const interleaveGroups = 16
 
-func productF32(out []float32, w *Matrix, x []float32, n int) product {
-	rows, cols := w.Rows, w.Cols
-	ks := kernels()
-	if ks == nil || cols == 0 {
-		return func(lo, hi int) {
-			for r := lo; r < hi; r++ {
-				wr := w.F32[r*cols : (r+1)*cols]
-				for t := 0; t < n; t++ {
-					out[t*rows+r] = dotF32(wr, x[t*cols:(t+1)*cols])
-				}
-			}
-		}
-	}
-	ldw, ldo := uintptr(4*cols), uintptr(4*rows)
-	return func(lo, hi int) {
-		forTiles(lo, hi, n, 4*cols, ks.maxT, &ks.f32Rows, func(r, R, t, T int) {
-			ks.f32[R][T](&w.F32[r*cols], ldw, &x[t*cols], ldw, cols, &out[t*rows+r], ldo)
-		})
-	}
-}
-
-// productHalf is the product of F16 or BF16 rows over the tiles.
-func productHalf(out []float32, w *Matrix, x []float32, n int, ks *kernelSet) product {
-	rows, cols := w.Rows, w.Cols
-	tiles := &ks.f16
-	if w.Type == BF16 {
-		tiles = &ks.bf16
-	}
-	ldw, ldx, ldo := uintptr(2*cols), uintptr(4*cols), uintptr(4*rows)
-	return func(lo, hi int) {
-		forTiles(lo, hi, n, 2*cols, ks.f16MaxT, &ks.f16Rows, func(r, R, t, T int) {
-			tiles[R][T](&w.Data[r*2*cols], ldw, &x[t*cols], ldx, cols, &out[t*rows+r], ldo)
-		})
-	}
-}
-
 // kNarrowBytes is the most input bytes (all tokens' quantized blocks: the
 // groups forTiles runs tile by tile) for which the K-quant products take
 // the one-row tiles of kRowsNarrow.
 var kNarrowBytes uintptr = 16 << 10
-
-// actKPool recycles the K-quant products' quantized inputs.
-var actKPool = sync.Pool{New: func() any { return new([]actBlockK) }}
-
-// productQuantK is productQuant for Q4_K and Q6_K rows (kquant_int.go).
-func productQuantK(out []float32, w *Matrix, acts []actBlockK, n int) product {
-	rows, cols := w.Rows, w.Cols
-	nb := cols / QKK
-	rb := w.rowBytes
-	ks := kernels()
-	dot := dotQ4KInt
-	var tiles *[maxR + 1][maxT + 1]kTileFn
-	if w.Type == Q6_K {
-		dot = dotQ6KInt
-	}
-	if ks != nil && ks.kRows[1] > 0 {
-		tiles = &ks.k4
-		if w.Type == Q6_K {
-			tiles = &ks.k6
-		}
-	}
-	if tiles == nil || nb == 0 {
-		return func(lo, hi int) {
-			for r := lo; r < hi; r++ {
-				wr := w.Data[r*rb : (r+1)*rb]
-				for t := 0; t < n; t++ {
-					out[t*rows+r] = dot(wr, acts[t*nb:(t+1)*nb])
-				}
-			}
-		}
-	}
-	ldw, ldx, ldo := uintptr(rb), uintptr(nb)*unsafe.Sizeof(actBlockK{}), uintptr(4*rows)
-	heights := &ks.kRows
-	if ks.kRowsNarrow[1] > 0 && uintptr(n)*ldx <= kNarrowBytes {
-		heights = &ks.kRowsNarrow
-	}
-	return func(lo, hi int) {
-		forTiles(lo, hi, n, rb, ks.kMaxT, heights, func(r, R, t, T int) {
-			tiles[R][T](&w.Data[r*rb], ldw, &acts[t*nb], ldx, nb, &out[t*rows+r], ldo)
-		})
-	}
-}
-
-// actPool recycles the quantized inputs of the products.
-var actPool = sync.Pool{New: func() any { return new([]actBlock) }}
-
-func productQuant(out []float32, w *Matrix, x []float32, n int, cache *actCache) product {
-	rows, cols := w.Rows, w.Cols
-	nb := cols / QK
-	rb := w.rowBytes
-	ks := kernels()
-	acts := cache.get(w.Type, x)
-	if ks == nil {
-		return func(lo, hi int) {
-			for r := lo; r < hi; r++ {
-				wr := w.Data[r*rb : (r+1)*rb]
-				for t := 0; t < n; t++ {
-					out[t*rows+r] = dotQuant(w.Type, wr, acts[t*nb:(t+1)*nb])
-				}
-			}
-		}
-	}
-	tiles, ptiles := &ks.q8, &ks.q8packed
-	if w.Type == Q4_0 {
-		tiles, ptiles = &ks.q4, &ks.q4packed
-	}
-	ldx, ldo := uintptr(nb)*unsafe.Sizeof(actBlock{}), uintptr(4*rows)
-	if packing && ptiles[1] != nil && nb > 0 {
-		if packed := w.packedRows(); packed != nil {
-			var tail product
-			if w.Rows%packRows != 0 {
-				tail = productQuantRows(out, w, x, n, cache, ks, tiles, ldx, ldo)
-			}
-			return productPacked(out, packed, w, acts, n, ptiles, ldx, ldo, tail)
-		}
-	}
-	return productQuantRows(out, w, x, n, cache, ks, tiles, ldx, ldo)
-}
-
-// productQuantRows is productQuant over the row-major tiles.
-func productQuantRows(out []float32, w *Matrix, x []float32, n int, cache *actCache, ks *kernelSet, tiles *[maxR + 1][maxT + 1]qTileFn, ldx, ldo uintptr) product {
-	rows, rb := w.Rows, w.rowBytes
-	nb := w.Cols / QK
-	ldw := uintptr(rb)
-	acts := cache.get(w.Type, x)
-	if ks.pMaxT > 0 && n > 1 && nb > 0 {
-		// Token groups of pMaxT (even) in pairs: group t starts at pair
-		// t/2. A group of one token (the last of an odd n) runs the
-		// one-token tile.
-		pairs := cache.getPairs(w.Type, x, n, nb)
-		ptiles := &ks.q8p
-		if w.Type == Q4_0 {
-			ptiles = &ks.q4p
-		}
-		ldp := uintptr((n+1)/2) * unsafe.Sizeof(actPair{})
-		return func(lo, hi int) {
-			forTiles(lo, hi, n, rb, ks.pMaxT, &ks.pRows, func(r, R, t, T int) {
-				if T == 1 {
-					tiles[R][1](&w.Data[r*rb], ldw, &acts[t*nb], ldx, nb, &out[t*rows+r], ldo)
-				} else {
-					ptiles[R][T](&w.Data[r*rb], ldw, &pairs[t/2], ldp, nb, &out[t*rows+r], ldo)
-				}
-			})
-		}
-	}
-	return func(lo, hi int) {
-		forTiles(lo, hi, n, rb, ks.maxT, &ks.qRows, func(r, R, t, T int) {
-			tiles[R][T](&w.Data[r*rb], ldw, &acts[t*nb], ldx, nb, &out[t*rows+r], ldo)
-		})
-	}
-}
 
 //go:generate go run gen_kernels.go
 //go:generate go run gen_arm64.go

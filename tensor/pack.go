@@ -1,6 +1,9 @@
 package tensor
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"unsafe"
+)
 
 // Packed Q8_0 and Q4_0 rows. At the AVX-512 level a Q8_0 or Q4_0 matrix
 // keeps, next to its Data, a copy whose rows are interleaved 16 at a time
@@ -89,31 +92,39 @@ func unpackRow(dst, packed []byte, t DType, r, nb int) {
 	}
 }
 
-// productPacked computes the rows of the whole groups from the packed copy
-// and the rest with tail (nil when every row is in a group). Row ranges
-// are widened to whole groups the same way in every call: a range
-// [lo, hi) computes the groups that start in [⌈lo⌉, ⌈hi⌉) (⌈⌉ to a
-// multiple of 16), so the ranges the threads take still cover each group
-// once. Tokens run in pairs over a group (its rows stay in L1 or L2
-// between pairs), the last of an odd count alone.
-func productPacked(out []float32, packed []byte, w *Matrix, acts []actBlock, n int, tiles *[3]qTileFn, ldx, ldo uintptr, tail product) product {
+// packedTiles are the level's tiles of packed rows of p's type.
+func (p *product) packedTiles() *[3]qTileFn {
+	if p.w.Type == Q4_0 {
+		return &p.ks.q4packed
+	}
+	return &p.ks.q8packed
+}
+
+// runPacked computes rows [lo, hi) of p: those of the whole groups from
+// the packed copy, the rest with the row-major tiles. Row ranges are
+// widened to whole groups the same way in every call: a range [lo, hi)
+// computes the groups that start in [⌈lo⌉, ⌈hi⌉) (⌈⌉ to a multiple of
+// 16), so the ranges the threads take still cover each group once. Tokens
+// run in pairs over a group (its rows stay in L1 or L2 between pairs), the
+// last of an odd count alone.
+func (p *product) runPacked(lo, hi int) {
+	w, acts, out, n, tiles := p.w, p.acts, p.out, p.n, p.packedTiles()
 	rows, nb := w.Rows, w.Cols/QK
 	whole := rows / packRows * packRows
 	ldg := uintptr(packRows * w.rowBytes) // from one group to the next
+	ldx, ldo := uintptr(nb)*unsafe.Sizeof(actBlock{}), uintptr(4*rows)
 	up := func(r int) int { return min(whole, (r+packRows-1)/packRows*packRows) }
-	return func(lo, hi int) {
-		for r := up(lo); r < up(hi); r += packRows {
-			grp := &packed[uintptr(r/packRows)*ldg]
-			t := 0
-			for ; t+2 <= n; t += 2 {
-				tiles[2](grp, ldg, &acts[t*nb], ldx, nb, &out[t*rows+r], ldo)
-			}
-			if t < n {
-				tiles[1](grp, ldg, &acts[t*nb], ldx, nb, &out[t*rows+r], ldo)
-			}
+	for r := up(lo); r < up(hi); r += packRows {
+		grp := &p.packed[uintptr(r/packRows)*ldg]
+		t := 0
+		for ; t+2 <= n; t += 2 {
+			tiles[2](grp, ldg, &acts[t*nb], ldx, nb, &out[t*rows+r], ldo)
 		}
-		if tail != nil && hi > whole {
-			tail(max(lo, whole), hi)
+		if t < n {
+			tiles[1](grp, ldg, &acts[t*nb], ldx, nb, &out[t*rows+r], ldo)
 		}
+	}
+	if whole < rows && hi > whole {
+		p.tiles(max(lo, whole), hi)
 	}
 }

@@ -3,7 +3,6 @@ package tensor
 import (
 	"encoding/binary"
 	"math"
-	"unsafe"
 )
 
 // Q5_0 is GGML's 5-bit block format, which llama-quantize writes where a
@@ -123,27 +122,3 @@ type q5Set struct {
 // q5Sets holds the Q5_0 tiles per level (nil: dotQ5 in Go). The AVX-512
 // level runs the AVX2 tiles: they give the same bits.
 var q5Sets [numLevels]*q5Set
-
-// productQ5 is the product of Q5_0 rows with n tokens of x, its inputs
-// quantized once per MatMuls call and shared with Q8_0 matrices.
-func productQ5(out []float32, w *Matrix, x []float32, n int, cache *actCache) product {
-	rows, nb, rb := w.Rows, w.Cols/QK, w.rowBytes
-	acts := cache.get(Q8_0, x)
-	ts := q5Sets[level]
-	if ts == nil || nb == 0 {
-		return func(lo, hi int) {
-			for r := lo; r < hi; r++ {
-				wr := w.Data[r*rb : (r+1)*rb]
-				for t := 0; t < n; t++ {
-					out[t*rows+r] = dotQ5(wr, acts[t*nb:(t+1)*nb])
-				}
-			}
-		}
-	}
-	ldw, ldx, ldo := uintptr(rb), uintptr(nb)*unsafe.Sizeof(actBlock{}), uintptr(4*rows)
-	return func(lo, hi int) {
-		forTiles(lo, hi, n, rb, ts.maxT, &ts.rows, func(r, R, t, T int) {
-			ts.tiles[R][T](&w.Data[r*rb], ldw, &acts[t*nb], ldx, nb, &out[t*rows+r], ldo)
-		})
-	}
-}
