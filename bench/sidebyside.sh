@@ -14,11 +14,15 @@
 #                      from the F32 file by llama.cpp's llama-quantize, as
 #                      users get them (hlm convert writes no BF16); at 15M
 #                      and 42M it falls back to Q5_0 for rows that are not
-#                      multiples of 256, which hlm does not read: a note row)
+#                      multiples of 256; a type hlm does not read gives a note row)
 #     POLL=0           passed to llama-bench --poll (its threads sleep instead
 #                      of spinning while they wait: on a machine shared with
 #                      other jobs its default spinning collapses; unset: default)
 #     HLM_PERF_WORK    work directory (default /tmp/hlm-perf, as side-by-side.sh)
+#
+# The real shapes of published models (Qwen3-0.6B, Llama-3.2-1B, Gemma-3-1B,
+# Phi-3-mini, Llama-3.1-8B: their architectures, vocabularies, rope scaling
+# and windows), with peak resident memory: bench/families.sh.
 set -euo pipefail
 perf=$(cd "$(dirname "$0")/../../shared/perf" && pwd)
 work=${HLM_PERF_WORK:-/tmp/hlm-perf}; mkdir -p "$work"
@@ -54,7 +58,7 @@ for s in ${@:-15M 42M 110M}; do
         continue
       fi
       # Rows not a multiple of 256 fall back to other GGML types (Q5_0 at
-      # 15M and 42M), which hlm does not read: say so and go on.
+      # 15M and 42M); one hlm does not read: say so and go on.
       if ! why=$("$work/hlm" bench -m "$g" -p 0 -n 1 -r 1 2>&1 >/dev/null); then
         printf '| %s | %s | | %s | | | | | | | |\n' "$s" "$t" "$(echo "$why" | tail -1 | sed 's/.*unsupported model: //; s/|/\\|/g')"
         continue

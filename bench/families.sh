@@ -1,0 +1,210 @@
+#!/usr/bin/env bash
+# hlm next to llama.cpp at the real shapes of five published models, with
+# random weights, in one run: decode (tgN) and 8-token blocks (pp8) by
+# `hlm bench` and llama.cpp's `llama-bench` on the same GGUF files,
+# alternating, the peak resident memory of each engine generating 16 tokens
+# from the same file, and the memory-bandwidth limit of decode.
+#
+# The shapes (bench/families/gen_shapes.py holds their config.json values;
+# `gen_shapes.py --describe NAME` prints one):
+#   qwen3-0.6b     qwen3   dim 1024, 28 layers, heads 16/8 of 128, FFN 3072, vocab 151936,
+#                          ctx 40960, θ 1e6, q/k norms, tied
+#   llama3.2-1b    llama   dim 2048, 16 layers, heads 32/8 of 64, FFN 8192, vocab 128256,
+#                          ctx 131072, θ 5e5, llama3 rope ×32 (orig 8192), tied
+#   gemma3-1b      gemma3  dim 1152, 26 layers, heads 4/1 of 256, FFN 6912 (GeGLU), vocab 262144,
+#                          ctx 32768, θ 1e6 global / 1e4 local, window 512 on 5 of 6 layers,
+#                          no rope scaling, q/k norms, pre+post norms, no soft-caps, tied
+#   phi3-mini-4k   phi3    dim 3072, 32 layers, heads 32/32 of 96, FFN 8192 (fused), vocab 32064,
+#                          ctx 4096, θ 1e4, no LongRoPE, sliding_window 2047 (both engines
+#                          ignore it), untied
+#   llama3.1-8b    llama   dim 4096, 32 layers, heads 32/8 of 128, FFN 14336, vocab 128256,
+#                          ctx 131072, θ 5e5, llama3 rope ×8 (orig 8192), untied
+# all with RMSNorm (eps 1e-6 Qwen3/Gemma-3, 1e-5 the others) and the
+# vocabulary of llama.cpp's models/ggml-vocab-*.gguf of the same size.
+#
+# Files: gen_shapes.py writes NAME-f16.gguf (matrices F16, std 0.02; norms
+# ~1), llama.cpp's llama-quantize makes NAME-q8_0.gguf and NAME-q4_k_m.gguf
+# from it; the F16 file is kept (and measured) for the shapes of 1B or less
+# and deleted once quantized for the others. Files already made are not
+# made again (resumable). Everything lives in $HLM_PERF_WORK/families.
+#
+#   usage (from the repository root):
+#     bench/families.sh [shapes…]     default: all five, the 8B last
+#   environment:
+#     TYPES="q8_0 q4_k_m"   types to measure (default: f16 q8_0 q4_k_m for
+#                           the ≤1B shapes, q8_0 q4_k_m for the others)
+#     THREADS=2             threads of both engines
+#     TG                    decode tokens (default: 128 for ≤1B, 32 for the others)
+#     POLL=0                llama-bench --poll (see bench/sidebyside.sh)
+#     FILES_ONLY=1          make the files, measure nothing
+#     KEEP_F16=1            keep the F16 files of the larger shapes
+#     PROFILE=1             after each row where hlm falls short of the
+#                           targets, `hlm bench --cpuprofile` of the short
+#                           test and `go tool pprof -top` of it (stderr, and
+#                           $work/families/prof/)
+#     HLM_PERF_WORK         work directory (default /tmp/hlm-perf)
+#
+# Output: progress on stderr; on stdout the date, load, CPU and commit, a
+# Markdown table, and the read bandwidth measured before each shape (the
+# benchmark of docs/BENCHMARKS.md "Memory bandwidth").
+#
+# Targets (the verdict column): decode ≥ 1.0× and pp8 ≥ 1.5× llama.cpp's
+# t/s, peak RSS ≤ 1.1× llama.cpp's.
+#
+# Peak RSS: `/usr/bin/time -v`'s maximum resident set size of
+#   hlm generate --model F --prompt P --max-tokens 16 --temperature 0 --threads T
+#   llama-simple -m F -n 16 P        (greedy; n_ctx = prompt + 16 tokens)
+# both memory-map the file, so the weights' pages count once each.
+set -euo pipefail
+root=$(pwd)
+perf=$(cd "$(dirname "$0")/../../shared/perf" && pwd)
+work=${HLM_PERF_WORK:-/tmp/hlm-perf}
+fam=$work/families
+mkdir -p "$fam"
+log() { echo "[$(date -u +%T)] $*" >&2; }
+lc=$("$perf/llamacpp.sh")
+export PYTHONPATH=$lc/../../gguf-py
+py=/usr/bin/python3
+gen=$root/bench/families/gen_shapes.py
+threads=${THREADS:-2}
+poll=(); [[ -n ${POLL:-} ]] && poll=(--poll "$POLL")
+prompt="Once upon a time, there was a little model that was small."
+shapes=${*:-qwen3-0.6b llama3.2-1b gemma3-1b phi3-mini-4k llama3.1-8b}
+small() { case $1 in qwen3-0.6b | llama3.2-1b | gemma3-1b) return 0;; *) return 1;; esac; }
+types_of() { if [[ -n ${TYPES:-} ]]; then echo "$TYPES"; elif small "$1"; then echo "f16 q8_0 q4_k_m"; else echo "q8_0 q4_k_m"; fi; }
+
+# files NAME: make the files of NAME that are missing.
+files() {
+  local s=$1 f16=$fam/$1-f16.gguf t g need=()
+  for t in $(types_of "$s"); do [[ -s $fam/$s-$t.gguf ]] || need+=("$t"); done
+  [[ ${#need[@]} -eq 0 ]] && return 0
+  if [[ ! -s $f16 ]]; then
+    log "$s: writing $f16 ($($py "$gen" --describe "$s"))"
+    df -h "$fam" | tail -1 >&2
+    $py "$gen" "$s" "$f16"
+  fi
+  for t in "${need[@]}"; do
+    [[ $t == f16 ]] && continue
+    g=$fam/$s-$t.gguf
+    log "$s: llama-quantize $t"
+    "$lc/llama-quantize" "$f16" "$g.part" "${t^^}" "$threads" >"$fam/$s-$t.quantize.log" 2>&1 ||
+      { log "$s: llama-quantize $t failed: $(tail -3 "$fam/$s-$t.quantize.log")"; rm -f "$g.part"; continue; }
+    mv "$g.part" "$g"
+  done
+  if ! small "$s" && [[ -z ${KEEP_F16:-} && " $(types_of "$s") " != *" f16 "* ]]; then
+    log "$s: deleting $f16"
+    rm -f "$f16"
+  fi
+}
+
+# ts TEST: the mean t/s of the Markdown row for TEST (both tools print "| … | TEST | mean ± sd |").
+ts() { awk -F'|' -v t="$1" 'NF>3 {x=$(NF-2); gsub(/ /,"",x); if (x==t) {y=$(NF-1); gsub(/ /,"",y); split(y,a,"±"); print a[1]}}'; }
+# calc EXPR: a Python expression of numbers, or "-" when one is missing.
+calc() { $py -c "print($1)" 2>/dev/null || echo -; }
+# rss CMD…: peak resident MiB of CMD (its output in $fam/last.log), or "fail".
+rss() {
+  if /usr/bin/time -v -o "$fam/time.log" "$@" >"$fam/last.log" 2>&1; then
+    awk '/Maximum resident set size/ {printf "%.0f", $NF/1024}' "$fam/time.log"
+  else
+    echo fail
+  fi
+}
+# weight bytes one decode step reads: every tensor but an untied token_embd (one row of it is read).
+step_bytes() {
+  $py - "$1" <<'EOF'
+import sys, gguf
+r = gguf.GGUFReader(sys.argv[1])
+names = {t.name for t in r.tensors}
+print(sum(int(t.n_bytes) for t in r.tensors if not (t.name == "token_embd.weight" and "output.weight" in names)))
+EOF
+}
+bandwidth() {
+  "$work/tensor.test" -test.run='^$' -test.bench='^BenchmarkReadBandwidth$' -test.benchtime=8x 2>/dev/null |
+    awk '/GB\/s/ {for (i=1;i<=NF;i++) if ($i=="GB/s") print $(i-1)}' | tail -1
+}
+verdict() { # tg ratio, pp ratio, rss ratio
+  $py - "$@" <<'EOF'
+import sys
+names, lim = ("tg", "pp8", "RSS"), (lambda x: x >= 1.0, lambda x: x >= 1.5, lambda x: x <= 1.1)
+out = []
+for n, f, v in zip(names, lim, sys.argv[1:]):
+    try:
+        out.append(n + (" ✓" if f(float(v)) else " ✗"))
+    except ValueError:
+        out.append(n + " ?")
+print(", ".join(out))
+EOF
+}
+
+log "building hlm and the bandwidth benchmark"
+go build -o "$work/hlm" ./cmd/hlm
+go test -c -o "$work/tensor.test" ./tensor
+
+for s in $shapes; do files "$s"; done
+[[ -n ${FILES_ONLY:-} ]] && { ls -la "$fam" >&2; exit 0; }
+
+start=$(date +%s)
+echo "$(date -u +%FT%TZ) $(uptime | sed 's/.*load/load/')"
+echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), $(nproc) cores; hlm $(git -C "$root" describe --always --dirty); llama.cpp $(cd "$lc/../.." && git log -1 --format=%h); $threads threads"
+echo
+printf '| model | type | GiB | GB read per token | llama.cpp tg | hlm tg | hlm/llama.cpp | llama.cpp pp8 | hlm pp8 | hlm/llama.cpp | llama.cpp peak RSS MiB | hlm peak RSS MiB | hlm/llama.cpp | read GB/s | llama.cpp tg × bytes | hlm tg × bytes | targets (tg ≥ 1, pp8 ≥ 1.5, RSS ≤ 1.1) |\n'
+printf '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n'
+bws=()
+for s in $shapes; do
+  tg=${TG:-$(small "$s" && echo 128 || echo 32)}
+  log "$s: read bandwidth"
+  bw=$(bandwidth); bws+=("$s $bw $(date -u +%T) $(uptime | sed 's/.*load average: //')")
+  for t in $(types_of "$s"); do
+    g=$fam/$s-$t.gguf
+    if [[ ! -s $g ]]; then
+      printf '| %s | %s | | no file (llama-quantize failed: see %s) |||||||||||||||\n' "$s" "$t" "$s-$t.quantize.log"
+      continue
+    fi
+    gib=$(calc "f'{$(stat -c %s "$g")/2**30:.2f}'")
+    sb=$(step_bytes "$g")
+    log "$s $t: tg$tg llama.cpp"
+    ltg=$("$lc/llama-bench" -m "$g" -t "$threads" "${poll[@]}" -p 0 -n "$tg" -r 3 2>"$fam/lerr.log" | ts "tg$tg") || true
+    log "$s $t: tg$tg hlm"
+    htg=$("$work/hlm" bench -m "$g" -t "$threads" -p 0 -n "$tg" -r 3 2>"$fam/herr.log" | ts "tg$tg") || true
+    log "$s $t: pp8 llama.cpp"
+    lpp=$("$lc/llama-bench" -m "$g" -t "$threads" "${poll[@]}" -p 8 -n 0 -r 5 2>>"$fam/lerr.log" | ts pp8) || true
+    log "$s $t: pp8 hlm"
+    hpp=$("$work/hlm" bench -m "$g" -t "$threads" -p 8 -n 0 -r 5 2>>"$fam/herr.log" | ts pp8) || true
+    log "$s $t: peak RSS llama-simple"
+    lrss=$(rss "$lc/llama-simple" -m "$g" -n 16 "$prompt")
+    [[ $lrss == fail ]] && log "llama-simple failed: $(tail -3 "$fam/last.log")"
+    log "$s $t: peak RSS hlm generate"
+    hrss=$(rss "$work/hlm" generate --model "$g" --prompt "$prompt" --max-tokens 16 --temperature 0 --threads "$threads")
+    [[ $hrss == fail ]] && log "hlm generate failed: $(tail -3 "$fam/last.log")"
+    if [[ -z $htg || -z $hpp ]]; then
+      why=$(grep -v '^\s*$' "$fam/herr.log" | tail -1 | sed 's/|/\\|/g')
+      log "$s $t: hlm bench failed: $why"
+      htg=${htg:-"hlm: $why"}
+    fi
+    [[ -z $ltg || -z $lpp ]] && log "$s $t: llama-bench failed: $(tail -3 "$fam/lerr.log")"
+    rtg=$(calc "f'{$htg/$ltg:.2f}'"); rpp=$(calc "f'{$hpp/$lpp:.2f}'"); rrss=$(calc "f'{$hrss/$lrss:.2f}'")
+    # decode t/s × bytes read per token, in GB/s and as a share of the read bandwidth
+    lbw=$(calc "f'{$ltg*$sb/1e9:.1f} GB/s ({$ltg*$sb/1e9/$bw:.0%})'")
+    hbw=$(calc "f'{$htg*$sb/1e9:.1f} GB/s ({$htg*$sb/1e9/$bw:.0%})'")
+    printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' \
+      "$s" "$t" "$gib" "$(calc "f'{$sb/1e9:.2f}'")" "${ltg:--}" "$htg" "$rtg" "${lpp:--}" "${hpp:--}" "$rpp" \
+      "$lrss" "$hrss" "$rrss" "$bw" "$lbw" "$hbw" "$(verdict "$rtg" "$rpp" "$rrss")"
+    if [[ -n ${PROFILE:-} ]]; then
+      mkdir -p "$fam/prof"
+      for test in tg pp; do
+        r=$rtg lim=1.0 args=(-p 0 -n "$tg" -r 2); [[ $test == pp ]] && { r=$rpp lim=1.5 args=(-p 8 -n 0 -r 20); }
+        if [[ $(calc "int(float('$r') < $lim)") == 1 ]]; then
+          p=$fam/prof/$s-$t-$test
+          log "$s $t: profiling hlm $test"
+          "$work/hlm" bench -m "$g" -t "$threads" "${args[@]}" --cpuprofile "$p.pprof" >/dev/null 2>&1 &&
+            go tool pprof -top -nodecount=25 "$work/hlm" "$p.pprof" 2>/dev/null >"$p.txt" && sed "s|^|$s $t $test: |" "$p.txt" >&2
+        fi
+      done
+    fi
+  done
+done
+echo
+echo "Read bandwidth (go test -bench=ReadBandwidth -benchtime=8x ./tensor, 2 threads), before each shape:"
+for b in "${bws[@]}"; do set -- $b; echo "- $1: $2 GB/s at $3 (load ${*:4})"; done
+echo
+echo "$(date -u +%FT%TZ) $(uptime | sed 's/.*load/load/'); $(( ($(date +%s) - start) / 60 )) min"
