@@ -77,6 +77,7 @@ func TestHealthDrainShutdown(t *testing.T) {
 	}
 	// An LLM whose passes can be held at a gate: a round in flight.
 	gate := newGate()
+	defer gate.open() // before the server's cleanup: a failed test may leave a pass held
 	srv, addr := start(t, Config{LLM: gatedModel{ms.LLM, gate}, DrainDelay: 200 * time.Millisecond})
 	waitHealth(t, srv, "serving", func(h Health) bool { return h.Status != "starting" }) // Serve starts in its goroutine
 	if code, h := getHealth(t, hs.URL); code != http.StatusOK || h.Status != "ok" {
