@@ -139,9 +139,10 @@ func stream(t *testing.T, c *Conformal, next func() []float64, pattern func(l in
 
 // TestTheorem2 checks eq. 9 at every T over long streams of random and
 // adversarial distributions, with backtracking patterns (always reject the
-// first, random acceptance, accept all).
+// first, random acceptance, accept all). Every case draws from its own
+// source, seeded by the case's place in the tables, so its draws do not
+// depend on the order the cases run in.
 func TestTheorem2(t *testing.T) {
-	r := rand.New(rand.NewPCG(63, 64))
 	flat := func(v int) []float64 {
 		q := make([]float64, v)
 		for i := range q {
@@ -149,35 +150,43 @@ func TestTheorem2(t *testing.T) {
 		}
 		return q
 	}
-	sources := map[string]func() []float64{
-		"random": func() []float64 { return randomDist(r, logUniformInt(r, 2, 300)) },
+	sources := []struct {
+		name string
+		next func(r *rand.Rand) []float64
+	}{
+		{"random", func(r *rand.Rand) []float64 { return randomDist(r, logUniformInt(r, 2, 300)) }},
 		// Alternates one-hot (nothing dropped: β rises) and flat (everything
 		// below β dropped), the pattern that swings β the most.
-		"adversarial": func() []float64 {
+		{"adversarial", func(r *rand.Rand) []float64 {
 			if r.IntN(2) == 0 {
 				q := make([]float64, 50)
 				q[r.IntN(50)] = 1
 				return q
 			}
 			return flat(200)
-		},
+		}},
 		// Flat just below the threshold: nearly all mass dropped each time.
-		"flat": func() []float64 { return flat(1 + r.IntN(400)) },
+		{"flat", func(r *rand.Rand) []float64 { return flat(1 + r.IntN(400)) }},
 	}
-	patterns := map[string]func(l int) int{
-		"reject-first": func(l int) int { return 0 },
-		"accept-all":   func(l int) int { return l },
-		"random":       func(l int) int { return r.IntN(l + 1) },
+	patterns := []struct {
+		name   string
+		accept func(r *rand.Rand, l int) int
+	}{
+		{"reject-first", func(r *rand.Rand, l int) int { return 0 }},
+		{"accept-all", func(r *rand.Rand, l int) int { return l }},
+		{"random", func(r *rand.Rand, l int) int { return r.IntN(l + 1) }},
 	}
-	for sname, src := range sources {
-		for pname, pat := range patterns {
-			for _, p := range []struct{ eta, alpha, beta1 float64 }{
-				{0.001, 0.0005, 0}, {0.001, 0.0005, 0.004}, {0.01, 0.05, 0.3}, {0.1, 0.1, -0.2}, {1, 0.2, 2}, {0.05, 0.01, 0.01},
-			} {
+	params := []struct{ eta, alpha, beta1 float64 }{
+		{0.001, 0.0005, 0}, {0.001, 0.0005, 0.004}, {0.01, 0.05, 0.3}, {0.1, 0.1, -0.2}, {1, 0.2, 2}, {0.05, 0.01, 0.01},
+	}
+	for si, src := range sources {
+		for pi, pat := range patterns {
+			for ki, p := range params {
+				r := rand.New(rand.NewPCG(63, uint64((si*len(patterns)+pi)*len(params)+ki)))
 				c := &Conformal{Alpha: p.alpha, Eta: p.eta, Beta: p.beta1}
-				avg := stream(t, c, src, pat, 3000, true)
+				avg := stream(t, c, func() []float64 { return src.next(r) }, func(l int) int { return pat.accept(r, l) }, 3000, true)
 				if testing.Verbose() {
-					t.Logf("%-11s %-12s η=%-5v α=%-6v β1=%-4v: average dropped %.5f", sname, pname, p.eta, p.alpha, p.beta1, avg)
+					t.Logf("%-11s %-12s η=%-5v α=%-6v β1=%-4v: average dropped %.5f", src.name, pat.name, p.eta, p.alpha, p.beta1, avg)
 				}
 			}
 		}
