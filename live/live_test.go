@@ -14,16 +14,34 @@ import (
 	"github.com/hlmproject/hlm/hybrid"
 )
 
-// readEvents reads Server-Sent Events from url until an "end" event.
-func readEvents(url string) ([]map[string]any, error) {
+// subscribe opens the event stream at url. The server registers a
+// subscriber before it sends the response's headers, so once subscribe
+// returns, every later event reaches this stream.
+func subscribe(url string) (*http.Response, error) {
 	resp, err := http.Get(url)
 	if err != nil {
 		return nil, err
 	}
-	defer resp.Body.Close()
 	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
+		resp.Body.Close()
 		return nil, fmt.Errorf("content type %q", ct)
 	}
+	return resp, nil
+}
+
+// readEvents reads Server-Sent Events from url until an "end" event.
+func readEvents(url string) ([]map[string]any, error) {
+	resp, err := subscribe(url)
+	if err != nil {
+		return nil, err
+	}
+	return readStream(resp)
+}
+
+// readStream reads the events of a subscription until an "end" event and
+// closes it.
+func readStream(resp *http.Response) ([]map[string]any, error) {
+	defer resp.Body.Close()
 	var evs []map[string]any
 	sc := bufio.NewScanner(resp.Body)
 	for sc.Scan() {
@@ -56,9 +74,12 @@ func TestEvents(t *testing.T) {
 		evs []map[string]any
 		err error
 	}
-	live := make(chan result)
-	go func() { evs, err := readEvents(srv.URL + "/events"); live <- result{evs, err} }()
-	time.Sleep(50 * time.Millisecond) // subscribed before the run begins
+	resp, err := subscribe(srv.URL + "/events") // subscribed before the run begins
+	if err != nil {
+		t.Fatal(err)
+	}
+	live := make(chan result, 1)
+	go func() { evs, err := readStream(resp); live <- result{evs, err} }()
 
 	texts := map[int]string{7: "Once", 9: " upon"}
 	run := v.Begin(RunInfo{Title: "test", Method: "u-hlm", Prompt: "p", IsEnd: func(id int) bool { return id == 2 }, Text: func(id int) string { return texts[id] }})
