@@ -16,11 +16,12 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"github.com/hlmproject/hlm/metrics"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"path/filepath"
 	"runtime"
@@ -28,6 +29,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hlmproject/hlm/metrics"
 	"github.com/hlmproject/hlm/model/llama"
 	"github.com/hlmproject/hlm/tensor"
 )
@@ -253,9 +255,13 @@ func once(m *llama.Model, tc test, sessions int, allLogits bool, rng *rand.Rand)
 func describe(m *llama.Model, spec string) Result {
 	r := Result{Model: filepath.Base(spec), Kernels: tensor.Kernels()}
 	w := m.Weights()
+	bytesOf := map[string]int64{}
 	w.Matrices(func(_ string, t *tensor.Matrix) {
 		r.Params += int64(t.Rows) * int64(t.Cols)
 		r.Size += int64(t.Rows) * int64(t.RowBytes())
+		if t.Type != tensor.F32 {
+			bytesOf[t.Type.String()] += int64(t.Rows) * int64(t.RowBytes())
+		}
 	})
 	norms := int64(len(w.FinalNorm))
 	for _, l := range w.Layers {
@@ -263,10 +269,25 @@ func describe(m *llama.Model, spec string) Result {
 	}
 	r.Params += norms
 	r.Size += 4 * norms
-	if len(w.Layers) > 0 {
-		r.Type = w.Layers[0].Wq.Type.String()
-	}
+	r.Type = typeMix(bytesOf)
 	return r
+}
+
+// typeMix names the storage of a model's matrices: their types by the bytes
+// they hold, largest first, joined by "+" (e.g. "Q4_K+Q6_K" for a Q4_K_M
+// file), "F32" when every matrix is F32.
+func typeMix(bytesOf map[string]int64) string {
+	if len(bytesOf) == 0 {
+		return "F32"
+	}
+	types := slices.Collect(maps.Keys(bytesOf))
+	slices.SortFunc(types, func(a, b string) int {
+		if c := cmp.Compare(bytesOf[b], bytesOf[a]); c != 0 {
+			return c
+		}
+		return strings.Compare(a, b)
+	})
+	return strings.Join(types, "+")
 }
 
 // meanSD is the mean and the sample standard deviation (0 for one sample:

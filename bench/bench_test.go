@@ -115,3 +115,19 @@ func TestValidateAndErrors(t *testing.T) {
 		t.Error("a missing model gave no error")
 	}
 }
+
+func TestTypeMix(t *testing.T) {
+	for _, c := range []struct {
+		in   map[string]int64
+		want string
+	}{
+		{nil, "F32"},
+		{map[string]int64{"Q8_0": 10}, "Q8_0"},
+		{map[string]int64{"Q6_K": 5, "Q4_K": 50, "Q5_0": 5}, "Q4_K+Q5_0+Q6_K"},
+		{map[string]int64{"Q5_0": 60, "Q4_K": 20, "Q8_0": 1}, "Q5_0+Q4_K+Q8_0"},
+	} {
+		if got := typeMix(c.in); got != c.want {
+			t.Errorf("typeMix(%v) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
