@@ -105,23 +105,5 @@ func LayerNorm(out, x, weight, bias []float32, eps float32) {
 // LayerNormRows applies LayerNorm to each row of len(weight) values of x,
 // on several threads when there are enough rows.
 func LayerNormRows(out, x, weight, bias []float32, eps float32) {
-	dim := len(weight)
-	if dim == 0 {
-		return
-	}
-	rows := len(x) / dim
-	one := func(r int) {
-		LayerNorm(out[r*dim:(r+1)*dim], x[r*dim:(r+1)*dim], weight, bias, eps)
-	}
-	if rows == 1 || 12*rows*dim < minParallelWork {
-		for r := 0; r < rows; r++ {
-			one(r)
-		}
-		return
-	}
-	ParallelFor(rows, 12*rows*dim, func(lo, hi int) {
-		for r := lo; r < hi; r++ {
-			one(r)
-		}
-	})
+	normRows(normLoop{out: out, x: x, weight: weight, bias: bias, eps: eps, layer: true}, 12)
 }

@@ -9,24 +9,51 @@ import (
 // block of tokens), on several threads when there are enough rows; each
 // row's result is RMSNorm's.
 func RMSNormRows(out, x, weight []float32, eps float32) {
-	dim := len(weight)
+	// The sum of squares is one chain of dependent additions: a row costs
+	// about what 8·dim multiply-adds of a product do.
+	normRows(normLoop{out: out, x: x, weight: weight, eps: eps}, 8)
+}
+
+// normLoop is the work of RMSNormRows or LayerNormRows as a Loop.
+type normLoop struct {
+	out, x, weight, bias []float32
+	eps                  float32
+	layer                bool // LayerNorm, else RMSNorm
+}
+
+// Run normalizes rows [lo, hi).
+func (l *normLoop) Run(lo, hi int) {
+	dim := len(l.weight)
+	for r := lo; r < hi; r++ {
+		out, x := l.out[r*dim:(r+1)*dim], l.x[r*dim:(r+1)*dim]
+		if l.layer {
+			LayerNorm(out, x, l.weight, l.bias, l.eps)
+		} else {
+			RMSNorm(out, x, l.weight, l.eps)
+		}
+	}
+}
+
+// normLoops recycles the normLoops that run on the threads.
+var normLoops = sync.Pool{New: func() any { return new(normLoop) }}
+
+// normRows runs nl over the rows of nl.x, on the threads when the rows
+// cost enough (cost multiply-adds per element).
+func normRows(nl normLoop, cost int) {
+	dim := len(nl.weight)
 	if dim == 0 {
 		return
 	}
-	rows := len(x) / dim
-	// The sum of squares is one chain of dependent additions: a row costs
-	// about what 8·dim multiply-adds of a product do.
-	if rows == 1 || 8*rows*dim < minParallelWork {
-		for r := 0; r < rows; r++ {
-			RMSNorm(out[r*dim:(r+1)*dim], x[r*dim:(r+1)*dim], weight, eps)
-		}
+	rows := len(nl.x) / dim
+	if rows == 1 || cost*rows*dim < minParallelWork {
+		nl.Run(0, rows)
 		return
 	}
-	ParallelFor(rows, 8*rows*dim, func(lo, hi int) {
-		for r := lo; r < hi; r++ {
-			RMSNorm(out[r*dim:(r+1)*dim], x[r*dim:(r+1)*dim], weight, eps)
-		}
-	})
+	l := normLoops.Get().(*normLoop)
+	*l = nl
+	ParallelLoop(rows, cost*rows*dim, l)
+	*l = normLoop{} // the pool holds no rows
+	normLoops.Put(l)
 }
 
 // RMSNorm writes x normalized by its root mean square and scaled by weight:
@@ -59,7 +86,8 @@ func Softmax(x []float32) {
 	}
 	buf := f64Pool.Get().(*[]float64)
 	if cap(*buf) < len(x) {
-		*buf = make([]float64, len(x))
+		// Room to grow: attention rows lengthen by one a decode step.
+		*buf = make([]float64, len(x), max(len(x), 2*cap(*buf)))
 	}
 	e := (*buf)[:len(x)]
 	inv := 1 / ExpShifted(e, x, float64(maxv), 1)
@@ -79,16 +107,29 @@ func SwiGLU(gate, up []float32) {
 	up = up[:len(gate)]
 	if n := len(gate); n >= swigluParallel {
 		chunks := (n + swigluChunk - 1) / swigluChunk
+		l := swigluLoops.Get().(*swigluLoop)
+		l.gate, l.up = gate, up
 		// An exponential and a division per value: about 8 multiply-adds'
 		// worth of a product each.
-		ParallelFor(chunks, 8*n, func(lo, hi int) {
-			a, b := lo*swigluChunk, min(n, hi*swigluChunk)
-			swiglu(gate[a:b], up[a:b])
-		})
+		ParallelLoop(chunks, 8*n, l)
+		*l = swigluLoop{}
+		swigluLoops.Put(l)
 		return
 	}
 	swiglu(gate, up)
 }
+
+// swigluLoop is SwiGLU's work in chunks of swigluChunk values, as a Loop.
+type swigluLoop struct{ gate, up []float32 }
+
+// Run computes chunks [lo, hi).
+func (l *swigluLoop) Run(lo, hi int) {
+	a, b := lo*swigluChunk, min(len(l.gate), hi*swigluChunk)
+	swiglu(l.gate[a:b], l.up[a:b])
+}
+
+// swigluLoops recycles the swigluLoops that run on the threads.
+var swigluLoops = sync.Pool{New: func() any { return new(swigluLoop) }}
 
 const (
 	swigluParallel = 8192 // values from which SwiGLU uses the threads

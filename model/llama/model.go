@@ -2,7 +2,6 @@ package llama
 
 import (
 	"fmt"
-	"sync"
 
 	"github.com/hlmproject/hlm/model"
 	"github.com/hlmproject/hlm/tensor"
@@ -23,7 +22,6 @@ type Model struct {
 	tok       *tokenizer.Tokenizer
 	name      string
 	fp        *fingerprint
-	buf       *sync.Pool // *scratch buffers of EvalBatch, shared by views
 }
 
 var _ model.Model = (*Model)(nil)
@@ -41,7 +39,7 @@ func New(w *Weights, tok *tokenizer.Tokenizer, name string) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &Model{w: w, cfg: c, fam: fam, tok: tok, name: name, fp: new(fingerprint), buf: new(sync.Pool)}
+	m := &Model{w: w, cfg: c, fam: fam, tok: tok, name: name, fp: new(fingerprint)}
 	if !fam.learnedPos {
 		rc := tensor.RopeConfig{HeadSize: c.HeadSize(), Dims: c.RopeDims, Theta: c.RopeTheta, Scale: c.RopeScale, Factors: w.RopeFactors, Neox: c.RopeNeox}
 		if c.YarnOrigCtx > 0 {

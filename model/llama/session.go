@@ -18,6 +18,7 @@ type Session struct {
 	att     *model.Attention
 	dropout float32    // MC dropout probability (0: off, the default)
 	drng    *rand.Rand // dropout masks
+	run     *runState  // scratch of the forward passes this session leads
 }
 
 var _ model.Session = (*Session)(nil)
@@ -108,50 +109,26 @@ func (s *Session) grow(n int) {
 // the logits after each of its tokens, or only after the last one when
 // lastOnly is set. All sessions must belong to the same model (the same
 // weights and layer count) and each must appear once. On error no session is
-// changed.
+// changed. The pass runs in the first session's run state: what it
+// allocates is what it returns (the logits and the slices that hold them),
+// once the run state and the sessions' caches have grown.
 func EvalBatch(sessions []*Session, tokens [][]int, lastOnly bool) ([][][]float32, error) {
-	if len(sessions) == 0 || len(sessions) != len(tokens) {
-		return nil, fmt.Errorf("EvalBatch: %d sessions, %d token blocks", len(sessions), len(tokens))
+	n, err := checkBatch(sessions, tokens)
+	if err != nil {
+		return nil, err
 	}
 	m := sessions[0].m
 	cfg := m.cfg
-	seen := make(map[*Session]bool, len(sessions))
-	n := 0
-	for i, s := range sessions {
-		if s.m.w != m.w || s.m.cfg.Layers != cfg.Layers {
-			return nil, fmt.Errorf("EvalBatch: session %d belongs to another model", i)
-		}
-		if seen[s] {
-			return nil, fmt.Errorf("EvalBatch: session %d appears twice", i)
-		}
-		seen[s] = true
-		if len(tokens[i]) == 0 {
-			return nil, fmt.Errorf("EvalBatch: session %d has no tokens", i)
-		}
-		if s.pos+len(tokens[i]) > cfg.SeqLen {
-			return nil, fmt.Errorf("%w: %d cached + %d new positions > %d", model.ErrContextFull, s.pos, len(tokens[i]), cfg.SeqLen)
-		}
-		for _, t := range tokens[i] {
-			if t < 0 || t >= cfg.Vocab {
-				return nil, fmt.Errorf("%w: %d (vocabulary %d)", model.ErrToken, t, cfg.Vocab)
-			}
-		}
-		n += len(tokens[i])
-	}
-
-	dim, qDim, kvDim, hidden, hs := cfg.Dim, cfg.QDim(), cfg.KVDim(), cfg.Hidden, cfg.HeadSize()
-	heads, kvMul := cfg.Heads, cfg.Heads/cfg.KVHeads
+	dim, qDim, kvDim, heads := cfg.Dim, cfg.QDim(), cfg.KVDim(), cfg.Heads
 	w, fam := m.w, m.fam
+	rs := sessions[0].runFor(n)
+	defer sessions[0].runDone(rs, n)
 
 	// Row r of the batch is token j of session seg[r], at position pos[r].
-	seg := make([]int, n)
-	pos := make([]int, n)
-	last := make([]bool, n)
-	x := make([]float32, n*dim) // residual stream (scratch after the pass)
+	seg, pos, last, x := rs.seg, rs.pos, rs.last, rs.x
 	r := 0
-	var emb []float32 // a token's embedding when it is not Dim wide
 	if w.ProjIn != nil {
-		emb = make([]float32, cfg.EmbedWidth())
+		rs.emb = grow(rs.emb, cfg.EmbedWidth())
 	}
 	for i, s := range sessions {
 		s.grow(s.pos + len(tokens[i]))
@@ -159,9 +136,9 @@ func EvalBatch(sessions []*Session, tokens [][]int, lastOnly bool) ([][][]float3
 			seg[r], pos[r] = i, s.pos+j
 			last[r] = j == len(tokens[i])-1
 			xr := x[r*dim : (r+1)*dim]
-			if emb != nil {
-				w.Embedding.Row(emb, t)
-				tensor.MatMul(xr, w.ProjIn, emb, 1)
+			if w.ProjIn != nil {
+				w.Embedding.Row(rs.emb, t)
+				tensor.MatMul(xr, w.ProjIn, rs.emb, 1)
 			} else {
 				w.Embedding.Row(xr, t)
 			}
@@ -174,26 +151,17 @@ func EvalBatch(sessions []*Session, tokens [][]int, lastOnly bool) ([][][]float3
 		}
 	}
 	if w.Positions != nil {
-		row := make([]float32, dim)
+		row := grow(rs.posRow, dim)
+		rs.posRow = row
 		for r := 0; r < n; r++ {
 			w.Positions.Row(row, pos[r]+cfg.PosOffset)
 			tensor.Add(x[r*dim:(r+1)*dim], row)
 		}
 	}
 
-	sc, _ := m.buf.Get().(*scratch)
-	if sc == nil {
-		sc = new(scratch)
-	}
-	defer m.buf.Put(sc)
-	xb, xb2 := sc.get(0, n*max(dim, qDim)), sc.get(1, n*dim)
-	q := sc.get(2, n*qDim)
-	k, v := sc.get(3, n*kvDim), sc.get(4, n*kvDim)
-	hb, hb2 := sc.get(5, n*hidden), sc.get(6, n*hidden)
-	scale := float32(1 / math.Sqrt(float64(hs)))
-	if cfg.AttnScale > 0 {
-		scale = cfg.AttnScale
-	}
+	xb, xb2 := rs.xb, rs.xb2
+	q, k, v := rs.q, rs.k, rs.v
+	hb, hb2 := rs.hb, rs.hb2
 	norm := func(out, in, weight, bias []float32) {
 		if fam.layerNorm {
 			tensor.LayerNormRows(out, in, weight, bias, cfg.NormEps)
@@ -207,9 +175,11 @@ func EvalBatch(sessions []*Session, tokens [][]int, lastOnly bool) ([][][]float3
 		dropping = dropping || s.dropout > 0
 	}
 
-	captures := make([]*model.Attention, len(sessions))
+	rs.captures = grow(rs.captures, len(sessions))
+	captures := rs.captures
 	capturing := false
 	for i, s := range sessions {
+		captures[i] = nil
 		if s.capture != model.CaptureNone {
 			capturing = true
 			first, heads := 0, 1
@@ -230,10 +200,17 @@ func EvalBatch(sessions []*Session, tokens [][]int, lastOnly bool) ([][][]float3
 		work += (pos[r] + 1) * 2 * qDim
 		maxPos = max(maxPos, pos[r])
 	}
+	at := &rs.attn
+	at.cfg, at.q, at.out, at.pos, at.width = &m.cfg, q, xb, pos, maxPos+1
+	at.scale = float32(1 / math.Sqrt(float64(cfg.HeadSize())))
+	if cfg.AttnScale > 0 {
+		at.scale = cfg.AttnScale
+	}
+	at.keys, at.vals = grow(at.keys, n), grow(at.vals, n)
 
 	for l := 0; l < cfg.Layers; l++ {
 		ly := &w.Layers[l]
-		local := cfg.Local(l)
+		at.local = cfg.Local(l)
 		if cfg.PostNorm {
 			copy(xb, x)
 		} else {
@@ -248,7 +225,7 @@ func EvalBatch(sessions []*Session, tokens [][]int, lastOnly bool) ([][][]float3
 			tensor.RMSNormRows(k, k, ly.KNorm, cfg.NormEps)
 		}
 		rope := m.rope
-		if local && m.ropeLocal != nil {
+		if at.local && m.ropeLocal != nil {
 			rope = m.ropeLocal
 		}
 		for r := 0; r < n; r++ {
@@ -259,53 +236,27 @@ func EvalBatch(sessions []*Session, tokens [][]int, lastOnly bool) ([][][]float3
 			s := sessions[seg[r]]
 			copy(s.k[l][pos[r]*kvDim:], k[r*kvDim:(r+1)*kvDim])
 			copy(s.v[l][pos[r]*kvDim:], v[r*kvDim:(r+1)*kvDim])
+			at.keys[r], at.vals[r] = s.k[l], s.v[l]
 		}
 
 		// Per-head attention rows to capture for this layer (nil when no
 		// session captures).
-		var capRows [][]float32
+		at.capRows = nil
 		if capturing {
-			capRows = make([][]float32, n*heads)
+			at.capRows = make([][]float32, n*heads)
 			for r := 0; r < n; r++ {
 				if c := captures[seg[r]]; c != nil && last[r] && l >= c.FirstLayer {
 					for h := 0; h < heads; h++ {
-						capRows[r*heads+h] = make([]float32, pos[r]+1)
+						at.capRows[r*heads+h] = make([]float32, pos[r]+1)
 					}
 				}
 			}
 		}
-
-		tensor.ParallelFor(n*heads, work, func(lo, hi int) {
-			att := make([]float32, maxPos+1)
-			for rh := lo; rh < hi; rh++ {
-				r, h := rh/heads, rh%heads
-				s := sessions[seg[r]]
-				qh := q[r*qDim+h*hs : r*qDim+(h+1)*hs]
-				off := (h / kvMul) * hs
-				// A local layer sees the keys of the last Window positions.
-				first := 0
-				if local {
-					first = max(0, pos[r]-cfg.Window+1)
-				}
-				a := att[:pos[r]+1-first]
-				tensor.DotRows(a, s.k[l][first*kvDim+off:], kvDim, qh)
-				for t := range a {
-					a[t] *= scale
-				}
-				if cfg.AttnSoftcap > 0 {
-					tensor.Softcap(a, cfg.AttnSoftcap)
-				}
-				tensor.Softmax(a)
-				if capRows != nil && capRows[rh] != nil {
-					copy(capRows[rh][first:], a)
-				}
-				tensor.WeightedSum(xb[r*qDim+h*hs:r*qDim+(h+1)*hs], a, s.v[l][first*kvDim+off:], kvDim)
-			}
-		})
-		if capRows != nil {
+		tensor.ParallelLoop(n*heads, work, at)
+		if at.capRows != nil {
 			for r := 0; r < n; r++ {
-				if capRows[r*heads] != nil {
-					captures[seg[r]].Rows = append(captures[seg[r]].Rows, capRows[r*heads:(r+1)*heads]...)
+				if at.capRows[r*heads] != nil {
+					captures[seg[r]].Rows = append(captures[seg[r]].Rows, at.capRows[r*heads:(r+1)*heads]...)
 				}
 			}
 		}
@@ -357,13 +308,14 @@ func EvalBatch(sessions []*Session, tokens [][]int, lastOnly bool) ([][][]float3
 	}
 
 	// Final norm and classifier, for the rows whose logits are wanted.
-	rows := make([]int, 0, n)
 	for r := 0; r < n; r++ {
 		if !lastOnly || last[r] {
-			rows = append(rows, r)
+			rs.rows = append(rs.rows, r)
 		}
 	}
-	xf := make([]float32, len(rows)*dim)
+	rows := rs.rows
+	xf := grow(rs.xf, len(rows)*dim)
+	rs.xf = xf
 	for i, r := range rows {
 		xr, fr := x[r*dim:(r+1)*dim], xf[i*dim:(i+1)*dim]
 		switch {
@@ -376,9 +328,9 @@ func EvalBatch(sessions []*Session, tokens [][]int, lastOnly bool) ([][][]float3
 		}
 	}
 	if w.ProjOut != nil {
-		xe := make([]float32, len(rows)*cfg.EmbedWidth())
-		tensor.MatMul(xe, w.ProjOut, xf, len(rows))
-		xf = xe
+		rs.xe = grow(rs.xe, len(rows)*cfg.EmbedWidth())
+		tensor.MatMul(rs.xe, w.ProjOut, xf, len(rows))
+		xf = rs.xe
 	}
 	logits := make([]float32, len(rows)*cfg.Vocab)
 	tensor.MatMul(logits, w.Output, xf, len(rows))
@@ -386,9 +338,16 @@ func EvalBatch(sessions []*Session, tokens [][]int, lastOnly bool) ([][][]float3
 		tensor.Softcap(logits, cfg.FinalSoftcap)
 	}
 
+	// The rows are session-major: each session's logits are a run of them.
+	views := make([][]float32, len(rows))
+	for i := range rows {
+		views[i] = logits[i*cfg.Vocab : (i+1)*cfg.Vocab : (i+1)*cfg.Vocab]
+	}
 	out := make([][][]float32, len(sessions))
-	for i, r := range rows {
-		out[seg[r]] = append(out[seg[r]], logits[i*cfg.Vocab:(i+1)*cfg.Vocab:(i+1)*cfg.Vocab])
+	for i, j := 0, 0; i < len(rows); i = j {
+		for j = i; j < len(rows) && seg[rows[j]] == seg[rows[i]]; j++ {
+		}
+		out[seg[rows[i]]] = views[i:j:j]
 	}
 	for i, s := range sessions {
 		s.pos += len(tokens[i])
@@ -403,23 +362,66 @@ func EvalBatch(sessions []*Session, tokens [][]int, lastOnly bool) ([][][]float3
 	return out, nil
 }
 
+// checkBatch checks EvalBatch's arguments and returns the batch's rows
+// (tokens of all sessions).
+func checkBatch(sessions []*Session, tokens [][]int) (int, error) {
+	if len(sessions) == 0 || len(sessions) != len(tokens) {
+		return 0, fmt.Errorf("EvalBatch: %d sessions, %d token blocks", len(sessions), len(tokens))
+	}
+	m := sessions[0].m
+	cfg := m.cfg
+	n := 0
+	for i, s := range sessions {
+		if s.m.w != m.w || s.m.cfg.Layers != cfg.Layers {
+			return 0, fmt.Errorf("EvalBatch: session %d belongs to another model", i)
+		}
+		if len(tokens[i]) == 0 {
+			return 0, fmt.Errorf("EvalBatch: session %d has no tokens", i)
+		}
+		if s.pos+len(tokens[i]) > cfg.SeqLen {
+			return 0, fmt.Errorf("%w: %d cached + %d new positions > %d", model.ErrContextFull, s.pos, len(tokens[i]), cfg.SeqLen)
+		}
+		for _, t := range tokens[i] {
+			if t < 0 || t >= cfg.Vocab {
+				return 0, fmt.Errorf("%w: %d (vocabulary %d)", model.ErrToken, t, cfg.Vocab)
+			}
+		}
+		n += len(tokens[i])
+	}
+	if i, ok := repeated(sessions); ok {
+		return 0, fmt.Errorf("EvalBatch: session %d appears twice", i)
+	}
+	return n, nil
+}
+
+// repeated returns the index of the first session that appears again
+// earlier in the list.
+func repeated(sessions []*Session) (int, bool) {
+	if len(sessions) <= 16 { // no map for a decode step or a small batch
+		for i, s := range sessions {
+			for _, e := range sessions[:i] {
+				if e == s {
+					return i, true
+				}
+			}
+		}
+		return 0, false
+	}
+	seen := make(map[*Session]bool, len(sessions))
+	for i, s := range sessions {
+		if seen[s] {
+			return i, true
+		}
+		seen[s] = true
+	}
+	return 0, false
+}
+
 // addBias adds bias (when there is one) to every row of x.
 func addBias(x, bias []float32) {
 	if bias != nil {
 		tensor.AddRows(x, bias)
 	}
-}
-
-// scratch holds the work buffers of one EvalBatch call; the model keeps a
-// pool of them so that decoding does not allocate them for every token.
-type scratch struct{ bufs [7][]float32 }
-
-// get returns buffer i resized to n values (contents undefined).
-func (s *scratch) get(i, n int) []float32 {
-	if cap(s.bufs[i]) < n {
-		s.bufs[i] = make([]float32, n)
-	}
-	return s.bufs[i][:n]
 }
 
 // dropRows applies each row's session dropout to a block's output rows
