@@ -20,6 +20,7 @@ import (
 	"github.com/hlmproject/hlm/hybrid"
 	"github.com/hlmproject/hlm/model/builtin"
 	"github.com/hlmproject/hlm/sim"
+	"github.com/hlmproject/hlm/wire"
 )
 
 const stories260K = builtin.DefaultLLM
@@ -84,10 +85,16 @@ func TestReplicasBehindHAProxy(t *testing.T) {
 		mu.Unlock()
 	}
 	methods := []string{hybrid.HLM, hybrid.QS, hybrid.UHLM, hybrid.Coupled}
+	// running receives once from each device, after its first verdict (or
+	// its first generation, or its failure).
+	running := make(chan struct{}, devices)
 	for i := 0; i < devices; i++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			var once sync.Once
+			up := func() { once.Do(func() { running <- struct{}{} }) }
+			defer up()
 			for gen := 0; gen == 0 || !stop.Load(); gen++ {
 				p := hybrid.DefaultParams()
 				p.Method, p.Seed, p.MaxTokens = methods[i%len(methods)], uint64(1000*i+gen), maxTokens
@@ -100,6 +107,7 @@ func TestReplicasBehindHAProxy(t *testing.T) {
 					fail("device %d: %v", i, err)
 					return
 				}
+				g.Wrap = func(r *edge.Remote) hybrid.Verifier { return afterVerdict{r, up} }
 				got, st, err := g.One(context.Background(), p, "Once upon a time, there was a little", nil)
 				if err != nil {
 					fail("device %d, generation %d (%s): %v", i, gen, p.Method, err)
@@ -114,14 +122,23 @@ func TestReplicasBehindHAProxy(t *testing.T) {
 					fail("device %d, generation %d (%s): tokens differ from the simulator\n net %v\n sim %v", i, gen, p.Method, got.Tokens, want.Tokens)
 				}
 				generations.Add(1)
+				up()
 				reconnects.Add(int64(st.Reconnects))
 				reopens.Add(int64(st.Reopens))
 			}
 		}()
 	}
 
-	// Under load: kill one replica, replace it, then roll all three.
-	time.Sleep(300 * time.Millisecond)
+	// Under load (every device has had a round verified): kill one
+	// replica, replace it, then roll all three.
+	for range devices {
+		select {
+		case <-running:
+		case <-time.After(time.Minute):
+			stop.Store(true)
+			t.Fatal("after a minute, not every device has had a round verified")
+		}
+	}
 	start := time.Now()
 	if err := f.Kill(0); err != nil {
 		t.Error(err)
@@ -153,6 +170,20 @@ func TestReplicasBehindHAProxy(t *testing.T) {
 	if err := f.WaitUp(); err != nil {
 		t.Errorf("at the end: %v", err)
 	}
+}
+
+// afterVerdict is a Remote that calls f after each verdict.
+type afterVerdict struct {
+	r *edge.Remote
+	f func()
+}
+
+func (v afterVerdict) Verify(ctx context.Context, up *wire.Upload) (*wire.Verdict, error) {
+	vd, err := v.r.Verify(ctx, up)
+	if err == nil {
+		v.f()
+	}
+	return vd, err
 }
 
 // TestLoadtest: `hlm loadtest` (its replicas are this test binary run as
