@@ -225,8 +225,8 @@ func TestTrainDDQN(t *testing.T) {
 				t.Errorf("episode %d: %+v, want temperature %v and a positive reward", i, e, want)
 			}
 		}
-		if len(log.Curve) != 2 || log.Curve[0].Episode != 4 || log.Curve[1].Episode != 6 || !(log.Curve[1].Throughput > 0) {
-			t.Errorf("learning curve %+v, want checkpoints after episodes 4 and 6", log.Curve)
+		if len(log.Curve) != 3 || log.Curve[0].Episode != 0 || log.Curve[1].Episode != 4 || log.Curve[2].Episode != 6 || !(log.Curve[2].Throughput > 0) {
+			t.Errorf("learning curve %+v, want checkpoints after episodes 0, 4 and 6", log.Curve)
 		}
 		var buf bytes.Buffer
 		if err := agent.Save(&buf); err != nil {

@@ -28,9 +28,10 @@ type TrainConfig struct {
 	// 1/(τ_SLM + τ_LLM), the throughput of a one-draft round that commits
 	// one token (10 when both times are 0).
 	RewardScale float64
-	// EvalEvery, when > 0, evaluates the greedy policy every EvalEvery
-	// episodes (and after the last) on EvalPrompts at every temperature,
-	// without exploring or learning: the learning curve (TrainLog.Curve).
+	// EvalEvery, when > 0, evaluates the greedy policy before training,
+	// every EvalEvery episodes and after the last, on EvalPrompts at every
+	// temperature, without exploring or learning: the learning curve
+	// (TrainLog.Curve).
 	EvalEvery   int
 	EvalPrompts []string
 	Progress    func(episode int, meanTPS, epsilon float64)
@@ -77,6 +78,13 @@ func TrainDDQN(ctx context.Context, ms *Models, tc TrainConfig) (*ddqn.Agent, Tr
 		return nil, log, err
 	}
 	ctl := &trainingController{agent: agent, actions: tc.Actions}
+	if tc.EvalEvery > 0 { // the untrained policy: where the curve starts
+		tps, err := tc.evalGreedy(ctx, ms, p, agent)
+		if err != nil {
+			return nil, log, err
+		}
+		log.Curve = append(log.Curve, Checkpoint{Episode: 0, Throughput: tps})
+	}
 	for ep := 0; ep < tc.Episodes; ep++ {
 		pp, prompt := tc.episode(p, ep)
 		var rewards []float64
@@ -183,18 +191,33 @@ func runEpisode(ctx context.Context, ms *Models, p hybrid.Params, prompt string,
 }
 
 // evalGreedy is the greedy policy's throughput over the evaluation prompts
-// at every training temperature (seeds far from the training episodes').
+// (EvalController).
 func (tc TrainConfig) evalGreedy(ctx context.Context, ms *Models, p hybrid.Params, agent *ddqn.Agent) (float64, error) {
+	return tc.evalController(ctx, ms, p, &hybrid.PolicyController{Policy: agent.Policy(), Actions: tc.Actions})
+}
+
+// EvalController is a controller's throughput on the learning curve's runs
+// (tc.EvalPrompts at every temperature, the seeds of TrainDDQN's
+// checkpoints): total tokens over total virtual seconds. A fixed action
+// measured here is a baseline for the curve.
+func EvalController(ctx context.Context, ms *Models, tc TrainConfig, ctl hybrid.Controller) (float64, error) {
+	p, err := tc.setup()
+	if err != nil {
+		return 0, err
+	}
+	return tc.evalController(ctx, ms, p, ctl)
+}
+
+func (tc TrainConfig) evalController(ctx context.Context, ms *Models, p hybrid.Params, ctl hybrid.Controller) (float64, error) {
 	temps := tc.Temperatures
 	if len(temps) == 0 {
 		temps = []float64{p.Temperature}
 	}
-	ctl := &hybrid.PolicyController{Policy: agent.Policy(), Actions: tc.Actions}
 	var tokens, seconds float64
 	for i, prompt := range tc.EvalPrompts {
 		for _, t := range temps {
 			pp := p
-			pp.Seed, pp.Temperature = p.Seed+1<<32+uint64(i), t
+			pp.Seed, pp.Temperature = p.Seed+1<<32+uint64(i), t // far from the training episodes' seeds
 			r, err := runEpisode(ctx, ms, pp, prompt, ctl, nil)
 			if err != nil {
 				return 0, err

@@ -239,6 +239,7 @@ NAME: `+strings.Join(eval.Papers, ", ")+`.`, stderr)
 	maxTokens := fs.Int("max-tokens", 64, "new tokens per prompt")
 	seed := fs.Uint64("seed", 0, "random seed")
 	threads := fs.Int("threads", 0, "worker threads (0: all cores)")
+	quick := fs.Bool("quick", false, "a small rerun that still makes every figure and table (qs: 2 temperatures, 3 prompts, 8 training episodes), for tests")
 	var ablation listFlag
 	fs.Var(&ablation, "ablation", "cu-hlm: another draft for Table II's KD ablation, as NAME=SPEC (repeatable), e.g. \"untrained early exit=M.bin@exit=1\"")
 	if err := parse(fs, args[1:]); err != nil {
@@ -257,7 +258,7 @@ NAME: `+strings.Join(eval.Papers, ", ")+`.`, stderr)
 	}
 	tensor.SetThreads(*threads)
 	cfg := eval.PaperConfig{Ablation: drafts, Name: name, Out: *out, LLM: *mf.llm, SLM: *mf.slm, Tokenizer: *mf.tok, Shared: sharedDir(),
-		N: *n, NCurve: *nc, NCal: *ncal, NMeasure: *nm, WordNet: *wn, MaxTokens: *maxTokens, Seed: *seed, Command: "hlm eval paper " + strings.Join(args, " "), Progress: progressBar(stderr)}
+		N: *n, NCurve: *nc, NCal: *ncal, NMeasure: *nm, WordNet: *wn, MaxTokens: *maxTokens, Seed: *seed, Quick: *quick, Command: "hlm eval paper " + strings.Join(args, " "), Progress: progressBar(stderr)}
 	if err := eval.RunPaper(ctx, cfg); err != nil {
 		return err
 	}

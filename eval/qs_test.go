@@ -1,0 +1,111 @@
+package eval
+
+import (
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/hlmproject/hlm/hybrid"
+	"github.com/hlmproject/hlm/model/builtin"
+	"github.com/hlmproject/hlm/sim"
+)
+
+// TestQSQuick runs the Q-S rerun in quick mode on the built-in pair and
+// checks that it makes every figure and table: Fig. 3 (ROUGE-2, entropy,
+// deviation), Fig. 4 under both timings and both regimes with the static,
+// tuned, heuristic and DDQN variants, the DDQN comparison, the learning
+// curves and the rate sweep; that Q-S is lossless and S-Q is not; and that
+// the saved policies load and read the paper's state.
+func TestQSQuick(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the quick Q-S rerun (about 15 s of CPU)")
+	}
+	out := t.TempDir()
+	cfg := PaperConfig{Name: "qs", Out: out, LLM: builtin.DefaultLLM, Quick: true, MaxTokens: 32, Seed: 1, Command: "test"}
+	if err := RunPaper(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(filepath.Join(out, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"fig3_rouge2.png", "fig3_entropy.png", "fig3_deviation.png", "fig4_paper_low.png", "fig4_paper_high.png", "fig4_testbed_low.png", "fig4_testbed_high.png",
+		"ddqn_learning_paper.png", "ddqn_learning_testbed.png", "rate_paper.png", "rate_testbed.png", "fig3_table.csv", "fig3_paired.csv", "ddqn_vs_best.csv", "ddqn_learning.csv", "rate_sweep.csv"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Errorf("missing %s", f)
+		}
+		if strings.HasSuffix(f, ".png") && !strings.Contains(string(md), "("+f+")") {
+			t.Errorf("report.md does not show %s", f)
+		}
+	}
+	for _, s := range []string{"τ_SLM = 5 ms, τ_LLM = 32 ms", "τ_SLM = 25.6 ms, τ_LLM = 104.6 ms", "Q-S static, tuned", "Q-S heuristic", "Q-S DDQN"} {
+		if !strings.Contains(string(md), s) {
+			t.Errorf("report.md lacks %q", s)
+		}
+	}
+	checkFig3(t, out)
+	checkPolicies(t, out)
+}
+
+// checkFig3: Q-S's exact deviation is zero to rounding at every
+// temperature, S-Q's is not, and every method's entropy is measured (the
+// report's table; entropy is not a column of the results files).
+func checkFig3(t *testing.T, out string) {
+	t.Helper()
+	f, err := os.Open(filepath.Join(out, "fig3_table.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil || len(recs) < 2 {
+		t.Fatalf("fig3_table.csv: %d records, %v", len(recs), err)
+	}
+	num := func(cell string) float64 {
+		x, err := strconv.ParseFloat(strings.TrimSpace(strings.Split(cell, "±")[0]), 64)
+		if err != nil {
+			return math.NaN()
+		}
+		return x
+	}
+	for _, r := range recs[1:] { // label, sets, rouge2, mean_entropy, nll, mean_deviation
+		label, ent, dev := r[0], num(r[3]), num(r[5])
+		if !(ent > 0) {
+			t.Errorf("%s %s: entropy %q", label, r[1], r[3])
+		}
+		if label == "Q-S" && !(dev < 1e-9) || label == "S-Q" && !(dev > 1e-6) {
+			t.Errorf("%s %s: deviation %q", label, r[1], r[5])
+		}
+	}
+}
+
+// checkPolicies: each setting's policy loads as a controller of the
+// paper's state, and its training record has a learning curve.
+func checkPolicies(t *testing.T, out string) {
+	t.Helper()
+	for _, tm := range qsTimings {
+		for _, rg := range qsRegimes {
+			name := "ddqn_" + tm.name + "_" + rg.name
+			if _, err := hybrid.LoadController(filepath.Join(out, name+".json")); err != nil {
+				t.Errorf("%s: %v", name, err)
+			}
+			b, err := os.ReadFile(filepath.Join(out, name+"_training.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var log sim.TrainLog
+			if err := json.Unmarshal(b, &log); err != nil {
+				t.Fatal(err)
+			}
+			if len(log.Episodes) == 0 || len(log.Curve) == 0 || !(log.Curve[len(log.Curve)-1].Throughput > 0) {
+				t.Errorf("%s: %d episodes, curve %+v", name, len(log.Episodes), log.Curve)
+			}
+		}
+	}
+}
