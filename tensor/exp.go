@@ -6,13 +6,17 @@ import "math"
 // Cody–Waite range reduction x = n·ln2 + r (|r| ≤ ln2/2) and a degree-11
 // Taylor polynomial of e^r, scaled by 2^n built in the exponent bits. Every
 // operation is a separate IEEE multiply or add (no FMA) in a fixed order, so
-// the AVX2 assembly and the portable Go code give identical bits.
+// the assembly and the portable Go code give identical bits. This file holds
+// its constants and the Go code (expNeg); the vector code of every kernel
+// that takes an exponential (ExpShifted's, SwiGLU's) is one generator
+// function, gen_kernels.go's expNeg, which reads them from expConsts.
 
 const (
 	expLog2e = 1.4426950408889634
 	expLn2Hi = 0.6931471803691238     // high bits of ln 2 (exact product with n)
 	expLn2Lo = 1.9082149292705877e-10 // ln 2 − expLn2Hi
 	expMin   = -708.0                 // below this e^x is 0 here (2^n stays normal)
+	expBias  = 1023                   // of float64's exponent
 )
 
 // expCoef are 1/k! for k = 11 … 0 (Horner order).
@@ -20,6 +24,17 @@ var expCoef = [12]float64{
 	1.0 / 39916800, 1.0 / 3628800, 1.0 / 362880, 1.0 / 40320, 1.0 / 5040, 1.0 / 720,
 	1.0 / 120, 1.0 / 24, 1.0 / 6, 1.0 / 2, 1, 1,
 }
+
+// expTable is the exponential's constants as the assembly kernels read
+// them (gen_kernels.go: the offsets expLog2e … expCoef there).
+type expTable struct {
+	log2e, ln2Hi, ln2Lo, min float64
+	bias                     int64
+	coef                     [12]float64
+}
+
+// expConsts is the one expTable, passed to the kernels.
+var expConsts = expTable{expLog2e, expLn2Hi, expLn2Lo, expMin, expBias, expCoef}
 
 // expNeg is the portable kernel for one value x ≤ 0.
 func expNeg(x float64) float64 {
@@ -33,7 +48,7 @@ func expNeg(x float64) float64 {
 	for _, c := range expCoef[1:] {
 		p = float64(float64(p*r) + c)
 	}
-	return float64(p * math.Float64frombits(uint64(int64(n)+1023)<<52))
+	return float64(p * math.Float64frombits(uint64(int64(n)+expBias)<<52))
 }
 
 // Exp is e^x by the same kernel, for code that needs the same bits on every

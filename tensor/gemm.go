@@ -55,7 +55,7 @@ type kernelSet struct {
 	wsumWidth      int
 	quant          func(dst *actBlock, x *float32, nb int, off int32) // quantizeActs, or nil
 	quantK         func(dst *actBlockK, x *float32, nb int)           // quantizeActsK, or nil
-	swiglu         func(gate, up *float32, n int, coef *[12]float64)  // SwiGLU over a multiple of swigluLanes
+	swiglu         func(gate, up *float32, n int, tab *expTable)      // SwiGLU over a multiple of swigluLanes
 	swigluLanes    int
 
 	// Q8_0 and Q4_0 token-pair tiles (AVX-512) for T = 2…pMaxT tokens in

@@ -716,10 +716,16 @@ func quantActsAVX512(dst *actBlock, x *float32, nb int, off int32)
 func quantActsKAVX512(dst *actBlockK, x *float32, nb int)
 
 //go:noescape
-func swigluAVX512(gate, up *float32, n int, coef *[12]float64)
+func swigluAVX512(gate, up *float32, n int, tab *expTable)
 
 //go:noescape
-func swigluAVX2(gate, up *float32, n int, coef *[12]float64)
+func swigluAVX2(gate, up *float32, n int, tab *expTable)
+
+//go:noescape
+func expShifted4(dst *float64, x *float32, n int, shift, scale float64, acc *[4]float64, tab *expTable)
+
+//go:noescape
+func expShifted8(dst *float64, x *float32, n int, shift, scale float64, acc *[4]float64, tab *expTable)
 
 //go:noescape
 func wsumAVX512C1(out *float32, a *float32, v *float32, stride uintptr, n int)

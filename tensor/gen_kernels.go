@@ -374,7 +374,7 @@ var avx2F16 = [9]int{0, 1, 1, 1}
 // dotF16's order as in f16AVX512: lane c mod 32 is lane c mod 8 of the
 // (c mod 32)/8-th accumulator of its token; each 8-element piece of the row
 // is converted once for the T tokens. It takes whole 32-element chunks only
-// (cols a multiple of 32; productHalf checks): no masked half-precision
+// (cols a multiple of 32; product.prepare checks): no masked half-precision
 // loads in AVX2.
 func (g *gen) f16AVX2(bf16 bool, T int) string {
 	name := fmt.Sprintf("f16AVX2T%d", T)
@@ -1891,11 +1891,145 @@ func (g *gen) quantActsK() string {
 	return name
 }
 
+// The exponential's kernels read expTable (exp.go) through a pointer in
+// R8: the constants at these offsets, then the Horner coefficients.
+const (
+	expLog2e = 0  // log2(e)
+	expLn2Hi = 8  // ln 2, high bits
+	expLn2Lo = 16 // ln 2, low bits
+	expMin   = 24 // −708
+	expBias  = 32 // 1023 (int64)
+	expCoef  = 40 // coef[0…11]
+)
+
+// expConsts loads the constants of expNeg into registers 12 (log2e), 11
+// and 10 (ln 2, high and low), 9 (−708) and 8 (the exponent bias) of class
+// r ("Y" or "Z").
+func (g *gen) expConsts(r string) {
+	g.p("\tVBROADCASTSD %d(R8), %s12", expLog2e, r)
+	g.p("\tVBROADCASTSD %d(R8), %s11", expLn2Hi, r)
+	g.p("\tVBROADCASTSD %d(R8), %s10", expLn2Lo, r)
+	g.p("\tVBROADCASTSD %d(R8), %s9", expMin, r)
+	g.p("\tVPBROADCASTQ %d(R8), %s8", expBias, r)
+}
+
+// expNeg is the one vector exponential: e^a for the lanes of register a
+// (class r; a ≤ 0, already raised to −708 at least), exactly as expNeg in
+// exp.go computes it, one IEEE operation per step in the same order:
+// Cody–Waite reduction k = round-to-even(a·log2e), ρ = (a − k·ln2hi) −
+// k·ln2lo, the degree-11 Horner polynomial p of ρ (p = coef[0], then
+// p = p·ρ + coef[i]), and e = p·2^k with 2^k built in the exponent bits.
+// The constants are in registers 8–12 (expConsts). The result is in
+// register 3; k, ρ and 2^k in registers 1, 2 and pow2. The coefficients
+// are broadcast from expTable step by step through register 4, or, with
+// coefRegs > 0, preloaded in registers coefRegs … coefRegs+11 (then
+// p = coef[0]·ρ + coef[1] starts the chain: the same product).
+func (g *gen) expNeg(r string, a, pow2, coefRegs int) {
+	g.p("\tVMULPD %s12, %s%d, %s1", r, r, a, r) // a·log2e
+	if r == "Z" {
+		g.p("\tVRNDSCALEPD $0, Z1, Z1") // k, nearest even
+	} else {
+		g.p("\tVROUNDPD $0, Y1, Y1")
+	}
+	g.p("\tVMULPD %s11, %s1, %s2", r, r, r)    // k·ln2hi
+	g.p("\tVSUBPD %s2, %s%d, %s2", r, r, a, r) // ρ = a − k·ln2hi
+	g.p("\tVMULPD %s10, %s1, %s3", r, r, r)    // k·ln2lo
+	g.p("\tVSUBPD %s3, %s2, %s2", r, r, r)     // ρ −= k·ln2lo
+	if coefRegs > 0 {
+		g.p("\tVMULPD %s2, %s%d, %s3", r, r, coefRegs, r)
+		g.p("\tVADDPD %s%d, %s3, %s3", r, coefRegs+1, r, r)
+		for k := 2; k < 12; k++ {
+			g.p("\tVMULPD %s2, %s3, %s3", r, r, r)
+			g.p("\tVADDPD %s%d, %s3, %s3", r, coefRegs+k, r, r)
+		}
+	} else {
+		g.p("\tVBROADCASTSD %d(R8), %s3", expCoef, r)
+		for k := 1; k < 12; k++ {
+			g.p("\tVBROADCASTSD %d(R8), %s4", expCoef+8*k, r)
+			g.p("\tVMULPD %s2, %s3, %s3", r, r, r)
+			g.p("\tVADDPD %s4, %s3, %s3", r, r, r)
+		}
+	}
+	// 2^k: int64(k) + 1023 shifted into the exponent field.
+	if r == "Z" {
+		g.p("\tVCVTPD2DQ Z1, Y%d", pow2)
+		g.p("\tVPMOVSXDQ Y%d, Z%d", pow2, pow2)
+	} else {
+		g.p("\tVCVTPD2DQY Y1, X%d", pow2)
+		g.p("\tVPMOVSXDQ X%d, Y%d", pow2, pow2)
+	}
+	g.p("\tVPADDQ %s8, %s%d, %s%d", r, r, pow2, r, pow2)
+	g.p("\tVPSLLQ $52, %s%d, %s%d", r, pow2, r, pow2)
+	g.p("\tVMULPD %s%d, %s3, %s3", r, pow2, r, r) // e = p·2^k
+}
+
+// expShifted is ExpShifted's vector loop (exp.go, expChunks) over n
+// elements, 4 at a time (YMM, AVX2) or 8 (ZMM, AVX-512F; n a multiple of
+// the lanes): v = (float64(x[i]) − shift)·scale, dst[i] = e^v (expNeg; 0
+// where !(v ≥ −708), NaN included), acc[i%4] += dst[i]. With ZMM the
+// elements i…i+3 are added to the four partial sums, then i+4…i+7: the
+// order of the YMM loop and of the Go code.
+func (g *gen) expShifted(zmm bool) string {
+	name, r, lanes := "expShifted4", "Y", 4
+	if zmm {
+		name, r, lanes = "expShifted8", "Z", 8
+	}
+	fmt.Fprintf(&g.decls, "//go:noescape\nfunc %s(dst *float64, x *float32, n int, shift, scale float64, acc *[4]float64, tab *expTable)\n\n", name)
+	g.p("// func %s(dst *float64, x *float32, n int, shift, scale float64, acc *[4]float64, tab *expTable)", name)
+	g.p("TEXT ·%s(SB), NOSPLIT, $0-56", name)
+	g.p("\tMOVQ dst+0(FP), DI")
+	g.p("\tMOVQ x+8(FP), SI")
+	g.p("\tMOVQ n+16(FP), CX")
+	g.p("\tVBROADCASTSD shift+24(FP), %s14", r)
+	g.p("\tVBROADCASTSD scale+32(FP), %s15", r)
+	g.p("\tMOVQ acc+40(FP), DX")
+	g.p("\tMOVQ tab+48(FP), R8")
+	g.p("\tVMOVUPD (DX), Y13") // the running sums
+	g.expConsts(r)
+	coefRegs := 0
+	if zmm {
+		coefRegs = 16
+		for k := 0; k < 12; k++ {
+			g.p("\tVBROADCASTSD %d(R8), Z%d", expCoef+8*k, coefRegs+k)
+		}
+	}
+	g.p("\tSHRQ $%d, CX", map[int]int{4: 2, 8: 3}[lanes])
+	g.p("\tJZ %s_done", name)
+	g.p("%s_loop:", name)
+	g.p("\tVCVTPS2PD (SI), %s0", r)         // v = float64(x)
+	g.p("\tVSUBPD %s14, %s0, %s0", r, r, r) // v − shift
+	g.p("\tVMULPD %s15, %s0, %s0", r, r, r) // ·scale
+	if zmm {
+		g.p("\tVCMPPD $0x1D, Z9, Z0, K1") // v ≥ −708 (GE_OQ: false for NaN)
+	} else {
+		g.p("\tVCMPPD $0x1D, Y9, Y0, Y7")
+	}
+	g.p("\tVMAXPD %s9, %s0, %s0", r, r, r) // finite for the polynomial (lanes masked below)
+	g.expNeg(r, 0, 5, coefRegs)
+	if zmm {
+		g.p("\tVMOVAPD.Z Z3, K1, Z3") // 0 where !(v ≥ −708)
+		g.p("\tVMOVUPD Z3, (DI)")
+		g.p("\tVEXTRACTF64X4 $1, Z3, Y6")
+		g.p("\tVADDPD Y3, Y13, Y13") // elements i…i+3
+		g.p("\tVADDPD Y6, Y13, Y13") // then i+4…i+7
+	} else {
+		g.p("\tVANDPD Y7, Y3, Y3")
+		g.p("\tVMOVUPD Y3, (DI)")
+		g.p("\tVADDPD Y3, Y13, Y13")
+	}
+	g.p("\tADDQ $%d, SI", 4*lanes)
+	g.p("\tADDQ $%d, DI", 8*lanes)
+	g.p("\tDECQ CX")
+	g.p("\tJNZ %s_loop", name)
+	g.p("%s_done:", name)
+	g.p("\tVMOVUPD Y13, (DX)")
+	g.ret()
+	return name
+}
+
 // swiglu is SwiGLU over n elements (a multiple of the lanes: 8 for ZMM, 4
-// for YMM), in float64 as swiglu1 spells out: e = expNeg(−|g|) (Cody–Waite
-// reduction and the degree-11 Horner polynomial of coef, one IEEE
-// operation per step, as the exp kernel), σ = (g ≥ 0 ? 1 : e)/(1 + e),
-// then gate = (g·float32(σ))·up in float32.
+// for YMM), in float64 as swiglu1 spells out: e = e^−|g| (expNeg),
+// σ = (g ≥ 0 ? 1 : e)/(1 + e), then gate = (g·float32(σ))·up in float32.
 func (g *gen) swiglu(zmm bool) string {
 	name, r, lanes := "swigluAVX2", "Y", 4
 	if zmm {
@@ -1905,21 +2039,17 @@ func (g *gen) swiglu(zmm bool) string {
 	if zmm {
 		half = "Y"
 	}
-	fmt.Fprintf(&g.decls, "//go:noescape\nfunc %s(gate, up *float32, n int, coef *[12]float64)\n\n", name)
-	g.p("// func %s(gate, up *float32, n int, coef *[12]float64)", name)
+	fmt.Fprintf(&g.decls, "//go:noescape\nfunc %s(gate, up *float32, n int, tab *expTable)\n\n", name)
+	g.p("// func %s(gate, up *float32, n int, tab *expTable)", name)
 	g.p("TEXT ·%s(SB), NOSPLIT, $0-32", name)
 	g.p("\tMOVQ gate+0(FP), DI")
 	g.p("\tMOVQ up+8(FP), SI")
 	g.p("\tMOVQ n+16(FP), CX")
-	g.p("\tMOVQ coef+24(FP), R8")
-	g.p("\tVBROADCASTSD siluconst<>+0(SB), %s12", r)  // log2e
-	g.p("\tVBROADCASTSD siluconst<>+8(SB), %s11", r)  // ln2hi
-	g.p("\tVBROADCASTSD siluconst<>+16(SB), %s10", r) // ln2lo
-	g.p("\tVBROADCASTSD siluconst<>+24(SB), %s9", r)  // −708
-	g.p("\tVPBROADCASTQ siluconst<>+32(SB), %s8", r)  // 1023
-	g.p("\tVBROADCASTSD siluconst<>+40(SB), %s13", r) // sign bit
-	g.p("\tVBROADCASTSD siluconst<>+48(SB), %s14", r) // 1.0
-	g.p("\tVXORPD %s15, %s15, %s15", r, r, r)         // 0.0
+	g.p("\tMOVQ tab+24(FP), R8")
+	g.expConsts(r)
+	g.p("\tVBROADCASTSD siluconst<>+0(SB), %s13", r) // sign bit
+	g.p("\tVBROADCASTSD siluconst<>+8(SB), %s14", r) // 1.0
+	g.p("\tVXORPD %s15, %s15, %s15", r, r, r)        // 0.0
 	g.p("\tSHRQ $%d, CX", map[int]int{4: 2, 8: 3}[lanes])
 	g.p("\tJZ %s_done", name)
 	g.p("%s_loop:", name)
@@ -1933,32 +2063,7 @@ func (g *gen) swiglu(zmm bool) string {
 		g.p("\tVCMPPD $0x1d, Y15, Y0, Y5")
 	}
 	g.p("\tVMAXPD %s9, %s6, %s6", r, r, r)
-	g.p("\tVMULPD %s12, %s6, %s1", r, r, r)
-	if zmm {
-		g.p("\tVRNDSCALEPD $0, Z1, Z1")
-	} else {
-		g.p("\tVROUNDPD $0, Y1, Y1")
-	}
-	g.p("\tVMULPD %s11, %s1, %s2", r, r, r)
-	g.p("\tVSUBPD %s2, %s6, %s2", r, r, r)
-	g.p("\tVMULPD %s10, %s1, %s3", r, r, r)
-	g.p("\tVSUBPD %s3, %s2, %s2", r, r, r)
-	g.p("\tVBROADCASTSD 0(R8), %s3", r)
-	for k := 1; k < 12; k++ {
-		g.p("\tVBROADCASTSD %d(R8), %s4", 8*k, r)
-		g.p("\tVMULPD %s2, %s3, %s3", r, r, r)
-		g.p("\tVADDPD %s4, %s3, %s3", r, r, r)
-	}
-	if zmm {
-		g.p("\tVCVTPD2DQ Z1, Y4")
-		g.p("\tVPMOVSXDQ Y4, Z4")
-	} else {
-		g.p("\tVCVTPD2DQY Y1, X4")
-		g.p("\tVPMOVSXDQ X4, Y4")
-	}
-	g.p("\tVPADDQ %s8, %s4, %s4", r, r, r)
-	g.p("\tVPSLLQ $52, %s4, %s4", r, r)
-	g.p("\tVMULPD %s4, %s3, %s3", r, r, r) // e
+	g.expNeg(r, 6, 4, 0) // e
 	if zmm {
 		g.p("\tVMOVAPD.Z Z3, K1, Z3")      // 0 where !(a ≥ −708)
 		g.p("\tVADDPD Z3, Z14, Z4")        // 1 + e
@@ -2008,10 +2113,10 @@ func main() {
 	}
 	g.p("GLOBL masks16<>(SB), RODATA|NOPTR, $34")
 	g.p("")
-	for i, c := range []string{"$1.4426950408889634", "$0.6931471803691238", "$1.9082149292705877e-10", "$-708.0", "$1023", "$0x8000000000000000", "$1.0"} {
+	for i, c := range []string{"$0x8000000000000000", "$1.0"} { // sign bit, 1 (swiglu)
 		g.p("DATA siluconst<>+%d(SB)/8, %s", 8*i, c)
 	}
-	g.p("GLOBL siluconst<>(SB), RODATA|NOPTR, $56")
+	g.p("GLOBL siluconst<>(SB), RODATA|NOPTR, $16")
 	g.p("")
 	// VPERMW indices of the K-quant tiles: 16-bit lane i of chunk k takes
 	// the scale of sub-block 2k + i/16 (Q4_K, 32 elements) or 4k + i/8
@@ -2110,6 +2215,8 @@ func main() {
 	fmt.Fprintf(&init, "\tk512.quantK = %s\n", g.quantActsK())
 	fmt.Fprintf(&init, "\tk512.swiglu, k512.swigluLanes = %s, 8\n", g.swiglu(true))
 	fmt.Fprintf(&init, "\tk2.swiglu, k2.swigluLanes = %s, 4\n", g.swiglu(false))
+	g.expShifted(false) // called by name (exp_amd64.go)
+	g.expShifted(true)
 	for c := 1; c <= 4; c++ {
 		fmt.Fprintf(&init, "\tk512.wsum[%d] = %s\n", c, g.wsum(true, c))
 		fmt.Fprintf(&init, "\tk2.wsum[%d] = %s\n", c, g.wsum(false, c))

@@ -142,7 +142,7 @@ func swiglu(gate, up []float32) {
 	if ks := kernels(); ks != nil && ks.swiglu != nil {
 		i = len(gate) / ks.swigluLanes * ks.swigluLanes
 		if i > 0 {
-			ks.swiglu(&gate[0], &up[0], i, &expCoef)
+			ks.swiglu(&gate[0], &up[0], i, &expConsts)
 		}
 	}
 	for ; i < len(gate); i++ {

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+	"unsafe"
 )
 
 func TestF16RoundTripAllPatterns(t *testing.T) {
@@ -377,5 +378,26 @@ func TestExp(t *testing.T) {
 	}
 	if !math.IsNaN(Exp(math.NaN())) {
 		t.Error("Exp(NaN) is not NaN")
+	}
+}
+
+// TestExpTableLayout: the assembly reads expConsts at the offsets
+// gen_kernels.go names (expLog2e … expCoef there).
+func TestExpTableLayout(t *testing.T) {
+	c := &expConsts
+	for _, f := range []struct {
+		name      string
+		off, want uintptr
+	}{
+		{"log2e", unsafe.Offsetof(c.log2e), 0},
+		{"ln2Hi", unsafe.Offsetof(c.ln2Hi), 8},
+		{"ln2Lo", unsafe.Offsetof(c.ln2Lo), 16},
+		{"min", unsafe.Offsetof(c.min), 24},
+		{"bias", unsafe.Offsetof(c.bias), 32},
+		{"coef", unsafe.Offsetof(c.coef), 40},
+	} {
+		if f.off != f.want {
+			t.Errorf("expTable.%s at offset %d, the kernels read %d", f.name, f.off, f.want)
+		}
 	}
 }
