@@ -122,39 +122,42 @@ func (p *paper) qsTune(ctx context.Context, sc qsScale, base hybrid.Params) (map
 // qsCompared are the Q-S variants the DDQN is compared with.
 var qsCompared = []string{"Q-S static", "Q-S static, tuned", "Q-S heuristic"}
 
-// qsComparison puts the DDQN next to the best of the other Q-S variants at
-// every temperature and setting, with the paired difference (same prompts
-// and seeds) and its 95% interval.
+// qsComparison puts the DDQN next to each other Q-S variant at every
+// temperature and setting: the paired difference of throughput (same
+// prompts and seeds) with its 95% interval, and a count of the points
+// where the DDQN is ahead of, behind or within the interval of each.
 func (p *paper) qsComparison(all []qsOutcome) error {
-	t := &report.Table{Columns: []string{"timing", "regime", "T", "LLM", "S-Q", "best other Q-S", "its throughput", "DDQN", "DDQN − best (paired)", "DDQN mean L", "DDQN bits/token", "DDQN / LLM"}}
-	ahead, behind, n := 0, 0, 0
+	t := &report.Table{Columns: []string{"timing", "regime", "T", "LLM", "S-Q", "Q-S static", "static, tuned", "heuristic", "DDQN", "DDQN − static", "DDQN − tuned", "DDQN − heuristic", "DDQN L", "DDQN bits/token"}}
+	var ahead, behind [3]int
+	n := 0
 	for _, o := range all {
 		g := groupRows(o.rows)
 		for i, d := range g["Q-S DDQN"] {
-			best := g[qsCompared[0]][i]
-			for _, l := range qsCompared[1:] {
-				if r := g[l][i]; r.Summary.ThroughputTPS > best.Summary.ThroughputTPS {
-					best = r
+			row := []string{o.timing.name, o.regime.name, report.Float(qsTemp(d), 1)}
+			for _, l := range append([]string{"LLM", "S-Q"}, append(qsCompared, "Q-S DDQN")...) {
+				row = append(row, g[l][i].PM("throughput_tps", 4))
+			}
+			for k, l := range qsCompared {
+				diff := metrics.Summarize(pairedTPS(d, g[l][i]))
+				row = append(row, PM(diff.Mean, diff.CI95, 2))
+				switch {
+				case diff.Mean-diff.CI95 > 0:
+					ahead[k]++
+				case diff.Mean+diff.CI95 < 0:
+					behind[k]++
 				}
 			}
-			diff := metrics.Summarize(pairedTPS(d, best))
-			switch {
-			case diff.Mean-diff.CI95 > 0:
-				ahead++
-			case diff.Mean+diff.CI95 < 0:
-				behind++
-			}
 			n++
-			llm := g["LLM"][i]
-			t.AddRow(o.timing.name, o.regime.name, report.Float(qsTemp(d), 2), llm.PM("throughput_tps", 4), g["S-Q"][i].PM("throughput_tps", 4),
-				best.Label, best.PM("throughput_tps", 4), d.PM("throughput_tps", 4), PM(diff.Mean, diff.CI95, 3),
-				report.Float(float64(d.Summary.Drafted)/float64(max(1, d.Summary.Uploads)), 3), d.PM("uplink_bits_per_token", 4),
-				report.Float(d.Summary.ThroughputTPS/llm.Summary.ThroughputTPS, 3))
+			t.AddRow(append(row, report.Float(float64(d.Summary.Drafted)/float64(max(1, d.Summary.Uploads)), 2), report.Float(d.Summary.BitsPerToken, 0))...)
 		}
 	}
 	p.doc.H(2, "Is the DDQN the best Q-S variant?")
-	p.doc.P("At each temperature and setting, the DDQN against the fastest of Q-S static, Q-S static tuned and the heuristic. The paired difference is the mean over prompts of the DDQN's throughput minus that variant's on the same prompt and seed (per-prompt tokens/s), ± the half-width of its 95%% interval (Student's t). "+
-		"**The DDQN is ahead beyond the interval at %d of %d points, behind beyond it at %d, and within it at the other %d.** Mean L is drafted tokens per round; bits/token shows the ℓ it picks.", ahead, n, behind, n-ahead-behind)
+	var counts []string
+	for k, l := range qsCompared {
+		counts = append(counts, fmt.Sprintf("%s: ahead at %d, behind at %d, within the interval at %d", l, ahead[k], behind[k], n-ahead[k]-behind[k]))
+	}
+	p.doc.P("Throughput (tokens/s) at each temperature and setting, and the DDQN's paired difference from each other Q-S variant: the mean over prompts of the DDQN's throughput minus the variant's on the same prompt and seed, ± the half-width of its 95%% interval (Student's t). "+
+		"**Of %d points, the DDQN against %s.** DDQN L is its mean draft length (drafted tokens per round), bits/token its uplink bits per committed token (which shows the ℓ it picks).", n, strings.Join(counts, "; against "))
 	return p.doc.Table("ddqn_vs_best", t)
 }
 
@@ -204,7 +207,35 @@ func (p *paper) qsLearning(sc qsScale, all []qsOutcome) error {
 			return err
 		}
 	}
-	return p.doc.Table("ddqn_learning", qsLearningTable(all))
+	if err := p.doc.Table("ddqn_learning", qsLearningTable(all)); err != nil {
+		return err
+	}
+	p.doc.P("The training episodes themselves (ε-greedy, the temperatures mixed): mean per-round reward before scaling (eq. 13, tokens/s) and exploration at the end of each block of %d episodes.", sc.evalEvery)
+	return p.doc.Table("ddqn_rewards", qsRewardTable(sc, all))
+}
+
+// qsRewardTable is the mean per-round reward of each block of evalEvery
+// training episodes, per setting, with ε at the block's end.
+func qsRewardTable(sc qsScale, all []qsOutcome) *report.Table {
+	cols := []string{"episodes"}
+	for _, o := range all {
+		cols = append(cols, o.timing.name+", "+o.regime.name)
+	}
+	t := &report.Table{Columns: append(cols, "ε")}
+	eps := all[0].train.Episodes
+	for lo := 0; lo < len(eps); lo += sc.evalEvery {
+		hi := min(lo+sc.evalEvery, len(eps))
+		row := []string{fmt.Sprintf("%d–%d", lo+1, hi)}
+		for _, o := range all {
+			var r []float64
+			for _, e := range o.train.Episodes[lo:hi] {
+				r = append(r, e.MeanReward)
+			}
+			row = append(row, report.Float(metrics.Summarize(r).Mean, 2))
+		}
+		t.AddRow(append(row, report.Float(eps[hi-1].Epsilon, 2))...)
+	}
+	return t
 }
 
 // qsLearningTable is the learning curves as a table, the static baseline

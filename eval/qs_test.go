@@ -36,7 +36,7 @@ func TestQSQuick(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, f := range []string{"fig3_rouge2.png", "fig3_entropy.png", "fig3_deviation.png", "fig4_paper_low.png", "fig4_paper_high.png", "fig4_testbed_low.png", "fig4_testbed_high.png",
-		"ddqn_learning_paper.png", "ddqn_learning_testbed.png", "rate_paper.png", "rate_testbed.png", "fig3_table.csv", "fig3_paired.csv", "ddqn_vs_best.csv", "ddqn_learning.csv", "rate_sweep.csv"} {
+		"ddqn_learning_paper.png", "ddqn_learning_testbed.png", "rate_paper.png", "rate_testbed.png", "fig3_table.csv", "fig3_paired.csv", "ddqn_vs_best.csv", "ddqn_learning.csv", "ddqn_rewards.csv", "rate_sweep.csv"} {
 		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
 			t.Errorf("missing %s", f)
 		}
