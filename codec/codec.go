@@ -45,6 +45,9 @@ type Encoded struct {
 	Bits    int       // information bits; len(Payload) == (Bits+7)/8 always
 	Recon   []float64 // the distribution the server reconstructs: bit-identical to Decode(Payload)
 	Support int       // number of probability entries carried (k, K or V), for reporting
+	// Dropped is, for the sparse lattice codecs (K-SQS, C-SQS), the mass
+	// of x outside the support, α_n of SQS eq. 4 (0 for the others).
+	Dropped float64
 }
 
 // Codec compresses a draft distribution for the uplink.

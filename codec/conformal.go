@@ -44,7 +44,7 @@ const (
 // use.
 type Conformal struct {
 	Alpha float64 // target average dropped mass α, in (0, 1)
-	Eta   float64 // learning rate η > 0
+	Eta   float64 // learning rate η ≥ 0 (0: β stays β_1, SQS Fig. 5's non-adaptive C-SQS; Theorem 2 needs η > 0)
 	Beta  float64 // current threshold β (initial value β_1 before the first token)
 
 	start   float64   // β at BeginBatch
@@ -62,8 +62,8 @@ func (c *Conformal) Validate() error {
 	if !(c.Alpha > 0 && c.Alpha < 1) {
 		return fmt.Errorf("%w: conformal alpha %v outside (0, 1)", ErrParam, c.Alpha)
 	}
-	if !(c.Eta > 0) || math.IsInf(c.Eta, 1) {
-		return fmt.Errorf("%w: conformal eta %v, want finite > 0", ErrParam, c.Eta)
+	if !(c.Eta >= 0) || math.IsInf(c.Eta, 1) {
+		return fmt.Errorf("%w: conformal eta %v, want finite >= 0", ErrParam, c.Eta)
 	}
 	if math.IsNaN(c.Beta) || math.IsInf(c.Beta, 0) {
 		return fmt.Errorf("%w: conformal beta %v is not finite", ErrParam, c.Beta)

@@ -251,7 +251,7 @@ func TestValidate(t *testing.T) {
 		Full{ProbBits: 12}, TopK{K: -1, ProbBits: 8}, TopK{ProbBits: 8, Theta: math.NaN()},
 		TopK{K: 3, ProbBits: 8, Eta: -1}, Lattice{L: 0}, Lattice{L: MaxL + 1},
 		KSQS{K: 0, L: 10}, KSQS{K: 3, L: 0}, &CSQS{L: 10, Conformal: Conformal{Alpha: 0, Eta: 0.1}},
-		&CSQS{L: 10, Conformal: Conformal{Alpha: 0.1, Eta: 0}}, &Conformal{Alpha: 0.1, Eta: 1, Beta: math.Inf(1)},
+		&CSQS{L: 10, Conformal: Conformal{Alpha: 0.1, Eta: -0.1}}, &Conformal{Alpha: 0.1, Eta: 1, Beta: math.Inf(1)},
 	} {
 		if err := c.Validate(); !errors.Is(err, ErrParam) {
 			t.Errorf("%#v: Validate = %v, want ErrParam", c, err)

@@ -76,7 +76,13 @@ func (c KSQS) Encode(x []float64, draft int) (Encoded, error) {
 	if draft >= 0 && recon[draft] == 0 {
 		return Encoded{}, fmt.Errorf("%w: draft token %d has reconstructed probability 0; sample the draft from Recon", ErrInput, draft)
 	}
-	return Encoded{Payload: w.Bytes(), Bits: w.Len(), Recon: recon, Support: len(support)}, nil
+	var dropped float64
+	for i, v := range x {
+		if _, in := slices.BinarySearch(support, i); !in {
+			dropped += v
+		}
+	}
+	return Encoded{Payload: w.Bytes(), Bits: w.Len(), Recon: recon, Support: len(support), Dropped: dropped}, nil
 }
 
 // Decode reads the support and the lattice point.
@@ -172,7 +178,7 @@ func (c *CSQS) Encode(x []float64, draft int) (Encoded, error) {
 		return Encoded{}, fmt.Errorf("%w: draft token %d has reconstructed probability 0; sample the draft from Recon", ErrInput, draft)
 	}
 	c.Observe(dropped)
-	return Encoded{Payload: w.Bytes(), Bits: w.Len(), Recon: recon, Support: len(support)}, nil
+	return Encoded{Payload: w.Bytes(), Bits: w.Len(), Recon: recon, Support: len(support), Dropped: dropped}, nil
 }
 
 // Decode reads K, the support and the lattice point.

@@ -27,6 +27,13 @@ func TestKSQSSupportIsTopK(t *testing.T) {
 		if e.Support != k {
 			t.Fatalf("Support = %d", e.Support)
 		}
+		var kept float64
+		for _, id := range top {
+			kept += x[id]
+		}
+		if math.Abs(e.Dropped-(1-kept)) > 1e-9 {
+			t.Fatalf("V=%d K=%d: Dropped %v, want 1 − top-K mass = %v", v, k, e.Dropped, 1-kept)
+		}
 	}
 }
 
@@ -41,8 +48,8 @@ func TestCSQSEncodeUpdatesThreshold(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Support {1, 2} (>= 0.2), dropped 0.2: β = 0.2 − 0.1(0.2 − 0.05) = 0.185.
-	if e.Support != 2 || math.Abs(c.Beta-0.185) > 1e-15 {
-		t.Fatalf("support %d, β %v", e.Support, c.Beta)
+	if e.Support != 2 || math.Abs(c.Beta-0.185) > 1e-15 || math.Abs(e.Dropped-0.2) > 1e-15 {
+		t.Fatalf("support %d, β %v, dropped %v", e.Support, c.Beta, e.Dropped)
 	}
 	r := NewBitReader(e.Payload)
 	if km1, _ := r.ReadBits(2); km1 != 1 {

@@ -54,6 +54,7 @@ type drafted struct {
 	payload []byte    // codec payload
 	bits    int       // codec payload bits
 	support int
+	dropped float64 // K-SQS, C-SQS: the SLM's mass outside the support (SQS eq. 4)
 	u       float64
 	imp     int // ui-hlm, i-hlm: attention weights above θ_imp (U+I eq. 6)
 }
@@ -99,6 +100,9 @@ type Step struct {
 	// distributions of the skipped tokens that ride along.
 	drafts  []drafted
 	unsentX [][]float64
+	// budgetEnd: a budget-filled batch ended because its next draft did
+	// not fit the bit budget (not because of the tokens left).
+	budgetEnd bool
 }
 
 // NewDevice opens a device session for prompt (token ids, BOS included).

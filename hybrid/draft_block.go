@@ -11,8 +11,9 @@ import (
 
 // blockLength is the number of drafts a block round may make: the room
 // left, capped by the controller's choice (draft=ddqn, which also sets
-// the round's ℓ), the draft-length policy, or for budget-filled batches
-// by l_max only.
+// the round's ℓ) or the draft-length policy. A budget-filled batch
+// (K-SQS, C-SQS) is capped only by batch_max when set; by default the
+// bit budget alone ends it (encodedBlock.step).
 func (d *Device) blockLength(room int, budget bool) (int, error) {
 	L := room
 	switch {
@@ -28,8 +29,8 @@ func (d *Device) blockLength(room int, budget bool) (int, error) {
 		d.lastEll = ell
 	case !budget:
 		L = min(L, d.dlen.Next())
-	case d.p.LMax > 0:
-		L = min(L, d.p.LMax)
+	case d.p.BatchMax > 0:
+		L = min(L, d.p.BatchMax)
 	}
 	if d.csqs != nil {
 		d.csqs.BeginBatch()
@@ -49,7 +50,7 @@ func (b encodedBlock) step(d *Device, room int) (Step, error) {
 		return Step{}, err
 	}
 	var drafts []drafted
-	used := 0
+	used, full := 0, false
 	ctx := append([]int(nil), d.seq...)
 	for len(drafts) < L {
 		logits, err := d.slm.last(ctx)
@@ -66,6 +67,7 @@ func (b encodedBlock) step(d *Device, room int) (Step, error) {
 			// always carries its first draft: a budget smaller than one
 			// draft would otherwise stall the generation.
 			if len(drafts) > 0 && !codec.FitsBudget(used, bits, d.p.Budget) {
+				full = true
 				break
 			}
 			used += bits
@@ -74,7 +76,7 @@ func (b encodedBlock) step(d *Device, room int) (Step, error) {
 		if err != nil {
 			return Step{}, err
 		}
-		dr := drafted{sample: x, recon: enc.Recon, payload: enc.Payload, bits: enc.Bits, support: enc.Support, u: math.NaN()}
+		dr := drafted{sample: x, recon: enc.Recon, payload: enc.Payload, bits: enc.Bits, support: enc.Support, dropped: enc.Dropped, u: math.NaN()}
 		if d.p.SamplesRecon() {
 			dr.sample, dr.slm = enc.Recon, x
 		}
@@ -85,7 +87,9 @@ func (b encodedBlock) step(d *Device, room int) (Step, error) {
 		drafts = append(drafts, dr)
 		ctx = append(ctx, dr.token)
 	}
-	return d.sendBlock(drafts), nil
+	st := d.sendBlock(drafts)
+	st.budgetEnd = full
+	return st, nil
 }
 
 // bitsFor is the codec payload size a budget-filled batch will spend on x.

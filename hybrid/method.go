@@ -117,6 +117,13 @@ var methods = []*Method{
 		uploader: always, drafter: listBlock{}, verifier: listVerifier{}},
 }
 
+// budgetFilled reports whether the method fills each batch to the bit
+// budget (K-SQS, C-SQS).
+func (m *Method) budgetFilled() bool {
+	b, ok := m.drafter.(encodedBlock)
+	return ok && b.budget
+}
+
 // Methods lists the method names in the table's order.
 var Methods []string
 

@@ -52,7 +52,7 @@ type Params struct {
 	Ell        int     // lattice resolution ℓ
 	Budget     int     // bits per batch for k-sqs / c-sqs (SQS Sec. 4)
 	ConfAlpha  float64 // C-SQS target dropped mass α
-	ConfEta    float64 // C-SQS learning rate η
+	ConfEta    float64 // C-SQS learning rate η (0: a fixed threshold, SQS Fig. 5's non-adaptive C-SQS)
 	ConfBeta   float64 // C-SQS initial threshold β₁
 	SampleFrom string  // "recon" (sample what is sent) or "slm" (sample the SLM's own distribution); "" = method default
 
@@ -61,7 +61,12 @@ type Params struct {
 	DDQNModel string // trained policy for draft=ddqn
 	L         int    // fixed draft length, or the heuristic's initial length
 	LMin      int
-	LMax      int // also caps budget-filled batches (0: no cap)
+	LMax      int // largest draft length of the heuristic (0: no cap)
+	// BatchMax caps the drafts of a budget-filled batch (k-sqs, c-sqs).
+	// 0, the default, is no cap: the bit budget B decides the batch, as
+	// in SQS Sec. 4 (L^t = max{L : Σ b_n <= B}), bounded only by the
+	// tokens left to generate and the context.
+	BatchMax int
 
 	// Timing (seconds of virtual time; Q-S eq. 9) and energy (U+I).
 	TauSLM, TauLLM float64
@@ -241,14 +246,15 @@ var keys = map[string]param{
 	"ell":             intKey("lattice resolution ℓ (Q-S, SQS)", func(p *Params) *int { return &p.Ell }),
 	"budget_bits":     intKey("bits per batch for k-sqs and c-sqs (SQS B)", func(p *Params) *int { return &p.Budget }),
 	"conf_alpha":      floatKey("C-SQS target dropped mass α", func(p *Params) *float64 { return &p.ConfAlpha }),
-	"conf_eta":        floatKey("C-SQS threshold learning rate η", func(p *Params) *float64 { return &p.ConfEta }),
+	"conf_eta":        floatKey("C-SQS threshold learning rate η (0: a fixed threshold)", func(p *Params) *float64 { return &p.ConfEta }),
 	"conf_beta":       floatKey("C-SQS initial threshold β₁", func(p *Params) *float64 { return &p.ConfBeta }),
 	"sample_from":     {"draft from what is sent (recon) or from the SLM (slm); default per method", func(p *Params, v string) error { p.SampleFrom = v; return nil }},
 	"draft":           {"draft length policy of q-s/s-q: fixed, heuristic, or ddqn (L and ℓ per round from ddqn_model)", func(p *Params, v string) error { p.Draft = v; return nil }},
 	"ddqn_model":      {"file of a trained DDQN policy (hlm train-ddqn) for draft=ddqn", func(p *Params, v string) error { p.DDQNModel = v; return nil }},
 	"l":               intKey("draft length (fixed) or initial length (heuristic)", func(p *Params) *int { return &p.L }),
 	"l_min":           intKey("smallest draft length of the heuristic", func(p *Params) *int { return &p.LMin }),
-	"l_max":           intKey("largest draft length (heuristic and budget-filled batches; 0: no cap)", func(p *Params) *int { return &p.LMax }),
+	"l_max":           intKey("largest draft length of the heuristic (0: no cap)", func(p *Params) *int { return &p.LMax }),
+	"batch_max":       intKey("largest k-sqs/c-sqs batch (0, default: no cap; the bit budget decides)", func(p *Params) *int { return &p.BatchMax }),
 	"tau_slm":         floatKey("SLM time per token, seconds (default 0.0256)", func(p *Params) *float64 { return &p.TauSLM }),
 	"tau_llm":         floatKey("LLM time per verification pass, seconds (default 0.1046)", func(p *Params) *float64 { return &p.TauLLM }),
 	"measure_tau":     boolKey("use the measured drafting and verification times instead of tau_slm/tau_llm (not reproducible)", func(p *Params) *bool { return &p.MeasureTau }),
@@ -340,7 +346,7 @@ func (p Params) Validate() error {
 		return bad("theta %g / eta %g", p.Theta, p.Eta)
 	case p.Ell < 1 || p.Budget < 1:
 		return bad("ell %d / budget_bits %d", p.Ell, p.Budget)
-	case !(p.ConfAlpha > 0 && p.ConfAlpha < 1) || !(p.ConfEta > 0) || math.IsNaN(p.ConfBeta):
+	case !(p.ConfAlpha > 0 && p.ConfAlpha < 1) || !(p.ConfEta >= 0) || math.IsInf(p.ConfEta, 1) || math.IsNaN(p.ConfBeta):
 		return bad("conf_alpha %g / conf_eta %g / conf_beta %g", p.ConfAlpha, p.ConfEta, p.ConfBeta)
 	case p.SampleFrom != "" && p.SampleFrom != "recon" && p.SampleFrom != "slm":
 		return bad("sample_from %q (want recon or slm)", p.SampleFrom)
@@ -350,8 +356,8 @@ func (p Params) Validate() error {
 		return bad("draft %q (want fixed, heuristic or ddqn)", p.Draft)
 	case p.Draft == "ddqn" && !m.Controlled:
 		return bad("draft=ddqn chooses L and ℓ of the lattice methods q-s and s-q, not %s", p.Method)
-	case p.L < 1 || p.LMin < 1 || p.LMax < 0 || (p.LMax > 0 && p.LMax < p.LMin):
-		return bad("l %d / l_min %d / l_max %d", p.L, p.LMin, p.LMax)
+	case p.L < 1 || p.LMin < 1 || p.LMax < 0 || (p.LMax > 0 && p.LMax < p.LMin) || p.BatchMax < 0:
+		return bad("l %d / l_min %d / l_max %d / batch_max %d", p.L, p.LMin, p.LMax, p.BatchMax)
 	case !(p.TauSLM >= 0) || !(p.TauLLM >= 0):
 		return bad("tau_slm %g / tau_llm %g", p.TauSLM, p.TauLLM)
 	case p.ListK < 1 || p.ListK > MaxListK:

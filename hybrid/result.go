@@ -50,6 +50,10 @@ type Result struct {
 	// of top-k, K, V), in order: the online k's distribution (CU-HLM
 	// Sec. V-C: range and mean of k).
 	Supports []int `json:"-"`
+	// Batches (simulator, k-sqs and c-sqs) are the run's batches with
+	// their L^t, support sizes, dropped masses and the terms of SQS
+	// Theorem 1 (Batch); Aggregate does not merge them.
+	Batches []Batch `json:"-"`
 
 	// MeanEntropy (simulator, with Params.Entropy) is the mean Shannon
 	// entropy in nats of the exact distribution each committed token

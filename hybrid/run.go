@@ -140,6 +140,9 @@ func (c Config) meters() []meter {
 		if c.Device.p.Entropy {
 			ms = append(ms, &entropyMeter{d: c.Device, server: c.Oracle.Server})
 		}
+		if c.Device.m.budgetFilled() {
+			ms = append(ms, &batches{d: c.Device})
+		}
 	}
 	if c.Trace != nil {
 		ms = append(ms, newTracer(c.Trace, c.Device.p))
