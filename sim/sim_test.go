@@ -106,11 +106,13 @@ func TestAggregateTimeBreakdown(t *testing.T) {
 	}
 }
 
-// TestBoundsOnRealDistributions checks the papers' bounds on real
-// next-token distributions of the stories260K pair (SLM = 2-layer exit):
-// CU-HLM Prop. 1 (D_TV(p, q) ≤ U_TV(k)) and Prop. 2 (Û_TV < Ū_TV) for every
-// k, the lattice bound TV(q, q̂) ≤ K/(4ℓ), and C-SQS Theorem 2 along the
-// generated sequence.
+// TestBoundsOnRealDistributions checks CU-HLM's bounds on real next-token
+// distributions of the stories260K pair (SLM = 2-layer exit): Prop. 1
+// (D_TV(p, q) ≤ U_TV(k)) and Prop. 2 (Û_TV < Ū_TV) for every k. SQS's
+// lattice bound and Theorem 2 are checked where their bounds are below 1
+// and close to the measured values, in sqs_bounds_test.go (here they were
+// K/(4ℓ) = 1.28 with K = V and a Theorem 2 bound ≥ 8.3 against a dropped
+// mass ≤ 1: checks that could not fail).
 func TestBoundsOnRealDistributions(t *testing.T) {
 	ms := pair(t, stories+"@exit=2")
 	p := hybrid.DefaultParams()
@@ -120,9 +122,6 @@ func TestBoundsOnRealDistributions(t *testing.T) {
 		t.Fatal(err)
 	}
 	const eta = 1.0
-	conf := codec.Conformal{Alpha: 0.0005, Eta: 0.001, Beta: 0.001}
-	beta1 := conf.Beta
-	var dropped float64
 	for n, pr := range log.Pairs {
 		x, y := pr.X, pr.Y
 		V := len(x)
@@ -162,22 +161,6 @@ func TestBoundsOnRealDistributions(t *testing.T) {
 			if uhat, ubar := num/den, codec.UBar(x, d, k, b, eta); !(uhat < ubar+1e-12) {
 				t.Fatalf("pair %d, k=%d: Û_TV %g ≥ Ū_TV %g (Prop. 2)", n, k, uhat, ubar)
 			}
-		}
-		// Lattice: TV(q̄, q̂) ≤ K/(4ℓ) for K = V, ℓ = 100.
-		enc, err := codec.Lattice{L: 100}.Encode(x, -1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if tv := spec.TV(x, enc.Recon); tv > float64(V)/400+1e-12 {
-			t.Fatalf("pair %d: lattice TV %g > K/(4ℓ) = %g", n, tv, float64(V)/400)
-		}
-		// Theorem 2 (SQS eq. 9) on the running average of dropped mass.
-		_, drop := conf.Support(x)
-		conf.Observe(drop)
-		dropped += drop
-		T := float64(n + 1)
-		if avg, bound := dropped/T, conf.Alpha+(math.Abs(beta1)+1+conf.Eta*conf.Alpha)/(conf.Eta*T); avg > bound {
-			t.Fatalf("token %d: average dropped mass %g > Theorem 2 bound %g", n, avg, bound)
 		}
 	}
 	t.Logf("checked %d real distribution pairs (V = %d)", len(log.Pairs), len(log.Pairs[0].X))
