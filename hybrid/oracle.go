@@ -10,9 +10,18 @@ import (
 // distributions at hand), how far the committed tokens' distributions are
 // from the LLM's: the mean L1 distance between the distribution each
 // committed draft position effectively followed and the LLM's (CU-HLM
-// eq. 17's Bias(t), averaged over the draft). Skipped tokens are measured
-// against the LLM's distribution when their upload is verified, or at the
-// end of the run for those that never reached the server.
+// eq. 17's Bias(t), averaged over the draft). That distribution is
+// spec.OutputDist of the draft's sampling distribution, x̂ and y for
+// standard verification (Device.outputDist), and the law of the server's
+// exponential race over y for coupled and coupled-list positions
+// (spec.RaceDist). For the methods that sample what they send (Q-S,
+// K-SQS, C-SQS, HLM, replica) and for coupling the result is 0 up to
+// rounding by construction — OutputDist(x̂, x̂, y) = y, RaceDist(y) = y — so
+// it checks the bookkeeping, not the sampler; the chi-square tests on the
+// real pair (TestBlocksFollowTheLLMOnRealPair) check the sampler. Skipped
+// tokens are measured against the LLM's distribution when their upload is
+// verified, or at the end of the run for those that never reached the
+// server.
 type oracle struct {
 	d      *Device
 	server *Server
@@ -32,17 +41,27 @@ func (o *oracle) observe(r *round) error {
 		}
 	}
 	for l := 0; l <= r.verdict.Accepted && l < len(r.step.Upload.Drafts); l++ {
-		o.n++
-		if tr.XHat[l] == nil { // coupled: the committed token is exactly y-distributed
-			continue
+		if l >= len(tr.DraftY) || tr.DraftY[l] == nil {
+			return fmt.Errorf("deviation: no target distribution at draft %d of %d", l, len(r.step.Upload.Drafts))
 		}
-		eff, err := o.d.outputDist(r.drafts[l], tr.XHat[l], tr.DraftY[l])
+		eff, err := o.positionDist(r, l)
 		if err != nil {
 			return fmt.Errorf("deviation: %w", err)
 		}
 		o.sum += l1(eff, tr.DraftY[l])
+		o.n++
 	}
 	return nil
+}
+
+// positionDist is the exact distribution of the token committed at draft
+// position l of a verified round, given that the round reached it.
+func (o *oracle) positionDist(r *round, l int) ([]float64, error) {
+	tr := r.server
+	if tr.XHat[l] == nil { // coupled, coupled-list: the server's race over y decides
+		return spec.RaceDist(tr.DraftY[l]), nil
+	}
+	return o.d.outputDist(r.drafts[l], tr.XHat[l], tr.DraftY[l])
 }
 
 // end measures the tokens committed on the device after the last upload.

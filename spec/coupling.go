@@ -53,6 +53,34 @@ func CoupledSample(p []float64, seed uint64, pos int) int {
 	return tok
 }
 
+// RaceDist is the exact distribution of the winner of the exponential race
+// over p (CoupledSample over seeds): P(v) = p_v / Σ_{u: p_u > 0} p_u. It is
+// also the law of the server's token in VerifyCoupled and, whatever the set S
+// of surviving drafts, in VerifyCoupledList: min_{k∈S} E_k(pos, i) is
+// Exp(|S|) for every i, which scales every score alike and leaves the
+// argmin's law unchanged. So a coupled position's output follows y by
+// construction (the race lemma, Daliri, Musco, Suresh 2024); RaceDist is
+// what the simulator's deviation of such a position is computed from. The
+// result is a new slice; p with no positive entry gives all zeros.
+func RaceDist(p []float64) []float64 {
+	out := make([]float64, len(p))
+	var s float64
+	for _, v := range p {
+		if v > 0 {
+			s += v
+		}
+	}
+	if !(s > 0) {
+		return out
+	}
+	for i, v := range p {
+		if v > 0 {
+			out[i] = v / s
+		}
+	}
+	return out
+}
+
 // CoupledAgreement is the probability that the races over x and y pick the
 // same token: Σ_i 1/Σ_k max(x_k/x_i, y_k/y_i), over tokens with x_i, y_i > 0.
 func CoupledAgreement(x, y []float64) float64 {

@@ -137,3 +137,65 @@ func TestVerifyCoupledIsDrafterInvariant(t *testing.T) {
 		}
 	}
 }
+
+// TestRaceDist: the winner of the race over p, with one draft's noise
+// (CoupledSample) or the minimum over m = 3 drafts' noise (the server's
+// race in list matching with three survivors), follows RaceDist(p) over
+// seeds 0…199,999 (chi-square at 0.001), for weights that do not sum to 1
+// and have zeros; RaceDist(p) is p itself for a distribution.
+func TestRaceDist(t *testing.T) {
+	cases := [][]float64{
+		{0.5, 0.3, 0.2},
+		{3, 0, 1, 2, 0, 0.5}, // unnormalized, with zeros
+		{0, 0, 1e-3, 0, 2e-3, 0.995},
+	}
+	const n = 200000
+	for ci, p := range cases {
+		want := RaceDist(p)
+		for _, m := range []int{1, 3} {
+			counts := make([]int, len(p))
+			for seed := uint64(0); seed < n; seed++ {
+				best, score := -1, math.Inf(1)
+				for i, pi := range p {
+					if !(pi > 0) {
+						continue
+					}
+					e := math.Inf(1)
+					for k := 0; k < m; k++ {
+						e = math.Min(e, ListNoiseExp(seed, k, 9, i))
+					}
+					if s := e / pi; s < score {
+						best, score = i, s
+					}
+				}
+				if m == 1 && best != CoupledSample(p, seed, 9) {
+					t.Fatalf("case %d seed %d: race %d, CoupledSample %d", ci, seed, best, CoupledSample(p, seed, 9))
+				}
+				counts[best]++
+			}
+			var chi float64
+			df := -1
+			for i, w := range want {
+				if w == 0 {
+					if counts[i] != 0 {
+						t.Fatalf("case %d, m=%d: token %d of weight 0 won", ci, m, i)
+					}
+					continue
+				}
+				e := w * n
+				chi += (float64(counts[i]) - e) * (float64(counts[i]) - e) / e
+				df++
+			}
+			if crit := chi2Critical(df); chi > crit {
+				t.Errorf("case %d, m=%d: winners deviate from RaceDist: chi-square %.1f > %.1f (df %d)", ci, m, chi, crit, df)
+			}
+		}
+	}
+	y := []float64{0.1, 0.2, 0.7}
+	if d := TV(RaceDist(y), y); d > 1e-15 {
+		t.Errorf("RaceDist(y) differs from y by %g", d)
+	}
+	if z := RaceDist([]float64{0, 0}); z[0] != 0 || z[1] != 0 {
+		t.Errorf("RaceDist of no mass = %v", z)
+	}
+}
