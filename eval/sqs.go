@@ -3,52 +3,163 @@ package eval
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/hlmproject/hlm/hybrid"
-	"github.com/hlmproject/hlm/report"
 )
 
-// sqs reruns SQS Fig. 2: end-to-end latency and resampling rate vs the
-// sampling temperature for K-SQS (several K) and C-SQS (initial thresholds).
+// The SQS rerun (SQS Sec. 4 and Appendix A.4): K-SQS and C-SQS with the
+// bit budget B deciding every batch (no draft-count cap: batch_max = 0,
+// the default), over the temperatures of the paper and several seeds.
+// sqs.go runs the grid; sqs_figs.go draws Figs. 2, 4, 5 and 6 and the
+// paired crossover; sqs_tables.go makes the per-batch tables and the terms
+// of Theorems 1 and 2.
+
+// sqsVariant is one configuration of the grid.
+type sqsVariant struct {
+	label  string
+	method string
+	sets   []string
+	kind   string  // "k": K-SQS; "c": C-SQS (η > 0); "c0": C-SQS with η = 0
+	x      float64 // K of K-SQS, β₁ of C-SQS
+}
+
+// sqsScale is how big the rerun is: the full one, or the quick one the
+// tests run (PaperConfig.Quick).
+type sqsScale struct {
+	temps []float64
+	seeds []uint64
+	n     int       // prompts per point
+	ks    []int     // K of K-SQS (Fig. 4 left)
+	betas []float64 // β₁ of C-SQS (Fig. 4 right, Fig. 5)
+}
+
+// The C-SQS learning rate and target of SQS Sec. 4.
+const (
+	sqsEta   = 0.001
+	sqsAlpha = 0.0005
+)
+
+func (p *paper) sqsScale() sqsScale {
+	s := sqsScale{temps: []float64{0, 0.2, 0.4, 0.6, 0.8, 1}, n: p.cfg.NCurve,
+		ks: []int{2, 4, 8, 16, 32}, betas: []float64{0.0005, 0.001, 0.005, 0.01, 0.05}}
+	for i := range 3 {
+		s.seeds = append(s.seeds, p.cfg.Seed+uint64(1000*i))
+	}
+	if p.cfg.Quick {
+		s.temps, s.n, s.ks, s.betas = []float64{0, 1}, 3, []int{4, 16}, []float64{0.001, 0.01}
+		s.seeds = s.seeds[:2]
+	}
+	return s
+}
+
+// fig5Betas are the β₁ of Fig. 5's non-adaptive C-SQS (η = 0).
+var fig5Betas = []float64{0.001, 0.01, 0.05}
+
+// variants are the grid's configurations: K-SQS for every K, C-SQS with
+// η = 0.001 for every β₁ and with η = 0 for those of fig5Betas.
+func (s sqsScale) variants() []sqsVariant {
+	var vs []sqsVariant
+	for _, k := range s.ks {
+		vs = append(vs, sqsVariant{fmt.Sprintf("K-SQS K=%d", k), hybrid.KSQS, []string{fmt.Sprintf("sqs_k=%d", k)}, "k", float64(k)})
+	}
+	for _, b := range s.betas {
+		vs = append(vs, sqsVariant{fmt.Sprintf("C-SQS β₁=%g", b), hybrid.CSQS, []string{fmt.Sprintf("conf_beta=%g", b)}, "c", b})
+	}
+	for _, b := range s.betas {
+		if slices.Contains(fig5Betas, b) {
+			vs = append(vs, sqsVariant{fmt.Sprintf("C-SQS β₁=%g η=0", b), hybrid.CSQS, []string{fmt.Sprintf("conf_beta=%g", b), "conf_eta=0"}, "c0", b})
+		}
+	}
+	return vs
+}
+
+// sqsCell is one (variant, temperature) pooled over the seeds: the runs of
+// every seed and prompt, seed-major, in the same order in every cell, so
+// that two cells can be compared prompt by prompt.
+type sqsCell struct {
+	v    sqsVariant
+	temp float64
+	rows []Row // one per seed
+	runs []hybrid.Result
+}
+
+// sqsGrid holds the cells by variant label and temperature index.
+type sqsGrid struct {
+	scale sqsScale
+	ell   int // lattice resolution ℓ
+	vs    []sqsVariant
+	cells map[string][]*sqsCell
+}
+
+func (g *sqsGrid) cell(label string, ti int) *sqsCell { return g.cells[label][ti] }
+
+// sqs reruns SQS Figs. 2, 4, 5 and 6 with the budget deciding the batch,
+// and tabulates the batches and the terms of Theorems 1 and 2.
 func (p *paper) sqs(ctx context.Context) error {
 	p.header("K-SQS / C-SQS rerun", "Bhattacharjee et al., *Conformal Sparsification for Bandwidth-Efficient Edge-Cloud Speculative Decoding* (SQS)")
 	base := p.setup.Base
-	if err := base.SetAll([]string{"channel=fixed", "rate_bps=1e6", "budget_bits=5000", "ell=100", "conf_eta=0.001", "conf_alpha=0.0005"}); err != nil {
+	if err := base.SetAll([]string{"channel=fixed", "rate_bps=1e6", "budget_bits=5000", "ell=100", "batch_max=0",
+		fmt.Sprintf("conf_eta=%g", sqsEta), fmt.Sprintf("conf_alpha=%g", sqsAlpha)}); err != nil {
 		return err
 	}
-	p.doc.P("Setting: a fixed 1 Mbit/s uplink (the paper does not give its rate), budget B = 5000 bits per batch, ℓ = 100, C-SQS η = 0.001 and α = 0.0005 (SPEC defaults). TinyStories continuations stand in for LM1B.")
-	temps := []float64{0.2, 0.4, 0.6, 0.8, 1.0}
-	vs := []Point{{"K-SQS K=4", hybrid.KSQS, []string{"sqs_k=4"}}, {"K-SQS K=8", hybrid.KSQS, []string{"sqs_k=8"}}, {"K-SQS K=16", hybrid.KSQS, []string{"sqs_k=16"}},
-		{"C-SQS β₁=0.001", hybrid.CSQS, []string{"conf_beta=0.001"}}, {"C-SQS β₁=0.01", hybrid.CSQS, []string{"conf_beta=0.01"}}}
-	var pts []Point
-	for _, v := range vs {
-		for _, t := range temps {
-			pts = append(pts, Point{Label: v.Label, Method: v.Method, Sets: append(append([]string(nil), v.Sets...), fmt.Sprintf("temperature=%g", t))})
-		}
-	}
-	rows, err := p.run(ctx, "fig2", "tinystories", p.cfg.NCurve, base, pts)
+	// Both methods are lossless (the output follows the LLM whatever the
+	// draft), so the rerun measures time and rejections only.
+	p.setup.GloVe, p.setup.NLL = nil, false
+	g, err := p.sqsRuns(ctx, base)
 	if err != nil {
 		return err
 	}
-	groups := map[string][]Row{}
-	for _, r := range rows {
-		groups[r.Label] = append(groups[r.Label], r)
+	p.sqsSetting(g, base)
+	for _, f := range []func(*sqsGrid) error{p.sqsFig2, p.sqsCrossover, p.sqsFig4, p.sqsFig5, p.sqsFig6, p.sqsBatchTables, p.sqsTheorem1, p.sqsTheorem2} {
+		if err := f(g); err != nil {
+			return err
+		}
 	}
-	x := func(r Row) float64 { return SetValue(r, "temperature") }
-	lat := &report.LinePlot{Title: "latency per prompt", XLabel: "temperature", YLabel: "virtual seconds per prompt"}
-	res := &report.LinePlot{Title: "resampling rate", XLabel: "temperature", YLabel: "rejections per batch"}
-	for _, v := range vs {
-		rs := groups[v.Label]
-		perPrompt := func(i int) float64 { return 1 / float64(rs[i].Prompts) }
-		lat.Series = append(lat.Series, scaled(Curve(v.Label, rs, x, "virtual_seconds"), perPrompt))
-		res.Series = append(res.Series, Curve(v.Label, rs, x, "resampling_rate"))
+	return nil
+}
+
+// sqsRuns evaluates every variant at every temperature and seed on the
+// same prompts (one results file, runs.csv/json, a row per seed).
+func (p *paper) sqsRuns(ctx context.Context, base hybrid.Params) (*sqsGrid, error) {
+	sc := p.sqsScale()
+	g := &sqsGrid{scale: sc, ell: base.Ell, vs: sc.variants(), cells: map[string][]*sqsCell{}}
+	var pts []Point
+	for _, v := range g.vs {
+		for _, t := range sc.temps {
+			for _, s := range sc.seeds {
+				sets := append(append([]string(nil), v.sets...), fmt.Sprintf("temperature=%g", t), fmt.Sprintf("seed=%d", s))
+				pts = append(pts, Point{Label: v.label, Method: v.method, Sets: sets})
+			}
+		}
 	}
-	p.doc.H(2, "Fig. 2: latency and resampling rate vs temperature")
-	if err := p.doc.Plot("fig2_latency", "Average end-to-end latency per prompt (SQS Fig. 2 left)", lat); err != nil {
-		return err
+	rows, err := p.run(ctx, "runs", "tinystories", sc.n, base, pts)
+	if err != nil {
+		return nil, err
 	}
-	if err := p.doc.Plot("fig2_resampling", "Resampling rate: rejected-and-resampled tokens per batch (SQS Fig. 2 right)", res); err != nil {
-		return err
+	i := 0
+	for _, v := range g.vs {
+		for _, t := range sc.temps {
+			c := &sqsCell{v: v, temp: t}
+			for range sc.seeds {
+				c.rows = append(c.rows, rows[i])
+				c.runs = append(c.runs, rows[i].Runs...)
+				i++
+			}
+			g.cells[v.label] = append(g.cells[v.label], c)
+		}
 	}
-	return p.doc.Table("fig2_table", Table("", rows, []string{"label", "sets", "virtual_seconds", "resampling_rate", "accepted_per_round", "uplink_bits_per_token", "mean_deviation"}))
+	return g, nil
+}
+
+// sqsSetting states the setting, the seeds and what bounds a batch.
+func (p *paper) sqsSetting(g *sqsGrid, base hybrid.Params) {
+	sc := g.scale
+	p.doc.P("Setting (SQS Sec. 4): B = %d bits per batch, ℓ = %d, C-SQS η = %g and α = %g, a fixed %g Mbit/s uplink (the paper gives no rate), τ_SLM = %g ms, τ_LLM = %g ms, %d new tokens per prompt. "+
+		"TinyStories continuations stand in for LM1B. **No draft-count cap** (batch_max = 0): each batch drafts until the next draft's bits would exceed B (L^t = max{L : Σ b_n ≤ B}, filled sequentially) or until the tokens left to generate run out; the tables below give the share of batches that B ended. "+
+		"Temperatures %v; seeds %v (prompt i of seed s runs with seed s+i); %d prompts per point, so every mean pools %d runs, and its ± is the half-width of the 95%% interval with runs as units (Student's t; rates by the ratio-of-sums linearization). "+
+		"K-SQS K ∈ %v; C-SQS β₁ ∈ %v with η = %g, and with η = 0 (a fixed threshold, Fig. 5) for β₁ ∈ %v. "+
+		"Comparisons between two methods are paired (same prompt and seed): the difference of the latencies, run by run, with its own interval. Both methods are lossless, so no quality scores are computed.",
+		base.Budget, base.Ell, sqsEta, sqsAlpha, base.Channel.RateBps/1e6, base.TauSLM*1000, base.TauLLM*1000, base.MaxTokens,
+		sc.temps, sc.seeds, sc.n, sc.n*len(sc.seeds), sc.ks, sc.betas, sqsEta, fig5Betas)
 }
