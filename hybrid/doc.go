@@ -30,9 +30,22 @@
 // accepted draft — more tokens per LLM pass, but not the papers' method.
 //
 // The device samples a draft from the distribution it sends (quantize, then
-// sample: lossless, Q-S Proposition 1) except where a paper says otherwise:
-// CU-HLM's top-k sends the top-k of the SLM's own distribution plus the draft
-// (lossy, CU-HLM eq. 17) and S-Q quantizes after sampling (lossy).
+// sample: lossless by construction, Q-S Proposition 1) except where a paper
+// says otherwise: CU-HLM's top-k sends the top-k of the SLM's own
+// distribution plus the draft (lossy, CU-HLM eq. 17) and S-Q quantizes after
+// sampling (lossy). Coupled and coupled-list are lossless by construction
+// too: the server commits the winner of an exponential race over y
+// (spec.RaceDist).
+//
+// The simulator's deviation (Result.MeanDeviation, the oracle meter) is the
+// exact L1 distance of each committed token's output distribution from the
+// LLM's. For the methods lossless by construction it computes an identity —
+// OutputDist(x̂, x̂, y) = y, RaceDist(y) = y — and reports 0 up to rounding
+// (~1e-16): a check of the bookkeeping, not of the sampler. The chi-square
+// tests on the real pair (TestLosslessOnRealPair, the first token;
+// TestBlocksFollowTheLLMOnRealPair, five positions of multi-draft blocks,
+// budget-cut batches, C-SQS rollbacks, coupled, replica and coupled-list)
+// are what can fail when the code does not sample as constructed.
 //
 // Virtual time per round is Q-S eq. 9: L·τ_SLM + τ_up(bits) + τ_LLM + τ_down,
 // with the link state drawn once per upload (block fading); a skipped token
