@@ -46,7 +46,7 @@ func (p *paper) coupling(ctx context.Context) error {
 	}
 	sort.SliceStable(sc, func(i, j int) bool { return sc[i].X[0] < sc[j].X[0] })
 	p.doc.H(2, "Acceptance per uplink bit")
-	p.doc.P("Same prompts and seeds for every method; CU-HLM's threshold is 0, so it verifies every token whose uncertainty is above 0. HLM and CU-HLM take the bonus token after an accepted draft here (bonus=true), as every block method does, so that all rows are one-pass speculative rounds on one footing (their default is the papers' one token per round). Accepted per kbit = accepted drafts per 1000 uplink bits.")
+	p.doc.P("Same prompts and seeds for every method; CU-HLM's threshold is 0, so it verifies every token whose uncertainty is above 0. HLM and CU-HLM take the bonus token after an accepted draft here (bonus=true), as every block method does, so that all rows are one-pass speculative rounds on one footing (their default is the papers' one token per round). Accepted per kbit = accepted drafts per 1000 uplink bits. Every row but CU-HLM's is lossless by construction, so its deviation is 0 up to rounding (an identity, not a measurement).")
 	if err := p.doc.Table("per_bit", t); err != nil {
 		return err
 	}
