@@ -64,7 +64,10 @@
 // rows × 4 tokens (K-quants: below) that load each weight once for all of the tile's tokens
 // and prefetch the next tile's rows; MatMuls runs the products of one input
 // (q, k, v) in one parallel pass. The threads are a persistent pool
-// (ParallelFor): a product wakes them, it does not start goroutines.
+// (ParallelLoop): a product wakes them, it does not start goroutines. Once
+// warm a product allocates nothing: its bookkeeping and quantized inputs
+// are recycled (products), the pool reuses its jobs, and the row-parallel
+// operations (RMSNormRows, LayerNormRows, SwiGLU) run recycled Loops.
 //
 // Q8_0 and Q4_0 products of two or more tokens at the AVX-512 level run
 // token-pair tiles of up to 4 rows × 8 tokens (8 rows × 2). The quantized
