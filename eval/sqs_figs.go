@@ -82,7 +82,8 @@ func (p *paper) sqsFig2(g *sqsGrid) error {
 	if err := p.latencyAndResampling(g, "fig2", "SQS Fig. 2", labels); err != nil {
 		return err
 	}
-	t := &report.Table{Columns: []string{"variant", "T", "latency (s/prompt)", "resampling rate (N_rej/batch)", "accepted/batch", "L^t", "uplink bits/token"}}
+	p.doc.P("*SLM share* is the part of the latency spent drafting (L^t·τ_SLM per batch): with B deciding the batch, a batch holds tens of drafts of which a few are accepted, so most of the time goes to drafts that are thrown away, and a variant that spends more bits per draft (larger K, or C-SQS's wider supports at high T) drafts fewer of them.")
+	t := &report.Table{Columns: []string{"variant", "T", "latency (s/prompt)", "resampling rate (N_rej/batch)", "accepted/batch", "L^t", "SLM share", "uplink bits/token"}}
 	for _, v := range g.vs {
 		if v.kind == "c0" {
 			continue
@@ -93,10 +94,20 @@ func (p *paper) sqsFig2(g *sqsGrid) error {
 			lat, latH := c.latency()
 			res, resH := c.resampling()
 			t.AddRow(v.label, report.Float(temp, 1), PM(lat, latH, 4), PM(res, resH, 3),
-				report.Float(b.accepted, 2), report.Float(b.l, 1), report.Float(bitsPerToken(c), 1))
+				report.Float(b.accepted, 2), report.Float(b.l, 1), fmt.Sprintf("%.0f%%", 100*slmShare(c)), report.Float(bitsPerToken(c), 1))
 		}
 	}
 	return p.doc.Table("fig2_table", t)
+}
+
+// slmShare is the share of a cell's virtual time spent drafting.
+func slmShare(c *sqsCell) float64 {
+	var slm, all float64
+	for _, r := range c.runs {
+		slm += r.SLMSeconds
+		all += r.VirtualSeconds
+	}
+	return slm / all
 }
 
 // bitsPerToken is the pooled uplink bits per generated token of a cell.
