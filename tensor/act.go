@@ -106,6 +106,16 @@ func cvtRound(v float32) int32 {
 	return int32(math.RoundToEven(float64(v)))
 }
 
+// accBlock adds one block to dotQuant's lanes: lane l gets
+// fma32(s, p_l, ·) with p_l = Σ_{j<4} qw[4l+j]·q[4l+j], exact in int32.
+func accBlock(acc *[8]float32, s float32, qw *[QK]int32, q *[QK]int8) {
+	for l := range acc {
+		p := qw[4*l]*int32(q[4*l]) + qw[4*l+1]*int32(q[4*l+1]) +
+			qw[4*l+2]*int32(q[4*l+2]) + qw[4*l+3]*int32(q[4*l+3])
+		acc[l] = fma32(s, float32(p), acc[l])
+	}
+}
+
 // dotQuant is the portable integer dot product of one Q8_0 or Q4_0 row w
 // with quantized inputs a, in the order described at the top of this file.
 func dotQuant(t DType, w []byte, a []actBlock) float32 {
@@ -124,13 +134,7 @@ func dotQuant(t DType, w []byte, a []actBlock) float32 {
 				qw[j+QK/2] = int32(blk[2+j]>>4) - 8
 			}
 		}
-		s := float32(f16Table[binary.LittleEndian.Uint16(blk)] * a[b].d)
-		q := &a[b].q
-		for l := range acc {
-			p := qw[4*l]*int32(q[4*l]) + qw[4*l+1]*int32(q[4*l+1]) +
-				qw[4*l+2]*int32(q[4*l+2]) + qw[4*l+3]*int32(q[4*l+3])
-			acc[l] = fma32(s, float32(p), acc[l])
-		}
+		accBlock(&acc, float32(f16Table[binary.LittleEndian.Uint16(blk)]*a[b].d), &qw, &a[b].q)
 	}
 	return reduce8(&acc)
 }

@@ -2,7 +2,6 @@ package tensor
 
 import (
 	"encoding/binary"
-	"math"
 )
 
 // Q5_0 is GGML's 5-bit block format, which llama-quantize writes where a
@@ -59,12 +58,7 @@ func dequantizeQ5_0(dst []float32, src []byte) {
 func QuantizeQ5_0(dst []byte, x []float32) []byte {
 	for b := 0; b+QK <= len(x); b += QK {
 		blk := x[b : b+QK]
-		var amax, m float32
-		for _, v := range blk {
-			if a := float32(math.Abs(float64(v))); a > amax {
-				amax, m = a, v
-			}
-		}
+		m := signedMax(blk)
 		d := m / -16
 		id := float32(0)
 		if d != 0 {
@@ -98,13 +92,7 @@ func dotQ5(w []byte, a []actBlock) float32 {
 		for j := range qw {
 			qw[j] = q5Code(blk, qh, j) - 16
 		}
-		s := float32(f16Table[binary.LittleEndian.Uint16(blk)] * a[b].d)
-		q := &a[b].q
-		for l := range acc {
-			p := qw[4*l]*int32(q[4*l]) + qw[4*l+1]*int32(q[4*l+1]) +
-				qw[4*l+2]*int32(q[4*l+2]) + qw[4*l+3]*int32(q[4*l+3])
-			acc[l] = fma32(s, float32(p), acc[l])
-		}
+		accBlock(&acc, float32(f16Table[binary.LittleEndian.Uint16(blk)]*a[b].d), &qw, &a[b].q)
 	}
 	return reduce8(&acc)
 }

@@ -30,6 +30,18 @@ func QuantizeQ8_0(dst []byte, x []float32) []byte {
 	return dst
 }
 
+// signedMax is the value of largest magnitude in blk (the first of equal
+// magnitudes), GGML's reference quantizers' max.
+func signedMax(blk []float32) float32 {
+	var amax, m float32
+	for _, v := range blk {
+		if a := float32(math.Abs(float64(v))); a > amax {
+			amax, m = a, v
+		}
+	}
+	return m
+}
+
 // QuantizeQ4_0 appends the Q4_0 encoding of x (len a multiple of QK) to dst, as
 // GGML's reference quantize_row_q4_0: d = m/-8 where m is the value of largest
 // magnitude, q = clamp(x/d + 8.5) in 4 bits; element j in the low nibble of
@@ -37,12 +49,7 @@ func QuantizeQ8_0(dst []byte, x []float32) []byte {
 func QuantizeQ4_0(dst []byte, x []float32) []byte {
 	for b := 0; b+QK <= len(x); b += QK {
 		blk := x[b : b+QK]
-		var amax, m float32
-		for _, v := range blk {
-			if a := float32(math.Abs(float64(v))); a > amax {
-				amax, m = a, v
-			}
-		}
+		m := signedMax(blk)
 		d := m / -8
 		id := float32(0)
 		if d != 0 {
