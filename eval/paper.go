@@ -210,7 +210,7 @@ func (p *paper) header(title, source string) {
 		"Tables give each mean with the half-width of its 95%% confidence interval over prompts (± ; Student's t, pooled rates by the ratio-of-sums linearization). "+
 		"Tables use %d prompts per dataset (TinyStories: at most the 19 stories of the shared sample), curves %d per point; calibration (a, b, Δ, k*) uses %d runs generated from BOS alone, so no evaluated prompt is seen. "+
 		"Verified rounds of the one-token methods commit exactly one token (the papers' rule; rows marked \"+bonus\" add the LLM's bonus token after an accepted draft for comparison).",
-		source, p.cfg.LLM, p.cfg.SLM, p.setup.Models.LLM.Config().Vocab, p.cfg.Command, p.cfg.Seed, p.cfg.N, p.cfg.NCurve, p.cfg.NCal)
+		source, p.cfg.LLM, p.draftName(), p.setup.Models.LLM.Config().Vocab, p.cfg.Command, p.cfg.Seed, p.cfg.N, p.cfg.NCurve, p.cfg.NCal)
 }
 
 // calibrate runs the calibration of Theorem 1 / eq. 21 on the calibration
@@ -298,4 +298,13 @@ func sweep(key string, vals ...float64) string {
 		s = append(s, fmt.Sprint(v))
 	}
 	return key + "=" + strings.Join(s, ",")
+}
+
+// draftName names the draft of the rerun: the spec it was opened from (the
+// shipped draft's name when none was given), or "none".
+func (p *paper) draftName() string {
+	if p.setup.Models.SLM == nil {
+		return "none"
+	}
+	return p.setup.Models.SLM.Name()
 }

@@ -239,7 +239,7 @@ NAME: `+strings.Join(eval.Papers, ", ")+`.`, stderr)
 	maxTokens := fs.Int("max-tokens", 64, "new tokens per prompt")
 	seed := fs.Uint64("seed", 0, "random seed")
 	threads := fs.Int("threads", 0, "worker threads (0: all cores)")
-	quick := fs.Bool("quick", false, "a small rerun that still makes every figure and table (qs: 2 temperatures, 3 prompts, 8 training episodes), for tests")
+	quick := fs.Bool("quick", false, "sqs and qs: a small rerun that still makes every figure and table (sqs: 2 temperatures, 2 seeds, 3 prompts; qs: 2 temperatures, 3 prompts, 8 training episodes), for tests")
 	var ablation listFlag
 	fs.Var(&ablation, "ablation", "cu-hlm: another draft for Table II's KD ablation, as NAME=SPEC (repeatable), e.g. \"untrained early exit=M.bin@exit=1\"")
 	if err := parse(fs, args[1:]); err != nil {
