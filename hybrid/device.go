@@ -235,24 +235,28 @@ func (d *Device) send(drafts []drafted) Step {
 	return st
 }
 
-// Apply commits the server's verdict on the upload in flight and returns the
-// tokens committed by it.
-func (d *Device) Apply(v *wire.Verdict) ([]int, error) {
-	if d.pending == nil {
+// Apply commits the server's verdict v on round st — the Step that made the
+// upload in flight — and returns the tokens committed by it. A step that
+// is not the round in flight is refused.
+func (d *Device) Apply(st Step, v *wire.Verdict) ([]int, error) {
+	if d.pending == nil || st.Upload == nil {
 		return nil, fmt.Errorf("hybrid: verdict without an upload")
+	}
+	if st.Upload.Round != d.round || len(st.drafts) != len(d.pending) {
+		return nil, fmt.Errorf("hybrid: verdict applied to round %d, but round %d is in flight", st.Upload.Round, d.round)
 	}
 	if v.Round != d.round {
 		return nil, fmt.Errorf("hybrid: verdict for round %d, expected %d", v.Round, d.round)
 	}
 	K := d.p.listK()
-	L := len(d.pending) / K
+	L := len(st.drafts) / K
 	if v.Draft < 0 || v.Draft >= K {
 		return nil, fmt.Errorf("hybrid: inconsistent verdict (draft %d of %d)", v.Draft, K)
 	}
 	if v.Accepted < 0 || v.Accepted > L || v.Token < 0 || int(v.Token) >= d.vocab || v.Resampled != (v.Accepted < L) {
 		return nil, fmt.Errorf("hybrid: inconsistent verdict (accepted %d of %d, token %d, resampled %v)", v.Accepted, L, v.Token, v.Resampled)
 	}
-	chosen := d.pending[v.Draft*L : (v.Draft+1)*L]
+	chosen := st.drafts[v.Draft*L : (v.Draft+1)*L]
 	var committed []int
 	for _, dr := range chosen[:v.Accepted] {
 		committed = append(committed, dr.token)

@@ -193,7 +193,7 @@ func (c Config) play(ctx context.Context, clk *clock, n, room int) (*round, erro
 		r.server = c.Oracle.last
 	}
 	r.pos = len(d.Sequence())
-	if r.committed, err = d.Apply(v); err != nil {
+	if r.committed, err = d.Apply(st, v); err != nil {
 		return nil, err
 	}
 	r.verdict, r.at = v, clk.now
