@@ -70,7 +70,9 @@ func TestARM64(t *testing.T) {
 					t.Fatalf("arm64 (qemu -cpu %s) does not run the kernels expected (%q): %v\n%s", cpu.name, want, err, out)
 				}
 			}
-			run := exec.Command(qemu, "-cpu", cpu.name, bin, "-test.count=1")
+			// -test.short: the slow emulation runs TestEvalAllocs's short
+			// count; no kernel or golden test depends on it.
+			run := exec.Command(qemu, "-cpu", cpu.name, bin, "-test.count=1", "-test.short")
 			run.Env = env
 			run.Dir = filepath.Join(root, pkg) // the tests read ../shared relative to it
 			out, err := run.CombinedOutput()
