@@ -105,6 +105,8 @@ type job struct {
 	entry  atomic.Uint64
 	left   atomic.Int32
 	joined int32 // workers that joined, counted when it closed (guarded by pool.mu)
+
+	timer *time.Timer // the caller's sleep bound in wait (guarded by pool.mu)
 }
 
 const (
@@ -199,8 +201,23 @@ func (j *job) wait() {
 			continue
 		}
 		j.waiting.Store(true)
-		if j.done.Load() < j.chunks {
-			<-j.finished
+		// Sleep until the last chunk's wake-up, re-reading the count every
+		// millisecond as well: a lost wake-up then costs a millisecond,
+		// never a hang (an emulated arm64 run once hung here). The timer
+		// is the job's, made once.
+		for j.done.Load() < j.chunks {
+			if j.timer == nil {
+				j.timer = time.NewTimer(time.Millisecond)
+			} else {
+				j.timer.Reset(time.Millisecond)
+			}
+			select {
+			case <-j.finished:
+			case <-j.timer.C:
+			}
+		}
+		if j.timer != nil {
+			j.timer.Stop()
 		}
 		return
 	}
