@@ -104,15 +104,7 @@ func TestFamilyGoldens(t *testing.T) {
 					t.Fatal(err)
 				}
 				compareRange(t, "block", rows, g.logits, c.tol)
-				one := m.NewSession()
-				var steps [][]float32
-				for _, id := range g.ids {
-					r, err := one.Eval([]int{id})
-					if err != nil {
-						t.Fatal(err)
-					}
-					steps = append(steps, r[0])
-				}
+				_, steps := evalOneByOne(t, m, g.ids)
 				compareRange(t, "one token at a time", steps, g.logits, c.tol)
 				got := greedy(t, s, rows[len(rows)-1], len(g.greedy))
 				if fmt.Sprint(got) != fmt.Sprint(g.greedy) {
@@ -291,4 +283,20 @@ func TestRandomFamilies(t *testing.T) {
 			logitsOf(t, q8, ids)
 		})
 	}
+}
+
+// evalOneByOne evaluates ids one token at a time in a new session and
+// returns the session and each position's logits.
+func evalOneByOne(t *testing.T, m model.Model, ids []int) (model.Session, [][]float32) {
+	t.Helper()
+	one := m.NewSession()
+	var steps [][]float32
+	for _, id := range ids {
+		r, err := one.Eval([]int{id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		steps = append(steps, r[0])
+	}
+	return one, steps
 }

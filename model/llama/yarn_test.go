@@ -77,15 +77,7 @@ func TestRopeScalingsAgainstLlamaCpp(t *testing.T) {
 				t.Fatal(err)
 			}
 			compareRange(t, "block", rows, g.logits, v.tol)
-			one := m.NewSession()
-			var steps [][]float32
-			for _, id := range g.ids {
-				r, err := one.Eval([]int{id})
-				if err != nil {
-					t.Fatal(err)
-				}
-				steps = append(steps, r[0])
-			}
+			one, steps := evalOneByOne(t, m, g.ids)
 			compareRange(t, "one token at a time", steps, g.logits, v.tol)
 			if got := greedy(t, one, steps[len(steps)-1], len(g.greedy)); fmt.Sprint(got) != fmt.Sprint(g.greedy) {
 				t.Errorf("greedy continuation\n got %v\nwant %v", got, g.greedy)
