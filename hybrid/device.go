@@ -43,6 +43,10 @@ type Device struct {
 	confs   []float64  // the latest ConfWindow f_i, oldest first
 	lastL   int        // L and ℓ of the round in flight
 	lastEll int
+
+	// measure, when set, measures the uncertainty of drafts whose method
+	// does not (SessionConfig.MeasureUncertainty), on its own stream.
+	measure *rand.Rand
 }
 
 // drafted is one draft token of the current round.
@@ -155,6 +159,19 @@ func NewDevice(p Params, slm model.Model, vocab int, prompt []int) (*Device, err
 		}
 	}
 	return d, nil
+}
+
+// measureUncertainty makes the device measure every draft's uncertainty
+// on a random stream of its own (SessionConfig.MeasureUncertainty): one
+// token per round only, where the uncertainty is the papers' (U-HLM eq. 6).
+func (d *Device) measureUncertainty() error {
+	if d.m.Family != FamilySkip {
+		return fmt.Errorf("%w: method %s does not draft one token per round: its drafts' uncertainty is not measured", ErrParam, d.p.Method)
+	}
+	if !d.m.Uncertainty { // the method's own measurement draws from d.rng, as it always has
+		d.measure = rand.New(rand.NewPCG(d.p.Seed, 0x6d656173757265))
+	}
+	return nil
 }
 
 // Params are the session's parameters.

@@ -47,9 +47,12 @@ func (oneDraft) step(d *Device, _ int) (Step, error) {
 		return Step{}, fmt.Errorf("hybrid: the draft distribution has no mass")
 	}
 	tok := policy.Token{Pos: len(d.seq), Draft: dr.token, XDraft: dr.sample[dr.token], U: math.NaN()}
-	if d.m.Uncertainty {
+	switch {
+	case d.m.Uncertainty:
 		tok.U = d.perturb.Measure(logits, dr.token, d.rng)
 		dr.u = tok.U
+	case d.measure != nil: // observed only: the upload rule does not see it
+		dr.u = d.perturb.Measure(logits, dr.token, d.measure)
 	}
 	if d.m.Attention {
 		// The draft's own attention row (U+I eq. 5): evaluate it now; its

@@ -72,6 +72,10 @@ type Config struct {
 	// OnRound, when set, is called after every verified round of a device
 	// with a Controller (for training one).
 	OnRound func(RoundInfo)
+	// OnDraft, when set, is shown every draft the verification reached,
+	// with the LLM's distribution at its position: an observer of the
+	// simulator's rounds (it needs Oracle; calibration is one, sim.Collect).
+	OnDraft func(DraftRecord)
 }
 
 // Run generates until an end-of-generation token, the token budget or the
@@ -83,6 +87,14 @@ type Config struct {
 // the Result at the end. On error the Result holds what was measured
 // before it (the clock includes the failed round's time so far).
 func Run(ctx context.Context, c Config) (Result, error) {
+	if c.OnDraft != nil {
+		if c.Oracle == nil {
+			return Result{}, fmt.Errorf("%w: OnDraft observes the server's distributions and needs Oracle", ErrParam)
+		}
+		if c.Device.m.ListK {
+			return Result{}, fmt.Errorf("%w: OnDraft observes one draft per position; method %s sends lists", ErrParam, c.Device.p.Method)
+		}
+	}
 	d := c.Device
 	p := d.Params()
 	res := Result{Method: p.Method, Seed: p.Seed, Stop: StopMaxTokens}
@@ -143,6 +155,9 @@ func (c Config) meters() []meter {
 		if c.Device.m.budgetFilled() {
 			ms = append(ms, &batches{d: c.Device})
 		}
+	}
+	if c.OnDraft != nil {
+		ms = append(ms, &draftObserver{f: c.OnDraft})
 	}
 	if c.Trace != nil {
 		ms = append(ms, newTracer(c.Trace, c.Device.p))

@@ -30,10 +30,16 @@ type SessionConfig struct {
 	Prompt  []int
 	Context int
 	Text    Text
-	// Trace, OnTokens and OnRound are Config's.
+	// Trace, OnTokens, OnRound and OnDraft are Config's.
 	Trace    io.Writer
 	OnTokens func([]int)
 	OnRound  func(RoundInfo)
+	OnDraft  func(DraftRecord)
+	// MeasureUncertainty makes the device measure every one-token draft's
+	// uncertainty (DraftRecord.U) even when its method does not use it,
+	// on a random stream of its own: the run's drafts, uploads and tokens
+	// stay those of the same run without the measurement.
+	MeasureUncertainty bool
 	// Controller, when set, chooses each round's L and ℓ (replacing a
 	// policy loaded from Params.DDQNModel).
 	Controller Controller
@@ -60,6 +66,11 @@ func NewSession(c SessionConfig) (*Session, error) {
 	if c.Controller != nil {
 		dev.SetController(c.Controller)
 	}
+	if c.MeasureUncertainty {
+		if err := dev.measureUncertainty(); err != nil {
+			return nil, err
+		}
+	}
 	link, err := NewLink(c.Params)
 	if err != nil {
 		return nil, err
@@ -72,7 +83,7 @@ func NewSession(c SessionConfig) (*Session, error) {
 func (s *Session) Run(ctx context.Context, v Verifier, oracle *Local) (Result, error) {
 	c := s.cfg
 	return Run(ctx, Config{Device: s.Device, Verifier: v, Oracle: oracle, Link: s.link, EOG: c.Text.EOG(),
-		Context: c.Context, Decode: c.Text.Decode, Trace: c.Trace, OnTokens: c.OnTokens, OnRound: c.OnRound})
+		Context: c.Context, Decode: c.Text.Decode, Trace: c.Trace, OnTokens: c.OnTokens, OnRound: c.OnRound, OnDraft: c.OnDraft})
 }
 
 // FitPrompt fits a prompt into a context of ctx positions with room for

@@ -9,8 +9,6 @@ import (
 
 	"github.com/hlmproject/hlm/codec"
 	"github.com/hlmproject/hlm/hybrid"
-	"github.com/hlmproject/hlm/model"
-	"github.com/hlmproject/hlm/sampling"
 	"github.com/hlmproject/hlm/spec"
 	"github.com/hlmproject/hlm/uncertainty"
 )
@@ -56,19 +54,27 @@ type CalibrationResult struct {
 	Pairs   int    `json:"pairs"` // tokens the k* curve averages over
 }
 
-// Collect runs lossless HLM (every draft verified, full distributions,
-// one token per round) over the prompts and logs, for every drafted token,
-// the SLM's uncertainty u, the draft probability x_d and the target
-// probability y_d — the data of U-HLM Fig. 5 / CU-HLM Fig. 2 — the offline
-// k curve and rank profile over every token, and a sample of up to maxPairs
-// (x, y) pairs.
+// Collect runs lossless HLM — the ordinary rounds of method hlm, as `hlm
+// sim --method hlm` runs them with the same parameters and seeds — over
+// the prompts and observes them: for every drafted token it logs the
+// SLM's uncertainty u (measured on a random stream of its own, so the
+// drafts are those of the run without it), the draft probability x_d and
+// the target probability y_d — the data of U-HLM Fig. 5 / CU-HLM Fig. 2 —
+// the offline k curve and rank profile over every token, and a sample of
+// up to maxPairs (x, y) pairs. p's method is replaced by hlm with 32-bit
+// probabilities (the draft is drawn from, and verified against, the SLM's
+// distribution up to float32 rounding); its sampling settings
+// (temperature, top-k, top-p) are the run's.
 func Collect(ctx context.Context, ms *Models, p hybrid.Params, prompts []string, maxPairs int, progress func(done, total int)) (*CalibrationLog, error) {
-	log := &CalibrationLog{}
-	perturb := uncertainty.Perturbation{M: p.M, ThetaMax: p.ThetaMax}
-	if err := perturb.Validate(); err != nil {
+	p.Method, p.ProbBits = hybrid.HLM, 32 // the full distributions, as the papers calibrate
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	if err := (uncertainty.Perturbation{M: p.M, ThetaMax: p.ThetaMax}).Validate(); err != nil {
 		return nil, err
 	}
 	vocab := ms.LLM.Config().Vocab
+	log := &CalibrationLog{RankSum: make([]float64, vocab)}
 	for h := range log.Halves {
 		c, err := codec.NewOfflineCurve(vocab)
 		if err != nil {
@@ -76,100 +82,44 @@ func Collect(ctx context.Context, ms *Models, p hybrid.Params, prompts []string,
 		}
 		log.Halves[h] = c
 	}
-	log.RankSum = make([]float64, vocab)
 	pick := rand.New(rand.NewPCG(p.Seed, 0x7061697273)) // reservoir sampling of the pairs
 	seen := 0
-	ctxLen := min(ms.LLM.Config().SeqLen, ms.SLM.Config().SeqLen)
-	for i, prompt := range prompts {
-		rng := rand.New(rand.NewPCG(p.Seed+uint64(i), 0x63616c6962))
-		run, err := startLossless(ms, prompt, p.MaxTokens)
-		if err != nil {
-			return nil, fmt.Errorf("prompt %d: %w", i, err)
-		}
-		for n := 0; n < p.MaxTokens && len(run.seq) < ctxLen-1; n++ {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-			x := p.Dist(nil, run.sl)
-			y := p.Dist(nil, run.ll)
-			d := sampling.Sample(x, rng)
-			u := perturb.Measure(run.sl, d, rng)
-			log.Records = append(log.Records, uncertainty.Record{U: u, XD: x[d], YD: y[d]})
+	_, err := hybrid.RunPrompts(ctx, p, len(prompts), func(ctx context.Context, i int, p hybrid.Params) (hybrid.Result, error) {
+		observe := func(r hybrid.DraftRecord) {
+			x, y, d := r.X, r.Y, r.Token
+			log.Records = append(log.Records, uncertainty.Record{U: r.U, XD: x[d], YD: y[d]})
 			sorted := codec.RankSorted(x)
-			for r, v := range sorted {
-				log.RankSum[r] += v
+			for k, v := range sorted {
+				log.RankSum[k] += v
 			}
 			log.Halves[i%2].AddSorted(sorted, spec.TV(x, y))
-			if pr := (Pair{X: x, Y: y, Draft: d, U: u}); len(log.Pairs) < maxPairs {
+			if pr := (Pair{X: x, Y: y, Draft: d, U: r.U}); len(log.Pairs) < maxPairs {
 				log.Pairs = append(log.Pairs, pr)
 			} else if j := pick.IntN(seen + 1); j < maxPairs {
 				log.Pairs[j] = pr
 			}
 			seen++
-			if _, done, err := run.commit(x, y, d, rng); err != nil || done {
-				if err != nil {
-					return nil, err
-				}
-				break
-			}
 		}
-		if progress != nil {
-			progress(i+1, len(prompts))
+		s, err := ms.Session(p, prompts[i], hybrid.SessionConfig{OnDraft: observe, MeasureUncertainty: true})
+		if err != nil {
+			return hybrid.Result{}, err
 		}
+		local, err := ms.Server(s)
+		if err != nil {
+			return hybrid.Result{}, err
+		}
+		return s.Run(ctx, local, local)
+	}, progress)
+	if err == nil {
+		err = ctx.Err() // an interrupted run ends without an error of its own
+	}
+	if err != nil {
+		return nil, err
 	}
 	if len(log.Records) == 0 {
 		return nil, errors.New("calibration collected no tokens")
 	}
 	return log, nil
-}
-
-// lossless is a lossless HLM generation with one-token rounds: both
-// models' sessions over the sequence so far and the logits after it.
-type lossless struct {
-	ms       *Models
-	seq      []int
-	slm, llm model.Session
-	sl, ll   []float32
-}
-
-// startLossless encodes prompt (PromptIDs) and prefills both models.
-func startLossless(ms *Models, prompt string, maxTokens int) (*lossless, error) {
-	seq, err := PromptIDs(ms, prompt, maxTokens)
-	if err != nil {
-		return nil, err
-	}
-	r := &lossless{ms: ms, seq: seq, slm: ms.SLM.NewSession(), llm: ms.LLM.NewSession()}
-	if r.sl, err = r.slm.Prefill(seq); err != nil {
-		return nil, err
-	}
-	if r.ll, err = r.llm.Prefill(seq); err != nil {
-		return nil, err
-	}
-	return r, nil
-}
-
-// commit verifies draft d, drawn from x, against y (spec.Verify) and
-// appends the round's token to both sessions; done reports an
-// end-of-generation token (not appended).
-func (r *lossless) commit(x, y []float64, d int, rng *rand.Rand) (tok int, done bool, err error) {
-	tok, _ = spec.Verify(x, y, d, rng)
-	if r.ms.Tok.IsEOG(tok) {
-		return tok, true, nil
-	}
-	r.seq = append(r.seq, tok)
-	if r.sl, err = evalOne(r.slm, tok); err != nil {
-		return tok, false, err
-	}
-	r.ll, err = evalOne(r.llm, tok)
-	return tok, false, err
-}
-
-func evalOne(s model.Session, tok int) ([]float32, error) {
-	rows, err := s.Eval([]int{tok})
-	if err != nil {
-		return nil, err
-	}
-	return rows[0], nil
 }
 
 // Analyze fits the linear model, derives the thresholds and the rejection

@@ -11,6 +11,7 @@ import (
 	"github.com/hlmproject/hlm/hybrid"
 	"github.com/hlmproject/hlm/model"
 	"github.com/hlmproject/hlm/sampling"
+	"github.com/hlmproject/hlm/spec"
 	"github.com/hlmproject/hlm/uncertainty"
 	"github.com/hlmproject/hlm/wordnet"
 )
@@ -201,4 +202,53 @@ func advance(b model.Batcher, sessions []model.Session, tok int) ([][]float32, e
 		out[i] = lg
 	}
 	return out, nil
+}
+
+// lossless is a lossless HLM generation with one-token rounds: both
+// models' sessions over the sequence so far and the logits after it.
+type lossless struct {
+	ms       *Models
+	seq      []int
+	slm, llm model.Session
+	sl, ll   []float32
+}
+
+// startLossless encodes prompt (PromptIDs) and prefills both models.
+func startLossless(ms *Models, prompt string, maxTokens int) (*lossless, error) {
+	seq, err := PromptIDs(ms, prompt, maxTokens)
+	if err != nil {
+		return nil, err
+	}
+	r := &lossless{ms: ms, seq: seq, slm: ms.SLM.NewSession(), llm: ms.LLM.NewSession()}
+	if r.sl, err = r.slm.Prefill(seq); err != nil {
+		return nil, err
+	}
+	if r.ll, err = r.llm.Prefill(seq); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// commit verifies draft d, drawn from x, against y (spec.Verify) and
+// appends the round's token to both sessions; done reports an
+// end-of-generation token (not appended).
+func (r *lossless) commit(x, y []float64, d int, rng *rand.Rand) (tok int, done bool, err error) {
+	tok, _ = spec.Verify(x, y, d, rng)
+	if r.ms.Tok.IsEOG(tok) {
+		return tok, true, nil
+	}
+	r.seq = append(r.seq, tok)
+	if r.sl, err = evalOne(r.slm, tok); err != nil {
+		return tok, false, err
+	}
+	r.ll, err = evalOne(r.llm, tok)
+	return tok, false, err
+}
+
+func evalOne(s model.Session, tok int) ([]float32, error) {
+	rows, err := s.Eval([]int{tok})
+	if err != nil {
+		return nil, err
+	}
+	return rows[0], nil
 }

@@ -259,3 +259,45 @@ func TestCollectUsesSamplingSettings(t *testing.T) {
 		}
 	}
 }
+
+// TestCollectObservesTheHLMRun: calibration observes the ordinary rounds of
+// method hlm — the same tokens as `hlm sim --method hlm` with the same
+// parameters, one record per verified draft, each with a measured
+// uncertainty — whatever method the parameters name.
+func TestCollectObservesTheHLMRun(t *testing.T) {
+	ms := pair(t, "")
+	p := hybrid.DefaultParams()
+	p.MaxTokens, p.Method = 24, hybrid.QS
+	prompts := []string{"Once upon a time", "Tom had a red car", "The little bird"}
+	log, err := Collect(context.Background(), ms, p, prompts, 1000, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Method = hybrid.HLM
+	sum, err := RunModels(context.Background(), ms, Config{Prompts: prompts, Params: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Verified == 0 || len(log.Records) != sum.Verified {
+		t.Fatalf("%d records, the hlm run verified %d drafts", len(log.Records), sum.Verified)
+	}
+	if len(log.Pairs) != len(log.Records) {
+		t.Fatalf("%d pairs kept of %d (max 1000)", len(log.Pairs), len(log.Records))
+	}
+	accepted := 0
+	for i, r := range log.Records {
+		if math.IsNaN(r.U) || r.U < 0 || r.U > 1 {
+			t.Fatalf("record %d: uncertainty %v", i, r.U)
+		}
+		pr := log.Pairs[i]
+		if pr.X[pr.Draft] != r.XD || pr.Y[pr.Draft] != r.YD {
+			t.Fatalf("record %d: x_d, y_d %v, %v; pair %v, %v", i, r.XD, r.YD, pr.X[pr.Draft], pr.Y[pr.Draft])
+		}
+		if r.YD >= r.XD {
+			accepted++ // a draft with y_d ≥ x_d is always accepted
+		}
+	}
+	if accepted > sum.Accepted {
+		t.Errorf("%d drafts with y_d ≥ x_d, only %d accepted", accepted, sum.Accepted)
+	}
+}
