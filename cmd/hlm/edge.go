@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"os"
 
@@ -25,16 +26,19 @@ func init() {
 	register("edge", "run the device: the SLM drafts and a remote hlm serve verifies", runEdge)
 }
 
-func runEdge(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	p := hybrid.DefaultParams()
-	fs := newFlags("edge", "--server ADDR --slm SPEC --method NAME [--prompt TEXT | --prompts FILE] [--set key=value ...] [--json] [--ui ADDR] | --openai ADDR", `
+// edgeHelp is the --help text of hlm edge.
+const edgeHelp = `
 Run the device side against an hlm serve: draft with the SLM, decide what to
 send with the method's policies and codecs, and send real bytes. The same
 method parameters as hlm sim apply (--set key=value; see hlm sim --help);
 with --json the summary is the same object hlm sim prints, virtual figures
 (from the channel model) and wall-clock figures both. --shape imposes the
 channel model's rate and delay on the real connection. A dropped connection
-is re-established and the session resumed without losing tokens.`, stderr)
+is re-established and the session resumed without losing tokens.`
+
+func runEdge(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	p := hybrid.DefaultParams()
+	fs := newFlags("edge", "--server ADDR --slm SPEC --method NAME [--prompt TEXT | --prompts FILE] [--set key=value ...] [--json] [--ui ADDR] | --openai ADDR", edgeHelp, stderr)
 	f := addEdgeFlags(fs)
 	slmSpec := addDraftFlag(fs)
 	vars := chatVars{}
@@ -58,15 +62,9 @@ is re-established and the session resumed without losing tokens.`, stderr)
 	if err != nil {
 		return err
 	}
-	conn := edge.Config{Addr: *f.server, Token: *f.token, Logger: log}
-	if *f.useTLS || *f.caFile != "" || *f.insecure {
-		if conn.TLS, err = edgeTLS(*f.server, *f.caFile, *f.insecure); err != nil {
-			return err
-		}
-	}
-	if *f.shape {
-		c := p.Channel
-		conn.Shape = &c
+	conn, err := f.conn(p, log)
+	if err != nil {
+		return err
 	}
 	tensor.SetThreads(*f.threads)
 	slm, err := openEdgeDraft(ctx, conn, *slmSpec, *f.tok)
@@ -230,4 +228,21 @@ func addEdgeFlags(fs *flag.FlagSet) *edgeFlags {
 		logFormat:  fs.String("log-format", "text", "log format: text or json"),
 		logLevel:   fs.String("log-level", "warn", "log level: debug, info, warn, error"),
 	}
+}
+
+// conn is the connection to the server the flags describe: TLS when asked
+// for, the link shaped as p's channel with --shape.
+func (f *edgeFlags) conn(p hybrid.Params, log *slog.Logger) (edge.Config, error) {
+	conn := edge.Config{Addr: *f.server, Token: *f.token, Logger: log}
+	if *f.useTLS || *f.caFile != "" || *f.insecure {
+		var err error
+		if conn.TLS, err = edgeTLS(*f.server, *f.caFile, *f.insecure); err != nil {
+			return conn, err
+		}
+	}
+	if *f.shape {
+		c := p.Channel
+		conn.Shape = &c
+	}
+	return conn, nil
 }

@@ -15,9 +15,8 @@ func init() {
 	register("generate", "sample text from one model (the LLM-only / SLM-only baseline)", runGenerate)
 }
 
-func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	cfg := generate.DefaultConfig()
-	fs := newFlags("generate", "--model SPEC --prompt TEXT [flags] | --chat (--prompt TEXT [--system TEXT] | --messages FILE)", `
+// generateHelp is the --help text of hlm generate.
+const generateHelp = `
 Generate a continuation of a prompt with one model. The continuation (not the
 prompt) streams to stdout; the summary goes to stderr. --temperature 0 is
 greedy decoding. Generation ends at the tokenizer's end-of-generation tokens
@@ -26,7 +25,11 @@ greedy decoding. Generation ends at the tokenizer's end-of-generation tokens
 With --chat the prompt is a user message (after --system's message, if any),
 or --messages is a whole conversation (a JSON array of {"role", "content"}),
 formatted with the model's chat template (see hlm chat-template), and the
-reply streams.`, stderr)
+reply streams.`
+
+func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	cfg := generate.DefaultConfig()
+	fs := newFlags("generate", "--model SPEC --prompt TEXT [flags] | --chat (--prompt TEXT [--system TEXT] | --messages FILE)", generateHelp, stderr)
 	fs.StringVar(&cfg.Model, "model", "", "model spec: a llama2.c .bin, a .gguf, a Hugging Face directory, optionally with @exit=N, @q8 or @q4")
 	fs.StringVar(&cfg.Tokenizer, "tokenizer", "", "tokenizer file (tokenizer.json or llama2.c tokenizer.bin); default: found with the model")
 	fs.StringVar(&cfg.Prompt, "prompt", "", "text to continue")

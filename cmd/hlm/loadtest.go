@@ -23,10 +23,8 @@ func init() {
 	register("loadtest", "measure hlm serve replicas behind HAProxy under many devices on this machine", runLoadtest)
 }
 
-func runLoadtest(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	p := hybrid.DefaultParams()
-	p.Method = hybrid.QS
-	fs := newFlags("loadtest", "[--replicas 1,2,3] [--devices 8,32] [--balance roundrobin,source] [--drop-every 0,8] [--duration 10s] [--json]", `
+// loadtestHelp is the --help text of hlm loadtest.
+const loadtestHelp = `
 For every combination of the lists, start that many hlm serve replicas
 (this binary) behind HAProxy on loopback (docs/deploy.md; needs haproxy on
 the PATH), let that many devices generate continuously through it for
@@ -42,7 +40,12 @@ lands on another replica, which must re-prefill its session; with source
 (a consistent hash of the device's address) it returns to its session.
 
 Devices and replicas share this machine's cores: the numbers describe one
-machine, not a cluster.`, stderr)
+machine, not a cluster.`
+
+func runLoadtest(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	p := hybrid.DefaultParams()
+	p.Method = hybrid.QS
+	fs := newFlags("loadtest", "[--replicas 1,2,3] [--devices 8,32] [--balance roundrobin,source] [--drop-every 0,8] [--duration 10s] [--json]", loadtestHelp, stderr)
 	mf := addModelFlags(fs)
 	replicas := fs.String("replicas", "1,2,3", "replica counts (comma-separated)")
 	devices := fs.String("devices", "8,32", "device counts (comma-separated)")

@@ -48,8 +48,8 @@ func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
 	return nil, usageError{fmt.Errorf("--log-format %q: want text or json", format)}
 }
 
-func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("serve", "--listen ADDR --llm SPEC [--auth-token T] [--tls-cert F --tls-key F] [--metrics ADDR] [--health ADDR]", `
+// serveHelp is the --help text of hlm serve.
+const serveHelp = `
 Serve the LLM to device sessions (hlm edge) over the hlm protocol
 (docs/protocol.md). Each session has its own KV cache; verifications from
 sessions that arrive together are evaluated in one batched pass. Sessions
@@ -63,7 +63,10 @@ SIGTERM (or a request to http://ADDR/drain) first drains: /healthz answers
 closes, every connection ends at a round boundary (rounds being verified
 get their verdict) and the process exits. Devices reconnect through the
 balancer to another replica and continue with the same tokens
-(docs/deploy.md: replicas behind HAProxy).`, stderr)
+(docs/deploy.md: replicas behind HAProxy).`
+
+func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("serve", "--listen ADDR --llm SPEC [--auth-token T] [--tls-cert F --tls-key F] [--metrics ADDR] [--health ADDR]", serveHelp, stderr)
 	f := addServeFlags(fs)
 	var replicas listFlag
 	fs.Var(&replicas, "replica", "draft model spec the replica method may use (repeatable)")

@@ -19,10 +19,8 @@ func init() {
 	register("train-ddqn", "train the Q-S draft-length/quantization policy (double DQN) in the simulator", runTrain)
 }
 
-func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	p := hybrid.DefaultParams()
-	p.Method = hybrid.QS
-	fs := newFlags("train-ddqn", "--out policy.json [--llm SPEC --slm SPEC] [--episodes N] [--set key=value ...]", `
+// trainHelp is the --help text of hlm train.
+const trainHelp = `
 Train the adaptive policy of the Q-S paper (Sec. IV): a double deep
 Q-network that picks, every round, the draft length L and the lattice
 resolution ℓ from the device's state (Q-S Sec. IV-B: the SLM's confidence
@@ -34,7 +32,12 @@ round. Training runs in the simulator over TinyStories prompts, cycling
 (for example the Q-S Markov preset and the paper's timings: --set
 channel_preset=qs --set tau_slm=0.005 --set tau_llm=0.032). Use the result
 with --set draft=ddqn --set ddqn_model=policy.json in hlm sim, hlm edge,
-hlm eval.`, stderr)
+hlm eval.`
+
+func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	p := hybrid.DefaultParams()
+	p.Method = hybrid.QS
+	fs := newFlags("train-ddqn", "--out policy.json [--llm SPEC --slm SPEC] [--episodes N] [--set key=value ...]", trainHelp, stderr)
 	mf := addModelFlags(fs)
 	method := fs.String("method", hybrid.QS, "q-s or s-q")
 	out := fs.String("out", "", "policy file to write (required)")
