@@ -638,10 +638,22 @@ func k4AVX2R1T1(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *fl
 func k4AVX2R1T2(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
 
 //go:noescape
+func k4AVX2R1T3(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func k4AVX2R1T4(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
 func k6AVX2R1T1(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
 
 //go:noescape
 func k6AVX2R1T2(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func k6AVX2R1T3(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func k6AVX2R1T4(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
 
 //go:noescape
 func q8AVX2R1T1(w *byte, ldw uintptr, x *actBlock, ldx uintptr, nb int, out *float32, ldo uintptr)
@@ -793,7 +805,7 @@ func init() {
 	k512.kRows, k512.kMaxT, k512.kGroupScales = [9]int{0, 4, 4, 3, 2, 2, 2, 2, 2}, 8, true
 	k512.kRowsNarrow = [9]int{0, 4, 4, 3, 2, 1, 1, 1, 1}
 	k512.pRows, k512.pMaxT = [9]int{0, 8, 8, 4, 4, 4, 4, 4, 4}, 8
-	k2.kRows, k2.kMaxT = [9]int{0, 1, 1, 0, 0, 0, 0, 0, 0}, 2
+	k2.kRows, k2.kMaxT = [9]int{0, 1, 1, 1, 1, 0, 0, 0, 0}, 4
 	k512.wsumWidth, k2.wsumWidth = 16, 8
 	k512.f32[1][1] = f32AVX512R1T1
 	k512.f32[2][1] = f32AVX512R2T1
@@ -1006,8 +1018,12 @@ func init() {
 	k512.k6[2][8] = k6AVX512R2T8
 	k2.k4[1][1] = k4AVX2R1T1
 	k2.k4[1][2] = k4AVX2R1T2
+	k2.k4[1][3] = k4AVX2R1T3
+	k2.k4[1][4] = k4AVX2R1T4
 	k2.k6[1][1] = k6AVX2R1T1
 	k2.k6[1][2] = k6AVX2R1T2
+	k2.k6[1][3] = k6AVX2R1T3
+	k2.k6[1][4] = k6AVX2R1T4
 	k2.q8[1][1] = q8AVX2R1T1
 	k2.q8[2][1] = q8AVX2R2T1
 	k2.q8[3][1] = q8AVX2R3T1

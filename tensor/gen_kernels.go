@@ -1361,9 +1361,13 @@ func (g *gen) storeOutK(R, T int, acc func(r, t int) int, free int) {
 	g.ret()
 }
 
-// kquantRowsAVX2 are the AVX2 K-quant tile heights: one row, one or two
-// tokens (16 YMM registers).
-var kquantRowsAVX2 = [9]int{0, 1, 1}
+// kquantRowsAVX2 are the AVX2 K-quant tile heights: one row, one to four
+// tokens (16 YMM registers; from three tokens on the float accumulators
+// live in the stack frame).
+var kquantRowsAVX2 = [9]int{0, 1, 1, 1, 1}
+
+// kquantMaxTAVX2 is the most tokens of an AVX2 K-quant tile.
+const kquantMaxTAVX2 = 4
 
 // reduce16Y folds the 16 lanes of Y(lo) (lanes 0–7) and Y(hi) (8–15) as
 // reduce16 does into lane 0 of X(lo) (temp Y15).
@@ -1380,7 +1384,11 @@ func (g *gen) reduce16Y(lo, hi int) {
 // kquantAVX2 is kquantAVX512 with YMM registers: lanes 0–7 and 8–15 of
 // the integer and float accumulators are two registers each (the first and
 // second 32 elements of a chunk); the scales of a chunk half are broadcast
-// from a table on the stack. One row, T ≤ 2 tokens.
+// from a table on the stack. One row, T ≤ 4 tokens: from T = 3 on, the
+// float accumulators (touched once a super-block) are kept in the stack
+// frame and loaded into Y14 and Y15 for their FMAs, the same instructions
+// on the same values as in registers, so each output's bits do not depend
+// on T.
 func (g *gen) kquantAVX2(q6 bool, T int) string {
 	kind, bb := "k4", 144
 	if q6 {
@@ -1389,22 +1397,40 @@ func (g *gen) kquantAVX2(q6 bool, T int) string {
 	name := fmt.Sprintf("%sAVX2R1T%d", kind, T)
 	fmt.Fprintf(&g.decls, "//go:noescape\nfunc %s(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)\n\n", name)
 	g.p("// func %s(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)", name)
-	// Frame: the 16-bit scales (32 bytes), d, dmin, the mins (8 bytes).
-	g.p("TEXT ·%s(SB), $64-56", name)
+	// Frame: the 16-bit scales (32 bytes), d, dmin, the mins (8 bytes);
+	// from T = 3 on, token t's float accumulators at 64 + 64t (lanes 0–7)
+	// and 96 + 64t (lanes 8–15).
+	inMem := T > 2
+	frame := 64
+	if inMem {
+		frame += 64 * T
+	}
+	g.p("TEXT ·%s(SB), $%d-56", name, frame)
 	rows, toks, free := regs(1, T)
 	row := rows[0]
 	a, b, c, d := free[0], free[1], free[2], free[3]
 	g.p("\tMOVQ %s, %s", arg(0), row)
 	g.pointers(toks, arg(2), arg(3), a)
 	pf := g.prefetchSetup(1, rows, free[4:]...)
-	// Y registers: float lo/hi, int lo/hi per token, codes lo/hi, scales,
-	// temp, the 0x0F mask (and 0x03 for Q6_K); Y15 is reduce16Y's temp.
+	// Y registers: float lo/hi (T ≤ 2), int lo/hi per token, codes lo/hi,
+	// scales, temp, the 0x0F mask (and 0x03 for Q6_K); Y15 is reduce16Y's
+	// temp. From T = 3 on, Y14 and Y15 hold a token's float accumulators
+	// for its FMAs (fmem their place in the frame).
+	per := 4
+	if inMem {
+		per = 2
+	}
 	flo := func(t int) int { return 4 * t }
 	fhi := func(t int) int { return 4*t + 1 }
-	ilo := func(t int) int { return 4*t + 2 }
-	ihi := func(t int) int { return 4*t + 3 }
-	clo, chi, ys, yt, m0F, m03 := 4*T, 4*T+1, 4*T+2, 4*T+3, 4*T+4, 4*T+5
-	if m03 > 14 {
+	ilo := func(t int) int { return per*t + per - 2 }
+	ihi := func(t int) int { return per*t + per - 1 }
+	if inMem {
+		flo = func(int) int { return 14 }
+		fhi = func(int) int { return 15 }
+	}
+	fmem := func(t, h int) string { return fmt.Sprintf("%d(SP)", 64+64*t+32*h) }
+	clo, chi, ys, yt, m0F, m03 := per*T, per*T+1, per*T+2, per*T+3, per*T+4, per*T+5
+	if m03 > 13 || (!inMem && m03 > 14) {
 		panic(name + ": too many registers")
 	}
 	g.p("\tMOVL $0x0f0f0f0f, %s", a)
@@ -1416,8 +1442,14 @@ func (g *gen) kquantAVX2(q6 bool, T int) string {
 		g.p("\tVPBROADCASTD X%d, Y%d", m03, m03)
 	}
 	for t := 0; t < T; t++ {
-		g.p("\tVXORPS Y%d, Y%d, Y%d", flo(t), flo(t), flo(t))
-		g.p("\tVXORPS Y%d, Y%d, Y%d", fhi(t), fhi(t), fhi(t))
+		if !inMem || t == 0 {
+			g.p("\tVXORPS Y%d, Y%d, Y%d", flo(t), flo(t), flo(t))
+			g.p("\tVXORPS Y%d, Y%d, Y%d", fhi(t), fhi(t), fhi(t))
+		}
+		if inMem {
+			g.p("\tVMOVUPS Y%d, %s", flo(t), fmem(t, 0))
+			g.p("\tVMOVUPS Y%d, %s", fhi(t), fmem(t, 1))
+		}
 	}
 	g.p("\tXORQ AX, AX")
 	g.p("\tMOVQ nb+32(FP), CX")
@@ -1532,6 +1564,10 @@ func (g *gen) kquantAVX2(q6 bool, T int) string {
 		}
 		g.p("\tVCVTDQ2PS Y%d, Y%d", ilo(t), ilo(t))
 		g.p("\tVCVTDQ2PS Y%d, Y%d", ihi(t), ihi(t))
+		if inMem {
+			g.p("\tVMOVUPS %s, Y%d", fmem(t, 0), flo(t))
+			g.p("\tVMOVUPS %s, Y%d", fmem(t, 1), fhi(t))
+		}
 		g.p("\tVMOVSS 32(SP), X%d", yt)
 		g.p("\tVMULSS 352(%s), X%d, X%d", tok, yt, yt)
 		g.p("\tVBROADCASTSS X%d, Y%d", yt, yt)
@@ -1548,6 +1584,10 @@ func (g *gen) kquantAVX2(q6 bool, T int) string {
 			g.p("\tVBROADCASTSS X%d, Y%d", yt, yt)
 			g.p("\tVFNMADD231PS Y%d, Y%d, Y%d", ys, yt, flo(t))
 		}
+		if inMem {
+			g.p("\tVMOVUPS Y%d, %s", flo(t), fmem(t, 0))
+			g.p("\tVMOVUPS Y%d, %s", fhi(t), fmem(t, 1))
+		}
 	}
 	g.p("\tADDQ $%d, AX", bb)
 	for _, tok := range toks {
@@ -1556,6 +1596,15 @@ func (g *gen) kquantAVX2(q6 bool, T int) string {
 	g.p("\tDECQ CX")
 	g.p("\tJNZ %s_loop", name)
 	g.p("%s_reduce:", name)
+	if inMem {
+		// Token t's accumulators into Y(2t) and Y(2t+1).
+		flo = func(t int) int { return 2 * t }
+		fhi = func(t int) int { return 2*t + 1 }
+		for t := 0; t < T; t++ {
+			g.p("\tVMOVUPS %s, Y%d", fmem(t, 0), flo(t))
+			g.p("\tVMOVUPS %s, Y%d", fmem(t, 1), fhi(t))
+		}
+	}
 	for t := 0; t < T; t++ {
 		g.reduce16Y(flo(t), fhi(t))
 	}
@@ -2243,7 +2292,7 @@ func main() {
 	pr := pairRows
 	pr[1] = avx512Quant[1]
 	fmt.Fprintf(&gofile, "\tk512.pRows, k512.pMaxT = %#v, %d\n", pr, pairMaxT)
-	fmt.Fprintf(&gofile, "\tk2.kRows, k2.kMaxT = %#v, 2\n", kquantRowsAVX2)
+	fmt.Fprintf(&gofile, "\tk2.kRows, k2.kMaxT = %#v, %d\n", kquantRowsAVX2, kquantMaxTAVX2)
 	fmt.Fprintf(&gofile, "\tk512.wsumWidth, k2.wsumWidth = 16, 8\n")
 	gofile.Write(init.Bytes())
 	fmt.Fprintf(&gofile, "\tkernelSets[levelAVX512], kernelSets[levelAVX2] = k512, k2\n}\n")

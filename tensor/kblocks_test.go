@@ -85,18 +85,31 @@ func extremeActs(rng *rand.Rand, n, nb int) []float32 {
 	return x
 }
 
-// TestKQuantTiles calls every AVX-512 K-quant tile (Q4_K and Q6_K, T = 1…8
-// tokens, every R up to kRows[T]) directly on 1, 2 and 3 super-blocks of
-// random and extreme codes, scales, mins and inputs: each of its R×T
-// outputs has the bits of dotQ4KInt or dotQ6KInt for its row and token,
-// and nothing else in the output is written. The tiles of three or more
-// tokens read their group's scales from its first token (setGroupScales,
-// as getK sets them for the groups MatMul runs).
+// TestKQuantTiles calls every K-quant tile of every level this machine
+// runs (Q4_K and Q6_K; AVX-512: T = 1…8 tokens, AVX2: T = 1…4; every R up
+// to kRows[T]) directly on 1, 2 and 3 super-blocks of random and extreme
+// codes, scales, mins and inputs: each of its R×T outputs has the bits of
+// dotQ4KInt or dotQ6KInt for its row and token, and nothing else in the
+// output is written. The AVX-512 tiles of three or more tokens read their
+// group's scales from its first token (setGroupScales, as getK sets them
+// for the groups MatMul runs).
 func TestKQuantTiles(t *testing.T) {
-	ks := kernelSets[levelAVX512]
-	if cpuLevel < levelAVX512 || ks == nil || ks.kRows[1] == 0 {
-		t.Skip("no AVX-512 K-quant tiles on this machine or build")
+	tested := 0
+	for _, l := range levels() {
+		ks := kernelSets[l]
+		if ks == nil || ks.kRows[1] == 0 {
+			continue
+		}
+		tested++
+		checkKQuantTiles(t, levelNames[l], ks)
 	}
+	if tested == 0 {
+		t.Skip("no K-quant tiles on this machine or build")
+	}
+}
+
+// checkKQuantTiles is TestKQuantTiles for the tiles of one level.
+func checkKQuantTiles(t *testing.T, name string, ks *kernelSet) {
 	rng := rand.New(rand.NewPCG(71, 72))
 	const n = maxT + 2 // tokens laid out; tiles start at token 0, 1 or 2
 	for _, typ := range []DType{Q4_K, Q6_K} {
@@ -119,12 +132,14 @@ func TestKQuantTiles(t *testing.T) {
 				for R := 1; R <= ks.kRows[T]; R++ {
 					tile := tiles[R][T]
 					if tile == nil {
-						t.Fatalf("%v: no tile R=%d T=%d", typ, R, T)
+						t.Fatalf("%s %v: no tile R=%d T=%d", name, typ, R, T)
 					}
 					for t0 := 0; t0+T <= n && t0 < 3; t0++ {
-						setGroupScales(acts, n, nb, t0)
+						if ks.kGroupScales {
+							setGroupScales(acts, n, nb, t0)
+						}
 						r0 := t0 % 2 // rows from 0 or 1
-						checkTile(t, fmt.Sprintf("%v nb=%d tile R=%d T=%d at token %d", typ, nb, R, T, t0), R, T,
+						checkTile(t, fmt.Sprintf("%s %v nb=%d tile R=%d T=%d at token %d", name, typ, nb, R, T, t0), R, T,
 							func(out *float32, ldo uintptr) {
 								tile(&m.Data[r0*m.rowBytes], uintptr(m.rowBytes), &acts[t0*nb], uintptr(nb)*unsafe.Sizeof(actBlockK{}), nb, out, ldo)
 							},
