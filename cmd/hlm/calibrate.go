@@ -21,8 +21,10 @@ func init() {
 func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	p := hybrid.DefaultParams()
 	fs := newFlags("calibrate", "[--llm SPEC --slm SPEC] [--prompts FILE | --dataset NAME] [--out FILE.json]", `
-Run lossless HLM over prompts, log for every drafted token the SLM's
-temperature-perturbation uncertainty u and the rejection probability
+Run lossless HLM over prompts (the rounds of hlm sim --method hlm with
+--set prob_bits=32 and the same seed and sampling settings), log for every
+drafted token the SLM's temperature-perturbation uncertainty u (measured on
+a random stream of its own) and the rejection probability
 β = max(1 − y_d/x_d, 0), and fit β = a·u + b. Prints a, b, R², MSE, Δ, the
 risk-prone and risk-averse thresholds, the rejection risk R and its Hölder
 bound next to the measured risk (U-HLM/CU-HLM Theorem 1), and the offline
