@@ -1397,11 +1397,10 @@ func (g *gen) kquantAVX2(q6 bool, T int) string {
 	name := fmt.Sprintf("%sAVX2R1T%d", kind, T)
 	fmt.Fprintf(&g.decls, "//go:noescape\nfunc %s(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)\n\n", name)
 	g.p("// func %s(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)", name)
-	// Frame: the 16-bit scales (32 bytes), d, dmin, the mins (8 bytes);
-	// from T = 3 on, token t's float accumulators at 64 + 64t (lanes 0–7)
-	// and 96 + 64t (lanes 8–15).
+	// Frame: the 16-bit scales (32 bytes); from T = 3 on, token t's float
+	// accumulators at 32 + 64t (lanes 0–7) and 64 + 64t (lanes 8–15).
 	inMem := T > 2
-	frame := 64
+	frame := 32
 	if inMem {
 		frame += 64 * T
 	}
@@ -1413,9 +1412,10 @@ func (g *gen) kquantAVX2(q6 bool, T int) string {
 	g.pointers(toks, arg(2), arg(3), a)
 	pf := g.prefetchSetup(1, rows, free[4:]...)
 	// Y registers: float lo/hi (T ≤ 2), int lo/hi per token, codes lo/hi,
-	// scales, temp, the 0x0F mask (and 0x03 for Q6_K); Y15 is reduce16Y's
-	// temp. From T = 3 on, Y14 and Y15 hold a token's float accumulators
-	// for its FMAs (fmem their place in the frame).
+	// scales, temp, the 0x0F mask and 0x03 for Q6_K or the eight mins
+	// (int32) for Q4_K; Y15 is reduce16Y's temp. From T = 3 on, Y14 and
+	// Y15 hold a token's float accumulators for its FMAs (fmem their place
+	// in the frame).
 	per := 4
 	if inMem {
 		per = 2
@@ -1428,8 +1428,9 @@ func (g *gen) kquantAVX2(q6 bool, T int) string {
 		flo = func(int) int { return 14 }
 		fhi = func(int) int { return 15 }
 	}
-	fmem := func(t, h int) string { return fmt.Sprintf("%d(SP)", 64+64*t+32*h) }
+	fmem := func(t, h int) string { return fmt.Sprintf("%d(SP)", 32+64*t+32*h) }
 	clo, chi, ys, yt, m0F, m03 := per*T, per*T+1, per*T+2, per*T+3, per*T+4, per*T+5
+	mins := m03
 	if m03 > 13 || (!inMem && m03 > 14) {
 		panic(name + ": too many registers")
 	}
@@ -1460,9 +1461,6 @@ func (g *gen) kquantAVX2(q6 bool, T int) string {
 	if q6 {
 		g.p("\tVPMOVSXBW 192(%s)(AX*1), Y%d", row, yt)
 		g.p("\tVMOVDQU Y%d, (SP)", yt)
-		g.p("\tVPBROADCASTW 208(%s)(AX*1), X%d", row, yt)
-		g.p("\tVCVTPH2PS X%d, X%d", yt, yt)
-		g.p("\tVMOVSS X%d, 32(SP)", yt)
 	} else {
 		g.p("\tMOVL 4(%s)(AX*1), %s", row, a)
 		g.p("\tMOVL 12(%s)(AX*1), %s", row, c)
@@ -1490,13 +1488,8 @@ func (g *gen) kquantAVX2(q6 bool, T int) string {
 		g.p("\tSHLQ $32, %s", c)
 		g.p("\tANDL $0x3f3f3f3f, %s", b)
 		g.p("\tORQ %s, %s", b, c)
-		g.p("\tMOVQ %s, 40(SP)", c)
-		g.p("\tVPBROADCASTW (%s)(AX*1), X%d", row, yt)
-		g.p("\tVCVTPH2PS X%d, X%d", yt, yt)
-		g.p("\tVMOVSS X%d, 32(SP)", yt)
-		g.p("\tVPBROADCASTW 2(%s)(AX*1), X%d", row, yt)
-		g.p("\tVCVTPH2PS X%d, X%d", yt, yt)
-		g.p("\tVMOVSS X%d, 36(SP)", yt)
+		g.p("\tVMOVQ %s, X%d", c, mins)
+		g.p("\tVPMOVZXBD X%d, Y%d", mins, mins)
 	}
 	// scaleOf broadcasts into Y(ys) the scales of the 32 elements from
 	// sub-block j on (Q4_K: one sub-block; Q6_K: j and j+1, 16 each).
@@ -1553,13 +1546,30 @@ func (g *gen) kquantAVX2(q6 bool, T int) string {
 			}
 		}
 	}
+	// The float steps. The codes are dead: Y(clo) holds d (and Y(chi)
+	// dmin) in eight lanes, d·dx is one VMULPS of it by dx broadcast (the
+	// bits of the scalar product). Q6_K: the int32 lanes less 32·sc·S16,
+	// with 32·sc (sub-blocks 0–7, 8–15) in Y(chi) and Y(ys).
+	off := 0
+	if q6 {
+		off = 208
+	}
+	g.p("\tVPBROADCASTW %d(%s)(AX*1), X%d", off, row, clo)
+	g.p("\tVCVTPH2PS X%d, Y%d", clo, clo)
+	if q6 {
+		for h, reg := range []int{chi, ys} {
+			g.p("\tVPMOVSXBD %d(%s)(AX*1), Y%d", 192+8*h, row, reg)
+			g.p("\tVPSLLD $5, Y%d, Y%d", reg, reg)
+		}
+	} else {
+		g.p("\tVPBROADCASTW 2(%s)(AX*1), X%d", row, chi)
+		g.p("\tVCVTPH2PS X%d, Y%d", chi, chi)
+	}
 	for t, tok := range toks {
 		if q6 {
 			for h, acc := range []int{ilo(t), ihi(t)} {
-				g.p("\tVPMOVSXBD %d(%s)(AX*1), Y%d", 192+8*h, row, ys)
-				g.p("\tVPMULLD %d(%s), Y%d, Y%d", 256+32*h, tok, ys, ys)
-				g.p("\tVPSLLD $5, Y%d, Y%d", ys, ys)
-				g.p("\tVPSUBD Y%d, Y%d, Y%d", ys, acc, acc)
+				g.p("\tVPMULLD %d(%s), Y%d, Y%d", 256+32*h, tok, []int{chi, ys}[h], yt)
+				g.p("\tVPSUBD Y%d, Y%d, Y%d", yt, acc, acc)
 			}
 		}
 		g.p("\tVCVTDQ2PS Y%d, Y%d", ilo(t), ilo(t))
@@ -1568,20 +1578,20 @@ func (g *gen) kquantAVX2(q6 bool, T int) string {
 			g.p("\tVMOVUPS %s, Y%d", fmem(t, 0), flo(t))
 			g.p("\tVMOVUPS %s, Y%d", fmem(t, 1), fhi(t))
 		}
-		g.p("\tVMOVSS 32(SP), X%d", yt)
-		g.p("\tVMULSS 352(%s), X%d, X%d", tok, yt, yt)
-		g.p("\tVBROADCASTSS X%d, Y%d", yt, yt)
-		g.p("\tVFMADD231PS Y%d, Y%d, Y%d", ilo(t), yt, flo(t))
-		g.p("\tVFMADD231PS Y%d, Y%d, Y%d", ihi(t), yt, fhi(t))
+		dx, prod := yt, yt // dx broadcast, d·dx
+		if !q6 {
+			prod = ys
+		}
+		g.p("\tVBROADCASTSS 352(%s), Y%d", tok, dx)
+		g.p("\tVMULPS Y%d, Y%d, Y%d", clo, dx, prod)
+		g.p("\tVFMADD231PS Y%d, Y%d, Y%d", ilo(t), prod, flo(t))
+		g.p("\tVFMADD231PS Y%d, Y%d, Y%d", ihi(t), prod, fhi(t))
 		if !q6 {
 			// Lanes 8–15 would add (−s2)·0: the accumulators are never
 			// −0, so that changes nothing and is skipped.
-			g.p("\tVPMOVZXBD 40(SP), Y%d", ys)
-			g.p("\tVPMULLD 320(%s), Y%d, Y%d", tok, ys, ys)
+			g.p("\tVMULPS Y%d, Y%d, Y%d", chi, dx, yt) // dmin·dx
+			g.p("\tVPMULLD 320(%s), Y%d, Y%d", tok, mins, ys)
 			g.p("\tVCVTDQ2PS Y%d, Y%d", ys, ys)
-			g.p("\tVMOVSS 36(SP), X%d", yt)
-			g.p("\tVMULSS 352(%s), X%d, X%d", tok, yt, yt)
-			g.p("\tVBROADCASTSS X%d, Y%d", yt, yt)
 			g.p("\tVFNMADD231PS Y%d, Y%d, Y%d", ys, yt, flo(t))
 		}
 		if inMem {
