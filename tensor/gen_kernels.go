@@ -1637,6 +1637,10 @@ func (g *gen) kquantAVX2(q6 bool, T int) string {
 // quantAVX2 is the Q8_0 or Q4_0 tile without VNNI. Q8_0: |qw| times qx
 // with qw's sign (VPSIGNB), Q4_0: the nibbles times qx plus corr; in both
 // VPMADDUBSW then VPMADDWD by ones give the same exact lanes as VPDPBUSD.
+// Per block and token the codes (Q8_0) and dx broadcast are loaded once
+// for all R rows; each (row, token) then takes dw·dx (VMULPS of dw and dx
+// in eight lanes: the scalar product's bits) and one FMA, the same float
+// operations on the same values for any R and T.
 func (g *gen) quantAVX2(q4 bool, R, T int) string {
 	kind, bb := "q8", 34
 	if q4 {
@@ -1646,28 +1650,21 @@ func (g *gen) quantAVX2(q4 bool, R, T int) string {
 	g.header(name, "byte", "actBlock", "nb")
 	rows, toks := g.quantSetup(R, T)
 	pf := g.prefetchSetup(R, rows, quantFree(rows, toks, false))
+	// Y registers: the accumulators, the row codes w and scales dw, the
+	// token's codes qx (Q8_0) and dx broadcast, two temporaries. The
+	// 16-bit ones and Q4_0's nibble mask are read from avx2q<>.
 	acc := func(r, t int) int { return r*T + t }
 	w := func(r int) int { return R*T + r }
 	dw := func(r int) int { return R*T + R + r }
 	next := R*T + 2*R
-	ones := next
-	next++
-	cst := -1
-	if q4 {
-		cst = next
+	qx := -1
+	if !q4 {
+		qx = next
 		next++
 	}
-	xr, sr := next, next+1
+	dx, xr, sr := next, next+1, next+2
 	if sr > 15 {
 		panic(fmt.Sprintf("%s: too many registers", name))
-	}
-	g.p("\tMOVL $0x00010001, CX")
-	g.p("\tVMOVD CX, X%d", ones)
-	g.p("\tVPBROADCASTD X%d, Y%d", ones, ones)
-	if q4 {
-		g.p("\tMOVL $0x0f0f0f0f, CX")
-		g.p("\tVMOVD CX, X%d", cst)
-		g.p("\tVPBROADCASTD X%d, Y%d", cst, cst)
 	}
 	g.quantLoopHead(name, R*T, "VXORPS", pf, R, bb)
 	for r := 0; r < R; r++ {
@@ -1675,7 +1672,7 @@ func (g *gen) quantAVX2(q4 bool, R, T int) string {
 			g.p("\tVMOVDQU 2(%s)(AX*1), X%d", rows[r], w(r))
 			g.p("\tVPSRLW $4, X%d, X%d", w(r), xr)
 			g.p("\tVINSERTI128 $1, X%d, Y%d, Y%d", xr, w(r), w(r))
-			g.p("\tVPAND Y%d, Y%d, Y%d", cst, w(r), w(r))
+			g.p("\tVPAND avx2q<>+32(SB), Y%d, Y%d", w(r), w(r))
 		} else {
 			g.p("\tVPABSB 2(%s)(AX*1), Y%d", rows[r], w(r))
 		}
@@ -1683,20 +1680,22 @@ func (g *gen) quantAVX2(q4 bool, R, T int) string {
 		g.p("\tVCVTPH2PS X%d, Y%d", dw(r), dw(r))
 	}
 	for t := 0; t < T; t++ {
+		if !q4 {
+			g.p("\tVMOVDQU (%s)(BX*1), Y%d", toks[t], qx)
+		}
+		g.p("\tVBROADCASTSS 64(%s)(BX*1), Y%d", toks[t], dx)
 		for r := 0; r < R; r++ {
 			if q4 {
 				g.p("\tVPMADDUBSW (%s)(BX*1), Y%d, Y%d", toks[t], w(r), xr)
-				g.p("\tVPMADDWD Y%d, Y%d, Y%d", ones, xr, xr)
+				g.p("\tVPMADDWD avx2q<>+0(SB), Y%d, Y%d", xr, xr)
 				g.p("\tVPADDD 32(%s)(BX*1), Y%d, Y%d", toks[t], xr, xr)
 			} else {
-				g.p("\tVMOVDQU (%s)(BX*1), Y%d", toks[t], xr)
-				g.p("\tVPSIGNB 2(%s)(AX*1), Y%d, Y%d", rows[r], xr, xr)
+				g.p("\tVPSIGNB 2(%s)(AX*1), Y%d, Y%d", rows[r], qx, xr)
 				g.p("\tVPMADDUBSW Y%d, Y%d, Y%d", xr, w(r), xr)
-				g.p("\tVPMADDWD Y%d, Y%d, Y%d", ones, xr, xr)
+				g.p("\tVPMADDWD avx2q<>+0(SB), Y%d, Y%d", xr, xr)
 			}
 			g.p("\tVCVTDQ2PS Y%d, Y%d", xr, xr)
-			g.p("\tVBROADCASTSS 64(%s)(BX*1), Y%d", toks[t], sr)
-			g.p("\tVMULPS Y%d, Y%d, Y%d", dw(r), sr, sr)
+			g.p("\tVMULPS Y%d, Y%d, Y%d", dw(r), dx, sr)
 			g.p("\tVFMADD231PS Y%d, Y%d, Y%d", xr, sr, acc(r, t))
 		}
 	}
@@ -1707,6 +1706,19 @@ func (g *gen) quantAVX2(q4 bool, R, T int) string {
 	g.p("%s_reduce:", name)
 	g.storeOut(R, T, acc, func(k int) { g.reduce8Y(k, 15, false) })
 	return name
+}
+
+// avx2qConsts writes the constants of the AVX2 integer tiles (avx2q<>): at
+// 0 the 16-bit ones (VPMADDWD), at 32 the nibble mask 0x0f in every byte.
+func (g *gen) avx2qConsts() {
+	for i := 0; i < 4; i++ {
+		g.p("DATA avx2q<>+%d(SB)/8, $0x0001000100010001", 8*i)
+	}
+	for i := 0; i < 4; i++ {
+		g.p("DATA avx2q<>+%d(SB)/8, $0x0f0f0f0f0f0f0f0f", 32+8*i)
+	}
+	g.p("GLOBL avx2q<>(SB), RODATA|NOPTR, $64")
+	g.p("")
 }
 
 // q5Consts writes the constants of the Q5_0 tiles (q5bits<>): at 0 the
@@ -1735,7 +1747,9 @@ func (g *gen) q5Consts() {
 // 0x10 where it is set), then per token as quantAVX2's Q4_0 tile,
 // VPMADDUBSW of u (at most 31) and qx, VPMADDWD by ones, plus the Q8_0
 // inputs' corrections −128·Σqx shifted right by 3: −16·Σqx, so the lanes
-// are Σ (u − 16)·qx exactly (|u·qx| pairs stay under 2^15).
+// are Σ (u − 16)·qx exactly (|u·qx| pairs stay under 2^15). The
+// corrections and dx broadcast are loaded once a block and token for all
+// R rows.
 func (g *gen) quantQ5AVX2(R, T int) string {
 	const bb = 2 + 4 + 16
 	name := fmt.Sprintf("q5AVX2R%dT%d", R, T)
@@ -1745,23 +1759,17 @@ func (g *gen) quantQ5AVX2(R, T int) string {
 	acc := func(r, t int) int { return r*T + t }
 	w := func(r int) int { return R*T + r }
 	dw := func(r int) int { return R*T + R + r }
-	ones, cst := R*T+2*R, R*T+2*R+1
-	xr, sr := cst+1, cst+2
+	corr, dx := R*T+2*R, R*T+2*R+1
+	xr, sr := dx+1, dx+2
 	if sr > 15 {
 		panic(fmt.Sprintf("%s: too many registers", name))
 	}
-	g.p("\tMOVL $0x00010001, CX")
-	g.p("\tVMOVD CX, X%d", ones)
-	g.p("\tVPBROADCASTD X%d, Y%d", ones, ones)
-	g.p("\tMOVL $0x0f0f0f0f, CX")
-	g.p("\tVMOVD CX, X%d", cst)
-	g.p("\tVPBROADCASTD X%d, Y%d", cst, cst)
 	g.quantLoopHead(name, R*T, "VXORPS", pf, R, bb)
 	for r := 0; r < R; r++ {
 		g.p("\tVMOVDQU 6(%s)(AX*1), X%d", rows[r], w(r))
 		g.p("\tVPSRLW $4, X%d, X%d", w(r), xr)
 		g.p("\tVINSERTI128 $1, X%d, Y%d, Y%d", xr, w(r), w(r))
-		g.p("\tVPAND Y%d, Y%d, Y%d", cst, w(r), w(r))
+		g.p("\tVPAND avx2q<>+32(SB), Y%d, Y%d", w(r), w(r))
 		g.p("\tVPBROADCASTD 2(%s)(AX*1), Y%d", rows[r], xr)
 		g.p("\tVPSHUFB q5bits<>+0(SB), Y%d, Y%d", xr, xr)
 		g.p("\tVPAND q5bits<>+32(SB), Y%d, Y%d", xr, xr)
@@ -1772,15 +1780,15 @@ func (g *gen) quantQ5AVX2(R, T int) string {
 		g.p("\tVCVTPH2PS X%d, Y%d", dw(r), dw(r))
 	}
 	for t := 0; t < T; t++ {
+		g.p("\tVMOVDQU 32(%s)(BX*1), Y%d", toks[t], corr)
+		g.p("\tVPSRAD $3, Y%d, Y%d", corr, corr)
+		g.p("\tVBROADCASTSS 64(%s)(BX*1), Y%d", toks[t], dx)
 		for r := 0; r < R; r++ {
 			g.p("\tVPMADDUBSW (%s)(BX*1), Y%d, Y%d", toks[t], w(r), xr)
-			g.p("\tVPMADDWD Y%d, Y%d, Y%d", ones, xr, xr)
-			g.p("\tVMOVDQU 32(%s)(BX*1), Y%d", toks[t], sr)
-			g.p("\tVPSRAD $3, Y%d, Y%d", sr, sr)
-			g.p("\tVPADDD Y%d, Y%d, Y%d", sr, xr, xr)
+			g.p("\tVPMADDWD avx2q<>+0(SB), Y%d, Y%d", xr, xr)
+			g.p("\tVPADDD Y%d, Y%d, Y%d", corr, xr, xr)
 			g.p("\tVCVTDQ2PS Y%d, Y%d", xr, xr)
-			g.p("\tVBROADCASTSS 64(%s)(BX*1), Y%d", toks[t], sr)
-			g.p("\tVMULPS Y%d, Y%d, Y%d", dw(r), sr, sr)
+			g.p("\tVMULPS Y%d, Y%d, Y%d", dw(r), dx, sr)
 			g.p("\tVFMADD231PS Y%d, Y%d, Y%d", xr, sr, acc(r, t))
 		}
 	}
@@ -2285,6 +2293,7 @@ func main() {
 		fmt.Fprintf(&init, "\tk2.wsum[%d] = %s\n", c, g.wsum(false, c))
 	}
 	// Q5_0: the AVX2 tiles at both levels (the same bits; q5.go).
+	g.avx2qConsts()
 	g.q5Consts()
 	fmt.Fprintf(&init, "\tq5 := &q5Set{rows: %#v, maxT: 4}\n", avx2Quant)
 	set("q5", avx2Quant, "tiles", g.quantQ5AVX2)
