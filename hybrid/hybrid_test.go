@@ -33,6 +33,17 @@ func openPair(t testing.TB, slmSpec string) (llm, slm *llama.Model) {
 
 func runOnce(t testing.TB, p Params, llm, slm model.Model, prompt []int) Result {
 	t.Helper()
+	r, err := Run(context.Background(), inProcess(t, p, llm, slm, prompt))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// inProcess is the simulator's run of p on the pair: device, server (with
+// the draft model for the replica method), link, and the server as oracle.
+func inProcess(t testing.TB, p Params, llm, slm model.Model, prompt []int) Config {
+	t.Helper()
 	dev, err := NewDevice(p, slm, llm.Config().Vocab, prompt)
 	if err != nil {
 		t.Fatal(err)
@@ -46,11 +57,7 @@ func runOnce(t testing.TB, p Params, llm, slm model.Model, prompt []int) Result 
 		t.Fatal(err)
 	}
 	l := &Local{Server: srv}
-	r, err := Run(context.Background(), Config{Device: dev, Verifier: l, Oracle: l, Link: link, Context: llm.Config().SeqLen})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
+	return Config{Device: dev, Verifier: l, Oracle: l, Link: link, Context: llm.Config().SeqLen}
 }
 
 // TestLosslessOnRealPair: the first committed token of HLM, Q-S, K-SQS,

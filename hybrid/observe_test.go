@@ -7,8 +7,6 @@ import (
 	"errors"
 	"math"
 	"testing"
-
-	"github.com/hlmproject/hlm/channel"
 )
 
 // TestDraftObserverLeavesTheRunAlone: observing a run's drafts (and, for
@@ -23,20 +21,8 @@ func TestDraftObserverLeavesTheRunAlone(t *testing.T) {
 		p := DefaultParams()
 		p.Method, p.Seed, p.MaxTokens = m, 7, 32
 		run := func(observe bool) (Result, []DraftRecord, *Device) {
-			dev, err := NewDevice(p, slm, llm.Config().Vocab, prompt)
-			if err != nil {
-				t.Fatal(err)
-			}
-			srv, err := NewServer(p, llm, prompt)
-			if err != nil {
-				t.Fatal(err)
-			}
-			link, err := channel.New(p.Channel)
-			if err != nil {
-				t.Fatal(err)
-			}
-			l := &Local{Server: srv}
-			c := Config{Device: dev, Verifier: l, Oracle: l, Link: link, Context: llm.Config().SeqLen}
+			c := inProcess(t, p, llm, slm, prompt)
+			dev := c.Device
 			var recs []DraftRecord
 			if observe {
 				c.OnDraft = func(r DraftRecord) { recs = append(recs, r) }
@@ -96,18 +82,10 @@ func TestDraftObserverNeedsTheOracle(t *testing.T) {
 	}{{HLM, false}, {CoupledList, true}} {
 		p := DefaultParams()
 		p.Method = tc.method
-		dev, err := NewDevice(p, slm, llm.Config().Vocab, prompt)
-		if err != nil {
-			t.Fatal(err)
-		}
-		srv, err := NewServer(p, llm, prompt)
-		if err != nil {
-			t.Fatal(err)
-		}
-		l := &Local{Server: srv}
-		c := Config{Device: dev, Verifier: l, Context: 64, OnDraft: func(DraftRecord) {}}
-		if tc.oracle {
-			c.Oracle = l
+		c := inProcess(t, p, llm, slm, prompt)
+		c.OnDraft = func(DraftRecord) {}
+		if !tc.oracle {
+			c.Oracle = nil
 		}
 		if _, err := Run(context.Background(), c); !errors.Is(err, ErrParam) {
 			t.Errorf("%s (oracle %v): %v, want ErrParam", tc.method, tc.oracle, err)

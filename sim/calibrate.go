@@ -100,15 +100,7 @@ func Collect(ctx context.Context, ms *Models, p hybrid.Params, prompts []string,
 			}
 			seen++
 		}
-		s, err := ms.Session(p, prompts[i], hybrid.SessionConfig{OnDraft: observe, MeasureUncertainty: true})
-		if err != nil {
-			return hybrid.Result{}, err
-		}
-		local, err := ms.Server(s)
-		if err != nil {
-			return hybrid.Result{}, err
-		}
-		return s.Run(ctx, local, local)
+		return ms.Simulate(ctx, p, prompts[i], hybrid.SessionConfig{OnDraft: observe, MeasureUncertainty: true})
 	}, progress)
 	if err == nil {
 		err = ctx.Err() // an interrupted run ends without an error of its own

@@ -154,7 +154,13 @@ func (ms *Models) Server(s *hybrid.Session) (*hybrid.Local, error) {
 
 // One simulates one prompt.
 func One(ctx context.Context, ms *Models, p hybrid.Params, prompt string, trace io.Writer) (hybrid.Result, error) {
-	s, err := ms.Session(p, prompt, hybrid.SessionConfig{Trace: trace})
+	return ms.Simulate(ctx, p, prompt, hybrid.SessionConfig{Trace: trace})
+}
+
+// Simulate runs the session of prompt (Session) against its server in the
+// process, the server also its oracle; sc's observers see the rounds.
+func (ms *Models) Simulate(ctx context.Context, p hybrid.Params, prompt string, sc hybrid.SessionConfig) (hybrid.Result, error) {
+	s, err := ms.Session(p, prompt, sc)
 	if err != nil {
 		return hybrid.Result{}, err
 	}
