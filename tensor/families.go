@@ -31,24 +31,46 @@ const geluC = 0.7978845608028654
 
 // gelu1 is GELU's tanh approximation, 0.5·x·(1+tanh(√(2/π)·(x+0.044715·x³))),
 // in float64 from the float32 input: transformers' gelu_pytorch_tanh and
-// gelu_new, and ggml's GELU computed exactly.
+// gelu_new, and ggml's GELU computed exactly. The conversion around the
+// cube keeps compilers that fuse a multiply and an add (arm64) from doing
+// so, so every machine rounds the same steps (the vector kernels too).
 func gelu1(x float32) float32 {
 	v := float64(x)
-	return float32(0.5 * v * (1 + tanh(geluC*(v+0.044715*v*v*v))))
+	return float32(0.5 * v * (1 + tanh(geluC*(v+float64(0.044715*v*v*v)))))
 }
 
-// GELU applies GELU (tanh form) to x in place.
-func GELU(x []float32) {
-	for i, v := range x {
-		x[i] = gelu1(v)
+// GELU applies GELU (tanh form) to x in place; a block of tokens is split
+// over the threads (every value alone: the same bits for any split).
+func GELU(x []float32) { gatedOp(x, nil, gelu) }
+
+// GeGLU writes gelu(gate)·up into gate (Gemma's feed-forward), split over
+// the threads as GELU.
+func GeGLU(gate, up []float32) { gatedOp(gate, up[:len(gate)], geglu) }
+
+// gelu is GELU on the calling thread: the vector kernel over the multiple
+// of 4 values where there is one, gelu1 for the rest.
+func gelu(x, _ []float32) {
+	i := 0
+	if ks := kernels(); ks != nil && ks.gelu != nil {
+		if i = len(x) &^ 3; i > 0 {
+			ks.gelu(&x[0], nil, i, &expConsts)
+		}
+	}
+	for ; i < len(x); i++ {
+		x[i] = gelu1(x[i])
 	}
 }
 
-// GeGLU writes gelu(gate)·up into gate (Gemma's feed-forward).
-func GeGLU(gate, up []float32) {
-	up = up[:len(gate)]
-	for i, g := range gate {
-		gate[i] = gelu1(g) * up[i]
+// geglu is GeGLU on the calling thread, as gelu.
+func geglu(gate, up []float32) {
+	i := 0
+	if ks := kernels(); ks != nil && ks.geglu != nil {
+		if i = len(gate) &^ 3; i > 0 {
+			ks.geglu(&gate[0], &up[0], i, &expConsts)
+		}
+	}
+	for ; i < len(gate); i++ {
+		gate[i] = gelu1(gate[i]) * up[i]
 	}
 }
 
@@ -94,7 +116,10 @@ func LayerNorm(out, x, weight, bias []float32, eps float32) {
 	}
 	inv := float32(1 / math.Sqrt(float64(ss/n+eps)))
 	for i, v := range x {
-		y := weight[i] * float32((v-mean)*inv)
+		// The conversion keeps the product rounded before the bias is
+		// added: compilers that fuse a multiply and an add (arm64) may
+		// otherwise do so, across statements too.
+		y := float32(weight[i] * float32((v-mean)*inv))
 		if bias != nil {
 			y += bias[i]
 		}

@@ -57,6 +57,7 @@ type kernelSet struct {
 	quantK         func(dst *actBlockK, x *float32, nb int)           // quantizeActsK, or nil
 	swiglu         func(gate, up *float32, n int, tab *expTable)      // SwiGLU over a multiple of swigluLanes
 	swigluLanes    int
+	geglu, gelu    func(gate, up *float32, n int, tab *expTable) // GeGLU, GELU over a multiple of 4 (gelu ignores up)
 
 	// Q8_0 and Q4_0 token-pair tiles (AVX-512) for T = 2…pMaxT tokens in
 	// groups of pMaxT; pRows[T] are their heights, pRows[1] = qRows[1]

@@ -734,6 +734,12 @@ func swigluAVX512(gate, up *float32, n int, tab *expTable)
 func swigluAVX2(gate, up *float32, n int, tab *expTable)
 
 //go:noescape
+func gegluAVX2(gate, up *float32, n int, tab *expTable)
+
+//go:noescape
+func geluAVX2(gate, up *float32, n int, tab *expTable)
+
+//go:noescape
 func expShifted4(dst *float64, x *float32, n int, shift, scale float64, acc *[4]float64, tab *expTable)
 
 //go:noescape
@@ -1050,6 +1056,7 @@ func init() {
 	k512.quantK = quantActsKAVX512
 	k512.swiglu, k512.swigluLanes = swigluAVX512, 8
 	k2.swiglu, k2.swigluLanes = swigluAVX2, 4
+	k512.geglu, k512.gelu, k2.geglu, k2.gelu = gegluAVX2, geluAVX2, gegluAVX2, geluAVX2
 	k512.wsum[1] = wsumAVX512C1
 	k2.wsum[1] = wsumAVX2C1
 	k512.wsum[2] = wsumAVX512C2

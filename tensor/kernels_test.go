@@ -415,7 +415,7 @@ func TestSwiGLULevels(t *testing.T) {
 		800, -800, 1e-40, -1e-40, 88, -88, 3.4e38, -3.4e38}
 	SetThreads(3)
 	defer SetThreads(0)
-	for _, n := range []int{0, 1, 3, 4, 5, 8, 13, 17, 100, 768, swigluParallel, 8*swigluParallel/3 + 5} {
+	for _, n := range []int{0, 1, 3, 4, 5, 8, 13, 17, 100, 768, gateParallel, 8*gateParallel/3 + 5} {
 		g, u := randVec(rng, n), randVec(rng, n)
 		for i := range g {
 			g[i] *= 6
@@ -440,6 +440,77 @@ func TestSwiGLULevels(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestGELULevels: the vector GeGLU and GELU give gelu1's bits at every
+// level (lengths around the lane count, edge values: NaN, ±Inf, ±0,
+// denormals, values whose e^(−2|u|) underflows, u < 0 and u ≥ 0; blocks long
+// enough to be split over the threads), and gelu1 is within float32
+// rounding of 0.5·x·(1 + tanh(…)) computed with math.Tanh.
+func TestGELULevels(t *testing.T) {
+	rng := rand.New(rand.NewPCG(53, 54))
+	edge := []float32{0, float32(math.Copysign(0, -1)), float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)),
+		800, -800, 1e-40, -1e-40, 30, -30, 3.4e38, -3.4e38, 1e-20, -1e-20, 5.5, -5.5}
+	SetThreads(3)
+	defer SetThreads(0)
+	for _, n := range []int{0, 1, 3, 4, 5, 8, 13, 17, 100, 768, gateParallel, 8*gateParallel/3 + 5} {
+		g, u := randVec(rng, n), randVec(rng, n)
+		for i := range g {
+			g[i] *= 4
+			if i < len(edge) && n > 20 {
+				g[i] = edge[i]
+			}
+		}
+		wantGELU, wantGeGLU := make([]float32, n), make([]float32, n)
+		for i, x := range g {
+			wantGELU[i] = gelu1(x)
+			wantGeGLU[i] = gelu1(x) * u[i]
+			v := float64(x)
+			ref := 0.5 * v * (1 + math.Tanh(math.Sqrt(2/math.Pi)*(v+0.044715*v*v*v)))
+			// 1 + tanh(u) cancels for large negative x: an absolute error
+			// of a few float64 ulps of 0.5·|x| on top of float32 rounding.
+			if d := math.Abs(float64(wantGELU[i]) - ref); d > 3e-7*math.Abs(ref)+1e-15*math.Abs(v)+math.SmallestNonzeroFloat32 && !(math.IsNaN(ref) || math.IsInf(ref, 0) || math.Abs(v) > 1e10) {
+				t.Fatalf("gelu1(%g) = %g, math.Tanh gives %g", x, wantGELU[i], ref)
+			}
+		}
+		same := func(a, b float32) bool { return math.Float32bits(a) == math.Float32bits(b) || a != a && b != b }
+		for _, l := range levels() {
+			gotGELU, gotGeGLU := append([]float32(nil), g...), append([]float32(nil), g...)
+			atLevel(l, func() { GELU(gotGELU); GeGLU(gotGeGLU, u) })
+			for i := range g {
+				if !same(gotGELU[i], wantGELU[i]) {
+					t.Fatalf("%s n=%d: GELU(%g) = %g, want %g", levelNames[l], n, g[i], gotGELU[i], wantGELU[i])
+				}
+				if !same(gotGeGLU[i], wantGeGLU[i]) {
+					t.Fatalf("%s n=%d: GeGLU(%g, %g) = %g, want %g", levelNames[l], n, g[i], u[i], gotGeGLU[i], wantGeGLU[i])
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkGeGLU measures GeGLU on one thread over one token of
+// Gemma-3-1B's feed-forward (6,912 values), in ns per value.
+//
+//	go test -run='^$' -bench=GeGLU ./tensor
+func BenchmarkGeGLU(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	const n = 6912
+	g, u := randVec(rng, n), randVec(rng, n)
+	x := make([]float32, n)
+	SetThreads(1)
+	defer SetThreads(0)
+	for _, l := range levels() {
+		b.Run(levelNames[l], func(b *testing.B) {
+			atLevel(l, func() {
+				for i := 0; i < b.N; i++ {
+					copy(x, g)
+					GeGLU(x, u)
+				}
+			})
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/value")
+		})
 	}
 }
 

@@ -101,39 +101,51 @@ var f64Pool = sync.Pool{New: func() any { return new([]float64) }}
 
 // SwiGLU writes silu(gate)·up into gate: silu(g) = g·σ(g), σ(g) = 1/(1+e^−g),
 // computed as swiglu1 spells out (the vector kernels give the same bits).
-// A block of tokens (from swigluParallel values on) is split over the
+// A block of tokens (from gateParallel values on) is split over the
 // threads; every value is computed alone, so the split changes no bit.
-func SwiGLU(gate, up []float32) {
-	up = up[:len(gate)]
-	if n := len(gate); n >= swigluParallel {
-		chunks := (n + swigluChunk - 1) / swigluChunk
-		l := swigluLoops.Get().(*swigluLoop)
-		l.gate, l.up = gate, up
+func SwiGLU(gate, up []float32) { gatedOp(gate, up[:len(gate)], swiglu) }
+
+// gatedOp applies op (an element-wise function of gate and up, written into
+// gate; up may be nil) to a block of values, split over the threads from
+// gateParallel values on. Every value is computed alone, so the split
+// changes no bit.
+func gatedOp(gate, up []float32, op func(gate, up []float32)) {
+	if n := len(gate); n >= gateParallel {
+		chunks := (n + gateChunk - 1) / gateChunk
+		l := gatedLoops.Get().(*gatedLoop)
+		l.gate, l.up, l.op = gate, up, op
 		// An exponential and a division per value: about 8 multiply-adds'
 		// worth of a product each.
 		ParallelLoop(chunks, 8*n, l)
-		*l = swigluLoop{}
-		swigluLoops.Put(l)
+		*l = gatedLoop{}
+		gatedLoops.Put(l)
 		return
 	}
-	swiglu(gate, up)
+	op(gate, up)
 }
 
-// swigluLoop is SwiGLU's work in chunks of swigluChunk values, as a Loop.
-type swigluLoop struct{ gate, up []float32 }
+// gatedLoop is gatedOp's work in chunks of gateChunk values, as a Loop.
+type gatedLoop struct {
+	gate, up []float32
+	op       func(gate, up []float32)
+}
 
 // Run computes chunks [lo, hi).
-func (l *swigluLoop) Run(lo, hi int) {
-	a, b := lo*swigluChunk, min(len(l.gate), hi*swigluChunk)
-	swiglu(l.gate[a:b], l.up[a:b])
+func (l *gatedLoop) Run(lo, hi int) {
+	a, b := lo*gateChunk, min(len(l.gate), hi*gateChunk)
+	var up []float32
+	if l.up != nil {
+		up = l.up[a:b]
+	}
+	l.op(l.gate[a:b], up)
 }
 
-// swigluLoops recycles the swigluLoops that run on the threads.
-var swigluLoops = sync.Pool{New: func() any { return new(swigluLoop) }}
+// gatedLoops recycles the gatedLoops that run on the threads.
+var gatedLoops = sync.Pool{New: func() any { return new(gatedLoop) }}
 
 const (
-	swigluParallel = 8192 // values from which SwiGLU uses the threads
-	swigluChunk    = 1024 // values per unit of work (a multiple of the kernels' lanes)
+	gateParallel = 8192 // values from which gatedOp uses the threads
+	gateChunk    = 1024 // values per unit of work (a multiple of the kernels' lanes)
 )
 
 // swiglu is SwiGLU on the calling thread.

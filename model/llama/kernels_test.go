@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"path/filepath"
 	"testing"
 
 	"github.com/hlmproject/hlm/model"
@@ -151,6 +152,95 @@ func TestKernelLevelsSameLogits(t *testing.T) {
 		}
 		if pin := pinnedLogits[typ]; want != pin {
 			t.Errorf("%v: logits digest %s, pinned %s", typ, want, pin)
+		}
+	}
+}
+
+// pinnedFamilyLogits are the SHA-256 of the logits familyDigest computes
+// for each committed tiny family model (testdata/families): the other
+// architectures' operations (LayerNorm, biases, GELU and GeGLU, soft-caps,
+// QK norms, sliding windows, learned positions) under the same contract as
+// pinnedLogits — every CPU, architecture, kernel level and thread count
+// must reproduce them bit for bit (the cross-architecture test runs this
+// one on arm64 too).
+var pinnedFamilyLogits = map[string]string{
+	"llama2.gguf":   "938f37c3e73970d8fb7d71db4c87515411b0b35d88fbb23a56796de1238d2329",
+	"llama31.gguf":  "b6051618b42a7aeef2aa7a3c81b1b3892cdc9c768ffd0959ab7f61c0e543b4a3",
+	"llama32.gguf":  "7efe7c82f06b4f9a7c592ef40295dfafbb8b61bd1f34ce7919f0bd1cbc2ce2c0",
+	"qwen2.gguf":    "958dc732d3d88ae9e259a3c6188ee9ca3a7470935d253a7a9032eb2ac3f77de6",
+	"qwen3.gguf":    "f48728f93190cb41ba4f1c43f67dbc86df2334571dea89cf1fc931080282fc98",
+	"phi3.gguf":     "0ab4e0f74dd779157aad2e0aeb4f2fcdcb5d23b4a9762ea8f697e69a1929a614",
+	"gemma2.gguf":   "f14bd975c6ab4cde425201dc6543af7f89eb76ea27f78e4fd611ca9029fc5362",
+	"gemma3.gguf":   "b3e80e7d4a3d79a1323bdec114f6f0d4972eb3ede3216200bcb5b846bf6811b3",
+	"gpt2.gguf":     "544104e2c4c5c417328972194ba66e5e87f901371f98175c696f6406857741bf",
+	"opt_pre":       "b2495f026bf812e0a16866190713d7ac782320c519e7c7134005ce283d03f7e0",
+	"opt_post":      "8714b5efe248dbb0a289cd838022048f5cc2906604ea57948ca168da3db232f1",
+	"gpt_neo":       "344529ea3abcc4a9a11b76d71fa05448e8ec5219c854af95268f9608c7f4e551",
+	"llama2_hf":     "938f37c3e73970d8fb7d71db4c87515411b0b35d88fbb23a56796de1238d2329",
+	"llama31_hf":    "b6051618b42a7aeef2aa7a3c81b1b3892cdc9c768ffd0959ab7f61c0e543b4a3",
+	"llama32_hf":    "7efe7c82f06b4f9a7c592ef40295dfafbb8b61bd1f34ce7919f0bd1cbc2ce2c0",
+	"gemma3_hf":     "b3e80e7d4a3d79a1323bdec114f6f0d4972eb3ede3216200bcb5b846bf6811b3",
+	"qwen2_hf":      "958dc732d3d88ae9e259a3c6188ee9ca3a7470935d253a7a9032eb2ac3f77de6",
+	"qwen3_hf":      "f48728f93190cb41ba4f1c43f67dbc86df2334571dea89cf1fc931080282fc98",
+	"phi3_hf":       "0ab4e0f74dd779157aad2e0aeb4f2fcdcb5d23b4a9762ea8f697e69a1929a614",
+	"gemma2_hf":     "f14bd975c6ab4cde425201dc6543af7f89eb76ea27f78e4fd611ca9029fc5362",
+	"gpt2_hf":       "544104e2c4c5c417328972194ba66e5e87f901371f98175c696f6406857741bf",
+	"qwen3_hf_bf16": "ed35121165d18aa2bf97ba8670181f2bc26df60dbee1243334f885c761d3de67",
+}
+
+// familyDigest evaluates model dir/name over the first golden's prompt and
+// returns the SHA-256 of its logits.
+func familyDigest(t *testing.T, dir, name, golden string) string {
+	t.Helper()
+	m, err := OpenSpec(filepath.Join(dir, name), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := readGoldenFile(t, filepath.Join(dir, golden))
+	rows, err := m.Session().Eval(g.ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := sha256.New()
+	for _, row := range rows {
+		for _, v := range row {
+			h.Write(binary.LittleEndian.AppendUint32(nil, math.Float32bits(v)))
+		}
+	}
+	return fmt.Sprintf("%x", h.Sum(nil))
+}
+
+// TestFamilyKernelLevelsSameLogits: every family's tiny model gives the
+// same logits at every kernel level and thread count, equal to its pinned
+// digest.
+func TestFamilyKernelLevelsSameLogits(t *testing.T) {
+	defer tensor.SetKernels(tensor.AvailableKernels()[len(tensor.AvailableKernels())-1])
+	defer tensor.SetThreads(0)
+	dir := filepath.Join("testdata", "families")
+	seen := map[string]bool{}
+	for _, c := range familyGoldens {
+		if seen[c.model] {
+			continue
+		}
+		seen[c.model] = true
+		want := ""
+		for _, k := range tensor.AvailableKernels() {
+			for _, th := range []int{1, 2} {
+				if err := tensor.SetKernels(k); err != nil {
+					t.Fatal(err)
+				}
+				tensor.SetThreads(th)
+				got := familyDigest(t, dir, c.model, c.golden)
+				if want == "" {
+					want = got
+				}
+				if got != want {
+					t.Errorf("%s: %s kernels, %d threads: logits digest %s, %s gave %s", c.model, k, th, got, tensor.AvailableKernels()[0], want)
+				}
+			}
+		}
+		if pin := pinnedFamilyLogits[c.model]; want != pin {
+			t.Errorf("%s: logits digest %s, pinned %s", c.model, want, pin)
 		}
 	}
 }
