@@ -728,6 +728,9 @@ func quantActsAVX512(dst *actBlock, x *float32, nb int, off int32)
 func quantActsKAVX512(dst *actBlockK, x *float32, nb int)
 
 //go:noescape
+func quantActsAVX2(dst *actBlock, x *float32, nb int, off int32)
+
+//go:noescape
 func swigluAVX512(gate, up *float32, n int, tab *expTable)
 
 //go:noescape
@@ -1054,6 +1057,7 @@ func init() {
 	k2.q4[2][4] = q4AVX2R2T4
 	k512.quant = quantActsAVX512
 	k512.quantK = quantActsKAVX512
+	k2.quant = quantActsAVX2
 	k512.swiglu, k512.swigluLanes = swigluAVX512, 8
 	k2.swiglu, k2.swigluLanes = swigluAVX2, 4
 	k512.geglu, k512.gelu, k2.geglu, k2.gelu = gegluAVX2, geluAVX2, gegluAVX2, geluAVX2

@@ -1962,6 +1962,127 @@ func (g *gen) quantActsK() string {
 	return name
 }
 
+// quantc<> holds the AVX2 input quantizers' constants: at 0 the VPERMD
+// indices 0, 4, 1, 5, 2, 6, 3, 7 (packY's dword order back to element
+// order), then as 32-bit words the magnitude mask (32), +127 (36), −127
+// (40), bytes of ones (44), 16-bit ones (48), 127.0 (52) and 1.0 (56).
+func (g *gen) quantConstsAVX2() {
+	for i, v := range []int{0, 4, 1, 5, 2, 6, 3, 7} {
+		g.p("DATA quantc<>+%d(SB)/4, $%d", 4*i, v)
+	}
+	for i, c := range []string{"$0x7fffffff", "$127", "$-127", "$0x01010101", "$0x00010001", "$0x42fe0000", "$0x3f800000"} {
+		g.p("DATA quantc<>+%d(SB)/4, %s", 32+4*i, c)
+	}
+	g.p("GLOBL quantc<>(SB), RODATA|NOPTR, $60")
+	g.p("")
+}
+
+// scaleByMaxY folds the 8 lane maxima of |x| in Y(mx) (temp Y(tmp)) to
+// amax, sets X(d) = amax/127 and the inverse id = 1/d in all lanes of
+// Y(id) (0 when d = 0), the divisions scalar IEEE float32 ones as in the
+// Go code. The lanes hold no NaN, so the order of the VMAXPS does not
+// matter. Jumps to label name_zero.
+func (g *gen) scaleByMaxY(name string, mx, tmp, d, id int) {
+	g.p("\tVEXTRACTF128 $1, Y%d, X%d", mx, tmp)
+	g.p("\tVMAXPS X%d, X%d, X%d", tmp, mx, mx)
+	g.p("\tVPERMILPS $0x4e, X%d, X%d", mx, tmp)
+	g.p("\tVMAXPS X%d, X%d, X%d", tmp, mx, mx)
+	g.p("\tVMOVSHDUP X%d, X%d", mx, tmp)
+	g.p("\tVMAXSS X%d, X%d, X%d", tmp, mx, mx)
+	g.p("\tVDIVSS quantc<>+52(SB), X%d, X%d", mx, d) // d = amax/127
+	g.p("\tVXORPS X%d, X%d, X%d", id, id, id)
+	g.p("\tVUCOMISS X%d, X%d", id, d)
+	g.p("\tJEQ %s_zero", name)
+	g.p("\tVMOVSS quantc<>+56(SB), X%d", tmp)
+	g.p("\tVDIVSS X%d, X%d, X%d", d, tmp, id) // id = 1/d
+	g.p("%s_zero:", name)
+	g.p("\tVBROADCASTSS X%d, Y%d", id, id)
+}
+
+// codesY sets Y(k) to the codes of the 8 inputs at src (a memory operand):
+// VCVTPS2DQ(x·id) (round half to even; NaN and overflow give −2³¹, as
+// cvtRound) clamped to ±127 (Y(lo), Y(hi)), in int32 lanes.
+func (g *gen) codesY(k int, src string, id, lo, hi int) {
+	g.p("\tVMULPS %s, Y%d, Y%d", src, id, k)
+	g.p("\tVCVTPS2DQ Y%d, Y%d", k, k)
+	g.p("\tVPMAXSD Y%d, Y%d, Y%d", lo, k, k)
+	g.p("\tVPMINSD Y%d, Y%d, Y%d", hi, k, k)
+}
+
+// packY packs the int32 codes of Y(a) … Y(a+3) (inputs 0…31, each within
+// ±127, so the saturating packs are exact) to the 32 bytes of Y(a) in
+// input order: VPACKSSDW and VPACKSSWB work within 128-bit halves and
+// leave the 4-byte groups in the order 0, 2, 4, 6, 1, 3, 5, 7, which
+// VPERMD by Y(perm) undoes.
+func (g *gen) packY(a, perm int) {
+	g.p("\tVPACKSSDW Y%d, Y%d, Y%d", a+1, a, a)
+	g.p("\tVPACKSSDW Y%d, Y%d, Y%d", a+3, a+2, a+2)
+	g.p("\tVPACKSSWB Y%d, Y%d, Y%d", a+2, a, a)
+	g.p("\tVPERMD Y%d, Y%d, Y%d", a, perm, a)
+}
+
+// sum4Y sets Y(s) to the 8 sums of each 4 codes in Y(q) (32 bytes, in
+// order): VPMADDUBSW of bytes of ones (Y(ones), unsigned) and the codes
+// (signed) gives the sums of pairs in 16 bits, VPMADDWD by 16-bit ones
+// (Y(ones16)) adds those pairs in 32 bits; exact.
+func (g *gen) sum4Y(s, q, ones, ones16 int) {
+	g.p("\tVPMADDUBSW Y%d, Y%d, Y%d", q, ones, s)
+	g.p("\tVPMADDWD Y%d, Y%d, Y%d", ones16, s, s)
+}
+
+// quantActsAVX2 is quantizeActs for AVX2: per block of 32 inputs, the
+// largest magnitude (|x| by VANDPS with 0x7fffffff; NaN ignored: VMAXPS
+// keeps its second operand, the maximum so far, when the first is NaN),
+// d = amax/127 and id = 1/d (0 when d = 0) as scalar IEEE divisions, codes
+// VCVTPS2DQ(x·id) (round half to even; NaN and overflow give −2³¹) clamped
+// to ±127, packed to bytes (packY), corrections −off·Σ of each 4-code group
+// (sum4Y, VPMULLD), and d. The same operations as quantizeBlock, so the
+// same bits.
+func (g *gen) quantActsAVX2() string {
+	name := "quantActsAVX2"
+	fmt.Fprintf(&g.decls, "//go:noescape\nfunc %s(dst *actBlock, x *float32, nb int, off int32)\n\n", name)
+	g.p("// func %s(dst *actBlock, x *float32, nb int, off int32)", name)
+	g.p("TEXT ·%s(SB), NOSPLIT, $0-28", name)
+	g.p("\tMOVQ dst+0(FP), DI")
+	g.p("\tMOVQ x+8(FP), SI")
+	g.p("\tMOVQ nb+16(FP), CX")
+	g.p("\tMOVL off+24(FP), AX")
+	g.p("\tNEGL AX")
+	g.p("\tVMOVD AX, X15")
+	g.p("\tVPBROADCASTD X15, Y15") // −off
+	g.p("\tVMOVDQU quantc<>+0(SB), Y14")
+	g.p("\tVPBROADCASTD quantc<>+32(SB), Y13") // |·| mask
+	g.p("\tVPBROADCASTD quantc<>+36(SB), Y12") // +127
+	g.p("\tVPBROADCASTD quantc<>+40(SB), Y11") // −127
+	g.p("\tVPBROADCASTD quantc<>+44(SB), Y10") // bytes of ones
+	g.p("\tVPBROADCASTD quantc<>+48(SB), Y9")  // 16-bit ones
+	g.p("\tTESTQ CX, CX")
+	g.p("\tJZ %s_done", name)
+	g.p("%s_loop:", name)
+	g.p("\tVXORPS Y4, Y4, Y4")
+	for k := 0; k < 4; k++ {
+		g.p("\tVANDPS %d(SI), Y13, Y5", 32*k)
+		g.p("\tVMAXPS Y4, Y5, Y4")
+	}
+	g.scaleByMaxY(name, 4, 5, 6, 7)
+	for k := 0; k < 4; k++ {
+		g.codesY(k, fmt.Sprintf("%d(SI)", 32*k), 7, 11, 12)
+	}
+	g.packY(0, 14)
+	g.p("\tVMOVDQU Y0, (DI)")
+	g.sum4Y(1, 0, 10, 9)
+	g.p("\tVPMULLD Y15, Y1, Y1")
+	g.p("\tVMOVDQU Y1, 32(DI)")
+	g.p("\tVMOVSS X6, 64(DI)")
+	g.p("\tADDQ $128, SI")
+	g.p("\tADDQ $72, DI")
+	g.p("\tDECQ CX")
+	g.p("\tJNZ %s_loop", name)
+	g.p("%s_done:", name)
+	g.ret()
+	return name
+}
+
 // The exponential's kernels read expTable (exp.go) through a pointer in
 // R8: the constants at these offsets, then the Horner coefficients.
 const (
@@ -2353,6 +2474,8 @@ func main() {
 	set("k2", avx2Quant, "q4", func(R, T int) string { return g.quantAVX2(true, R, T) })
 	fmt.Fprintf(&init, "\tk512.quant = %s\n", g.quantActs())
 	fmt.Fprintf(&init, "\tk512.quantK = %s\n", g.quantActsK())
+	g.quantConstsAVX2()
+	fmt.Fprintf(&init, "\tk2.quant = %s\n", g.quantActsAVX2())
 	fmt.Fprintf(&init, "\tk512.swiglu, k512.swigluLanes = %s, 8\n", g.swiglu(true))
 	fmt.Fprintf(&init, "\tk2.swiglu, k2.swigluLanes = %s, 4\n", g.swiglu(false))
 	geglu, gelu := g.gelu(true), g.gelu(false)

@@ -176,27 +176,31 @@ func TestKQuantBlocksMatMul(t *testing.T) {
 	}
 }
 
-// TestQuantizeActsKLevels: the K-quant inputs' codes, sums and scales are
-// the portable code's at every level, for ties, zeros, subnormals, huge
-// values, infinities and NaNs (ignored in the maximum).
+// TestQuantizeActsKLevels: at every level, the K-quant inputs' codes, sums
+// and scales are the portable code's bit for bit, for quantTestInputs'
+// special and random super-blocks (ties, zeros, −0, subnormals, huge
+// values, infinities, NaNs, codes ±127), with nb = 1, 2, 7 and 24
+// super-blocks a call, the inputs 32-byte aligned or not.
 func TestQuantizeActsKLevels(t *testing.T) {
 	rng := rand.New(rand.NewPCG(75, 76))
-	x := randVec(rng, 12*QKK)
-	specialBlocks(x, QKK)
-	for i := 0; i < QKK; i++ {
-		x[8*QKK+i] = float32(1 - 2*(i%2)) // codes ±127
-		x[9*QKK+i] = -1
-	}
-	for _, nb := range []int{1, 5, 12} {
+	const n = 24
+	x := quantTestInputs(rng, QKK, n+1)
+	for _, shift := range []int{0, 5} {
+		xs := x[shift : shift+n*QKK]
 		var want []actBlockK
-		atLevel(levelPortable, func() { want = quantizeActsK(nil, x[:nb*QKK]) })
+		atLevel(levelPortable, func() { want = quantizeActsK(nil, xs) })
 		for _, l := range levels() {
-			var got []actBlockK
-			atLevel(l, func() { got = quantizeActsK(nil, x[:nb*QKK]) })
-			for b := range want {
-				if got[b].q != want[b].q || got[b].bs16 != want[b].bs16 || got[b].bs32 != want[b].bs32 ||
-					math.Float32bits(got[b].d) != math.Float32bits(want[b].d) {
-					t.Fatalf("%s block %d of %d:\n got %+v\nwant %+v", levelNames[l], b, nb, got[b], want[b])
+			for _, nb := range []int{1, 2, 7, 24} {
+				for s := 0; s+nb <= n; s += nb {
+					var got []actBlockK
+					atLevel(l, func() { got = quantizeActsK(nil, xs[s*QKK:(s+nb)*QKK]) })
+					for b := range got {
+						w := want[s+b]
+						if got[b].q != w.q || got[b].bs16 != w.bs16 || got[b].bs32 != w.bs32 ||
+							math.Float32bits(got[b].d) != math.Float32bits(w.d) {
+							t.Fatalf("%s, inputs shifted by %d, nb %d: block %d:\n got %+v\nwant %+v", levelNames[l], shift, nb, s+b, got[b], w)
+						}
+					}
 				}
 			}
 		}

@@ -383,24 +383,105 @@ func specialBlocks(x []float32, bs int) {
 	x[6*bs+1] = float32(math.NaN())
 }
 
-// TestQuantizeActsLevels: the vector quantization writes the portable
-// code's blocks, for ordinary values, ties, zeros, NaN, ±Inf, subnormals
-// and huge values.
+// quantTestInputs returns n ≥ 20 blocks of bs inputs for the input
+// quantizers: specialBlocks' eight, then all −0 (block 8); −0, +0, NaN,
+// subnormals and one normal value (9); ties after scaling, with amax 127
+// (10: d = 1, x = k + ½) and 127·2⁻²⁰ (11: d = 2⁻²⁰); a subnormal d whose
+// inverse is finite (12: amax 10⁻³⁶) or overflows to +Inf, with a zero
+// (13: every code −127, as 0·Inf is NaN); subnormals so small that d is 0 (14); values
+// within a few ulps of amax, whose codes round to ±127 from either side
+// (15); −Inf with finite values (16); NaN and −0 only, a NaN last (17); ±1 (18, codes
+// ±127); −1 and a zero (19); then normal values scaled by 2^e, e drawn from
+// −150…120 (subnormal to huge) — all from the seeded rng.
+func quantTestInputs(rng *rand.Rand, bs, n int) []float32 {
+	x := randVec(rng, n*bs)
+	specialBlocks(x, bs)
+	blk := func(b int) []float32 { return x[b*bs : (b+1)*bs] }
+	negZero := float32(math.Copysign(0, -1))
+	for i := range blk(8) {
+		blk(8)[i] = negZero
+		blk(9)[i] = []float32{negZero, 0, float32(math.NaN()), 1e-42, -3e-39}[i%5]
+		blk(10)[i] = float32(i%254-127) + 0.5
+		blk(11)[i] = float32(math.Ldexp(float64(i%254-127)+0.5, -20))
+		blk(12)[i] *= 1e-37
+		blk(13)[i] *= 1e-38
+		blk(14)[i] = float32(1-2*(i%2)) * 1e-45
+		blk(15)[i] = float32(1-2*rng.IntN(2)) * (1 - float32(rng.IntN(8))*0x1p-24)
+		blk(17)[i] = negZero
+		blk(18)[i] = float32(1 - 2*(i%2))
+		blk(19)[i] = -1
+	}
+	blk(9)[bs-1] = 2.5
+	blk(10)[0], blk(11)[0], blk(12)[0] = -127, float32(math.Ldexp(-127, -20)), 1e-36
+	blk(13)[bs/2] = 0
+	blk(15)[0] = 1
+	blk(16)[0] = float32(math.Inf(-1))
+	blk(17)[1], blk(17)[bs-1] = float32(math.NaN()), float32(math.NaN())
+	blk(19)[rng.IntN(bs)] = 0
+	for b := 20; b < n; b++ {
+		e := rng.IntN(271) - 150
+		for i := range blk(b) {
+			blk(b)[i] = float32(math.Ldexp(float64(blk(b)[i]), e))
+		}
+	}
+	return x
+}
+
+// TestQuantizeActsLevels: at every level, the vector quantization writes
+// the portable code's blocks bit for bit (codes, corrections, d), for
+// quantTestInputs' special and random blocks, with nb = 1, 2, 7 and 64
+// blocks a call, the inputs 32-byte aligned or not.
 func TestQuantizeActsLevels(t *testing.T) {
 	rng := rand.New(rand.NewPCG(49, 50))
-	x := randVec(rng, 64*QK)
-	specialBlocks(x, QK)
+	const n = 80
+	x := quantTestInputs(rng, QK, n+1)
 	for _, typ := range []DType{Q8_0, Q4_0} {
-		var want []actBlock
-		atLevel(levelPortable, func() { want = quantizeActs(nil, x, typ) })
-		for _, l := range levels() {
-			var got []actBlock
-			atLevel(l, func() { got = quantizeActs(nil, x, typ) })
-			for b := range want {
-				if got[b].q != want[b].q || got[b].corr != want[b].corr || math.Float32bits(got[b].d) != math.Float32bits(want[b].d) {
-					t.Fatalf("%v %s block %d:\n got %+v\nwant %+v", typ, levelNames[l], b, got[b], want[b])
+		for _, shift := range []int{0, 3} {
+			xs := x[shift : shift+n*QK]
+			var want []actBlock
+			atLevel(levelPortable, func() { want = quantizeActs(nil, xs, typ) })
+			for _, l := range levels() {
+				for _, nb := range []int{1, 2, 7, 64} {
+					for s := 0; s+nb <= n; s += nb {
+						var got []actBlock
+						atLevel(l, func() { got = quantizeActs(nil, xs[s*QK:(s+nb)*QK], typ) })
+						for b := range got {
+							w := want[s+b]
+							if got[b].q != w.q || got[b].corr != w.corr || math.Float32bits(got[b].d) != math.Float32bits(w.d) {
+								t.Fatalf("%v %s, inputs shifted by %d, nb %d: block %d:\n got %+v\nwant %+v", typ, levelNames[l], shift, nb, s+b, got[b], w)
+							}
+						}
+					}
 				}
 			}
+		}
+	}
+}
+
+// BenchmarkQuantizeActs measures the input quantizers (quantizeActs for
+// Q8_0, quantizeActsK) on 8 tokens of 2048 and 8192 inputs at each level
+// this machine runs, in ns per input. With -count N the levels alternate
+// (an interleaved A/B of the Go code and the kernels):
+//
+//	go test -run='^$' -bench=QuantizeActs -count=5 ./tensor
+func BenchmarkQuantizeActs(b *testing.B) {
+	rng := rand.New(rand.NewPCG(53, 54))
+	for _, cols := range []int{2048, 8192} {
+		x := randVec(rng, 8*cols)
+		acts, actsK := make([]actBlock, len(x)/QK), makeActsK(len(x)/QKK)
+		for _, l := range levels() {
+			run := func(name string, fn func()) {
+				b.Run(fmt.Sprintf("%s/cols=%d/%s", name, cols, levelNames[l]), func(b *testing.B) {
+					atLevel(l, func() {
+						for i := 0; i < b.N; i++ {
+							fn()
+						}
+					})
+					b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(x)), "ns/value")
+				})
+			}
+			run("q8_0", func() { quantizeActs(acts, x, Q8_0) })
+			run("k", func() { quantizeActsK(actsK, x) })
 		}
 	}
 }
