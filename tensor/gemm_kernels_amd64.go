@@ -731,6 +731,9 @@ func quantActsKAVX512(dst *actBlockK, x *float32, nb int)
 func quantActsAVX2(dst *actBlock, x *float32, nb int, off int32)
 
 //go:noescape
+func quantActsKAVX2(dst *actBlockK, x *float32, nb int)
+
+//go:noescape
 func swigluAVX512(gate, up *float32, n int, tab *expTable)
 
 //go:noescape
@@ -1058,6 +1061,7 @@ func init() {
 	k512.quant = quantActsAVX512
 	k512.quantK = quantActsKAVX512
 	k2.quant = quantActsAVX2
+	k2.quantK = quantActsKAVX2
 	k512.swiglu, k512.swigluLanes = swigluAVX512, 8
 	k2.swiglu, k2.swigluLanes = swigluAVX2, 4
 	k512.geglu, k512.gelu, k2.geglu, k2.gelu = gegluAVX2, geluAVX2, gegluAVX2, geluAVX2

@@ -2083,6 +2083,77 @@ func (g *gen) quantActsAVX2() string {
 	return name
 }
 
+// quantActsKAVX2 is quantizeActsK for AVX2: per super-block of 256
+// inputs, the largest magnitude (NaN ignored, as quantActsAVX2: four
+// running VMAXPS whose second operand is the maximum so far), d = amax/127
+// and id = 1/d (0 when d = 0) as scalar IEEE divisions; then, reading the
+// inputs again, per 32 of them codes VCVTPS2DQ(x·id) clamped to ±127 and
+// packed to bytes (packY), and their sums of 4 (sum4Y). VPHADDD of two
+// such chunks' sums, and of two of those, gives the sums of 16 of four
+// chunks, which VPERMD puts in order; VPHADDD of the two halves and
+// VPERMQ, the sums of 32; then d. All sums are exact in int32, so the
+// same bits as the Go code.
+func (g *gen) quantActsKAVX2() string {
+	name := "quantActsKAVX2"
+	fmt.Fprintf(&g.decls, "//go:noescape\nfunc %s(dst *actBlockK, x *float32, nb int)\n\n", name)
+	g.p("// func %s(dst *actBlockK, x *float32, nb int)", name)
+	g.p("TEXT ·%s(SB), NOSPLIT, $0-24", name)
+	g.p("\tMOVQ dst+0(FP), DI")
+	g.p("\tMOVQ x+8(FP), SI")
+	g.p("\tMOVQ nb+16(FP), CX")
+	g.p("\tVPBROADCASTD quantc<>+32(SB), Y15") // |·| mask
+	g.p("\tVMOVDQU quantc<>+0(SB), Y14")
+	g.p("\tVPBROADCASTD quantc<>+36(SB), Y13") // +127
+	g.p("\tVPBROADCASTD quantc<>+40(SB), Y12") // −127
+	g.p("\tVPBROADCASTD quantc<>+44(SB), Y11") // bytes of ones
+	g.p("\tVPBROADCASTD quantc<>+48(SB), Y10") // 16-bit ones
+	g.p("\tTESTQ CX, CX")
+	g.p("\tJZ %s_done", name)
+	g.p("%s_loop:", name)
+	for i := 0; i < 4; i++ {
+		g.p("\tVXORPS Y%d, Y%d, Y%d", i, i, i)
+	}
+	for i := 0; i < 32; i++ {
+		g.p("\tVANDPS %d(SI), Y15, Y4", 32*i)
+		g.p("\tVMAXPS Y%d, Y4, Y%d", i%4, i%4)
+	}
+	g.p("\tVMAXPS Y1, Y0, Y0")
+	g.p("\tVMAXPS Y3, Y2, Y2")
+	g.p("\tVMAXPS Y2, Y0, Y0")
+	g.scaleByMaxY(name, 0, 4, 5, 9)
+	g.p("\tVMOVSS X5, 352(DI)")
+	// Chunk c's sums of 4 go to Y5 (c even) or Y6 (odd); the pairs of
+	// chunks 0–1, 2–3, 4–5 and 6–7 to Y7, Y8, Y8 and Y4.
+	pairs := [4]int{7, 8, 8, 4}
+	for c := 0; c < 8; c++ {
+		for k := 0; k < 4; k++ {
+			g.codesY(k, fmt.Sprintf("%d(SI)", 128*c+32*k), 9, 12, 13)
+		}
+		g.packY(0, 14)
+		g.p("\tVMOVDQU Y0, %d(DI)", 32*c)
+		g.sum4Y(5+c%2, 0, 11, 10)
+		if c%2 == 1 {
+			g.p("\tVPHADDD Y6, Y5, Y%d", pairs[c/2])
+		}
+		if c%4 == 3 {
+			lo, hi := pairs[c/2-1], pairs[c/2]
+			g.p("\tVPHADDD Y%d, Y%d, Y%d", hi, lo, lo)
+			g.p("\tVPERMD Y%d, Y14, Y%d", lo, lo)
+			g.p("\tVMOVDQU Y%d, %d(DI)", lo, 256+32*(c/4)) // sums of 16
+		}
+	}
+	g.p("\tVPHADDD Y8, Y7, Y7")
+	g.p("\tVPERMQ $0xd8, Y7, Y7")
+	g.p("\tVMOVDQU Y7, 320(DI)") // sums of 32
+	g.p("\tADDQ $1024, SI")
+	g.p("\tADDQ $%d, DI", actKSize)
+	g.p("\tDECQ CX")
+	g.p("\tJNZ %s_loop", name)
+	g.p("%s_done:", name)
+	g.ret()
+	return name
+}
+
 // The exponential's kernels read expTable (exp.go) through a pointer in
 // R8: the constants at these offsets, then the Horner coefficients.
 const (
@@ -2476,6 +2547,7 @@ func main() {
 	fmt.Fprintf(&init, "\tk512.quantK = %s\n", g.quantActsK())
 	g.quantConstsAVX2()
 	fmt.Fprintf(&init, "\tk2.quant = %s\n", g.quantActsAVX2())
+	fmt.Fprintf(&init, "\tk2.quantK = %s\n", g.quantActsKAVX2())
 	fmt.Fprintf(&init, "\tk512.swiglu, k512.swigluLanes = %s, 8\n", g.swiglu(true))
 	fmt.Fprintf(&init, "\tk2.swiglu, k2.swigluLanes = %s, 4\n", g.swiglu(false))
 	geglu, gelu := g.gelu(true), g.gelu(false)

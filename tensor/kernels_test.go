@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // atLevel runs fn with the kernel level set to l (tests only).
@@ -383,7 +384,7 @@ func specialBlocks(x []float32, bs int) {
 	x[6*bs+1] = float32(math.NaN())
 }
 
-// quantTestInputs returns n ≥ 20 blocks of bs inputs for the input
+// quantTestInputs returns n ≥ 24 blocks of bs inputs for the input
 // quantizers: specialBlocks' eight, then all −0 (block 8); −0, +0, NaN,
 // subnormals and one normal value (9); ties after scaling, with amax 127
 // (10: d = 1, x = k + ½) and 127·2⁻²⁰ (11: d = 2⁻²⁰); a subnormal d whose
@@ -391,8 +392,12 @@ func specialBlocks(x []float32, bs int) {
 // (13: every code −127, as 0·Inf is NaN); subnormals so small that d is 0 (14); values
 // within a few ulps of amax, whose codes round to ±127 from either side
 // (15); −Inf with finite values (16); NaN and −0 only, a NaN last (17); ±1 (18, codes
-// ±127); −1 and a zero (19); then normal values scaled by 2^e, e drawn from
-// −150…120 (subnormal to huge) — all from the seeded rng.
+// ±127); −1 and a zero (19); NaNs first (the first 8 inputs, or 32 for
+// super-blocks: every running maximum's first operand) and the maximum
+// 100 later, in the running maximum a of four (20–23); then normal values
+// scaled by 2^e, e drawn from −150…120 (subnormal to huge) — all from the
+// seeded rng. No input's code x·id rounds above 127 (amax·id ≤
+// 127·(1+2⁻²²) also for a subnormal d): the upper clamp never binds.
 func quantTestInputs(rng *rand.Rand, bs, n int) []float32 {
 	x := randVec(rng, n*bs)
 	specialBlocks(x, bs)
@@ -418,7 +423,13 @@ func quantTestInputs(rng *rand.Rand, bs, n int) []float32 {
 	blk(16)[0] = float32(math.Inf(-1))
 	blk(17)[1], blk(17)[bs-1] = float32(math.NaN()), float32(math.NaN())
 	blk(19)[rng.IntN(bs)] = 0
-	for b := 20; b < n; b++ {
+	for a := 0; a < 4; a++ {
+		for i := range min(32, bs/4) {
+			blk(20 + a)[i] = float32(math.NaN())
+		}
+		blk(20 + a)[min(bs-1, 8*(4+a)+3)] = 100
+	}
+	for b := 24; b < n; b++ {
 		e := rng.IntN(271) - 150
 		for i := range blk(b) {
 			blk(b)[i] = float32(math.Ldexp(float64(blk(b)[i]), e))
@@ -460,28 +471,37 @@ func TestQuantizeActsLevels(t *testing.T) {
 
 // BenchmarkQuantizeActs measures the input quantizers (quantizeActs for
 // Q8_0, quantizeActsK) on 8 tokens of 2048 and 8192 inputs at each level
-// this machine runs, in ns per input. With -count N the levels alternate
-// (an interleaved A/B of the Go code and the kernels):
+// this machine runs, interleaved: each iteration quantizes once per level,
+// so a load change on the shared machine hits every level alike; each
+// level's time is reported in ns per input ("portable-ns/value", …).
 //
-//	go test -run='^$' -bench=QuantizeActs -count=5 ./tensor
+//	go test -run='^$' -bench=QuantizeActs ./tensor
 func BenchmarkQuantizeActs(b *testing.B) {
 	rng := rand.New(rand.NewPCG(53, 54))
 	for _, cols := range []int{2048, 8192} {
 		x := randVec(rng, 8*cols)
 		acts, actsK := make([]actBlock, len(x)/QK), makeActsK(len(x)/QKK)
-		for _, l := range levels() {
-			run := func(name string, fn func()) {
-				b.Run(fmt.Sprintf("%s/cols=%d/%s", name, cols, levelNames[l]), func(b *testing.B) {
-					atLevel(l, func() {
-						for i := 0; i < b.N; i++ {
-							fn()
-						}
-					})
-					b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(x)), "ns/value")
-				})
-			}
-			run("q8_0", func() { quantizeActs(acts, x, Q8_0) })
-			run("k", func() { quantizeActsK(actsK, x) })
+		for _, k := range []struct {
+			name string
+			fn   func()
+		}{
+			{"q8_0", func() { quantizeActs(acts, x, Q8_0) }},
+			{"k", func() { quantizeActsK(actsK, x) }},
+		} {
+			b.Run(fmt.Sprintf("%s/cols=%d", k.name, cols), func(b *testing.B) {
+				ls := levels()
+				spent := make([]time.Duration, len(ls))
+				for i := 0; i < b.N; i++ {
+					for j, l := range ls {
+						start := time.Now()
+						atLevel(l, k.fn)
+						spent[j] += time.Since(start)
+					}
+				}
+				for j, l := range ls {
+					b.ReportMetric(float64(spent[j].Nanoseconds())/float64(b.N*len(x)), levelNames[l]+"-ns/value")
+				}
+			})
 		}
 	}
 }
