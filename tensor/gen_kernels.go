@@ -1388,11 +1388,12 @@ func (g *gen) reduce16Y(lo, hi int) {
 // kquantAVX2 is kquantAVX512 with YMM registers: lanes 0–7 and 8–15 of
 // the integer and float accumulators are two registers each (the first and
 // second 32 elements of a chunk); the scales of a chunk half are broadcast
-// from a table on the stack. One row, T ≤ 4 tokens: from T = 3 on, the
-// float accumulators (touched once a super-block) are kept in the stack
-// frame and loaded into Y14 and Y15 for their FMAs, the same instructions
-// on the same values as in registers, so each output's bits do not depend
-// on T.
+// from a table on the stack (Q6_K) or by VPSHUFB from the scale bytes
+// unpacked in a register (Q4_K, k4Consts). One row, T ≤ 4 tokens: from
+// T = 3 on, the float accumulators (touched once a super-block) are kept
+// in the stack frame and loaded into Y14 and Y15 for their FMAs, the same
+// instructions on the same values as in registers, so each output's bits
+// do not depend on T.
 func (g *gen) kquantAVX2(q6 bool, T int) string {
 	kind, bb := "k4", 144
 	if q6 {
@@ -1401,17 +1402,22 @@ func (g *gen) kquantAVX2(q6 bool, T int) string {
 	name := fmt.Sprintf("%sAVX2R1T%d", kind, T)
 	fmt.Fprintf(&g.decls, "//go:noescape\nfunc %s(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)\n\n", name)
 	g.p("// func %s(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)", name)
-	// Frame: the 16-bit scales (32 bytes); from T = 3 on, token t's float
-	// accumulators at 32 + 64t (lanes 0–7) and 64 + 64t (lanes 8–15).
+	// Frame: Q6_K's 16-bit scales (32 bytes, base); from T = 3 on, token
+	// t's float accumulators at base + 64t (lanes 0–7) and base + 32 + 64t
+	// (lanes 8–15).
 	inMem := T > 2
-	frame := 32
+	base := 0
+	if q6 {
+		base = 32
+	}
+	frame := base
 	if inMem {
 		frame += 64 * T
 	}
 	g.p("TEXT ·%s(SB), $%d-56", name, frame)
 	rows, toks, free := regs(1, T)
 	row := rows[0]
-	a, b, c, d := free[0], free[1], free[2], free[3]
+	a := free[0]
 	g.p("\tMOVQ %s, %s", arg(0), row)
 	g.pointers(toks, arg(2), arg(3), a)
 	pf := g.prefetchSetup(1, rows, free[4:]...)
@@ -1432,7 +1438,7 @@ func (g *gen) kquantAVX2(q6 bool, T int) string {
 		flo = func(int) int { return 14 }
 		fhi = func(int) int { return 15 }
 	}
-	fmem := func(t, h int) string { return fmt.Sprintf("%d(SP)", 32+64*t+32*h) }
+	fmem := func(t, h int) string { return fmt.Sprintf("%d(SP)", base+64*t+32*h) }
 	clo, chi, ys, yt, m0F, m03 := per*T, per*T+1, per*T+2, per*T+3, per*T+4, per*T+5
 	mins := m03
 	if m03 > 13 || (!inMem && m03 > 14) {
@@ -1466,34 +1472,18 @@ func (g *gen) kquantAVX2(q6 bool, T int) string {
 		g.p("\tVPMOVSXBW 192(%s)(AX*1), Y%d", row, yt)
 		g.p("\tVMOVDQU Y%d, (SP)", yt)
 	} else {
-		g.p("\tMOVL 4(%s)(AX*1), %s", row, a)
-		g.p("\tMOVL 12(%s)(AX*1), %s", row, c)
-		g.p("\tMOVL %s, %s", c, d)
-		g.p("\tANDL $0x0f0f0f0f, %s", d)
-		g.p("\tMOVL %s, %s", a, b)
-		g.p("\tSHRL $6, %s", b)
-		g.p("\tANDL $0x03030303, %s", b)
-		g.p("\tSHLL $4, %s", b)
-		g.p("\tORL %s, %s", b, d)
-		g.p("\tSHLQ $32, %s", d)
-		g.p("\tANDL $0x3f3f3f3f, %s", a)
-		g.p("\tORQ %s, %s", a, d)
-		g.p("\tVMOVQ %s, X%d", d, yt)
-		g.p("\tVPMOVZXBW X%d, X%d", yt, yt)
-		g.p("\tVMOVDQU X%d, (SP)", yt)
-		g.p("\tMOVL 8(%s)(AX*1), %s", row, b)
-		g.p("\tSHRL $4, %s", c)
-		g.p("\tANDL $0x0f0f0f0f, %s", c)
-		g.p("\tMOVL %s, %s", b, a)
-		g.p("\tSHRL $6, %s", a)
-		g.p("\tANDL $0x03030303, %s", a)
-		g.p("\tSHLL $4, %s", a)
-		g.p("\tORL %s, %s", a, c)
-		g.p("\tSHLQ $32, %s", c)
-		g.p("\tANDL $0x3f3f3f3f, %s", b)
-		g.p("\tORQ %s, %s", b, c)
-		g.p("\tVMOVQ %s, X%d", c, mins)
-		g.p("\tVPMOVZXBD X%d, Y%d", mins, mins)
+		// The 6-bit scales into bytes 0–7 of X(mins), the mins into
+		// bytes 8–15 (dwords [a, a, b, b] and [c, c, c, c] of the block's
+		// bytes 4–15 shifted and masked as k4Consts says), in both 128-bit
+		// halves of Y(mins).
+		g.p("\tVPSHUFD $0xa5, (%s)(AX*1), X%d", row, mins)
+		g.p("\tVPSRLVD k4sc<>+0(SB), X%d, X%d", mins, mins)
+		g.p("\tVPAND k4sc<>+16(SB), X%d, X%d", mins, mins)
+		g.p("\tVPSHUFD $0xff, (%s)(AX*1), X%d", row, yt)
+		g.p("\tVPSRLVD k4sc<>+32(SB), X%d, X%d", yt, yt)
+		g.p("\tVPAND k4sc<>+48(SB), X%d, X%d", yt, yt)
+		g.p("\tVPOR X%d, X%d, X%d", yt, mins, mins)
+		g.p("\tVINSERTI128 $1, X%d, Y%d, Y%d", mins, mins, mins)
 	}
 	// scaleOf broadcasts into Y(ys) the scales of the 32 elements from
 	// sub-block j on (Q4_K: one sub-block; Q6_K: j and j+1, 16 each).
@@ -1503,7 +1493,7 @@ func (g *gen) kquantAVX2(q6 bool, T int) string {
 			g.p("\tVPBROADCASTW %d(SP), X%d", 2*j+2, yt)
 			g.p("\tVINSERTI128 $1, X%d, Y%d, Y%d", yt, ys, ys)
 		} else {
-			g.p("\tVPBROADCASTW %d(SP), Y%d", 2*j, ys)
+			g.p("\tVPSHUFB k4sc<>+%d(SB), Y%d, Y%d", 64+32*j, mins, ys)
 		}
 	}
 	for k := 0; k < 4; k++ {
@@ -1568,6 +1558,7 @@ func (g *gen) kquantAVX2(q6 bool, T int) string {
 	} else {
 		g.p("\tVPBROADCASTW 2(%s)(AX*1), X%d", row, chi)
 		g.p("\tVCVTPH2PS X%d, Y%d", chi, chi)
+		g.p("\tVPSHUFB k4sc<>+320(SB), Y%d, Y%d", mins, mins) // the mins, int32
 	}
 	for t, tok := range toks {
 		if q6 {
@@ -1718,6 +1709,31 @@ func (g *gen) avx2qConsts() {
 		g.p("DATA avx2q<>+%d(SB)/8, $0x0f0f0f0f0f0f0f0f", 32+8*i)
 	}
 	g.p("GLOBL avx2q<>(SB), RODATA|NOPTR, $64")
+	g.p("")
+}
+
+// k4Consts writes the constants of the AVX2 Q4_K tiles (k4sc<>): at 0
+// and 16 the VPSRLVD counts and VPAND masks that take dwords [a, a, b, b]
+// of a block's scale bytes 4–15 to [a&0x3f…, (a>>2)&0x30…, b&0x3f…,
+// (b>>2)&0x30…], at 32 and 48 those that take [c, c, c, c] to [0,
+// c&0x0f…, 0, (c>>4)&0x0f…]: their OR is the eight scales and the eight
+// mins, as q4KScales unpacks them. At 64+32j the VPSHUFB indices that
+// broadcast byte j (scale j) zero-extended into every word, at 320 those
+// that zero-extend bytes 8–15 (the mins) into the eight dwords.
+func (g *gen) k4Consts() {
+	for i, v := range []uint32{0, 2, 0, 2, 0x3f3f3f3f, 0x30303030, 0x3f3f3f3f, 0x30303030,
+		0, 0, 0, 4, 0, 0x0f0f0f0f, 0, 0x0f0f0f0f} {
+		g.p("DATA k4sc<>+%d(SB)/4, $%#x", 4*i, v)
+	}
+	for j := 0; j < 8; j++ {
+		for i := 0; i < 16; i++ {
+			g.p("DATA k4sc<>+%d(SB)/2, $%#x", 64+32*j+2*i, 0x8000|j)
+		}
+	}
+	for i := 0; i < 8; i++ {
+		g.p("DATA k4sc<>+%d(SB)/4, $%#x", 320+4*i, 0x80808000|uint32(8+i))
+	}
+	g.p("GLOBL k4sc<>(SB), RODATA|NOPTR, $352")
 	g.p("")
 }
 
@@ -2561,6 +2577,7 @@ func main() {
 	// Q5_0: the AVX2 tiles at both levels (the same bits; q5.go).
 	g.avx2qConsts()
 	g.q5Consts()
+	g.k4Consts()
 	fmt.Fprintf(&init, "\tq5 := &q5Set{rows: %#v, maxT: 4}\n", avx2Quant)
 	set("q5", avx2Quant, "tiles", g.quantQ5AVX2)
 	fmt.Fprintf(&init, "\tq5Sets[levelAVX512], q5Sets[levelAVX2] = q5, q5\n")
