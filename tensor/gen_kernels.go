@@ -1388,8 +1388,8 @@ func (g *gen) reduce16Y(lo, hi int) {
 // kquantAVX2 is kquantAVX512 with YMM registers: lanes 0–7 and 8–15 of
 // the integer and float accumulators are two registers each (the first and
 // second 32 elements of a chunk); the scales of a chunk half are broadcast
-// from a table on the stack (Q6_K) or by VPSHUFB from the scale bytes
-// unpacked in a register (Q4_K, k4Consts). One row, T ≤ 4 tokens: from
+// by VPSHUFB from the scales in registers (k4Consts: Q4_K's unpacked
+// from their 6-bit fields, Q6_K's sign-extended to 16 bits). One row, T ≤ 4 tokens: from
 // T = 3 on, the float accumulators (touched once a super-block) are kept
 // in the stack frame and loaded into Y14 and Y15 for their FMAs, the same
 // instructions on the same values as in registers, so each output's bits
@@ -1402,15 +1402,10 @@ func (g *gen) kquantAVX2(q6 bool, T int) string {
 	name := fmt.Sprintf("%sAVX2R1T%d", kind, T)
 	fmt.Fprintf(&g.decls, "//go:noescape\nfunc %s(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)\n\n", name)
 	g.p("// func %s(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)", name)
-	// Frame: Q6_K's 16-bit scales (32 bytes, base); from T = 3 on, token
-	// t's float accumulators at base + 64t (lanes 0–7) and base + 32 + 64t
-	// (lanes 8–15).
+	// Frame: from T = 3 on, token t's float accumulators at 64t (lanes
+	// 0–7) and 32 + 64t (lanes 8–15).
 	inMem := T > 2
-	base := 0
-	if q6 {
-		base = 32
-	}
-	frame := base
+	frame := 0
 	if inMem {
 		frame += 64 * T
 	}
@@ -1438,7 +1433,7 @@ func (g *gen) kquantAVX2(q6 bool, T int) string {
 		flo = func(int) int { return 14 }
 		fhi = func(int) int { return 15 }
 	}
-	fmem := func(t, h int) string { return fmt.Sprintf("%d(SP)", base+64*t+32*h) }
+	fmem := func(t, h int) string { return fmt.Sprintf("%d(SP)", 64*t+32*h) }
 	clo, chi, ys, yt, m0F, m03 := per*T, per*T+1, per*T+2, per*T+3, per*T+4, per*T+5
 	mins := m03
 	if m03 > 13 || (!inMem && m03 > 14) {
@@ -1469,8 +1464,11 @@ func (g *gen) kquantAVX2(q6 bool, T int) string {
 	g.p("%s_loop:", name)
 	g.prefetchLines(pf, 1, bb/64+1)
 	if q6 {
-		g.p("\tVPMOVSXBW 192(%s)(AX*1), Y%d", row, yt)
-		g.p("\tVMOVDQU Y%d, (SP)", yt)
+		// The sixteen scales as int16, words 0–7 in both halves of Y14,
+		// 8–15 in both halves of Y15 (free until the float steps).
+		g.p("\tVPMOVSXBW 192(%s)(AX*1), Y15", row)
+		g.p("\tVPERMQ $0x44, Y15, Y14")
+		g.p("\tVPERMQ $0xee, Y15, Y15")
 	} else {
 		// The 6-bit scales into bytes 0–7 of X(mins), the mins into
 		// bytes 8–15 (dwords [a, a, b, b] and [c, c, c, c] of the block's
@@ -1489,9 +1487,7 @@ func (g *gen) kquantAVX2(q6 bool, T int) string {
 	// sub-block j on (Q4_K: one sub-block; Q6_K: j and j+1, 16 each).
 	scaleOf := func(j int) {
 		if q6 {
-			g.p("\tVPBROADCASTW %d(SP), X%d", 2*j, ys)
-			g.p("\tVPBROADCASTW %d(SP), X%d", 2*j+2, yt)
-			g.p("\tVINSERTI128 $1, X%d, Y%d, Y%d", yt, ys, ys)
+			g.p("\tVPSHUFB k6sc<>+%d(SB), Y%d, Y%d", 16*(j%8), 14+j/8, ys)
 		} else {
 			g.p("\tVPSHUFB k4sc<>+%d(SB), Y%d, Y%d", 64+32*j, mins, ys)
 		}
@@ -1734,6 +1730,17 @@ func (g *gen) k4Consts() {
 		g.p("DATA k4sc<>+%d(SB)/4, $%#x", 320+4*i, 0x80808000|uint32(8+i))
 	}
 	g.p("GLOBL k4sc<>(SB), RODATA|NOPTR, $352")
+	g.p("")
+	// k6sc<>: at 16i (i even) the VPSHUFB indices that broadcast word i
+	// into every word of the low 128-bit half and word i+1 into the high.
+	for i := 0; i < 8; i += 2 {
+		for h := 0; h < 2; h++ {
+			for w := 0; w < 8; w++ {
+				g.p("DATA k6sc<>+%d(SB)/2, $%#x", 16*i+16*h+2*w, (2*(i+h)+1)<<8|2*(i+h))
+			}
+		}
+	}
+	g.p("GLOBL k6sc<>(SB), RODATA|NOPTR, $128")
 	g.p("")
 }
 
