@@ -43,9 +43,14 @@
 //     sums are exact, so the kernels order the integer work freely
 //     (AVX-512: VPMADDUBSW and VPDPWSSD by the scales; AVX2: VPMADDUBSW
 //     and VPMADDWD); the float steps are the definition's, lane by lane.
-//   - The exponential of softmax and SwiGLU is this package's own
-//     (expNeg), not math.Exp, whose amd64 assembly uses FMA when the CPU
-//     has it.
+//   - The exponential of softmax, SwiGLU, GeGLU and GELU is this
+//     package's own (expNeg), not math.Exp, whose amd64 assembly uses FMA
+//     when the CPU has it.
+//   - No multiply and add of the element-wise operations may be fused by
+//     the compiler: Go may fuse them on arm64, even across statements, so
+//     each product meant to be rounded is converted explicitly
+//     (LayerNorm's weight·x before + bias; TestFamilyKernelLevelsSameLogits
+//     in model/llama pins every family's logits and runs under QEMU too).
 //
 // # Kernel levels
 //
@@ -67,7 +72,8 @@
 // (ParallelLoop): a product wakes them, it does not start goroutines. Once
 // warm a product allocates nothing: its bookkeeping and quantized inputs
 // are recycled (products), the pool reuses its jobs, and the row-parallel
-// operations (RMSNormRows, LayerNormRows, SwiGLU) run recycled Loops.
+// operations (RMSNormRows, LayerNormRows, SwiGLU, GeGLU, GELU) run
+// recycled Loops.
 //
 // Q8_0 and Q4_0 products of two or more tokens at the AVX-512 level run
 // token-pair tiles of up to 4 rows × 8 tokens (8 rows × 2). The quantized
