@@ -1417,7 +1417,7 @@ func (g *gen) kquantAVX2(q6 bool, T int) string {
 	g.pointers(toks, arg(2), arg(3), a)
 	pf := g.prefetchSetup(1, rows, free[4:]...)
 	// Y registers: float lo/hi (T ≤ 2), int lo/hi per token, codes lo/hi,
-	// scales, temp, the 0x0F mask and 0x03 for Q6_K or the eight mins
+	// scales, temp, the 0x0F mask and 0x30 for Q6_K or the eight mins
 	// (int32) for Q4_K; Y15 is reduce16Y's temp. From T = 3 on, Y14 and
 	// Y15 hold a token's float accumulators for its FMAs (fmem their place
 	// in the frame).
@@ -1434,18 +1434,18 @@ func (g *gen) kquantAVX2(q6 bool, T int) string {
 		fhi = func(int) int { return 15 }
 	}
 	fmem := func(t, h int) string { return fmt.Sprintf("%d(SP)", 64*t+32*h) }
-	clo, chi, ys, yt, m0F, m03 := per*T, per*T+1, per*T+2, per*T+3, per*T+4, per*T+5
-	mins := m03
-	if m03 > 13 || (!inMem && m03 > 14) {
+	clo, chi, ys, yt, m0F, m30 := per*T, per*T+1, per*T+2, per*T+3, per*T+4, per*T+5
+	mins := m30
+	if m30 > 13 || (!inMem && m30 > 14) {
 		panic(name + ": too many registers")
 	}
 	g.p("\tMOVL $0x0f0f0f0f, %s", a)
 	g.p("\tVMOVD %s, X%d", a, m0F)
 	g.p("\tVPBROADCASTD X%d, Y%d", m0F, m0F)
 	if q6 {
-		g.p("\tMOVL $0x03030303, %s", a)
-		g.p("\tVMOVD %s, X%d", a, m03)
-		g.p("\tVPBROADCASTD X%d, Y%d", m03, m03)
+		g.p("\tMOVL $0x30303030, %s", a)
+		g.p("\tVMOVD %s, X%d", a, m30)
+		g.p("\tVPBROADCASTD X%d, Y%d", m30, m30)
 	}
 	for t := 0; t < T; t++ {
 		if !inMem || t == 0 {
@@ -1494,19 +1494,33 @@ func (g *gen) kquantAVX2(q6 bool, T int) string {
 	}
 	for k := 0; k < 4; k++ {
 		if q6 {
+			// Code = (ql nibble) | (qh field sh)<<4 with the field
+			// moved to bits 4–5 by one shift (left 4−sh or right
+			// sh−4; none for sh = 4) and masked by 0x30; the masks
+			// read ql and qh from memory where no shift comes first.
 			n, odd := k/2, k%2
 			for h, reg := range []int{clo, chi} {
-				g.p("\tVMOVDQU %d(%s)(AX*1), Y%d", 64*n+32*h, row, reg)
+				ql := fmt.Sprintf("%d(%s)(AX*1)", 64*n+32*h, row)
 				if odd == 1 {
+					g.p("\tVMOVDQU %s, Y%d", ql, reg)
 					g.p("\tVPSRLW $4, Y%d, Y%d", reg, reg)
+					g.p("\tVPAND Y%d, Y%d, Y%d", m0F, reg, reg)
+				} else {
+					g.p("\tVPAND %s, Y%d, Y%d", ql, m0F, reg)
 				}
-				g.p("\tVPAND Y%d, Y%d, Y%d", m0F, reg, reg)
-				g.p("\tVMOVDQU %d(%s)(AX*1), Y%d", 128+32*n, row, yt)
-				if sh := 4*odd + 2*h; sh > 0 {
-					g.p("\tVPSRLW $%d, Y%d, Y%d", sh, yt, yt)
+				qh := fmt.Sprintf("%d(%s)(AX*1)", 128+32*n, row)
+				switch sh := 4*odd + 2*h; {
+				case sh < 4:
+					g.p("\tVMOVDQU %s, Y%d", qh, yt)
+					g.p("\tVPSLLW $%d, Y%d, Y%d", 4-sh, yt, yt)
+					g.p("\tVPAND Y%d, Y%d, Y%d", m30, yt, yt)
+				case sh > 4:
+					g.p("\tVMOVDQU %s, Y%d", qh, yt)
+					g.p("\tVPSRLW $%d, Y%d, Y%d", sh-4, yt, yt)
+					g.p("\tVPAND Y%d, Y%d, Y%d", m30, yt, yt)
+				default:
+					g.p("\tVPAND %s, Y%d, Y%d", qh, m30, yt)
 				}
-				g.p("\tVPAND Y%d, Y%d, Y%d", m03, yt, yt)
-				g.p("\tVPSLLW $4, Y%d, Y%d", yt, yt)
 				g.p("\tVPOR Y%d, Y%d, Y%d", yt, reg, reg)
 			}
 		} else {
