@@ -2339,20 +2339,7 @@ func (g *gen) swiglu(zmm bool) string {
 	if zmm {
 		half = "Y"
 	}
-	fmt.Fprintf(&g.decls, "//go:noescape\nfunc %s(gate, up *float32, n int, tab *expTable)\n\n", name)
-	g.p("// func %s(gate, up *float32, n int, tab *expTable)", name)
-	g.p("TEXT ·%s(SB), NOSPLIT, $0-32", name)
-	g.p("\tMOVQ gate+0(FP), DI")
-	g.p("\tMOVQ up+8(FP), SI")
-	g.p("\tMOVQ n+16(FP), CX")
-	g.p("\tMOVQ tab+24(FP), R8")
-	g.expConsts(r)
-	g.p("\tVBROADCASTSD siluconst<>+0(SB), %s13", r) // sign bit
-	g.p("\tVBROADCASTSD siluconst<>+8(SB), %s14", r) // 1.0
-	g.p("\tVXORPD %s15, %s15, %s15", r, r, r)        // 0.0
-	g.p("\tSHRQ $%d, CX", map[int]int{4: 2, 8: 3}[lanes])
-	g.p("\tJZ %s_done", name)
-	g.p("%s_loop:", name)
+	g.gateHead(name, r, lanes)
 	g.p("\tVCVTPS2PD (DI), %s0", r)        // v = float64(g)
 	g.p("\tVORPD %s13, %s0, %s6", r, r, r) // a = −|v|
 	if zmm {
@@ -2385,10 +2372,7 @@ func (g *gen) swiglu(zmm bool) string {
 	g.p("\tVMOVUPS %s0, (DI)", half)
 	g.p("\tADDQ $%d, DI", 4*lanes)
 	g.p("\tADDQ $%d, SI", 4*lanes)
-	g.p("\tDECQ CX")
-	g.p("\tJNZ %s_loop", name)
-	g.p("%s_done:", name)
-	g.ret()
+	g.gateTail(name)
 	return name
 }
 
@@ -2404,20 +2388,7 @@ func (g *gen) gelu(gated bool) string {
 	if gated {
 		name = "gegluAVX2"
 	}
-	fmt.Fprintf(&g.decls, "//go:noescape\nfunc %s(gate, up *float32, n int, tab *expTable)\n\n", name)
-	g.p("// func %s(gate, up *float32, n int, tab *expTable)", name)
-	g.p("TEXT ·%s(SB), NOSPLIT, $0-32", name)
-	g.p("\tMOVQ gate+0(FP), DI")
-	g.p("\tMOVQ up+8(FP), SI")
-	g.p("\tMOVQ n+16(FP), CX")
-	g.p("\tMOVQ tab+24(FP), R8")
-	g.expConsts("Y")
-	g.p("\tVBROADCASTSD siluconst<>+0(SB), Y13") // sign bit
-	g.p("\tVBROADCASTSD siluconst<>+8(SB), Y14") // 1.0
-	g.p("\tVXORPD Y15, Y15, Y15")                // 0.0
-	g.p("\tSHRQ $2, CX")
-	g.p("\tJZ %s_done", name)
-	g.p("%s_loop:", name)
+	g.gateHead(name, "Y", 4)
 	g.p("\tVCVTPS2PD (DI), Y0")                // v = float64(x)
 	g.p("\tVMULPD geluconst<>+0(SB), Y0, Y5")  // 0.044715·v
 	g.p("\tVMULPD Y0, Y5, Y5")                 // ·v
@@ -2446,11 +2417,38 @@ func (g *gen) gelu(gated bool) string {
 	}
 	g.p("\tVMOVUPS X0, (DI)")
 	g.p("\tADDQ $16, DI")
+	g.gateTail(name)
+	return name
+}
+
+// gateHead starts an element-wise kernel of gate and up (SwiGLU, GeGLU,
+// GELU: func(gate, up *float32, n int, tab *expTable)) and its loop over
+// n/lanes groups of values: DI gate, SI up, CX the groups, R8 the
+// exponential's table, its constants in registers 8–12 (expConsts) and in
+// 13, 14, 15 the sign bit, 1.0 and 0.0 (class r).
+func (g *gen) gateHead(name, r string, lanes int) {
+	fmt.Fprintf(&g.decls, "//go:noescape\nfunc %s(gate, up *float32, n int, tab *expTable)\n\n", name)
+	g.p("// func %s(gate, up *float32, n int, tab *expTable)", name)
+	g.p("TEXT ·%s(SB), NOSPLIT, $0-32", name)
+	g.p("\tMOVQ gate+0(FP), DI")
+	g.p("\tMOVQ up+8(FP), SI")
+	g.p("\tMOVQ n+16(FP), CX")
+	g.p("\tMOVQ tab+24(FP), R8")
+	g.expConsts(r)
+	g.p("\tVBROADCASTSD siluconst<>+0(SB), %s13", r) // sign bit
+	g.p("\tVBROADCASTSD siluconst<>+8(SB), %s14", r) // 1.0
+	g.p("\tVXORPD %s15, %s15, %s15", r, r, r)        // 0.0
+	g.p("\tSHRQ $%d, CX", map[int]int{4: 2, 8: 3}[lanes])
+	g.p("\tJZ %s_done", name)
+	g.p("%s_loop:", name)
+}
+
+// gateTail ends gateHead's loop and the kernel.
+func (g *gen) gateTail(name string) {
 	g.p("\tDECQ CX")
 	g.p("\tJNZ %s_loop", name)
 	g.p("%s_done:", name)
 	g.ret()
-	return name
 }
 
 func main() {
