@@ -75,13 +75,7 @@ func logitsDigest(t *testing.T, typ tensor.DType) string {
 		}
 		assertSame(t, fmt.Sprintf("%v step %d", typ, i), r[0], block[i])
 	}
-	h := sha256.New()
-	for _, row := range block {
-		for _, v := range row {
-			h.Write(binary.LittleEndian.AppendUint32(nil, math.Float32bits(v)))
-		}
-	}
-	return fmt.Sprintf("%x", h.Sum(nil))
+	return logitsSHA(block)
 }
 
 // kquantModel is a small random model whose layer matrices are random
@@ -131,29 +125,50 @@ func kquantModel(t *testing.T, typ tensor.DType) *Model {
 // portable Go code, which is what a CPU without AVX2, or another
 // architecture, runs) gives the same logits, equal to the pinned digest.
 func TestKernelLevelsSameLogits(t *testing.T) {
-	defer tensor.SetKernels(tensor.AvailableKernels()[len(tensor.AvailableKernels())-1])
-	defer tensor.SetThreads(0)
 	for _, typ := range []tensor.DType{tensor.F32, tensor.Q8_0, tensor.Q4_0, tensor.Q4_K, tensor.Q6_K} {
-		want := ""
-		for _, k := range tensor.AvailableKernels() {
-			for _, th := range []int{1, 2} {
-				if err := tensor.SetKernels(k); err != nil {
-					t.Fatal(err)
-				}
-				tensor.SetThreads(th)
-				got := logitsDigest(t, typ)
-				if want == "" {
-					want = got
-				}
-				if got != want {
-					t.Errorf("%v: %s kernels, %d threads: logits digest %s, %s gave %s", typ, k, th, got, tensor.AvailableKernels()[0], want)
-				}
-			}
-		}
+		want := sameAtEveryLevel(t, typ.String(), func() string { return logitsDigest(t, typ) })
 		if pin := pinnedLogits[typ]; want != pin {
 			t.Errorf("%v: logits digest %s, pinned %s", typ, want, pin)
 		}
 	}
+}
+
+// sameAtEveryLevel computes digest at every kernel level this CPU runs and
+// with 1 and 2 threads, reports any that differs from the first, and
+// returns the first.
+func sameAtEveryLevel(t *testing.T, what string, digest func() string) string {
+	t.Helper()
+	levels := tensor.AvailableKernels()
+	defer tensor.SetKernels(levels[len(levels)-1])
+	defer tensor.SetThreads(0)
+	want := ""
+	for _, k := range levels {
+		for _, th := range []int{1, 2} {
+			if err := tensor.SetKernels(k); err != nil {
+				t.Fatal(err)
+			}
+			tensor.SetThreads(th)
+			got := digest()
+			if want == "" {
+				want = got
+			}
+			if got != want {
+				t.Errorf("%s: %s kernels, %d threads: logits digest %s, %s gave %s", what, k, th, got, levels[0], want)
+			}
+		}
+	}
+	return want
+}
+
+// logitsSHA is the SHA-256 of rows' float32 bits, little-endian, in order.
+func logitsSHA(rows [][]float32) string {
+	h := sha256.New()
+	for _, row := range rows {
+		for _, v := range row {
+			h.Write(binary.LittleEndian.AppendUint32(nil, math.Float32bits(v)))
+		}
+	}
+	return fmt.Sprintf("%x", h.Sum(nil))
 }
 
 // pinnedFamilyLogits are the SHA-256 of the logits familyDigest computes
@@ -201,21 +216,13 @@ func familyDigest(t *testing.T, dir, name, golden string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := sha256.New()
-	for _, row := range rows {
-		for _, v := range row {
-			h.Write(binary.LittleEndian.AppendUint32(nil, math.Float32bits(v)))
-		}
-	}
-	return fmt.Sprintf("%x", h.Sum(nil))
+	return logitsSHA(rows)
 }
 
 // TestFamilyKernelLevelsSameLogits: every family's tiny model gives the
 // same logits at every kernel level and thread count, equal to its pinned
 // digest.
 func TestFamilyKernelLevelsSameLogits(t *testing.T) {
-	defer tensor.SetKernels(tensor.AvailableKernels()[len(tensor.AvailableKernels())-1])
-	defer tensor.SetThreads(0)
 	dir := filepath.Join("testdata", "families")
 	seen := map[string]bool{}
 	for _, c := range familyGoldens {
@@ -223,22 +230,8 @@ func TestFamilyKernelLevelsSameLogits(t *testing.T) {
 			continue
 		}
 		seen[c.model] = true
-		want := ""
-		for _, k := range tensor.AvailableKernels() {
-			for _, th := range []int{1, 2} {
-				if err := tensor.SetKernels(k); err != nil {
-					t.Fatal(err)
-				}
-				tensor.SetThreads(th)
-				got := familyDigest(t, dir, c.model, c.golden)
-				if want == "" {
-					want = got
-				}
-				if got != want {
-					t.Errorf("%s: %s kernels, %d threads: logits digest %s, %s gave %s", c.model, k, th, got, tensor.AvailableKernels()[0], want)
-				}
-			}
-		}
+		// Opened again at each level: a level may lay the weights out its own way.
+		want := sameAtEveryLevel(t, c.model, func() string { return familyDigest(t, dir, c.model, c.golden) })
 		if pin := pinnedFamilyLogits[c.model]; want != pin {
 			t.Errorf("%s: logits digest %s, pinned %s", c.model, want, pin)
 		}
