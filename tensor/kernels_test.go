@@ -506,6 +506,29 @@ func BenchmarkQuantizeActs(b *testing.B) {
 	}
 }
 
+// gateTestLengths are the lengths the element-wise kernels are checked at:
+// around their lane counts, and blocks long enough to be split over the
+// threads.
+var gateTestLengths = []int{0, 1, 3, 4, 5, 8, 13, 17, 100, 768, gateParallel, 8*gateParallel/3 + 5}
+
+// gateTestInputs are n random gate values times scale, the first of them
+// replaced by edge when n > 20, and n random up values.
+func gateTestInputs(rng *rand.Rand, n int, scale float32, edge []float32) (g, u []float32) {
+	g, u = randVec(rng, n), randVec(rng, n)
+	for i := range g {
+		g[i] *= scale
+		if i < len(edge) && n > 20 {
+			g[i] = edge[i]
+		}
+	}
+	return g, u
+}
+
+// sameBitsOrNaN reports whether a and b have the same bits or are both NaN.
+func sameBitsOrNaN(a, b float32) bool {
+	return math.Float32bits(a) == math.Float32bits(b) || a != a && b != b
+}
+
 // TestSwiGLULevels: the vector SwiGLU gives swiglu1's bits at every level
 // (lengths around the lane counts, edge values, blocks long enough to be
 // split over the threads), and swiglu1 is within float32 rounding of
@@ -516,14 +539,8 @@ func TestSwiGLULevels(t *testing.T) {
 		800, -800, 1e-40, -1e-40, 88, -88, 3.4e38, -3.4e38}
 	SetThreads(3)
 	defer SetThreads(0)
-	for _, n := range []int{0, 1, 3, 4, 5, 8, 13, 17, 100, 768, gateParallel, 8*gateParallel/3 + 5} {
-		g, u := randVec(rng, n), randVec(rng, n)
-		for i := range g {
-			g[i] *= 6
-			if i < len(edge) && n > 20 {
-				g[i] = edge[i]
-			}
-		}
+	for _, n := range gateTestLengths {
+		g, u := gateTestInputs(rng, n, 6, edge)
 		want := make([]float32, n)
 		for i := range want {
 			want[i] = swiglu1(g[i], u[i])
@@ -536,7 +553,7 @@ func TestSwiGLULevels(t *testing.T) {
 			got := append([]float32(nil), g...)
 			atLevel(l, func() { SwiGLU(got, u) })
 			for i := range got {
-				if math.Float32bits(got[i]) != math.Float32bits(want[i]) && !(got[i] != got[i] && want[i] != want[i]) {
+				if !sameBitsOrNaN(got[i], want[i]) {
 					t.Fatalf("%s n=%d: SwiGLU(%g, %g) = %g, want %g", levelNames[l], n, g[i], u[i], got[i], want[i])
 				}
 			}
@@ -555,14 +572,8 @@ func TestGELULevels(t *testing.T) {
 		800, -800, 1e-40, -1e-40, 30, -30, 3.4e38, -3.4e38, 1e-20, -1e-20, 5.5, -5.5}
 	SetThreads(3)
 	defer SetThreads(0)
-	for _, n := range []int{0, 1, 3, 4, 5, 8, 13, 17, 100, 768, gateParallel, 8*gateParallel/3 + 5} {
-		g, u := randVec(rng, n), randVec(rng, n)
-		for i := range g {
-			g[i] *= 4
-			if i < len(edge) && n > 20 {
-				g[i] = edge[i]
-			}
-		}
+	for _, n := range gateTestLengths {
+		g, u := gateTestInputs(rng, n, 4, edge)
 		wantGELU, wantGeGLU := make([]float32, n), make([]float32, n)
 		for i, x := range g {
 			wantGELU[i] = gelu1(x)
@@ -575,15 +586,14 @@ func TestGELULevels(t *testing.T) {
 				t.Fatalf("gelu1(%g) = %g, math.Tanh gives %g", x, wantGELU[i], ref)
 			}
 		}
-		same := func(a, b float32) bool { return math.Float32bits(a) == math.Float32bits(b) || a != a && b != b }
 		for _, l := range levels() {
 			gotGELU, gotGeGLU := append([]float32(nil), g...), append([]float32(nil), g...)
 			atLevel(l, func() { GELU(gotGELU); GeGLU(gotGeGLU, u) })
 			for i := range g {
-				if !same(gotGELU[i], wantGELU[i]) {
+				if !sameBitsOrNaN(gotGELU[i], wantGELU[i]) {
 					t.Fatalf("%s n=%d: GELU(%g) = %g, want %g", levelNames[l], n, g[i], gotGELU[i], wantGELU[i])
 				}
-				if !same(gotGeGLU[i], wantGeGLU[i]) {
+				if !sameBitsOrNaN(gotGeGLU[i], wantGeGLU[i]) {
 					t.Fatalf("%s n=%d: GeGLU(%g, %g) = %g, want %g", levelNames[l], n, g[i], u[i], gotGeGLU[i], wantGeGLU[i])
 				}
 			}
