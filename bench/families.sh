@@ -36,6 +36,12 @@
 #     THREADS=2             threads of both engines
 #     TG                    decode tokens (default: 128 for ≤1B, 32 for the others)
 #     POLL=0                llama-bench --poll (see bench/sidebyside.sh)
+#     ROUNDS=1              rounds of the speed tests: each round runs
+#                           llama.cpp's tg, hlm's tg, llama.cpp's pp8,
+#                           hlm's pp8, so the two engines alternate; the
+#                           table shows each engine's median over the
+#                           rounds, and the rounds' values follow it (this
+#                           machine's neighbours move a single run by 10–40%)
 #     FILES_ONLY=1          make the files, measure nothing
 #     KEEP_F16=1            keep the F16 files of the larger shapes
 #     PROFILE=1             after each row where hlm falls short of the
@@ -45,8 +51,9 @@
 #     HLM_PERF_WORK         work directory (default /tmp/hlm-perf)
 #
 # Output: progress on stderr; on stdout the date, load, CPU and commit, a
-# Markdown table, and the read bandwidth measured before each shape (the
-# benchmark of docs/BENCHMARKS.md "Memory bandwidth").
+# Markdown table, with ROUNDS > 1 each round's values, and the read
+# bandwidth measured before each shape (the benchmark of docs/BENCHMARKS.md
+# "Memory bandwidth").
 #
 # Targets (the verdict column): decode ≥ 1.0× and pp8 ≥ 1.5× llama.cpp's
 # t/s, peak RSS ≤ 1.1× llama.cpp's.
@@ -67,6 +74,9 @@ export PYTHONPATH=$lc/../../gguf-py
 py=/usr/bin/python3
 gen=$root/bench/families/gen_shapes.py
 threads=${THREADS:-2}
+rounds=${ROUNDS:-1}
+[[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "families.sh: ROUNDS must be a positive whole number, not '$rounds'" >&2; exit 2; }
+rounds_log=()
 poll=(); [[ -n ${POLL:-} ]] && poll=(--poll "$POLL")
 prompt="Once upon a time, there was a little model that was small."
 shapes=${*:-qwen3-0.6b llama3.2-1b gemma3-1b phi3-mini-4k llama3.1-8b}
@@ -99,6 +109,12 @@ files() {
 
 # ts TEST: the mean t/s of the Markdown row for TEST (both tools print "| … | TEST | mean ± sd |").
 ts() { awk -F'|' -v t="$1" 'NF>3 {x=$(NF-2); gsub(/ /,"",x); if (x==t) {y=$(NF-1); gsub(/ /,"",y); split(y,a,"±"); print a[1]}}'; }
+# median V…: the median of the values, empty when one is missing (a failed run).
+median() {
+  local v
+  for v in "$@"; do [[ -n $v ]] || return 0; done
+  [[ $# -gt 0 ]] && calc "f'{__import__(\"statistics\").median([$(IFS=,; echo "$*")]):.2f}'"
+}
 # calc EXPR: a Python expression of numbers, or "-" when one is missing.
 calc() { $py -c "print($1)" 2>/dev/null || echo -; }
 # rss CMD…: peak resident MiB of CMD (its output in $fam/last.log), or "fail".
@@ -162,14 +178,21 @@ for s in $shapes; do
     fi
     gib=$(calc "f'{$(stat -c %s "$g")/2**30:.2f}'")
     sb=$(step_bytes "$g")
-    log "$s $t: tg$tg llama.cpp"
-    ltg=$("$lc/llama-bench" -m "$g" -t "$threads" "${poll[@]}" -p 0 -n "$tg" -r 3 2>"$fam/lerr.log" | ts "tg$tg") || true
-    log "$s $t: tg$tg hlm"
-    htg=$("$work/hlm" bench -m "$g" -t "$threads" -p 0 -n "$tg" -r 3 2>"$fam/herr.log" | ts "tg$tg") || true
-    log "$s $t: pp8 llama.cpp"
-    lpp=$("$lc/llama-bench" -m "$g" -t "$threads" "${poll[@]}" -p 8 -n 0 -r 5 2>>"$fam/lerr.log" | ts pp8) || true
-    log "$s $t: pp8 hlm"
-    hpp=$("$work/hlm" bench -m "$g" -t "$threads" -p 8 -n 0 -r 5 2>>"$fam/herr.log" | ts pp8) || true
+    ltgs=() htgs=() lpps=() hpps=()
+    : >"$fam/lerr.log"; : >"$fam/herr.log"
+    for ((round = 1; round <= rounds; round++)); do
+      of=""; ((rounds > 1)) && of=" (round $round of $rounds)"
+      log "$s $t: tg$tg llama.cpp$of"
+      ltgs+=("$("$lc/llama-bench" -m "$g" -t "$threads" "${poll[@]}" -p 0 -n "$tg" -r 3 2>>"$fam/lerr.log" | ts "tg$tg")") || true
+      log "$s $t: tg$tg hlm$of"
+      htgs+=("$("$work/hlm" bench -m "$g" -t "$threads" -p 0 -n "$tg" -r 3 2>>"$fam/herr.log" | ts "tg$tg")") || true
+      log "$s $t: pp8 llama.cpp$of"
+      lpps+=("$("$lc/llama-bench" -m "$g" -t "$threads" "${poll[@]}" -p 8 -n 0 -r 5 2>>"$fam/lerr.log" | ts pp8)") || true
+      log "$s $t: pp8 hlm$of"
+      hpps+=("$("$work/hlm" bench -m "$g" -t "$threads" -p 8 -n 0 -r 5 2>>"$fam/herr.log" | ts pp8)") || true
+    done
+    ltg=$(median "${ltgs[@]}") htg=$(median "${htgs[@]}") lpp=$(median "${lpps[@]}") hpp=$(median "${hpps[@]}")
+    ((rounds > 1)) && rounds_log+=("$s $t, tg$tg llama.cpp ${ltgs[*]}, hlm ${htgs[*]}; pp8 llama.cpp ${lpps[*]}, hlm ${hpps[*]}")
     log "$s $t: peak RSS llama-simple"
     lrss=$(rss "$lc/llama-simple" -m "$g" -n 16 "$prompt")
     [[ $lrss == fail ]] && log "llama-simple failed: $(tail -3 "$fam/last.log")"
@@ -203,6 +226,11 @@ for s in $shapes; do
     fi
   done
 done
+if ((rounds > 1)); then
+  echo
+  echo "Rounds (t/s in the order run; the table has the medians):"
+  for r in "${rounds_log[@]}"; do echo "- $r"; done
+fi
 echo
 echo "Read bandwidth (go test -bench=ReadBandwidth -benchtime=8x ./tensor, 2 threads), before each shape:"
 for b in "${bws[@]}"; do set -- $b; echo "- $1: $2 GB/s at $3 (load ${*:4})"; done

@@ -1,9 +1,11 @@
 // Command ports measures how many cycles this CPU needs for the vector
 // instruction mixes at the heart of hlm's AVX2 quantized tiles, from
-// registers only (no loads, no dependencies beyond the accumulators): the
-// floor those tiles' arithmetic sets, against which their measured time
-// per (row, token, block) can be read (docs/BENCHMARKS.md, "Vector input
-// quantization and GeGLU"). The clock is estimated from a chain of
+// registers only (no loads but the broadcasts of precomputed dw·dx from an
+// L1-resident slot, no dependencies beyond the accumulators): the floor
+// those tiles' arithmetic sets, against which their measured time per
+// (row, token, block) can be read, and the floor of alternatives to the
+// Q8_0 mix (docs/BENCHMARKS.md, "Vector input quantization and GeGLU" and
+// "Q8_0 alternatives measured"). The clock is estimated from a chain of
 // dependent 64-bit multiply-adds (3 + 1 cycles each on the x86 cores of
 // this decade), so the cycle counts are estimates; amd64 only.
 //

@@ -14,6 +14,21 @@ func q8Pair(n int)
 //go:noescape
 func k4Pair(n int)
 
+// q8Bcast runs, n times, 8 × q8Pair with dw·dx broadcast from memory instead of VMULPS.
+//
+//go:noescape
+func q8Bcast(n int)
+
+// q8NoSign runs, n times, 8 × q8Bcast without VPSIGNB (not a product: what the sign step costs).
+//
+//go:noescape
+func q8NoSign(n int)
+
+// q8Wide16 runs, n times, 8 × one Q8_0 pair on 16-bit codes: two VPMADDWD, VPADDD, VCVTDQ2PS, dw·dx broadcast from memory, VFMADD231PS.
+//
+//go:noescape
+func q8Wide16(n int)
+
 // maddubs runs, n times, 32 × VPMADDUBSW alone.
 //
 //go:noescape
@@ -49,9 +64,17 @@ func signbMulps(n int)
 //go:noescape
 func maddubsMulps(n int)
 
+// pmovsxbw runs, n times, 32 × VPMOVSXBW alone (16 bytes to 16 words, from a register).
+//
+//go:noescape
+func pmovsxbw(n int)
+
 var mixes = []mix{
 	{"q8Pair", q8Pair, 8, "pair"},
 	{"k4Pair", k4Pair, 8, "pair"},
+	{"q8Bcast", q8Bcast, 8, "pair"},
+	{"q8NoSign", q8NoSign, 8, "pair"},
+	{"q8Wide16", q8Wide16, 8, "pair"},
 	{"maddubs", maddubs, 32, "op"},
 	{"maddwd", maddwd, 32, "op"},
 	{"mulps", mulps, 32, "op"},
@@ -59,4 +82,5 @@ var mixes = []mix{
 	{"cvtdq2ps", cvtdq2ps, 32, "op"},
 	{"signbMulps", signbMulps, 32, "op"},
 	{"maddubsMulps", maddubsMulps, 32, "op"},
+	{"pmovsxbw", pmovsxbw, 32, "op"},
 }
