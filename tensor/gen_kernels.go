@@ -1883,6 +1883,35 @@ func (g *gen) wsum(zmm bool, c int) string {
 	return name
 }
 
+// actsHead declares and opens the input quantizer name(dst *dstType, x
+// *float32, nb int), with a last argument off int32 when off: DI = dst,
+// SI = x, CX = nb.
+func (g *gen) actsHead(name, dstType string, off bool) {
+	sig, frame := fmt.Sprintf("dst *%s, x *float32, nb int", dstType), 24
+	if off {
+		sig, frame = sig+", off int32", 28
+	}
+	fmt.Fprintf(&g.decls, "//go:noescape\nfunc %s(%s)\n\n", name, sig)
+	g.p("// func %s(%s)", name, sig)
+	g.p("TEXT ·%s(SB), NOSPLIT, $0-%d", name, frame)
+	g.p("\tMOVQ dst+0(FP), DI")
+	g.p("\tMOVQ x+8(FP), SI")
+	g.p("\tMOVQ nb+16(FP), CX")
+}
+
+// actsTail ends an input quantizer's loop over blocks, in bytes of inputs
+// and out bytes of quantized blocks each, and the function; it returns
+// name.
+func (g *gen) actsTail(name string, in, out int) string {
+	g.p("\tADDQ $%d, SI", in)
+	g.p("\tADDQ $%d, DI", out)
+	g.p("\tDECQ CX")
+	g.p("\tJNZ %s_loop", name)
+	g.p("%s_done:", name)
+	g.ret()
+	return name
+}
+
 // quantAVX512 is quantizeActs for AVX-512: per block of 32 inputs, the
 // largest magnitude (NaN ignored: VMAXPS keeps its second operand when the
 // first is NaN), d = amax/127 and id = 1/d (0 when d = 0) as scalar IEEE
@@ -1891,12 +1920,7 @@ func (g *gen) wsum(zmm bool, c int) string {
 // (VPDPBUSD against ones), and d.
 func (g *gen) quantActs() string {
 	name := "quantActsAVX512"
-	fmt.Fprintf(&g.decls, "//go:noescape\nfunc %s(dst *actBlock, x *float32, nb int, off int32)\n\n", name)
-	g.p("// func %s(dst *actBlock, x *float32, nb int, off int32)", name)
-	g.p("TEXT ·%s(SB), NOSPLIT, $0-28", name)
-	g.p("\tMOVQ dst+0(FP), DI")
-	g.p("\tMOVQ x+8(FP), SI")
-	g.p("\tMOVQ nb+16(FP), CX")
+	g.actsHead(name, "actBlock", true)
 	g.p("\tMOVL off+24(FP), AX")
 	g.p("\tNEGL AX")
 	g.p("\tVPBROADCASTD AX, Y20") // −off
@@ -1922,13 +1946,7 @@ func (g *gen) quantActs() string {
 	g.p("\tVPMULLD Y20, Y9, Y9")
 	g.p("\tVMOVDQU32 Y9, 32(DI)")
 	g.p("\tVMOVSS X6, 64(DI)")
-	g.p("\tADDQ $128, SI")
-	g.p("\tADDQ $72, DI")
-	g.p("\tDECQ CX")
-	g.p("\tJNZ %s_loop", name)
-	g.p("%s_done:", name)
-	g.ret()
-	return name
+	return g.actsTail(name, 128, 72)
 }
 
 // quantActsK is quantizeActsK for AVX-512: per super-block of 256 inputs,
@@ -1940,12 +1958,7 @@ func (g *gen) quantActs() string {
 // 2048; the sums of each 32 as pairs of those; and d.
 func (g *gen) quantActsK() string {
 	name := "quantActsKAVX512"
-	fmt.Fprintf(&g.decls, "//go:noescape\nfunc %s(dst *actBlockK, x *float32, nb int)\n\n", name)
-	g.p("// func %s(dst *actBlockK, x *float32, nb int)", name)
-	g.p("TEXT ·%s(SB), NOSPLIT, $0-24", name)
-	g.p("\tMOVQ dst+0(FP), DI")
-	g.p("\tMOVQ x+8(FP), SI")
-	g.p("\tMOVQ nb+16(FP), CX")
+	g.actsHead(name, "actBlockK", false)
 	g.clampConsts()
 	g.p("\tMOVL $0x80808080, AX")
 	g.p("\tVPBROADCASTD AX, Z24") // the bias of q+128
@@ -1990,13 +2003,7 @@ func (g *gen) quantActsK() string {
 	g.p("\tVPADDD Z1, Z0, Z0")
 	g.p("\tVPMOVQD Z0, 320(DI)") // sums of 32
 	g.p("\tVMOVSS X18, 352(DI)")
-	g.p("\tADDQ $1024, SI")
-	g.p("\tADDQ $%d, DI", actKSize)
-	g.p("\tDECQ CX")
-	g.p("\tJNZ %s_loop", name)
-	g.p("%s_done:", name)
-	g.ret()
-	return name
+	return g.actsTail(name, 1024, actKSize)
 }
 
 // quantc<> holds the AVX2 input quantizers' constants: at 0 the VPERMD
@@ -2077,12 +2084,7 @@ func (g *gen) sum4Y(s, q, ones, ones16 int) {
 // same bits.
 func (g *gen) quantActsAVX2() string {
 	name := "quantActsAVX2"
-	fmt.Fprintf(&g.decls, "//go:noescape\nfunc %s(dst *actBlock, x *float32, nb int, off int32)\n\n", name)
-	g.p("// func %s(dst *actBlock, x *float32, nb int, off int32)", name)
-	g.p("TEXT ·%s(SB), NOSPLIT, $0-28", name)
-	g.p("\tMOVQ dst+0(FP), DI")
-	g.p("\tMOVQ x+8(FP), SI")
-	g.p("\tMOVQ nb+16(FP), CX")
+	g.actsHead(name, "actBlock", true)
 	g.p("\tMOVL off+24(FP), AX")
 	g.p("\tNEGL AX")
 	g.p("\tVMOVD AX, X15")
@@ -2111,13 +2113,7 @@ func (g *gen) quantActsAVX2() string {
 	g.p("\tVPMULLD Y15, Y1, Y1")
 	g.p("\tVMOVDQU Y1, 32(DI)")
 	g.p("\tVMOVSS X6, 64(DI)")
-	g.p("\tADDQ $128, SI")
-	g.p("\tADDQ $72, DI")
-	g.p("\tDECQ CX")
-	g.p("\tJNZ %s_loop", name)
-	g.p("%s_done:", name)
-	g.ret()
-	return name
+	return g.actsTail(name, 128, 72)
 }
 
 // quantActsKAVX2 is quantizeActsK for AVX2: per super-block of 256
@@ -2132,12 +2128,7 @@ func (g *gen) quantActsAVX2() string {
 // same bits as the Go code.
 func (g *gen) quantActsKAVX2() string {
 	name := "quantActsKAVX2"
-	fmt.Fprintf(&g.decls, "//go:noescape\nfunc %s(dst *actBlockK, x *float32, nb int)\n\n", name)
-	g.p("// func %s(dst *actBlockK, x *float32, nb int)", name)
-	g.p("TEXT ·%s(SB), NOSPLIT, $0-24", name)
-	g.p("\tMOVQ dst+0(FP), DI")
-	g.p("\tMOVQ x+8(FP), SI")
-	g.p("\tMOVQ nb+16(FP), CX")
+	g.actsHead(name, "actBlockK", false)
 	g.p("\tVPBROADCASTD quantc<>+32(SB), Y15") // |·| mask
 	g.p("\tVMOVDQU quantc<>+0(SB), Y14")
 	g.p("\tVPBROADCASTD quantc<>+36(SB), Y13") // +127
@@ -2182,13 +2173,7 @@ func (g *gen) quantActsKAVX2() string {
 	g.p("\tVPHADDD Y8, Y7, Y7")
 	g.p("\tVPERMQ $0xd8, Y7, Y7")
 	g.p("\tVMOVDQU Y7, 320(DI)") // sums of 32
-	g.p("\tADDQ $1024, SI")
-	g.p("\tADDQ $%d, DI", actKSize)
-	g.p("\tDECQ CX")
-	g.p("\tJNZ %s_loop", name)
-	g.p("%s_done:", name)
-	g.ret()
-	return name
+	return g.actsTail(name, 1024, actKSize)
 }
 
 // The exponential's kernels read expTable (exp.go) through a pointer in

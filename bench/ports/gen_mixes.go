@@ -19,9 +19,14 @@ type mix struct {
 	per       int
 }
 
-// q8 is pair k of the Q8_0 tiles: temporaries Y10–Y15 in turn, accumulator Y(k%8).
+// q8Temp is the first of the two temporaries of pair k in the Q8_0 mixes:
+// Y10–Y15 in turn.
+func q8Temp(k int) int { return 10 + (k%3)*2 }
+
+// q8 is pair k of the Q8_0 tiles: temporaries q8Temp(k) and the next,
+// accumulator Y(k%8).
 func q8(k int) []string {
-	t := 10 + (k%3)*2
+	t := q8Temp(k)
 	return []string{
 		fmt.Sprintf("VPSIGNB Y8, Y9, Y%d", t),
 		fmt.Sprintf("VPMADDUBSW Y8, Y%d, Y%d", t, t),
@@ -37,8 +42,7 @@ func q8(k int) []string {
 // pair.
 func q8Bcast(k int) []string {
 	b := q8(k)
-	t := 10 + (k%3)*2
-	b[4] = fmt.Sprintf("VBROADCASTSS p-%d(SP), Y%d", 4*(k+1), t+1)
+	b[4] = fmt.Sprintf("VBROADCASTSS p-%d(SP), Y%d", 4*(k+1), q8Temp(k)+1)
 	return b
 }
 
@@ -46,8 +50,7 @@ func q8Bcast(k int) []string {
 // lost), only what the sign step costs.
 func q8NoSign(k int) []string {
 	b := q8Bcast(k)
-	t := 10 + (k%3)*2
-	b[1] = fmt.Sprintf("VPMADDUBSW Y8, Y9, Y%d", t)
+	b[1] = fmt.Sprintf("VPMADDUBSW Y8, Y9, Y%d", q8Temp(k))
 	return b[1:]
 }
 
