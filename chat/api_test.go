@@ -7,16 +7,23 @@ import (
 )
 
 func TestPlain(t *testing.T) {
-	got := Plain([]Message{
+	msgs := []Message{
 		{Role: "system", Content: "You are terse."},
 		{Role: "user", Content: "Hi"},
 		{Role: "assistant", Content: "Hello."},
 		{Role: "tool", Content: "ignored"},
 		{Role: "user", Content: "Name a colour."},
-	})
-	want := "You are terse.\n\nUser: Hi\nAssistant: Hello.\nUser: Name a colour.\nAssistant:"
-	if got != want {
-		t.Fatalf("got %q, want %q", got, want)
+	}
+	turns := "You are terse.\n\nUser: Hi\nAssistant: Hello.\nUser: Name a colour.\n"
+	for _, c := range []struct {
+		name, got, want string
+	}{
+		{"Plain", Plain(msgs), turns + "Assistant:"},
+		{"PlainTurns", PlainTurns(msgs), turns},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s: got %q, want %q", c.name, c.got, c.want)
+		}
 	}
 }
 

@@ -144,7 +144,12 @@ var PlainStop = []string{"\nUser:"}
 //	Assistant: Hello.
 //	User: Name a colour.
 //	Assistant:
-func Plain(msgs []Message) string {
+func Plain(msgs []Message) string { return PlainTurns(msgs) + "Assistant:" }
+
+// PlainTurns is Plain without the generation prompt: the conversation as
+// it stands, each turn ending with a newline (what a template renders with
+// add_generation_prompt false).
+func PlainTurns(msgs []Message) string {
 	var b strings.Builder
 	for _, m := range msgs {
 		switch m.Role {
@@ -161,6 +166,5 @@ func Plain(msgs []Message) string {
 			b.WriteString("\n")
 		}
 	}
-	b.WriteString("Assistant:")
 	return b.String()
 }

@@ -122,6 +122,25 @@ func ParseLlama2C(data []byte, vocabSize int) (*Tokenizer, error) {
 	if err := t.index(nil); err != nil {
 		return nil, err
 	}
+	t.added = newAddedVocab(llama2cSpecials(t), nil, true)
 	t.eog = t.findEOG(nil)
 	return t, nil
+}
+
+// llama2cSpecials are the special tokens matched in text: <unk>, BOS and
+// EOS by the names the GGUF form gives them (Vocab: "<s>" and "</s>" for
+// the export's "\n<s>\n" and "\n</s>\n"). llama.cpp names them so when it
+// converts a llama2.c tokenizer (examples/convert-llama2c-to-ggml: ids 0,
+// 1, 2 are "<unk>" of type unknown and "<s>", "</s>" of type control), and
+// then matches them in text as it matches any GGUF vocabulary's special
+// tokens; this keeps a llama2.c tokenizer and its GGUF form id for id
+// equal. (llama2.c's own encoder, which has no special tokens, spells them
+// as text, as EncodeOptions.PlainSpecial does.)
+func llama2cSpecials(t *Tokenizer) []addedToken {
+	names := t.Vocab().Tokens
+	var out []addedToken
+	for _, id := range []int{t.unk, t.bos, t.eos} {
+		out = append(out, addedToken{id: int32(id), content: names[id], control: true})
+	}
+	return out
 }

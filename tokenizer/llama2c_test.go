@@ -287,3 +287,49 @@ func TestLlama2CVocabCollision(t *testing.T) {
 		t.Errorf("FromVocab of colliding pieces: err %v, want ErrFormat", err)
 	}
 }
+
+// TestLlama2CSpecialTokens: "<unk>", "<s>" and "</s>" written in a text
+// become their ids (0, 1, 2) as in llama.cpp, which gives a llama2.c
+// tokenizer's special tokens those names when it converts one; plain text
+// with PlainSpecial; and the same ids as the tokenizer's GGUF form
+// (FromVocab of Vocab) either way. The GGUF form is what hlm convert
+// writes and llama.cpp reads (cmd/hlm TestBuiltinTokenizesInLlamaCpp
+// compares with llama.cpp itself).
+func TestLlama2CSpecialTokens(t *testing.T) {
+	tok, err := ParseLlama2C(llama2cBin(8, tinyLlama2CTokens(
+		binToken{" ", -100}, binToken{"a", -100}, binToken{" a", -5}, // 259, 260, 261
+		binToken{"<", -100}, binToken{"s", -100}, binToken{">", -100}, // 262, 263, 264
+	)), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := FromVocab(tok.Vocab())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		text            string
+		parsed, spelled []int // without BOS, special tokens parsed / spelled
+	}{
+		{"<s>", []int{1}, []int{259, 262, 263, 264}},
+		{"</s>", []int{2}, []int{259, 262, '/' + 3, 263, 264}},
+		{"<unk>", []int{0}, []int{259, 262, 'u' + 3, 'n' + 3, 'k' + 3, 264}},
+		{"a<s>a", []int{261, 1, 261}, []int{261, 262, 263, 264, 260}}, // a space before the text after a special token, as llama.cpp adds
+		{"<s><s>", []int{1, 1}, []int{259, 262, 263, 264, 262, 263, 264}},
+		{"\n<s>\n", []int{259, '\n' + 3, 1, 259, '\n' + 3}, []int{259, '\n' + 3, 262, 263, 264, '\n' + 3}},
+		{"<s", []int{259, 262, 263}, []int{259, 262, 263}},
+	} {
+		for _, mode := range []struct {
+			plain bool
+			want  []int
+		}{{false, c.parsed}, {true, c.spelled}} {
+			o := EncodeOptions{PlainSpecial: mode.plain}
+			if got := tok.EncodeWith(c.text, o); !slices.Equal(got, mode.want) {
+				t.Errorf("Encode(%q, PlainSpecial %v) = %v, want %v", c.text, mode.plain, got, mode.want)
+			}
+			if got := back.EncodeWith(c.text, o); !slices.Equal(got, mode.want) {
+				t.Errorf("GGUF form: Encode(%q, PlainSpecial %v) = %v, want %v", c.text, mode.plain, got, mode.want)
+			}
+		}
+	}
+}

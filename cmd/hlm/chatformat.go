@@ -57,6 +57,9 @@ func (f *chatFormat) describe() string {
 // addGen.
 func (f *chatFormat) render(msgs []chat.Message, addGen bool) (string, error) {
 	if f.tmpl == nil {
+		if !addGen {
+			return chat.PlainTurns(msgs), nil
+		}
 		return chat.Plain(msgs), nil
 	}
 	return f.tmpl.Render(chat.Input{Messages: msgs, AddGenerationPrompt: addGen, BOSToken: f.bos, EOSToken: f.eos, Vars: f.vars})

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/hlmproject/hlm/model/builtin"
 	"github.com/hlmproject/hlm/model/llama"
 )
 
@@ -13,19 +14,22 @@ func init() {
 }
 
 func runChatTemplate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("chat-template", "--model SPEC --messages FILE [--no-generation-prompt] [--chat-template FILE] [--chat-var KEY=VALUE ...]", `
+	fs := newFlags("chat-template", "--messages FILE [--model SPEC] [--no-generation-prompt] [--chat-template FILE] [--chat-var KEY=VALUE ...]", `
 Print the prompt a model sees for a conversation: its chat template (GGUF
 tokenizer.chat_template, or tokenizer_config.json / chat_template.jinja of a
 Hugging Face directory) rendered as transformers' apply_chat_template does,
 to standard output exactly, with no added newline, so that it can be compared
 and debugged. A model without a template gets the plain "User:/Assistant:"
-format (said on standard error). --messages is a JSON array of
+format (said on standard error). --no-generation-prompt ends the prompt
+after the last message, without the start of the assistant's reply (the
+plain format's final "Assistant:" included). The model defaults to the
+built-in stories260K. --messages is a JSON array of
 {"role": ..., "content": ...} objects (content may also be a list of
 {"type": "text", "text": ...} parts; other members, such as tool_calls, reach
 the template as they are). A template that raises (Gemma's "System role not
 supported") is an error carrying the template's message. No weights are
 loaded.`, stderr)
-	spec := fs.String("model", "", "model spec or tokenizer directory/file (required)")
+	spec := fs.String("model", builtin.DefaultLLM, "model spec or tokenizer directory/file")
 	tokPath := fs.String("tokenizer", "", "tokenizer file, instead of the model's")
 	messages := fs.String("messages", "", "JSON file of the conversation (required)")
 	noGen := fs.Bool("no-generation-prompt", false, "do not end with the start of the assistant's reply")
@@ -35,8 +39,8 @@ loaded.`, stderr)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if (*spec == "" && *tokPath == "") || *messages == "" {
-		return usageError{fmt.Errorf("--model and --messages are required")}
+	if *messages == "" {
+		return usageError{fmt.Errorf("--messages FILE is required: a JSON array of {\"role\": ..., \"content\": ...} objects")}
 	}
 	msgs, err := readMessages(*messages)
 	if err != nil {

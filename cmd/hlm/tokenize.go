@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/hlmproject/hlm/model/builtin"
 	"github.com/hlmproject/hlm/model/llama"
 	"github.com/hlmproject/hlm/tokenizer"
 )
@@ -21,11 +22,12 @@ func init() {
 }
 
 func runTokenize(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("tokenize", "--model SPEC [--ids | --pieces] [--no-bos] [--no-parse-special] (TEXT | -f FILE | --stdin)", `
+	fs := newFlags("tokenize", "[--model SPEC] [--ids | --pieces] [--no-bos] [--no-parse-special] (TEXT | -f FILE | --stdin)", `
 Print the tokens of a text as the model's tokenizer encodes it. The model is
-any spec (GGUF, Hugging Face directory, llama2.c checkpoint) or a directory
-holding only tokenizer files (tokenizer.json + tokenizer_config.json, or
-vocab.json + merges.txt); no weights are loaded.
+any spec (GGUF, Hugging Face directory, llama2.c checkpoint, builtin:NAME;
+default the built-in stories260K) or a directory holding only tokenizer
+files (tokenizer.json + tokenizer_config.json, or vocab.json + merges.txt);
+no weights are loaded.
 
 Special tokens written in the text ("<s>", "<|im_start|>", ...) become their
 ids, as Hugging Face does and llama-tokenize does with --parse-special;
@@ -34,7 +36,7 @@ tokenizer's configuration says unless --no-bos.
 
 Output, as llama-tokenize prints it: one "ID -> 'PIECE'" line per token; with
 --ids a list like [9906, 1917]; with --pieces a JSON list of the pieces' text.`, stderr)
-	spec := fs.String("model", "", "model spec or tokenizer directory/file (required)")
+	spec := fs.String("model", builtin.DefaultLLM, "model spec or tokenizer directory/file")
 	tokPath := fs.String("tokenizer", "", "tokenizer file, instead of the model's")
 	ids := fs.Bool("ids", false, "print only the ids, as a list like [9906, 1917]")
 	pieces := fs.Bool("pieces", false, "print the pieces' text, as a JSON list")
@@ -47,9 +49,6 @@ Output, as llama-tokenize prints it: one "ID -> 'PIECE'" line per token; with
 	count := fs.Bool("show-count", false, "print the number of tokens last")
 	if err := fs.Parse(args); err != nil {
 		return flagErr(err)
-	}
-	if *spec == "" && *tokPath == "" {
-		return usageError{fmt.Errorf("--model is required")}
 	}
 	if *ids && *pieces {
 		return usageError{fmt.Errorf("--ids and --pieces exclude each other")}
@@ -79,9 +78,11 @@ Output, as llama-tokenize prints it: one "ID -> 'PIECE'" line per token; with
 		for i, id := range out {
 			texts[i] = tok.TokenText(id)
 		}
-		j, _ := json.Marshal(texts)
-		b.Write(j)
-		b.WriteByte('\n')
+		// Pieces as they are written ("<s>", not "\u003cs\u003e"); the
+		// encoder ends the list with a newline.
+		e := json.NewEncoder(&b)
+		e.SetEscapeHTML(false)
+		e.Encode(texts)
 	default:
 		for _, id := range out {
 			fmt.Fprintf(&b, "%6d -> '%s'\n", id, tok.TokenText(id))
@@ -95,21 +96,19 @@ Output, as llama-tokenize prints it: one "ID -> 'PIECE'" line per token; with
 }
 
 func runDetokenize(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("detokenize", "--model SPEC [--special] (IDS | -f FILE | --stdin)", `
+	fs := newFlags("detokenize", "[--model SPEC] [--special] (IDS | -f FILE | --stdin)", `
 Print the text of token ids under the model's tokenizer, exactly, with no
 added newline. The ids are integers separated by spaces or commas, with or
 without brackets (the output of hlm tokenize --ids, or of llama-tokenize).
-Control tokens (BOS, EOS, end of turn) are left out unless --special.`, stderr)
-	spec := fs.String("model", "", "model spec or tokenizer directory/file (required)")
+Control tokens (BOS, EOS, end of turn) are left out unless --special. The
+model defaults to the built-in stories260K, as in hlm tokenize.`, stderr)
+	spec := fs.String("model", builtin.DefaultLLM, "model spec or tokenizer directory/file")
 	tokPath := fs.String("tokenizer", "", "tokenizer file, instead of the model's")
 	special := fs.Bool("special", false, "print control tokens by their names")
 	file := fs.String("f", "", "read the ids from `FILE`")
 	stdin := fs.Bool("stdin", false, "read the ids from standard input")
 	if err := fs.Parse(args); err != nil {
 		return flagErr(err)
-	}
-	if *spec == "" && *tokPath == "" {
-		return usageError{fmt.Errorf("--model is required")}
 	}
 	text, err := inputText(fs.Args(), *file, *stdin)
 	if err != nil {

@@ -142,4 +142,35 @@ func TestChatTemplateCommand(t *testing.T) {
 	if err != nil || out != "User: Hi\n\nAssistant: Hello\nUser: Bye\nAssistant:" || !strings.Contains(stderr, "plain") {
 		t.Errorf("plain format: %q (stderr %q), %v", out, stderr, err)
 	}
+	out, _, err = runHLM(t, "chat-template", "--model", tokenizerDir(t, ""), "--messages", msgs, "--no-generation-prompt")
+	if err != nil || out != "User: Hi\n\nAssistant: Hello\nUser: Bye\n" {
+		t.Errorf("plain format, --no-generation-prompt: %q, %v", out, err)
+	}
+}
+
+// TestTokenizeBuiltin: tokenize, detokenize and chat-template take a
+// built-in model (builtin:NAME, a model spec like any other) and default to
+// the built-in stories260K, so that they work after go install with nothing
+// beside hlm; --pieces prints "<s>" as written, not JSON's "\u003cs\u003e".
+func TestTokenizeBuiltin(t *testing.T) {
+	msgs := filepath.Join(t.TempDir(), "m.json")
+	os.WriteFile(msgs, []byte(`[{"role":"user","content":"Hi"}]`), 0o644)
+	for _, c := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"builtin spec", []string{"tokenize", "--model", "builtin:stories260K", "--ids", "Once upon"}, "[1, 403, 407]\n"},
+		{"default model", []string{"tokenize", "--ids", "Once upon"}, "[1, 403, 407]\n"},
+		{"draft spec", []string{"tokenize", "--model", "builtin:stories260K-draft", "--ids", "Once upon"}, "[1, 403, 407]\n"},
+		{"special token parsed", []string{"tokenize", "--ids", "--no-bos", "<s>Once"}, "[1, 403]\n"},
+		{"pieces unescaped", []string{"tokenize", "--pieces", "<s>"}, "[\"<s>\",\"<s>\"]\n"},
+		{"detokenize default", []string{"detokenize", "1, 403, 407"}, "Once upon"},
+		{"chat-template default", []string{"chat-template", "--messages", msgs}, "User: Hi\nAssistant:"},
+	} {
+		out, _, err := runHLM(t, c.args...)
+		if err != nil || out != c.want {
+			t.Errorf("%s: hlm %s = %q, %v; want %q", c.name, strings.Join(c.args, " "), out, err, c.want)
+		}
+	}
 }

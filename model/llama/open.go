@@ -208,7 +208,8 @@ func ggufTokenizer(path string) (*tokenizer.Tokenizer, error) {
 // directory's tokenizer.json or vocab.json + merges.txt (a directory with
 // only tokenizer files will do), a tokenizer file itself, or the
 // tok<V>.bin / tokenizer.bin beside a llama2.c checkpoint (V from its
-// header). tokPath, when given, names the tokenizer instead.
+// header), for a model built into the binary (builtin:NAME) too. tokPath,
+// when given, names the tokenizer instead.
 func OpenTokenizer(spec, tokPath string) (*tokenizer.Tokenizer, error) {
 	sp, err := model.ParseSpec(spec)
 	if err != nil {
@@ -218,6 +219,11 @@ func OpenTokenizer(spec, tokPath string) (*tokenizer.Tokenizer, error) {
 		return LoadTokenizer(tokPath, 0)
 	}
 	path := sp.Path
+	if builtin.IsBuiltin(path) {
+		if path, err = builtin.Path(path); err != nil {
+			return nil, err
+		}
+	}
 	info, err := os.Stat(path)
 	if err != nil {
 		return nil, err
