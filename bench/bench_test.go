@@ -131,3 +131,32 @@ func TestTypeMix(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteCSV pins the CSV form (hlm bench -o csv): a header of the JSON
+// names, one row per result, samples joined with ';', fields quoted only
+// where CSV needs it.
+func TestWriteCSV(t *testing.T) {
+	rs := []Result{{Model: "a,b.gguf", Type: "Q8_0", Size: 1024, Params: 300, Kernels: "avx2", Threads: 2, Sessions: 1,
+		Prompt: 8, Test: "pp8", SamplesNs: []int64{100, 200}, SamplesTS: []float64{80, 40.5}, AvgTS: 60.25, StddevTS: 28.1}}
+	var b bytes.Buffer
+	if err := WriteCSV(&b, rs); err != nil {
+		t.Fatal(err)
+	}
+	want := "model_filename,model_type,model_size,model_n_params,kernels,n_threads,n_sessions,n_prompt,n_gen,test,samples_ns,samples_ts,avg_ts,stddev_ts\n" +
+		"\"a,b.gguf\",Q8_0,1024,300,avx2,2,1,8,0,pp8,100;200,80;40.5,60.25,28.1\n"
+	if b.String() != want {
+		t.Errorf("CSV\n%s\nwant\n%s", b.String(), want)
+	}
+	// Every JSON field has its column.
+	js, _ := json.Marshal(rs[0])
+	var fields map[string]any
+	json.Unmarshal(js, &fields)
+	if len(fields) != len(csvColumns) {
+		t.Errorf("%d JSON fields, %d CSV columns", len(fields), len(csvColumns))
+	}
+	for _, c := range csvColumns {
+		if _, ok := fields[c]; !ok {
+			t.Errorf("CSV column %q is no JSON field", c)
+		}
+	}
+}

@@ -1,9 +1,11 @@
 package bench
 
 import (
+	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 )
 
@@ -74,6 +76,36 @@ func WriteJSON(w io.Writer, rs []Result) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(rs)
+}
+
+// csvColumns are WriteCSV's columns: the JSON names of Result's fields,
+// in their order, as llama-bench's -o csv names its columns after its JSON
+// fields.
+var csvColumns = []string{"model_filename", "model_type", "model_size", "model_n_params", "kernels",
+	"n_threads", "n_sessions", "n_prompt", "n_gen", "test", "samples_ns", "samples_ts", "avg_ts", "stddev_ts"}
+
+// WriteCSV prints the results as CSV (llama-bench's -o csv): a header
+// naming the columns as the JSON does, then one row per result; the
+// repetitions' samples are joined with ';'.
+func WriteCSV(w io.Writer, rs []Result) error {
+	cw := csv.NewWriter(w)
+	cw.Write(csvColumns)
+	for _, r := range rs {
+		ns := make([]string, len(r.SamplesNs))
+		for i, v := range r.SamplesNs {
+			ns[i] = strconv.FormatInt(v, 10)
+		}
+		ts := make([]string, len(r.SamplesTS))
+		for i, v := range r.SamplesTS {
+			ts[i] = strconv.FormatFloat(v, 'g', -1, 64)
+		}
+		cw.Write([]string{r.Model, r.Type, strconv.FormatInt(r.Size, 10), strconv.FormatInt(r.Params, 10), r.Kernels,
+			strconv.Itoa(r.Threads), strconv.Itoa(r.Sessions), strconv.Itoa(r.Prompt), strconv.Itoa(r.Gen), r.Test,
+			strings.Join(ns, ";"), strings.Join(ts, ";"),
+			strconv.FormatFloat(r.AvgTS, 'g', -1, 64), strconv.FormatFloat(r.StddevTS, 'g', -1, 64)})
+	}
+	cw.Flush()
+	return cw.Error()
 }
 
 // sizeString is n bytes in MiB or GiB, as llama-bench prints sizes.

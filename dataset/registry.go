@@ -5,25 +5,72 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
+
+	"github.com/hlmproject/hlm"
 )
 
 // ErrUnknownDataset is wrapped by Load for a name not in Names().
 var ErrUnknownDataset = errors.New("unknown dataset")
 
-// sets lists the named datasets in Names() order: loader and default file
-// relative to the shared directory ("" when there is none).
+// sets lists the named datasets in Names() order: loader, default file
+// relative to the shared directory ("" when there is none), and the file
+// of the copy built into hlm (package hlm; "" when there is none).
 var sets = []struct {
 	name, file string
 	load       func(path string) ([]Example, error)
+	builtin    string
 }{
-	{"alpaca", "data/alpaca/alpaca_5000.json", LoadAlpaca},
-	{"alpaca-seed", "data/alpaca/seed_tasks.jsonl", LoadAlpacaSeed},
-	{"alpaca-eval", "data/alpaca_eval/text_davinci_003_model_outputs.json", LoadAlpacaEval},
-	{"creak", "data/creak/dev.json", LoadCREAK},
-	{"strategyqa", "data/strategyqa/dev.json", LoadStrategyQA},
-	{"qed", "data/qed/qed-dev.jsonlines", LoadQED},
-	{"tinystories", "data/tinystories/TinyStories-valid-sample.txt", LoadTinyStories},
-	{"prompts", "", LoadPromptFile},
+	{"alpaca", "data/alpaca/alpaca_5000.json", LoadAlpaca, ""},
+	{"alpaca-seed", "data/alpaca/seed_tasks.jsonl", LoadAlpacaSeed, ""},
+	{"alpaca-eval", "data/alpaca_eval/text_davinci_003_model_outputs.json", LoadAlpacaEval, ""},
+	{"creak", "data/creak/dev.json", LoadCREAK, ""},
+	{"strategyqa", "data/strategyqa/dev.json", LoadStrategyQA, ""},
+	{"qed", "data/qed/qed-dev.jsonlines", LoadQED, ""},
+	{"tinystories", "data/tinystories/TinyStories-valid-sample.txt", LoadTinyStories, "data/tinystories/TinyStories-valid-sample.txt"},
+	{"prompts", "", LoadPromptFile, ""},
+}
+
+// BuiltinPrefix starts the example ids of a set built into hlm.
+const BuiltinPrefix = "builtin:"
+
+// HasBuiltin reports whether hlm has the named dataset built in: a copy
+// of its default file embedded in the binary (tinystories: the same 19
+// stories as the shared validation sample, CDLA-Sharing-1.0, see
+// data/tinystories), which LoadBuiltin reads.
+func HasBuiltin(name string) bool {
+	for _, s := range sets {
+		if s.name == name {
+			return s.builtin != ""
+		}
+	}
+	return false
+}
+
+// LoadBuiltin reads the copy of the named dataset built into hlm (see
+// HasBuiltin); its example ids start with BuiltinPrefix.
+func LoadBuiltin(name string) ([]Example, error) {
+	for _, s := range sets {
+		if s.name != name || s.builtin == "" {
+			continue
+		}
+		b, err := hlm.Files.ReadFile(s.builtin)
+		if err != nil {
+			return nil, err
+		}
+		return SplitStories(string(b), BuiltinPrefix+name)
+	}
+	return nil, fmt.Errorf("dataset %q: %w built into hlm (built in: %v)", name, ErrUnknownDataset, builtinNames())
+}
+
+// builtinNames lists the datasets hlm has built in.
+func builtinNames() []string {
+	var out []string
+	for _, s := range sets {
+		if s.builtin != "" {
+			out = append(out, s.name)
+		}
+	}
+	return out
 }
 
 // Names lists the dataset names Load accepts.

@@ -126,13 +126,25 @@ func RunPaper(ctx context.Context, cfg PaperConfig) error {
 	return p.doc.Save()
 }
 
-// load reads a dataset's default file once per rerun. The slice is shared:
-// callers sample from it (dataset.Sample copies) and never modify it.
+// load reads a dataset's default file once per rerun (the copy built into
+// hlm, the same stories, for TinyStories when the shared one is absent).
+// The slice is shared: callers sample from it (dataset.Sample copies) and
+// never modify it.
 func (p *paper) load(name string) ([]dataset.Example, error) {
 	if ex, ok := p.sets[name]; ok {
 		return ex, nil
 	}
-	ex, err := dataset.Load(name, dataset.Default(name, p.cfg.Shared))
+	path := dataset.Default(name, p.cfg.Shared)
+	var ex []dataset.Example
+	_, err := os.Stat(path)
+	switch {
+	case err == nil:
+		ex, err = dataset.Load(name, path)
+	case dataset.HasBuiltin(name):
+		ex, err = dataset.LoadBuiltin(name)
+	default:
+		err = fmt.Errorf("dataset %s: %s is not there: this paper's rerun reads the shared data; set HLM_SHARED to the directory that holds data/", name, path)
+	}
 	if err != nil {
 		return nil, err
 	}

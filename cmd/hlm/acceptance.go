@@ -15,7 +15,7 @@ func init() {
 }
 
 func runAcceptance(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("acceptance", "[--llm SPEC --slm SPEC] [--dataset NAME | --prompts FILE] [--n N] [--max-tokens N]", `
+	fs := newFlags("acceptance", "[--llm SPEC] [--slm SPEC] [--dataset NAME [--dataset-path FILE] | --prompts FILE] [--n N] [--max-tokens N]", `
 Measure a draft against its target: the LLM writes a continuation of each
 prompt at the given temperature, and at every generated position both
 models' next-token distributions are compared. 1 − TV(x, y) is the
@@ -24,21 +24,21 @@ the target is y; the mean over positions is the draft's quality for every
 lossless method (hlm, q-s, k-sqs, c-sqs, replica). Prints the mean with its
 95% confidence interval over prompts and both models' multiply-adds per
 token at the mean position (and the largest ratio of the two at any
-position of the LLM's context).`, stderr)
+position of the LLM's context). With no flags it measures the built-in
+stories260K and its shipped draft on the built-in TinyStories prompts.`, stderr)
 	mf := addModelFlags(fs)
-	ds := fs.String("dataset", "tinystories", "prompt set (hlm eval --help lists them)")
-	prompts := fs.String("prompts", "", "file with one prompt per line (instead of --dataset)")
-	n := fs.Int("n", 32, "prompts (a seeded sample of the dataset; 0: all)")
-	maxTokens := fs.Int("max-tokens", 128, "tokens the LLM writes per prompt")
+	pf := addPromptFlags(fs)
+	n := fs.Int("n", 32, "prompts (a seeded sample of the dataset; 0 or more than it has: all)")
+	maxTokens := fs.Int("max-tokens", defaultMaxTokens, "tokens the LLM writes per prompt")
 	temp := fs.Float64("temperature", 1, "sampling temperature of both models (> 0)")
-	seed := fs.Uint64("seed", 1, "random seed (prompt sample and the LLM's sampling)")
+	seed := fs.Uint64("seed", defaultSeed, "random seed (prompt sample and the LLM's sampling)")
 	threads := fs.Int("threads", 0, "worker threads (0: all cores)")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	tensor.SetThreads(*threads)
-	texts, err := promptTexts(*prompts, *ds, *n, *seed)
+	texts, err := pf.texts(*n, *seed)
 	if err != nil {
 		return err
 	}

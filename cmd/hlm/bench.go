@@ -10,11 +10,12 @@ import (
 	"strings"
 
 	"github.com/hlmproject/hlm/bench"
+	"github.com/hlmproject/hlm/model/builtin"
 	"github.com/hlmproject/hlm/tensor"
 )
 
 func init() {
-	register("bench", "measure the engine's speed like llama-bench (pp and tg tests, Markdown or JSON)", runBench)
+	register("bench", "measure the engine's speed like llama-bench (pp and tg tests, Markdown, JSON or CSV)", runBench)
 }
 
 // intsFlag is a flag holding a comma-separated list of integers ≥ 0
@@ -44,9 +45,31 @@ func (l *intsFlag) Set(s string) error {
 	return err
 }
 
+// specsFlag is a repeatable flag of model specs whose first use replaces
+// the default.
+type specsFlag struct {
+	v   []string
+	set bool
+}
+
+func (f *specsFlag) String() string {
+	if f == nil {
+		return ""
+	}
+	return strings.Join(f.v, ",")
+}
+
+func (f *specsFlag) Set(s string) error {
+	if !f.set {
+		f.v, f.set = nil, true
+	}
+	f.v = append(f.v, s)
+	return nil
+}
+
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cfg := bench.DefaultConfig()
-	fs := newFlags("bench", "--model SPEC [--model SPEC ...] [-p 8] [-n 128] [-r 5] [-t 2] [--batch-sessions 1,32] [--json]", `
+	fs := newFlags("bench", "[--model SPEC ...] [-p 8] [-n 128] [-r 5] [-t 2] [--batch-sessions 1,32] [-o md|json|csv]", `
 Measure tokens per second the way llama.cpp's llama-bench does, on the same
 files: ppP evaluates a block of P random tokens in one pass from an empty
 context and computes the logits of its last position (as llama-bench does),
@@ -55,13 +78,14 @@ test computes the logits of every position, as the server's block
 verification does, and is named vbP. Each test runs once untimed, then -r times; t/s is the mean ± sample
 standard deviation. --batch-sessions S evaluates S sessions together in each
 pass (the server's cross-session batching; t/s counts all sessions' tokens).
-Lists are comma-separated (-p 1,8 -t 1,2). Progress goes to stderr.
+Lists are comma-separated (-p 1,8 -t 1,2). Progress goes to stderr. The
+model defaults to the built-in stories260K.
 
 --kernels (or HLM_KERNELS=portable|avx2|avx512 on amd64, portable|neon on arm64) chooses the kernels: the
 results are bit-identical, only the speed differs.`, stderr)
-	var models listFlag
-	fs.Var(&models, "model", "model spec (repeatable): a .gguf, a llama2.c .bin or a Hugging Face directory, optionally @q8/@q4")
-	fs.Var(&models, "m", "shorthand for --model")
+	models := &specsFlag{v: []string{builtin.DefaultLLM}}
+	fs.Var(models, "model", "model spec (repeatable): a .gguf, a llama2.c .bin, a Hugging Face directory or builtin:NAME, optionally @q8/@q4")
+	fs.Var(models, "m", "shorthand for --model")
 	for _, f := range []struct {
 		names []string
 		v     *[]int
@@ -83,18 +107,18 @@ results are bit-identical, only the speed differs.`, stderr)
 	fs.BoolVar(&cfg.NoWarmup, "no-warmup", false, "skip the untimed warm-up run")
 	fs.BoolVar(&cfg.AllLogits, "all-logits", false, "prompt tests compute the logits of every position (test vbP)")
 	kernels := fs.String("kernels", "", "kernel levels to compare, comma-separated (this machine: "+strings.Join(tensor.AvailableKernels(), ", ")+"); default: the best, or $HLM_KERNELS")
-	asJSON := fs.Bool("json", false, "print the results as JSON instead of a Markdown table")
-	output := fs.String("o", "md", "output format: md or json (as llama-bench)")
+	asJSON := fs.Bool("json", false, "print the results as JSON instead of a Markdown table (same as -o json)")
+	output := fs.String("o", "md", "output format: md, json or csv (as llama-bench)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file (go tool pprof)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	cfg.Models = models
+	cfg.Models = models.v
 	if *kernels != "" {
 		cfg.Kernels = strings.Split(*kernels, ",")
 	}
-	if *output != "md" && *output != "json" {
-		return usageError{fmt.Errorf("-o %q: want md or json", *output)}
+	if *output != "md" && *output != "json" && *output != "csv" {
+		return usageError{fmt.Errorf("-o %q: want md, json or csv", *output)}
 	}
 	if err := cfg.Validate(); err != nil {
 		return usageError{err}
@@ -114,8 +138,11 @@ results are bit-identical, only the speed differs.`, stderr)
 	if err != nil {
 		return err
 	}
-	if *asJSON || *output == "json" {
+	switch {
+	case *asJSON || *output == "json":
 		return bench.WriteJSON(stdout, rs)
+	case *output == "csv":
+		return bench.WriteCSV(stdout, rs)
 	}
 	return bench.WriteMarkdown(stdout, rs)
 }

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 
-	"github.com/hlmproject/hlm/dataset"
 	"github.com/hlmproject/hlm/hybrid"
 	"github.com/hlmproject/hlm/sim"
 	"github.com/hlmproject/hlm/tensor"
@@ -20,7 +19,7 @@ func init() {
 
 func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	p := hybrid.DefaultParams()
-	fs := newFlags("calibrate", "[--llm SPEC --slm SPEC] [--prompts FILE | --dataset NAME] [--out FILE.json]", `
+	fs := newFlags("calibrate", "[--llm SPEC] [--slm SPEC] [--dataset NAME [--dataset-path FILE] | --prompts FILE] [--out FILE.json]", `
 Run lossless HLM over prompts (the rounds of hlm sim --method hlm with
 --set prob_bits=32 and the same seed and sampling settings), log for every
 drafted token the SLM's temperature-perturbation uncertainty u (measured on
@@ -33,11 +32,10 @@ prompts to show whether it is stable. The numbers feed hlm sim as
 --set calib_a=… calib_b=… u_th=… k=…; calibrate on other prompts than the
 ones you evaluate on.`, stderr)
 	mf := addModelFlags(fs)
-	prompts := fs.String("prompts", "", "file with one prompt per line")
-	ds := fs.String("dataset", "tinystories", "dataset to take prompts from when --prompts is not given")
-	n := fs.Int("n", 30, "number of prompts (a seeded random sample of the dataset)")
-	maxTokens := fs.Int("max-tokens", 64, "tokens generated per prompt")
-	seed := fs.Uint64("seed", 0, "random seed")
+	pf := addPromptFlags(fs)
+	n := fs.Int("n", 30, "number of prompts (a seeded random sample of the dataset; 0 or more than it has: all)")
+	maxTokens := fs.Int("max-tokens", defaultMaxTokens, "tokens generated per prompt")
+	seed := fs.Uint64("seed", defaultSeed, "random seed")
 	theta := fs.Float64("theta", p.Theta, "TVD tolerance θ for the offline k*")
 	density := fs.String("density", "kde", "density estimate of u for R: kde or histogram")
 	fitOn := fs.String("fit-on", "bins", "regress the mean β per uncertainty value (bins, as the papers' curves) or every token (points)")
@@ -49,7 +47,7 @@ ones you evaluate on.`, stderr)
 	}
 	tensor.SetThreads(*threads)
 	p.MaxTokens, p.Seed, p.Temperature = *maxTokens, *seed, *temp
-	texts, err := promptTexts(*prompts, *ds, *n, *seed)
+	texts, err := pf.texts(*n, *seed)
 	if err != nil {
 		return err
 	}
@@ -99,25 +97,3 @@ ones you evaluate on.`, stderr)
 }
 
 func clamp01(x float64) float64 { return min(1, max(0, x)) }
-
-// promptTexts reads prompts from a file, or samples n from a dataset.
-func promptTexts(file, ds string, n int, seed uint64) ([]string, error) {
-	var ex []dataset.Example
-	var err error
-	if file != "" {
-		ex, err = dataset.LoadPromptFile(file)
-	} else {
-		ex, err = loadDataset(ds)
-		if err == nil && n > 0 && n < len(ex) {
-			ex = sampleExamples(ex, n, seed)
-		}
-	}
-	if err != nil {
-		return nil, err
-	}
-	out := make([]string, len(ex))
-	for i, e := range ex {
-		out[i] = e.Prompt
-	}
-	return out, nil
-}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/hlmproject/hlm/internal/atomicfile"
+	"github.com/hlmproject/hlm/model/builtin"
 	"github.com/hlmproject/hlm/model/llama"
 	"github.com/hlmproject/hlm/tensor"
 )
@@ -17,20 +18,21 @@ func init() {
 }
 
 func runConvert(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("convert", "--model SPEC --out FILE.gguf [--type f32|f16|q8_0|q4_0]", `
+	fs := newFlags("convert", "--out FILE.gguf [--model SPEC] [--type f32|f16|q8_0|q4_0]", `
 Convert a model to GGUF v3 (llama architecture, llama.cpp tensor names) with
 its tokenizer in the metadata. Norms stay F32; a matrix whose rows are not a
 multiple of 32 elements stays F32 when a block type is asked for. An early-exit
-spec (PATH@exit=N) still writes all layers: exit is a view, not a cut.`, stderr)
-	spec := fs.String("model", "", "model spec to read")
+spec (PATH@exit=N) still writes all layers: exit is a view, not a cut. The
+model defaults to the built-in stories260K.`, stderr)
+	spec := fs.String("model", builtin.DefaultLLM, "model spec to read")
 	tokPath := fs.String("tokenizer", "", "tokenizer file, when not found with the model")
 	out := fs.String("out", "", "GGUF file to write")
 	typ := fs.String("type", "f32", "storage type of the matrices: f32, f16, q8_0 or q4_0")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if *spec == "" || *out == "" {
-		return usageError{fmt.Errorf("--model and --out are required")}
+	if *out == "" {
+		return usageError{fmt.Errorf("--out FILE.gguf is required")}
 	}
 	t, ok := map[string]tensor.DType{"f32": tensor.F32, "f16": tensor.F16, "q8_0": tensor.Q8_0, "q8": tensor.Q8_0, "q4_0": tensor.Q4_0}[strings.ToLower(*typ)]
 	if !ok {

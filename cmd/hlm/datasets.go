@@ -1,20 +1,98 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"slices"
+	"strings"
 
 	"github.com/hlmproject/hlm/dataset"
 )
 
-// loadDataset loads a named dataset from its default file under the shared
-// directory ($HLM_SHARED or ../shared; see sharedDir).
-func loadDataset(name string) ([]dataset.Example, error) {
-	path := dataset.Default(name, sharedDir())
-	if path == "" {
-		return nil, fmt.Errorf("unknown dataset %q", name)
+// datasetsHelp says where each dataset comes from, for --help texts.
+var datasetsHelp = "Datasets: " + strings.Join(dataset.Names(), ", ") + `. tinystories (19 stories
+from TinyStories' validation set, CDLA-Sharing-1.0) is built into hlm; the
+others are read from $HLM_SHARED/data (default ../shared/data) or from the
+file --dataset-path names, which also replaces the built-in stories with a
+larger TinyStories file.`
+
+// loadDataset loads the named dataset: from path when given, else the
+// copy built into hlm (tinystories), else its file under the shared
+// directory ($HLM_SHARED or ../shared). Its errors name the flag that
+// gives a file (pathFlag) and HLM_SHARED.
+func loadDataset(name, path, pathFlag string) ([]dataset.Example, error) {
+	if !slices.Contains(dataset.Names(), name) {
+		return nil, usageError{fmt.Errorf("unknown dataset %q: want one of %s", name, strings.Join(dataset.Names(), ", "))}
+	}
+	switch {
+	case path != "":
+		return dataset.Load(name, path)
+	case name == "prompts":
+		return nil, usageError{fmt.Errorf("the prompts dataset is a file of prompts, one per line: give it with %s FILE", pathFlag)}
+	case dataset.HasBuiltin(name):
+		return dataset.LoadBuiltin(name)
+	}
+	path = dataset.Default(name, sharedDir())
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("dataset %s: %s is not there: give its file with %s FILE, or set HLM_SHARED to the directory that holds data/ (tinystories is built in)", name, path, pathFlag)
 	}
 	return dataset.Load(name, path)
+}
+
+// promptFlags are the flags of the commands that take prompts from a
+// dataset or from a file of prompts.
+type promptFlags struct {
+	dataset, path, prompts *string
+}
+
+// addPromptFlags declares --dataset (default the built-in tinystories),
+// --dataset-path and --prompts.
+func addPromptFlags(fs *flag.FlagSet) *promptFlags {
+	return &promptFlags{
+		dataset: fs.String("dataset", "tinystories", "dataset to take prompts from (tinystories is built into hlm; see hlm eval --help)"),
+		path:    fs.String("dataset-path", "", "the dataset's file, instead of the built-in or the shared one (e.g. a larger TinyStories file)"),
+		prompts: fs.String("prompts", "", "file with one prompt per line, instead of --dataset"),
+	}
+}
+
+// texts are the prompts: the lines of --prompts, or a seeded sample of n
+// (all when n is 0 or the dataset has fewer) from the dataset.
+func (f *promptFlags) texts(n int, seed uint64) ([]string, error) {
+	if *f.prompts != "" && (*f.path != "" || *f.dataset != "tinystories") {
+		return nil, usageError{fmt.Errorf("give --prompts or --dataset/--dataset-path, not both")}
+	}
+	return datasetPrompts(*f.prompts, *f.dataset, *f.path, n, seed)
+}
+
+// promptTexts reads prompts from a file, or samples n from a dataset (its
+// built-in or shared file).
+func promptTexts(file, ds string, n int, seed uint64) ([]string, error) {
+	return datasetPrompts(file, ds, "", n, seed)
+}
+
+// datasetPrompts reads prompts from a file, or samples n from a dataset
+// (from path, or its built-in or shared file).
+func datasetPrompts(file, ds, path string, n int, seed uint64) ([]string, error) {
+	var ex []dataset.Example
+	var err error
+	if file != "" {
+		ex, err = dataset.LoadPromptFile(file)
+	} else {
+		ex, err = loadDataset(ds, path, "--dataset-path")
+		if err == nil && n > 0 && n < len(ex) {
+			ex = sampleExamples(ex, n, seed)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(ex))
+	for i, e := range ex {
+		out[i] = e.Prompt
+	}
+	return out, nil
 }
 
 // sampleExamples is a seeded random subset of n examples.

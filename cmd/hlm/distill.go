@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hlmproject/hlm/distill"
+	"github.com/hlmproject/hlm/model/builtin"
 	"github.com/hlmproject/hlm/train"
 )
 
@@ -22,7 +23,7 @@ func init() {
 
 func runDistill(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	c := distill.DefaultConfig()
-	fs := newFlags("distill", "--teacher SPEC --out DRAFT.gguf [shape and training flags]", `
+	fs := newFlags("distill", "--out DRAFT.gguf [--teacher SPEC] [shape and training flags]", `
 Train a small draft model on a teacher (the LLM it will draft for) by
 knowledge distillation: the student learns the teacher's whole next-token
 distribution at every position. By default the data is sampled from the
@@ -86,7 +87,7 @@ type distillFlags struct {
 // bound to c.
 func addDistillFlags(fs *flag.FlagSet, c *distill.Config) *distillFlags {
 	f := &distillFlags{}
-	fs.StringVar(&c.Teacher, "teacher", "", "teacher (target) model spec (required)")
+	fs.StringVar(&c.Teacher, "teacher", builtin.DefaultLLM, "teacher (target) model spec")
 	fs.StringVar(&c.Tokenizer, "tokenizer", "", "teacher tokenizer file, when not found with the model")
 	fs.StringVar(&c.Out, "out", "", "draft GGUF to write (required)")
 	fs.StringVar(&c.OutType, "type", c.OutType, "draft storage: f32 or f16")
@@ -111,7 +112,7 @@ func addDistillFlags(fs *flag.FlagSet, c *distill.Config) *distillFlags {
 	fs.IntVar(&c.Opt.Warmup, "warmup", c.Opt.Warmup, "linear warmup steps")
 	fs.Float64Var(&c.Opt.WeightDecay, "weight-decay", c.Opt.WeightDecay, "AdamW weight decay (matrices only)")
 	fs.Float64Var(&c.Opt.Clip, "clip", c.Opt.Clip, "clip the gradient's global norm to this (0: off)")
-	fs.Uint64Var(&c.Seed, "seed", c.Seed, "random seed (initialisation and data)")
+	fs.Uint64Var(&c.Seed, "seed", defaultSeed, "random seed (initialisation and data)")
 	fs.IntVar(&c.Threads, "threads", 0, "worker threads (0: all cores; results do not depend on it)")
 	fs.IntVar(&c.EvalEvery, "eval-every", c.EvalEvery, "steps between held-out evaluations")
 	fs.IntVar(&c.Heldout, "heldout", c.Heldout, "held-out teacher samples (sequences of --seq tokens)")

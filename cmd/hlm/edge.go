@@ -38,7 +38,7 @@ is re-established and the session resumed without losing tokens.`
 
 func runEdge(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	p := hybrid.DefaultParams()
-	fs := newFlags("edge", "--server ADDR --slm SPEC --method NAME [--prompt TEXT | --prompts FILE] [--set key=value ...] [--json] [--ui ADDR] | --openai ADDR", edgeHelp, stderr)
+	fs := newFlags("edge", "[--server ADDR] [--slm SPEC] [--method NAME] [--prompt TEXT | --prompts FILE | --openai ADDR] [--set key=value ...] [--json] [--ui ADDR]", edgeHelp, stderr)
 	f := addEdgeFlags(fs)
 	slmSpec := addDraftFlag(fs)
 	vars := chatVars{}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -91,22 +92,25 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return runEvalPaper(ctx, args[1:], stdout, stderr)
 	}
 	p := hybrid.DefaultParams()
-	fs := newFlags("eval", "[--methods a,b] [--dataset NAME] [--n N] [--sweep key=v1,v2 ...] [--set key=value ...] --out DIR\n       hlm eval paper NAME --out DIR", `
+	fs := newFlags("eval", "--out DIR [--methods a,b] [--dataset NAME [--dataset-path FILE]] [--n N] [--sweep key=v1,v2 ...] [--set key=value ...]\n       hlm eval paper NAME --out DIR [--quick]", `
 Run methods over a dataset and a grid of parameters in the simulator, score
 the outputs (ROUGE-1/2/L and GloVe cosine against the references, NLL under
 the LLM, exact deviation from the LLM's distribution) and write
 DIR/results.csv, DIR/results.json and DIR/report.md (with plots when a
 numeric parameter is swept). The same command gives byte-identical results.
+With only --out it runs on the built-in model, draft and TinyStories sample.
 
-Datasets: `+strings.Join(dataset.Names(), ", ")+` (from $HLM_SHARED/data, default ../shared/data).
-Papers (hlm eval paper NAME): `+strings.Join(eval.Papers, ", "), stderr)
+`+datasetsHelp+`
+
+hlm eval paper NAME reruns a paper's tables and figures (NAME: `+strings.Join(eval.Papers, ", ")+`;
+--quick makes a small rerun of sqs and qs); hlm eval paper --help lists its flags.`, stderr)
 	mf := addModelFlags(fs)
 	methods := fs.String("methods", "llm,slm,hlm,u-hlm,cu-hlm-online,q-s", "comma-separated methods")
-	ds := fs.String("dataset", "tinystories", "dataset name")
-	dsPath := fs.String("dataset-path", "", "dataset file (default: the dataset's file under the shared data)")
-	n := fs.Int("n", 20, "prompts (a seeded random sample)")
-	maxTokens := fs.Int("max-tokens", 64, "new tokens per prompt")
-	seed := fs.Uint64("seed", 0, "random seed")
+	ds := fs.String("dataset", "tinystories", "dataset name (see above)")
+	dsPath := fs.String("dataset-path", "", "the dataset's file, instead of the built-in or the shared one")
+	n := fs.Int("n", 20, "prompts (a seeded random sample; all when the dataset has fewer)")
+	maxTokens := fs.Int("max-tokens", defaultMaxTokens, "new tokens per prompt")
+	seed := fs.Uint64("seed", defaultSeed, "random seed")
 	out := fs.String("out", "", "output directory (required)")
 	noNLL := fs.Bool("no-nll", false, "skip scoring outputs under the LLM")
 	threads := fs.Int("threads", 0, "worker threads (0: all cores)")
@@ -155,14 +159,11 @@ Papers (hlm eval paper NAME): `+strings.Join(eval.Papers, ", "), stderr)
 	return nil
 }
 
-// evalExamples loads n examples of the dataset name (from path, or the
-// dataset's file under the shared data), a sample seeded by seed; an example
-// without a reference gets its text's continuation after the prompt.
+// evalExamples loads n examples of the dataset name (from path, or its
+// built-in or shared file), a sample seeded by seed; an example without a
+// reference gets its text's continuation after the prompt.
 func evalExamples(name, path string, n int, seed uint64) ([]dataset.Example, error) {
-	if path == "" {
-		path = dataset.Default(name, sharedDir())
-	}
-	ex, err := dataset.Load(name, path)
+	ex, err := loadDataset(name, path, "--dataset-path")
 	if err != nil {
 		return nil, err
 	}
@@ -214,7 +215,7 @@ func fileExists(p string) bool {
 }
 
 func runEvalPaper(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("eval paper", "NAME --out DIR [--llm SPEC --slm SPEC] [--n N]", `
+	fs := newFlags("eval paper", "NAME --out DIR [--llm SPEC] [--slm SPEC] [--n N] [--quick]", `
 Rerun the shape of one paper's main tables and figures on the models at
 hand and write DIR/report.md with its plots (PNG and SVG) and CSV/JSON
 results. Every mean comes with its 95% confidence interval over prompts.
@@ -224,11 +225,6 @@ no prompt that a table or curve evaluates is seen. Prompt perturbation
 wordnet-base) and is left out, with a note in the report, when they are
 absent. Run times on the 2-core machine: docs/REPRODUCTION.md.
 NAME: `+strings.Join(eval.Papers, ", ")+`.`, stderr)
-	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		fs.Usage()
-		return usageError{errors.New("which paper? " + strings.Join(eval.Papers, ", "))}
-	}
-	name := args[0]
 	mf := addModelFlags(fs)
 	out := fs.String("out", "", "output directory (required)")
 	n := fs.Int("n", eval.DefaultN, "prompts per dataset for tables (the papers use 100)")
@@ -236,12 +232,23 @@ NAME: `+strings.Join(eval.Papers, ", ")+`.`, stderr)
 	ncal := fs.Int("n-cal", eval.DefaultNCal, "calibration runs, generated from BOS alone (no evaluated prompt)")
 	nm := fs.Int("n-measure", eval.DefaultNMeasure, "prompts of the uncertainty-measure comparison (u-hlm, cu-hlm)")
 	wn := fs.String("wordnet", "", "WordNet database directory for prompt perturbation (default $HLM_WORDNET or /usr/share/wordnet)")
-	maxTokens := fs.Int("max-tokens", 64, "new tokens per prompt")
-	seed := fs.Uint64("seed", 0, "random seed")
+	maxTokens := fs.Int("max-tokens", defaultMaxTokens, "new tokens per prompt")
+	seed := fs.Uint64("seed", defaultSeed, "random seed")
 	threads := fs.Int("threads", 0, "worker threads (0: all cores)")
 	quick := fs.Bool("quick", false, "sqs and qs: a small rerun that still makes every figure and table (sqs: 2 temperatures, 2 seeds, 3 prompts; qs: 2 temperatures, 3 prompts, 8 training episodes), for tests")
 	var ablation listFlag
 	fs.Var(&ablation, "ablation", "cu-hlm: another draft for Table II's KD ablation, as NAME=SPEC (repeatable), e.g. \"untrained early exit=M.bin@exit=1\"")
+	// The paper's name comes first; --help alone prints the flags.
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		if err := parse(fs, args); err != nil {
+			return err
+		}
+		return usageError{errors.New("which paper? give its name first: hlm eval paper NAME --out DIR, NAME one of " + strings.Join(eval.Papers, ", "))}
+	}
+	name := args[0]
+	if !slices.Contains(eval.Papers, name) {
+		return usageError{fmt.Errorf("no paper %q: want one of %s", name, strings.Join(eval.Papers, ", "))}
+	}
 	if err := parse(fs, args[1:]); err != nil {
 		return err
 	}

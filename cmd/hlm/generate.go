@@ -4,9 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"strings"
 
 	"github.com/hlmproject/hlm/chat"
 	"github.com/hlmproject/hlm/generate"
+	"github.com/hlmproject/hlm/model/builtin"
 	"github.com/hlmproject/hlm/model/llama"
 	"github.com/hlmproject/hlm/tensor"
 )
@@ -17,9 +20,10 @@ func init() {
 
 // generateHelp is the --help text of hlm generate.
 const generateHelp = `
-Generate a continuation of a prompt with one model. The continuation (not the
-prompt) streams to stdout; the summary goes to stderr. --temperature 0 is
-greedy decoding. Generation ends at the tokenizer's end-of-generation tokens
+Generate a continuation of a prompt (--prompt TEXT, or -f FILE) with one
+model (default the built-in stories260K). The continuation (not the prompt)
+streams to stdout; the summary goes to stderr. --temperature 0 is greedy
+decoding. Generation ends at the tokenizer's end-of-generation tokens
 (EOS and the end-of-turn tokens of its chat format).
 
 With --chat the prompt is a user message (after --system's message, if any),
@@ -29,15 +33,17 @@ reply streams.`
 
 func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cfg := generate.DefaultConfig()
-	fs := newFlags("generate", "--model SPEC --prompt TEXT [flags] | --chat (--prompt TEXT [--system TEXT] | --messages FILE)", generateHelp, stderr)
-	fs.StringVar(&cfg.Model, "model", "", "model spec: a llama2.c .bin, a .gguf, a Hugging Face directory, optionally with @exit=N, @q8 or @q4")
+	fs := newFlags("generate", "[--model SPEC] (--prompt TEXT | -f FILE) [flags] | --chat (--prompt TEXT [--system TEXT] | --messages FILE)", generateHelp, stderr)
+	fs.StringVar(&cfg.Model, "model", builtin.DefaultLLM, "model spec: a llama2.c .bin, a .gguf, a Hugging Face directory or builtin:NAME, optionally with @exit=N, @q8 or @q4")
 	fs.StringVar(&cfg.Tokenizer, "tokenizer", "", "tokenizer file (tokenizer.json or llama2.c tokenizer.bin); default: found with the model")
 	fs.StringVar(&cfg.Prompt, "prompt", "", "text to continue")
+	promptFile := fs.String("f", "", "read the prompt from `FILE` (as llama.cpp's -f: one final newline dropped)")
+	fs.StringVar(promptFile, "file", "", "same as -f")
 	fs.Float64Var(&cfg.Sampler.Temperature, "temperature", cfg.Sampler.Temperature, "sampling temperature (0: greedy)")
 	fs.IntVar(&cfg.Sampler.TopK, "top-k", 0, "keep only the K most probable tokens (0: off)")
 	fs.Float64Var(&cfg.Sampler.TopP, "top-p", 0, "nucleus sampling mass (0 or 1: off)")
-	fs.IntVar(&cfg.MaxTokens, "max-tokens", cfg.MaxTokens, "maximum number of new tokens")
-	fs.Uint64Var(&cfg.Seed, "seed", 0, "random seed (the same seed gives the same text)")
+	fs.IntVar(&cfg.MaxTokens, "max-tokens", defaultMaxTokens, "maximum number of new tokens")
+	fs.Uint64Var(&cfg.Seed, "seed", defaultSeed, "random seed (the same seed gives the same text)")
 	fs.BoolVar(&cfg.NoBOS, "no-bos", false, "do not prepend the BOS token")
 	fs.BoolVar(&cfg.IgnoreEOS, "ignore-eos", false, "keep generating after the end-of-sequence token")
 	threads := fs.Int("threads", 0, "worker threads for the matrix products (0: all cores)")
@@ -50,8 +56,15 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if cfg.Model == "" {
-		return usageError{fmt.Errorf("--model is required")}
+	if *promptFile != "" {
+		if cfg.Prompt != "" {
+			return usageError{fmt.Errorf("give the prompt once: --prompt TEXT or -f FILE")}
+		}
+		b, err := os.ReadFile(*promptFile)
+		if err != nil {
+			return fmt.Errorf("-f: %w", err)
+		}
+		cfg.Prompt = strings.TrimSuffix(string(b), "\n")
 	}
 	if !*chatMode && (*system != "" || *messages != "" || *tmplFile != "" || len(vars) > 0) {
 		return usageError{fmt.Errorf("--system, --messages, --chat-template and --chat-var need --chat")}

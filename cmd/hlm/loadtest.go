@@ -53,7 +53,7 @@ func runLoadtest(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	drops := fs.String("drop-every", "0", "each device drops its connection every N rounds (comma-separated; 0: never)")
 	duration := fs.Duration("duration", 10*time.Second, "measuring time per combination")
 	method := fs.String("method", p.Method, "method of every generation")
-	maxTokens := fs.Int("max-tokens", 64, "new tokens per generation")
+	maxTokens := fs.Int("max-tokens", defaultMaxTokens, "new tokens per generation")
 	prompt := fs.String("prompt", "Once upon a time, there was a little", "prompt of every generation")
 	check := fs.Bool("check", false, "compare every generation with the simulator (costs CPU, changes the figures)")
 	asJSON := fs.Bool("json", false, "print the cells as JSON instead of a table")

@@ -20,6 +20,8 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+
+	"github.com/hlmproject/hlm/model/builtin"
 )
 
 // command is one subcommand: its one-line summary and its entry point, which
@@ -42,6 +44,9 @@ func main() {
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && (args[0] == "--version" || args[0] == "-version") {
+		args = []string{"version"}
+	}
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
 		if len(args) > 1 {
 			if c, ok := commands[args[1]]; ok {
@@ -90,25 +95,44 @@ Commands:
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		fmt.Fprintf(&b, "  %-10s %s\n", n, commands[n].summary)
+		fmt.Fprintf(&b, "  %-13s %s\n", n, commands[n].summary)
 	}
-	b.WriteString(`
+	fmt.Fprintf(&b, `
 A model is named by a spec: PATH (a llama2.c .bin, a .gguf file or a Hugging
-Face directory), PATH@exit=N (its first N layers: an early-exit draft) or
-PATH@q8 or PATH@q4 (a Q8_0 or Q4_0 copy); options combine, e.g. PATH@exit=2@q8.
+Face directory), builtin:NAME (a model built into hlm), PATH@exit=N (its
+first N layers: an early-exit draft) or PATH@q8 or PATH@q4 (a Q8_0 or Q4_0
+copy); options combine, e.g. PATH@exit=2@q8.
+Built-in models: %s.
 
-Run 'hlm <command> --help' for the flags of a command.
-`)
+Every command has the same defaults, so that it runs with nothing beside hlm:
+  --llm, --model, --teacher  %s
+  --slm                      the draft hlm ships for the LLM (found by the
+                             LLM's fingerprint)
+  --dataset                  tinystories, a sample built into hlm
+  --max-tokens               %d new tokens per prompt
+  --seed                     %d
+Shared data (the other datasets) is read from $HLM_SHARED, default ../shared.
+
+Run 'hlm <command> --help' for the flags of a command, 'hlm version' for
+the version.
+`, strings.Join(builtin.Names(), ", "), builtin.DefaultLLM, defaultMaxTokens, defaultSeed)
 	io.WriteString(w, b.String())
 }
 
 // usageError marks errors in the command line (exit status 2).
 type usageError struct{ error }
 
+// newFlagSet, when not nil, is told of every flag set newFlags makes (tests
+// read the commands' flags and defaults through it).
+var newFlagSet func(*flag.FlagSet)
+
 // newFlags makes a flag set whose --help prints the summary, the usage line
 // and the flag defaults.
 func newFlags(name, usageLine, about string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	if newFlagSet != nil {
+		newFlagSet(fs)
+	}
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: hlm %s %s\n\n%s\n\nFlags:\n", name, usageLine, strings.TrimSpace(about))

@@ -23,7 +23,7 @@ type modelFlags struct {
 // stories260K and the draft hlm ships for the LLM.
 func addModelFlags(fs *flag.FlagSet) *modelFlags {
 	return &modelFlags{
-		llm: fs.String("llm", builtin.DefaultLLM, "LLM model spec (default: stories260K, built into hlm)"),
+		llm: fs.String("llm", builtin.DefaultLLM, "LLM model spec (PATH, PATH@q8, builtin:NAME, …; hlm help lists the built-in models)"),
 		slm: addDraftFlag(fs),
 		tok: fs.String("tokenizer", "", "tokenizer file, when not found with the models"),
 	}
@@ -32,7 +32,7 @@ func addModelFlags(fs *flag.FlagSet) *modelFlags {
 // addDraftFlag declares --slm, empty by default: the draft hlm ships for
 // the LLM.
 func addDraftFlag(fs *flag.FlagSet) *string {
-	return fs.String("slm", "", "SLM (draft) model spec (default: the draft hlm ships for the LLM, drafts/README.md)")
+	return fs.String("slm", "", "SLM (draft) model spec (default: the draft hlm ships for the LLM, found by its fingerprint; hlm help lists them)")
 }
 
 // open opens the model pair; it must have a draft.

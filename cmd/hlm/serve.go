@@ -19,6 +19,7 @@ import (
 
 	"github.com/hlmproject/hlm/cloud"
 	"github.com/hlmproject/hlm/model"
+	"github.com/hlmproject/hlm/model/builtin"
 	"github.com/hlmproject/hlm/model/llama"
 	"github.com/hlmproject/hlm/tensor"
 )
@@ -66,15 +67,12 @@ balancer to another replica and continue with the same tokens
 (docs/deploy.md: replicas behind HAProxy).`
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("serve", "--listen ADDR --llm SPEC [--auth-token T] [--tls-cert F --tls-key F] [--metrics ADDR] [--health ADDR]", serveHelp, stderr)
+	fs := newFlags("serve", "[--listen ADDR] [--llm SPEC] [--auth-token T] [--tls-cert F --tls-key F] [--metrics ADDR] [--health ADDR]", serveHelp, stderr)
 	f := addServeFlags(fs)
 	var replicas listFlag
 	fs.Var(&replicas, "replica", "draft model spec the replica method may use (repeatable)")
 	if err := parse(fs, args); err != nil {
 		return err
-	}
-	if *f.llmSpec == "" {
-		return usageError{errors.New("--llm is required")}
 	}
 	if (*f.certFile == "") != (*f.keyFile == "") {
 		return usageError{errors.New("--tls-cert and --tls-key go together")}
@@ -213,7 +211,7 @@ type serveFlags struct {
 func addServeFlags(fs *flag.FlagSet) *serveFlags {
 	return &serveFlags{
 		listen:       fs.String("listen", "127.0.0.1:7140", "address to listen on"),
-		llmSpec:      fs.String("llm", "", "LLM model spec (required)"),
+		llmSpec:      fs.String("llm", builtin.DefaultLLM, "LLM model spec"),
 		tokPath:      fs.String("tokenizer", "", "tokenizer file, when not found with the model"),
 		token:        fs.String("auth-token", "", "token devices must present (default: $HLM_AUTH_TOKEN; empty: none)"),
 		certFile:     fs.String("tls-cert", "", "TLS certificate (PEM); with --tls-key enables TLS (see hlm tls-cert)"),

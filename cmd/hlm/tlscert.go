@@ -23,7 +23,7 @@ func init() {
 }
 
 func runTLSCert(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("tls-cert", "--host NAMES [--cert cert.pem --key key.pem] [--days N]", `
+	fs := newFlags("tls-cert", "[--host NAMES] [--cert cert.pem --key key.pem] [--days N]", `
 Write a self-signed ECDSA P-256 certificate valid for the given host names
 and IP addresses, and its private key (mode 0600). Give the certificate to
 devices with hlm edge --tls-ca cert.pem.`, stderr)

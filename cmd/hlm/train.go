@@ -27,7 +27,9 @@ resolution ℓ from the device's state (Q-S Sec. IV-B: the SLM's confidence
 in the latest generated tokens, their mean, the round's uplink rate, tokens
 so far). Each round's reward is Q-S eq. 13: the expected number of tokens
 the round commits given its drafts (g(x) of eq. 14) per second of the
-round. Training runs in the simulator over TinyStories prompts, cycling
+round. Training runs in the simulator over prompts (by default the
+TinyStories sample built into hlm; --dataset, --dataset-path or --prompts
+for others), cycling
 --temperatures if given; the channel and timing are whatever --set says
 (for example the Q-S Markov preset and the paper's timings: --set
 channel_preset=qs --set tau_slm=0.005 --set tau_llm=0.032). Use the result
@@ -37,14 +39,15 @@ hlm eval.`
 func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	p := hybrid.DefaultParams()
 	p.Method = hybrid.QS
-	fs := newFlags("train-ddqn", "--out policy.json [--llm SPEC --slm SPEC] [--episodes N] [--set key=value ...]", trainHelp, stderr)
+	fs := newFlags("train-ddqn", "--out policy.json [--llm SPEC] [--slm SPEC] [--episodes N] [--dataset NAME | --prompts FILE] [--set key=value ...]", trainHelp, stderr)
 	mf := addModelFlags(fs)
+	pf := addPromptFlags(fs)
 	method := fs.String("method", hybrid.QS, "q-s or s-q")
 	out := fs.String("out", "", "policy file to write (required)")
 	episodes := fs.Int("episodes", 200, "training episodes (one prompt's generation each)")
-	n := fs.Int("n", 40, "distinct training prompts (a seeded sample of TinyStories)")
-	maxTokens := fs.Int("max-tokens", 64, "tokens per episode")
-	seed := fs.Uint64("seed", 0, "random seed (agent and episodes)")
+	n := fs.Int("n", 40, "distinct training prompts (a seeded sample of the dataset; 0 or more than it has: all)")
+	maxTokens := fs.Int("max-tokens", defaultMaxTokens, "tokens per episode")
+	seed := fs.Uint64("seed", defaultSeed, "random seed (agent and episodes)")
 	threads := fs.Int("threads", 0, "worker threads (0: all cores)")
 	temps := fs.String("temperatures", "", "comma-separated sampling temperatures cycled over the episodes (default: the temperature --set gives)")
 	var sets setFlags
@@ -64,7 +67,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return usageError{fmt.Errorf("--temperatures: %w", err)}
 	}
 	tensor.SetThreads(*threads)
-	prompts, err := promptTexts("", "tinystories", *n, *seed)
+	prompts, err := pf.texts(*n, *seed)
 	if err != nil {
 		return err
 	}
