@@ -38,7 +38,7 @@ func LoadLlama2C(path string) (*Weights, error) {
 // number of float32 values the weights that follow must have.
 func parseLlama2CHeader(b []byte) (cfg model.Config, shared bool, floats int64, err error) {
 	if len(b) < llama2cHeader {
-		return cfg, false, 0, fmt.Errorf("%w: %d bytes is shorter than the llama2.c header", model.ErrFormat, len(b))
+		return cfg, false, 0, fmt.Errorf("%w: %d bytes, shorter than a llama2.c checkpoint's %d-byte header: not a llama2.c checkpoint (nor a GGUF file, which starts with \"GGUF\")", model.ErrFormat, len(b), llama2cHeader)
 	}
 	h := make([]int32, 7)
 	for i := range h {
@@ -55,7 +55,8 @@ func parseLlama2CHeader(b []byte) (cfg model.Config, shared bool, floats int64, 
 	cfg = model.Config{Arch: "llama", Dim: int(h[0]), Hidden: int(h[1]), Layers: int(h[2]), Heads: int(h[3]),
 		KVHeads: int(h[4]), Vocab: int(vocab), SeqLen: int(h[6]), RopeTheta: 10000, NormEps: 1e-5}
 	if err := cfg.Validate(); err != nil {
-		return cfg, false, 0, fmt.Errorf("llama2.c header %v: %w", h, err)
+		return cfg, false, 0, fmt.Errorf("not a llama2.c checkpoint: its header (dim %d, hidden %d, %d layers, %d heads, %d KV heads, vocabulary %d, context %d) is no model's: %w",
+			h[0], h[1], h[2], h[3], h[4], h[5], h[6], err)
 	}
 	dim, hid, L, V, kv := int64(cfg.Dim), int64(cfg.Hidden), int64(cfg.Layers), int64(cfg.Vocab), int64(cfg.KVDim())
 	ropeTables := 2 * int64(cfg.SeqLen) * int64(cfg.HeadSize()/2)
@@ -66,6 +67,17 @@ func parseLlama2CHeader(b []byte) (cfg model.Config, shared bool, floats int64, 
 	return cfg, shared, floats, nil
 }
 
+// weightsSizeError says that a llama2.c checkpoint's weights, want bytes
+// by its header's shape, are not the got bytes after the header.
+func weightsSizeError(cfg model.Config, want, got int64) error {
+	what := "it is truncated (an interrupted download or copy?)"
+	if got > want {
+		what = "not a llama2.c checkpoint of that shape"
+	}
+	return fmt.Errorf("%w: a llama2.c checkpoint of dim %d, hidden %d, %d layers, %d heads, %d KV heads, vocabulary %d, context %d has %d bytes of weights; this file has %d: %s",
+		model.ErrFormat, cfg.Dim, cfg.Hidden, cfg.Layers, cfg.Heads, cfg.KVHeads, cfg.Vocab, cfg.SeqLen, want, got, what)
+}
+
 // ParseLlama2C parses a whole llama2.c legacy checkpoint held in b. The
 // weights share memory with b.
 func ParseLlama2C(b []byte) (*Weights, error) {
@@ -74,7 +86,7 @@ func ParseLlama2C(b []byte) (*Weights, error) {
 		return nil, err
 	}
 	if got := int64(len(b) - llama2cHeader); got != 4*floats {
-		return nil, fmt.Errorf("%w: llama2.c checkpoint of shape %+v needs %d bytes of weights, file has %d", model.ErrFormat, cfg, 4*floats, got)
+		return nil, weightsSizeError(cfg, 4*floats, got)
 	}
 	dim, hid, L, V, kv := int64(cfg.Dim), int64(cfg.Hidden), int64(cfg.Layers), int64(cfg.Vocab), int64(cfg.KVDim())
 	data := b[llama2cHeader:]

@@ -2,8 +2,10 @@ package llama
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -96,7 +98,7 @@ func openBase(path, tokPath string) (*Model, error) {
 }
 
 func load(path, tokPath string) (*Model, error) {
-	info, err := os.Stat(path)
+	info, err := checkFile(path)
 	if err != nil {
 		return nil, err
 	}
@@ -132,6 +134,36 @@ func load(path, tokPath string) (*Model, error) {
 	return New(w, tok, path)
 }
 
+// checkFile refuses, with a message that says what is wrong, the paths no
+// loader can read: a missing one, an empty file, a .gguf file without
+// GGUF's magic (which the llama2.c reader would otherwise misreport).
+func checkFile(path string) (os.FileInfo, error) {
+	info, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, notFoundError{path}
+	case err != nil:
+		return nil, err
+	case info.IsDir():
+		return info, nil
+	case info.Size() == 0:
+		return nil, fmt.Errorf("%s: %w: the file is empty (an interrupted download or conversion?)", path, model.ErrFormat)
+	case strings.EqualFold(filepath.Ext(path), ".gguf") && !isGGUF(path):
+		return nil, fmt.Errorf("%s: %w: not a GGUF file (it does not start with GGUF's magic bytes \"GGUF\")", path, model.ErrFormat)
+	}
+	return info, nil
+}
+
+// notFoundError is a model or tokenizer path that does not exist; it
+// wraps fs.ErrNotExist.
+type notFoundError struct{ path string }
+
+func (e notFoundError) Error() string {
+	return e.path + ": no such file or directory (a model is a llama2.c .bin, a .gguf, a Hugging Face directory or builtin:NAME)"
+}
+
+func (e notFoundError) Unwrap() error { return fs.ErrNotExist }
+
 func isGGUF(path string) bool {
 	f, err := os.Open(path)
 	if err != nil {
@@ -164,7 +196,7 @@ func LoadTokenizer(path string, vocab int) (*tokenizer.Tokenizer, error) {
 		tok *tokenizer.Tokenizer
 		err error
 	)
-	info, statErr := os.Stat(path)
+	info, statErr := checkFile(path)
 	switch {
 	case statErr != nil:
 		return nil, statErr
@@ -224,7 +256,7 @@ func OpenTokenizer(spec, tokPath string) (*tokenizer.Tokenizer, error) {
 			return nil, err
 		}
 	}
-	info, err := os.Stat(path)
+	info, err := checkFile(path)
 	if err != nil {
 		return nil, err
 	}
@@ -240,13 +272,26 @@ func OpenTokenizer(spec, tokPath string) (*tokenizer.Tokenizer, error) {
 	defer f.Close()
 	var h [llama2cHeader]byte
 	if _, err := io.ReadFull(f, h[:]); err == nil {
-		if cfg, _, floats, err := parseLlama2CHeader(h[:]); err == nil && info.Size() == llama2cHeader+4*floats {
-			p := findLlama2CTokenizer(filepath.Dir(path), cfg.Vocab)
-			if p == "" {
-				return nil, fmt.Errorf("%s: no tok%d.bin or tokenizer.bin beside the llama2.c checkpoint: pass --tokenizer", path, cfg.Vocab)
+		if cfg, _, floats, err := parseLlama2CHeader(h[:]); err == nil {
+			if info.Size() == llama2cHeader+4*floats {
+				p := findLlama2CTokenizer(filepath.Dir(path), cfg.Vocab)
+				if p == "" {
+					return nil, fmt.Errorf("%s: no tok%d.bin or tokenizer.bin beside the llama2.c checkpoint: pass --tokenizer", path, cfg.Vocab)
+				}
+				return LoadTokenizer(p, cfg.Vocab)
 			}
-			return LoadTokenizer(p, cfg.Vocab)
+			// A header of a model's shape: a checkpoint of the wrong size
+			// rather than a tokenizer.bin, unless it reads as one.
+			tok, terr := LoadTokenizer(path, 0)
+			if terr != nil {
+				return nil, fmt.Errorf("%s: %w", path, weightsSizeError(cfg, 4*floats, info.Size()-llama2cHeader))
+			}
+			return tok, nil
 		}
 	}
-	return LoadTokenizer(path, 0)
+	tok, err := LoadTokenizer(path, 0)
+	if err != nil {
+		return nil, fmt.Errorf("%w (not a llama2.c checkpoint either: hlm reads a llama2.c checkpoint or tokenizer.bin, a GGUF file, a Hugging Face directory or a tokenizer.json)", err)
+	}
+	return tok, nil
 }

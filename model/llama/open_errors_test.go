@@ -1,0 +1,68 @@
+package llama
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hlmproject/hlm"
+	"github.com/hlmproject/hlm/model"
+)
+
+// TestOpenErrorsSayWhatIsWrong: the files no loader can read give errors
+// a user can act on, from Open and OpenTokenizer alike: no Go struct, no
+// "stat" or "open" of the file system, an empty .gguf not reported as a
+// short llama2.c header, a truncated checkpoint said to be truncated.
+func TestOpenErrorsSayWhatIsWrong(t *testing.T) {
+	dir := t.TempDir()
+	ckpt, err := hlm.Files.ReadFile("models/stories260K/stories260K.bin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(name string, b []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for _, c := range []struct {
+		name, path string
+		want       string
+		is         error
+	}{
+		{"empty gguf", write("empty.gguf", nil), "the file is empty", model.ErrFormat},
+		{"empty bin", write("empty.bin", nil), "the file is empty", model.ErrFormat},
+		{"gguf without magic", write("text.gguf", []byte("hello, this is no model at all\n")), "not a GGUF file", model.ErrFormat},
+		{"short bin", write("short.bin", []byte("hello\n")), "not a llama2.c checkpoint", nil},
+		{"truncated bin", write("trunc.bin", ckpt[:1000]), "it is truncated", model.ErrFormat},
+		{"bin too long", write("long.bin", append(append([]byte(nil), ckpt...), make([]byte, 8)...)), "not a llama2.c checkpoint of that shape", model.ErrFormat},
+		{"missing", filepath.Join(dir, "missing.bin"), "no such file or directory (a model is", fs.ErrNotExist},
+	} {
+		for _, open := range []struct {
+			name string
+			f    func(string) error
+		}{
+			{"OpenSpec", func(p string) error { _, err := OpenSpec(p, ""); return err }},
+			{"OpenTokenizer", func(p string) error { _, err := OpenTokenizer(p, ""); return err }},
+		} {
+			err := open.f(c.path)
+			if err == nil {
+				t.Errorf("%s %s: no error", open.name, c.name)
+				continue
+			}
+			msg := err.Error()
+			if !strings.Contains(msg, c.want) || c.is != nil && !errors.Is(err, c.is) {
+				t.Errorf("%s %s: %q, want %q (and errors.Is %v)", open.name, c.name, msg, c.want, c.is)
+			}
+			for _, leak := range []string{"{Arch:", "stat ", "open "} {
+				if strings.Contains(msg, leak) {
+					t.Errorf("%s %s: %q shows %q", open.name, c.name, msg, leak)
+				}
+			}
+		}
+	}
+}
