@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"syscall"
 	"time"
 
 	"github.com/hlmproject/hlm/channel"
@@ -234,6 +235,9 @@ func (r *Remote) dialHello(ctx context.Context) (net.Conn, error) {
 		tc.SetDeadline(time.Now().Add(r.cfg.DialTimeout))
 		if err := tc.HandshakeContext(ctx); err != nil {
 			c.Close()
+			if errors.As(err, new(tls.RecordHeaderError)) {
+				return nil, fatal{fmt.Errorf("%w (%v)", ErrNotTLS, err)}
+			}
 			err = fmt.Errorf("TLS: %w", err)
 			if errors.As(err, new(*tls.CertificateVerificationError)) || errors.As(err, new(tls.AlertError)) {
 				return nil, fatal{err}
@@ -248,10 +252,24 @@ func (r *Remote) dialHello(ctx context.Context) (net.Conn, error) {
 	}
 	if err := r.hello(c); err != nil {
 		c.Close()
+		if r.cfg.TLS == nil && (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET)) {
+			err = fmt.Errorf("%w (%v)", ErrClosedAtHandshake, err)
+		}
 		return nil, err
 	}
 	return c, nil
 }
+
+// Errors of the handshake that usually mean that the device and the server
+// disagree on TLS.
+var (
+	// ErrNotTLS: the server answered the TLS handshake with something
+	// that is not TLS (a server without TLS).
+	ErrNotTLS = errors.New("the server does not speak TLS")
+	// ErrClosedAtHandshake: the server closed a connection without TLS
+	// before answering the handshake, as a TLS server does.
+	ErrClosedAtHandshake = errors.New("the server closed the connection at the handshake, as a TLS server does to a device that connects without TLS")
+)
 
 func (r *Remote) roundTrip(c net.Conn, t wire.FrameType, body []byte, want wire.FrameType) ([]byte, error) {
 	c.SetDeadline(time.Now().Add(r.cfg.IOTimeout))

@@ -37,6 +37,22 @@ channel model's rate and delay on the real connection. A dropped connection
 is re-established and the session resumed without losing tokens.`
 
 func runEdge(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	return tlsHint(edgeMain(ctx, args, stdout, stderr))
+}
+
+// tlsHint adds to a handshake error that usually means that the device and
+// the server disagree on TLS what to change.
+func tlsHint(err error) error {
+	switch {
+	case errors.Is(err, edge.ErrClosedAtHandshake):
+		return fmt.Errorf("%w: if the server runs with --tls-cert, connect with --tls (and --tls-ca CERT.pem to trust a certificate from hlm tls-cert)", err)
+	case errors.Is(err, edge.ErrNotTLS):
+		return fmt.Errorf("%w: connect without --tls, --tls-ca and --tls-insecure, or serve with --tls-cert and --tls-key", err)
+	}
+	return err
+}
+
+func edgeMain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	p := hybrid.DefaultParams()
 	fs := newFlags("edge", "[--server ADDR] [--slm SPEC] [--method NAME] [--prompt TEXT | --prompts FILE | --openai ADDR] [--set key=value ...] [--json] [--ui ADDR]", edgeHelp, stderr)
 	f := addEdgeFlags(fs)

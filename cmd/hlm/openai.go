@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"sync/atomic"
 	"time"
@@ -92,9 +93,16 @@ func serveOpenAI(ctx context.Context, g *edge.Generator, f *chatFormat, addr, ke
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Addr: addr, Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	// Bound before it is announced: a taken address is an error, not an
+	// announcement followed by one.
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("--openai %s: %w", addr, err)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
-	go func() { errc <- srv.ListenAndServe() }()
+	go func() { errc <- srv.Serve(ln) }()
+	addr = ln.Addr().String()
 	fmt.Fprintf(stderr, "hlm edge: OpenAI-compatible API on http://%s/v1 (model %s, method %s; chat with %s)\n", addr, b.Model(), g.Params.Method, f.describe())
 	select {
 	case err := <-errc:

@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -57,5 +58,65 @@ func TestTLS(t *testing.T) {
 	var ue x509.UnknownAuthorityError
 	if !errors.As(err, &ue) {
 		t.Errorf("untrusted certificate: err = %v, want an unknown-authority error", err)
+	}
+}
+
+// TestTLSMismatchSaysWhatToDo: a device without TLS against a TLS server,
+// and one with TLS against a plain server, get an error that says which
+// flag to change (not a bare EOF or "first record does not look like a TLS
+// handshake"); --openai on a taken address fails before it is announced.
+func TestTLSMismatchSaysWhatToDo(t *testing.T) {
+	dir := t.TempDir()
+	cert, key := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	if _, _, err := runHLM(t, "tls-cert", "--host", "127.0.0.1", "--cert", cert, "--key", key); err != nil {
+		t.Fatal(err)
+	}
+	pair, err := tls.LoadX509KeyPair(cert, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	llm, err := llama.OpenSpec(builtin.DefaultLLM, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	serve := func(wrap func(net.Listener) net.Listener) string {
+		srv, err := cloud.New(cloud.Config{LLM: llm})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		go srv.Serve(context.Background(), wrap(ln))
+		t.Cleanup(func() { srv.Shutdown(context.Background()) })
+		return ln.Addr().String()
+	}
+	tlsAddr := serve(func(ln net.Listener) net.Listener {
+		return tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{pair}})
+	})
+	plainAddr := serve(func(ln net.Listener) net.Listener { return ln })
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	run := []string{"edge", "--slm", "builtin:stories260K-draft", "--prompt", "Once", "--max-tokens", "2"}
+	for _, c := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"plain device, TLS server", []string{"--server", tlsAddr}, "connect with --tls"},
+		{"TLS device, plain server", []string{"--server", plainAddr, "--tls-ca", cert}, "connect without --tls"},
+		{"--openai on a taken address", []string{"--server", plainAddr, "--openai", taken.Addr().String()}, "--openai " + taken.Addr().String()},
+	} {
+		_, stderr, err := runHLM(t, append(run, c.args...)...)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want an error saying %q", c.name, err, c.want)
+		}
+		if strings.Contains(stderr, "OpenAI-compatible API on") {
+			t.Errorf("%s: announced the API: %q", c.name, stderr)
+		}
 	}
 }
