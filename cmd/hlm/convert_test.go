@@ -141,3 +141,48 @@ func TestConvertTokenizesInLlamaCpp(t *testing.T) {
 		t.Errorf("only %d of %d texts compared", compared, len(texts))
 	}
 }
+
+// TestBuiltinTokenizesInLlamaCpp: special tokens written in a text ("<s>",
+// "</s>", "<unk>") are parsed by stories260K's llama2.c tokenizer as
+// llama.cpp parses them in the GGUF that hlm convert writes from it (the
+// names llama.cpp's own llama2.c converter gives them), and spelled as
+// text by both with --no-parse-special.
+func TestBuiltinTokenizesInLlamaCpp(t *testing.T) {
+	bin := llamaTokenize()
+	if bin == "" {
+		t.Skip("llama.cpp's llama-tokenize not found (build it with ../shared/perf/llamacpp.sh, or set HLM_LLAMA_TOKENIZE)")
+	}
+	dir := t.TempDir()
+	out := filepath.Join(dir, "stories260K.gguf")
+	if _, _, err := runHLM(t, "convert", "--out", out); err != nil {
+		t.Fatal(err)
+	}
+	texts := []string{"<s>Once upon a time", "Once <s> upon</s>", "a<unk>b", "<s><s>", "</s>", "x <s>\n<s> y", "<s", "Once upon a time, there was a little girl."}
+	for _, text := range texts {
+		f := filepath.Join(dir, "prompt.txt")
+		if err := os.WriteFile(f, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, plain := range []bool{false, true} {
+			args := []string{"-m", out, "-f", f, "--ids", "--log-disable"}
+			hlmArgs := []string{"tokenize", "--ids", "-f", f}
+			if plain {
+				args = append(args, "--no-parse-special")
+				hlmArgs = append(hlmArgs, "--no-parse-special")
+			}
+			cmd := exec.Command(bin, args...)
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			if err := cmd.Run(); err != nil {
+				t.Fatalf("%s: %v\n%s", bin, err, stderr.String())
+			}
+			got, _, err := runHLM(t, hlmArgs...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.TrimSpace(got) != strings.TrimSpace(stdout.String()) {
+				t.Errorf("%q (--no-parse-special %v):\n llama.cpp %s hlm       %s", text, plain, stdout.String(), got)
+			}
+		}
+	}
+}
