@@ -61,7 +61,8 @@ hlm=$work/hlm
 text=$work/text.txt
 tr -d '\r' <"$text0" >"$text"
 # sametokens MODEL BASEFILE: llama-perplexity's tokens (in its base file)
-# are hlm's encoding of the text, BOS first, special tokens as text.
+# are hlm's encoding of the text (BOS first when the tokenizer adds one),
+# special tokens as text.
 sametokens() {
   "$hlm" tokenize --model "$1" --ids --no-parse-special -f "$text" | python3 -c '
 import json, struct, sys

@@ -271,8 +271,11 @@ func TestWindows(t *testing.T) {
 	if ids[8] != 108 {
 		t.Error("Windows changed its input")
 	}
-	if w, _ := Windows(ids, WindowConfig{Window: 8, Chunks: 2, BOS: -1}); len(w) != 2 || w[1][0] != 108 {
+	if w, _ := Windows(ids, WindowConfig{Window: 8, Chunks: 2, BOS: NoBOS}); len(w) != 2 || w[0][0] != 100 || w[1][0] != 108 {
 		t.Errorf("--chunks 2 without BOS: %v", w)
+	}
+	if _, err := Windows(ids, WindowConfig{Window: 8, BOS: -2}); err == nil {
+		t.Error("BOS −2: no error")
 	}
 	if _, err := Windows(ids[:15], WindowConfig{Window: 8}); err == nil {
 		t.Error("15 tokens in windows of 8: no error")

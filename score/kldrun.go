@@ -18,17 +18,27 @@ var ErrMismatch = errors.New("score: model and base do not match")
 // DefaultWindow is llama-perplexity's default context (-c 512).
 const DefaultWindow = 512
 
+// NoBOS is WindowConfig.BOS (and the bos of DivergenceFile and
+// PairedFile) for a tokenizer that adds no BOS: each window keeps the
+// text's own first token.
+const NoBOS = -1
+
 // WindowConfig says how a text is cut into windows, as llama-perplexity
-// cuts it: the whole text is one token sequence (BOS first), split into
-// Window-token windows (a remainder shorter than a window is dropped);
-// each window's first token is replaced by BOS and the window is evaluated
-// on its own; only its second half is scored — the positions Window/2 …
-// Window−2, which predict tokens Window/2+1 … Window−1 — so every scored
-// token has at least Window/2 tokens of context.
+// cuts it: the whole text is one token sequence (BOS first when the
+// tokenizer adds one), split into Window-token windows (a remainder shorter
+// than a window is dropped); each window's first token is replaced by BOS
+// when the tokenizer adds one (llama.cpp's add_bos) and is kept otherwise
+// (GPT-2, GPT-Neo: the window is the text's own tokens), and the window is
+// evaluated on its own; only its second half is scored — the positions
+// Window/2 … Window−2, which predict tokens Window/2+1 … Window−1 — so
+// every scored token has at least Window/2 tokens of context.
+//
+// BOS has no usable zero value: 0 is a token like any other, so a caller
+// sets it to the tokenizer's BOS or to NoBOS, always.
 type WindowConfig struct {
 	Window int // tokens per window (llama-perplexity -c); DefaultWindow if 0
 	Chunks int // at most this many windows (llama-perplexity --chunks); 0: all
-	BOS    int // the token that replaces each window's first; −1: none (a vocabulary without BOS)
+	BOS    int // the token that replaces each window's first when the tokenizer adds BOS; NoBOS: none
 }
 
 // Validate reports a configuration that cannot be run.
@@ -38,6 +48,8 @@ func (c WindowConfig) Validate() error {
 		return fmt.Errorf("score: window of %d tokens (at least 4)", c.Window)
 	case c.Chunks < 0:
 		return fmt.Errorf("score: %d chunks", c.Chunks)
+	case c.BOS < NoBOS:
+		return fmt.Errorf("score: BOS token %d (NoBOS, %d, when the tokenizer adds none)", c.BOS, NoBOS)
 	}
 	return nil
 }
@@ -50,7 +62,8 @@ func (c WindowConfig) withDefaults() WindowConfig {
 }
 
 // Windows returns the windows of ids (llama-perplexity's chunks; see
-// WindowConfig), each a new slice with its first token replaced by BOS.
+// WindowConfig), each a new slice, its first token replaced by BOS unless
+// BOS is NoBOS.
 // A text shorter than two windows is an error, as in llama-perplexity.
 func Windows(ids []int, c WindowConfig) ([][]int, error) {
 	c = c.withDefaults()
@@ -132,8 +145,8 @@ func Divergence(ctx context.Context, base, m model.Model, ids []int, c WindowCon
 // DivergenceFile compares m with the base log-probabilities of a
 // llama-perplexity --kl-divergence-base file, on that file's tokens and
 // windows, as llama-perplexity --kl-divergence does (Compare16). bos
-// replaces each window's first token (−1: none), as the model's
-// vocabulary says.
+// replaces each window's first token, as the model's tokenizer says (its
+// BOS when it adds one, else NoBOS: the file's own first token stays).
 func DivergenceFile(ctx context.Context, f *LogitsReader, m model.Model, bos int, progress func(done, total int)) (*KLD, error) {
 	mc := m.Config()
 	if f.Vocab != mc.Vocab {

@@ -25,8 +25,9 @@ func init() {
 const nllAbout = `
 Score a text file under a model: the mean negative log-likelihood per token in
 nats and the perplexity. Stories are split on <|endoftext|>, else blank lines,
-else lines; each is encoded with BOS and scored in windows of the context
-length.
+else lines; each is encoded as the tokenizer encodes a text (BOS first when it
+adds one; GPT-2's and GPT-Neo's add none) and scored in windows of the
+context length, each window's first token context only, not scored.
 
 With --kl-base SPEC, compare the model with a base model (e.g. a quantized
 GGUF with the F32 GGUF it came from) position by position, as
@@ -37,11 +38,18 @@ mean NLL and perplexity of each with their ratio and difference, and
 Δp = p_model(token) − p_base(token).
 
 The windows are llama-perplexity's, not those of plain scoring: the whole
-file (one trailing newline dropped) is one sequence with BOS, special tokens
-read as plain text, cut into windows of --ctx tokens (the remainder
-dropped); each window is evaluated on its own with BOS in place of its first
-token, and only its second half is scored (positions ctx/2 … ctx−2), so each
-scored token has ctx/2 tokens of context or more.
+file (one trailing newline dropped) is one sequence, special tokens read as
+plain text, BOS first when the tokenizer adds one, cut into windows of --ctx
+tokens (the remainder dropped); each window is evaluated on its own, and
+only its second half is scored (positions ctx/2 … ctx−2), so each scored
+token has ctx/2 tokens of context or more. A window's first token is the
+model tokenizer's BOS when that tokenizer adds one (llama.cpp's add_bos),
+and the text's own token when it adds none (GPT-2, GPT-Neo and other
+byte-level BPEs without add_bos_token): its other tokens are the text's.
+The same layout holds for the files of --kl-save and --kl-base-logits: they
+store the text's tokens (never the BOS that replaces a window's first), and
+the model reading one puts its own BOS there, or none, as its tokenizer
+says.
 
 The statistics are perplexity.cpp's (standard errors √(var/(n−1)), 0 when
 n ≤ 10; quantiles interpolated linearly) computed exactly: float64
@@ -139,11 +147,8 @@ func runNLL(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return fmt.Errorf("model %s has no tokenizer: pass --tokenizer", f.spec)
 	}
 	status := statusLine(stderr)
-	r := nllRun{nllFlags: f, m: m, stdout: stdout,
+	r := nllRun{nllFlags: f, m: m, bos: windowBOS(m.Tokenizer()), stdout: stdout,
 		progress: func(done, total int) { status(done, total, fmt.Sprintf("scored %d/%d windows", done, total)) }}
-	if m.Tokenizer().AddsBOS() {
-		r.bos = m.Tokenizer().BOS()
-	}
 	switch {
 	case f.klFile != "":
 		return r.fromFile(ctx)
@@ -155,12 +160,22 @@ func runNLL(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	return plainNLL(ctx, m, f.text, f.asJSON, stdout, status)
 }
 
+// windowBOS is the token that replaces each window's first, as
+// llama-perplexity's add_bos says: the tokenizer's BOS when it adds one,
+// else score.NoBOS (GPT-2, GPT-Neo: the window keeps the text's token).
+func windowBOS(tok *tokenizer.Tokenizer) int {
+	if tok.AddsBOS() {
+		return tok.BOS()
+	}
+	return score.NoBOS
+}
+
 // nllRun is one hlm nll run with a base: the flags, the model, where the
 // results go.
 type nllRun struct {
 	nllFlags
 	m        *llama.Model
-	bos      int // each window's first token (−1: the vocabulary has no BOS)
+	bos      int // windowBOS of the model's tokenizer
 	stdout   io.Writer
 	progress func(done, total int)
 }
