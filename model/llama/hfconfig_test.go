@@ -153,7 +153,23 @@ func TestHFConfig(t *testing.T) {
 			"rope_scaling": {"factor": 4.0, "original_max_position_embeddings": 8192, "type": "yarn", "mscale": 0.707, "mscale_all_dim": 0.707}}`, nil, model.ErrUnsupported},
 		{"longrope refused", `{"model_type": "phi3", ` + base + `"max_position_embeddings": 131072,
 			"rope_scaling": {"type": "longrope", "long_factor": [1], "short_factor": [1]}}`, nil, model.ErrUnsupported},
-		{"window beyond context", `{"model_type": "gemma2", ` + base + `"max_position_embeddings": 1024, "sliding_window": 4096}`, nil, model.ErrFormat},
+		// A window longer than the context masks nothing in it (transformers
+		// runs such layers as global ones): kept local, cut to the context.
+		{"window beyond context", `{"model_type": "gemma2", ` + base + `"max_position_embeddings": 1024, "sliding_window": 4096}`,
+			func(c model.Config, _ []float32) string {
+				if c.Window != 1024 || c.LocalLayers != "LGLGLG" {
+					return "want window 1024 (the context) on the even layers"
+				}
+				return ""
+			}, nil},
+		{"gpt_neo window beyond positions", `{"model_type": "gpt_neo", "hidden_size": 64, "num_layers": 2, "num_heads": 4, "vocab_size": 100,
+			"max_position_embeddings": 64, "attention_types": [[["global", "local"], 1]], "window_size": 256}`,
+			func(c model.Config, _ []float32) string {
+				if c.Window != 64 || c.LocalLayers != "GL" {
+					return "want window 64 (the context) on layer 1"
+				}
+				return ""
+			}, nil},
 		{"llama with biases", `{"model_type": "llama", ` + base + `"max_position_embeddings": 1024, "attention_bias": true}`, nil, model.ErrUnsupported},
 		{"short layer_types", `{"model_type": "gemma3_text", ` + base + `"max_position_embeddings": 1024, "sliding_window": 512,
 			"layer_types": ["full_attention"]}`, nil, model.ErrFormat},
@@ -203,6 +219,7 @@ func FuzzHFConfig(f *testing.F) {
 		`{"model_type": "gemma3_text", "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 6, "num_attention_heads": 4, "num_key_value_heads": 1, "head_dim": 16, "vocab_size": 100, "max_position_embeddings": 1024, "sliding_window": 16, "rope_parameters": {"full_attention": {"rope_type": "linear", "factor": 8.0, "rope_theta": 1000000.0}, "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}}}`,
 		`{"model_type": "qwen2", "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 4, "num_attention_heads": 4, "vocab_size": 100, "max_position_embeddings": 64, "use_sliding_window": true, "sliding_window": 16, "max_window_layers": 2}`,
 		`{"model_type": "gpt_neo", "hidden_size": 64, "num_layers": 2, "num_heads": 4, "vocab_size": 100, "max_position_embeddings": 64, "attention_types": [[["global", "local"], 1]], "window_size": 8}`,
+		`{"model_type": "gpt_neo", "hidden_size": 64, "num_layers": 2, "num_heads": 4, "vocab_size": 100, "max_position_embeddings": 64, "attention_types": [[["global", "local"], 1]], "window_size": 256}`,
 		`{"model_type": "opt", "hidden_size": 64, "ffn_dim": 128, "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 100, "max_position_embeddings": 64, "word_embed_proj_dim": 32, "do_layer_norm_before": false}`,
 		`{"model_type": "llama", "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 100, "max_position_embeddings": 64, "rope_scaling": {"rope_type": "llama3", "factor": 8, "low_freq_factor": 1, "high_freq_factor": 4, "original_max_position_embeddings": 16}}`,
 	} {

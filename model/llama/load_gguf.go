@@ -431,13 +431,27 @@ func configFromGGUF(f *gguf.File) (model.Config, error) {
 			}
 		}
 	}
-	if c.Window > c.SeqLen {
-		return c, fmt.Errorf("%w: %s = %d is larger than the context (%d)", model.ErrFormat, key("attention.sliding_window"), c.Window, c.SeqLen)
-	}
+	c.Window = windowInContext(c.Window, c.SeqLen)
 	if err := c.Validate(); err != nil {
 		return c, err
 	}
 	return c, nil
+}
+
+// windowInContext is a sliding window as the engine keeps it: one longer
+// than the context masks nothing the context can hold, so its layers attend
+// to every earlier position, as transformers and llama.cpp run them
+// (GPT-Neo's local mask over a position table shorter than window_size
+// keeps every position; Gemma's and llama.cpp's masks never reach back that
+// far). It is kept as the context's length — the same attention, and a
+// value hlm convert writes and reads back (an HF window_size need not fit
+// GGUF's uint32). The layers stay local: Gemma 3's keep their own rotary
+// base.
+func windowInContext(window, seqLen int) int {
+	if seqLen > 0 && window > seqLen {
+		return seqLen
+	}
+	return window
 }
 
 // swaPattern reads which layers use the sliding window: the

@@ -380,9 +380,7 @@ func (hc *hfConfig) config(arch string) (model.Config, []float32, error) {
 			c.Window, c.LocalLayers = *hc.SlidingWindow, strings.Repeat("L", c.Layers)
 		}
 	}
-	if c.Window > c.SeqLen {
-		return c, nil, fmt.Errorf("%w: sliding window %d is larger than max_position_embeddings %d", model.ErrFormat, c.Window, c.SeqLen)
-	}
+	c.Window = windowInContext(c.Window, c.SeqLen)
 	if err := c.Validate(); err != nil {
 		return c, nil, err
 	}
