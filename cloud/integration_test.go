@@ -122,6 +122,95 @@ func simMatchesNetwork(t *testing.T, ms *sim.Models, addr, name, m, prompt strin
 	})
 }
 
+// RandomParams is a parameter set of method drawn from the registry's
+// own typical ranges (hybrid.Key.Draw): every key that has one, so a new
+// key is drawn as soon as it is registered. Combinations no single key can
+// check are repaired (l_max below l_min: no cap).
+func RandomParams(rng *rand.Rand, method string) (hybrid.Params, error) {
+	p := hybrid.DefaultParams()
+	for _, k := range hybrid.Keys() {
+		if v := k.Draw(rng); v != "" && k.Name != "method" {
+			if err := p.Set(k.Name, v); err != nil {
+				return p, err
+			}
+		}
+	}
+	p.Method = method
+	if p.LMax > 0 && p.LMax < p.LMin {
+		p.LMax = 0
+	}
+	return p, p.Validate()
+}
+
+// TestSimMatchesNetworkRandomParams: for every method, 13 seeded random
+// parameter sets (208 in all) drawn from the registry's ranges — list_k up
+// to 4, budgets that end batches, every codec option, draft policies,
+// sampling filters, bonus — on a short prompt, a prompt that leaves just
+// max_tokens of the context and one longer than the context: the
+// simulator (whose server reads the parameters from their wire form) and
+// a real server + device over loopback give the same tokens and counts.
+func TestSimMatchesNetworkRandomParams(t *testing.T) {
+	ms := models(t)
+	_, addr := start(t, Config{LLM: ms.LLM, Replicas: []model.Model{ms.SLM}})
+	rng := rand.New(rand.NewPCG(27, 0x73696d))
+	// Two of three prompts leave exactly max_tokens + 8 positions
+	// (hybrid.FitPrompt), so the last rounds run against the context.
+	prompts := []string{prompt, longPrompt, strings.Repeat("Lily saw a big dog and a little cat in the park. ", 60)}
+	for _, m := range hybrid.Methods {
+		for i := range 13 {
+			p, err := RandomParams(rng, m)
+			if err != nil {
+				t.Fatalf("%s: %v", m, err)
+			}
+			pr := prompts[i%len(prompts)]
+			t.Run(fmt.Sprintf("%s/%d", m, i), func(t *testing.T) {
+				want, err := sim.One(context.Background(), ms, p, pr, nil)
+				if err != nil {
+					t.Fatalf("sim: %v\n%s", err, p.SessionParams())
+				}
+				direct, err := directRun(ms, p, pr)
+				if err != nil {
+					t.Fatalf("direct: %v", err)
+				}
+				if fmt.Sprint(direct.Tokens) != fmt.Sprint(want.Tokens) || direct.UplinkBits != want.UplinkBits {
+					t.Fatalf("a server given the device's own parameters commits other tokens than one given their wire form: a key the server needs does not travel\n direct %v\n    sim %v\nparameters:\n%s",
+						direct.Tokens, want.Tokens, p.SessionParams())
+				}
+				got, _, err := generator(t, ms, addr, p).One(context.Background(), p, pr, nil)
+				if err != nil {
+					t.Fatalf("network: %v\n%s", err, p.SessionParams())
+				}
+				if fmt.Sprint(got.Tokens) != fmt.Sprint(want.Tokens) || got.UplinkBits != want.UplinkBits ||
+					got.UplinkBytes != want.UplinkBytes || got.Accepted != want.Accepted || got.VirtualSeconds != want.VirtualSeconds {
+					t.Fatalf("network and simulator differ:\n net %v bits %d bytes %d accepted %d virtual %v\n sim %v bits %d bytes %d accepted %d virtual %v\nparameters:\n%s",
+						got.Tokens, got.UplinkBits, got.UplinkBytes, got.Accepted, got.VirtualSeconds,
+						want.Tokens, want.UplinkBits, want.UplinkBytes, want.Accepted, want.VirtualSeconds, p.SessionParams())
+				}
+			})
+		}
+	}
+}
+
+// directRun is the simulator's run of prompt with a server given the
+// device's Params themselves rather than their wire form: what the device
+// means the server to do.
+func directRun(ms *sim.Models, p hybrid.Params, prompt string) (hybrid.Result, error) {
+	s, err := ms.Session(p, prompt, hybrid.SessionConfig{})
+	if err != nil {
+		return hybrid.Result{}, err
+	}
+	var slm model.Model
+	if ms.SLM != nil {
+		slm = ms.SLM
+	}
+	srv, err := hybrid.NewReplicaServer(p, ms.LLM, slm, s.Device.Sequence())
+	if err != nil {
+		return hybrid.Result{}, err
+	}
+	l := &hybrid.Local{Server: srv}
+	return s.Run(context.Background(), l, l)
+}
+
 // TestSimMatchesNetworkTimeBreakdown: the simulator and the networked pair
 // also spend the same virtual time on each part of the rounds (SLM, uplink,
 // LLM, downlink; the downlink given a rate so that every verdict takes

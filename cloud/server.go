@@ -501,9 +501,6 @@ func (s *Server) open(c net.Conn, body []byte) (*session, error) {
 	if len(prefix) == 0 {
 		return nil, perr(wire.ErrCodeBad, "empty prefix")
 	}
-	if len(prefix) >= s.ctxLen {
-		return nil, perr(wire.ErrCodeLimit, "prefix of %d tokens, context %d", len(prefix), s.ctxLen)
-	}
 	p, err := hybrid.ParseSessionParams(o.Params)
 	if err != nil {
 		return nil, perr(wire.ErrCodeBad, "%v", err)
@@ -521,8 +518,11 @@ func (s *Server) open(c net.Conn, body []byte) (*session, error) {
 		}
 	}
 	hs, err := hybrid.NewReplicaServer(p, s.cfg.LLM, slm, prefix)
+	if err == nil {
+		err = hs.LimitContext(s.ctxLen)
+	}
 	if err != nil {
-		return nil, perr(wire.ErrCodeBad, "%v", err)
+		return nil, coreError(err)
 	}
 	hs.SetRound(o.Round)
 	s.mu.Lock()
@@ -582,22 +582,29 @@ func (s *Server) upload(ss *session, body []byte) (*wire.Verdict, error) {
 	if up.Round != ss.hs.Round()+1 {
 		return nil, perr(wire.ErrCodeBad, "upload for round %d, expected %d", up.Round, ss.hs.Round()+1)
 	}
-	if len(ss.hs.Sequence())+len(up.Committed)+len(up.Drafts) > s.ctxLen {
-		return nil, perr(wire.ErrCodeLimit, "context of %d positions exceeded", s.ctxLen)
-	}
 	start := time.Now()
 	v, err := s.verify(ss, up)
 	if err != nil {
-		if errors.Is(err, hybrid.ErrReplicaMismatch) {
-			return nil, perr(wire.ErrCodeRefused, "%v", err)
-		}
-		return nil, perr(wire.ErrCodeBad, "%v", err)
+		return nil, coreError(err)
 	}
 	s.cfg.Metrics.Round(len(up.Drafts), v.Accepted, v.Resampled, time.Since(start))
 	s.cfg.Metrics.Bits(hybrid.UplinkBits(up, ss.vocab), ss.hs.VerdictBits(len(up.Drafts)))
 	ss.lastUp = append(ss.lastUp[:0], body...)
 	ss.lastV = v
 	return v, nil
+}
+
+// coreError is the protocol error for an error of the hybrid core: the
+// core checks every request (context, vocabulary, parameters, the replica's
+// hash) and says which rule it broke by the error it wraps.
+func coreError(err error) error {
+	switch {
+	case errors.Is(err, model.ErrContextFull):
+		return perr(wire.ErrCodeLimit, "%v", err)
+	case errors.Is(err, hybrid.ErrReplicaMismatch):
+		return perr(wire.ErrCodeRefused, "%v", err)
+	}
+	return perr(wire.ErrCodeBad, "%v", err)
 }
 
 func newID() uint64 {

@@ -54,6 +54,10 @@ func (c KSQS) Bits(v int) (int, error) {
 	return ss.bits + cs.bits, nil
 }
 
+// BudgetBits is the payload size Encode will spend on x: fixed by K and
+// the vocabulary (SQS Sec. 4's b_n).
+func (c KSQS) BudgetBits(x []float64) (int, error) { return c.Bits(len(x)) }
+
 // Encode sends the top-K support and its quantized renormalized mass.
 func (c KSQS) Encode(x []float64, draft int) (Encoded, error) {
 	if err := c.Validate(); err != nil {
@@ -157,6 +161,17 @@ func (c *CSQS) Bits(v, k int) (int, error) {
 	}
 	return IndexBits(v) + ss.bits + cs.bits, nil
 }
+
+// BudgetBits is the payload size Encode will spend on x, known before
+// encoding so that a batch can be filled to a bit budget (SQS Sec. 4): the
+// support X(β) at the current threshold decides it.
+func (c *CSQS) BudgetBits(x []float64) (int, error) {
+	support, _ := c.Conformal.Support(x)
+	return c.Bits(len(x), len(support))
+}
+
+// Threshold is the current threshold β.
+func (c *CSQS) Threshold() float64 { return c.Beta }
 
 // Encode sends X(β) and its quantized renormalized mass, then applies the
 // threshold update of eq. 8 with the dropped mass of this token.

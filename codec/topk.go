@@ -108,6 +108,16 @@ func (c TopK) EncodeWithBeta(x []float64, draft int, beta float64) (Encoded, err
 	return c.encode(x, draft, order[:k])
 }
 
+// EncodePredicted encodes with the draft's predicted rejection
+// probability beta where the codec uses it (K == 0: the online k of
+// eq. 24), and as Encode does otherwise (a fixed K).
+func (c TopK) EncodePredicted(x []float64, draft int, beta float64) (Encoded, error) {
+	if c.K == 0 {
+		return c.EncodeWithBeta(x, draft, beta)
+	}
+	return c.Encode(x, draft)
+}
+
 // EncodeK sends the top k tokens with a per-message k (K == 0), k in [1, V].
 func (c TopK) EncodeK(x []float64, draft, k int) (Encoded, error) {
 	if err := c.Validate(); err != nil {

@@ -80,3 +80,11 @@ func (c VarLattice) Decode(payload []byte, vocab int) ([]float64, error) {
 }
 
 var _ Codec = VarLattice{}
+
+// AtResolution is the codec encoding at resolution ell, for a policy
+// that chooses ℓ per round (Q-S Sec. IV-B); the decoder reads ℓ from the
+// payload and needs no other word of it.
+func (c VarLattice) AtResolution(ell int) (Codec, error) {
+	n := VarLattice{L: ell}
+	return n, n.Validate()
+}

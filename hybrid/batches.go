@@ -52,8 +52,8 @@ func (b *batches) observe(r *round) error {
 	}
 	v := r.verdict
 	bt := Batch{L: len(r.drafts), Bits: r.step.CodecBits, BudgetEnd: r.step.budgetEnd, Accepted: v.Accepted, Resampled: v.Resampled, Beta: math.NaN()}
-	if b.d.csqs != nil {
-		bt.Beta = b.d.csqs.Beta
+	if t, ok := b.d.enc.(thresholded); ok {
+		bt.Beta = t.Threshold()
 	}
 	for l, dr := range r.drafts {
 		q := dr.sample

@@ -27,8 +27,7 @@ type Device struct {
 	dlen     policy.DraftLength
 	perturb  uncertainty.Perturbation
 	enc      codec.Codec // nil: nothing to encode (slm, llm)
-	csqs     *codec.CSQS
-	topk     *codec.TopK // online top-k: encoded with the token's β
+	batch    batched     // enc, when it keeps state across a batch (c-sqs)
 
 	unsent     []int32   // tokens committed locally since the last upload
 	unsentProb []float32 // their draft probabilities (diagnostics)
@@ -135,7 +134,7 @@ func NewDevice(p Params, slm model.Model, vocab int, prompt []int) (*Device, err
 	}
 	d.uploader = uploaderOf(p)
 	if d.m.Family == FamilyBlock {
-		if p.Draft == "heuristic" {
+		if p.Draft == DraftHeuristic {
 			d.dlen = &policy.Heuristic{Initial: p.L, Min: p.LMin, Max: p.LMax}
 		} else {
 			d.dlen = policy.Fixed{L: p.L}
@@ -145,19 +144,12 @@ func NewDevice(p Params, slm model.Model, vocab int, prompt []int) (*Device, err
 	if d.enc, err = codecOf(p); err != nil {
 		return nil, err
 	}
-	if p.Draft == "ddqn" && p.DDQNModel != "" {
+	if p.Draft == DraftDDQN && p.DDQNModel != "" {
 		if d.ctrl, err = LoadController(p.DDQNModel); err != nil {
 			return nil, err
 		}
 	}
-	switch c := d.enc.(type) {
-	case *codec.CSQS:
-		d.csqs = c
-	case codec.TopK:
-		if c.K == 0 {
-			d.topk = &c
-		}
-	}
+	d.batch, _ = d.enc.(batched)
 	return d, nil
 }
 
@@ -305,8 +297,8 @@ func (d *Device) Apply(st Step, v *wire.Verdict) ([]int, error) {
 	if d.dlen != nil {
 		d.dlen.Observe(L, v.Accepted)
 	}
-	if d.csqs != nil {
-		if err := d.csqs.EndBatch(v.Accepted); err != nil {
+	if d.batch != nil {
+		if err := d.batch.EndBatch(v.Accepted); err != nil {
 			return nil, err
 		}
 	}

@@ -17,23 +17,31 @@ import (
 func (d *Device) blockLength(room int, budget bool) (int, error) {
 	L := room
 	switch {
-	case d.p.Draft == "ddqn" && d.ctrl == nil && d.m.Controlled:
+	case d.p.Draft == DraftDDQN && d.ctrl == nil && d.m.Controlled:
 		return 0, fmt.Errorf("%w: draft=ddqn needs a trained policy (ddqn_model=FILE, see hlm train-ddqn)", ErrParam)
 	case d.ctrl != nil && d.m.Controlled:
+		res, ok := d.enc.(resolvable)
+		if !ok {
+			return 0, fmt.Errorf("%w: draft=ddqn chooses ℓ per round, which codec %s cannot carry", ErrParam, d.enc.Name())
+		}
 		l, ell := d.ctrl.Choose(d.controlState())
-		if l < 1 || ell < 1 || ell > codec.MaxL {
+		if l < 1 {
 			return 0, fmt.Errorf("hybrid: controller chose L=%d, ℓ=%d", l, ell)
 		}
+		enc, err := res.AtResolution(ell)
+		if err != nil {
+			return 0, fmt.Errorf("hybrid: controller chose L=%d, ℓ=%d: %v", l, ell, err)
+		}
 		L = min(L, l)
-		d.enc = codec.VarLattice{L: ell}
+		d.enc = enc
 		d.lastEll = ell
 	case !budget:
 		L = min(L, d.dlen.Next())
 	case d.p.BatchMax > 0:
 		L = min(L, d.p.BatchMax)
 	}
-	if d.csqs != nil {
-		d.csqs.BeginBatch()
+	if d.batch != nil {
+		d.batch.BeginBatch()
 	}
 	return L, nil
 }
@@ -94,14 +102,10 @@ func (b encodedBlock) step(d *Device, room int) (Step, error) {
 
 // bitsFor is the codec payload size a budget-filled batch will spend on x.
 func (d *Device) bitsFor(x []float64) (int, error) {
-	switch c := d.enc.(type) {
-	case *codec.CSQS:
-		support, _ := c.Conformal.Support(x)
-		return c.Bits(len(x), len(support))
-	case codec.KSQS:
-		return c.Bits(len(x))
+	if b, ok := d.enc.(budgeted); ok {
+		return b.BudgetBits(x)
 	}
-	return 0, fmt.Errorf("hybrid: no bit budget for codec %s", d.enc.Name())
+	return 0, fmt.Errorf("hybrid: codec %s cannot tell its payload size before encoding: no bit budget", d.enc.Name())
 }
 
 // idsBlock drafts a block sent as token ids only: coupled drafts by the

@@ -74,10 +74,9 @@ func (oneDraft) step(d *Device, _ int) (Step, error) {
 		return Step{Drafted: 1, Local: dr.token, U: tok.U, Imp: dr.imp}, nil
 	}
 	if !d.p.SamplesRecon() {
-		switch {
-		case d.topk != nil:
-			enc, err = d.topk.EncodeWithBeta(x, dr.token, d.p.predictedBeta(tok.U))
-		default:
+		if pe, ok := d.enc.(predictive); ok {
+			enc, err = pe.EncodePredicted(x, dr.token, d.p.predictedBeta(tok.U))
+		} else {
 			enc, err = d.enc.Encode(x, dr.token)
 		}
 		if err != nil {

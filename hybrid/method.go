@@ -167,7 +167,7 @@ func fullCodec(p Params) (codec.Codec, error) {
 }
 
 func latticeCodec(p Params) (codec.Codec, error) {
-	if p.Draft == "ddqn" {
+	if p.Draft == DraftDDQN {
 		return codec.VarLattice{L: p.Ell}, nil // ℓ chosen per round, carried in the payload
 	}
 	return codec.Lattice{L: p.Ell}, nil

@@ -1,6 +1,7 @@
 package hybrid
 
 import (
+	"github.com/hlmproject/hlm/policy"
 	"os"
 	"strings"
 	"testing"
@@ -22,8 +23,15 @@ func TestMethodTable(t *testing.T) {
 		if m.Family != FamilyLLM && m.uploader == nil {
 			t.Errorf("%s: no upload rule", m.Name)
 		}
-		if m.Family == FamilyBlock && m.uploader != nil && m.uploader(DefaultParams()) == nil {
-			t.Errorf("%s: nil uploader", m.Name)
+		p0 := DefaultParams()
+		p0.Method = m.Name
+		switch u := uploaderOf(p0); {
+		case m.Family == FamilyBlock && u != (policy.Always{}):
+			t.Errorf("%s: a block method uploads every round, not by %T", m.Name, u)
+		case m.Uncertainty && !m.Attention && u != (policy.Threshold{UTh: p0.UploadThreshold()}):
+			t.Errorf("%s: the uncertainty methods upload by the threshold u_th, not by %#v", m.Name, u)
+		case m.Name == SLM && u != (policy.Never{}):
+			t.Errorf("slm never uploads, not by %#v", u)
 		}
 		if m.Uncertainty && m.Family != FamilySkip || m.Controlled && m.Family != FamilyBlock {
 			t.Errorf("%s: uncertainty belongs to the skip family, draft control to blocks", m.Name)

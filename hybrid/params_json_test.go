@@ -34,10 +34,10 @@ func TestParamsJSONRoundTrip(t *testing.T) {
 func TestKeyNamesUnique(t *testing.T) {
 	seen := map[string]bool{}
 	for _, kv := range KeyHelp() {
-		if seen[kv[0]] {
-			t.Errorf("key %q is listed twice", kv[0])
+		if seen[kv.Name] {
+			t.Errorf("key %q is listed twice", kv.Name)
 		}
-		seen[kv[0]] = true
+		seen[kv.Name] = true
 	}
 	p := DefaultParams()
 	if err := p.SetAll([]string{"seed=3", "link_seed=9"}); err != nil || p.Seed != 3 || p.Channel.Seed != 9 {

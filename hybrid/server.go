@@ -76,6 +76,20 @@ func NewReplicaServer(p Params, llm, slm model.Model, prompt []int) (*Server, er
 	return s, nil
 }
 
+// LimitContext caps the positions the session may use at n (a server's
+// --max-context below the model's), refusing with model.ErrContextFull a
+// sequence that already fills it.
+func (s *Server) LimitContext(n int) error {
+	if n <= 0 || n >= s.ctx {
+		return nil
+	}
+	if len(s.seq) >= n {
+		return fmt.Errorf("%w: prompt of %d tokens, context %d", model.ErrContextFull, len(s.seq), n)
+	}
+	s.ctx = n
+	return nil
+}
+
 // roundRNG is the server's random stream for one round: a function of the
 // session seed and the round number only, so that a server that lost a
 // session (a restart) and resumes it from the committed prefix continues

@@ -66,7 +66,7 @@ func (standard) verify(j *Job, ys [][]float64) (spec.BlockResult, int, [][]float
 type llmVerifier struct{ standard }
 
 func (v llmVerifier) verify(j *Job, ys [][]float64) (spec.BlockResult, int, [][]float64, error) {
-	if j.s.p.Sampler == "gumbel" {
+	if j.s.p.Sampler == SamplerGumbel {
 		return coupledVerifier{}.verify(j, ys)
 	}
 	return v.standard.verify(j, ys)

@@ -139,13 +139,20 @@ func (ms *Models) Context() int {
 	return min(ms.LLM.Config().SeqLen, ms.SLM.Config().SeqLen)
 }
 
-// Server opens the server side of a session in the process.
+// Server opens the server side of a session in the process, from the
+// session parameters as the device sends them over the network
+// (hybrid.SessionParams, parsed back as hlm serve parses them), so that the
+// simulator's server knows exactly what a real one would.
 func (ms *Models) Server(s *hybrid.Session) (*hybrid.Local, error) {
 	var slm model.Model
 	if ms.SLM != nil {
 		slm = ms.SLM
 	}
-	srv, err := hybrid.NewReplicaServer(s.Device.Params(), ms.LLM, slm, s.Device.Sequence())
+	p, err := hybrid.ParseSessionParams(s.Device.Params().SessionParams())
+	if err != nil {
+		return nil, err
+	}
+	srv, err := hybrid.NewReplicaServer(p, ms.LLM, slm, s.Device.Sequence())
 	if err != nil {
 		return nil, err
 	}

@@ -56,68 +56,98 @@ func draftName(ms *sim.Models) string {
 // runFlags are the flags hlm sim and hlm edge share: the method, its
 // parameters, the prompts and the outputs.
 type runFlags struct {
-	fs                             *flag.FlagSet
-	method, prompt, prompts, trace *string
-	maxTokens, topK                *int
-	temperature, topP              *float64
-	seed                           *uint64
-	asJSON                         *bool
-	sets                           setFlags
+	prompt, prompts, trace *string
+	asJSON                 *bool
+	sets                   setFlags
+	// flagged holds the values given to the registry's flags (--method,
+	// --max-tokens, …), by key.
+	flagged map[string]string
 }
 
+// addRunFlags declares the run flags: the registry's keys marked Flag
+// (hybrid.Key.Flag: --max-tokens for max_tokens, defaults from p) and
+// the prompts, outputs and --set.
 func addRunFlags(fs *flag.FlagSet, p hybrid.Params, setHelp string) *runFlags {
 	r := &runFlags{
-		fs:        fs,
-		method:    fs.String("method", p.Method, "method: "+strings.Join(hybrid.Methods, ", ")),
-		prompt:    fs.String("prompt", "", "prompt text"),
-		prompts:   fs.String("prompts", "", "file with one prompt per line (prompt i runs with seed+i)"),
-		maxTokens: fs.Int("max-tokens", p.MaxTokens, "new tokens at most per prompt"),
-		seed:      fs.Uint64("seed", 0, "random seed"),
-		asJSON:    fs.Bool("json", false, "print one JSON object (the run summary) on stdout"),
-		trace:     fs.String("trace", "", "write a per-token trace (JSON lines) to this file"),
-		// The sampling flags of hlm generate, for both models.
-		temperature: fs.Float64("temperature", p.Temperature, "sampling temperature of both models (0: greedy)"),
-		topK:        fs.Int("top-k", p.TopK, "keep only the K most probable tokens, both models (0: off)"),
-		topP:        fs.Float64("top-p", p.TopP, "nucleus sampling mass, both models (0 or 1: off)"),
+		prompt:  fs.String("prompt", "", "prompt text"),
+		prompts: fs.String("prompts", "", "file with one prompt per line (prompt i runs with seed+i)"),
+		asJSON:  fs.Bool("json", false, "print one JSON object (the run summary) on stdout"),
+		trace:   fs.String("trace", "", "write a per-token trace (JSON lines) to this file"),
+		flagged: map[string]string{},
+	}
+	for _, k := range hybrid.Keys() {
+		if k.Flag {
+			def, _ := p.Get(k.Name)
+			fs.Var(keyFlag{r: r, key: k, def: def}, k.FlagName(), fmt.Sprintf("%s (`%s`: %s; --set %s)", k.Help, placeholder(k), k.Accepts, k.Name))
+		}
 	}
 	fs.Var(&r.sets, "set", setHelp)
 	return r
 }
 
-// flagKeys are the flags that set a --set key too.
-var flagKeys = map[string]string{"method": "method", "max-tokens": "max_tokens", "seed": "seed",
-	"temperature": "temperature", "top-k": "top_k", "top-p": "top_p"}
+// placeholder names a flag's value in the usage: N, X or NAME.
+func placeholder(k hybrid.Key) string {
+	switch {
+	case strings.HasPrefix(k.Accepts, "an integer"):
+		return "N"
+	case strings.Contains(k.Accepts, "number"):
+		return "X"
+	}
+	return "NAME"
+}
 
-// params applies the flags to p and validates the result. A key given
-// both as a flag and with --set is an error unless both say the same.
+// keyFlag is a registry key given as a flag: the value is checked when
+// parsed and applied by runFlags.params.
+type keyFlag struct {
+	r   *runFlags
+	key hybrid.Key
+	def string
+}
+
+func (f keyFlag) String() string {
+	if f.r == nil {
+		return ""
+	}
+	if v, ok := f.r.flagged[f.key.Name]; ok {
+		return v
+	}
+	return f.def
+}
+
+func (f keyFlag) Set(v string) error {
+	probe := hybrid.DefaultParams()
+	if err := probe.Set(f.key.Name, v); err != nil {
+		return err
+	}
+	f.r.flagged[f.key.Name] = v
+	return nil
+}
+
+// params applies the flags, then --set, to p and validates the result.
+// A key given both as a flag and with --set is an error unless both say
+// the same.
 func (r *runFlags) params(p hybrid.Params) (hybrid.Params, error) {
-	p.Method, p.MaxTokens, p.Seed = *r.method, *r.maxTokens, *r.seed
-	p.Temperature, p.TopK, p.TopP = *r.temperature, *r.topK, *r.topP
-	flagged := hybrid.DefaultParams()
-	flagged.Method, flagged.MaxTokens, flagged.Seed = p.Method, p.MaxTokens, p.Seed
-	flagged.Temperature, flagged.TopK, flagged.TopP = p.Temperature, p.TopK, p.TopP
+	for _, k := range hybrid.Keys() {
+		if v, ok := r.flagged[k.Name]; ok {
+			if err := p.Set(k.Name, v); err != nil {
+				return p, usageError{err}
+			}
+		}
+	}
 	if err := p.SetAll(r.sets); err != nil {
 		return p, usageError{err}
 	}
-	var conflict error
-	r.fs.Visit(func(f *flag.Flag) {
-		key, ok := flagKeys[f.Name]
-		if !ok || conflict != nil {
-			return
+	for _, kv := range r.sets {
+		key, v, _ := strings.Cut(kv, "=")
+		key, v = strings.TrimSpace(key), strings.TrimSpace(v)
+		fv, ok := r.flagged[key]
+		if !ok {
+			continue
 		}
-		for _, kv := range r.sets {
-			k, v, _ := strings.Cut(kv, "=")
-			if strings.TrimSpace(k) != key {
-				continue
-			}
-			want := flagged
-			if err := want.Set(key, strings.TrimSpace(v)); err == nil && !sameKey(want, flagged, key) {
-				conflict = usageError{fmt.Errorf("--%s %s and --set %s disagree: give one", f.Name, f.Value, kv)}
-			}
+		if canonical(key, fv) != canonical(key, v) {
+			k, _ := hybrid.LookupKey(key)
+			return p, usageError{fmt.Errorf("--%s %s and --set %s disagree: give one", k.FlagName(), fv, kv)}
 		}
-	})
-	if conflict != nil {
-		return p, conflict
 	}
 	if err := p.Validate(); err != nil {
 		return p, usageError{err}
@@ -125,23 +155,13 @@ func (r *runFlags) params(p hybrid.Params) (hybrid.Params, error) {
 	return p, nil
 }
 
-// sameKey reports whether a and b agree on a flag key.
-func sameKey(a, b hybrid.Params, key string) bool {
-	switch key {
-	case "method":
-		return a.Method == b.Method
-	case "max_tokens":
-		return a.MaxTokens == b.MaxTokens
-	case "seed":
-		return a.Seed == b.Seed
-	case "temperature":
-		return a.Temperature == b.Temperature
-	case "top_k":
-		return a.TopK == b.TopK
-	case "top_p":
-		return a.TopP == b.TopP
-	}
-	return true
+// canonical is a key's value v as the registry writes it back (0.50 and
+// .5 are the same temperature); v has parsed already.
+func canonical(key, v string) string {
+	p := hybrid.DefaultParams()
+	p.Set(key, v)
+	out, _ := p.Get(key)
+	return out
 }
 
 // promptTexts is --prompt, or the lines of --prompts.

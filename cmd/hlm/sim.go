@@ -35,8 +35,16 @@ func (s *setFlags) Set(v string) error { *s = append(*s, v); return nil }
 
 func keysHelp() string {
 	var b strings.Builder
-	for _, kv := range hybrid.KeyHelp() {
-		fmt.Fprintf(&b, "  %-16s %s\n", kv[0], kv[1])
+	for _, k := range hybrid.KeyHelp() {
+		fmt.Fprintf(&b, "  %-16s %s\n", k.Name, k.Help)
+		switch {
+		case k.Accepts != "" && k.Default != "":
+			fmt.Fprintf(&b, "  %-16s default %s; %s\n", "", k.Default, k.Accepts)
+		case k.Accepts != "":
+			fmt.Fprintf(&b, "  %-16s %s\n", "", k.Accepts)
+		case k.Default != "":
+			fmt.Fprintf(&b, "  %-16s default %s\n", "", k.Default)
+		}
 	}
 	return b.String()
 }
