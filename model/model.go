@@ -32,6 +32,14 @@ var (
 // an LLM is found by it).
 const DraftTeacherKey = "hlm.draft.teacher"
 
+// OriginKey is the GGUF metadata key in which hlm convert records the
+// origin of the weights it writes: the fingerprint of the full-precision
+// model they were converted or quantized from (model/llama's
+// Model.Origin), so that a converted copy is known as the model it copies
+// (its shipped draft is found by it) while its own fingerprint, which
+// names its logits, differs.
+const OriginKey = "hlm.origin"
+
 // Config is the shape of a decoder: a Llama-architecture one by default,
 // and the variants of the other families (Arch names the family; see
 // model/llama) in the fields after NormEps, whose zero values are Llama's

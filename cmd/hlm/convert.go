@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/hlmproject/hlm/internal/atomicfile"
+	"github.com/hlmproject/hlm/model"
 	"github.com/hlmproject/hlm/model/builtin"
 	"github.com/hlmproject/hlm/model/llama"
 	"github.com/hlmproject/hlm/tensor"
@@ -23,7 +24,10 @@ Convert a model to GGUF v3 (llama architecture, llama.cpp tensor names) with
 its tokenizer in the metadata. Norms stay F32; a matrix whose rows are not a
 multiple of 32 elements stays F32 when a block type is asked for. An early-exit
 spec (PATH@exit=N) still writes all layers: exit is a view, not a cut. The
-model defaults to the built-in stories260K.`, stderr)
+file records the fingerprint of the full-precision model its weights come
+from (hlm.origin), so that a quantized copy is known as that model: the
+draft hlm ships for it is its default draft too. The model defaults to the
+built-in stories260K.`, stderr)
 	spec := fs.String("model", builtin.DefaultLLM, "model spec to read")
 	tokPath := fs.String("tokenizer", "", "tokenizer file, when not found with the model")
 	out := fs.String("out", "", "GGUF file to write")
@@ -49,7 +53,7 @@ model defaults to the built-in stories260K.`, stderr)
 	// mode the umask gives new files (0644 under umask 022).
 	var st llama.ConvertStats
 	err = atomicfile.Write(*out, func(w io.Writer) error {
-		st, err = llama.WriteGGUF(w, m, t, filepath.Base(*spec))
+		st, err = llama.WriteGGUF(w, m, t, filepath.Base(*spec), llama.Meta{Key: model.OriginKey, Value: m.WeightsOrigin()})
 		return err
 	})
 	if err != nil {

@@ -9,7 +9,9 @@
 //	tinystories656k-draft   the draft distilled from TinyStories-656K (GGUF)
 //
 // DraftFor finds the shipped draft of an LLM by the LLM's fingerprint,
-// which hlm distill records in the draft (model.DraftTeacherKey).
+// which hlm distill records in the draft (model.DraftTeacherKey). Given a
+// model's Origin (model/llama), rather than its Fingerprint, it finds the
+// draft for the model's quantized views and converted copies too.
 package builtin
 
 import (
@@ -128,7 +130,9 @@ func materialize(src, dst string) error {
 }
 
 // DraftFor returns the spec of the shipped draft distilled from the model
-// with this fingerprint, if there is one.
+// with this fingerprint, if there is one. Pass a model's Origin
+// (model/llama.Model.Origin) to find it for a quantized or converted copy
+// of that model as well.
 func DraftFor(fingerprint string) (string, bool) {
 	for _, name := range Names() {
 		f := models[name][0]

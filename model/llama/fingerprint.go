@@ -10,6 +10,53 @@ import (
 	"github.com/hlmproject/hlm/tensor"
 )
 
+// Origin identifies the model whose weights these are, whatever their
+// storage: the fingerprint of the full-precision model that a quantized
+// view (Quantized; PATH@q8, PATH@q4) or a converted file (hlm convert
+// records it: model.OriginKey) was made from, and the model's own
+// Fingerprint otherwise. A model and its quantized or converted copies
+// share an Origin, not a Fingerprint (their logits differ: equal
+// fingerprints still mean bit-identical logits), so what belongs to a
+// model, the draft hlm ships for it, is found for its copies too
+// (model/builtin.DraftFor). An early-exit view computes something else:
+// its Origin is its own Fingerprint.
+func (m *Model) Origin() string {
+	if m.cfg.Layers < len(m.w.Layers) {
+		return m.Fingerprint()
+	}
+	return m.WeightsOrigin()
+}
+
+// WeightsOrigin is the Origin of the model of all of m's layers (what
+// WriteGGUF writes, also for an early-exit view).
+func (m *Model) WeightsOrigin() string {
+	switch {
+	case m.recorded != "":
+		return m.recorded
+	case m.src != nil:
+		return m.src.WeightsOrigin()
+	case m.cfg.Layers == len(m.w.Layers):
+		return m.Fingerprint()
+	}
+	full := *m
+	full.cfg.Layers, full.fp = len(m.w.Layers), new(fingerprint)
+	return full.Fingerprint()
+}
+
+// isFingerprint reports whether s has the form of a fingerprint (64
+// lower-case hexadecimal digits), as a recorded origin must.
+func isFingerprint(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for _, c := range s {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
 // fingerprint caches a model view's weight hash.
 type fingerprint struct {
 	once sync.Once

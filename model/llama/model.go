@@ -22,6 +22,11 @@ type Model struct {
 	tok       *tokenizer.Tokenizer
 	name      string
 	fp        *fingerprint
+	// The origin of the weights (see Origin): the one recorded in the
+	// file (model.OriginKey; "" when none), or the model a quantized copy
+	// was made from (nil when none).
+	recorded string
+	src      *Model
 }
 
 var _ model.Model = (*Model)(nil)
@@ -101,6 +106,7 @@ func (m *Model) Quantized(t tensor.DType) (*Model, int, error) {
 	v := *m
 	v.w = w
 	v.fp = new(fingerprint)
+	v.src, v.recorded = m, ""
 	return &v, kept, nil
 }
 

@@ -131,7 +131,29 @@ func load(path, tokPath string) (*Model, error) {
 			return nil, err
 		}
 	}
-	return New(w, tok, path)
+	m, err := New(w, tok, path)
+	if err != nil {
+		return nil, err
+	}
+	if !info.IsDir() && isGGUF(path) {
+		m.recorded = ggufOrigin(path)
+	}
+	return m, nil
+}
+
+// ggufOrigin is the origin a GGUF file records (model.OriginKey), "" when
+// it records none or something that is no fingerprint.
+func ggufOrigin(path string) string {
+	f, err := gguf.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	s, err := f.String(model.OriginKey)
+	if err != nil || !isFingerprint(s) {
+		return ""
+	}
+	return s
 }
 
 // checkFile refuses, with a message that says what is wrong, the paths no
