@@ -152,10 +152,10 @@ model defaults to the built-in stories260K, as in hlm tokenize.`, stderr)
 	return err
 }
 
-// inputText is the text to work on: the one positional argument, a file,
-// or standard input.
+// inputText is the text to work on: the positional arguments (joined by
+// spaces, as a shell's words), a file, or standard input.
 func inputText(args []string, file string, stdin bool) (string, error) {
-	n := len(args)
+	n := min(len(args), 1)
 	if file != "" {
 		n++
 	}
@@ -173,7 +173,7 @@ func inputText(args []string, file string, stdin bool) (string, error) {
 		b, err := io.ReadAll(os.Stdin)
 		return string(b), err
 	}
-	return args[0], nil
+	return strings.Join(args, " "), nil
 }
 
 // flagErr passes --help through and marks other flag errors as usage

@@ -166,6 +166,8 @@ func TestTokenizeBuiltin(t *testing.T) {
 		{"special token parsed", []string{"tokenize", "--ids", "--no-bos", "<s>Once"}, "[1, 403]\n"},
 		{"pieces unescaped", []string{"tokenize", "--pieces", "<s>"}, "[\"<s>\",\"<s>\"]\n"},
 		{"detokenize default", []string{"detokenize", "1, 403, 407"}, "Once upon"},
+		{"detokenize words", []string{"detokenize", "1", "403", "407"}, "Once upon"},
+		{"tokenize words", []string{"tokenize", "--ids", "Once", "upon"}, "[1, 403, 407]\n"},
 		{"chat-template default", []string{"chat-template", "--messages", msgs}, "User: Hi\nAssistant:"},
 	} {
 		out, _, err := runHLM(t, c.args...)
