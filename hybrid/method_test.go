@@ -58,3 +58,34 @@ func TestMethodTable(t *testing.T) {
 		}
 	}
 }
+
+// TestWarnings: a skip rule that never consulted the LLM over a real
+// output is reported, with what to change; nothing else is.
+func TestWarnings(t *testing.T) {
+	toks := make([]int, neverConsultedAfter)
+	for _, c := range []struct {
+		method  string
+		uploads int
+		tokens  []int
+		want    string // "" : no warning
+	}{
+		{CUHLMOnline, 0, toks, "u_th=0.8 (the method's default"},
+		{UHLM, 0, toks, "u_th=0.431"},
+		{RandHLM, 0, toks, "rand_p=0.5"},
+		{UIHLM, 0, toks, "importance test"},
+		{UHLM, 1, toks, ""},
+		{UHLM, 0, toks[:neverConsultedAfter-1], ""},
+		{SLM, 0, toks, ""},
+		{QS, 0, toks, ""},
+	} {
+		p := DefaultParams()
+		p.Method = c.method
+		w := Warnings(p, Result{Uploads: c.uploads, Tokens: c.tokens})
+		switch {
+		case c.want == "" && len(w) > 0:
+			t.Errorf("%s, %d uploads, %d tokens: unexpected warning %q", c.method, c.uploads, len(c.tokens), w)
+		case c.want != "" && (len(w) != 1 || !strings.Contains(w[0], c.want) || !strings.Contains(w[0], "never consulted")):
+			t.Errorf("%s: warnings %q, want one naming %q", c.method, w, c.want)
+		}
+	}
+}

@@ -8,6 +8,9 @@ type Result struct {
 	Tokens []int  `json:"tokens"`
 	Text   string `json:"text"`
 	Stop   Stop   `json:"stop_reason"`
+	// Warnings are what a user should know about the run's settings
+	// (Warnings): a rule that never consulted the LLM, say.
+	Warnings []string `json:"warnings,omitempty"`
 
 	Rounds    int `json:"rounds"`    // device rounds (uploads + local commits)
 	Uploads   int `json:"uploads"`   // rounds that went to the server

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"time"
 
@@ -244,6 +245,41 @@ func (c Config) summarize(res *Result, clk *clock, meters []meter, wall time.Dur
 	res.WallSeconds = wall.Seconds()
 	res.SetRates()
 	res.Energy = p.Energy().Total(res.UplinkBits, res.Resampled, res.Drafted)
+	res.Warnings = Warnings(p, *res)
+}
+
+// neverConsultedAfter is the output length from which a skip rule that
+// never uploaded is worth a warning.
+const neverConsultedAfter = 16
+
+// Warnings are what the user should know about a run of p that produced
+// r: a method with an upload rule that skipped all of at least
+// neverConsultedAfter tokens never consulted the LLM — its output is the
+// draft's alone, whatever the method promises. (u_th's defaults were
+// calibrated for the papers' pairs; another draft's uncertainties may all
+// lie below them.)
+func Warnings(p Params, r Result) []string {
+	m := p.method()
+	if m.Family != FamilySkip || m.Name == SLM || r.Uploads > 0 || len(r.Tokens) < neverConsultedAfter {
+		return nil
+	}
+	uth := fmt.Sprintf("u_th=%g", p.UploadThreshold())
+	if math.IsNaN(p.UTh) {
+		uth += " (the method's default, calibrated for another pair)"
+	}
+	imp := fmt.Sprintf("the importance test (imp_k=%d, gamma=%g)", p.ImpK, p.Gamma)
+	why := ""
+	switch {
+	case m.Uncertainty && m.Attention:
+		why = ": no draft was both more uncertain than " + uth + " and passed " + imp + "; measure this pair's threshold with hlm calibrate, or lower u_th or gamma"
+	case m.Uncertainty:
+		why = ": every draft's uncertainty was at most " + uth + "; measure this pair's threshold with hlm calibrate, or set a lower u_th"
+	case m.Attention:
+		why = ": no draft passed " + imp
+	case m.Name == RandHLM:
+		why = fmt.Sprintf(" (rand_p=%g)", p.RandP)
+	}
+	return []string{fmt.Sprintf("method %s skipped all %d tokens: the LLM was never consulted and the output is the draft's alone%s", p.Method, len(r.Tokens), why)}
 }
 
 // emit passes newly committed tokens to OnTokens, stopping at an EOG

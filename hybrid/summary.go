@@ -1,5 +1,7 @@
 package hybrid
 
+import "slices"
+
 // Summary aggregates the runs of several prompts.
 type Summary struct {
 	Result
@@ -24,6 +26,11 @@ func Aggregate(runs []Result) Summary {
 	for i, r := range runs {
 		if i == 0 {
 			a.Method, a.Seed = r.Method, r.Seed
+		}
+		for _, w := range r.Warnings {
+			if !slices.Contains(a.Warnings, w) {
+				a.Warnings = append(a.Warnings, w)
+			}
 		}
 		a.Tokens = append(a.Tokens, r.Tokens...)
 		a.Supports = append(a.Supports, r.Supports...)
