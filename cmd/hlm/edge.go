@@ -34,7 +34,9 @@ method parameters as hlm sim apply (--set key=value; see hlm sim --help);
 with --json the summary is the same object hlm sim prints, virtual figures
 (from the channel model) and wall-clock figures both. --shape imposes the
 channel model's rate and delay on the real connection. A dropped connection
-is re-established and the session resumed without losing tokens.`
+is re-established and the session resumed without losing tokens. With no
+flags it connects to hlm serve's default address, 127.0.0.1:7140, and drafts
+with the draft hlm ships for the server's LLM.`
 
 func runEdge(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return tlsHint(edgeMain(ctx, args, stdout, stderr))
