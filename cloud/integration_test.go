@@ -99,6 +99,7 @@ func TestSimMatchesNetwork(t *testing.T) {
 func simMatchesNetwork(t *testing.T, ms *sim.Models, addr, name, m, prompt string) {
 	t.Run(name, func(t *testing.T) {
 		p := params(m, 11)
+		p.FitPrompt = prompt == longPrompt
 		want, err := sim.One(context.Background(), ms, p, prompt, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -145,17 +146,23 @@ func RandomParams(rng *rand.Rand, method string) (hybrid.Params, error) {
 // TestSimMatchesNetworkRandomParams: for every method, 13 seeded random
 // parameter sets (208 in all) drawn from the registry's ranges — list_k up
 // to 4, budgets that end batches, every codec option, draft policies,
-// sampling filters, bonus — on a short prompt, a prompt that leaves just
-// max_tokens of the context and one longer than the context: the
+// sampling filters, bonus, fit_prompt — on a short prompt and two longer
+// than the context (cut to leave just max_tokens of room with fit_prompt,
+// refused alike by both without): the
 // simulator (whose server reads the parameters from their wire form) and
 // a real server + device over loopback give the same tokens and counts.
 func TestSimMatchesNetworkRandomParams(t *testing.T) {
 	ms := models(t)
 	_, addr := start(t, Config{LLM: ms.LLM, Replicas: []model.Model{ms.SLM}})
 	rng := rand.New(rand.NewPCG(27, 0x73696d))
-	// Two of three prompts leave exactly max_tokens + 8 positions
-	// (hybrid.FitPrompt), so the last rounds run against the context.
-	prompts := []string{prompt, longPrompt, strings.Repeat("Lily saw a big dog and a little cat in the park. ", 60)}
+	// longPrompt is refused without fit_prompt and cut to leave exactly
+	// max_tokens + 8 positions with it (hybrid.FitPrompt): either way the
+	// last rounds run against the context.
+	// nearFull leaves about a dozen positions: without fit_prompt the
+	// generation runs into the context (StopContext).
+	ids := ms.Tok.Encode(strings.Repeat("Lily saw a big dog and a little cat in the park. ", 60), false)
+	nearFull := ms.Tok.Decode(ids[:ms.Context()-14])
+	prompts := []string{prompt, longPrompt, nearFull}
 	for _, m := range hybrid.Methods {
 		for i := range 13 {
 			p, err := RandomParams(rng, m)
@@ -165,6 +172,13 @@ func TestSimMatchesNetworkRandomParams(t *testing.T) {
 			pr := prompts[i%len(prompts)]
 			t.Run(fmt.Sprintf("%s/%d", m, i), func(t *testing.T) {
 				want, err := sim.One(context.Background(), ms, p, pr, nil)
+				if errors.Is(err, model.ErrContextFull) && !p.FitPrompt {
+					// A prompt past the context: both refuse it alike.
+					if _, _, nerr := generator(t, ms, addr, p).One(context.Background(), p, pr, nil); nerr == nil || nerr.Error() != err.Error() {
+						t.Fatalf("sim refused the prompt (%v), network: %v", err, nerr)
+					}
+					return
+				}
 				if err != nil {
 					t.Fatalf("sim: %v\n%s", err, p.SessionParams())
 				}

@@ -44,9 +44,9 @@ func (g *Generator) One(ctx context.Context, p hybrid.Params, prompt string, onT
 }
 
 // OneTokens is One for a prompt already encoded (a chat template's
-// rendering, whose special tokens are in the text, say). The prompt is
-// fitted to the context the server and the draft model share as the
-// simulator fits it (hybrid.FitPrompt).
+// rendering, whose special tokens are in the text, say). The prompt must
+// leave room in the context the server and the draft model share, or with
+// Params.FitPrompt is cut as the simulator cuts it (hybrid.NewSession).
 func (g *Generator) OneTokens(ctx context.Context, p hybrid.Params, ids []int, onTokens func([]int)) (hybrid.Result, Stats, error) {
 	vocab := g.SLM.Config().Vocab
 	conn := g.Conn

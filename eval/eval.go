@@ -164,8 +164,12 @@ type promptResult struct {
 }
 
 // scorePrompt simulates one prompt and scores its output.
+// A dataset prompt longer than the context is cut to BOS and its last
+// tokens (fit_prompt; the papers' QA passages exceed small models'
+// contexts), as the NLL below scores it.
 func scorePrompt(ctx context.Context, s Setup, emb *metrics.Embeddings, p hybrid.Params, e dataset.Example) (promptResult, error) {
 	var out promptResult
+	p.FitPrompt = true
 	r, err := sim.One(ctx, s.Models, p, e.Prompt, nil)
 	if err != nil {
 		return out, err

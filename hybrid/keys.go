@@ -353,6 +353,7 @@ var registry = []Key{
 	floatKey("energy_upload", "U+I ε_u, per uploaded Mbit (policy.Energy)", nonNegative, func(p *Params) *float64 { return &p.EnergyUpload }).typical(0, 500),
 	floatKey("energy_resample", "U+I ε_r, per resampled token", nonNegative, func(p *Params) *float64 { return &p.EnergyResample }).typical(0, 500),
 	floatKey("energy_slm", "U+I ε_s, per SLM-drafted token", nonNegative, func(p *Params) *float64 { return &p.EnergySLM }).typical(0, 500),
+	boolKey("fit_prompt", "cut a prompt that leaves no room for max_tokens to BOS and its last tokens (hlm eval's datasets); false: a prompt must fit the context, and generation stops when it is full", func(p *Params) *bool { return &p.FitPrompt }),
 	boolKey("diagnostics", "exchange per-token probabilities to measure the true skip rate", func(p *Params) *bool { return &p.Diagnostics }),
 	boolKey("entropy", "simulator: measure the mean entropy of the exact distribution each committed token followed (mean_entropy, nats)", func(p *Params) *bool { return &p.Entropy }).noDraw(),
 	{Name: "channel_preset", Help: "reset the channel to a preset", Accepts: "one of " + strings.Join(channel.PresetNames(), ", "), Action: true,

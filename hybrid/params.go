@@ -98,6 +98,14 @@ type Params struct {
 	// matching); 1 is plain coupling.
 	ListK int
 
+	// FitPrompt cuts a prompt that leaves no room for MaxTokens to its
+	// BOS and last tokens (FitPrompt) — what an evaluation over datasets
+	// with long passages needs. Off, the default of every command that
+	// takes a prompt from the user: a prompt must leave room for one token
+	// (else the session is refused with model.ErrContextFull), and the
+	// generation stops when the context is full (StopContext).
+	FitPrompt bool
+
 	// Bonus lets the one-token methods (hlm, rand-hlm, u-hlm, cu-hlm-*,
 	// ui-hlm, i-hlm) follow an accepted draft with a token sampled from the
 	// LLM's next distribution, as block speculative decoding does. Off by

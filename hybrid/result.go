@@ -8,6 +8,9 @@ type Result struct {
 	Tokens []int  `json:"tokens"`
 	Text   string `json:"text"`
 	Stop   Stop   `json:"stop_reason"`
+	// PromptTokens are the prompt tokens the models saw (after fitting,
+	// with Params.FitPrompt), BOS included.
+	PromptTokens int `json:"prompt_tokens"`
 	// Warnings are what a user should know about the run's settings
 	// (Warnings): a rule that never consulted the LLM, say.
 	Warnings []string `json:"warnings,omitempty"`

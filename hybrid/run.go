@@ -98,7 +98,7 @@ func Run(ctx context.Context, c Config) (Result, error) {
 	}
 	d := c.Device
 	p := d.Params()
-	res := Result{Method: p.Method, Seed: p.Seed, Stop: StopMaxTokens}
+	res := Result{Method: p.Method, Seed: p.Seed, Stop: StopMaxTokens, PromptTokens: d.prompt}
 	clk := newClock(p)
 	meters := c.meters()
 	start := time.Now()

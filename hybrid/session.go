@@ -53,9 +53,10 @@ type Session struct {
 	link   channel.Link
 }
 
-// NewSession fits the prompt and opens the device and the link model.
+// NewSession checks the prompt against the context (or fits it, with
+// Params.FitPrompt) and opens the device and the link model.
 func NewSession(c SessionConfig) (*Session, error) {
-	ids, err := FitPrompt(c.Prompt, c.Text.BOS(), c.Context, c.Params.MaxTokens)
+	ids, err := promptFor(c)
 	if err != nil {
 		return nil, err
 	}
@@ -84,6 +85,31 @@ func (s *Session) Run(ctx context.Context, v Verifier, oracle *Local) (Result, e
 	c := s.cfg
 	return Run(ctx, Config{Device: s.Device, Verifier: v, Oracle: oracle, Link: s.link, EOG: c.Text.EOG(),
 		Context: c.Context, Decode: c.Text.Decode, Trace: c.Trace, OnTokens: c.OnTokens, OnRound: c.OnRound, OnDraft: c.OnDraft})
+}
+
+// promptFor is the prompt a session starts from: fitted with
+// Params.FitPrompt, else the prompt itself when it leaves room for at
+// least one token (a longer one wraps model.ErrContextFull and names the
+// context).
+func promptFor(c SessionConfig) ([]int, error) {
+	if c.Params.FitPrompt {
+		return FitPrompt(c.Prompt, c.Text.BOS(), c.Context, c.Params.MaxTokens)
+	}
+	return CheckPrompt(c.Prompt, c.Context)
+}
+
+// CheckPrompt refuses a prompt that leaves no room for a token in a
+// context of ctx positions (the round loop keeps one position free:
+// Run's room), wrapping model.ErrContextFull.
+func CheckPrompt(ids []int, ctx int) ([]int, error) {
+	switch {
+	case len(ids) == 0:
+		return nil, errors.New("prompt encodes to no tokens")
+	case len(ids) > ctx-2:
+		return nil, fmt.Errorf("%w: the prompt has %d tokens and the context %d positions: at most %d prompt tokens leave room for output (shorten the prompt, or --set fit_prompt=true to keep BOS and its last tokens)",
+			model.ErrContextFull, len(ids), ctx, ctx-2)
+	}
+	return ids, nil
 }
 
 // FitPrompt fits a prompt into a context of ctx positions with room for

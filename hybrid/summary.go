@@ -38,6 +38,7 @@ func Aggregate(runs []Result) Summary {
 			a.Text += "\n\n"
 		}
 		a.Text += r.Text
+		a.PromptTokens += r.PromptTokens
 		a.Rounds += r.Rounds
 		a.Uploads += r.Uploads
 		a.Drafted += r.Drafted

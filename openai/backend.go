@@ -3,6 +3,7 @@ package openai
 import (
 	"context"
 	"errors"
+	"fmt"
 )
 
 // Backend generates text. onText is called with each new piece of text as it
@@ -59,3 +60,10 @@ const (
 // ErrInvalidRequest, wrapped in a Backend's error, makes the handler answer
 // 400 with the error's text instead of 500.
 var ErrInvalidRequest = errors.New("openai: invalid request")
+
+// ErrContextLength, wrapped in a Backend's error, is a request whose prompt
+// does not fit the model's context: 400 with OpenAI's code
+// "context_length_exceeded". (A prompt that fits but leaves less room
+// than max_tokens is no error: the generation stops when the context is
+// full, with finish_reason "length", as llama-server's does.)
+var ErrContextLength = fmt.Errorf("%w: context length exceeded", ErrInvalidRequest)

@@ -127,7 +127,14 @@ func (h *handler) generate(w http.ResponseWriter, r *http.Request, req genReques
 // yet, else as a last event (and no [DONE]), which the OpenAI SDKs raise.
 func (h *handler) fail(w http.ResponseWriter, sse *sseWriter, out *responder, log *slog.Logger, err error) {
 	var e *apiError
-	if errors.Is(err, ErrInvalidRequest) {
+	if errors.Is(err, ErrContextLength) {
+		param := "prompt"
+		if out.chat {
+			param = "messages"
+		}
+		e = newAPIError(http.StatusBadRequest, typeInvalidRequest, "context_length_exceeded", param, "%s", strings.TrimPrefix(err.Error(), ErrContextLength.Error()+": "))
+		log.Info("rejected by the backend", "err", err)
+	} else if errors.Is(err, ErrInvalidRequest) {
 		e = invalidParam("", "%v", err)
 		log.Info("rejected by the backend", "err", err)
 	} else {

@@ -100,6 +100,7 @@ func Collect(ctx context.Context, ms *Models, p hybrid.Params, prompts []string,
 			}
 			seen++
 		}
+		p.FitPrompt = true // dataset prompts may be longer than a small model's context
 		return ms.Simulate(ctx, p, prompts[i], hybrid.SessionConfig{OnDraft: observe, MeasureUncertainty: true})
 	}, progress)
 	if err == nil {

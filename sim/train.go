@@ -178,6 +178,7 @@ func (tc TrainConfig) episode(p hybrid.Params, ep int) (hybrid.Params, string) {
 // runEpisode generates for one prompt with a controller, in process, the
 // server's distributions at hand (RoundInfo.Alpha).
 func runEpisode(ctx context.Context, ms *Models, p hybrid.Params, prompt string, ctl hybrid.Controller, onRound func(hybrid.RoundInfo)) (hybrid.Result, error) {
+	p.FitPrompt = true // dataset prompts may be longer than a small model's context
 	s, err := ms.Session(p, prompt, hybrid.SessionConfig{Controller: ctl, OnRound: onRound})
 	if err != nil {
 		return hybrid.Result{}, err

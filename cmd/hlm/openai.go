@@ -8,10 +8,12 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/hlmproject/hlm/edge"
+	"github.com/hlmproject/hlm/model"
 	"github.com/hlmproject/hlm/openai"
 )
 
@@ -64,9 +66,15 @@ func (b *openaiBackend) Generate(ctx context.Context, req openai.Request, onText
 	if s := dec.Flush(); s != "" {
 		onText(s)
 	}
+	if errors.Is(err, model.ErrContextFull) && res.Rounds == 0 {
+		// The prompt leaves no room: the client's error (OpenAI's 400
+		// context_length_exceeded), not the server's.
+		return openai.Result{}, fmt.Errorf("%w: %s", openai.ErrContextLength, strings.TrimPrefix(err.Error(), model.ErrContextFull.Error()+": "))
+	}
 	// An end-of-generation token is "stop"; the token budget or the
-	// context running out is "length".
-	out := openai.Result{Text: res.Text, PromptTokens: len(ids), CompletionTokens: len(res.Tokens), FinishReason: openai.FinishStop}
+	// context running out is "length". The usage counts the prompt tokens
+	// the models saw (cut, with --set fit_prompt=true).
+	out := openai.Result{Text: res.Text, PromptTokens: res.PromptTokens, CompletionTokens: len(res.Tokens), FinishReason: openai.FinishStop}
 	if res.Stop.Truncated() {
 		out.FinishReason = openai.FinishLength
 	}

