@@ -13,30 +13,32 @@ import (
 var ErrUnknownDataset = errors.New("unknown dataset")
 
 // sets lists the named datasets in Names() order: loader, default file
-// relative to the shared directory ("" when there is none), and the file
-// of the copy built into hlm (package hlm; "" when there is none).
+// relative to the shared directory ("" when there is none), the file built
+// into hlm (package hlm; "" when there is none), and the built-in set a
+// command may fall back to when the shared file is absent.
 var sets = []struct {
 	name, file string
 	load       func(path string) ([]Example, error)
 	builtin    string
+	fallback   string
 }{
-	{"alpaca", "data/alpaca/alpaca_5000.json", LoadAlpaca, ""},
-	{"alpaca-seed", "data/alpaca/seed_tasks.jsonl", LoadAlpacaSeed, ""},
-	{"alpaca-eval", "data/alpaca_eval/text_davinci_003_model_outputs.json", LoadAlpacaEval, ""},
-	{"creak", "data/creak/dev.json", LoadCREAK, ""},
-	{"strategyqa", "data/strategyqa/dev.json", LoadStrategyQA, ""},
-	{"qed", "data/qed/qed-dev.jsonlines", LoadQED, ""},
-	{"tinystories", "data/tinystories/TinyStories-valid-sample.txt", LoadTinyStories, "data/tinystories/TinyStories-valid-sample.txt"},
-	{"prompts", "", LoadPromptFile, ""},
+	{"alpaca", "data/alpaca/alpaca_5000.json", LoadAlpaca, "", ""},
+	{"alpaca-seed", "data/alpaca/seed_tasks.jsonl", LoadAlpacaSeed, "", ""},
+	{"alpaca-eval", "data/alpaca_eval/text_davinci_003_model_outputs.json", LoadAlpacaEval, "", ""},
+	{"creak", "data/creak/dev.json", LoadCREAK, "", ""},
+	{"strategyqa", "data/strategyqa/dev.json", LoadStrategyQA, "", ""},
+	{"qed", "data/qed/qed-dev.jsonlines", LoadQED, "", ""},
+	{"tinystories", "data/tinystories/TinyStories-valid-sample.txt", LoadTinyStories, "", "stories"},
+	{"stories", "", LoadTinyStories, "data/stories/stories.txt", ""},
+	{"prompts", "", LoadPromptFile, "", ""},
 }
 
 // BuiltinPrefix starts the example ids of a set built into hlm.
 const BuiltinPrefix = "builtin:"
 
-// HasBuiltin reports whether hlm has the named dataset built in: a copy
-// of its default file embedded in the binary (tinystories: the same 19
-// stories as the shared validation sample, CDLA-Sharing-1.0, see
-// data/tinystories), which LoadBuiltin reads.
+// HasBuiltin reports whether the named dataset is built into hlm
+// (stories: 24 short stories written for hlm, CC0, data/stories), which
+// LoadBuiltin reads.
 func HasBuiltin(name string) bool {
 	for _, s := range sets {
 		if s.name == name {
@@ -46,8 +48,20 @@ func HasBuiltin(name string) bool {
 	return false
 }
 
-// LoadBuiltin reads the copy of the named dataset built into hlm (see
-// HasBuiltin); its example ids start with BuiltinPrefix.
+// Fallback is the built-in set a command may use in place of the named
+// one when its shared file is absent (tinystories: stories), or "".
+// Figures on the two are not comparable: the caller says which it used.
+func Fallback(name string) string {
+	for _, s := range sets {
+		if s.name == name {
+			return s.fallback
+		}
+	}
+	return ""
+}
+
+// LoadBuiltin reads the named dataset built into hlm (see HasBuiltin); its
+// example ids start with BuiltinPrefix.
 func LoadBuiltin(name string) ([]Example, error) {
 	for _, s := range sets {
 		if s.name != name || s.builtin == "" {

@@ -145,12 +145,12 @@ func TestLoadOtherSplits(t *testing.T) {
 
 func TestDefaultAndNames(t *testing.T) {
 	names := Names()
-	if len(names) != 8 {
+	if len(names) != 9 {
 		t.Errorf("Names() = %v", names)
 	}
 	for _, n := range names {
 		p := Default(n, "/s")
-		if (p == "") != (n == "prompts") {
+		if (p == "") != (n == "prompts" || HasBuiltin(n)) {
 			t.Errorf("Default(%q) = %q", n, p)
 		}
 		if p != "" && !strings.HasPrefix(p, filepath.Join("/s", "data")+string(filepath.Separator)) {

@@ -126,8 +126,9 @@ func RunPaper(ctx context.Context, cfg PaperConfig) error {
 	return p.doc.Save()
 }
 
-// load reads a dataset's default file once per rerun (the copy built into
-// hlm, the same stories, for TinyStories when the shared one is absent).
+// load reads a dataset's default file once per rerun (for TinyStories
+// without the shared one, the stories built into hlm, which the report
+// says).
 // The slice is shared: callers sample from it (dataset.Sample copies) and
 // never modify it.
 func (p *paper) load(name string) ([]dataset.Example, error) {
@@ -140,8 +141,10 @@ func (p *paper) load(name string) ([]dataset.Example, error) {
 	switch {
 	case err == nil:
 		ex, err = dataset.Load(name, path)
-	case dataset.HasBuiltin(name):
-		ex, err = dataset.LoadBuiltin(name)
+	case dataset.Fallback(name) != "":
+		fb := dataset.Fallback(name)
+		ex, err = dataset.LoadBuiltin(fb)
+		p.doc.P("**%s is not there: the %s prompts below are hlm's built-in `%s` set (%d short stories written for hlm), not TinyStories' validation sample; figures are not comparable with runs on it.** Set HLM_SHARED to the directory that holds data/ for the paper's data.", path, name, fb, len(ex))
 	default:
 		err = fmt.Errorf("dataset %s: %s is not there: this paper's rerun reads the shared data; set HLM_SHARED to the directory that holds data/", name, path)
 	}

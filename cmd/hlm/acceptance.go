@@ -25,7 +25,8 @@ lossless method (hlm, q-s, k-sqs, c-sqs, replica). Prints the mean with its
 95% confidence interval over prompts and both models' multiply-adds per
 token at the mean position (and the largest ratio of the two at any
 position of the LLM's context). With no flags it measures the built-in
-stories260K and its shipped draft on the built-in TinyStories prompts.`, stderr)
+stories260K and its shipped draft on TinyStories' prompts from $HLM_SHARED
+(else the stories built into hlm, with a notice).`, stderr)
 	mf := addModelFlags(fs)
 	pf := addPromptFlags(fs)
 	n := fs.Int("n", 32, "prompts (a seeded sample of the dataset; 0 or more than it has: all)")

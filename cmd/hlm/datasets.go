@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -12,16 +13,20 @@ import (
 )
 
 // datasetsHelp says where each dataset comes from, for --help texts.
-var datasetsHelp = "Datasets: " + strings.Join(dataset.Names(), ", ") + `. tinystories (19 stories
-from TinyStories' validation set, CDLA-Sharing-1.0) is built into hlm; the
-others are read from $HLM_SHARED/data (default ../shared/data) or from the
-file --dataset-path names, which also replaces the built-in stories with a
-larger TinyStories file.`
+var datasetsHelp = "Datasets: " + strings.Join(dataset.Names(), ", ") + `. stories (24 short
+stories written for hlm, CC0) is built into hlm; the others are read from
+$HLM_SHARED/data (default ../shared/data) or from the file --dataset-path
+names. Without its shared file, tinystories falls back to stories, and the
+command says so (figures on the two are not comparable).`
 
-// loadDataset loads the named dataset: from path when given, else the
-// copy built into hlm (tinystories), else its file under the shared
-// directory ($HLM_SHARED or ../shared). Its errors name the flag that
-// gives a file (pathFlag) and HLM_SHARED.
+// notice is where loadDataset says it fell back to a built-in set.
+var notice io.Writer = os.Stderr
+
+// loadDataset loads the named dataset: from path when given, the set built
+// into hlm (stories), else its file under the shared directory
+// ($HLM_SHARED or ../shared) — or, when that is absent, the built-in set
+// it falls back to (tinystories: stories), with a notice. Its errors name
+// the flag that gives a file (pathFlag) and HLM_SHARED.
 func loadDataset(name, path, pathFlag string) ([]dataset.Example, error) {
 	if !slices.Contains(dataset.Names(), name) {
 		return nil, usageError{fmt.Errorf("unknown dataset %q: want one of %s", name, strings.Join(dataset.Names(), ", "))}
@@ -36,7 +41,11 @@ func loadDataset(name, path, pathFlag string) ([]dataset.Example, error) {
 	}
 	path = dataset.Default(name, sharedDir())
 	if _, err := os.Stat(path); err != nil {
-		return nil, fmt.Errorf("dataset %s: %s is not there: give its file with %s FILE, or set HLM_SHARED to the directory that holds data/ (tinystories is built in)", name, path, pathFlag)
+		if fb := dataset.Fallback(name); fb != "" {
+			fmt.Fprintf(notice, "hlm: %s is not there: using the prompts built into hlm (--dataset %s) instead of %s; give %s's file with %s FILE or set HLM_SHARED\n", path, fb, name, name, pathFlag)
+			return dataset.LoadBuiltin(fb)
+		}
+		return nil, fmt.Errorf("dataset %s: %s is not there: give its file with %s FILE, or set HLM_SHARED to the directory that holds data/ (stories is built in)", name, path, pathFlag)
 	}
 	return dataset.Load(name, path)
 }
@@ -47,11 +56,12 @@ type promptFlags struct {
 	dataset, path, prompts *string
 }
 
-// addPromptFlags declares --dataset (default the built-in tinystories),
+// addPromptFlags declares --dataset (default tinystories, which falls back
+// to the built-in stories),
 // --dataset-path and --prompts.
 func addPromptFlags(fs *flag.FlagSet) *promptFlags {
 	return &promptFlags{
-		dataset: fs.String("dataset", "tinystories", "dataset to take prompts from (tinystories is built into hlm; see hlm eval --help)"),
+		dataset: fs.String("dataset", "tinystories", "dataset to take prompts from (stories is built into hlm, and tinystories falls back to it without ../shared; see hlm eval --help)"),
 		path:    fs.String("dataset-path", "", "the dataset's file, instead of the built-in or the shared one (e.g. a larger TinyStories file)"),
 		prompts: fs.String("prompts", "", "file with one prompt per line, instead of --dataset"),
 	}

@@ -98,7 +98,8 @@ the outputs (ROUGE-1/2/L and GloVe cosine against the references, NLL under
 the LLM, exact deviation from the LLM's distribution) and write
 DIR/results.csv, DIR/results.json and DIR/report.md (with plots when a
 numeric parameter is swept). The same command gives byte-identical results.
-With only --out it runs on the built-in model, draft and TinyStories sample.
+With only --out it runs on the built-in model and draft, and TinyStories'
+sample from $HLM_SHARED (else the stories built into hlm, with a notice).
 
 `+datasetsHelp+`
 

@@ -108,7 +108,8 @@ Every command has the same defaults, so that it runs with nothing beside hlm:
   --llm, --model, --teacher  %s
   --slm                      the draft hlm ships for the LLM (found by the
                              LLM's fingerprint)
-  --dataset                  tinystories, a sample built into hlm
+  --dataset                  tinystories from $HLM_SHARED; without it, the
+                             24 stories built into hlm (stories), with a notice
   --max-tokens               %d new tokens per prompt
   --seed                     %d
 Shared data (the other datasets) is read from $HLM_SHARED, default ../shared.

@@ -27,9 +27,9 @@ resolution ℓ from the device's state (Q-S Sec. IV-B: the SLM's confidence
 in the latest generated tokens, their mean, the round's uplink rate, tokens
 so far). Each round's reward is Q-S eq. 13: the expected number of tokens
 the round commits given its drafts (g(x) of eq. 14) per second of the
-round. Training runs in the simulator over prompts (by default the
-TinyStories sample built into hlm; --dataset, --dataset-path or --prompts
-for others), cycling
+round. Training runs in the simulator over prompts (by default TinyStories'
+sample from $HLM_SHARED, else the stories built into hlm; --dataset,
+--dataset-path or --prompts for others), cycling
 --temperatures if given; the channel and timing are whatever --set says
 (for example the Q-S Markov preset and the paper's timings: --set
 channel_preset=qs --set tau_slm=0.005 --set tau_llm=0.032). Use the result
