@@ -1,8 +1,9 @@
 module github.com/hlmproject/hlm
 
-go 1.24
+go 1.25.0
 
 require (
+	github.com/ebitengine/purego v0.11.3
 	github.com/prometheus/client_golang v1.23.2
 	golang.org/x/sys v0.35.0
 	golang.org/x/text v0.28.0

@@ -10,11 +10,20 @@ import (
 // first N layers, then the final norm and the output head: an early-exit draft
 // that shares the target's vocabulary) and "PATH@q8" (a copy with its matrices
 // quantized to Q8_0). Options combine: "PATH@exit=2@q8" or "PATH@exit=2,q8".
+//
+// "PATH.gguf@llama.cpp" runs the model on llama.cpp's library instead of
+// hlm's engine (model/llamacpp), with llama.cpp's own flag names as options
+// (LlamaCppOptions): "m.gguf@llama.cpp@ngl=99@sm=row@ts=3,1@np=8".
 type Spec struct {
 	Path      string
 	Exit      int    // 0: all layers
 	Quantize  string // "" or "q8" (also "q4" for Q4_0)
 	Tokenizer string // explicit tokenizer path, "" to look beside the model
+	// Backend is the engine that runs the model: "" hlm's own (model/llama)
+	// or BackendLlamaCpp.
+	Backend string
+	// LlamaCpp configures the llama.cpp backend (Backend BackendLlamaCpp).
+	LlamaCpp LlamaCppOptions
 }
 
 // ParseSpec parses a model spec. Options start at the first '@' of the
@@ -26,6 +35,9 @@ func ParseSpec(s string) (Spec, error) {
 		return Spec{}, fmt.Errorf("empty model spec")
 	}
 	if strings.HasSuffix(s, "@") {
+		if len(s) == 1 {
+			return Spec{}, fmt.Errorf("model spec %q: no path before '@'", s)
+		}
 		return Spec{Path: s[:len(s)-1]}, nil
 	}
 	last := strings.LastIndexAny(s, `/\`) + 1
@@ -38,8 +50,18 @@ func ParseSpec(s string) (Spec, error) {
 	if sp.Path == "" {
 		return Spec{}, fmt.Errorf("model spec %q: no path before '@'", s)
 	}
-	for _, opt := range strings.FieldsFunc(s[i+1:], func(r rune) bool { return r == '@' || r == ',' }) {
+	var llamaOpts []string // llama.cpp options given (checkLlamaCpp)
+	for _, opt := range splitOptions(s[i+1:]) {
 		key, val, hasVal := strings.Cut(opt, "=")
+		if ok, err := sp.setLlamaCpp(key, val, hasVal); ok || err != nil {
+			if err != nil {
+				return Spec{}, fmt.Errorf("model spec %q: %w", s, err)
+			}
+			if key != BackendLlamaCpp {
+				llamaOpts = append(llamaOpts, key)
+			}
+			continue
+		}
 		switch key {
 		case "exit":
 			n, err := strconv.Atoi(val)
@@ -53,8 +75,11 @@ func ParseSpec(s string) (Spec, error) {
 			}
 			sp.Quantize = key
 		default:
-			return Spec{}, fmt.Errorf("model spec %q: unknown option %q (want exit=N, q8 or q4)", s, opt)
+			return Spec{}, fmt.Errorf("model spec %q: unknown option %q (want exit=N, q8, q4 or llama.cpp and its options)", s, opt)
 		}
+	}
+	if err := sp.checkLlamaCpp(llamaOpts); err != nil {
+		return Spec{}, fmt.Errorf("model spec %q: %w", s, err)
 	}
 	return sp, nil
 }
@@ -63,7 +88,7 @@ func ParseSpec(s string) (Spec, error) {
 // with '@' in it round-trips only without options, as "PATH@".)
 func (s Spec) String() string {
 	out := s.Path
-	if strings.Contains(s.Path[strings.LastIndexAny(s.Path, `/\`)+1:], "@") && s.Exit == 0 && s.Quantize == "" {
+	if strings.Contains(s.Path[strings.LastIndexAny(s.Path, `/\`)+1:], "@") && s.Exit == 0 && s.Quantize == "" && s.Backend == "" {
 		return out + "@"
 	}
 	if s.Exit > 0 {
@@ -72,5 +97,5 @@ func (s Spec) String() string {
 	if s.Quantize != "" {
 		out += "@" + s.Quantize
 	}
-	return out
+	return out + s.llamaCppString()
 }

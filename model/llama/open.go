@@ -26,8 +26,12 @@ import (
 // from a tok<V>.bin / tokenizer.bin beside a llama2.c checkpoint.
 //
 // Files are loaded once per process: opening "m.bin" and "m.bin@exit=2"
-// shares one set of weights.
+// shares one set of weights. A spec for another backend (@llama.cpp) is
+// refused: model/engine opens it.
 func Open(spec model.Spec) (*Model, error) {
+	if spec.Backend != "" {
+		return nil, fmt.Errorf("%w: %s runs on %s, but this needs hlm's own engine (its weights, early-exit or quantized views, or a replica bit-identical to the device's): drop @%s (package model/engine opens either)", model.ErrUnsupported, spec, spec.Backend, spec.Backend)
+	}
 	base, err := openBase(spec.Path, spec.Tokenizer)
 	if err != nil {
 		return nil, err

@@ -1,0 +1,271 @@
+package llamacpp
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/hlmproject/hlm/internal/libllama"
+	"github.com/hlmproject/hlm/model"
+)
+
+// ErrNoAttention refuses attention capture (U+I's importance, the
+// attention-collapse measures): llama.cpp's library does not expose
+// attention probabilities.
+var ErrNoAttention = fmt.Errorf("%w: attention capture needs hlm's engine: llama.cpp's library does not expose attention probabilities (drop @llama.cpp from the spec)", model.ErrUnsupported)
+
+// EvalBatch evaluates blocks of several sessions of this model and returns
+// each one's logits, as each session's Eval would (the determinism
+// contract of the package doc says when they are bit-identical). On error
+// every session is as it was before the call.
+func (m *Model) EvalBatch(sessions []model.Session, tokens [][]int) ([][][]float32, error) {
+	if len(sessions) != len(tokens) {
+		return nil, fmt.Errorf("llamacpp: %d sessions and %d token blocks", len(sessions), len(tokens))
+	}
+	ss := make([]*Session, len(sessions))
+	for i, s := range sessions {
+		ls, ok := s.(*Session)
+		if !ok || ls.m != m {
+			return nil, fmt.Errorf("llamacpp: EvalBatch of a session that is not this model's (%T)", s)
+		}
+		ss[i] = ls
+	}
+	return m.eval(ss, tokens, false)
+}
+
+// job is one session's block in an evaluation.
+type job struct {
+	st   *seqState
+	toks []int
+	from int  // the session's length before
+	last bool // only the logits after the last token
+	rows [][]float32
+}
+
+// piece is tokens [lo, hi) of a job, in one llama_decode.
+type piece struct {
+	j      *job
+	lo, hi int
+}
+
+// eval appends each tokens[i] to ss[i] and returns their logits (only
+// the last row of each with lastOnly).
+func (m *Model) eval(ss []*Session, tokens [][]int, lastOnly bool) ([][][]float32, error) {
+	vocab := m.cfg.Vocab
+	for i, s := range ss {
+		if s.capture != model.CaptureNone {
+			return nil, ErrNoAttention
+		}
+		if len(tokens[i]) == 0 {
+			return nil, fmt.Errorf("llamacpp: an empty block to evaluate")
+		}
+		for _, t := range tokens[i] {
+			if t < 0 || t >= vocab {
+				return nil, fmt.Errorf("%w: %d (vocabulary %d)", model.ErrToken, t, vocab)
+			}
+		}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return nil, errClosed
+	}
+	jobs := make([]*job, len(ss))
+	seen := make(map[*seqState]bool, len(ss))
+	for i, s := range ss {
+		st := s.st
+		switch {
+		case st.closed:
+			return nil, errors.New("llamacpp: the session was closed")
+		case st.broken != nil:
+			return nil, st.broken
+		case seen[st]:
+			return nil, errors.New("llamacpp: a session appears twice in one batch")
+		case len(st.toks)+len(tokens[i]) > m.cfg.SeqLen:
+			return nil, fmt.Errorf("%w: %d positions + %d, context %d (c=)", model.ErrContextFull, len(st.toks), len(tokens[i]), m.cfg.SeqLen)
+		}
+		seen[st] = true
+		jobs[i] = &job{st: st, toks: tokens[i], from: len(st.toks), last: lastOnly}
+	}
+	if err := m.run(jobs); err != nil {
+		for _, j := range jobs {
+			j.st.pinned = false
+			if j.st.broken == nil {
+				m.truncate(j.st, j.from)
+			}
+		}
+		return nil, err
+	}
+	m.clock++
+	out := make([][][]float32, len(jobs))
+	for i, j := range jobs {
+		j.st.used = m.clock
+		out[i] = j.rows
+	}
+	return out, nil
+}
+
+// run evaluates the jobs, as many sessions at a time as there are
+// sequences.
+func (m *Model) run(jobs []*job) error {
+	n := len(m.slots)
+	for start := 0; start < len(jobs); start += n {
+		group := jobs[start:min(start+n, len(jobs))]
+		for _, j := range group {
+			j.st.pinned = true
+		}
+		for _, j := range group {
+			if err := m.resident(j.st); err != nil {
+				return err
+			}
+		}
+		for _, call := range m.plan(group) {
+			if err := m.decode(call); err != nil {
+				return err
+			}
+		}
+		for _, j := range group {
+			j.st.pinned = false
+		}
+	}
+	return nil
+}
+
+// plan splits the jobs into llama_decode calls so that a session's logits
+// do not depend on the other sessions of the batch (the package doc's
+// contract):
+//   - llama.cpp splits a batch of several sequences (kv_unified false)
+//     into micro-batches of consecutive sequence ids with as many tokens
+//     from each, so blocks of unequal length could be cut into pieces of
+//     one token; blocks of equal length go together instead (by sequence
+//     id, at most a micro-batch of tokens per call);
+//   - one token alone takes another path through llama.cpp's matrix
+//     products than a block does (other bits with F16 and F32 weights), so
+//     a block of one token is decoded alone, as it would be without the
+//     others;
+//   - a block longer than the micro-batch goes alone, in chunks of at
+//     least two tokens (chunks).
+func (m *Model) plan(jobs []*job) [][]piece {
+	if planMixed {
+		var one []piece
+		for _, j := range jobs {
+			one = append(one, piece{j, 0, len(j.toks)})
+		}
+		return [][]piece{one}
+	}
+	ub := m.ubatch
+	var calls [][]piece
+	var fit []*job
+	for _, j := range jobs {
+		switch {
+		case len(j.toks) == 1 && !batchSingles:
+			calls = append(calls, []piece{{j, 0, 1}})
+		case len(j.toks) <= ub:
+			fit = append(fit, j)
+		default:
+			for _, c := range chunks(len(j.toks), ub) {
+				calls = append(calls, []piece{{j, c[0], c[1]}})
+			}
+		}
+	}
+	slices.SortStableFunc(fit, func(a, b *job) int {
+		if d := len(a.toks) - len(b.toks); d != 0 {
+			return d
+		}
+		return a.st.slot - b.st.slot
+	})
+	var cur []piece
+	size := 0
+	for _, j := range fit {
+		n := len(j.toks)
+		if len(cur) > 0 && (n != cur[0].hi || size+n > ub) {
+			calls = append(calls, cur)
+			cur, size = nil, 0
+		}
+		cur = append(cur, piece{j, 0, n})
+		size += n
+	}
+	if len(cur) > 0 {
+		calls = append(calls, cur)
+	}
+	return calls
+}
+
+// chunks cuts n tokens into [lo, hi) ranges of at most ub tokens, none of
+// one token when n ≥ 2 and ub ≥ 2 (the last chunk borrows one from the one
+// before it).
+func chunks(n, ub int) [][2]int {
+	var out [][2]int
+	for lo := 0; lo < n; {
+		hi := min(lo+ub, n)
+		if n-hi == 1 && ub >= 3 {
+			hi--
+		}
+		out = append(out, [2]int{lo, hi})
+		lo = hi
+	}
+	return out
+}
+
+// planMixed and batchSingles (tests) undo plan's precautions: every block
+// in one llama_decode, and blocks of one token batched with the others.
+var planMixed, batchSingles bool
+
+// decode runs one llama_decode and copies out the logits wanted.
+func (m *Model) decode(call []piece) error {
+	var batch []libllama.Token
+	for _, p := range call {
+		st := p.j.st
+		for i := p.lo; i < p.hi; i++ {
+			want := !p.j.last || i == len(p.j.toks)-1
+			batch = append(batch, libllama.Token{ID: int32(p.j.toks[i]), Pos: int32(p.j.from + i), Seq: int32(st.slot), Logits: want})
+		}
+	}
+	m.stats.Decodes++
+	err := m.ctx.Decode(batch)
+	if m.testRC != nil {
+		err = m.testRC(err)
+	}
+	if err != nil {
+		var de *libllama.DecodeError
+		if errors.As(err, &de) && de.Code == 1 {
+			return fmt.Errorf("%w: %w", model.ErrContextFull, err)
+		}
+		return err
+	}
+	k := 0
+	for _, p := range call {
+		for i := p.lo; i < p.hi; i++ {
+			if batch[k].Logits {
+				row, err := m.ctx.Logits(k)
+				if err != nil {
+					return err
+				}
+				p.j.rows = append(p.j.rows, slices.Clone(row))
+			}
+			k++
+		}
+		p.j.st.toks = append(p.j.st.toks, p.j.toks[p.lo:p.hi]...)
+	}
+	return nil
+}
+
+// recompute evaluates st's tokens again into its (empty) sequence, in
+// micro-batch chunks, keeping no logits. Called with m.mu held.
+func (m *Model) recompute(st *seqState) error {
+	toks := st.toks
+	for _, c := range chunks(len(toks), m.ubatch) {
+		lo, hi := c[0], c[1]
+		batch := make([]libllama.Token, 0, hi-lo)
+		for i := lo; i < hi; i++ {
+			batch = append(batch, libllama.Token{ID: int32(toks[i]), Pos: int32(i), Seq: int32(st.slot), Logits: i == hi-1})
+		}
+		m.stats.Decodes++
+		if err := m.ctx.Decode(batch); err != nil {
+			m.ctx.SeqRemove(st.slot, -1, -1)
+			st.broken = fmt.Errorf("llamacpp: evaluating a session's %d positions again after its cache was evicted: %w", len(toks), err)
+			return st.broken
+		}
+	}
+	return nil
+}

@@ -1,0 +1,54 @@
+package llamacpp
+
+import (
+	"fmt"
+	"os"
+	"sync"
+
+	"github.com/hlmproject/hlm/internal/libllama"
+)
+
+// EnvLibrary is the environment variable naming libllama.
+const EnvLibrary = "HLM_LLAMA_LIB"
+
+var libFlag struct {
+	mu   sync.Mutex
+	path string
+}
+
+// SetLibrary names the libllama to use (hlm's --llama-lib flag), ahead of
+// $HLM_LLAMA_LIB.
+func SetLibrary(path string) {
+	libFlag.mu.Lock()
+	defer libFlag.mu.Unlock()
+	libFlag.path = path
+}
+
+// LibraryPath is the libllama the backend loads: SetLibrary's path, else
+// $HLM_LLAMA_LIB, else the one internal/libllama/build.sh built last
+// ($HLM_PEERS/libllama/current/libllama.so, $HLM_PEERS defaulting to
+// ~/.cache/hlm-peers). found is false when none is named or built.
+func LibraryPath() (path string, found bool) {
+	libFlag.mu.Lock()
+	p := libFlag.path
+	libFlag.mu.Unlock()
+	if p != "" {
+		return p, true
+	}
+	if p := os.Getenv(EnvLibrary); p != "" {
+		return p, true
+	}
+	if p := libllama.BuiltPath(); p != "" {
+		return p, true
+	}
+	return "", false
+}
+
+// OpenLibrary opens the libllama LibraryPath names.
+func OpenLibrary() (*libllama.Lib, error) {
+	p, ok := LibraryPath()
+	if !ok {
+		return nil, fmt.Errorf("%w: no libllama named (--llama-lib, $%s) or built; %s", libllama.ErrLibrary, EnvLibrary, libllama.BuildHint)
+	}
+	return libllama.Open(p)
+}

@@ -1,0 +1,266 @@
+package model
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// BackendLlamaCpp is Spec.Backend for models run by llama.cpp's library
+// (model/llamacpp): "PATH.gguf@llama.cpp".
+const BackendLlamaCpp = "llama.cpp"
+
+// LlamaCppOptions configure the llama.cpp backend. In a spec each is
+// written with the name of llama.cpp's own flag ("@ngl=99", "@ts=3,1"); a
+// list option takes the rest of its '@' segment, commas included.
+type LlamaCppOptions struct {
+	// GPULayers (ngl) is how many layers go to the GPUs: -1 all of them
+	// (ParseSpec's default, as llama.cpp's), 0 none. Ignored by a library
+	// built without a GPU backend.
+	GPULayers int
+	// SplitMode (sm) spreads the model over several GPUs: "none" (main-gpu
+	// only), "layer" (layers and KV cache, llama.cpp's default) or "row".
+	SplitMode string
+	// TensorSplit (ts) is the proportion of the model per GPU, "3,1".
+	TensorSplit string
+	// MainGPU (mg) is the GPU of split mode none, and of intermediate
+	// results and the KV cache in split mode row.
+	MainGPU int
+	// RPC (rpc) lists ggml-rpc-server endpoints whose devices join the
+	// local ones, "10.0.0.2:50052,10.0.0.3:50052".
+	RPC string
+	// Threads (t) are llama.cpp's CPU threads (0: hlm's --threads).
+	Threads int
+	// Context (c) is the positions of each session (0: the model's
+	// training context, at most 4096). Unlike llama-server's -c, which its
+	// -np slots share, every slot has c positions.
+	Context int
+	// Slots (np) is the number of sessions whose KV cache is held at once
+	// (llama.cpp sequences, 1…256; 0: 4); more sessions take turns.
+	Slots int
+	// UBatch (ub) is llama.cpp's micro-batch: the most tokens of one
+	// evaluation (0: 512). A session's round is never split across two.
+	UBatch int
+	// FlashAttn (fa) is "on", "off" or "auto" ("": off, which keeps a
+	// session's logits independent of how its prefix was evaluated).
+	FlashAttn string
+	// CacheTypeK and CacheTypeV (ctk, ctv) are the KV cache's types:
+	// "f32", "f16" ("": llama.cpp's default), "bf16" or "q8_0".
+	CacheTypeK, CacheTypeV string
+}
+
+// Limits of the llama.cpp options.
+const (
+	MaxLlamaCppSlots   = 256     // llama.cpp's LLAMA_MAX_SEQ
+	MaxLlamaCppContext = 1 << 22 // positions per session
+	MaxLlamaCppUBatch  = 1 << 16
+	MaxLlamaCppThreads = 1024
+)
+
+// llamaCppList are the options whose value is a comma-separated list.
+var llamaCppList = map[string]bool{"ts": true, "tensor-split": true, "rpc": true}
+
+// splitOptions splits the options after a path at '@' and ','; a segment
+// that starts with a list option (ts=, rpc=) keeps its commas.
+func splitOptions(s string) []string {
+	var out []string
+	for _, seg := range strings.Split(s, "@") {
+		key, _, _ := strings.Cut(seg, "=")
+		if llamaCppList[key] {
+			out = append(out, seg)
+			continue
+		}
+		for _, o := range strings.Split(seg, ",") {
+			if o != "" {
+				out = append(out, o)
+			}
+		}
+	}
+	return out
+}
+
+// setLlamaCpp applies a llama.cpp option; ok is false when key is not one.
+func (sp *Spec) setLlamaCpp(key, val string, hasVal bool) (ok bool, err error) {
+	o := &sp.LlamaCpp
+	num := func(lo, hi int) (int, error) {
+		n, err := strconv.Atoi(val)
+		if !hasVal || err != nil || n < lo || n > hi {
+			return 0, fmt.Errorf("%s wants a whole number in %d…%d, got %q", key, lo, hi, val)
+		}
+		return n, nil
+	}
+	oneOf := func(allowed ...string) (string, error) {
+		for _, a := range allowed {
+			if val == a && hasVal {
+				return val, nil
+			}
+		}
+		return "", fmt.Errorf("%s wants one of %s, got %q", key, strings.Join(allowed, ", "), val)
+	}
+	switch key {
+	case BackendLlamaCpp:
+		if hasVal {
+			return true, fmt.Errorf("%s takes no value", key)
+		}
+		sp.Backend = BackendLlamaCpp
+		return true, nil
+	case "ngl", "n-gpu-layers", "gpu-layers":
+		if val == "all" {
+			o.GPULayers = -1
+		} else {
+			o.GPULayers, err = num(-1, 1<<20)
+		}
+	case "sm", "split-mode":
+		o.SplitMode, err = oneOf("none", "layer", "row")
+	case "ts", "tensor-split":
+		o.TensorSplit, err = parseTensorSplit(val)
+	case "mg", "main-gpu":
+		o.MainGPU, err = num(0, 1023)
+	case "rpc":
+		o.RPC, err = parseRPC(val)
+	case "t", "threads":
+		o.Threads, err = num(1, MaxLlamaCppThreads)
+	case "c", "ctx-size":
+		o.Context, err = num(1, MaxLlamaCppContext)
+	case "np", "parallel":
+		o.Slots, err = num(1, MaxLlamaCppSlots)
+	case "ub", "ubatch-size":
+		o.UBatch, err = num(1, MaxLlamaCppUBatch)
+	case "fa", "flash-attn":
+		o.FlashAttn, err = oneOf("on", "off", "auto")
+	case "ctk", "cache-type-k":
+		o.CacheTypeK, err = oneOf("f32", "f16", "bf16", "q8_0")
+	case "ctv", "cache-type-v":
+		o.CacheTypeV, err = oneOf("f32", "f16", "bf16", "q8_0")
+	default:
+		return false, nil
+	}
+	return true, err
+}
+
+// checkLlamaCpp refuses llama.cpp options (opts, the keys given) without
+// the backend, and hlm views the backend cannot make; it sets the default
+// of ngl.
+func (sp *Spec) checkLlamaCpp(opts []string) error {
+	if sp.Backend != BackendLlamaCpp {
+		if len(opts) > 0 {
+			return fmt.Errorf("%s is an option of the llama.cpp backend: add @llama.cpp", opts[0])
+		}
+		return nil
+	}
+	gpu := false
+	for _, k := range opts {
+		gpu = gpu || k == "ngl" || k == "n-gpu-layers" || k == "gpu-layers"
+	}
+	if !gpu {
+		sp.LlamaCpp.GPULayers = -1
+	}
+	switch {
+	case sp.Exit > 0:
+		return errors.New("exit=N needs hlm's engine: llama.cpp runs whole models and exposes no early exit (drop @llama.cpp)")
+	case sp.Quantize != "":
+		return fmt.Errorf("%s needs hlm's engine: quantize the file with llama-quantize for llama.cpp (or drop @llama.cpp)", sp.Quantize)
+	}
+	return nil
+}
+
+func parseTensorSplit(v string) (string, error) {
+	parts := strings.Split(v, ",")
+	if v == "" || len(parts) > 16 {
+		return "", fmt.Errorf("ts wants 1…16 comma-separated proportions, got %q", v)
+	}
+	for i, p := range parts {
+		f, err := strconv.ParseFloat(p, 32)
+		if err != nil || !(f >= 0 && f < 1e9) {
+			return "", fmt.Errorf("ts: proportion %q is not a number ≥ 0", p)
+		}
+		parts[i] = strconv.FormatFloat(f, 'g', -1, 32)
+	}
+	return strings.Join(parts, ","), nil
+}
+
+// TensorSplitValues are the proportions of TensorSplit.
+func (o LlamaCppOptions) TensorSplitValues() []float32 {
+	if o.TensorSplit == "" {
+		return nil
+	}
+	var out []float32
+	for _, p := range strings.Split(o.TensorSplit, ",") {
+		f, _ := strconv.ParseFloat(p, 32)
+		out = append(out, float32(f))
+	}
+	return out
+}
+
+// RPCEndpoints are the endpoints of RPC.
+func (o LlamaCppOptions) RPCEndpoints() []string {
+	if o.RPC == "" {
+		return nil
+	}
+	return strings.Split(o.RPC, ",")
+}
+
+func parseRPC(v string) (string, error) {
+	parts := strings.Split(v, ",")
+	if v == "" || len(parts) > 16 {
+		return "", fmt.Errorf("rpc wants 1…16 comma-separated host:port endpoints, got %q", v)
+	}
+	for _, p := range parts {
+		i := strings.LastIndexByte(p, ':')
+		if i <= 0 {
+			return "", fmt.Errorf("rpc: endpoint %q is not host:port", p)
+		}
+		if port, err := strconv.Atoi(p[i+1:]); err != nil || port <= 0 || port > 65535 {
+			return "", fmt.Errorf("rpc: endpoint %q has no port in 1…65535", p)
+		}
+		if strings.ContainsAny(p, " @/\\") {
+			return "", fmt.Errorf("rpc: endpoint %q has a space, '@' or slash", p)
+		}
+	}
+	return v, nil
+}
+
+// llamaCppString is the options' part of Spec.String, in a fixed order,
+// each in its own '@' segment.
+func (s Spec) llamaCppString() string {
+	if s.Backend != BackendLlamaCpp {
+		return ""
+	}
+	o := s.LlamaCpp
+	out := "@" + BackendLlamaCpp
+	add := func(k, v string) { out += "@" + k + "=" + v }
+	if o.GPULayers != -1 {
+		add("ngl", strconv.Itoa(o.GPULayers))
+	}
+	if o.SplitMode != "" {
+		add("sm", o.SplitMode)
+	}
+	if o.TensorSplit != "" {
+		add("ts", o.TensorSplit)
+	}
+	if o.MainGPU != 0 {
+		add("mg", strconv.Itoa(o.MainGPU))
+	}
+	if o.RPC != "" {
+		add("rpc", o.RPC)
+	}
+	for _, kv := range []struct {
+		k string
+		v int
+	}{{"t", o.Threads}, {"c", o.Context}, {"np", o.Slots}, {"ub", o.UBatch}} {
+		if kv.v != 0 {
+			add(kv.k, strconv.Itoa(kv.v))
+		}
+	}
+	if o.FlashAttn != "" {
+		add("fa", o.FlashAttn)
+	}
+	if o.CacheTypeK != "" {
+		add("ctk", o.CacheTypeK)
+	}
+	if o.CacheTypeV != "" {
+		add("ctv", o.CacheTypeV)
+	}
+	return out
+}

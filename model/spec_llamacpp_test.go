@@ -1,0 +1,110 @@
+package model
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestParseSpecLlamaCpp(t *testing.T) {
+	lc := func(o LlamaCppOptions) Spec {
+		return Spec{Path: "m.gguf", Backend: BackendLlamaCpp, LlamaCpp: o}
+	}
+	for _, tc := range []struct {
+		in   string
+		want Spec
+		err  string // a part of the error, "" for none
+	}{
+		{in: "m.gguf@llama.cpp", want: lc(LlamaCppOptions{GPULayers: -1})},
+		{in: "m.gguf@llama.cpp@ngl=0", want: lc(LlamaCppOptions{})},
+		{in: "m.gguf@ngl=20@llama.cpp", want: lc(LlamaCppOptions{GPULayers: 20})},
+		{in: "m.gguf@llama.cpp@ngl=all", want: lc(LlamaCppOptions{GPULayers: -1})},
+		{in: "m.gguf@llama.cpp,np=8,c=2048,t=2", want: lc(LlamaCppOptions{GPULayers: -1, Slots: 8, Context: 2048, Threads: 2})},
+		{in: "m.gguf@llama.cpp@sm=row@ts=3,1@mg=1", want: lc(LlamaCppOptions{GPULayers: -1, SplitMode: "row", TensorSplit: "3,1", MainGPU: 1})},
+		{in: "m.gguf@llama.cpp@tensor-split=0.5,0.25,0.25", want: lc(LlamaCppOptions{GPULayers: -1, TensorSplit: "0.5,0.25,0.25"})},
+		{in: "m.gguf@llama.cpp@rpc=10.0.0.2:50052,[::1]:50053", want: lc(LlamaCppOptions{GPULayers: -1, RPC: "10.0.0.2:50052,[::1]:50053"})},
+		{in: "m.gguf@llama.cpp@ub=64@fa=auto", want: lc(LlamaCppOptions{GPULayers: -1, UBatch: 64, FlashAttn: "auto"})},
+		{in: "m.gguf@llama.cpp@ctk=f32@ctv=q8_0", want: lc(LlamaCppOptions{GPULayers: -1, CacheTypeK: "f32", CacheTypeV: "q8_0"})},
+		{in: "m.gguf@llama.cpp@ctk=q4_1", err: "ctk wants"},
+		{in: "dir@x/m.gguf@llama.cpp@np=2", want: Spec{Path: "dir@x/m.gguf", Backend: BackendLlamaCpp, LlamaCpp: LlamaCppOptions{GPULayers: -1, Slots: 2}}},
+		{in: "m.gguf@ngl=2", err: "add @llama.cpp"},
+		{in: "m.gguf@np=2,q8", err: "add @llama.cpp"},
+		{in: "m.gguf@llama.cpp@exit=2", err: "early exit"},
+		{in: "m.gguf@llama.cpp@q8", err: "llama-quantize"},
+		{in: "m.gguf@llama.cpp=1", err: "takes no value"},
+		{in: "m.gguf@llama.cpp@np=0", err: "np wants"},
+		{in: "m.gguf@llama.cpp@np=257", err: "np wants"},
+		{in: "m.gguf@llama.cpp@c=0", err: "c wants"},
+		{in: "m.gguf@llama.cpp@c=99999999", err: "c wants"},
+		{in: "m.gguf@llama.cpp@ub=x", err: "ub wants"},
+		{in: "m.gguf@llama.cpp@sm=diagonal", err: "sm wants"},
+		{in: "m.gguf@llama.cpp@fa", err: "fa wants"},
+		{in: "m.gguf@llama.cpp@ts=3,x", err: "not a number"},
+		{in: "m.gguf@llama.cpp@ts=-1", err: "not a number"},
+		{in: "m.gguf@llama.cpp@ts=", err: "proportions"},
+		{in: "m.gguf@llama.cpp@rpc=host", err: "not host:port"},
+		{in: "m.gguf@llama.cpp@rpc=host:0", err: "port"},
+		{in: "m.gguf@llama.cpp@ngl=-2", err: "ngl wants"},
+	} {
+		got, err := ParseSpec(tc.in)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("ParseSpec(%q) = %+v, %v; want an error with %q", tc.in, got, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("ParseSpec(%q) = %+v, %v; want %+v", tc.in, got, err, tc.want)
+			continue
+		}
+		if back, err := ParseSpec(got.String()); err != nil || back != got {
+			t.Errorf("round trip of %q through %q: %+v, %v", tc.in, got.String(), back, err)
+		}
+	}
+}
+
+func TestLlamaCppLists(t *testing.T) {
+	sp, err := ParseSpec("m.gguf@llama.cpp@ts=3,1.5@rpc=a:1,b:2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := sp.LlamaCpp.TensorSplitValues(); len(got) != 2 || got[0] != 3 || got[1] != 1.5 {
+		t.Errorf("TensorSplitValues = %v, want [3 1.5]", got)
+	}
+	if got := sp.LlamaCpp.RPCEndpoints(); len(got) != 2 || got[0] != "a:1" || got[1] != "b:2" {
+		t.Errorf("RPCEndpoints = %v, want [a:1 b:2]", got)
+	}
+}
+
+// FuzzParseSpec holds the parser to three properties on any input: no
+// panic; a spec it accepts prints back (String) to one that parses to the
+// same value (unless the file name itself holds '@', which has no spelling
+// with options); and llama.cpp options never come without the backend.
+func FuzzParseSpec(f *testing.F) {
+	for _, s := range []string{
+		"m.bin", "dir/m.bin@exit=2", "m.gguf@exit=3,q4", "weird@name.bin@", "a@b/m.gguf@exit=1",
+		"m.gguf@llama.cpp", "m.gguf@llama.cpp@ngl=99@sm=row@ts=3,1@mg=1@rpc=h:1,g:2@t=2@c=128@np=4@ub=8@fa=off@ctk=f32@ctv=bf16",
+		"m.gguf@llama.cpp,np=2", "m@ts=1", "@", "m@@", "m@llama.cpp@ts=,,", "x/@llama.cpp",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		sp, err := ParseSpec(s)
+		if err != nil {
+			return
+		}
+		if sp.Backend != BackendLlamaCpp && sp.LlamaCpp != (LlamaCppOptions{}) {
+			t.Fatalf("ParseSpec(%q) = %+v: llama.cpp options without the backend", s, sp)
+		}
+		if sp.Backend == BackendLlamaCpp && (sp.Exit != 0 || sp.Quantize != "") {
+			t.Fatalf("ParseSpec(%q) = %+v: an hlm view on the llama.cpp backend", s, sp)
+		}
+		last := sp.Path[strings.LastIndexAny(sp.Path, `/\`)+1:]
+		if strings.Contains(last, "@") && (sp.Exit != 0 || sp.Quantize != "" || sp.Backend != "") {
+			return
+		}
+		back, err := ParseSpec(sp.String())
+		if err != nil || back != sp {
+			t.Fatalf("ParseSpec(%q) = %+v; its String %q parses to %+v, %v", s, sp, sp.String(), back, err)
+		}
+	})
+}
