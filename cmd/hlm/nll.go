@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/hlmproject/hlm/model/builtin"
 	"io"
 	"os"
 	"slices"
@@ -93,8 +94,8 @@ type nllFlags struct {
 // parseNLL parses and checks hlm nll's flags.
 func parseNLL(args []string, stderr io.Writer) (nllFlags, error) {
 	var f nllFlags
-	fs := newFlags("nll", "--model SPEC --text FILE [--kl-base SPEC | --kl-base-logits FILE [--kl-pair FILE] | --kl-save FILE] [--ctx 512] [--chunks N] [--llama-numerics] [--llama-inputs] [--json]", nllAbout, stderr)
-	fs.StringVar(&f.spec, "model", "", "model spec")
+	fs := newFlags("nll", "[--model SPEC] --text FILE [--kl-base SPEC | --kl-base-logits FILE [--kl-pair FILE] | --kl-save FILE] [--ctx 512] [--chunks N] [--llama-numerics] [--llama-inputs] [--json]", nllAbout, stderr)
+	fs.StringVar(&f.spec, "model", builtin.DefaultLLM, "model spec")
 	fs.StringVar(&f.tokPath, "tokenizer", "", "tokenizer file, when not found with the model")
 	fs.StringVar(&f.text, "text", "", "text file (e.g. ../shared/data/tinystories/TinyStories-valid-sample.txt)")
 	fs.IntVar(&f.threads, "threads", 0, "worker threads (0: all cores)")
@@ -117,8 +118,6 @@ func parseNLL(args []string, stderr io.Writer) (nllFlags, error) {
 		}
 	}
 	switch {
-	case f.spec == "":
-		return f, usageError{fmt.Errorf("--model is required")}
 	case modes > 1:
 		return f, usageError{fmt.Errorf("--kl-base, --kl-base-logits and --kl-save are exclusive")}
 	case f.text == "" && f.klFile == "":

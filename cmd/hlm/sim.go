@@ -51,7 +51,7 @@ func keysHelp() string {
 
 func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	p := hybrid.DefaultParams()
-	fs := newFlags("sim", "--method NAME [--llm SPEC --slm SPEC] [--prompt TEXT | --prompts FILE] [--set key=value ...] [--json] [--ui ADDR]", `
+	fs := newFlags("sim", "[--method NAME] [--llm SPEC] [--slm SPEC] [--prompt TEXT | --prompts FILE] [--set key=value ...] [--json] [--ui ADDR]", `
 Run one method of hybrid inference: the SLM drafts on the "device", the LLM
 verifies on the "server", and a link model carries the uplink. Time is
 virtual: per round L·tau_slm + uplink time + tau_llm + downlink time (Q-S
