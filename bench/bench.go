@@ -30,7 +30,10 @@ import (
 	"time"
 
 	"github.com/hlmproject/hlm/metrics"
+	"github.com/hlmproject/hlm/model"
+	"github.com/hlmproject/hlm/model/engine"
 	"github.com/hlmproject/hlm/model/llama"
+	"github.com/hlmproject/hlm/model/llamacpp"
 	"github.com/hlmproject/hlm/tensor"
 )
 
@@ -123,7 +126,7 @@ func Run(ctx context.Context, cfg Config, progress io.Writer) ([]Result, error) 
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x62656e6368))
 	var out []Result
 	for _, spec := range cfg.Models {
-		m, err := llama.OpenSpec(spec, "")
+		m, err := engine.OpenSpec(spec, "")
 		if err != nil {
 			return out, fmt.Errorf("%s: %w", spec, err)
 		}
@@ -141,10 +144,13 @@ func Run(ctx context.Context, cfg Config, progress io.Writer) ([]Result, error) 
 
 // runModel runs every thread count × session count × test on one model
 // with the kernels in use, appending to out.
-func runModel(ctx context.Context, cfg Config, m *llama.Model, spec string, rng *rand.Rand, progress io.Writer, out []Result) ([]Result, error) {
+func runModel(ctx context.Context, cfg Config, m model.Model, spec string, rng *rand.Rand, progress io.Writer, out []Result) ([]Result, error) {
 	base := describe(m, spec)
 	for _, th := range cfg.Threads {
 		tensor.SetThreads(th)
+		if lc, ok := m.(*llamacpp.Model); ok {
+			lc.SetThreads(th)
+		}
 		for _, s := range cfg.Sessions {
 			for _, tc := range tests(cfg) {
 				if n := max(tc.prompt, tc.gen); n > m.Config().SeqLen {
@@ -215,11 +221,8 @@ func testName(prompt, gen, sessions int, allLogits bool) string {
 
 // once runs one repetition of a test on fresh sessions and returns its wall
 // time.
-func once(m *llama.Model, tc test, sessions int, allLogits bool, rng *rand.Rand) (time.Duration, error) {
-	ss := make([]*llama.Session, sessions)
-	for i := range ss {
-		ss[i] = m.Session()
-	}
+func once(m model.Model, tc test, sessions int, allLogits bool, rng *rand.Rand) (time.Duration, error) {
+	eval := evaluator(m, sessions)
 	vocab := m.Config().Vocab
 	block := func(n int) [][]int {
 		b := make([][]int, sessions)
@@ -234,7 +237,7 @@ func once(m *llama.Model, tc test, sessions int, allLogits bool, rng *rand.Rand)
 	if tc.prompt > 0 {
 		toks := block(tc.prompt)
 		start := time.Now()
-		_, err := llama.EvalBatch(ss, toks, !allLogits)
+		err := eval(toks, !allLogits)
 		return time.Since(start), err
 	}
 	steps := make([][][]int, tc.gen)
@@ -243,17 +246,57 @@ func once(m *llama.Model, tc test, sessions int, allLogits bool, rng *rand.Rand)
 	}
 	start := time.Now()
 	for _, toks := range steps {
-		if _, err := llama.EvalBatch(ss, toks, true); err != nil {
+		if err := eval(toks, true); err != nil {
 			return 0, err
 		}
 	}
 	return time.Since(start), nil
 }
 
+// evaluator opens sessions on m and returns their batched evaluation,
+// computing only each session's last logits when lastOnly is set, as
+// llama-bench does: hlm's engine or llama.cpp's (model/llamacpp).
+func evaluator(m model.Model, sessions int) func(toks [][]int, lastOnly bool) error {
+	if lc, ok := m.(*llamacpp.Model); ok {
+		ss := make([]model.Session, sessions)
+		for i := range ss {
+			ss[i] = lc.NewSession()
+		}
+		return func(toks [][]int, lastOnly bool) error {
+			if lastOnly {
+				_, err := lc.PrefillBatch(ss, toks)
+				return err
+			}
+			_, err := lc.EvalBatch(ss, toks)
+			return err
+		}
+	}
+	hm := m.(*llama.Model)
+	ss := make([]*llama.Session, sessions)
+	for i := range ss {
+		ss[i] = hm.Session()
+	}
+	return func(toks [][]int, lastOnly bool) error {
+		_, err := llama.EvalBatch(ss, toks, lastOnly)
+		return err
+	}
+}
+
 // describe fills the model columns: file name, layer storage type, weight
 // bytes and parameter count.
-func describe(m *llama.Model, spec string) Result {
+func describe(mm model.Model, spec string) Result {
 	r := Result{Model: filepath.Base(spec), Kernels: tensor.Kernels()}
+	if lc, ok := mm.(*llamacpp.Model); ok {
+		r.Model = filepath.Base(lc.Path())
+		r.Kernels = "llama.cpp " + lc.Library().Version()
+		r.Params, r.Size = int64(lc.NParams()), int64(lc.SizeBytes())
+		d := strings.Fields(lc.Describe())
+		if len(d) > 0 {
+			r.Type = d[len(d)-1]
+		}
+		return r
+	}
+	m := mm.(*llama.Model)
 	w := m.Weights()
 	bytesOf := map[string]int64{}
 	w.Matrices(func(_ string, t *tensor.Matrix) {

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/hlmproject/hlm/model"
-	"github.com/hlmproject/hlm/model/llama"
+	"github.com/hlmproject/hlm/model/engine"
 	"github.com/hlmproject/hlm/sampling"
 )
 
@@ -70,7 +70,7 @@ func Run(ctx context.Context, cfg Config, out io.Writer) (Stats, error) {
 	if err := cfg.Validate(); err != nil {
 		return Stats{}, err
 	}
-	m, err := llama.OpenSpec(cfg.Model, cfg.Tokenizer)
+	m, err := engine.OpenSpec(cfg.Model, cfg.Tokenizer)
 	if err != nil {
 		return Stats{}, err
 	}

@@ -14,7 +14,7 @@ import (
 	"github.com/hlmproject/hlm/hybrid"
 	"github.com/hlmproject/hlm/model"
 	"github.com/hlmproject/hlm/model/builtin"
-	"github.com/hlmproject/hlm/model/llama"
+	"github.com/hlmproject/hlm/model/engine"
 	"github.com/hlmproject/hlm/tokenizer"
 )
 
@@ -42,7 +42,7 @@ type Models struct {
 // Models.SLM is nil, the LLM-only method still runs and RequireDraft says
 // how to get a draft.
 func Open(llmSpec, slmSpec, tokPath string) (*Models, error) {
-	llm, err := llama.OpenSpec(llmSpec, tokPath)
+	llm, err := engine.OpenSpec(llmSpec, tokPath)
 	if err != nil {
 		return nil, fmt.Errorf("LLM: %w", err)
 	}
@@ -54,7 +54,7 @@ func Open(llmSpec, slmSpec, tokPath string) (*Models, error) {
 		}
 	}
 	if slmSpec != "" {
-		slm, err := llama.OpenSpec(slmSpec, tokPath)
+		slm, err := engine.OpenSpec(slmSpec, tokPath)
 		if err != nil {
 			return nil, fmt.Errorf("SLM: %w", err)
 		}

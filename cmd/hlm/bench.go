@@ -86,6 +86,7 @@ results are bit-identical, only the speed differs.`, stderr)
 	models := &specsFlag{v: []string{builtin.DefaultLLM}}
 	fs.Var(models, "model", "model spec (repeatable): a .gguf, a llama2.c .bin, a Hugging Face directory or builtin:NAME, optionally @q8/@q4")
 	fs.Var(models, "m", "shorthand for --model")
+	addLlamaLibFlag(fs)
 	for _, f := range []struct {
 		names []string
 		v     *[]int

@@ -10,7 +10,7 @@ import (
 	"github.com/hlmproject/hlm/chat"
 	"github.com/hlmproject/hlm/generate"
 	"github.com/hlmproject/hlm/model/builtin"
-	"github.com/hlmproject/hlm/model/llama"
+	"github.com/hlmproject/hlm/model/engine"
 	"github.com/hlmproject/hlm/tensor"
 )
 
@@ -47,6 +47,7 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs.BoolVar(&cfg.NoBOS, "no-bos", false, "do not prepend the BOS token")
 	fs.BoolVar(&cfg.IgnoreEOS, "ignore-eos", false, "keep generating after the end-of-sequence token")
 	threads := fs.Int("threads", 0, "worker threads for the matrix products (0: all cores)")
+	addLlamaLibFlag(fs)
 	chatMode := fs.Bool("chat", false, "format the prompt as a conversation with the model's chat template")
 	system := fs.String("system", "", "with --chat: a system message before the prompt")
 	messages := fs.String("messages", "", "with --chat: a JSON file of the conversation instead of --prompt")
@@ -76,7 +77,7 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return usageError{err}
 	}
 	tensor.SetThreads(*threads)
-	m, err := llama.OpenSpec(cfg.Model, cfg.Tokenizer)
+	m, err := engine.OpenSpec(cfg.Model, cfg.Tokenizer)
 	if err != nil {
 		return err
 	}

@@ -22,6 +22,7 @@ type modelFlags struct {
 // addModelFlags declares the model flags, defaulting to the built-in
 // stories260K and the draft hlm ships for the LLM.
 func addModelFlags(fs *flag.FlagSet) *modelFlags {
+	addLlamaLibFlag(fs)
 	return &modelFlags{
 		llm: fs.String("llm", builtin.DefaultLLM, "LLM model spec (PATH, PATH@q8, builtin:NAME, …; hlm help lists the built-in models)"),
 		slm: addDraftFlag(fs),

@@ -20,6 +20,7 @@ import (
 	"github.com/hlmproject/hlm/cloud"
 	"github.com/hlmproject/hlm/model"
 	"github.com/hlmproject/hlm/model/builtin"
+	"github.com/hlmproject/hlm/model/engine"
 	"github.com/hlmproject/hlm/model/llama"
 	"github.com/hlmproject/hlm/tensor"
 )
@@ -98,12 +99,15 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	defer stop()
 
 	tensor.SetThreads(*f.threads)
-	llm, err := llama.OpenSpec(*f.llmSpec, *f.tokPath)
+	llm, err := engine.OpenSpec(*f.llmSpec, *f.tokPath)
 	if err != nil {
 		return err
 	}
 	var reps []model.Model
 	for _, r := range replicas {
+		if sp, err := model.ParseSpec(r); err == nil && sp.Backend != "" {
+			return usageError{fmt.Errorf("--replica %s: the replica method recomputes the device's draft distributions bit for bit, which needs hlm's engine on both sides: drop @%s", r, sp.Backend)}
+		}
 		m, err := llama.OpenSpec(r, *f.tokPath)
 		if err != nil {
 			return fmt.Errorf("replica %s: %w", r, err)
@@ -209,6 +213,7 @@ type serveFlags struct {
 
 // addServeFlags declares them.
 func addServeFlags(fs *flag.FlagSet) *serveFlags {
+	addLlamaLibFlag(fs)
 	return &serveFlags{
 		listen:       fs.String("listen", "127.0.0.1:7140", "address to listen on"),
 		llmSpec:      fs.String("llm", builtin.DefaultLLM, "LLM model spec"),
@@ -226,7 +231,7 @@ func addServeFlags(fs *flag.FlagSet) *serveFlags {
 		idle:         fs.Duration("idle-timeout", 5*time.Minute, "drop a session after this long without traffic"),
 		maxBatch:     fs.Int("max-batch", 32, "sessions evaluated in one LLM pass (1 disables batching)"),
 		window:       fs.Duration("batch-window", cloud.DefaultBatchWindow, "longest a batch waits for the other connected devices' uploads (ends as soon as all have joined; a lone device never waits; negative: never wait)"),
-		threads:      fs.Int("threads", 0, "worker threads for the model (0: all cores)"),
+		threads:      fs.Int("threads", 0, "worker threads for the model (0: all cores; a @llama.cpp model takes them unless its spec says t=N)"),
 		logFormat:    fs.String("log-format", "text", "log format: text or json"),
 		logLevel:     fs.String("log-level", "info", "log level: debug, info, warn, error"),
 	}

@@ -33,6 +33,32 @@ func (m *Model) EvalBatch(sessions []model.Session, tokens [][]int) ([][][]float
 	return m.eval(ss, tokens, false)
 }
 
+// PrefillBatch is EvalBatch returning only the logits after each
+// session's last token (llama.cpp computes the classifier for those
+// positions only).
+func (m *Model) PrefillBatch(sessions []model.Session, tokens [][]int) ([][]float32, error) {
+	if len(sessions) != len(tokens) {
+		return nil, fmt.Errorf("llamacpp: %d sessions and %d token blocks", len(sessions), len(tokens))
+	}
+	ss := make([]*Session, len(sessions))
+	for i, s := range sessions {
+		ls, ok := s.(*Session)
+		if !ok || ls.m != m {
+			return nil, fmt.Errorf("llamacpp: PrefillBatch of a session that is not this model's (%T)", s)
+		}
+		ss[i] = ls
+	}
+	rows, err := m.eval(ss, tokens, true)
+	if err != nil {
+		return nil, err
+	}
+	out := make([][]float32, len(rows))
+	for i, r := range rows {
+		out[i] = r[0]
+	}
+	return out, nil
+}
+
 // job is one session's block in an evaluation.
 type job struct {
 	st   *seqState

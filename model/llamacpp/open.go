@@ -336,6 +336,24 @@ func (m *Model) Library() *libllama.Lib { return m.lib }
 // Describe is llama.cpp's description of the model ("qwen3 0.6B Q8_0").
 func (m *Model) Describe() string { return m.lm.Desc() }
 
+// Path is the GGUF file.
+func (m *Model) Path() string { return m.path }
+
+// NParams is the model's parameter count.
+func (m *Model) NParams() uint64 { return m.lm.NParams() }
+
+// SizeBytes is the bytes of the model's tensors.
+func (m *Model) SizeBytes() uint64 { return m.lm.Size() }
+
+// SetThreads sets llama.cpp's CPU threads for what follows.
+func (m *Model) SetThreads(n int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.closed && n > 0 {
+		m.ctx.SetThreads(n, n)
+	}
+}
+
 // Slots is the number of sessions whose KV caches the context holds at once.
 func (m *Model) Slots() int { return len(m.slots) }
 
