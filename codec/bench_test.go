@@ -231,7 +231,7 @@ func BenchmarkKSQSEncode(b *testing.B) {
 // BenchmarkCSQSEncode runs support selection, quantization, both indices
 // and the threshold update on a stream of 16 distributions at ℓ = 100 and
 // η = 0.001, from a threshold settled over 3,000 earlier tokens: at the
-// SPEC's α = 0.0005 and at α = 0.05, on the zipf/peaked shapes ("t1") and
+// SQS Sec. 4's α = 0.0005 and at α = 0.05, on the zipf/peaked shapes ("t1") and
 // on the same shapes sharpened to temperature 0.5 (p² renormalized, "t0.5").
 func BenchmarkCSQSEncode(b *testing.B) {
 	r := rand.New(rand.NewPCG(9, 9))

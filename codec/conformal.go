@@ -5,7 +5,7 @@ import (
 	"math"
 )
 
-// Defaults of C-SQS from the SPEC (SQS Sec. 4).
+// Defaults of C-SQS: SQS Sec. 4's experiments.
 const (
 	DefaultConformalEta   = 0.001  // learning rate η of SQS eq. 8
 	DefaultConformalAlpha = 0.0005 // target dropped mass α of SQS eq. 7–8
@@ -36,7 +36,7 @@ const (
 // Telescoping eq. 8 gives Σ_{n<=T}(dropped_n − α) = (β_1 − β_{T+1})/η, and β
 // never falls below min(β_1, −η(1−α)) (at β <= 0 nothing is dropped and β
 // rises), so the average is at most α + max(0, β_1 + η(1−α))/(ηT) for every
-// η > 0. That implies eq. 9 when η(1−2α) <= 1, as with the SPEC's η = 0.001;
+// η > 0. That implies eq. 9 when η(1−2α) <= 1, as with SQS Sec. 4's η = 0.001;
 // for larger η the printed eq. 9 can fail at small T (one step can drop
 // nearly all mass and move β by nearly η).
 //
@@ -51,7 +51,7 @@ type Conformal struct {
 	history []float64 // history[j] = β after j+1 updates in this batch
 }
 
-// DefaultConformal returns the SPEC defaults, starting at β = 0 (keep every
+// DefaultConformal returns SQS Sec. 4's settings, starting at β = 0 (keep every
 // token until the first update).
 func DefaultConformal() *Conformal {
 	return &Conformal{Alpha: DefaultConformalAlpha, Eta: DefaultConformalEta}

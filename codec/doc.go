@@ -106,7 +106,8 @@
 // accepted tokens and the rejected (T+1)-th, whose distribution the device
 // holds). Theorem 2 (eq. 9) bounds the average dropped mass over the kept
 // updates by α + (|β_1| + 1 + ηα)/(ηT); TestTheorem2 checks it at every T.
-// SPEC defaults: η = 0.001, α = 0.0005, ℓ = 100 (NewCSQS), β_1 = 0.
+// Defaults (SQS Sec. 4's experiments): η = 0.001, α = 0.0005, ℓ = 100
+// (NewCSQS); β_1 = 0, which the paper leaves open.
 //
 // FitsBudget is SQS Sec. 4's batch rule L = max{L : Σ b_n <= B}, applied
 // sequentially (DefaultBudget = 5000 bits).

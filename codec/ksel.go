@@ -5,7 +5,7 @@ import (
 	"math"
 	"sync"
 
-	"github.com/hlmproject/hlm/spec"
+	"github.com/hlmproject/hlm/speculative"
 )
 
 // Choosing k for top-k (CU-HLM Sec. IV-C, IV-D).
@@ -141,7 +141,7 @@ func UTV(x, y []float64, k int) float64 {
 	if _, err := checkDist(y, -1); err != nil || len(y) != len(x) || k < 0 || k > len(x) {
 		return math.NaN()
 	}
-	return ratio(tailDeviation(sorted(x, rankOrder(x)), k)[k], spec.TV(x, y))
+	return ratio(tailDeviation(sorted(x, rankOrder(x)), k)[k], speculative.TV(x, y))
 }
 
 // UTVCurve returns U_TV(k) (eq. 20) for k = 0..kMax in O(V) after sorting.
@@ -159,7 +159,7 @@ func UTVCurve(x, y []float64, kMax int) ([]float64, error) {
 		return nil, fmt.Errorf("%w: kMax %d outside [0, %d]", ErrParam, kMax, len(x))
 	}
 	n := tailDeviation(sorted(x, rankOrder(x)), kMax)
-	d := spec.TV(x, y)
+	d := speculative.TV(x, y)
 	for k := range n {
 		n[k] = ratio(n[k], d)
 	}
@@ -217,7 +217,7 @@ func (c *OfflineCurve) Add(x, y []float64) error {
 	if _, err := checkDist(y, -1); err != nil || len(y) != len(x) {
 		return fmt.Errorf("%w: y is not a distribution over %d tokens (%v)", ErrInput, len(x), err)
 	}
-	c.AddSorted(RankSorted(x), spec.TV(x, y))
+	c.AddSorted(RankSorted(x), speculative.TV(x, y))
 	return nil
 }
 

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/hlmproject/hlm/spec"
+	"github.com/hlmproject/hlm/speculative"
 )
 
 // pairFor draws an SLM/LLM pair: independent shapes, or y a noisy
@@ -130,7 +130,7 @@ func TestPropositions(t *testing.T) {
 		x, y := pairFor(r, c.v)
 		v := c.v
 		order := rankOrder(x)
-		dtv := spec.TV(x, y)
+		dtv := speculative.TV(x, y)
 		p := resampling(y, x)
 		if p == nil {
 			continue
@@ -230,7 +230,7 @@ func TestUTVEdges(t *testing.T) {
 	order := rankOrder(x)
 	curve, _ := UTVCurve(x, y, 500)
 	for k := 0; k <= 500; k += 7 {
-		want := numeratorRef(x, order, k) / spec.TV(x, y)
+		want := numeratorRef(x, order, k) / speculative.TV(x, y)
 		if got := UTV(x, y, k); math.Abs(got-want) > 1e-12 || got != curve[k] {
 			t.Fatalf("k=%d: UTV %v, curve %v, definition %v", k, got, curve[k], want)
 		}
@@ -306,7 +306,7 @@ func TestOfflineK(t *testing.T) {
 		for kk := 1; kk <= v && want == 0; kk++ {
 			m := 0.0
 			for _, s := range samples {
-				m += numeratorRef(s.X, rankOrder(s.X), kk) / spec.TV(s.X, s.Y)
+				m += numeratorRef(s.X, rankOrder(s.X), kk) / speculative.TV(s.X, s.Y)
 			}
 			if m/float64(len(samples)) <= theta+1e-12 {
 				want = kk
@@ -388,14 +388,14 @@ func TestSoftplusTVError(t *testing.T) {
 		v := logUniformInt(rng, 2, 300)
 		x, y := randomDist(rng, v), randomDist(rng, v)
 		for _, eta := range []float64{1, 5, DefaultEta, 50} {
-			e := SoftplusTV(x, y, eta) - spec.TV(x, y)
+			e := SoftplusTV(x, y, eta) - speculative.TV(x, y)
 			if e < -1e-12 || e > math.Ln2/eta+1e-12 {
 				t.Fatalf("V=%d η=%v: error %v outside [0, ln2/η = %v]", v, eta, e, math.Ln2/eta)
 			}
 		}
 	}
 	x := []float64{0.5, 0.3, 0.2}
-	if e := SoftplusTV(x, x, 1) - spec.TV(x, x); math.Abs(e-math.Ln2) > 1e-12 {
+	if e := SoftplusTV(x, x, 1) - speculative.TV(x, x); math.Abs(e-math.Ln2) > 1e-12 {
 		t.Errorf("x = y, η = 1: error %v, want ln 2", e)
 	}
 	if e := SoftplusTV(x, x, DefaultEta); e > 0.07 {
@@ -428,7 +428,7 @@ func TestOfflineCurve(t *testing.T) {
 				t.Fatal(err)
 			}
 		} else {
-			halves[1].AddSorted(RankSorted(p.X), spec.TV(p.X, p.Y))
+			halves[1].AddSorted(RankSorted(p.X), speculative.TV(p.X, p.Y))
 		}
 	}
 	halves[0].Merge(halves[1])

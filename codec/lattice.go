@@ -232,7 +232,7 @@ func CompositionUnrank(r *big.Int, l, k int) ([]int32, error) {
 // makes speculative sampling lossless for any ℓ (Q-S Proposition 1). A
 // draft already sampled from x may be passed, but it must have Recon > 0.
 type Lattice struct {
-	L int // resolution ℓ, 1..MaxL (SPEC default 100)
+	L int // resolution ℓ, 1..MaxL (100 in SQS Sec. 4)
 }
 
 // Validate reports impossible parameters.

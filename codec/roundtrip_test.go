@@ -156,8 +156,8 @@ func sampleIndex(r *rand.Rand, x []float64) int {
 	return 0
 }
 
-// TestRoundTripVocab32000 runs every codec family once at the SPEC
-// vocabulary size.
+// TestRoundTripVocab32000 runs every codec family once at the papers'
+// vocabulary size (Llama-2's 32,000).
 func TestRoundTripVocab32000(t *testing.T) {
 	r := rand.New(rand.NewPCG(13, 14))
 	x := llmLike(r, 32000, 1.2)

@@ -130,8 +130,8 @@ type CSQS struct {
 	Conformal
 }
 
-// NewCSQS returns a C-SQS codec with the SPEC defaults (ℓ = 100,
-// η = 0.001, α = 0.0005, β_1 = 0).
+// NewCSQS returns a C-SQS codec with SQS Sec. 4's settings (ℓ = 100,
+// η = 0.001, α = 0.0005) and β_1 = 0.
 func NewCSQS() *CSQS {
 	return &CSQS{L: DefaultL, Conformal: *DefaultConformal()}
 }

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/hlmproject/hlm/spec"
+	"github.com/hlmproject/hlm/speculative"
 )
 
 // OutputDist returns the exact distribution of the token CU-HLM commits in
@@ -14,7 +14,7 @@ import (
 // eq. 3 and eq. 17): the device draws d ~ x, sends the top k of x plus d
 // (the draft's index and probability are always sent, Sec. IV-B), the
 // server reconstructs x̂⁽ᵈ⁾ by eq. 15 from the quantized values and verifies
-// d against the target y with spec.Verify's rule:
+// d against the target y with speculative.Verify's rule:
 //
 //	P(v) = x_v·a_v + Σ_d x_d(1 − a_d)·q⁽ᵈ⁾_v,
 //	a_d = min(1, y_d/x̂⁽ᵈ⁾_d),  q⁽ᵈ⁾ = norm((y − x̂⁽ᵈ⁾)⁺)  (y when that is zero).
@@ -134,7 +134,7 @@ func (e *exactTopK) drafts(ks []int) error {
 			if e.renormTop(k) {
 				r0d /= e.S[k]
 			}
-			a := spec.AcceptRatio(r0d, e.y[d])
+			a := speculative.AcceptRatio(r0d, e.y[d])
 			e.out[d] += xd * a
 			inTopW[k] += xd * (1 - a)
 			continue
@@ -147,7 +147,7 @@ func (e *exactTopK) drafts(ks []int) error {
 			continue
 		}
 		rho := (1 - sigma) / float64(v-k-1)
-		a := spec.AcceptRatio(e.xq[d], e.y[d])
+		a := speculative.AcceptRatio(e.xq[d], e.y[d])
 		e.out[d] += xd * a
 		if w := xd * (1 - a); w > 0 {
 			e.terms = append(e.terms, fillTerm{k: k, rho: rho, w: w, self: int32(d),
@@ -179,7 +179,7 @@ func (e *exactTopK) renormTail(k, d int, sigma float64) error {
 	if !(sigma > 0) {
 		return fmt.Errorf("%w: all sent probabilities quantize to zero", ErrInput)
 	}
-	a := spec.AcceptRatio(e.xq[d]/sigma, e.y[d])
+	a := speculative.AcceptRatio(e.xq[d]/sigma, e.y[d])
 	e.out[d] += e.x[d] * a
 	if w := e.x[d] * (1 - a); w > 0 {
 		return e.renormShare(k, w, sigma, d)

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/hlmproject/hlm/internal/stattest"
-	"github.com/hlmproject/hlm/spec"
+	"github.com/hlmproject/hlm/speculative"
 )
 
 // TestTopKOutputDistMatchesNaive: the O(V log V) exact output distribution
@@ -75,10 +75,10 @@ func l1(a, b []float64) float64 {
 }
 
 // TestTopKOutputDistMonteCarlo runs the mechanism itself — draft d ~ x,
-// Encode(x, d), the server's Decode and spec.Verify — 400,000 times (seed
+// Encode(x, d), the server's Decode and speculative.Verify — 400,000 times (seed
 // 5) on V = 40 with k = 4 at 8 bits, and online k at θ = 0.3, and compares
 // the committed tokens with OutputDist by chi-square at significance
-// 0.001. The old simulator formula, spec.OutputDist with the top-k
+// 0.001. The old simulator formula, speculative.OutputDist with the top-k
 // reconstruction for every token (tail tokens accepted against the
 // uniform fill instead of their own value), must fail the same test.
 func TestTopKOutputDistMonteCarlo(t *testing.T) {
@@ -100,7 +100,7 @@ func TestTopKOutputDistMonteCarlo(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		old := spec.OutputDist(x, base.Recon, y)
+		old := speculative.OutputDist(x, base.Recon, y)
 		rng := rand.New(rand.NewPCG(5, 2))
 		counts := make([]int, v)
 		for range n {
@@ -113,13 +113,13 @@ func TestTopKOutputDistMonteCarlo(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			tok, _ := spec.Verify(xhat, y, d, rng)
+			tok, _ := speculative.Verify(xhat, y, d, rng)
 			counts[tok]++
 		}
 		chi, df := stattest.ChiSquare(counts, exact)
 		chiOld, dfOld := stattest.ChiSquare(counts, old)
 		t.Logf("%s: exact chi-square %.1f on %d df (critical %.1f); old formula %.1f; ‖P−y‖₁ exact %.4f, old %.4f, eq. 17 Bias %.4f",
-			c.Name(), chi, df, stattest.Critical(df), chiOld, l1(exact, y), l1(old, y), spec.Bias(x, base.Recon, y))
+			c.Name(), chi, df, stattest.Critical(df), chiOld, l1(exact, y), l1(old, y), speculative.Bias(x, base.Recon, y))
 		if chi > stattest.Critical(df) {
 			t.Errorf("%s: the mechanism does not follow OutputDist: chi-square %.1f > %.1f", c.Name(), chi, stattest.Critical(df))
 		}
@@ -178,7 +178,7 @@ func TestTopKOutputDistIsBias(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got, want := l1(p, y), spec.Bias(keep, enc.Recon, y); math.Abs(got-want) > 1e-5 {
+		if got, want := l1(p, y), speculative.Bias(keep, enc.Recon, y); math.Abs(got-want) > 1e-5 {
 			t.Fatalf("V=%d k=%d: ‖P − y‖₁ = %v, Bias = %v", v, k, got, want)
 		}
 	}
@@ -218,10 +218,10 @@ func outputDistNaive(c TopK, x, y []float64, beta float64) ([]float64, error) {
 		if err != nil {
 			return nil, err
 		}
-		a := spec.AcceptRatio(enc.Recon[d], y[d])
+		a := speculative.AcceptRatio(enc.Recon[d], y[d])
 		out[d] += x[d] * a
 		if w := x[d] * (1 - a); w > 0 {
-			spec.Residual(res, y, enc.Recon)
+			speculative.Residual(res, y, enc.Recon)
 			for i, r := range res {
 				out[i] += w * r
 			}

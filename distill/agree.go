@@ -9,7 +9,7 @@ import (
 	"github.com/hlmproject/hlm/metrics"
 	"github.com/hlmproject/hlm/model"
 	"github.com/hlmproject/hlm/sampling"
-	"github.com/hlmproject/hlm/spec"
+	"github.com/hlmproject/hlm/speculative"
 )
 
 // Agreement measures a draft against its target along text the target
@@ -83,7 +83,7 @@ func Agree(ctx context.Context, llm, slm model.Model, prompts [][]int, maxTokens
 		for k < maxTokens && ls.Len() < min(llm.Config().SeqLen, slm.Config().SeqLen) {
 			y = sampling.Softmax(y, lz, temp)
 			x = sampling.Softmax(x, sz, temp)
-			acc := 1 - spec.TV(x, y)
+			acc := 1 - speculative.TV(x, y)
 			ps += acc
 			posSum += float64(ls.Len() - 1)
 			b := k / StepBucket

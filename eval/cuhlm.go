@@ -12,7 +12,7 @@ import (
 	"github.com/hlmproject/hlm/hybrid"
 	"github.com/hlmproject/hlm/report"
 	"github.com/hlmproject/hlm/sim"
-	"github.com/hlmproject/hlm/spec"
+	"github.com/hlmproject/hlm/speculative"
 	"github.com/hlmproject/hlm/uncertainty"
 )
 
@@ -287,16 +287,16 @@ type topKStudy struct {
 func newTopKStudy(log *sim.CalibrationLog, vocab int) *topKStudy {
 	st := &topKStudy{ks: kGrid(vocab)}
 	for _, pr := range log.Pairs {
-		if spec.TV(pr.X, pr.Y) == 0 {
+		if speculative.TV(pr.X, pr.Y) == 0 {
 			continue
 		}
-		pres := spec.Residual(nil, pr.Y, pr.X)
+		pres := speculative.Residual(nil, pr.Y, pr.X)
 		ids := rankIDs(pr.X)
 		tvd, bias := make([]float64, len(st.ks)), make([]float64, len(st.ks))
 		for i, k := range st.ks {
 			xhat := topKRecon(pr.X, ids, k)
-			bias[i] = spec.Bias(pr.X, xhat, pr.Y)
-			tvd[i] = spec.TV(pres, spec.Residual(nil, pr.Y, xhat))
+			bias[i] = speculative.Bias(pr.X, xhat, pr.Y)
+			tvd[i] = speculative.TV(pres, speculative.Residual(nil, pr.Y, xhat))
 		}
 		st.pairs = append(st.pairs, pr)
 		st.tvd, st.bias = append(st.tvd, tvd), append(st.bias, bias)
@@ -316,7 +316,7 @@ func (p *paper) biasVsTVD(log *sim.CalibrationLog, st *topKStudy) error {
 	}
 	r := uncertainty.Correlation(tvd, bias)
 	p.doc.H(2, "Fig. 6: Bias (eq. 17) vs TVD of the resampling distributions (eq. 18)")
-	p.doc.P("%d sampled calibration tokens × k ∈ {%s}; eq. 15's reconstruction with exact values. Pearson correlation %.4f (paper: 0.9763). Bias = TV(x, y)·‖p − q‖₁ exactly (spec.Bias), so it is 2·TV(x, y)·TVD: the correlation measures how little TV(x, y) varies across tokens, not an empirical law.", len(log.Pairs), intList(st.ks), r)
+	p.doc.P("%d sampled calibration tokens × k ∈ {%s}; eq. 15's reconstruction with exact values. Pearson correlation %.4f (paper: 0.9763). Bias = TV(x, y)·‖p − q‖₁ exactly (speculative.Bias), so it is 2·TV(x, y)·TVD: the correlation measures how little TV(x, y) varies across tokens, not an empirical law.", len(log.Pairs), intList(st.ks), r)
 	return p.doc.Plot("fig6_bias_tvd", "Bias vs TVD of the resampling distributions (CU-HLM Fig. 6)", &report.LinePlot{Title: fmt.Sprintf("Bias vs TVD (r = %.3f)", r), XLabel: "TVD(p, q)", YLabel: "Bias (eq. 17)", Scatter: true, Series: []report.Series{sc}})
 }
 
@@ -388,7 +388,7 @@ func (p *paper) etaSweep(ctx context.Context, base hybrid.Params, log *sim.Calib
 		eta := etas[i]
 		var errSum, tvSum float64
 		for _, pr := range log.Pairs {
-			tv := spec.TV(pr.X, pr.Y)
+			tv := speculative.TV(pr.X, pr.Y)
 			errSum += codec.SoftplusTV(pr.X, pr.Y, eta) - tv
 			tvSum += tv
 		}

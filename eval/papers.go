@@ -13,7 +13,7 @@ import (
 // axis: accepted tokens per round against uplink bits per token, and
 // throughput vs average SNR in CU-HLM's Fig. 10 setting.
 func (p *paper) coupling(ctx context.Context) error {
-	p.header("Token-id-only verification: coupling and the draft replica vs the papers' codecs", "issue 5 (coupled speculative decoding, Daliri, Musco, Suresh 2024; list matching, Rowan, Phan, Khisti 2025; server-side draft replica)")
+	p.header("Token-id-only verification: coupling and the draft replica vs the papers' codecs", "beyond the papers (coupled speculative decoding, Daliri, Musco, Suresh 2024; list matching, Rowan, Phan, Khisti 2025; server-side draft replica)")
 	base := p.setup.Base
 	vs := []Point{
 		{"HLM (full, 8+15 bits) +bonus", hybrid.HLM, []string{"bonus=true"}},

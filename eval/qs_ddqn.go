@@ -186,7 +186,7 @@ func (p *paper) qsLearning(sc qsScale, all []qsOutcome) error {
 	}
 	p.doc.P("Each setting's policy is trained by this command (sim.TrainDDQN; the four at once, one per core): %d episodes, each a generation of up to %d tokens from BOS alone with its own seed (no evaluated prompt), the temperature cycling through %v; "+
 		"state: Q-S Sec. IV-B's confidence vector f^t (the SLM's own probability of each generated token, its latest %d entries), its mean and length, and the round's uplink rate; action (L, ℓ) ∈ {1,2,3,4,6,8} × {20,50,100,200}; "+
-		"reward: Q-S eq. 13, the expected number of tokens the round commits given its drafts (g(x) of eq. 14, spec.ExpectedTokens) over the round's duration (eq. 9), divided by 1/(τ_SLM+τ_LLM). "+
+		"reward: Q-S eq. 13, the expected number of tokens the round commits given its drafts (g(x) of eq. 14, speculative.ExpectedTokens) over the round's duration (eq. 9), divided by 1/(τ_SLM+τ_LLM). "+
 		"DDQN: hidden layers %v, γ = %g, Adam %g, batch %d, replay %d, target copy every %d updates, ε %g → %g over %d rounds, one update per round. "+
 		"The curve evaluates the greedy policy before training and after every %d episodes on %d held-out BOS-only runs per temperature (seeds apart from training's); the flat line is Q-S static (L = 4, ℓ = 100) on the same runs. Training time (wall clock, this machine, with the other three training beside it): %s.",
 		sc.episodes, p.cfg.MaxTokens, sc.temps, hybrid.ConfWindow, cfg.Hidden, cfg.Gamma, cfg.LearningRate, cfg.BatchSize, cfg.Replay, cfg.TargetEvery, cfg.EpsStart, cfg.EpsEnd, cfg.EpsDecaySteps,

@@ -36,7 +36,7 @@ func (g *sqsGrid) best(kind string, ti int) *sqsCell {
 func fst(a, _ float64) float64 { return a }
 
 // sqsCrossover tests the paper's ordering (K-SQS faster at low T, C-SQS at
-// high T) with paired differences: each K against C-SQS with the SPEC's
+// high T) with paired differences: each K against C-SQS with hlm's default
 // β₁ = 0.001, and the best K-SQS against the best C-SQS at each T.
 func (p *paper) sqsCrossover(g *sqsGrid) error {
 	p.doc.H(2, "Where the paper's crossover appears (paired latency differences)")

@@ -3,7 +3,7 @@ package hybrid
 import (
 	"math"
 
-	"github.com/hlmproject/hlm/spec"
+	"github.com/hlmproject/hlm/speculative"
 )
 
 // Batch is one budget-filled batch of K-SQS or C-SQS (SQS Sec. 4) as the
@@ -62,9 +62,9 @@ func (b *batches) observe(r *round) error {
 		}
 		bd := BatchDraft{K: dr.support, Dropped: dr.dropped, Examined: l <= v.Accepted}
 		if l < len(tr.DraftY) && tr.DraftY[l] != nil {
-			bd.TV = spec.TV(q, tr.DraftY[l])
+			bd.TV = speculative.TV(q, tr.DraftY[l])
 			if l < len(tr.XHat) && tr.XHat[l] != nil {
-				bd.TVHat = spec.TV(tr.XHat[l], tr.DraftY[l])
+				bd.TVHat = speculative.TV(tr.XHat[l], tr.DraftY[l])
 			}
 		}
 		bt.Drafts = append(bt.Drafts, bd)

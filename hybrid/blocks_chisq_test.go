@@ -11,11 +11,11 @@ import (
 	"github.com/hlmproject/hlm/internal/stattest"
 	"github.com/hlmproject/hlm/model"
 	"github.com/hlmproject/hlm/model/builtin"
-	"github.com/hlmproject/hlm/spec"
+	"github.com/hlmproject/hlm/speculative"
 	"github.com/hlmproject/hlm/wire"
 )
 
-// Real-pair chi-square tests over several positions (issue 21): the
+// Real-pair chi-square tests over several positions: the
 // stories260K LLM and the draft hlm ships for it, runs of chiPositions
 // tokens, and for each position j the tokens the runs committed there
 // against the distribution they should have followed given each run's own
@@ -233,7 +233,7 @@ func ksqsBits(k, ell int) int {
 // tokens of N runs (seeds 0…N−1, prompt "Once upon a time, there was a
 // little", temperature 1) against the LLM's conditional distributions
 // (lossless methods) or the method's own exact output distribution (lossy
-// controls: spec.OutputDist of the SLM's x, its reconstruction x̂ and y at
+// controls: speculative.OutputDist of the SLM's x, its reconstruction x̂ and y at
 // a draft position, y at a bonus position), position by position, at
 // 0.001/chiPositions each. The lossy controls must also fail against the
 // LLM. Each case must have exercised its mechanism (later drafts of a
@@ -331,7 +331,7 @@ func (r *reference) along(t *testing.T, s model.Session, first []float64, toks [
 }
 
 // add records one run's tokens with their reference distributions: the
-// LLM's, or for a lossy method at a draft position spec.OutputDist of the
+// LLM's, or for a lossy method at a draft position speculative.OutputDist of the
 // distribution the draft was sampled from, the reconstruction x̂ the
 // server verifies against, and y.
 func (r *reference) add(t *testing.T, toks, role []int, lossy bool) {
@@ -352,7 +352,7 @@ func (r *reference) add(t *testing.T, toks, role []int, lossy bool) {
 			if r.p.SamplesRecon() {
 				s = xhat
 			}
-			ref = spec.OutputDist(s, xhat, ys[j])
+			ref = speculative.OutputDist(s, xhat, ys[j])
 		}
 		r.ref[j].Add(tok, ref)
 		r.llmY[j].Add(tok, ys[j])

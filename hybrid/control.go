@@ -55,7 +55,7 @@ type RoundInfo struct {
 	// Alpha are the drafts' acceptance probabilities min(1, p_l(x_l)/q̂_l(x_l))
 	// in order, as far as the server's distributions are at hand (the
 	// simulator: Config.Oracle; nil otherwise): Q-S's g(x) (Sec. IV-C,
-	// spec.ExpectedTokens) is the expected number of tokens the round
+	// speculative.ExpectedTokens) is the expected number of tokens the round
 	// commits given its drafts.
 	Alpha   []float64
 	Seconds float64

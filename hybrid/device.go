@@ -7,7 +7,7 @@ import (
 	"github.com/hlmproject/hlm/codec"
 	"github.com/hlmproject/hlm/model"
 	"github.com/hlmproject/hlm/policy"
-	"github.com/hlmproject/hlm/spec"
+	"github.com/hlmproject/hlm/speculative"
 	"github.com/hlmproject/hlm/uncertainty"
 	"github.com/hlmproject/hlm/wire"
 )
@@ -208,7 +208,7 @@ func (d *Device) Step(room int) (Step, error) {
 
 // outputDist is the exact distribution of the token a verified draft
 // position commits, averaged over the draft (CU-HLM eq. 3, 17), for the
-// simulator's deviation: spec.OutputDist when the server's x̂ does not depend
+// simulator's deviation: speculative.OutputDist when the server's x̂ does not depend
 // on which token was drafted (every codec but top-k, and top-k when the
 // draft is sampled from what is sent), and TopK.OutputDist when it does
 // (the draft's entry is appended to the top k).
@@ -216,7 +216,7 @@ func (d *Device) outputDist(dr drafted, xhat, y []float64) ([]float64, error) {
 	if c, ok := d.enc.(codec.TopK); ok && !d.p.SamplesRecon() {
 		return c.OutputDist(dr.sample, y, d.p.predictedBeta(dr.u))
 	}
-	return spec.OutputDist(dr.sample, xhat, y), nil
+	return speculative.OutputDist(dr.sample, xhat, y), nil
 }
 
 // send builds the upload for drafts, carrying the locally committed tokens.

@@ -35,7 +35,7 @@
 // distribution plus the draft (lossy, CU-HLM eq. 17) and S-Q quantizes after
 // sampling (lossy). Coupled and coupled-list are lossless by construction
 // too: the server commits the winner of an exponential race over y
-// (spec.RaceDist).
+// (speculative.RaceDist).
 //
 // The simulator's deviation (Result.MeanDeviation, the oracle meter) is the
 // exact L1 distance of each committed token's output distribution from the

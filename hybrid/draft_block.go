@@ -6,7 +6,7 @@ import (
 
 	"github.com/hlmproject/hlm/codec"
 	"github.com/hlmproject/hlm/sampling"
-	"github.com/hlmproject/hlm/spec"
+	"github.com/hlmproject/hlm/speculative"
 )
 
 // blockLength is the number of drafts a block round may make: the room
@@ -130,7 +130,7 @@ func (b idsBlock) step(d *Device, room int) (Step, error) {
 		x := d.p.distOf(nil, logits)
 		dr := drafted{sample: x, u: math.NaN()}
 		if b.coupled {
-			dr.token = spec.CoupledSample(x, d.p.Seed, len(ctx))
+			dr.token = speculative.CoupledSample(x, d.p.Seed, len(ctx))
 		} else {
 			dr.token = sampling.Sample(x, d.rng)
 			check = checkLogits(check, logits)

@@ -5,7 +5,7 @@ import (
 	"math"
 	"slices"
 
-	"github.com/hlmproject/hlm/spec"
+	"github.com/hlmproject/hlm/speculative"
 )
 
 // listBlock drafts list_k coupled sequences of L tokens for list matching
@@ -27,7 +27,7 @@ func (listBlock) step(d *Device, room int) (Step, error) {
 	return st, nil
 }
 
-// draftList drafts the lists. spec.ListDrafts asks for one distribution
+// draftList drafts the lists. speculative.ListDrafts asks for one distribution
 // per drafted token in the order it flattens them, so the i-th
 // distribution asked for is the one draft token i was drawn from; drafts
 // sharing a prefix share its SLM evaluation through memo.
@@ -49,7 +49,7 @@ func (d *Device) draftList(L int) ([]drafted, error) {
 		samples = append(samples, p)
 		return p, nil
 	}
-	lists, err := spec.ListDrafts(x, d.p.ListK, L, d.p.Seed, len(base))
+	lists, err := speculative.ListDrafts(x, d.p.ListK, L, d.p.Seed, len(base))
 	if err != nil {
 		return nil, fmt.Errorf("hybrid: %w", err)
 	}

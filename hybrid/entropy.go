@@ -5,7 +5,7 @@ import "math"
 // entropyMeter measures, in the simulator only and with Params.Entropy,
 // the mean Shannon entropy of the exact distribution each committed token
 // followed (Q-S Fig. 3b): for a verified draft position the output
-// distribution of speculative sampling (spec.OutputDist, as the oracle's
+// distribution of speculative sampling (speculative.OutputDist, as the oracle's
 // deviation uses; the LLM's own for Q-S by Prop. 1), for a bonus or an
 // LLM-sampled token the LLM's, for a token committed on the device the
 // SLM's. Coupled drafts (no x̂ on the server) count as following the

@@ -14,7 +14,7 @@ import (
 	"github.com/hlmproject/hlm/model/builtin"
 	"github.com/hlmproject/hlm/model/llama"
 	"github.com/hlmproject/hlm/sampling"
-	"github.com/hlmproject/hlm/spec"
+	"github.com/hlmproject/hlm/speculative"
 )
 
 const stories = builtin.DefaultLLM
@@ -261,7 +261,7 @@ func TestTopKDeviationIsExact(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if math.Abs(l1(spec.OutputDist(x, enc.Recon, y), y)-want) > 1e-3 {
+		if math.Abs(l1(speculative.OutputDist(x, enc.Recon, y), y)-want) > 1e-3 {
 			differs++
 		}
 	}

@@ -3,7 +3,7 @@ package hybrid
 import (
 	"fmt"
 
-	"github.com/hlmproject/hlm/spec"
+	"github.com/hlmproject/hlm/speculative"
 )
 
 // oracle measures, in the simulator only (the server in the process, its
@@ -11,10 +11,10 @@ import (
 // from the LLM's: the mean L1 distance between the distribution each
 // committed draft position effectively followed and the LLM's (CU-HLM
 // eq. 17's Bias(t), averaged over the draft). That distribution is
-// spec.OutputDist of the draft's sampling distribution, x̂ and y for
+// speculative.OutputDist of the draft's sampling distribution, x̂ and y for
 // standard verification (Device.outputDist), and the law of the server's
 // exponential race over y for coupled and coupled-list positions
-// (spec.RaceDist). For the methods that sample what they send (Q-S,
+// (speculative.RaceDist). For the methods that sample what they send (Q-S,
 // K-SQS, C-SQS, HLM, replica) and for coupling the result is 0 up to
 // rounding by construction — OutputDist(x̂, x̂, y) = y, RaceDist(y) = y — so
 // it checks the bookkeeping, not the sampler; the chi-square tests on the
@@ -59,7 +59,7 @@ func (o *oracle) observe(r *round) error {
 func (o *oracle) positionDist(r *round, l int) ([]float64, error) {
 	tr := r.server
 	if tr.XHat[l] == nil { // coupled, coupled-list: the server's race over y decides
-		return spec.RaceDist(tr.DraftY[l]), nil
+		return speculative.RaceDist(tr.DraftY[l]), nil
 	}
 	return o.d.outputDist(r.drafts[l], tr.XHat[l], tr.DraftY[l])
 }
@@ -95,4 +95,4 @@ func int32s(xs []int32) []int {
 }
 
 // l1 is Σ|a_i − b_i|, twice the total variation distance.
-func l1(a, b []float64) float64 { return 2 * spec.TV(a, b) }
+func l1(a, b []float64) float64 { return 2 * speculative.TV(a, b) }

@@ -8,7 +8,7 @@ import (
 )
 
 // TestOracleCoupledRace: a coupled position's deviation is computed from the
-// law of the server's race (spec.RaceDist of the distribution it raced
+// law of the server's race (speculative.RaceDist of the distribution it raced
 // over), not taken as 0. A round whose server raced over weights (0.5, 0.3,
 // 0) — a target that lost 0.2 of its mass — committed a token distributed
 // as (0.625, 0.375, 0): L1 deviation 0.2 from the target it was compared

@@ -119,10 +119,11 @@ type Params struct {
 	Channel channel.Config
 }
 
-// DefaultParams are the papers' defaults (SPEC "Defaults worth knowing"): the
-// CU-HLM setting for the link (10 MHz, 10 dB average SNR, Rayleigh), b_prob =
-// 8 with index bits, τ_SLM = 25.6 ms, τ_LLM = 104.6 ms, M = 20, θmax = 2,
-// θ = 0.1, ℓ = 100, a 5000-bit batch budget, energy costs {300, 350, 100}.
+// DefaultParams are the papers' defaults: CU-HLM Sec. V's setting for the
+// link (10 MHz, 10 dB average SNR, Rayleigh), b_prob = 8 with index bits,
+// τ_SLM = 25.6 ms, τ_LLM = 104.6 ms and θ = 0.1; U-HLM's M = 20 and
+// θmax = 2; SQS Sec. 4's ℓ = 100 and 5000-bit batch budget; U+I's energy
+// costs {300, 350, 100}.
 func DefaultParams() Params {
 	e := policy.DefaultEnergy()
 	return Params{

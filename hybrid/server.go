@@ -7,7 +7,7 @@ import (
 
 	"github.com/hlmproject/hlm/codec"
 	"github.com/hlmproject/hlm/model"
-	"github.com/hlmproject/hlm/spec"
+	"github.com/hlmproject/hlm/speculative"
 	"github.com/hlmproject/hlm/wire"
 )
 
@@ -252,7 +252,7 @@ func (j *Job) oneToken() bool { return j.s.p.OneToken() && len(j.lists[0]) == 1 
 // draft 0 the LLM evaluates it token by token (an engine with tree
 // attention would evaluate every draft in the one pass instead). It also
 // returns the target distributions along the committed path.
-func (s *Server) verifyList(j *Job, ys [][]float64) (spec.ListResult, [][]float64, error) {
+func (s *Server) verifyList(j *Job, ys [][]float64) (speculative.ListResult, [][]float64, error) {
 	lists := j.lists
 	base := j.target[:len(j.target)-len(lists[0])] // committed sequence and the upload's committed tokens
 	var path [][]float64
@@ -269,7 +269,7 @@ func (s *Server) verifyList(j *Job, ys [][]float64) (spec.ListResult, [][]float6
 		path = append(path, p)
 		return p, nil
 	}
-	lr, err := spec.VerifyCoupledList(y, lists, s.p.Seed, len(base))
+	lr, err := speculative.VerifyCoupledList(y, lists, s.p.Seed, len(base))
 	return lr, path, err
 }
 

@@ -3,7 +3,7 @@ package hybrid
 import (
 	"fmt"
 
-	"github.com/hlmproject/hlm/spec"
+	"github.com/hlmproject/hlm/speculative"
 	"github.com/hlmproject/hlm/wire"
 )
 
@@ -19,7 +19,7 @@ type verifier interface {
 	// after the last committed token and after each draft of the first
 	// list. It returns the outcome, the draft list it followed and the
 	// LLM's distributions along the committed path.
-	verify(j *Job, ys [][]float64) (res spec.BlockResult, draft int, path [][]float64, err error)
+	verify(j *Job, ys [][]float64) (res speculative.BlockResult, draft int, path [][]float64, err error)
 }
 
 // decoded is the x̂ of codec methods: each draft's payload decoded.
@@ -47,17 +47,17 @@ func (standard) recon(s *Server, up *wire.Upload, _ []int, _ int) ([][]float64, 
 	return decoded(s, up)
 }
 
-func (standard) verify(j *Job, ys [][]float64) (spec.BlockResult, int, [][]float64, error) {
+func (standard) verify(j *Job, ys [][]float64) (speculative.BlockResult, int, [][]float64, error) {
 	rng := roundRNG(j.s.p.Seed, j.up.Round)
 	if j.oneToken() {
-		tok, ok := spec.Verify(j.xhats[0], ys[0], j.lists[0][0], rng)
-		res := spec.BlockResult{Token: tok, Resampled: !ok}
+		tok, ok := speculative.Verify(j.xhats[0], ys[0], j.lists[0][0], rng)
+		res := speculative.BlockResult{Token: tok, Resampled: !ok}
 		if ok {
 			res.Accepted = 1
 		}
 		return res, 0, ys, nil
 	}
-	return spec.VerifyBlock(j.xhats, ys, j.lists[0], rng), 0, ys, nil
+	return speculative.VerifyBlock(j.xhats, ys, j.lists[0], rng), 0, ys, nil
 }
 
 // llmVerifier is the LLM-only method: no drafts; the server samples from
@@ -65,7 +65,7 @@ func (standard) verify(j *Job, ys [][]float64) (spec.BlockResult, int, [][]float
 // sampler=gumbel (so that llm gives exactly coupled's tokens).
 type llmVerifier struct{ standard }
 
-func (v llmVerifier) verify(j *Job, ys [][]float64) (spec.BlockResult, int, [][]float64, error) {
+func (v llmVerifier) verify(j *Job, ys [][]float64) (speculative.BlockResult, int, [][]float64, error) {
 	if j.s.p.Sampler == SamplerGumbel {
 		return coupledVerifier{}.verify(j, ys)
 	}
@@ -80,8 +80,8 @@ func (coupledVerifier) recon(_ *Server, up *wire.Upload, _ []int, _ int) ([][]fl
 	return make([][]float64, len(up.Drafts)), nil
 }
 
-func (coupledVerifier) verify(j *Job, ys [][]float64) (spec.BlockResult, int, [][]float64, error) {
-	return spec.VerifyCoupled(ys, j.lists[0], j.s.p.Seed, len(j.s.seq)+len(j.up.Committed)), 0, ys, nil
+func (coupledVerifier) verify(j *Job, ys [][]float64) (speculative.BlockResult, int, [][]float64, error) {
+	return speculative.VerifyCoupled(ys, j.lists[0], j.s.p.Seed, len(j.s.seq)+len(j.up.Committed)), 0, ys, nil
 }
 
 // replicaVerifier computes x̂ with the server's own copy of the SLM and
@@ -113,10 +113,10 @@ func (replicaVerifier) recon(s *Server, up *wire.Upload, target []int, m int) ([
 // listVerifier is list matching over the upload's list_k drafts.
 type listVerifier struct{ coupledVerifier }
 
-func (listVerifier) verify(j *Job, ys [][]float64) (spec.BlockResult, int, [][]float64, error) {
+func (listVerifier) verify(j *Job, ys [][]float64) (speculative.BlockResult, int, [][]float64, error) {
 	lr, path, err := j.s.verifyList(j, ys)
 	if err != nil {
-		return spec.BlockResult{}, 0, nil, err
+		return speculative.BlockResult{}, 0, nil, err
 	}
 	return lr.BlockResult, lr.Draft, path, nil
 }

@@ -9,7 +9,7 @@ import (
 
 	"github.com/hlmproject/hlm/codec"
 	"github.com/hlmproject/hlm/hybrid"
-	"github.com/hlmproject/hlm/spec"
+	"github.com/hlmproject/hlm/speculative"
 	"github.com/hlmproject/hlm/uncertainty"
 )
 
@@ -92,7 +92,7 @@ func Collect(ctx context.Context, ms *Models, p hybrid.Params, prompts []string,
 			for k, v := range sorted {
 				log.RankSum[k] += v
 			}
-			log.Halves[i%2].AddSorted(sorted, spec.TV(x, y))
+			log.Halves[i%2].AddSorted(sorted, speculative.TV(x, y))
 			if pr := (Pair{X: x, Y: y, Draft: d, U: r.U}); len(log.Pairs) < maxPairs {
 				log.Pairs = append(log.Pairs, pr)
 			} else if j := pick.IntN(seen + 1); j < maxPairs {

@@ -11,7 +11,7 @@ import (
 	"github.com/hlmproject/hlm/hybrid"
 	"github.com/hlmproject/hlm/model"
 	"github.com/hlmproject/hlm/sampling"
-	"github.com/hlmproject/hlm/spec"
+	"github.com/hlmproject/hlm/speculative"
 	"github.com/hlmproject/hlm/uncertainty"
 	"github.com/hlmproject/hlm/wordnet"
 )
@@ -229,11 +229,11 @@ func startLossless(ms *Models, prompt string, maxTokens int) (*lossless, error) 
 	return r, nil
 }
 
-// commit verifies draft d, drawn from x, against y (spec.Verify) and
+// commit verifies draft d, drawn from x, against y (speculative.Verify) and
 // appends the round's token to both sessions; done reports an
 // end-of-generation token (not appended).
 func (r *lossless) commit(x, y []float64, d int, rng *rand.Rand) (tok int, done bool, err error) {
-	tok, _ = spec.Verify(x, y, d, rng)
+	tok, _ = speculative.Verify(x, y, d, rng)
 	if r.ms.Tok.IsEOG(tok) {
 		return tok, true, nil
 	}

@@ -13,7 +13,7 @@ import (
 	"github.com/hlmproject/hlm/ddqn"
 	"github.com/hlmproject/hlm/hybrid"
 	"github.com/hlmproject/hlm/model/builtin"
-	"github.com/hlmproject/hlm/spec"
+	"github.com/hlmproject/hlm/speculative"
 	"github.com/hlmproject/hlm/uncertainty"
 )
 
@@ -130,7 +130,7 @@ func TestBoundsOnRealDistributions(t *testing.T) {
 			order[i] = i
 		}
 		sort.SliceStable(order, func(a, b int) bool { return x[order[a]] > x[order[b]] })
-		tvxy := spec.TV(x, y)
+		tvxy := speculative.TV(x, y)
 		for _, k := range []int{1, 2, 5, 10, 30, 100, 300} {
 			// x̂: top-k kept, residual spread uniformly (CU-HLM eq. 15).
 			xh := make([]float64, V)
@@ -144,7 +144,7 @@ func TestBoundsOnRealDistributions(t *testing.T) {
 			}
 			pd, qd := resid(y, x), resid(y, xh)
 			if tvxy > 1e-9 {
-				if tv, u := spec.TV(pd, qd), codec.UTV(x, y, k); tv > u+1e-9 {
+				if tv, u := speculative.TV(pd, qd), codec.UTV(x, y, k); tv > u+1e-9 {
 					t.Fatalf("pair %d, k=%d: D_TV(p,q) = %g > U_TV = %g (Prop. 1)", n, k, tv, u)
 				}
 			}

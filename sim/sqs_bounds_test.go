@@ -8,7 +8,7 @@ import (
 
 	"github.com/hlmproject/hlm/codec"
 	"github.com/hlmproject/hlm/hybrid"
-	"github.com/hlmproject/hlm/spec"
+	"github.com/hlmproject/hlm/speculative"
 )
 
 // latticeTV is TV(q̄, q̂) for K-SQS with support size k and resolution
@@ -33,7 +33,7 @@ func latticeTV(t *testing.T, x []float64, k, ell int) float64 {
 	for _, i := range ids[:k] {
 		bar[i] = x[i] / kept
 	}
-	return spec.TV(bar, enc.Recon)
+	return speculative.TV(bar, enc.Recon)
 }
 
 // TestLatticeBoundOnRealDistributions checks SQS's lattice bound

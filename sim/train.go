@@ -7,7 +7,7 @@ import (
 
 	"github.com/hlmproject/hlm/ddqn"
 	"github.com/hlmproject/hlm/hybrid"
-	"github.com/hlmproject/hlm/spec"
+	"github.com/hlmproject/hlm/speculative"
 )
 
 // TrainConfig configures DDQN training of the (L, ℓ) controller (Q-S Sec.
@@ -63,7 +63,7 @@ type TrainLog struct {
 // the device's state (Q-S Sec. IV-B: the prefix confidences, their mean and
 // the uplink rate), the round is simulated, and the reward is Q-S eq. 13,
 // N_avg/T^t: the expected number of tokens the round commits given its
-// drafts, g(x) = spec.ExpectedTokens(α) with α_l = min(1, p_l(x_l)/q̂_l(x_l))
+// drafts, g(x) = speculative.ExpectedTokens(α) with α_l = min(1, p_l(x_l)/q̂_l(x_l))
 // (eq. 14 with the drafts drawn, an unbiased estimate of N_avg), over the
 // round's duration T^t (eq. 9). It returns the trained agent (with the
 // action table in its metadata) and the training record.
@@ -89,7 +89,7 @@ func TrainDDQN(ctx context.Context, ms *Models, tc TrainConfig) (*ddqn.Agent, Tr
 		pp, prompt := tc.episode(p, ep)
 		var rewards []float64
 		learn := func(ri hybrid.RoundInfo) {
-			reward := spec.ExpectedTokens(ri.Alpha) / ri.Seconds
+			reward := speculative.ExpectedTokens(ri.Alpha) / ri.Seconds
 			rewards = append(rewards, reward)
 			agent.Observe(ri.State.Features(), ctl.last, reward/tc.RewardScale, ri.Next.Features(), ri.Done)
 			agent.Train()

@@ -104,7 +104,7 @@ func BenchmarkDecodeQuant(b *testing.B) {
 	}
 }
 
-// BenchmarkBlockVsStep measures issue 10's block target in one loop: an
+// BenchmarkBlockVsStep measures the block-versus-step target in one loop: an
 // 8-token verification block (logits for all 8) against a decode step at
 // the same context, taken in turns so that the machine's load drifts over
 // both alike. It reports block÷step (the target is ≤ 1.25 at stories110M,
