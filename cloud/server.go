@@ -86,6 +86,7 @@ type Server struct {
 	cfg    Config
 	ctxLen int
 	llmFP  string
+	origin string // model.OriginOf(LLM), in the Welcome
 	tokFP  string
 	jobs   chan *job
 	// connGone wakes a batch that waits for connected devices when one
@@ -134,7 +135,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, errors.New("cloud: no LLM")
 	}
 	cfg.defaults()
-	s := &Server{cfg: cfg, ctxLen: cfg.LLM.Config().SeqLen, llmFP: cfg.LLM.Fingerprint(),
+	s := &Server{cfg: cfg, ctxLen: cfg.LLM.Config().SeqLen, llmFP: cfg.LLM.Fingerprint(), origin: model.OriginOf(cfg.LLM),
 		jobs: make(chan *job, 4*cfg.MaxBatch), connGone: make(chan struct{}, 1), sessions: map[uint64]*session{}, conns: map[net.Conn]*connState{},
 		stopped: make(chan struct{})}
 	if cfg.MaxContext > 0 && cfg.MaxContext < s.ctxLen {
@@ -394,7 +395,7 @@ func (s *Server) converse(c net.Conn, log *slog.Logger, out **session) error {
 		return perr(wire.ErrCodeAuth, "authentication failed")
 	}
 	if err := s.writeFrame(c, wire.FrameWelcome, wire.AppendWelcome(nil, &wire.Welcome{Version: wire.ProtocolVersion, MaxFrame: uint32(s.cfg.MaxFrame), Server: s.cfg.Name,
-		Vocab: uint32(s.cfg.LLM.Config().Vocab), Context: uint32(s.ctxLen), LLM: s.llmFP})); err != nil {
+		Vocab: uint32(s.cfg.LLM.Config().Vocab), Context: uint32(s.ctxLen), LLM: s.llmFP, Origin: s.origin})); err != nil {
 		return err
 	}
 	t, body, err = s.readFrame(c, s.cfg.IOTimeout)

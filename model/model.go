@@ -227,6 +227,20 @@ type Model interface {
 	Fingerprint() string
 }
 
+// OriginOf is the fingerprint of the full-precision model m was made from
+// — a quantized view or a converted file names its origin (an Origin
+// method) — else m's own Fingerprint. Equal origins mean the same trained
+// weights, not the same logits: the shipped draft of a model is found by
+// it (model/builtin.DraftFor).
+func OriginOf(m Model) string {
+	if o, ok := m.(interface{ Origin() string }); ok {
+		if s := o.Origin(); s != "" {
+			return s
+		}
+	}
+	return m.Fingerprint()
+}
+
 // Session is one sequence being evaluated: a KV cache over positions
 // [0, Len()). A session is not safe for concurrent use; different sessions of
 // one model are.

@@ -38,7 +38,9 @@ type Models struct {
 
 // Open opens the model pair and checks that it can work together: same
 // vocabulary, a tokenizer. An empty slmSpec means the draft hlm ships for
-// the LLM (found by its fingerprint, model/builtin.DraftFor); without one,
+// the LLM (found by the fingerprint of the model it was made from,
+// model.OriginOf and model/builtin.DraftFor: a quantized copy finds its
+// model's draft); without one,
 // Models.SLM is nil, the LLM-only method still runs and RequireDraft says
 // how to get a draft.
 func Open(llmSpec, slmSpec, tokPath string) (*Models, error) {
@@ -49,7 +51,7 @@ func Open(llmSpec, slmSpec, tokPath string) (*Models, error) {
 	ms := &Models{LLM: llm}
 	if slmSpec == "" {
 		var ok bool
-		if slmSpec, ok = builtin.DraftFor(llm.Fingerprint()); !ok {
+		if slmSpec, ok = builtin.DraftFor(model.OriginOf(llm)); !ok {
 			ms.noDraft = fmt.Errorf("hlm ships no draft for the LLM %s: pass one with --slm (an early exit works: --slm '%s@exit=1'), or train one with hlm distill --teacher %s --out draft.gguf", llmSpec, llmSpec, llmSpec)
 		}
 	}

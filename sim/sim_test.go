@@ -301,3 +301,25 @@ func TestCollectObservesTheHLMRun(t *testing.T) {
 		t.Errorf("%d drafts with y_d ≥ x_d, only %d accepted", accepted, sum.Accepted)
 	}
 }
+
+// TestQuantizedCopyFindsTheShippedDraft: a quantized copy of a shipped
+// model (builtin:stories260K@q8, @q4) opens with the draft hlm ships for
+// the model it was made from (model.OriginOf), not "no draft".
+func TestQuantizedCopyFindsTheShippedDraft(t *testing.T) {
+	want, err := Open(builtin.DefaultLLM, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"@q8", "@q4"} {
+		ms, err := Open(builtin.DefaultLLM+q, "", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := ms.RequireDraft(); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		if ms.SLM.Fingerprint() != want.SLM.Fingerprint() {
+			t.Errorf("%s: draft %s, want %s", q, ms.SLM.Name(), want.SLM.Name())
+		}
+	}
+}

@@ -24,7 +24,8 @@ type Hello struct {
 // device can fit its prompt to the context before it opens a session.
 //
 // Body: version uint16 LE | max frame uint32 LE | server string |
-// vocab uint32 LE | context uint32 LE | llm string
+// vocab uint32 LE | context uint32 LE | llm string | origin string
+// (origin since protocol version 3)
 type Welcome struct {
 	Version  uint16
 	MaxFrame uint32
@@ -32,6 +33,11 @@ type Welcome struct {
 	Vocab    uint32
 	Context  uint32 // positions a session may use
 	LLM      string // the server model's fingerprint
+	// Origin is the fingerprint of the full-precision model the server's
+	// LLM was made from (itself, unless it is a quantized copy or a
+	// converted file: model.OriginOf), by which a device finds the draft
+	// hlm ships for it.
+	Origin string
 }
 
 // Open starts a session, or resumes one.
@@ -124,7 +130,8 @@ func AppendWelcome(b []byte, w *Welcome) []byte {
 	b = appendString(b, w.Server)
 	b = binary.LittleEndian.AppendUint32(b, w.Vocab)
 	b = binary.LittleEndian.AppendUint32(b, w.Context)
-	return appendString(b, w.LLM)
+	b = appendString(b, w.LLM)
+	return appendString(b, w.Origin)
 }
 
 // ParseWelcome decodes a Welcome body.
@@ -134,6 +141,7 @@ func ParseWelcome(b []byte) (*Welcome, error) {
 	w.Server = r.str()
 	w.Vocab, w.Context = r.u32(), r.u32()
 	w.LLM = r.str()
+	w.Origin = r.str()
 	if err := r.done(); err != nil {
 		return nil, fmt.Errorf("welcome: %w", err)
 	}

@@ -9,7 +9,7 @@ import (
 
 // ProtocolVersion is the version this package speaks. A peer with another
 // version is refused at the handshake.
-const ProtocolVersion = 2
+const ProtocolVersion = 3
 
 // DefaultMaxFrame is the largest frame a peer accepts unless configured
 // otherwise: large enough for a full 32,000-token distribution at 32 bits
@@ -27,7 +27,7 @@ type FrameType byte
 //
 //	device                          server
 //	Hello{version, token}      →
-//	                           ←    Welcome{version, max frame, server, vocab, context, llm}  (or Error)
+//	                           ←    Welcome{version, max frame, server, vocab, context, llm, origin}  (or Error)
 //	Open{params, prefix, …}    →
 //	                           ←    Opened{session, round, …}    (or Error)
 //	Upload{round r}            →

@@ -39,7 +39,7 @@ func TestControlRoundTrips(t *testing.T) {
 	if b, err := ParseOpened(AppendOpened(nil, od)); err != nil || !reflect.DeepEqual(b, od) {
 		t.Fatalf("opened: %+v %v", b, err)
 	}
-	w := &Welcome{Version: 2, MaxFrame: 99, Server: "hlm", Vocab: 32000, Context: 4096, LLM: "fp"}
+	w := &Welcome{Version: 3, MaxFrame: 99, Server: "hlm", Vocab: 32000, Context: 4096, LLM: "fp", Origin: "or"}
 	if b, err := ParseWelcome(AppendWelcome(nil, w)); err != nil || !reflect.DeepEqual(b, w) {
 		t.Fatalf("welcome: %+v %v", b, err)
 	}
@@ -47,8 +47,8 @@ func TestControlRoundTrips(t *testing.T) {
 	if b, err := ParseError(AppendError(nil, e)); err != nil || !reflect.DeepEqual(b, e) {
 		t.Fatalf("error: %+v %v", b, err)
 	}
-	// Welcome hex golden: version 2 | max frame 99 | "s" | vocab 512 | context 256 | "x"
-	if got := hex.EncodeToString(AppendWelcome(nil, &Welcome{Version: 2, MaxFrame: 99, Server: "s", Vocab: 512, Context: 256, LLM: "x"})); got != "0200"+"63000000"+"0173"+"00020000"+"00010000"+"0178" {
+	// Welcome hex golden: version 3 | max frame 99 | "s" | vocab 512 | context 256 | "x" | "o"
+	if got := hex.EncodeToString(AppendWelcome(nil, &Welcome{Version: 3, MaxFrame: 99, Server: "s", Vocab: 512, Context: 256, LLM: "x", Origin: "o"})); got != "0300"+"63000000"+"0173"+"00020000"+"00010000"+"0178"+"016f" {
 		t.Errorf("welcome bytes %s", got)
 	}
 	// Open hex golden: resume 0 | round 0 | params | slm | tokenizer | llm | prefix [1, 300]

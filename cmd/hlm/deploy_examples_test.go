@@ -288,3 +288,18 @@ func TestDeployDocExamples(t *testing.T) {
 		checkGeneration(t, "section 6's device", stdout, stderr)
 	}
 }
+
+// TestEdgeFindsTheDraftOfAQuantizedServer: hlm edge without --slm against
+// an hlm serve of a quantized copy (builtin:stories260K@q8) opens the
+// draft hlm ships for the model the copy was made from, named by the
+// Welcome's origin.
+func TestEdgeFindsTheDraftOfAQuantizedServer(t *testing.T) {
+	addr := freeAddr(t)
+	out := background(t, []string{"serve", "--listen", addr, "--llm", "builtin:stories260K@q8"})
+	waitListening(t, addr, out)
+	stdout, stderr, err := runHLM(t, "edge", "--server", addr, "--method", "q-s", "--prompt", "Once upon a time", "--max-tokens", "24")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	checkGeneration(t, "edge against a Q8_0 server", stdout, stderr)
+}

@@ -204,14 +204,15 @@ func streamPrompts(ctx context.Context, g *edge.Generator, texts []string, view 
 }
 
 // openEdgeDraft opens --slm, or by default the draft hlm ships for the
-// server's LLM (its fingerprint comes in the server's Welcome).
+// server's LLM (found by the origin the server's Welcome names: a
+// quantized copy of a model finds that model's draft).
 func openEdgeDraft(ctx context.Context, conn edge.Config, spec, tok string) (model.Model, error) {
 	if spec == "" {
 		rem, err := edge.Dial(ctx, conn)
 		if err != nil {
 			return nil, fmt.Errorf("connecting to %s: %w", conn.Addr, err)
 		}
-		fp := rem.Welcome().LLM
+		fp := rem.Welcome().Origin
 		rem.Drop()
 		var ok bool
 		if spec, ok = builtin.DraftFor(fp); !ok {
