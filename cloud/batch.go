@@ -1,6 +1,7 @@
 package cloud
 
 import (
+	"errors"
 	"time"
 
 	"github.com/hlmproject/hlm/hybrid"
@@ -114,30 +115,40 @@ func (s *Server) runBatch(batch []*job) {
 		}
 	}
 	rows := make(map[model.Session][][]float32, len(sessions))
+	failed := map[model.Session]error{}
 	if len(sessions) > 0 {
 		var out [][][]float32
-		var err error
+		err := errUnbatched
 		if b, ok := s.cfg.LLM.(model.Batcher); ok && len(sessions) > 1 {
 			out, err = b.EvalBatch(sessions, tokens)
-		} else {
+		}
+		if err == nil {
 			for i, ses := range sessions {
-				var r [][]float32
-				if r, err = ses.Eval(tokens[i]); err != nil {
-					break
+				rows[ses] = out[i]
+			}
+		} else {
+			// Unbatched, or the batch failed (it left every session as it
+			// was): each session alone, so that one session's failure (a
+			// full context, an engine error) fails its round only.
+			for i, ses := range sessions {
+				r, err := ses.Eval(tokens[i])
+				if err != nil {
+					failed[ses] = err
+					continue
 				}
-				out = append(out, r)
+				rows[ses] = r
 			}
-		}
-		if err != nil {
-			for _, p := range ready {
-				p.j.done <- result{err: err}
-			}
-			return
-		}
-		for i, ses := range sessions {
-			rows[ses] = out[i]
 		}
 	}
+	ok := ready[:0]
+	for _, p := range ready {
+		if err := failed[p.hj.Session()]; err != nil && len(p.hj.Tokens()) > 0 {
+			p.j.done <- result{err: err}
+			continue
+		}
+		ok = append(ok, p)
+	}
+	ready = ok
 	// Each session's verification (distributions over the vocabulary, the
 	// accept/resample decisions) depends only on its own rows and state:
 	// the threads share them out.
@@ -148,6 +159,9 @@ func (s *Server) runBatch(batch []*job) {
 		}
 	})
 }
+
+// errUnbatched marks a batch that was not evaluated in one pass.
+var errUnbatched = errors.New("not batched")
 
 // finishWork is the cost of one Finish in ParallelFor's multiply-add units:
 // enough that two or more sessions are shared out.

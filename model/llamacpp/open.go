@@ -357,6 +357,19 @@ func (m *Model) SetThreads(n int) {
 // Slots is the number of sessions whose KV caches the context holds at once.
 func (m *Model) Slots() int { return len(m.slots) }
 
+// Sequences is how many of the context's sequences hold a session's cache
+// now, and how many there are.
+func (m *Model) Sequences() (inUse, total int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, st := range m.slots {
+		if st != nil {
+			inUse++
+		}
+	}
+	return inUse, len(m.slots)
+}
+
 // Stats are the backend's counters so far.
 func (m *Model) Stats() Stats {
 	m.mu.Lock()

@@ -1,0 +1,329 @@
+package cloud
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hlmproject/hlm/codec"
+	"github.com/hlmproject/hlm/edge"
+	"github.com/hlmproject/hlm/hybrid"
+	"github.com/hlmproject/hlm/internal/stattest"
+	"github.com/hlmproject/hlm/model"
+	"github.com/hlmproject/hlm/model/llamacpp"
+	"github.com/hlmproject/hlm/sim"
+	"github.com/hlmproject/hlm/wire"
+)
+
+// The tests of hlm serve with its LLM on llama.cpp (model/llamacpp): a
+// tiny Qwen3 of the committed family models on llama.cpp verifies, its
+// one-layer early exit on hlm's engine drafts. They skip without a
+// libllama (internal/libllama/build.sh builds one).
+
+var lcFile = filepath.Join("..", "model", "llama", "testdata", "families", "qwen3.gguf")
+
+// lcModels opens the pair with the llama.cpp options opts (after
+// "@llama.cpp"), closing the LLM at the end of the test.
+func lcModels(t testing.TB, opts string) (*sim.Models, *llamacpp.Model) {
+	t.Helper()
+	if _, ok := llamacpp.LibraryPath(); !ok {
+		t.Skip("no libllama: run internal/libllama/build.sh (about 4 minutes on 2 cores; CI does) or set HLM_LLAMA_LIB")
+	}
+	ms, err := sim.Open(lcFile+"@llama.cpp"+opts, lcFile+"@exit=1", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lc := ms.LLM.(*llamacpp.Model)
+	t.Cleanup(func() { lc.Close() })
+	return ms, lc
+}
+
+// TestLlamaCppSimMatchesNetwork: with the LLM on llama.cpp, every method
+// completes through hlm serve over TCP with the tokens, rates and bits of
+// the simulator on the same models (whose LLM evaluates each session
+// alone: batching does not change its logits), also for a prompt longer
+// than the context.
+func TestLlamaCppSimMatchesNetwork(t *testing.T) {
+	ms, _ := lcModels(t, "@c=256@np=4")
+	long := strings.Repeat("Once upon a time there was a little model. ", 30)
+	if n := len(ms.Tok.Encode(long, true)); n <= ms.Context() {
+		t.Fatalf("the long prompt has %d tokens, the context %d", n, ms.Context())
+	}
+	_, addr := start(t, Config{LLM: ms.LLM, Replicas: []model.Model{ms.SLM}})
+	for _, c := range []struct{ name, prompt string }{{"", prompt}, {"long/", long}} {
+		for _, m := range hybrid.Methods {
+			t.Run(c.name+m, func(t *testing.T) {
+				p := params(m, 11)
+				p.FitPrompt = c.prompt == long
+				want, err := sim.One(context.Background(), ms, p, c.prompt, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, _, err := generator(t, ms, addr, p).One(context.Background(), p, c.prompt, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if fmt.Sprint(got.Tokens) != fmt.Sprint(want.Tokens) {
+					t.Fatalf("tokens differ\n net %v\n sim %v", got.Tokens, want.Tokens)
+				}
+				if got.UplinkBits != want.UplinkBits || got.Accepted != want.Accepted {
+					t.Errorf("net bits %d accepted %d; sim bits %d accepted %d", got.UplinkBits, got.Accepted, want.UplinkBits, want.Accepted)
+				}
+			})
+		}
+	}
+}
+
+// TestLlamaCppMoreDevicesThanSlots: eight devices at once on a server
+// whose llama.cpp context holds four sessions all finish, with the
+// simulator's tokens; the server evicted and restored sessions.
+func TestLlamaCppMoreDevicesThanSlots(t *testing.T) {
+	ms, lc := lcModels(t, "@c=256@np=4")
+	_, addr := start(t, Config{LLM: ms.LLM})
+	const n = 8
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := range n {
+		method := []string{hybrid.HLM, hybrid.QS, hybrid.UHLM, hybrid.Coupled}[i%4]
+		p := params(method, uint64(100+i))
+		g := generator(t, ms, addr, p)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			want, err := sim.One(context.Background(), ms, p, prompt, nil)
+			if err != nil {
+				errs <- err
+				return
+			}
+			got, _, err := g.One(context.Background(), p, prompt, nil)
+			if err != nil {
+				errs <- fmt.Errorf("device %d: %w", i, err)
+				return
+			}
+			if fmt.Sprint(got.Tokens) != fmt.Sprint(want.Tokens) {
+				errs <- fmt.Errorf("device %d (%s): tokens differ from the simulator", i, method)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if st := lc.Stats(); st.Evictions == 0 {
+		t.Errorf("no session was evicted (%+v): the test did not exercise more sessions than slots", st)
+	}
+}
+
+// TestLlamaCppKilledSessionFreesSequence: a device that goes away for
+// good leaves a detached session; when the server drops it (idle timeout)
+// its llama.cpp sequence is free again.
+func TestLlamaCppKilledSessionFreesSequence(t *testing.T) {
+	ms, lc := lcModels(t, "@c=256@np=2")
+	srv, addr := start(t, Config{LLM: ms.LLM, IdleTimeout: 200 * time.Millisecond})
+	p := params(hybrid.QS, 3)
+	g := generator(t, ms, addr, p)
+	g.Conn.Retries = 1
+	killed := errors.New("device killed")
+	ctx, cancel := context.WithCancelCause(context.Background())
+	g.Wrap = func(r *edge.Remote) hybrid.Verifier {
+		return &faultVerifier{r: r, fault: func(r *edge.Remote) { r.Drop(); cancel(killed) }}
+	}
+	if _, _, err := g.One(ctx, p, prompt, nil); err == nil {
+		t.Fatal("the killed device finished")
+	}
+	if used, _ := lc.Sequences(); used == 0 {
+		t.Fatal("the killed device's session holds no sequence: nothing to free")
+	}
+	waitHealth(t, srv, "without sessions after the idle timeout", func(h Health) bool { return h.Sessions == 0 })
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		runtime.GC()
+		if used, _ := lc.Sequences(); used == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the dropped session still holds its llama.cpp sequence")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// lcChiPositions tokens per run are tested, each position at
+// lcChiAlpha/lcChiPositions (Bonferroni).
+const (
+	lcChiPositions = 5
+	lcChiAlpha     = 0.001
+)
+
+// TestLlamaCppLossless: through hlm serve over TCP with the LLM on
+// llama.cpp, the first tokens of N runs (seeds 0…N−1, eight devices at a
+// time, so the server batches them) follow the llama.cpp LLM's conditional
+// distributions, position by position (stattest.Conditional; N = 1,000,
+// 400 with -short; α = 0.001 per case) for q-s blocks, k-sqs, hlm and
+// coupled; the lossy control s-q must fail against them (the test's
+// power). The reference distributions come from the same llama.cpp model,
+// each run's prefix evaluated in one block.
+func TestLlamaCppLossless(t *testing.T) {
+	ms, _ := lcModels(t, "@c=256@np=8")
+	_, addr := start(t, Config{LLM: ms.LLM})
+	n := 1000
+	if testing.Short() {
+		n = 400
+	}
+	vocab := ms.LLM.Config().Vocab
+	kBits, err := codec.KSQS{K: 4, L: 10}.Bits(vocab)
+	if err != nil {
+		t.Fatal(err)
+	}
+	promptIDs := ms.Tok.Encode("She was", true)
+	for _, tc := range []struct {
+		name   string
+		method string
+		sets   []string
+		lossy  bool
+	}{
+		{"q-s l=3", hybrid.QS, []string{"l=3", "ell=20"}, false},
+		{"k-sqs budget", hybrid.KSQS, []string{"sqs_k=4", "ell=10", "budget_bits=" + fmt.Sprint(3*kBits)}, false},
+		{"hlm", hybrid.HLM, nil, false},
+		{"coupled l=3", hybrid.Coupled, []string{"l=3"}, false},
+		{"s-q l=3 ℓ=4 (lossy control)", hybrid.SQ, []string{"l=3", "ell=4"}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := hybrid.DefaultParams()
+			p.Method, p.MaxTokens = tc.method, lcChiPositions
+			if err := p.SetAll(tc.sets); err != nil {
+				t.Fatal(err)
+			}
+			runs := make([][]int, n)
+			var wg sync.WaitGroup
+			var mu sync.Mutex
+			var firstErr error
+			next := 0
+			for range 8 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for {
+						mu.Lock()
+						i := next
+						next++
+						mu.Unlock()
+						if i >= n {
+							return
+						}
+						q := p
+						q.Seed = uint64(i)
+						g, err := edge.NewGenerator(edge.Config{Addr: addr, Backoff: 20 * time.Millisecond}, ms.SLM, q)
+						var res hybrid.Result
+						if err == nil {
+							res, _, err = g.OneTokens(context.Background(), q, promptIDs, nil)
+						}
+						if err == nil && len(res.Tokens) == 0 {
+							err = fmt.Errorf("seed %d: no token", i)
+						}
+						mu.Lock()
+						if err != nil && firstErr == nil {
+							firstErr = err
+						}
+						if err == nil {
+							// A run that ended (end of generation) early
+							// counts at the positions it reached: whether
+							// it reached j depends on its prefix only.
+							runs[i] = res.Tokens[:min(len(res.Tokens), lcChiPositions)]
+						}
+						mu.Unlock()
+					}
+				}()
+			}
+			wg.Wait()
+			if firstErr != nil {
+				t.Fatal(firstErr)
+			}
+			worst := lcWorstP(t, ms.LLM, &p, promptIDs, runs)
+			bound := lcChiAlpha / lcChiPositions
+			switch {
+			case !tc.lossy && worst < bound:
+				t.Errorf("%s deviates from the LLM through hlm serve on llama.cpp: smallest p-value %.3g < %.3g", tc.name, worst, bound)
+			case tc.lossy && worst >= bound:
+				t.Errorf("%s is lossy but passed against the LLM (smallest p-value %.3g): the test has no power", tc.name, worst)
+			}
+		})
+	}
+}
+
+// lcWorstP tests the runs' tokens position by position against the LLM's
+// distribution after each run's own prefix and returns the smallest
+// p-value (0 when a token of probability 0 was drawn).
+func lcWorstP(t *testing.T, llm model.Model, p *hybrid.Params, prompt []int, runs [][]int) float64 {
+	t.Helper()
+	s := llm.NewSession()
+	y0, err := s.Prefill(prompt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := p.Dist(nil, y0)
+	tests := make([]stattest.Conditional, lcChiPositions)
+	for _, toks := range runs {
+		if err := s.Truncate(len(prompt)); err != nil {
+			t.Fatal(err)
+		}
+		ys := [][]float64{first}
+		rows, err := [][]float32(nil), error(nil)
+		if len(toks) > 1 {
+			rows, err = s.Eval(toks[:len(toks)-1])
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rows {
+			ys = append(ys, p.Dist(nil, r))
+		}
+		for j, tok := range toks {
+			tests[j].Add(tok, ys[j])
+		}
+	}
+	worst := 1.0
+	for j := range tests {
+		w, df, impossible, err := tests[j].Test()
+		if err != nil {
+			t.Fatalf("position %d: %v", j+1, err)
+		}
+		pv := stattest.Survival(df, w)
+		if impossible > 0 {
+			pv = 0
+		}
+		t.Logf("position %d: W %.1f on %d df, p = %.3g (%d tokens of probability 0)", j+1, w, df, pv, impossible)
+		worst = math.Min(worst, pv)
+	}
+	return worst
+}
+
+// TestLlamaCppServerRefusals: a replica of the draft on the server is
+// hlm's engine (the replica method needs bit-identical draft
+// distributions on both sides); without one the method is refused with
+// the reason, and the server keeps serving.
+func TestLlamaCppServerRefusals(t *testing.T) {
+	ms, _ := lcModels(t, "@c=256@np=2")
+	_, addr := start(t, Config{LLM: ms.LLM})
+	p := params(hybrid.Replica, 1)
+	_, _, err := generator(t, ms, addr, p).One(context.Background(), p, prompt, nil)
+	if err == nil || !strings.Contains(err.Error(), "replica") {
+		t.Errorf("replica without a server copy: %v, want a refusal naming it", err)
+	}
+	var se *wire.Error
+	if errors.As(err, &se) && se.Code != wire.ErrCodeRefused {
+		t.Errorf("refusal code %d, want %d", se.Code, wire.ErrCodeRefused)
+	}
+	p = params(hybrid.QS, 2)
+	if _, _, err := generator(t, ms, addr, p).One(context.Background(), p, prompt, nil); err != nil {
+		t.Errorf("a session after the refusal: %v", err)
+	}
+}
