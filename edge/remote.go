@@ -228,6 +228,9 @@ func (r *Remote) dialHello(ctx context.Context) (net.Conn, error) {
 	}
 	c, err := d.DialContext(ctx, "tcp", r.cfg.Addr)
 	if err != nil {
+		if errors.Is(err, syscall.ECONNREFUSED) {
+			err = fmt.Errorf("%w (%v)", ErrNoServer, err)
+		}
 		return nil, err
 	}
 	if r.cfg.TLS != nil {
@@ -269,6 +272,8 @@ var (
 	// ErrClosedAtHandshake: the server closed a connection without TLS
 	// before answering the handshake, as a TLS server does.
 	ErrClosedAtHandshake = errors.New("the server closed the connection at the handshake, as a TLS server does to a device that connects without TLS")
+	// ErrNoServer: nothing listens at the address.
+	ErrNoServer = errors.New("nothing listens there: start hlm serve on that machine, or give its address with --server HOST:PORT")
 )
 
 func (r *Remote) roundTrip(c net.Conn, t wire.FrameType, body []byte, want wire.FrameType) ([]byte, error) {
