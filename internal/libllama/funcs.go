@@ -64,6 +64,9 @@ type funcs struct {
 	backendDevGet            func(i uintptr) uintptr
 	backendDevName           func(dev uintptr) string
 	backendDevDescription    func(dev uintptr) string
+	backendDevType           func(dev uintptr) int32
+	backendDevBackendReg     func(dev uintptr) uintptr
+	backendRegName           func(reg uintptr) string
 
 	// rawModelDefaults and rawContextDefaults call
 	// llama_{model,context}_default_params with a buffer of the caller's
@@ -132,5 +135,8 @@ func (f *funcs) symbols() map[string]any {
 		"ggml_backend_dev_get":              &f.backendDevGet,
 		"ggml_backend_dev_name":             &f.backendDevName,
 		"ggml_backend_dev_description":      &f.backendDevDescription,
+		"ggml_backend_dev_type":             &f.backendDevType,
+		"ggml_backend_dev_backend_reg":      &f.backendDevBackendReg,
+		"ggml_backend_reg_name":             &f.backendRegName,
 	}
 }

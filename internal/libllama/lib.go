@@ -4,10 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 )
 
 // Sentinel errors, wrapped with details.
@@ -192,6 +194,10 @@ func (l *Lib) AddRPCServers(endpoints []string) error {
 	if add == 0 {
 		return fmt.Errorf("%w: %s: the RPC backend lacks ggml_backend_rpc_add_server", ErrLibrary, l.path)
 	}
+	// llama.cpp's RPC client writes to its sockets without MSG_NOSIGNAL,
+	// partly from threads of its own: a server that goes away would end
+	// the process with SIGPIPE before llama.cpp could report it.
+	signal.Ignore(syscall.SIGPIPE)
 	for _, ep := range endpoints {
 		if l.rpcSet[ep] {
 			continue

@@ -213,7 +213,7 @@ func TestLoadErrors(t *testing.T) {
 	trunc := filepath.Join(dir, "trunc.gguf")
 	os.WriteFile(trunc, []byte("GGUF\x03\x00\x00\x00\x01"), 0o644)
 	for _, p := range []string{filepath.Join(dir, "missing.gguf"), trunc} {
-		_, err := l.LoadModel(p, l.ModelDefaults(), nil)
+		_, err := l.LoadModel(p, l.ModelDefaults(), nil, nil)
 		if !errors.Is(err, ErrLoad) {
 			t.Errorf("LoadModel(%s) = %v, want ErrLoad", p, err)
 		} else {

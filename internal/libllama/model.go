@@ -15,8 +15,11 @@ type Model struct {
 
 // LoadModel loads a GGUF file with p (start from l.ModelDefaults()).
 // tensorSplit, when not empty, is copied into the llama_max_devices()
-// proportions p.TensorSplit points to.
-func (l *Lib) LoadModel(path string, p ModelParams, tensorSplit []float32) (*Model, error) {
+// proportions p.TensorSplit points to. rpc are the RPC endpoints of this
+// model (added with AddRPCServers): the devices of other endpoints the
+// process added for other models are left out, where llama.cpp's own
+// choice would take every device it knows.
+func (l *Lib) LoadModel(path string, p ModelParams, tensorSplit []float32, rpc []string) (*Model, error) {
 	var split []float32
 	if len(tensorSplit) > 0 {
 		n := l.MaxDevices()
@@ -27,13 +30,61 @@ func (l *Lib) LoadModel(path string, p ModelParams, tensorSplit []float32) (*Mod
 		copy(split, tensorSplit)
 		p.TensorSplit = &split[0]
 	}
+	devs := l.devices(rpc)
+	if devs != nil {
+		p.Devices = uintptr(unsafe.Pointer(&devs[0]))
+	}
 	mark := logMark()
 	h := l.f.modelLoadFromFile(path, p)
 	runtime.KeepAlive(split)
+	runtime.KeepAlive(devs)
 	if h == 0 {
 		return nil, fmt.Errorf("%w: %s: %s", ErrLoad, path, orUnknown(logErrorsSince(mark)))
 	}
 	return &Model{l: l, h: h, vocab: l.f.modelGetVocab(h)}, nil
+}
+
+// Device types (enum ggml_backend_dev_type).
+const (
+	devGPU  = 1
+	devIGPU = 2
+)
+
+// devices is the NULL-terminated device list of a model whose RPC
+// endpoints are rpc, as llama.cpp would choose it (this model's RPC
+// devices first, then the GPUs, else the integrated GPUs; the CPU is
+// always there), or nil when no other endpoint's device is registered and
+// llama.cpp's own choice is the same.
+func (l *Lib) devices(rpc []string) []uintptr {
+	mine := map[string]bool{}
+	for _, ep := range rpc {
+		mine[ep] = true
+	}
+	var remote, gpus, igpus []uintptr
+	foreign := false
+	for i := range l.f.backendDevCount() {
+		d := l.f.backendDevGet(i)
+		switch typ := l.f.backendDevType(d); {
+		case l.f.backendRegName(l.f.backendDevBackendReg(d)) == "RPC":
+			if mine[l.f.backendDevDescription(d)] {
+				remote = append(remote, d)
+			} else {
+				foreign = true
+			}
+		case typ == devGPU:
+			gpus = append(gpus, d)
+		case typ == devIGPU:
+			igpus = append(igpus, d)
+		}
+	}
+	if !foreign {
+		return nil
+	}
+	out := append(remote, gpus...)
+	if len(gpus) == 0 {
+		out = append(out, igpus...)
+	}
+	return append(out, 0)
 }
 
 func orUnknown(s string) string {

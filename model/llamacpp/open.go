@@ -146,7 +146,7 @@ func open(spec model.Spec) (*Model, error) {
 		mp.SplitMode = libllama.SplitLayer
 	}
 	mp.MainGPU = int32(o.MainGPU)
-	lm, err := lib.LoadModel(path, mp, o.TensorSplitValues())
+	lm, err := lib.LoadModel(path, mp, o.TensorSplitValues(), o.RPCEndpoints())
 	if err != nil {
 		return nil, err
 	}
