@@ -303,6 +303,30 @@ func (a *Attention) Last() []float32 {
 	return out
 }
 
+// TreeSession is implemented by sessions that evaluate a tree of tokens in
+// one pass (tree attention): the drafts of a token tree, verified at once.
+//
+// EvalTree appends nodes after the Len() cached positions: node i holds
+// tokens[i], its parent is parents[i] (−1: the last cached position, i.e.
+// a child of the context; else an earlier node, parents[i] < i), it sits
+// at position Len()+depth(i) (depth 0 for the context's children) and
+// attends to positions 0…Len()−1 and to its ancestors and itself, nothing
+// else. It returns the logits after each node, bit-identical to
+// evaluating that node's root-to-node path alone after the cached
+// positions. The cache holds the tree until KeepPath or Truncate: Len()
+// stays the length before the tree, and only KeepPath, Truncate (which
+// drops the whole tree with whatever else it cuts) or another EvalTree
+// (which first drops the tree) may follow.
+//
+// KeepPath keeps the nodes of path — a chain from the context: path[0]'s
+// parent is −1 and each next node's parent is the previous one — as
+// positions Len()… (their keys and values as the tree pass computed them)
+// and drops every other node; an empty path drops the tree.
+type TreeSession interface {
+	EvalTree(tokens, parents []int) ([][]float32, error)
+	KeepPath(path []int) error
+}
+
 // Batcher is implemented by models that can evaluate blocks of several of
 // their sessions in one pass (reading every weight once for all of them).
 // The result is identical to evaluating each session on its own.
