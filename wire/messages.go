@@ -17,6 +17,9 @@ const MaxTokens = 1 << 16
 // (list matching).
 const MaxDrafts = 1 << 8
 
+// MaxTreeNodes bounds the nodes of a draft tree (Upload.Parents).
+const MaxTreeNodes = 1 << 8
+
 // Upload is what the device sends for verification: the tokens it committed
 // on its own since the last upload (so the server's context stays in sync),
 // then a block of draft tokens, each with the codec payload describing the
@@ -30,6 +33,14 @@ const MaxDrafts = 1 << 8
 //	[diag]     ncommitted float32 (little-endian): x_d of each committed token
 //	ndrafts    varint, then per draft: token id, payload bits, payload bytes ((bits+7)/8 of them)
 //	[check]    uint64 (little-endian): hash of the draft computation (replica)
+//	[tree]     flag 4: per draft, varint parent+1 (0: a child of the context;
+//	           j+1: a child of draft j, j < its own index)
+//
+// Without the tree the drafts are a chain, each drafted after the one
+// before. With it they are the nodes of a tree, parents before children and
+// the children of a node in the order they were drafted; a node's first
+// child carries the payload of the distribution its children were drafted
+// from, the other children none (a token tree: docs/protocol.md).
 type Upload struct {
 	Round         uint32
 	Committed     []int32
@@ -37,6 +48,10 @@ type Upload struct {
 	Drafts        []Draft
 	Check         uint64 // replica mode: hash of the device's draft logits; 0 = none
 	HasCheck      bool
+	// Parents, when not nil, makes Drafts a tree: Parents[i] is draft i's
+	// parent (−1: the context), an earlier draft. ParseUpload checks the
+	// indices; what a tree may hold beyond that is the verifier's to check.
+	Parents []int32
 }
 
 // Draft is one drafted token and its distribution's codec payload.
@@ -58,6 +73,7 @@ type Draft struct {
 //	token     varint
 //	[draft]   varint: which of several drafts per position was accepted (list matching)
 //	[diag]    varint n, then n float32: the target probability y_d of each committed token
+//	[node]    flag 8: varint, the deepest accepted node of a tree + 1 (0: none)
 type Verdict struct {
 	Round           uint32
 	Accepted        int
@@ -65,6 +81,10 @@ type Verdict struct {
 	Resampled       bool
 	Draft           int       // list matching: the accepted draft's index (0 otherwise; sent only when > 0)
 	CommittedTarget []float32 // diagnostics only
+	// Node, for a tree upload, is the deepest accepted node + 1 (0: none);
+	// the accepted path is its ancestors and itself, Accepted its depth + 1.
+	Node    int
+	HasNode bool
 }
 
 // AppendUpload appends the body of u to b.
@@ -76,6 +96,9 @@ func AppendUpload(b []byte, u *Upload) []byte {
 	}
 	if u.HasCheck {
 		flags |= 2
+	}
+	if u.Parents != nil {
+		flags |= 4
 	}
 	b = append(b, flags)
 	b = binary.AppendUvarint(b, uint64(len(u.Committed)))
@@ -100,6 +123,15 @@ func AppendUpload(b []byte, u *Upload) []byte {
 	if u.HasCheck {
 		b = binary.LittleEndian.AppendUint64(b, u.Check)
 	}
+	if u.Parents != nil {
+		for i := range u.Drafts {
+			var p int32 = -1
+			if i < len(u.Parents) {
+				p = u.Parents[i]
+			}
+			b = binary.AppendUvarint(b, uint64(p+1))
+		}
+	}
 	return b
 }
 
@@ -108,7 +140,7 @@ func ParseUpload(b []byte, vocab int) (*Upload, error) {
 	r := reader{b: b}
 	u := &Upload{Round: r.u32()}
 	flags := r.byte()
-	if flags&^3 != 0 {
+	if flags&^7 != 0 {
 		r.fail("unknown upload flags %#x", flags)
 	}
 	u.Committed = r.tokens(vocab)
@@ -135,6 +167,19 @@ func ParseUpload(b []byte, vocab int) (*Upload, error) {
 		u.HasCheck = true
 		u.Check = r.u64()
 	}
+	if flags&4 != 0 {
+		if len(u.Drafts) == 0 || len(u.Drafts) > MaxTreeNodes {
+			r.fail("a tree of %d nodes (want 1 to %d)", len(u.Drafts), MaxTreeNodes)
+		}
+		u.Parents = make([]int32, 0, len(u.Drafts))
+		for i := range u.Drafts {
+			p := r.uvarint()
+			if r.err == nil && p > uint64(i) {
+				r.fail("tree node %d: parent %d is not an earlier node", i, int64(p)-1)
+			}
+			u.Parents = append(u.Parents, int32(p)-1)
+		}
+	}
 	if err := r.done(); err != nil {
 		return nil, fmt.Errorf("upload: %w", err)
 	}
@@ -154,6 +199,9 @@ func AppendVerdict(b []byte, v *Verdict) []byte {
 	if v.Draft > 0 {
 		flags |= 4
 	}
+	if v.HasNode {
+		flags |= 8
+	}
 	b = append(b, flags)
 	b = binary.AppendUvarint(b, uint64(v.Accepted))
 	b = binary.AppendUvarint(b, uint64(v.Token))
@@ -166,6 +214,9 @@ func AppendVerdict(b []byte, v *Verdict) []byte {
 			b = binary.LittleEndian.AppendUint32(b, math.Float32bits(p))
 		}
 	}
+	if v.HasNode {
+		b = binary.AppendUvarint(b, uint64(v.Node))
+	}
 	return b
 }
 
@@ -174,7 +225,7 @@ func ParseVerdict(b []byte, vocab int) (*Verdict, error) {
 	r := reader{b: b}
 	v := &Verdict{Round: r.u32()}
 	flags := r.byte()
-	if flags&^7 != 0 {
+	if flags&^15 != 0 {
 		r.fail("unknown verdict flags %#x", flags)
 	}
 	v.Resampled = flags&1 != 0
@@ -201,6 +252,13 @@ func ParseVerdict(b []byte, vocab int) (*Verdict, error) {
 				v.CommittedTarget[i] = math.Float32frombits(r.u32())
 			}
 		}
+	}
+	if flags&8 != 0 {
+		n := r.uvarint()
+		if n > MaxTreeNodes {
+			r.fail("tree node %d (at most %d)", n, MaxTreeNodes)
+		}
+		v.Node, v.HasNode = int(n), true
 	}
 	if err := r.done(); err != nil {
 		return nil, fmt.Errorf("verdict: %w", err)

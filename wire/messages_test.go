@@ -61,6 +61,43 @@ func TestVerdictDraftIndex(t *testing.T) {
 	}
 }
 
+// TestUploadTree: a tree upload (flag 4) carries each draft's parent + 1
+// after the drafts; parents must come before their children, and a tree
+// has 1 to MaxTreeNodes nodes.
+func TestUploadTree(t *testing.T) {
+	u := &Upload{Round: 3, Committed: []int32{}, Drafts: []Draft{{Token: 5, Bits: 4, Payload: []byte{0xf0}}, {Token: 6}, {Token: 7, Bits: 1, Payload: []byte{0x80}}},
+		Parents: []int32{-1, -1, 0}}
+	b := AppendUpload(nil, u)
+	// round 3 | flags 4 | 0 committed | 3 drafts: 05 04 f0, 06 00, 07 01 80 | parents+1: 0 0 1
+	want := "03000000" + "04" + "00" + "03" + "0504f0" + "0600" + "070180" + "00" + "00" + "01"
+	if got := hex.EncodeToString(b); got != want {
+		t.Fatalf("upload bytes\n got %s\nwant %s", got, want)
+	}
+	back, err := ParseUpload(b, 512)
+	if err != nil || !reflect.DeepEqual(back, u) {
+		t.Fatalf("round trip: %+v, %v", back, err)
+	}
+	for name, bad := range map[string]string{
+		"parent after its child": "03000000" + "04" + "00" + "02" + "0500" + "0600" + "02" + "00",
+		"parent is itself":       "03000000" + "04" + "00" + "01" + "0500" + "01",
+		"empty tree":             "03000000" + "04" + "00" + "00",
+		"parents missing":        "03000000" + "04" + "00" + "01" + "0500",
+	} {
+		raw, _ := hex.DecodeString(bad)
+		if _, err := ParseUpload(raw, 512); !errors.Is(err, ErrMessage) {
+			t.Errorf("%s: err = %v", name, err)
+		}
+	}
+	v := &Verdict{Round: 3, Accepted: 2, Token: 9, Node: 3, HasNode: true}
+	vb := AppendVerdict(nil, v)
+	if got, want := hex.EncodeToString(vb), "03000000"+"08"+"02"+"09"+"03"; got != want {
+		t.Fatalf("verdict bytes\n got %s\nwant %s", got, want)
+	}
+	if back, err := ParseVerdict(vb, 512); err != nil || !reflect.DeepEqual(back, v) {
+		t.Fatalf("verdict round trip: %+v, %v", back, err)
+	}
+}
+
 func TestMalformed(t *testing.T) {
 	good := AppendUpload(nil, &Upload{Round: 1, Committed: []int32{1}, Drafts: []Draft{{Token: 3, Bits: 9, Payload: []byte{1, 2}}}})
 	for name, b := range map[string][]byte{
@@ -81,6 +118,7 @@ func TestMalformed(t *testing.T) {
 func FuzzParseUpload(f *testing.F) {
 	f.Add(AppendUpload(nil, &Upload{Round: 1, Committed: []int32{1, 2}, CommittedProb: []float32{1, 1}, Drafts: []Draft{{Token: 3, Bits: 9, Payload: []byte{1, 2}}}}))
 	f.Add([]byte{})
+	f.Add(AppendUpload(nil, &Upload{Round: 2, Drafts: []Draft{{Token: 3, Bits: 9, Payload: []byte{1, 2}}, {Token: 4}, {Token: 5}}, Parents: []int32{-1, -1, 1}}))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		u, err := ParseUpload(b, 1000)
 		if err != nil {
@@ -98,6 +136,7 @@ func FuzzParseUpload(f *testing.F) {
 func FuzzParseVerdict(f *testing.F) {
 	f.Add(AppendVerdict(nil, &Verdict{Round: 1, Accepted: 2, Token: 5, CommittedTarget: []float32{0.5}}))
 	f.Add(AppendVerdict(nil, &Verdict{Round: 1, Accepted: 2, Token: 5, Draft: 2}))
+	f.Add(AppendVerdict(nil, &Verdict{Round: 1, Accepted: 2, Token: 5, Node: 4, HasNode: true}))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		v, err := ParseVerdict(b, 1000)
 		if err != nil {
