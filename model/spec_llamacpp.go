@@ -48,6 +48,9 @@ type LlamaCppOptions struct {
 	// CacheTypeK and CacheTypeV (ctk, ctv) are the KV cache's types:
 	// "f32", "f16" ("": llama.cpp's default), "bf16" or "q8_0".
 	CacheTypeK, CacheTypeV string
+	// Repack (repack) is "on" or "off" ("": the backend's default):
+	// llama.cpp's CPU weight repacking (its --repack/--no-repack).
+	Repack string
 }
 
 // Limits of the llama.cpp options.
@@ -129,6 +132,8 @@ func (sp *Spec) setLlamaCpp(key, val string, hasVal bool) (ok bool, err error) {
 		o.UBatch, err = num(1, MaxLlamaCppUBatch)
 	case "fa", "flash-attn":
 		o.FlashAttn, err = oneOf("on", "off", "auto")
+	case "repack":
+		o.Repack, err = oneOf("on", "off")
 	case "ctk", "cache-type-k":
 		o.CacheTypeK, err = oneOf("f32", "f16", "bf16", "q8_0")
 	case "ctv", "cache-type-v":
@@ -261,6 +266,9 @@ func (s Spec) llamaCppString() string {
 	}
 	if o.CacheTypeV != "" {
 		add("ctv", o.CacheTypeV)
+	}
+	if o.Repack != "" {
+		add("repack", o.Repack)
 	}
 	return out
 }

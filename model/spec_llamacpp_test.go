@@ -25,6 +25,8 @@ func TestParseSpecLlamaCpp(t *testing.T) {
 		{in: "m.gguf@llama.cpp@ub=64@fa=auto", want: lc(LlamaCppOptions{GPULayers: -1, UBatch: 64, FlashAttn: "auto"})},
 		{in: "m.gguf@llama.cpp@ctk=f32@ctv=q8_0", want: lc(LlamaCppOptions{GPULayers: -1, CacheTypeK: "f32", CacheTypeV: "q8_0"})},
 		{in: "m.gguf@llama.cpp@ctk=q4_1", err: "ctk wants"},
+		{in: "m.gguf@llama.cpp@repack=off", want: lc(LlamaCppOptions{GPULayers: -1, Repack: "off"})},
+		{in: "m.gguf@llama.cpp@repack", err: "repack wants"},
 		{in: "dir@x/m.gguf@llama.cpp@np=2", want: Spec{Path: "dir@x/m.gguf", Backend: BackendLlamaCpp, LlamaCpp: LlamaCppOptions{GPULayers: -1, Slots: 2}}},
 		{in: "m.gguf@ngl=2", err: "add @llama.cpp"},
 		{in: "m.gguf@np=2,q8", err: "add @llama.cpp"},
@@ -82,7 +84,7 @@ func TestLlamaCppLists(t *testing.T) {
 func FuzzParseSpec(f *testing.F) {
 	for _, s := range []string{
 		"m.bin", "dir/m.bin@exit=2", "m.gguf@exit=3,q4", "weird@name.bin@", "a@b/m.gguf@exit=1",
-		"m.gguf@llama.cpp", "m.gguf@llama.cpp@ngl=99@sm=row@ts=3,1@mg=1@rpc=h:1,g:2@t=2@c=128@np=4@ub=8@fa=off@ctk=f32@ctv=bf16",
+		"m.gguf@llama.cpp", "m.gguf@llama.cpp@ngl=99@sm=row@ts=3,1@mg=1@rpc=h:1,g:2@t=2@c=128@np=4@ub=8@fa=off@ctk=f32@ctv=bf16@repack=on",
 		"m.gguf@llama.cpp,np=2", "m@ts=1", "@", "m@@", "m@llama.cpp@ts=,,", "x/@llama.cpp",
 	} {
 		f.Add(s)

@@ -379,3 +379,74 @@ func playRejectedElsewhere(t testing.TB, m model.Model, sc script) [][]float32 {
 	}
 	return rows0
 }
+
+// realShapes are the files bench/families.sh writes (random weights at
+// the shapes of published models), in $HLM_PERF_WORK/families
+// (default /tmp/hlm-perf/families).
+func realShape(t *testing.T, name string) string {
+	work := os.Getenv("HLM_PERF_WORK")
+	if work == "" {
+		work = filepath.Join(os.TempDir(), "hlm-perf")
+	}
+	p := filepath.Join(work, "families", name)
+	if _, err := os.Stat(p); err != nil {
+		t.Skipf("no %s: TYPES=%q FILES_ONLY=1 bench/families.sh %s makes it", p, strings.TrimSuffix(strings.SplitN(name, "-", 3)[2], ".gguf"), strings.Join(strings.SplitN(name, "-", 3)[:2], "-"))
+	}
+	return p
+}
+
+// TestDeterminismRealShapes is TestDeterminismContract's core (batched,
+// one thread, evictions) at real shapes: Qwen3-0.6B Q8_0 and Llama-3.2-1B
+// Q4_K_M, whose K-quant matrices llama.cpp repacks for its CPU kernels.
+// Skipped without the files.
+func TestDeterminismRealShapes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real shapes: seconds per model")
+	}
+	needLib(t)
+	for _, name := range []string{"qwen3-0.6b-q8_0.gguf", "llama3.2-1b-q4_k_m.gguf"} {
+		t.Run(name, func(t *testing.T) {
+			path := realShape(t, name)
+			base := openPath(t, path, "@c=256@np=4@t=2")
+			rng := rand.New(rand.NewPCG(3, 4))
+			sc := script{draftL: []int{4, 4, 2, 6}, rounds: 4, seed: 9}
+			for _, n := range []int{24, 40, 3, 24} {
+				p := make([]int, n)
+				for i := range p {
+					p[i] = rng.IntN(base.Config().Vocab)
+				}
+				sc.prompts = append(sc.prompts, p)
+			}
+			ref := sc.play(t, base, false, false)
+			for _, v := range []struct {
+				name    string
+				opts    string
+				batched bool
+			}{
+				{"batched", "@c=256@np=4@t=2", true},
+				{"one thread, batched", "@c=256@np=4@t=1", true},
+				{"two slots, batched (evictions)", "@c=256@np=2@t=2", true},
+			} {
+				got := sc.play(t, openPath(t, path, v.opts), v.batched, false)
+				if ok, i, j := sameBits(got, ref); !ok {
+					d, _ := diff(got, ref)
+					t.Errorf("%s: logits differ from alone at row %d, token %d (max |Δ| %.3g)", v.name, i, j, d)
+				}
+			}
+			if err := resumeMatches(t, base, sc); err != nil {
+				t.Errorf("resume: %v", err)
+			}
+			// What breaks it: llama.cpp's weight repacking (repack=on,
+			// llama-bench's and llama-server's default) for K-quants.
+			if strings.Contains(name, "q4_k") {
+				alone := sc.play(t, openPath(t, path, "@c=256@np=4@t=2@repack=on"), false, false)
+				if batched := sc.play(t, openPath(t, path, "@c=256@np=4@t=2@repack=on"), true, false); sameRows(batched, alone) {
+					t.Errorf("repack=on: batched equals alone; the package doc's contract is out of date")
+				} else {
+					d, _ := diff(batched, alone)
+					t.Logf("repack=on: batched differs from alone by up to %.3g", d)
+				}
+			}
+		})
+	}
+}
