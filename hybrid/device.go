@@ -29,6 +29,10 @@ type Device struct {
 	enc      codec.Codec // nil: nothing to encode (slm, llm)
 	batch    batched     // enc, when it keeps state across a batch (c-sqs)
 
+	tree  *tree      // the token tree in flight (tree methods)
+	stats *treeStats // the run's measured acceptance of tree candidates
+	view  []drafted  // the committed path's drafts of the last tree verdict, for the meters
+
 	unsent     []int32   // tokens committed locally since the last upload
 	unsentProb []float32 // their draft probabilities (diagnostics)
 	unsentX    [][]float64
@@ -256,6 +260,16 @@ func (d *Device) Apply(st Step, v *wire.Verdict) ([]int, error) {
 	}
 	if v.Round != d.round {
 		return nil, fmt.Errorf("hybrid: verdict for round %d, expected %d", v.Round, d.round)
+	}
+	if d.m.Tree {
+		committed, view, err := d.applyTree(v)
+		if err != nil {
+			return nil, err
+		}
+		d.seq = append(d.seq, committed...)
+		d.view = view
+		d.pending = nil
+		return committed, nil
 	}
 	K := d.p.listK()
 	L := len(st.drafts) / K

@@ -48,8 +48,14 @@ func commonPrefix(a, b []int) int {
 // UplinkBits is the papers' bit count of an upload: ⌈log2 V⌉ per token id
 // (drafts and committed tokens), the codec payload bits, and 64 bits of
 // replica check when present. Device and server count the same way.
+//
+// A token tree (Upload.Parents) adds each node's parent index, ⌈log2(i+1)⌉
+// bits for node i (treeBits).
 func UplinkBits(up *wire.Upload, vocab int) int {
 	bits := (len(up.Committed) + len(up.Drafts)) * idBits(vocab)
+	if up.Parents != nil {
+		bits += treeBits(len(up.Drafts))
+	}
 	for _, d := range up.Drafts {
 		bits += int(d.Bits)
 	}

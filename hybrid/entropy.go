@@ -30,16 +30,17 @@ func (e *entropyMeter) observe(r *round) error {
 	for _, x := range r.unsentX {
 		e.add(x)
 	}
-	L := len(r.step.Upload.Drafts)
+	pos := r.positions()
+	L := len(pos)
 	for l := 0; l <= r.verdict.Accepted && l < len(tr.DraftY); l++ {
 		y := tr.DraftY[l]
-		if l == L || l >= len(tr.XHat) || tr.XHat[l] == nil || l >= len(r.drafts) { // bonus, LLM-only, coupled
+		if l == L || l >= len(tr.XHat) || tr.XHat[l] == nil { // bonus, LLM-only, coupled
 			if l < L || r.bonus() || L == 0 {
 				e.add(y)
 			}
 			continue
 		}
-		eff, err := e.d.outputDist(r.drafts[l], tr.XHat[l], y)
+		eff, err := e.d.outputDist(pos[l], tr.XHat[l], y)
 		if err != nil {
 			return err
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hlmproject/hlm/channel"
 	"github.com/hlmproject/hlm/codec"
+	"github.com/hlmproject/hlm/wire"
 )
 
 // A Key is one run parameter, defined once in the registry below: its
@@ -332,7 +333,10 @@ var registry = []Key{
 	floatKey("rand_p", "Rand-HLM upload probability", unit, func(p *Params) *float64 { return &p.RandP }),
 	intKey("imp_k", "U+I top-k attention test: k weights above the threshold", 1, maxIndex, func(p *Params) *int { return &p.ImpK }).typical(1, 8),
 	floatKey("gamma", "U+I threshold margin γ·std(A) below max(A)", nonNegative, func(p *Params) *float64 { return &p.Gamma }).typical(0, 2),
-	intKey("budget_bits", "bits per batch for k-sqs and c-sqs (SQS B)", 1, maxBudgetBits, func(p *Params) *int { return &p.Budget }).typical(100, 8000),
+	intKey("budget_bits", "bits per batch for k-sqs and c-sqs (SQS B), per round for the tree methods", 1, maxBudgetBits, func(p *Params) *int { return &p.Budget }).typical(100, 8000),
+	intKey("tree_nodes", "tree methods: nodes per round at most", 1, wire.MaxTreeNodes, func(p *Params) *int { return &p.TreeNodes }).typical(1, 24),
+	intKey("tree_depth", "tree methods: levels per round at most", 1, maxDraftLen, func(p *Params) *int { return &p.TreeDepth }).typical(1, 8),
+	treeShapeKey(),
 	floatKey("theta", "TVD tolerance θ of the online top-k (CU-HLM eq. 24)", positive, func(p *Params) *float64 { return &p.Theta }).typical(0.01, 0.5),
 	floatKey("eta", "softplus temperature η of the online top-k (CU-HLM eq. 22; error of eq. 22 ≤ ln2/η)", positive, func(p *Params) *float64 { return &p.Eta }).typical(1, 20),
 	floatKey("conf_alpha", "C-SQS target dropped mass α", openUnit, func(p *Params) *float64 { return &p.ConfAlpha }).typical(1e-4, 0.05),
@@ -366,6 +370,52 @@ var registry = []Key{
 			p.Channel = c
 			return nil
 		}},
+}
+
+// treeShapeKey is tree_shape: "dynamic", or the candidates each node at
+// depth 0, 1, … draws ("3,2,1").
+func treeShapeKey() Key {
+	const accepts = "dynamic, or candidates per node at each depth: 1 to 64 each, at most 32 depths (3,2,1)"
+	return Key{Name: "tree_shape", Help: "tree methods: grow the tree by the draft's probabilities (dynamic, EAGLE-2's rule) or to a fixed shape", Accepts: accepts,
+		get: func(p *Params) string { return p.TreeShape },
+		set: func(p *Params, v string) error {
+			if _, err := parseTreeShape(v); err != nil {
+				return fmt.Errorf("want %s", accepts)
+			}
+			p.TreeShape = v
+			return nil
+		},
+		draw: func(r *rand.Rand) string {
+			if r.IntN(2) == 0 {
+				return "dynamic"
+			}
+			parts := make([]string, 1+r.IntN(4))
+			for i := range parts {
+				parts[i] = strconv.Itoa(1 + r.IntN(3))
+			}
+			return strings.Join(parts, ",")
+		}}
+}
+
+// parseTreeShape reads tree_shape: nil for "dynamic", else the candidates
+// per node at each depth.
+func parseTreeShape(v string) ([]int, error) {
+	if v == "dynamic" {
+		return nil, nil
+	}
+	parts := strings.Split(v, ",")
+	if len(parts) > 32 {
+		return nil, fmt.Errorf("%d depths", len(parts))
+	}
+	out := make([]int, len(parts))
+	for i, s := range parts {
+		k, err := strconv.Atoi(s)
+		if err != nil || k < 1 || k > 64 {
+			return nil, fmt.Errorf("depth %d: %q", i, s)
+		}
+		out[i] = k
+	}
+	return out, nil
 }
 
 // methodNames are the method table's names (registry's method key).

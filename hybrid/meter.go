@@ -19,6 +19,7 @@ type round struct {
 
 	// A verified round (step.Upload != nil) also has:
 	drafts   []drafted     // the drafts sent (the device forgets them on Apply)
+	path     []drafted     // a tree round's drafts along the committed path (positions)
 	unsentX  [][]float64   // the distributions of the skipped tokens that rode along
 	verdict  *wire.Verdict // the server's answer
 	downBits int           // VerdictBits of the verdict
@@ -26,6 +27,17 @@ type round struct {
 }
 
 func (r *round) verified() bool { return r.verdict != nil }
+
+// positions are the drafts at the committed positions of a verified round,
+// in order: the accepted drafts, then the one rejected at the next
+// position (if any). For a chain that is the drafts sent; for a tree the
+// path the verdict took (Device.applyTree).
+func (r *round) positions() []drafted {
+	if r.path != nil {
+		return r.path
+	}
+	return r.drafts
+}
 
 // bonus tells whether a verified round ended with a bonus token: the LLM's
 // token after a fully accepted block (one-token rounds without the bonus
@@ -65,9 +77,9 @@ func (r *round) draftAccepts() []float64 {
 		return nil
 	}
 	var accept []float64
-	L := len(r.step.Upload.Drafts)
-	for l := 0; l < L && l < len(tr.XHat) && l < len(tr.DraftY) && l < len(r.drafts); l++ {
-		xh, y, t := tr.XHat[l], tr.DraftY[l], r.drafts[l].token
+	pos := r.positions()
+	for l := 0; l < len(pos) && l < len(tr.XHat) && l < len(tr.DraftY); l++ {
+		xh, y, t := tr.XHat[l], tr.DraftY[l], pos[l].token
 		if xh == nil || y == nil || t >= len(xh) || !(xh[t] > 0) {
 			break
 		}

@@ -27,6 +27,8 @@ const (
 	Coupled      = "coupled"
 	Replica      = "replica"
 	CoupledList  = "coupled-list"
+	TreeQS       = "tree-q-s"
+	TreeKSQS     = "tree-k-sqs"
 )
 
 // A Method is one row of the method table: everything the device and the
@@ -58,6 +60,9 @@ type Method struct {
 	ListK bool
 	// ServerDraft: the server runs the draft model too (replica).
 	ServerDraft bool
+	// Tree: the drafts are a token tree (Upload.Parents), verified in one
+	// pass by recursive rejection sampling (draft_tree.go).
+	Tree bool
 
 	uploader func(Params) policy.Uploader
 	codec    func(Params) (codec.Codec, error) // nil: token ids only
@@ -115,6 +120,13 @@ var methods = []*Method{
 	{Name: CoupledList, Family: FamilyBlock, Lossless: true, ListK: true,
 		Summary:  "list_k coupled drafts per position, list matching (Rowan, Phan, Khisti 2025)",
 		uploader: always, drafter: listBlock{}, verifier: listVerifier{}},
+	{Name: TreeQS, Family: FamilyBlock, Lossless: true, Tree: true,
+		Summary:  "a token tree within budget_bits: lattice-quantized distributions, candidates drafted from them, recursive rejection sampling (beyond the papers)",
+		uploader: always, codec: latticeCodec, drafter: treeBlock{}, verifier: treeVerifier{}},
+	{Name: TreeKSQS, Family: FamilyBlock, Lossless: true, Tree: true,
+		Summary:  "a token tree within budget_bits: top-K sparse lattice distributions (SQS), candidates drafted from them, recursive rejection sampling (beyond the papers)",
+		uploader: always, codec: func(p Params) (codec.Codec, error) { return codec.KSQS{K: p.SQSK, L: p.Ell}, nil },
+		drafter: treeBlock{}, verifier: treeVerifier{}},
 }
 
 // budgetFilled reports whether the method fills each batch to the bit

@@ -33,11 +33,12 @@ func (o *draftObserver) observe(r *round) error {
 	if !r.verified() || tr == nil {
 		return nil
 	}
-	for l := 0; l <= r.verdict.Accepted && l < len(r.drafts); l++ {
+	pos := r.positions()
+	for l := 0; l <= r.verdict.Accepted && l < len(pos); l++ {
 		if l >= len(tr.DraftY) || tr.DraftY[l] == nil {
-			return fmt.Errorf("observer: no target distribution at draft %d of %d", l, len(r.drafts))
+			return fmt.Errorf("observer: no target distribution at draft %d of %d", l, len(pos))
 		}
-		dr := r.drafts[l]
+		dr := pos[l]
 		var xh []float64
 		if l < len(tr.XHat) {
 			xh = tr.XHat[l]

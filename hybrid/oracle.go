@@ -40,9 +40,10 @@ func (o *oracle) observe(r *round) error {
 			o.n++
 		}
 	}
-	for l := 0; l <= r.verdict.Accepted && l < len(r.step.Upload.Drafts); l++ {
+	pos := r.positions()
+	for l := 0; l <= r.verdict.Accepted && l < len(pos); l++ {
 		if l >= len(tr.DraftY) || tr.DraftY[l] == nil {
-			return fmt.Errorf("deviation: no target distribution at draft %d of %d", l, len(r.step.Upload.Drafts))
+			return fmt.Errorf("deviation: no target distribution at draft %d of %d", l, len(pos))
 		}
 		eff, err := o.positionDist(r, l)
 		if err != nil {
@@ -61,7 +62,7 @@ func (o *oracle) positionDist(r *round, l int) ([]float64, error) {
 	if tr.XHat[l] == nil { // coupled, coupled-list: the server's race over y decides
 		return speculative.RaceDist(tr.DraftY[l]), nil
 	}
-	return o.d.outputDist(r.drafts[l], tr.XHat[l], tr.DraftY[l])
+	return o.d.outputDist(r.positions()[l], tr.XHat[l], tr.DraftY[l])
 }
 
 // end measures the tokens committed on the device after the last upload.

@@ -59,6 +59,13 @@ type Params struct {
 	L         int    // fixed draft length, or the heuristic's initial length
 	LMin      int
 	LMax      int // largest draft length of the heuristic (0: no cap)
+	// The token trees (tree-q-s, tree-k-sqs): at most TreeNodes nodes and
+	// TreeDepth levels per round, grown by the draft's own probabilities
+	// (TreeShape "dynamic") or to a fixed shape (candidates per node at
+	// each depth, e.g. "3,2,1"), within Budget bits per round.
+	TreeNodes int
+	TreeDepth int
+	TreeShape string
 	// BatchMax caps the drafts of a budget-filled batch (k-sqs, c-sqs).
 	// 0, the default, is no cap: the bit budget B decides the batch, as
 	// in SQS Sec. 4 (L^t = max{L : Σ b_n <= B}), bounded only by the
@@ -132,6 +139,7 @@ func DefaultParams() Params {
 		ImpK: policy.DefaultK, Gamma: policy.DefaultGamma,
 		ProbBits: 8, IndexBits: true, K: 30, SQSK: 8, Theta: 0.1, Eta: codec.DefaultEta, Ell: 100, Budget: 5000,
 		ConfAlpha: 0.0005, ConfEta: 0.001, ConfBeta: 0.001,
+		TreeNodes: 16, TreeDepth: 8, TreeShape: "dynamic",
 		Draft: DraftFixed, L: policy.DefaultInitialL, LMin: policy.DefaultMinL, LMax: policy.DefaultMaxL,
 		TauSLM: 0.0256, TauLLM: 0.1046,
 		EnergyUpload: e.Upload, EnergyResample: e.Resample, EnergySLM: e.SLM,

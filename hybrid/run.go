@@ -212,6 +212,9 @@ func (c Config) play(ctx context.Context, clk *clock, n, room int) (*round, erro
 	if r.committed, err = d.Apply(st, v); err != nil {
 		return nil, err
 	}
+	if d.m.Tree {
+		r.path = d.view
+	}
 	r.verdict, r.at = v, clk.now
 	if c.OnRound != nil && d.Controlled() {
 		next := d.ControlState(state.UpRate) // the next round's rate is not known yet

@@ -22,8 +22,9 @@ type Server struct {
 	seq   []int // prompt + committed tokens, as the server knows them
 	dec   codec.Codec
 	round uint32
-	slm   *cache // replica method: the server's own copy of the draft model
-	ctx   int    // context length available
+	slm   *cache   // replica method: the server's own copy of the draft model
+	ctx   int      // context length available
+	tree  *treeJob // the tree of the upload being verified (tree methods)
 }
 
 // Trace is what the server saw in one verification, for the simulator's
@@ -136,9 +137,10 @@ type Job struct {
 	s      *Server
 	up     *wire.Upload
 	target []int
-	lists  [][]int // the upload's drafts: one list, or list_k of equal length
+	lists  [][]int // the upload's drafts: one list, or list_k of equal length (a tree: its accepted path, once verified)
 	xhats  [][]float64
 	plan   evalPlan
+	node   int // a tree's deepest accepted node + 1 (0: none)
 }
 
 // Session is the LLM session the job's tokens are evaluated in.
@@ -153,6 +155,12 @@ func (s *Server) Prepare(up *wire.Upload) (*Job, error) {
 		return nil, fmt.Errorf("hybrid: upload for round %d, expected %d", up.Round, s.round+1)
 	}
 	m, L := len(up.Committed), len(up.Drafts)
+	if s.m.Tree {
+		return s.prepareTree(up)
+	}
+	if up.Parents != nil {
+		return nil, fmt.Errorf("%w: method %s sends a chain of drafts, not a tree", ErrParam, s.p.Method)
+	}
 	// list matching sends K drafts of L/K tokens; one pass along draft 0
 	K := s.p.listK()
 	if K > 1 && (L == 0 || L%K != 0) {
@@ -193,6 +201,34 @@ func (s *Server) Prepare(up *wire.Upload) (*Job, error) {
 	return &Job{s: s, up: up, target: target, lists: lists, xhats: xhats, plan: pl}, nil
 }
 
+// prepareTree is Prepare for a tree upload: the committed tokens are
+// evaluated in the job's pass (the logits after the last one are the
+// root's), the tree in Finish.
+func (s *Server) prepareTree(up *wire.Upload) (*Job, error) {
+	target := make([]int, 0, len(s.seq)+len(up.Committed))
+	target = append(target, s.seq...)
+	for _, t := range up.Committed {
+		if t < 0 || int(t) >= s.vocab {
+			return nil, fmt.Errorf("%w: committed token %d outside the vocabulary", ErrParam, t)
+		}
+		target = append(target, int(t))
+	}
+	if _, err := s.m.verifier.recon(s, up, target, len(up.Committed)); err != nil {
+		s.tree = nil
+		return nil, err
+	}
+	if depth := s.tree.depth; len(target)+depth > s.ctx {
+		s.tree = nil
+		return nil, fmt.Errorf("%w: %d positions with the tree's %d levels, context %d", model.ErrContextFull, len(target)+depth, depth, s.ctx)
+	}
+	pl, err := s.llm.plan(target, len(s.seq))
+	if err != nil {
+		s.tree = nil
+		return nil, err
+	}
+	return &Job{s: s, up: up, target: target, lists: [][]int{nil}, plan: pl}, nil
+}
+
 // Finish verifies with the evaluated rows (one per token of Tokens()) and
 // commits the outcome.
 func (j *Job) Finish(evaluated [][]float32) (*wire.Verdict, *Trace, error) {
@@ -202,7 +238,7 @@ func (j *Job) Finish(evaluated [][]float32) (*wire.Verdict, *Trace, error) {
 	}
 	rows := s.llm.absorb(j.plan, evaluated)
 	m, L := len(up.Committed), len(up.Drafts)
-	tr := &Trace{XHat: j.xhats}
+	tr := &Trace{}
 	ys := make([][]float64, 0, L+1)
 	for i, r := range rows {
 		y := s.p.distOf(nil, r)
@@ -217,8 +253,11 @@ func (j *Job) Finish(evaluated [][]float32) (*wire.Verdict, *Trace, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	tr.DraftY = path
+	tr.DraftY, tr.XHat = path, j.xhats
 	v := &wire.Verdict{Round: up.Round, Accepted: res.Accepted, Token: int32(res.Token), Resampled: res.Resampled, Draft: draft}
+	if s.m.Tree {
+		v.Node, v.HasNode = j.node, true
+	}
 	if up.CommittedProb != nil {
 		v.CommittedTarget = make([]float32, m)
 		for k, t := range up.Committed {

@@ -58,6 +58,7 @@ func (t *tracer) observe(r *round) error {
 		t.enc.Encode(traceEvent{Round: r.n, Pos: c.pos, Token: c.token, Kind: "check", Time: r.at.Seconds(), Accept: &c.accept})
 	}
 	v, L, bonus := r.verdict, len(st.Upload.Drafts), r.bonus()
+	pos := r.positions()
 	accept := r.draftAccepts()
 	last := len(r.committed) - 1
 	for i, tok := range r.committed {
@@ -70,8 +71,8 @@ func (t *tracer) observe(r *round) error {
 		case i == last && bonus:
 			ev.Kind = "bonus"
 		}
-		if i < len(r.drafts) && (ev.Kind == "accepted" || i == v.Accepted) {
-			dr := &r.drafts[i]
+		if i < len(pos) && (ev.Kind == "accepted" || i == v.Accepted) {
+			dr := &pos[i]
 			ev.U, ev.Bits, ev.Support = measured(dr.u), dr.bits, dr.support
 			if t.imp {
 				ev.Imp = &dr.imp
