@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/hlmproject/hlm/channel"
@@ -11,6 +13,7 @@ import (
 	"github.com/hlmproject/hlm/internal/stattest"
 	"github.com/hlmproject/hlm/model"
 	"github.com/hlmproject/hlm/model/builtin"
+	"github.com/hlmproject/hlm/sampling"
 	"github.com/hlmproject/hlm/speculative"
 	"github.com/hlmproject/hlm/wire"
 )
@@ -53,6 +56,7 @@ type roundLog struct {
 	L, room, bits  int // drafts per list, tokens still to commit, codec bits
 	accepted, list int // the verdict: accepted drafts, the list it followed
 	resampled      bool
+	later          bool // a tree's path went through a candidate other than its node's first
 }
 
 // loggingVerifier verifies on the local server and logs each round.
@@ -72,9 +76,24 @@ func (v *loggingVerifier) Verify(ctx context.Context, up *wire.Upload) (*wire.Ve
 		bits += int(d.Bits)
 	}
 	v.rounds = append(v.rounds, roundLog{L: len(up.Drafts) / v.K, room: v.max - v.done, bits: bits,
-		accepted: vd.Accepted, list: vd.Draft, resampled: vd.Resampled})
+		accepted: vd.Accepted, list: vd.Draft, resampled: vd.Resampled, later: laterCandidate(up, vd)})
 	v.done += vd.Accepted + 1
 	return vd, nil
+}
+
+// laterCandidate reports that a tree verdict's path took a candidate that
+// was not the first of its node.
+func laterCandidate(up *wire.Upload, vd *wire.Verdict) bool {
+	if up.Parents == nil || !vd.HasNode {
+		return false
+	}
+	for n := vd.Node - 1; n >= 0; n = int(up.Parents[n]) {
+		first := slices.Index(up.Parents, up.Parents[n])
+		if first != n {
+			return true
+		}
+	}
+	return false
 }
 
 // runLogged is runOnce with the rounds logged.
@@ -133,6 +152,7 @@ type usage struct {
 	overBudget   int // rounds of more than one draft whose codec bits exceed B
 	rollback     int // rounds rejected before their last draft (C-SQS rolls β back)
 	otherList    int // rounds that followed a list other than list 0
+	later        int // tree rounds whose path took a node's later candidate
 }
 
 func (u *usage) add(p Params, rounds []roundLog) {
@@ -152,12 +172,15 @@ func (u *usage) add(p Params, rounds []roundLog) {
 		if r.list > 0 {
 			u.otherList++
 		}
+		if r.later {
+			u.later++
+		}
 	}
 }
 
 func (u usage) String() string {
-	return fmt.Sprintf("%d rounds in %d runs: %d later drafts accepted, %d batches cut by the budget, %d rolled back, %d won by a list other than 0",
-		u.rounds, u.runs, u.deep, u.budgetBound, u.rollback, u.otherList)
+	return fmt.Sprintf("%d rounds in %d runs: %d later drafts accepted, %d batches cut by the budget, %d rolled back, %d won by a list other than 0, %d through a tree node's later candidate",
+		u.rounds, u.runs, u.deep, u.budgetBound, u.rollback, u.otherList, u.later)
 }
 
 // chiCase is one method and setting; exercised fails the case when its
@@ -167,6 +190,8 @@ type chiCase struct {
 	method    string
 	sets      []string
 	lossy     bool // reference: the method's own exact output distribution, and it must fail against the LLM's
+	broken    bool // a seeded break: it must fail against the LLM's (no reference of its own)
+	hook      func() (restore func())
 	exercised func(u usage) error
 }
 
@@ -203,6 +228,45 @@ func chiCases() []chiCase {
 			exercised: func(u usage) error {
 				return firstErr(atLeast("rounds won by a list other than 0", u.otherList, 0.05, u.rounds), deep(u))
 			}},
+		// Token trees: recursive rejection sampling over candidates at
+		// every node of the path, deep paths and later candidates taken.
+		{name: "tree-q-s dynamic", method: TreeQS, sets: []string{"ell=20", "budget_bits=" + fmt.Sprint(3*latticeBits(20))},
+			exercised: func(u usage) error {
+				return firstErr(atLeast("rounds through a later candidate", u.later, 0.03, u.rounds), deep(u))
+			}},
+		{name: "tree-q-s shape 3,2,2", method: TreeQS, sets: []string{"ell=20", "tree_shape=3,2,2", "budget_bits=4000"},
+			exercised: func(u usage) error {
+				return firstErr(atLeast("rounds through a later candidate", u.later, 0.03, u.rounds), deep(u))
+			}},
+		{name: "tree-k-sqs", method: TreeKSQS, sets: []string{"sqs_k=4", "ell=10", "tree_shape=2,2,2"},
+			exercised: func(u usage) error {
+				return firstErr(atLeast("rounds through a later candidate", u.later, 0.03, u.rounds), deep(u))
+			}},
+		// Seeded breaks of the trees; each must be caught: candidates
+		// drafted from another distribution (with x̂'s support) than the
+		// x̂ the server checks them against, and every candidate of a node
+		// checked against y itself, without the residual update.
+		{name: "break: tree candidates from a sharper x̂", method: TreeQS, sets: []string{"ell=20", "tree_shape=3,2,2", "budget_bits=4000"}, broken: true, exercised: deep,
+			hook: func() func() {
+				treeDraftFrom = func(tr *tree, n int) []float64 { // x̂², renormalized: the same support, another law
+					s := slices.Clone(tr.sample(n))
+					sum := 0.0
+					for i := range s {
+						s[i] *= s[i]
+						sum += s[i]
+					}
+					for i := range s {
+						s[i] /= sum
+					}
+					return s
+				}
+				return func() { treeDraftFrom = (*tree).sample }
+			}},
+		{name: "break: tree without the residual", method: TreeQS, sets: []string{"ell=20", "tree_shape=3,2,2", "budget_bits=4000"}, broken: true, exercised: deep,
+			hook: func() func() {
+				verifyTree = treeWithoutResidual
+				return func() { verifyTree = speculative.VerifyTree }
+			}},
 		// Lossy controls: sample, then compress. Against their own exact
 		// output distribution they must pass; against the LLM's they must
 		// fail — the power of the test at these sizes.
@@ -218,6 +282,41 @@ func firstErr(errs ...error) error {
 		}
 	}
 	return nil
+}
+
+// treeWithoutResidual is speculative.VerifyTree broken: each candidate of
+// a node is checked against y itself, with no residual update after a
+// rejection, and the token after all rejections drawn from y.
+func treeWithoutResidual(t speculative.Tree, xhat func(n int) []float64, y func(n int) []float64, rng *rand.Rand) (speculative.TreeResult, error) {
+	var res speculative.TreeResult
+	for n := -1; ; {
+		kids := t.Children(n)
+		target := y(n)
+		accepted := -1
+		for _, k := range kids {
+			c := t.Tokens[k]
+			if rng.Float64()*xhat(n)[c] < target[c] {
+				accepted = kids[slices.IndexFunc(kids, func(j int) bool { return t.Tokens[j] == c })] // a repeat's first occurrence
+				break
+			}
+		}
+		if accepted < 0 {
+			res.Token, res.Resampled = sampling.Sample(target, rng), len(kids) > 0
+			return res, nil
+		}
+		res.Path = append(res.Path, accepted)
+		n = accepted
+	}
+}
+
+// latticeBits is the payload of one lattice draft over stories260K's 512
+// tokens.
+func latticeBits(ell int) int {
+	b, err := codec.Lattice{L: ell}.Bits(512)
+	if err != nil {
+		panic(err)
+	}
+	return b
 }
 
 // ksqsBits is the payload of one K-SQS draft over stories260K's 512 tokens.
@@ -246,6 +345,9 @@ func TestBlocksFollowTheLLMOnRealPair(t *testing.T) {
 	for _, tc := range chiCases() {
 		t.Run(tc.name, func(t *testing.T) {
 			p := DefaultParams()
+			if tc.hook != nil {
+				defer tc.hook()()
+			}
 			p.Method, p.MaxTokens = tc.method, chiPositions
 			if err := p.SetAll(tc.sets); err != nil {
 				t.Fatal(err)
@@ -261,6 +363,12 @@ func TestBlocksFollowTheLLMOnRealPair(t *testing.T) {
 			t.Logf("%s", u)
 			if err := tc.exercised(u); err != nil {
 				t.Errorf("the runs did not exercise the case: %v", err)
+			}
+			if tc.broken {
+				if w := ref.reportLLM(t); w >= chiAlpha/chiPositions {
+					t.Errorf("%s passed against the LLM (smallest p-value %.3g): the test does not catch it", tc.name, w)
+				}
+				return
 			}
 			worst := ref.report(t, "reference")
 			if worst < chiAlpha/chiPositions {

@@ -22,6 +22,8 @@
 //	         coupled replica coupled-list            a block sent as token ids only: keyed-noise
 //	                                                 coupling, the server's own SLM copy, or
 //	                                                 list_k coupled drafts (list matching)
+//	         tree-q-s tree-k-sqs                     a token tree within the bit budget, verified in
+//	                                                 one pass by recursive rejection sampling
 //
 // A verified round of the skip family commits exactly one token, as the
 // papers define it (U-HLM eq. 4/6, CU-HLM Algorithm 1, U+I Sec. II): the

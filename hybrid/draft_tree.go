@@ -138,6 +138,10 @@ func (tr *tree) sample(n int) []float64 {
 	return tr.nodes[n].x
 }
 
+// treeDraftFrom is the distribution candidates are drawn from: sample (a
+// variable so that a test can break it on purpose).
+var treeDraftFrom = (*tree).sample
+
 // cost is the bits of one more candidate at node n: its id, its parent
 // index, and n's payload with its first candidate.
 func (tr *tree) cost(n int) int {
@@ -157,7 +161,7 @@ func (tr *tree) draw(n int, force bool) bool {
 		return false
 	}
 	s := tr.sample(n)
-	t := sampling.Sample(s, tr.d.rng)
+	t := sampling.Sample(treeDraftFrom(tr, n), tr.d.rng)
 	if t < 0 {
 		return false
 	}
@@ -526,7 +530,7 @@ func (treeVerifier) verify(j *Job, ys [][]float64) (speculative.BlockResult, int
 		yOf[n] = p
 		return p
 	}
-	res, err := speculative.VerifyTree(tj.t, func(n int) []float64 { return tj.xhat[n] }, y, roundRNG(s.p.Seed, j.up.Round))
+	res, err := verifyTree(tj.t, func(n int) []float64 { return tj.xhat[n] }, y, roundRNG(s.p.Seed, j.up.Round))
 	if err == nil {
 		err = evalErr
 	}
@@ -567,6 +571,10 @@ func (treeVerifier) verify(j *Job, ys [][]float64) (speculative.BlockResult, int
 	}
 	return speculative.BlockResult{Accepted: len(res.Path), Token: res.Token, Resampled: res.Resampled}, 0, path, nil
 }
+
+// verifyTree is the tree verification (a variable so that a test can
+// break it on purpose and see its chi-square tests fail).
+var verifyTree = speculative.VerifyTree
 
 // pathTokens are the tokens from the root to node n (inclusive).
 func pathTokens(t speculative.Tree, n int) []int {
