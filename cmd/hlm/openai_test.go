@@ -13,6 +13,7 @@ import (
 	"github.com/hlmproject/hlm/edge"
 	"github.com/hlmproject/hlm/hybrid"
 	"github.com/hlmproject/hlm/internal/refs"
+	"github.com/hlmproject/hlm/model"
 	"github.com/hlmproject/hlm/model/builtin"
 	"github.com/hlmproject/hlm/model/llama"
 	"github.com/hlmproject/hlm/openai"
@@ -22,20 +23,27 @@ import (
 // generator and the OpenAI-compatible handler — and drives it with stock
 // curl through openai/testdata/curl_test.sh (streaming included).
 func TestOpenAIEndToEnd(t *testing.T) {
-	const stories = builtin.DefaultLLM
 	for _, tool := range []string{"curl", "bash"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Skipf("%s not on PATH", tool)
 		}
 	}
-	llm, err := llama.OpenSpec(stories, "")
+	p := hybrid.DefaultParams()
+	p.Method, p.MaxTokens = hybrid.QS, 24
+	api, _ := openaiStack(t, p)
+	cmd := exec.Command("bash", "../../openai/testdata/curl_test.sh", api)
+	out, err := cmd.CombinedOutput()
+	t.Logf("curl_test.sh:\n%s", out)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("curl script failed: %v", err)
 	}
-	slm, err := llama.OpenSpec(stories+"@exit=2", "")
-	if err != nil {
-		t.Fatal(err)
-	}
+}
+
+// loopbackServer runs an hlm serve server of llm on a loopback port until
+// the test ends (wrap, when set, wraps the listener: TLS) and returns its
+// address.
+func loopbackServer(t *testing.T, llm model.Model, wrap func(net.Listener) net.Listener) string {
+	t.Helper()
 	srv, err := cloud.New(cloud.Config{LLM: llm})
 	if err != nil {
 		t.Fatal(err)
@@ -44,15 +52,34 @@ func TestOpenAIEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	go srv.Serve(context.Background(), ln)
-	defer func() {
+	l := net.Listener(ln)
+	if wrap != nil {
+		l = wrap(ln)
+	}
+	go srv.Serve(context.Background(), l)
+	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		srv.Shutdown(ctx)
-	}()
-	p := hybrid.DefaultParams()
-	p.Method, p.MaxTokens = hybrid.QS, 24
-	g, err := edge.NewGenerator(edge.Config{Addr: ln.Addr().String()}, slm, p)
+	})
+	return ln.Addr().String()
+}
+
+// openaiStack runs the whole stack — hlm serve's server of the built-in
+// LLM, an edge generator with its untrained early exit (p) and the
+// OpenAI-compatible handler on a loopback HTTP server — until the test
+// ends; it returns the API's URL and the generator.
+func openaiStack(t *testing.T, p hybrid.Params) (string, *edge.Generator) {
+	t.Helper()
+	llm, err := llama.OpenSpec(builtin.DefaultLLM, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	slm, err := llama.OpenSpec(builtin.DefaultLLM+"@exit=2", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := edge.NewGenerator(edge.Config{Addr: loopbackServer(t, llm, nil)}, slm, p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,13 +92,8 @@ func TestOpenAIEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	api := httptest.NewServer(h)
-	defer api.Close()
-	cmd := exec.Command("bash", "../../openai/testdata/curl_test.sh", api.URL)
-	out, err := cmd.CombinedOutput()
-	t.Logf("curl_test.sh:\n%s", out)
-	if err != nil {
-		t.Fatalf("curl script failed: %v", err)
-	}
+	t.Cleanup(api.Close)
+	return api.URL, g
 }
 
 // TestOpenAIContextPolicy drives the endpoint with OpenAI's official Node
@@ -84,42 +106,11 @@ func TestOpenAIEndToEnd(t *testing.T) {
 func TestOpenAIContextPolicy(t *testing.T) {
 	node := refs.Node(t)
 	sdk := refs.Package(t, "openai")
-	llm, err := llama.OpenSpec(builtin.DefaultLLM, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	slm, err := llama.OpenSpec(builtin.DefaultLLM+"@exit=2", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := cloud.New(cloud.Config{LLM: llm})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve(context.Background(), ln)
-	defer srv.Shutdown(context.Background())
 	p := hybrid.DefaultParams()
 	p.Method = hybrid.QS
-	g, err := edge.NewGenerator(edge.Config{Addr: ln.Addr().String()}, slm, p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := newChatFormat(g.Tok, "", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, _, err := newOpenAIAPI(g, f, openai.Options{MaxConcurrent: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	api := httptest.NewServer(h)
-	defer api.Close()
+	api, g := openaiStack(t, p)
 	short := len(g.Tok.Encode("Once upon a time", true))
-	out, err := exec.Command(node, "testdata/openai_context.cjs", sdk, api.URL+"/v1", strconv.Itoa(llm.Config().SeqLen), strconv.Itoa(short)).CombinedOutput()
+	out, err := exec.Command(node, "testdata/openai_context.cjs", sdk, api+"/v1", strconv.Itoa(g.SLM.Config().SeqLen), strconv.Itoa(short)).CombinedOutput()
 	t.Logf("openai_context.cjs:\n%s", out)
 	if err != nil {
 		t.Fatalf("the official client's checks failed: %v", err)

@@ -79,23 +79,10 @@ func TestTLSMismatchSaysWhatToDo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	serve := func(wrap func(net.Listener) net.Listener) string {
-		srv, err := cloud.New(cloud.Config{LLM: llm})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		go srv.Serve(context.Background(), wrap(ln))
-		t.Cleanup(func() { srv.Shutdown(context.Background()) })
-		return ln.Addr().String()
-	}
-	tlsAddr := serve(func(ln net.Listener) net.Listener {
+	tlsAddr := loopbackServer(t, llm, func(ln net.Listener) net.Listener {
 		return tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{pair}})
 	})
-	plainAddr := serve(func(ln net.Listener) net.Listener { return ln })
+	plainAddr := loopbackServer(t, llm, nil)
 	taken, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
