@@ -9,6 +9,7 @@
 #
 #   $HLM_PEERS/libllama/<commit>-<kind>/build/bin/libllama.so
 #   $HLM_PEERS/libllama/<commit>-<kind>/build/bin/include/   llama.h and ggml's headers
+#   $HLM_PEERS/libllama/<commit>-<kind>/src -> the source tree it was built from
 #   $HLM_PEERS/libllama/current -> the last CPU library built or found here
 #
 # $HLM_PEERS defaults to ~/.cache/hlm-peers. Prints the library's path (pass
@@ -111,6 +112,7 @@ if ! have_all; then
 fi
 # The headers beside the library: the backend's tests compile llama.cpp's
 # own C harness (model/llama/testdata/families/tools/golden.cpp) against it.
+ln -sfn "$src" "$dir/src"
 mkdir -p "$dir/build/bin/include"
 cp "$src/include/llama.h" "$src/ggml/include/"*.h "$dir/build/bin/include/"
 [ "$kind" = cpu ] && ln -sfn "$dir/build/bin" "$peers/libllama/current"

@@ -1,0 +1,436 @@
+// Command capacity measures how many verified positions per second an
+// LLM server gives N simulated devices, for bench/llamacpp.sh
+// (docs/BENCHMARKS.md, "hlm serve on llama.cpp").
+//
+// Three kinds of run, one per process (so that the peak resident memory
+// is the run's own), each printing one JSON line:
+//
+//	capacity serve --llm SPEC --devices N    hlm serve's code (cloud.Server, in this
+//	                                         process, on loopback) with its LLM on hlm's
+//	                                         engine or on llama.cpp (SPEC@llama.cpp), and N
+//	                                         devices sending rounds of L fixed random drafts
+//	                                         (the coupled method: token ids only, so the
+//	                                         devices cost nothing and every round verifies
+//	                                         L+1 positions whatever is accepted)
+//	capacity llama-server --url URL --devices N
+//	                                         the LLM-only reference: N clients each asking
+//	                                         llama-server (started by the script with -np N)
+//	                                         for completions, decoding one token per step
+//	capacity report FILE.jsonl               the Markdown tables of docs/BENCHMARKS.md from
+//	                                         the lines of the runs, with the committed tokens
+//	                                         per second each hybrid server would give at
+//	                                         acceptance 0.5/0.7/0.9 and the break-even
+//	                                         acceptance against LLM-only serving
+//
+// The same batches run by llama.cpp alone (no Go, no protocol) come from
+// bench/llamacpp/rounds.cpp, which prints the same JSON line.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hlmproject/hlm/cloud"
+	"github.com/hlmproject/hlm/edge"
+	"github.com/hlmproject/hlm/hybrid"
+	"github.com/hlmproject/hlm/model/engine"
+	"github.com/hlmproject/hlm/model/llama"
+	"github.com/hlmproject/hlm/model/llamacpp"
+	"github.com/hlmproject/hlm/tensor"
+	"github.com/hlmproject/hlm/wire"
+)
+
+// Result is one run: what the JSON line holds.
+type Result struct {
+	Kind      string  `json:"kind"` // "hlm serve", "llama.cpp direct", "llama-server"
+	Engine    string  `json:"engine"`
+	Model     string  `json:"model"`
+	Devices   int     `json:"devices"`
+	L         int     `json:"l"`
+	Seconds   float64 `json:"seconds"`
+	Rounds    int     `json:"rounds"`    // verifications (hybrid) or decode steps per client (LLM-only)
+	Positions int     `json:"positions"` // verified positions (hybrid) or decoded tokens (LLM-only)
+	P50ms     float64 `json:"p50_ms"`    // round latency (hybrid) or time per decoded token (LLM-only)
+	P99ms     float64 `json:"p99_ms"`
+	PeakRSSMB float64 `json:"peak_rss_mb"`
+}
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: capacity serve|llama-server|report …")
+		os.Exit(2)
+	}
+	var err error
+	switch os.Args[1] {
+	case "serve":
+		err = runServe(os.Args[2:])
+	case "llama-server":
+		err = runLlamaServer(os.Args[2:])
+	case "report":
+		err = runReport(os.Args[2:])
+	default:
+		err = fmt.Errorf("unknown mode %q", os.Args[1])
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "capacity:", err)
+		os.Exit(1)
+	}
+}
+
+func runServe(args []string) error {
+	fs := flag.NewFlagSet("serve", flag.ExitOnError)
+	spec := fs.String("llm", "", "LLM model spec")
+	devices := fs.Int("devices", 1, "simulated devices")
+	L := fs.Int("l", 4, "drafts per round")
+	dur := fs.Duration("duration", 20*time.Second, "measured time")
+	prompt := fs.Int("prompt", 32, "prompt tokens per session")
+	threads := fs.Int("threads", 2, "threads of hlm's engine")
+	lib := fs.String("llama-lib", "", "libllama for @llama.cpp specs")
+	maxCtx := fs.Int("ctx", 512, "positions a session reaches before its device opens a new one")
+	fs.Parse(args)
+	if *lib != "" {
+		llamacpp.SetLibrary(*lib)
+	}
+	tensor.SetThreads(*threads)
+	llm, err := engine.OpenSpec(*spec, "")
+	if err != nil {
+		return err
+	}
+	srv, err := cloud.New(cloud.Config{LLM: llm, MaxBatch: max(*devices, 1), MaxSessions: 2 * *devices})
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	go srv.Serve(context.Background(), ln)
+	defer srv.Shutdown(context.Background())
+	ctxLen := min(llm.Config().SeqLen, *maxCtx)
+	vocab := llm.Config().Vocab
+	tokFP := ""
+	if t := llm.Tokenizer(); t != nil {
+		tokFP = t.Fingerprint()
+	}
+	var mu sync.Mutex
+	var lat []float64
+	rounds := 0
+	var firstErr error
+	// Warm-up: one round per device before the clock starts.
+	start := time.Now().Add(2 * time.Second)
+	deadline := start.Add(*dur)
+	var wg sync.WaitGroup
+	for d := range *devices {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(d), 17))
+			for time.Now().Before(deadline) {
+				n, l, err := device(ln.Addr().String(), tokFP, rng, vocab, ctxLen, *prompt, *L, start, deadline)
+				mu.Lock()
+				rounds += n
+				lat = append(lat, l...)
+				if err != nil && firstErr == nil {
+					firstErr = err
+				}
+				mu.Unlock()
+				if err != nil {
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return firstErr
+	}
+	engineName := "hlm"
+	if _, ok := llm.(*llamacpp.Model); ok {
+		engineName = "llama.cpp backend"
+	}
+	r := Result{Kind: "hlm serve", Engine: engineName, Model: modelName(*spec), Devices: *devices, L: *L, Seconds: dur.Seconds(),
+		Rounds: rounds, Positions: rounds * (*L + 1), PeakRSSMB: peakRSS()}
+	r.P50ms, r.P99ms = quantile(lat, 0.5), quantile(lat, 0.99)
+	return json.NewEncoder(os.Stdout).Encode(r)
+}
+
+// device runs one session until its context is nearly full or the
+// deadline: rounds of L random drafts (coupled). It returns the rounds
+// verified between start and deadline (the session's first, its prefill,
+// excluded) and their latencies in milliseconds.
+func device(addr, tokFP string, rng *rand.Rand, vocab, ctxLen, promptLen, L int, start, deadline time.Time) (int, []float64, error) {
+	p := hybrid.DefaultParams()
+	p.Method, p.Seed = hybrid.Coupled, rng.Uint64()
+	prefix := make([]int, promptLen)
+	for i := range prefix {
+		prefix[i] = rng.IntN(vocab)
+	}
+	rem, err := edge.Connect(context.Background(), edge.Config{Addr: addr}, edge.Session{Params: p, Tokenizer: tokFP, Prefix: func() []int { return prefix }})
+	if err != nil {
+		return 0, nil, err
+	}
+	defer rem.Close()
+	n, seq := 0, promptLen
+	var lat []float64
+	for r := 1; seq+L+1 < ctxLen && time.Now().Before(deadline); r++ {
+		up := &wire.Upload{Round: uint32(r)}
+		for range L {
+			up.Drafts = append(up.Drafts, wire.Draft{Token: int32(rng.IntN(vocab))})
+		}
+		t0 := time.Now()
+		v, err := rem.Verify(context.Background(), up)
+		if err != nil {
+			return n, lat, err
+		}
+		if r > 1 && t0.After(start) && time.Now().Before(deadline) {
+			n++
+			lat = append(lat, float64(time.Since(t0).Microseconds())/1000)
+		}
+		seq += v.Accepted + 1
+	}
+	return n, lat, nil
+}
+
+func runLlamaServer(args []string) error {
+	fs := flag.NewFlagSet("llama-server", flag.ExitOnError)
+	url := fs.String("url", "http://127.0.0.1:8080", "llama-server's address")
+	devices := fs.Int("devices", 1, "concurrent clients")
+	dur := fs.Duration("duration", 20*time.Second, "measured time")
+	prompt := fs.Int("prompt", 32, "prompt tokens per request")
+	predict := fs.Int("predict", 64, "tokens per request")
+	vocabFrom := fs.String("vocab-from", "", "the GGUF file whose vocabulary the token ids are drawn from")
+	model := fs.String("model", "", "model name for the report")
+	pid := fs.Int("pid", 0, "llama-server's pid, for its peak memory")
+	fs.Parse(args)
+	tok, err := llama.LoadTokenizer(*vocabFrom, 0)
+	if err != nil {
+		return err
+	}
+	vocab := tok.VocabSize()
+	var mu sync.Mutex
+	var perToken []float64
+	tokens, steps := 0, 0
+	var firstErr error
+	start := time.Now()
+	deadline := start.Add(*dur)
+	var wg sync.WaitGroup
+	for d := range *devices {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(d), 23))
+			for time.Now().Before(deadline) {
+				ids := make([]int, *prompt)
+				for i := range ids {
+					ids[i] = 1 + rng.IntN(vocab-1)
+				}
+				body, _ := json.Marshal(map[string]any{"prompt": ids, "n_predict": *predict, "ignore_eos": true,
+					"temperature": 1.0, "cache_prompt": false, "seed": rng.IntN(1 << 30)})
+				resp, err := http.Post(*url+"/completion", "application/json", bytes.NewReader(body))
+				if err != nil {
+					mu.Lock()
+					firstErr = cmpErr(firstErr, err)
+					mu.Unlock()
+					return
+				}
+				var out struct {
+					Timings struct {
+						PredictedN  int     `json:"predicted_n"`
+						PredictedMS float64 `json:"predicted_ms"`
+					} `json:"timings"`
+				}
+				b, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if err := json.Unmarshal(b, &out); err != nil || resp.StatusCode != 200 {
+					mu.Lock()
+					firstErr = cmpErr(firstErr, fmt.Errorf("llama-server: %s: %s", resp.Status, b))
+					mu.Unlock()
+					return
+				}
+				if time.Now().After(deadline) {
+					return // a request that ended after the window does not count
+				}
+				mu.Lock()
+				tokens += out.Timings.PredictedN
+				steps += out.Timings.PredictedN
+				if out.Timings.PredictedN > 0 {
+					perToken = append(perToken, out.Timings.PredictedMS/float64(out.Timings.PredictedN))
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return firstErr
+	}
+	r := Result{Kind: "llama-server", Engine: "llama.cpp", Model: *model, Devices: *devices, Seconds: dur.Seconds(),
+		Rounds: steps / max(*devices, 1), Positions: tokens, PeakRSSMB: procPeakRSS(*pid)}
+	r.P50ms, r.P99ms = quantile(perToken, 0.5), quantile(perToken, 0.99)
+	return json.NewEncoder(os.Stdout).Encode(r)
+}
+
+func cmpErr(old, err error) error {
+	if old != nil {
+		return old
+	}
+	return err
+}
+
+func modelName(spec string) string {
+	base := spec[strings.LastIndexByte(spec, '/')+1:]
+	name, _, _ := strings.Cut(base, "@")
+	return strings.TrimSuffix(name, ".gguf")
+}
+
+func quantile(x []float64, q float64) float64 {
+	if len(x) == 0 {
+		return math.NaN()
+	}
+	s := slices.Clone(x)
+	sort.Float64s(s)
+	return s[min(len(s)-1, int(q*float64(len(s))))]
+}
+
+// peakRSS is this process's peak resident memory in MB.
+func peakRSS() float64 { return procPeakRSS(os.Getpid()) }
+
+// procPeakRSS reads VmHWM of a process (0 when it cannot).
+func procPeakRSS(pid int) float64 {
+	if pid <= 0 {
+		return 0
+	}
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
+			kb, _ := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
+			return float64(kb) / 1024
+		}
+	}
+	return 0
+}
+
+// runReport prints the tables from the JSON lines of the runs.
+func runReport(args []string) error {
+	if len(args) != 1 {
+		return errors.New("report FILE.jsonl")
+	}
+	b, err := os.ReadFile(args[0])
+	if err != nil {
+		return err
+	}
+	var rs []Result
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var r Result
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			return fmt.Errorf("%q: %w", line, err)
+		}
+		rs = append(rs, r)
+	}
+	models := []string{}
+	for _, r := range rs {
+		if !slices.Contains(models, r.Model) {
+			models = append(models, r.Model)
+		}
+	}
+	for _, m := range models {
+		fmt.Printf("\n**%s** (L = 4: every round verifies 5 positions)\n\n", m)
+		fmt.Println("| server | N | positions/s | rounds/s | p50 ms | p99 ms | peak RSS MB |")
+		fmt.Println("|---|---:|---:|---:|---:|---:|---:|")
+		for _, r := range rs {
+			if r.Model != m {
+				continue
+			}
+			name := r.Kind
+			if r.Kind == "hlm serve" {
+				name += " (" + r.Engine + ")"
+			}
+			rounds := float64(r.Rounds) / r.Seconds
+			if r.Kind == "llama-server" {
+				rounds = float64(r.Positions) / r.Seconds / float64(r.Devices) // decode steps per client
+				name += " (LLM-only, tokens decoded)"
+			}
+			fmt.Printf("| %s | %d | %.1f | %.1f | %.1f | %.1f | %.0f |\n", name, r.Devices, float64(r.Positions)/r.Seconds, rounds, r.P50ms, r.P99ms, r.PeakRSSMB)
+		}
+		fmt.Println()
+		fmt.Println("| N | hybrid server | committed tokens/s at acceptance 0.5 / 0.7 / 0.9 | llama-server -np N decoded tokens/s | break-even acceptance |")
+		fmt.Println("|---:|---|---|---:|---:|")
+		for _, r := range rs {
+			if r.Model != m || r.Kind != "hlm serve" {
+				continue
+			}
+			var ref *Result
+			for i := range rs {
+				if rs[i].Model == m && rs[i].Kind == "llama-server" && rs[i].Devices == r.Devices {
+					ref = &rs[i]
+				}
+			}
+			rps := float64(r.Rounds) / r.Seconds
+			var cells []string
+			for _, a := range []float64{0.5, 0.7, 0.9} {
+				cells = append(cells, fmt.Sprintf("%.1f", rps*perRound(a, r.L)))
+			}
+			refTS, be := math.NaN(), "—"
+			if ref != nil {
+				refTS = float64(ref.Positions) / ref.Seconds
+				be = breakEven(rps, refTS, r.L)
+			}
+			fmt.Printf("| %d | %s | %s | %.1f | %s |\n", r.Devices, r.Engine, strings.Join(cells, " / "), refTS, be)
+		}
+	}
+	return nil
+}
+
+// perRound is the expected tokens one round of L drafts commits when each
+// draft is accepted with probability a: Σ_{i=0..L} a^i.
+func perRound(a float64, L int) float64 {
+	s, p := 0.0, 1.0
+	for range L + 1 {
+		s += p
+		p *= a
+	}
+	return s
+}
+
+// breakEven is the acceptance at which rounds/s × perRound equals the
+// LLM-only tokens/s, or why there is none.
+func breakEven(rps, ref float64, L int) string {
+	if rps*perRound(1, L) < ref {
+		return fmt.Sprintf("none (even at 1: %.1f < %.1f)", rps*perRound(1, L), ref)
+	}
+	if rps*perRound(0, L) >= ref {
+		return "0 (ahead at any acceptance)"
+	}
+	lo, hi := 0.0, 1.0
+	for range 60 {
+		mid := (lo + hi) / 2
+		if rps*perRound(mid, L) < ref {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return fmt.Sprintf("%.2f", hi)
+}
