@@ -1,10 +1,12 @@
 package cloud
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -17,8 +19,10 @@ import (
 	"github.com/hlmproject/hlm/hybrid"
 	"github.com/hlmproject/hlm/internal/stattest"
 	"github.com/hlmproject/hlm/model"
+	"github.com/hlmproject/hlm/model/llama"
 	"github.com/hlmproject/hlm/model/llamacpp"
 	"github.com/hlmproject/hlm/sim"
+	"github.com/hlmproject/hlm/tensor"
 	"github.com/hlmproject/hlm/wire"
 )
 
@@ -325,5 +329,62 @@ func TestLlamaCppServerRefusals(t *testing.T) {
 	p = params(hybrid.QS, 2)
 	if _, _, err := generator(t, ms, addr, p).One(context.Background(), p, prompt, nil); err != nil {
 		t.Errorf("a session after the refusal: %v", err)
+	}
+}
+
+// TestLlamaCppCoupledIsDrafterInvariant: through hlm serve with a Q8_0 LLM
+// on llama.cpp, coupled decoding commits exactly the tokens of LLM-only
+// decoding with the same keyed noise, whichever draft the device runs —
+// which needs the llama.cpp LLM's logits at a position to be the same from
+// a one-token pass (LLM-only) and from a block (coupled): true for Q8_0
+// here (the package doc of model/llamacpp).
+func TestLlamaCppCoupledIsDrafterInvariant(t *testing.T) {
+	if _, ok := llamacpp.LibraryPath(); !ok {
+		t.Skip("no libllama: run internal/libllama/build.sh (about 4 minutes on 2 cores; CI does) or set HLM_LLAMA_LIB")
+	}
+	hlmLLM, err := llama.OpenSpec(lcFile, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if _, err := llama.WriteGGUF(&buf, hlmLLM, tensor.Q8_0, "qwen3 q8"); err != nil {
+		t.Fatal(err)
+	}
+	q8 := filepath.Join(t.TempDir(), "qwen3-q8_0.gguf")
+	if err := os.WriteFile(q8, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	llm, err := llamacpp.OpenSpec(q8+"@llama.cpp@c=256@np=4", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer llm.Close()
+	_, addr := start(t, Config{LLM: llm})
+	drafts := []string{lcFile + "@exit=1", filepath.Join(filepath.Dir(lcFile), "llama32.gguf"), lcFile}
+	run := func(p hybrid.Params, draft string) []int {
+		slm, err := llama.OpenSpec(draft, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, err := edge.NewGenerator(edge.Config{Addr: addr, Backoff: 20 * time.Millisecond}, slm, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, _, err := g.One(context.Background(), p, "Lily wanted to play", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.Tokens
+	}
+	for seed := uint64(0); seed < 5; seed++ {
+		p := hybrid.DefaultParams()
+		p.Method, p.Seed, p.MaxTokens, p.Sampler = hybrid.LLM, seed, 48, "gumbel"
+		want := fmt.Sprint(run(p, drafts[0]))
+		p.Method = hybrid.Coupled
+		for _, d := range drafts {
+			if got := fmt.Sprint(run(p, d)); got != want {
+				t.Errorf("seed %d, draft %s: coupled committed\n%s\nLLM-only gumbel\n%s", seed, d, got, want)
+			}
+		}
 	}
 }
