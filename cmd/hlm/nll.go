@@ -12,7 +12,8 @@ import (
 
 	"github.com/hlmproject/hlm/dataset"
 	"github.com/hlmproject/hlm/internal/atomicfile"
-	"github.com/hlmproject/hlm/model/llama"
+	"github.com/hlmproject/hlm/model"
+	"github.com/hlmproject/hlm/model/engine"
 	"github.com/hlmproject/hlm/score"
 	"github.com/hlmproject/hlm/tensor"
 	"github.com/hlmproject/hlm/tokenizer"
@@ -97,6 +98,7 @@ func parseNLL(args []string, stderr io.Writer) (nllFlags, error) {
 	fs := newFlags("nll", "[--model SPEC] --text FILE [--kl-base SPEC | --kl-base-logits FILE [--kl-pair FILE] | --kl-save FILE] [--ctx 512] [--chunks N] [--llama-numerics] [--llama-inputs] [--json]", nllAbout, stderr)
 	fs.StringVar(&f.spec, "model", builtin.DefaultLLM, "model spec")
 	fs.StringVar(&f.tokPath, "tokenizer", "", "tokenizer file, when not found with the model")
+	addLlamaLibFlag(fs)
 	fs.StringVar(&f.text, "text", "", "text file (e.g. ../shared/data/tinystories/TinyStories-valid-sample.txt)")
 	fs.IntVar(&f.threads, "threads", 0, "worker threads (0: all cores)")
 	fs.StringVar(&f.klBase, "kl-base", "", "base model spec: report the KL divergence of --model from it")
@@ -138,7 +140,7 @@ func runNLL(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	tensor.SetThreads(f.threads)
 	tensor.SetLlamaInputs(f.llamaInputs)
 	defer tensor.SetLlamaInputs(false)
-	m, err := llama.OpenSpec(f.spec, f.tokPath)
+	m, err := engine.OpenSpec(f.spec, f.tokPath)
 	if err != nil {
 		return err
 	}
@@ -173,7 +175,7 @@ func windowBOS(tok *tokenizer.Tokenizer) int {
 // results go.
 type nllRun struct {
 	nllFlags
-	m        *llama.Model
+	m        model.Model
 	bos      int // windowBOS of the model's tokenizer
 	stdout   io.Writer
 	progress func(done, total int)
@@ -211,7 +213,7 @@ func (r *nllRun) fromFile(ctx context.Context) error {
 
 // againstBase is --kl-base SPEC: both models on the text's windows.
 func (r *nllRun) againstBase(ctx context.Context) error {
-	base, err := llama.OpenSpec(r.klBase, r.tokPath)
+	base, err := engine.OpenSpec(r.klBase, r.tokPath)
 	if err != nil {
 		return err
 	}
@@ -283,7 +285,7 @@ func (r *nllRun) report(info klInfo, k *score.KLD) error {
 }
 
 // pairedNLL is hlm nll --kl-base-logits BASE --kl-pair OTHER.
-func pairedNLL(ctx context.Context, base *score.LogitsReader, otherPath string, m *llama.Model, bos int, info klInfo, asJSON bool, stdout io.Writer, progress func(done, total int)) error {
+func pairedNLL(ctx context.Context, base *score.LogitsReader, otherPath string, m model.Model, bos int, info klInfo, asJSON bool, stdout io.Writer, progress func(done, total int)) error {
 	f, err := os.Open(otherPath)
 	if err != nil {
 		return err
@@ -374,7 +376,7 @@ func writeKLD(w io.Writer, info klInfo, s score.KLDSummary) {
 
 // plainNLL is hlm nll without a base: the stories of a text, each scored
 // on its own.
-func plainNLL(ctx context.Context, m *llama.Model, text string, asJSON bool, stdout io.Writer, status func(done, total int, msg string)) error {
+func plainNLL(ctx context.Context, m model.Model, text string, asJSON bool, stdout io.Writer, status func(done, total int, msg string)) error {
 	stories, err := dataset.LoadTinyStories(text)
 	if err != nil {
 		return err
