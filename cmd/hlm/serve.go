@@ -22,6 +22,7 @@ import (
 	"github.com/hlmproject/hlm/model/builtin"
 	"github.com/hlmproject/hlm/model/engine"
 	"github.com/hlmproject/hlm/model/llama"
+	"github.com/hlmproject/hlm/model/llamacpp"
 	"github.com/hlmproject/hlm/tensor"
 )
 
@@ -134,6 +135,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		log.Warn("no --auth-token: any client can open sessions")
 	}
 	fmt.Fprintf(stderr, "hlm serve: listening on %s (LLM %s, vocabulary %d, context %d)\n", ln.Addr(), llm.Name(), llm.Config().Vocab, llm.Config().SeqLen)
+	if lc, ok := llm.(*llamacpp.Model); ok {
+		fmt.Fprintf(stderr, "hlm serve: LLM on llama.cpp %s (%s): %d sessions in its KV cache at once (np); more take turns, saved and restored\n", lc.Library().Version(), lc.Describe(), lc.Slots())
+	}
 	current.Store(srv)
 	err = srv.ServeUntil(ctx, ln, *f.drainTimeout, func() {
 		// A second signal ends the process at once.
