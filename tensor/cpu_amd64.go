@@ -2,6 +2,8 @@
 
 package tensor
 
+import "fmt"
+
 func cpuid(eax, ecx uint32) (a, b, c, d uint32)
 func xgetbv0() (eax uint32)
 
@@ -12,10 +14,46 @@ func dotF16x32(w *uint16, x *float32, n int, acc *[32]float32)
 func dotBF16x32(w *uint16, x *float32, n int, acc *[32]float32)
 
 // cpuFeatures describes what the kernel levels use on this CPU.
-func cpuFeatures() string { return "best level " + levelNames[cpuLevel] }
+func cpuFeatures() string {
+	return fmt.Sprintf("best level %s; %s family %d model %d", levelNames[cpuLevel], cpuVendor, cpuFamily, cpuModel)
+}
 
 // archLevels are amd64's kernel levels.
-var archLevels = []int{levelPortable, levelAVX2, levelAVX512}
+var archLevels = []int{levelPortable, levelAVX2, levelAVX512, levelAVX512Zen4}
+
+// The CPU's vendor and its family and model as Linux's /proc/cpuinfo
+// gives them ("cpu family", "model": the extended fields included).
+var cpuVendor, cpuFamily, cpuModel = func() (string, int, int) {
+	_, b, c, d := cpuid(0, 0)
+	v := make([]byte, 0, 12)
+	for _, r := range []uint32{b, d, c} {
+		v = append(v, byte(r), byte(r>>8), byte(r>>16), byte(r>>24))
+	}
+	a1, _, _, _ := cpuid(1, 0)
+	fam, mod := int(a1>>8&0xf), int(a1>>4&0xf)
+	if fam == 0xf {
+		fam += int(a1 >> 20 & 0xff)
+	}
+	if fam >= 6 {
+		mod |= int(a1>>16&0xf) << 4
+	}
+	return string(v), fam, mod
+}()
+
+// defaultLevel is the level this CPU runs unless told otherwise.
+var defaultLevel = tunedLevel(cpuLevel)
+
+// tunedLevel is the level a CPU of this kind whose best instructions are
+// those of level max runs by default: Zen 4 (AMD family 25, the one
+// family-25 design with AVX-512) runs avx512-zen4, whose single-token
+// products stream memory faster there (docs/BENCHMARKS.md, "CPU kinds");
+// every other CPU its best level, max.
+func tunedLevel(max int) int {
+	if max == levelAVX512 && cpuVendor == "AuthenticAMD" && cpuFamily == 25 {
+		return levelAVX512Zen4
+	}
+	return max
+}
 
 // cpuLevel is the best kernel level this CPU and OS support: AVX2 needs
 // AVX2, FMA and F16C with the OS saving YMM state; AVX-512 needs F, BW, VL

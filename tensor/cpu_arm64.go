@@ -25,6 +25,12 @@ var cpuLevel = func() int {
 	return levelPortable
 }()
 
+// defaultLevel is the level this CPU runs unless told otherwise.
+var defaultLevel = cpuLevel
+
+// tunedLevel is max: no arm64 level is tuned for a kind of CPU.
+func tunedLevel(max int) int { return max }
+
 // hasDotProd reports SDOT (ARMv8.2 dot product, mandatory from v8.4):
 // Linux reports it; on Apple's systems, which x/sys/cpu cannot query, every
 // arm64 chip a Mac or iPhone runs Go on has it.

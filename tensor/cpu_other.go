@@ -4,6 +4,12 @@ package tensor
 
 const cpuLevel = levelPortable
 
+// defaultLevel is the level this CPU runs unless told otherwise.
+const defaultLevel = cpuLevel
+
+// tunedLevel is max: no level here is tuned for a kind of CPU.
+func tunedLevel(max int) int { return max }
+
 var archLevels = []int{levelPortable}
 
 func cpuFeatures() string { return "portable code only" }

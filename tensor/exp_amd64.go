@@ -12,7 +12,7 @@ func expChunks(dst []float64, x []float32, shift, scale float64, acc *[4]float64
 		return 0
 	}
 	i := 0
-	if level == levelAVX512 {
+	if hasAVX512() {
 		if i = len(x) &^ 7; i > 0 {
 			expShifted8(&dst[0], &x[0], i, shift, scale, acc, &expConsts)
 		}

@@ -808,6 +808,27 @@ func q5AVX2R1T4(w *byte, ldw uintptr, x *actBlock, ldx uintptr, nb int, out *flo
 //go:noescape
 func q5AVX2R2T4(w *byte, ldw uintptr, x *actBlock, ldx uintptr, nb int, out *float32, ldo uintptr)
 
+//go:noescape
+func f32AVX512R1T1NP(w *float32, ldw uintptr, x *float32, ldx uintptr, cols int, out *float32, ldo uintptr)
+
+//go:noescape
+func f16AVX512R1T1NP(w *byte, ldw uintptr, x *float32, ldx uintptr, cols int, out *float32, ldo uintptr)
+
+//go:noescape
+func bf16AVX512R1T1NP(w *byte, ldw uintptr, x *float32, ldx uintptr, cols int, out *float32, ldo uintptr)
+
+//go:noescape
+func k4AVX512R1T1NP(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func k6AVX512R1T1NP(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q8PackedAVX512T1NP(w *byte, ldw uintptr, x *actBlock, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q4PackedAVX512T1NP(w *byte, ldw uintptr, x *actBlock, ldx uintptr, nb int, out *float32, ldo uintptr)
+
 func init() {
 	k512, k2 := new(kernelSet), new(kernelSet)
 	k512.f32Rows, k512.qRows, k512.maxT = [9]int{0, 8, 4, 4, 4, 0, 0, 0, 0}, [9]int{0, 8, 4, 4, 4, 0, 0, 0, 0}, 4
@@ -1087,4 +1108,10 @@ func init() {
 	q5.tiles[2][4] = q5AVX2R2T4
 	q5Sets[levelAVX512], q5Sets[levelAVX2] = q5, q5
 	kernelSets[levelAVX512], kernelSets[levelAVX2] = k512, k2
+	kernelSets[levelAVX512Zen4] = zen4Kernels(k512, &streamTiles{
+		f32: f32AVX512R1T1NP, f16: f16AVX512R1T1NP, bf16: bf16AVX512R1T1NP,
+		k4: k4AVX512R1T1NP, k6: k6AVX512R1T1NP,
+		q8packed: q8PackedAVX512T1NP, q4packed: q4PackedAVX512T1NP,
+	})
+	q5Sets[levelAVX512Zen4] = q5
 }

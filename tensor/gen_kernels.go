@@ -40,6 +40,18 @@ type gen struct {
 	s     bytes.Buffer
 	decls bytes.Buffer
 	n     int // labels made so far
+
+	// noPrefetch makes tiles without software prefetch, named with the
+	// suffix NP: the stream tiles (zen4.go).
+	noPrefetch bool
+}
+
+// suffix ends the names of the tiles being made.
+func (g *gen) suffix() string {
+	if g.noPrefetch {
+		return "NP"
+	}
+	return ""
 }
 
 func (g *gen) p(format string, args ...any) { fmt.Fprintf(&g.s, format+"\n", args...) }
@@ -160,7 +172,7 @@ func (g *gen) reduce8Y(k, tmp int, evex bool) {
 // two (PREFETCHT0 (pf)(AX*R) needs a scale of 1, 2, 4 or 8) or no register
 // is free.
 func (g *gen) prefetchSetup(R int, rows []string, free ...string) string {
-	if !prefetchNext || R&(R-1) != 0 || len(free) == 0 || free[0] == "" {
+	if g.noPrefetch || !prefetchNext || R&(R-1) != 0 || len(free) == 0 || free[0] == "" {
 		return ""
 	}
 	pf := free[0]
@@ -215,7 +227,7 @@ func (g *gen) loopTail(name string, chunk int) {
 // f32AVX512 is the F32 tile with ZMM registers: 16 lanes, one FMA per
 // element, a masked step for the last cols mod 16 elements.
 func (g *gen) f32AVX512(R, T int) string {
-	name := fmt.Sprintf("f32AVX512R%dT%d", R, T)
+	name := fmt.Sprintf("f32AVX512R%dT%d", R, T) + g.suffix()
 	g.header(name, "float32", "float32", "cols")
 	rows, toks, free := regs(R, T)
 	acc := func(r, t int) int { return r*T + t }
@@ -281,9 +293,9 @@ var avx512F16 = [9]int{0, 4, 4, 2, 2}
 // 32 lanes are combined as reduce32 does. x is addressed with AX·2 (4-byte
 // inputs against 2-byte weights).
 func (g *gen) f16AVX512(bf16 bool, R, T int) string {
-	name := fmt.Sprintf("f16AVX512R%dT%d", R, T)
+	name := fmt.Sprintf("f16AVX512R%dT%d", R, T) + g.suffix()
 	if bf16 {
-		name = fmt.Sprintf("bf16AVX512R%dT%d", R, T)
+		name = fmt.Sprintf("bf16AVX512R%dT%d", R, T) + g.suffix()
 	}
 	g.header(name, "byte", "float32", "cols")
 	rows, toks, free := regs(R, T)
@@ -377,9 +389,9 @@ var avx2F16 = [9]int{0, 1, 1, 1}
 // (cols a multiple of 32; product.prepare checks): no masked half-precision
 // loads in AVX2.
 func (g *gen) f16AVX2(bf16 bool, T int) string {
-	name := fmt.Sprintf("f16AVX2T%d", T)
+	name := fmt.Sprintf("f16AVX2T%d", T) + g.suffix()
 	if bf16 {
-		name = fmt.Sprintf("bf16AVX2T%d", T)
+		name = fmt.Sprintf("bf16AVX2T%d", T) + g.suffix()
 	}
 	g.header(name, "byte", "float32", "cols")
 	rows, toks, free := regs(1, T)
@@ -432,7 +444,7 @@ func (g *gen) f16AVX2(bf16 bool, T int) string {
 // f32AVX2 is the F32 tile with YMM registers: each of the 16 lanes is
 // lane l of the low (h = 0) or high (h = 1) register of a pair.
 func (g *gen) f32AVX2(R, T int) string {
-	name := fmt.Sprintf("f32AVX2R%dT%d", R, T)
+	name := fmt.Sprintf("f32AVX2R%dT%d", R, T) + g.suffix()
 	g.header(name, "float32", "float32", "cols")
 	rows, toks, free := regs(R, T)
 	acc := func(r, t int) int { return 2 * (r*T + t) }
@@ -810,7 +822,7 @@ func (g *gen) packedAVX512(q4 bool, T int) string {
 		kind, bb, words = "q4", 18, 4
 	}
 	unit := packRows * bb
-	name := fmt.Sprintf("%sPackedAVX512T%d", kind, T)
+	name := fmt.Sprintf("%sPackedAVX512T%d", kind, T) + g.suffix()
 	g.header(name, "byte", "actBlock", "nb")
 	g.p("\tMOVQ %s, SI", arg(0))
 	g.p("\tMOVQ %s, DI", arg(2))
@@ -939,7 +951,7 @@ func (g *gen) kquantAVX512(q6 bool, R, T int) string {
 	if q6 {
 		kind, bb = "k6", 210
 	}
-	name := fmt.Sprintf("%sAVX512R%dT%d", kind, R, T)
+	name := fmt.Sprintf("%sAVX512R%dT%d", kind, R, T) + g.suffix()
 	fmt.Fprintf(&g.decls, "//go:noescape\nfunc %s(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)\n\n", name)
 	g.p("// func %s(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)", name)
 	// With three or more tokens the scale products of a super-block are
@@ -1399,7 +1411,7 @@ func (g *gen) kquantAVX2(q6 bool, T int) string {
 	if q6 {
 		kind, bb = "k6", 210
 	}
-	name := fmt.Sprintf("%sAVX2R1T%d", kind, T)
+	name := fmt.Sprintf("%sAVX2R1T%d", kind, T) + g.suffix()
 	fmt.Fprintf(&g.decls, "//go:noescape\nfunc %s(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)\n\n", name)
 	g.p("// func %s(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)", name)
 	// Frame: from T = 3 on, token t's float accumulators at 64t (lanes
@@ -2586,6 +2598,17 @@ func main() {
 	set("q5", avx2Quant, "tiles", g.quantQ5AVX2)
 	fmt.Fprintf(&init, "\tq5Sets[levelAVX512], q5Sets[levelAVX2] = q5, q5\n")
 
+	// The stream tiles of avx512-zen4: one row, one token, no software
+	// prefetch (zen4.go).
+	var zen4 bytes.Buffer
+	g.noPrefetch = true
+	fmt.Fprintf(&zen4, "\tkernelSets[levelAVX512Zen4] = zen4Kernels(k512, &streamTiles{\n")
+	fmt.Fprintf(&zen4, "\t\tf32: %s, f16: %s, bf16: %s,\n", g.f32AVX512(1, 1), g.f16AVX512(false, 1, 1), g.f16AVX512(true, 1, 1))
+	fmt.Fprintf(&zen4, "\t\tk4: %s, k6: %s,\n", g.kquantAVX512(false, 1, 1), g.kquantAVX512(true, 1, 1))
+	fmt.Fprintf(&zen4, "\t\tq8packed: %s, q4packed: %s,\n\t})\n", g.packedAVX512(false, 1), g.packedAVX512(true, 1))
+	fmt.Fprintf(&zen4, "\tq5Sets[levelAVX512Zen4] = q5\n")
+	g.noPrefetch = false
+
 	var gofile bytes.Buffer
 	fmt.Fprintf(&gofile, "// Code generated by gen_kernels.go; DO NOT EDIT.\n\n//go:build amd64 && !purego\n\npackage tensor\n\n")
 	gofile.Write(g.decls.Bytes())
@@ -2605,7 +2628,10 @@ func main() {
 	fmt.Fprintf(&gofile, "\tk2.kRows, k2.kMaxT = %#v, %d\n", kquantRowsAVX2, kquantMaxTAVX2)
 	fmt.Fprintf(&gofile, "\tk512.wsumWidth, k2.wsumWidth = 16, 8\n")
 	gofile.Write(init.Bytes())
-	fmt.Fprintf(&gofile, "\tkernelSets[levelAVX512], kernelSets[levelAVX2] = k512, k2\n}\n")
+	fmt.Fprintf(&gofile, "\tkernelSets[levelAVX512], kernelSets[levelAVX2] = k512, k2\n")
+	gofile.Write(zen4.Bytes())
+	fmt.Fprintf(&gofile, "}\n")
+
 	src, err := format.Source(gofile.Bytes())
 	if err != nil {
 		fmt.Fprintln(os.Stderr, gofile.String())

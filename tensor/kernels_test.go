@@ -98,9 +98,9 @@ func exactFMA32Safe(a, b, c float32) float32 {
 	return exactFMA32(a, b, c)
 }
 
-// TestParseLevel: names are case- and space-insensitive, a level above the
-// cap is capped, and unknown names and other architectures' levels are
-// errors (this architecture's levels: archLevels).
+// TestParseLevel: names are case- and space-insensitive; unknown names,
+// other architectures' levels and levels whose instructions the CPU lacks
+// are errors (this architecture's levels: archLevels).
 type parseCase struct {
 	s         string
 	max, want int
@@ -108,20 +108,22 @@ type parseCase struct {
 }
 
 func TestParseLevel(t *testing.T) {
-	top := archLevels[len(archLevels)-1]
+	top := cpuLevel // the CPU's instructions; the tests run only what it has
 	cases := []parseCase{
-		{"", top, top, false},
+		{"", top, -1, false},
 		{"portable", top, levelPortable, false},
-		{"sse", top, top, true},
+		{"sse", top, -1, true},
 	}
 	for _, l := range archLevels {
-		cases = append(cases,
-			parseCase{" " + strings.ToUpper(levelNames[l]) + " ", top, l, false},
-			parseCase{levelNames[l], levelPortable, levelPortable, false})
+		cases = append(cases, parseCase{" " + strings.ToUpper(levelNames[l]) + " ", isa(l), l, false})
+		// A level beyond the CPU's instructions is an error, not a crash.
+		if isa(l) != levelPortable {
+			cases = append(cases, parseCase{levelNames[l], levelPortable, -1, true})
+		}
 	}
 	for l := range numLevels {
 		if rank(l) < 0 { // another architecture's level
-			cases = append(cases, parseCase{levelNames[l], top, top, true})
+			cases = append(cases, parseCase{levelNames[l], top, -1, true})
 		}
 	}
 	for _, tc := range cases {
@@ -129,6 +131,19 @@ func TestParseLevel(t *testing.T) {
 		if got != tc.want || (err != nil) != tc.err {
 			t.Errorf("parseLevel(%q, %d) = %d, %v; want %d, error %v", tc.s, tc.max, got, err, tc.want, tc.err)
 		}
+	}
+	// SetKernels refuses a level the CPU lacks and keeps the one in use.
+	for l := range numLevels {
+		if rank(l) >= 0 && rank(isa(l)) <= rank(cpuLevel) {
+			continue
+		}
+		old := level
+		if err := SetKernels(levelNames[l]); err == nil || level != old {
+			t.Errorf("SetKernels(%q) on a CPU without it: error %v, level %s (was %s)", levelNames[l], err, levelNames[level], levelNames[old])
+		}
+	}
+	if avail := availableLevels(); avail[0] != levelPortable || avail[len(avail)-1] != defaultLevel {
+		t.Errorf("available levels %v: want portable first and the default (%s) last", AvailableKernels(), levelNames[defaultLevel])
 	}
 }
 
@@ -686,7 +701,7 @@ func BenchmarkQuantBlocks(b *testing.B) {
 			x := randVec(rng, n*cols)
 			out := make([]float32, n*rows)
 			b.Run(fmt.Sprintf("%v/n=%d", typ, n), func(b *testing.B) { benchMatMul1(b, out, m, x, n) })
-			if level == levelAVX512 {
+			if hasAVX512() {
 				b.Run(fmt.Sprintf("%v/rowmajor/n=%d", typ, n), func(b *testing.B) {
 					packing = false
 					defer func() { packing = true }()

@@ -21,9 +21,11 @@ import (
 // The copy is made on the first product at that level (one pass over the
 // matrix, on the worker threads) and shared by every later product; Data
 // stays as it was (writers, fingerprints and the other levels read it). A
-// memory-mapped file's pages are only read to make it, then let go
-// (SetDataRelease: they leave the resident set and are read back if Data
-// is used again); a matrix on the heap is held twice.
+// memory-mapped file's pages are only read to make it, and let go as soon
+// as they are packed, a few hundred KiB at a time (SetDataRelease: they
+// leave the resident set and are read back if Data is used again), so
+// the copy replaces them in memory instead of doubling them, even while it
+// is made; a matrix on the heap is held twice.
 const packRows = 16
 
 // packing enables the packed tiles (benchmarks compare with it off).
@@ -39,7 +41,7 @@ func (m *Matrix) packedRows() []byte {
 	if (m.Type != Q8_0 && m.Type != Q4_0) || m.Rows < packRows {
 		return nil
 	}
-	p := packBlocks(m.Data, m.Type, m.Rows, m.Cols)
+	p := packBlocks(m.Data, m.Type, m.Rows, m.Cols, m.release)
 	if m.packed.CompareAndSwap(nil, &p) {
 		m.ReleaseData()
 	}
@@ -48,8 +50,9 @@ func (m *Matrix) packedRows() []byte {
 
 // packBlocks packs the whole groups of 16 rows of a rows × cols matrix of
 // type t (Q8_0 or Q4_0), on the worker threads: a group's units depend on
-// its own rows alone.
-func packBlocks(data []byte, t DType, rows, cols int) []byte {
+// its own rows alone. release (if not nil) is given the rows packed so
+// far, releaseBytes or more at a time, as soon as they are.
+func packBlocks(data []byte, t DType, rows, cols int, release func([]byte)) []byte {
 	bb := t.BlockBytes()
 	words := (bb - 2) / 4
 	unitBytes := packRows * bb
@@ -58,7 +61,9 @@ func packBlocks(data []byte, t DType, rows, cols int) []byte {
 	groups := rows / packRows
 	out := make([]byte, groups*packRows*rb)
 	le := binary.LittleEndian
+	per := max(1, releaseBytes/(packRows*rb)) // groups per release
 	ParallelFor(groups, len(out), func(lo, hi int) {
+		from := lo
 		for g := lo; g < hi; g++ {
 			for r := 0; r < packRows; r++ {
 				row := data[(g*packRows+r)*rb:][:rb]
@@ -71,10 +76,18 @@ func packBlocks(data []byte, t DType, rows, cols int) []byte {
 					}
 				}
 			}
+			if release != nil && (g+1-from >= per || g+1 == hi) {
+				release(data[from*packRows*rb : (g+1)*packRows*rb])
+				from = g + 1
+			}
 		}
 	})
 	return out
 }
+
+// releaseBytes is how many packed bytes of Data packBlocks lets go at a
+// time: the most a thread holds twice while it packs.
+const releaseBytes = 256 << 10
 
 // unpackRow writes row r of rows packed by packBlocks (type t, nb blocks
 // per row) in the row-major layout to dst: packing undone, for the tests.

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"sync"
 	"testing"
+	"unsafe"
 )
 
 // TestPackBlocks checks the packed layout against its definition: every
@@ -66,7 +67,7 @@ func BenchmarkPackBlocks(b *testing.B) {
 		b.Run(typ.String(), func(b *testing.B) {
 			b.SetBytes(int64(len(data)))
 			for i := 0; i < b.N; i++ {
-				packBlocks(data, typ, rows, cols)
+				packBlocks(data, typ, rows, cols, nil)
 			}
 		})
 	}
@@ -108,35 +109,70 @@ func TestPackConcurrentFirstUse(t *testing.T) {
 	}
 }
 
-// TestReleaseData: a matrix lets its Data's pages go (SetDataRelease) once
-// its packed copy exists, again on ReleaseData, and never while it
-// computes from Data.
+// TestReleaseData: a matrix lets its Data's pages go (SetDataRelease) as
+// its packed copy is made — each packed row once, in pieces of at least
+// releaseBytes, so that the copy never doubles the matrix —, all of Data
+// once the copy exists, again on ReleaseData, and never while it computes
+// from Data.
 func TestReleaseData(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
-	for _, typ := range []DType{Q8_0, Q4_0, F16} {
-		for _, rows := range []int{8, 32} {
-			base, _ := NewF32(rows, 64, randVec(rng, rows*64))
-			m, err := base.Convert(typ)
-			if err != nil {
-				t.Fatal(err)
-			}
-			calls := 0
-			m.SetDataRelease(func(b []byte) {
-				if &b[0] != &m.Data[0] || len(b) != len(m.Data) {
-					t.Fatalf("%v: released %d bytes that are not Data", typ, len(b))
+	defer SetThreads(0)
+	for _, threads := range []int{1, 2} {
+		SetThreads(threads)
+		for _, typ := range []DType{Q8_0, Q4_0, F16} {
+			for _, sh := range []struct{ rows, cols int }{{8, 64}, {32, 64}, {16*41 + 5, 2048}} {
+				rows, cols := sh.rows, sh.cols
+				base, _ := NewF32(rows, cols, randVec(rng, rows*cols))
+				m, err := base.Convert(typ)
+				if err != nil {
+					t.Fatal(err)
 				}
-				calls++
-			})
-			m.ReleaseData() // nothing packed yet
-			out := make([]float32, 2*rows)
-			MatMul(out, m, randVec(rng, 2*64), 2)
-			packs := level == levelAVX512 && typ != F16 && rows >= packRows
-			if want := map[bool]int{true: 1, false: 0}[packs]; calls != want {
-				t.Fatalf("%v %d rows: %d releases after the first product, want %d", typ, rows, calls, want)
-			}
-			m.ReleaseData()
-			if want := map[bool]int{true: 2, false: 0}[packs]; calls != want {
-				t.Fatalf("%v %d rows: %d releases after ReleaseData, want %d", typ, rows, calls, want)
+				group := packRows * m.RowBytes()
+				packed := rows / packRows * group // the bytes of whole groups
+				var mu sync.Mutex
+				calls, covered := 0, make([]int, len(m.Data))
+				m.SetDataRelease(func(b []byte) {
+					mu.Lock()
+					defer mu.Unlock()
+					off := int(uintptr(unsafe.Pointer(&b[0])) - uintptr(unsafe.Pointer(&m.Data[0])))
+					if off < 0 || off+len(b) > len(m.Data) {
+						t.Fatalf("%v: released %d bytes at %d, not in Data", typ, len(b), off)
+					}
+					if len(b) != len(m.Data) && (off%group != 0 || len(b)%group != 0) {
+						t.Fatalf("%v: released bytes [%d, %d), not whole groups", typ, off, off+len(b))
+					}
+					calls++
+					for i := off; i < off+len(b); i++ {
+						covered[i]++
+					}
+				})
+				check := func(when string, inPacked, rest int) {
+					t.Helper()
+					for i, c := range covered {
+						want := rest
+						if i < packed {
+							want = inPacked
+						}
+						if c != want {
+							t.Fatalf("%v %d rows, %d threads, %s: byte %d released %d times, want %d", typ, rows, threads, when, i, c, want)
+						}
+					}
+				}
+				m.ReleaseData() // nothing packed yet
+				check("before any product", 0, 0)
+				out := make([]float32, 2*rows)
+				MatMul(out, m, randVec(rng, 2*cols), 2)
+				if !hasAVX512() || typ == F16 || rows < packRows {
+					check("not packed", 0, 0)
+					continue
+				}
+				// Each packed byte once while packing, then all of Data.
+				check("after the first product", 2, 1)
+				if big := packed >= 4*releaseBytes; big && calls < packed/releaseBytes/2 {
+					t.Fatalf("%v %d rows: %d releases while packing %d bytes", typ, rows, calls, packed)
+				}
+				m.ReleaseData()
+				check("after ReleaseData", 3, 2)
 			}
 		}
 	}

@@ -95,13 +95,24 @@ func atPortable(f func() float32) (v float32) {
 }
 
 // TestPackedTiles calls the packed Q8_0 and Q4_0 tiles (16 rows × 1 or 2
-// tokens) directly on each group of a packed matrix: every output has the
-// bits of dotQuant for its row and token, and nothing else is written.
+// tokens) of every level that has them (avx512; avx512-zen4's one-token
+// tiles without prefetch) directly on each group of a packed matrix: every
+// output has the bits of dotQuant for its row and token, and nothing else
+// is written.
 func TestPackedTiles(t *testing.T) {
-	ks := kernelSets[levelAVX512]
-	if cpuLevel < levelAVX512 || ks == nil || ks.q4packed[1] == nil {
+	tested := 0
+	for _, l := range levels() {
+		if ks := kernelSets[l]; ks != nil && ks.q4packed[1] != nil {
+			tested++
+			checkPackedTiles(t, ks)
+		}
+	}
+	if tested == 0 {
 		t.Skip("no AVX-512 packed tiles on this machine or build")
 	}
+}
+
+func checkPackedTiles(t *testing.T, ks *kernelSet) {
 	rng := rand.New(rand.NewPCG(73, 74))
 	for _, typ := range []DType{Q8_0, Q4_0} {
 		tiles := &ks.q8packed

@@ -1,0 +1,33 @@
+//go:build amd64 && !purego
+
+package tensor
+
+// streamTiles are tiles of one row and one token without software
+// prefetch (gen_kernels.go's noPrefetch; the NP in their names): a
+// thread computing a decode step's rows with them reads its rows as one
+// sequential stream, which the hardware prefetcher follows, instead of
+// several rows at once plus the prefetches of the next tile's rows.
+// Each has the bits of the other tiles of its type.
+type streamTiles struct {
+	f32                f32TileFn
+	f16, bf16          f16TileFn
+	k4, k6             kTileFn
+	q8packed, q4packed qTileFn // 16 packed rows (pack.go), one token
+}
+
+// zen4Kernels is the avx512-zen4 level: avx512's tiles with the stream
+// tiles for single tokens. On Zen 4 (AMD family 25, model 17; AVX-512
+// instructions executed as two 256-bit halves) the decode step's
+// products read memory faster so: one thread streaming Q6_K rows read
+// 17–20 GB/s with the stream tiles against 11–12 with avx512's four-row
+// tiles, F16 21–24 against 13–16, Q8_0 19–20 against 16–18
+// (docs/BENCHMARKS.md, "CPU kinds"). Blocks of several tokens keep
+// avx512's tiles, which compute more per byte read.
+func zen4Kernels(k512 *kernelSet, st *streamTiles) *kernelSet {
+	k := *k512
+	k.f32Rows[1], k.f32[1][1] = 1, st.f32
+	k.f16Rows[1], k.f16[1][1], k.bf16[1][1] = 1, st.f16, st.bf16
+	k.kRows[1], k.kRowsNarrow[1], k.k4[1][1], k.k6[1][1] = 1, 1, st.k4, st.k6
+	k.q8packed[1], k.q4packed[1] = st.q8packed, st.q4packed
+	return &k
+}
