@@ -214,7 +214,7 @@ func runLlamaServer(args []string) error {
 	devices := fs.Int("devices", 1, "concurrent clients")
 	dur := fs.Duration("duration", 20*time.Second, "measured time")
 	prompt := fs.Int("prompt", 32, "prompt tokens per request")
-	predict := fs.Int("predict", 64, "tokens per request")
+	predict := fs.Int("predict", 32, "tokens per request")
 	vocabFrom := fs.String("vocab-from", "", "the GGUF file whose vocabulary the token ids are drawn from")
 	model := fs.String("model", "", "model name for the report")
 	pid := fs.Int("pid", 0, "llama-server's pid, for its peak memory")
@@ -226,8 +226,12 @@ func runLlamaServer(args []string) error {
 	vocab := tok.VocabSize()
 	var mu sync.Mutex
 	var perToken []float64
-	tokens, steps := 0, 0
+	tokens := 0
 	var firstErr error
+	// Every client keeps a request in flight until the duration has passed,
+	// and the last ones finish: the decoded tokens of all requests over the
+	// time from the first request to the last answer (their prompts' 32
+	// tokens, batched by llama-server, inside it).
 	start := time.Now()
 	deadline := start.Add(*dur)
 	var wg sync.WaitGroup
@@ -264,12 +268,8 @@ func runLlamaServer(args []string) error {
 					mu.Unlock()
 					return
 				}
-				if time.Now().After(deadline) {
-					return // a request that ended after the window does not count
-				}
 				mu.Lock()
 				tokens += out.Timings.PredictedN
-				steps += out.Timings.PredictedN
 				if out.Timings.PredictedN > 0 {
 					perToken = append(perToken, out.Timings.PredictedMS/float64(out.Timings.PredictedN))
 				}
@@ -281,7 +281,9 @@ func runLlamaServer(args []string) error {
 	if firstErr != nil {
 		return firstErr
 	}
-	r := Result{Kind: "llama-server", Engine: "llama.cpp", Model: *model, Devices: *devices, Seconds: dur.Seconds(),
+	elapsed := time.Since(start).Seconds()
+	steps := tokens
+	r := Result{Kind: "llama-server", Engine: "llama.cpp", Model: *model, Devices: *devices, Seconds: elapsed,
 		Rounds: steps / max(*devices, 1), Positions: tokens, PeakRSSMB: procPeakRSS(*pid)}
 	r.P50ms, r.P99ms = quantile(perToken, 0.5), quantile(perToken, 0.99)
 	return json.NewEncoder(os.Stdout).Encode(r)
