@@ -1,4 +1,4 @@
-// Package spec implements speculative sampling: the server-side rule that
+// Package speculative implements speculative sampling: the server-side rule that
 // turns a token drafted by a small model into a token distributed as the
 // large model's, and the closed forms that say exactly what comes out when
 // the rule is fed something other than what the device sampled from.
@@ -55,4 +55,4 @@
 // how many uniforms it consumes. Mismatched slice lengths are programmer
 // errors and panic; an out-of-range draft id (input from the network) is not
 // and is handled by rejecting it, which keeps the output distributed as y.
-package spec
+package speculative
