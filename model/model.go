@@ -25,6 +25,9 @@ var (
 	ErrContextFull = errors.New("context length exceeded")
 	// ErrToken: a token id is outside the vocabulary.
 	ErrToken = errors.New("token id out of range")
+	// ErrTree: a token tree or a path kept from it is malformed (see
+	// TreeSession).
+	ErrTree = errors.New("malformed token tree")
 )
 
 // DraftTeacherKey is the GGUF metadata key in which hlm distill records the

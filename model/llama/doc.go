@@ -7,7 +7,10 @@
 // returns logits for every one of them (the server verifies a whole draft
 // block this way); Session.Truncate rolls the cache back after a rejection.
 // EvalBatch evaluates blocks of several sessions in one pass, sharing every
-// weight read. Early-exit views (the first n layers, the final norm and the
+// weight read. Session.EvalTree evaluates a tree of drafts in one pass
+// (tree attention: each node sees the cache and its ancestors), each
+// node's logits bit-identical to its path's alone, and Session.KeepPath
+// keeps the accepted chain. Early-exit views (the first n layers, the final norm and the
 // head) and quantized copies make drafts that share the target's vocabulary.
 //
 // The forward pass is the reference-first kind: one function that reads like

@@ -24,6 +24,7 @@ type runState struct {
 	xf, xe     []float32 // the final norm of the rows with logits (Dim), projected (EmbedWidth)
 
 	seg, pos []int  // row r is a token of session seg[r], at position pos[r]
+	slot     []int  // in cache slot slot[r] (pos[r] but in a tree)
 	last     []bool // row r is its session's last
 	rows     []int  // the rows whose logits are returned
 	captures []*model.Attention
@@ -54,7 +55,7 @@ func (s *Session) runFor(n int) *runState {
 	rs.x, rs.xb, rs.xb2 = grow(rs.x, n*dim), grow(rs.xb, n*max(dim, qDim)), grow(rs.xb2, n*dim)
 	rs.q, rs.k, rs.v = grow(rs.q, n*qDim), grow(rs.k, n*kvDim), grow(rs.v, n*kvDim)
 	rs.hb, rs.hb2 = grow(rs.hb, n*cfg.Hidden), grow(rs.hb2, n*cfg.Hidden)
-	rs.seg, rs.pos, rs.last = grow(rs.seg, n), grow(rs.pos, n), grow(rs.last, n)
+	rs.seg, rs.pos, rs.slot, rs.last = grow(rs.seg, n), grow(rs.pos, n), grow(rs.slot, n), grow(rs.last, n)
 	rs.rows = rs.rows[:0]
 	return rs
 }
@@ -80,20 +81,27 @@ type attention struct {
 	keys, vals [][]float32 // per row: the layer's cached keys and values of its session
 	capRows    [][]float32 // per item: where to copy its probabilities (nil: none)
 	width      int         // the longest row of scores
-	mu         sync.Mutex  // guards free
+	tree       *tree       // the rows are the nodes of this tree (nil: a batch)
+	base       int         // a tree's first slot: the length of the cache before it
+	mu         sync.Mutex  // guards free and paths
 	free       [][]float32 // score buffers not in use
+	paths      [][]int     // a tree's path buffers not in use
 }
 
 // forget drops the references to the sessions' caches and captures.
 func (a *attention) forget() {
 	clear(a.keys)
 	clear(a.vals)
-	a.q, a.out, a.pos, a.capRows = nil, nil, nil, nil
+	a.q, a.out, a.pos, a.capRows, a.tree = nil, nil, nil, nil, nil
 }
 
 // Run computes the attention of items [lo, hi).
 func (a *attention) Run(lo, hi int) {
 	att := a.buffer()
+	if a.tree != nil {
+		a.runTree(att, lo, hi)
+		return
+	}
 	cfg := a.cfg
 	hs, heads, qDim, kvDim := cfg.HeadSize(), cfg.Heads, cfg.QDim(), cfg.KVDim()
 	kvMul := cfg.Heads / cfg.KVHeads
@@ -108,18 +116,29 @@ func (a *attention) Run(lo, hi int) {
 		}
 		at := att[:a.pos[r]+1-first]
 		tensor.DotRows(at, a.keys[r][first*kvDim+off:], kvDim, qh)
-		for t := range at {
-			at[t] *= a.scale
-		}
-		if cfg.AttnSoftcap > 0 {
-			tensor.Softcap(at, cfg.AttnSoftcap)
-		}
-		tensor.Softmax(at)
+		a.probs(at)
 		if a.capRows != nil && a.capRows[rh] != nil {
 			copy(a.capRows[rh][first:], at)
 		}
 		tensor.WeightedSum(a.out[r*qDim+h*hs:r*qDim+(h+1)*hs], at, a.vals[r][first*kvDim+off:], kvDim)
 	}
+	a.release(att)
+}
+
+// probs turns a row of scores into attention probabilities: scaled,
+// soft-capped, softmax.
+func (a *attention) probs(at []float32) {
+	for t := range at {
+		at[t] *= a.scale
+	}
+	if a.cfg.AttnSoftcap > 0 {
+		tensor.Softcap(at, a.cfg.AttnSoftcap)
+	}
+	tensor.Softmax(at)
+}
+
+// release returns a score buffer to the free list.
+func (a *attention) release(att []float32) {
 	a.mu.Lock()
 	a.free = append(a.free, att)
 	a.mu.Unlock()

@@ -9,11 +9,13 @@ import (
 	"github.com/hlmproject/hlm/tensor"
 )
 
-// Session is one sequence: a KV cache over positions [0, Len()).
+// Session is one sequence: a KV cache over positions [0, Len()), and
+// after EvalTree the nodes of a token tree in the slots after them.
 type Session struct {
 	m       *Model
 	pos     int
-	k, v    [][]float32 // per layer: capacity positions × KVDim
+	k, v    [][]float32 // per layer: capacity slots × KVDim (slot i is position i below pos)
+	tree    *tree       // the nodes in slots pos… (nil: none; see EvalTree)
 	capture model.Capture
 	att     *model.Attention
 	dropout float32    // MC dropout probability (0: off, the default)
@@ -29,12 +31,12 @@ func (s *Session) Model() *Model { return s.m }
 // Len is the number of cached positions.
 func (s *Session) Len() int { return s.pos }
 
-// Truncate drops positions ≥ n.
+// Truncate drops positions ≥ n, and the tree of an EvalTree.
 func (s *Session) Truncate(n int) error {
 	if n < 0 || n > s.pos {
 		return fmt.Errorf("truncate to %d: session holds %d positions", n, s.pos)
 	}
-	s.pos = n
+	s.pos, s.tree = n, nil
 	return nil
 }
 
@@ -83,7 +85,8 @@ func (s *Session) Prefill(tokens []int) ([]float32, error) {
 	return out[0][0], nil
 }
 
-// grow makes room in the cache for n positions.
+// grow makes room in the cache for n slots: at most the context, unless
+// a tree's slots need more.
 func (s *Session) grow(n int) {
 	kv := s.m.cfg.KVDim()
 	if len(s.k) > 0 && len(s.k[0]) >= n*kv {
@@ -93,7 +96,7 @@ func (s *Session) grow(n int) {
 	if len(s.k) > 0 {
 		c = max(c, 2*len(s.k[0])/kv)
 	}
-	c = min(max(c, n), s.m.cfg.SeqLen)
+	c = max(min(c, s.m.cfg.SeqLen), n)
 	for l := range s.k {
 		nk := make([]float32, c*kv)
 		copy(nk, s.k[l][:s.pos*kv])
@@ -109,14 +112,23 @@ func (s *Session) grow(n int) {
 // the logits after each of its tokens, or only after the last one when
 // lastOnly is set. All sessions must belong to the same model (the same
 // weights and layer count) and each must appear once. On error no session is
-// changed. The pass runs in the first session's run state: what it
-// allocates is what it returns (the logits and the slices that hold them),
-// once the run state and the sessions' caches have grown.
+// changed; on success a session's tree (EvalTree) is dropped. The pass runs
+// in the first session's run state: what it allocates is what it returns
+// (the logits and the slices that hold them), once the run state and the
+// sessions' caches have grown.
 func EvalBatch(sessions []*Session, tokens [][]int, lastOnly bool) ([][][]float32, error) {
 	n, err := checkBatch(sessions, tokens)
 	if err != nil {
 		return nil, err
 	}
+	return forward(sessions, tokens, lastOnly, nil, n), nil
+}
+
+// forward is the forward pass of n rows, checked: the blocks of tokens of
+// sessions (EvalBatch), or with tr the nodes of one session's tree
+// (EvalTree: tokens[0][i] is node i, at position Len()+depth(i) in slot
+// Len()+i, attending to its ancestors instead of the slots before it).
+func forward(sessions []*Session, tokens [][]int, lastOnly bool, tr *tree, n int) [][][]float32 {
 	m := sessions[0].m
 	cfg := m.cfg
 	dim, qDim, kvDim, heads := cfg.Dim, cfg.QDim(), cfg.KVDim(), cfg.Heads
@@ -124,8 +136,9 @@ func EvalBatch(sessions []*Session, tokens [][]int, lastOnly bool) ([][][]float3
 	rs := sessions[0].runFor(n)
 	defer sessions[0].runDone(rs, n)
 
-	// Row r of the batch is token j of session seg[r], at position pos[r].
-	seg, pos, last, x := rs.seg, rs.pos, rs.last, rs.x
+	// Row r of the batch is token j of session seg[r], at position pos[r],
+	// its keys and values in cache slot slot[r] (pos[r] but in a tree).
+	seg, pos, slot, last, x := rs.seg, rs.pos, rs.slot, rs.last, rs.x
 	r := 0
 	if w.ProjIn != nil {
 		rs.emb = grow(rs.emb, cfg.EmbedWidth())
@@ -133,7 +146,10 @@ func EvalBatch(sessions []*Session, tokens [][]int, lastOnly bool) ([][][]float3
 	for i, s := range sessions {
 		s.grow(s.pos + len(tokens[i]))
 		for j, t := range tokens[i] {
-			seg[r], pos[r] = i, s.pos+j
+			seg[r], pos[r], slot[r] = i, s.pos+j, s.pos+j
+			if tr != nil {
+				pos[r] = s.pos + tr.depth[j]
+			}
 			last[r] = j == len(tokens[i])-1
 			xr := x[r*dim : (r+1)*dim]
 			if w.ProjIn != nil {
@@ -180,7 +196,7 @@ func EvalBatch(sessions []*Session, tokens [][]int, lastOnly bool) ([][][]float3
 	capturing := false
 	for i, s := range sessions {
 		captures[i] = nil
-		if s.capture != model.CaptureNone {
+		if s.capture != model.CaptureNone && tr == nil {
 			capturing = true
 			first, heads := 0, 1
 			if s.capture == model.CaptureLastLayer {
@@ -207,6 +223,7 @@ func EvalBatch(sessions []*Session, tokens [][]int, lastOnly bool) ([][][]float3
 		at.scale = cfg.AttnScale
 	}
 	at.keys, at.vals = grow(at.keys, n), grow(at.vals, n)
+	at.tree, at.base = tr, sessions[0].pos
 
 	for l := 0; l < cfg.Layers; l++ {
 		ly := &w.Layers[l]
@@ -234,8 +251,8 @@ func EvalBatch(sessions []*Session, tokens [][]int, lastOnly bool) ([][][]float3
 				rope.Apply(k[r*kvDim:(r+1)*kvDim], pos[r])
 			}
 			s := sessions[seg[r]]
-			copy(s.k[l][pos[r]*kvDim:], k[r*kvDim:(r+1)*kvDim])
-			copy(s.v[l][pos[r]*kvDim:], v[r*kvDim:(r+1)*kvDim])
+			copy(s.k[l][slot[r]*kvDim:], k[r*kvDim:(r+1)*kvDim])
+			copy(s.v[l][slot[r]*kvDim:], v[r*kvDim:(r+1)*kvDim])
 			at.keys[r], at.vals[r] = s.k[l], s.v[l]
 		}
 
@@ -350,7 +367,10 @@ func EvalBatch(sessions []*Session, tokens [][]int, lastOnly bool) ([][][]float3
 		out[seg[rows[i]]] = views[i:j:j]
 	}
 	for i, s := range sessions {
-		s.pos += len(tokens[i])
+		if tr == nil {
+			s.pos += len(tokens[i])
+		}
+		s.tree = tr
 		s.att = nil
 		if c := captures[i]; c != nil {
 			if c.Heads == 1 {
@@ -359,7 +379,7 @@ func EvalBatch(sessions []*Session, tokens [][]int, lastOnly bool) ([][][]float3
 			s.att = c
 		}
 	}
-	return out, nil
+	return out
 }
 
 // checkBatch checks EvalBatch's arguments and returns the batch's rows

@@ -1,0 +1,767 @@
+package llama
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/hlmproject/hlm/model"
+	"github.com/hlmproject/hlm/tensor"
+)
+
+// treeModels are the models the tree tests run: every committed tiny
+// family model (sliding windows: Gemma 2 and 3, GPT-Neo; learned
+// positions: GPT-2, OPT, GPT-Neo; soft-caps: Gemma 2) and the built-in
+// stories260K, with its Q8_0 copy and an early-exit view.
+var treeModels = []struct {
+	name string
+	open func(testing.TB) *Model
+}{
+	{"llama2", familyModel("llama2.gguf")},
+	{"llama31", familyModel("llama31.gguf")},
+	{"llama32", familyModel("llama32.gguf")},
+	{"qwen2", familyModel("qwen2.gguf")},
+	{"qwen3", familyModel("qwen3.gguf")},
+	{"phi3", familyModel("phi3.gguf")},
+	{"gemma2", familyModel("gemma2.gguf")},
+	{"gemma3", familyModel("gemma3.gguf")},
+	{"gpt2", familyModel("gpt2.gguf")},
+	{"opt_pre", familyModel("opt_pre")},
+	{"opt_post", familyModel("opt_post")},
+	{"gpt_neo", familyModel("gpt_neo")},
+	{"stories260K", builtinModel("")},
+	{"stories260K@q8", builtinModel("q8")},
+	{"stories260K@exit=3", func(tb testing.TB) *Model {
+		m, err := builtinModel("")(tb).EarlyExit(3)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		return m
+	}},
+}
+
+func familyModel(name string) func(testing.TB) *Model {
+	return func(tb testing.TB) *Model {
+		m, err := OpenSpec(filepath.Join("testdata", "families", name), "")
+		if err != nil {
+			tb.Fatal(err)
+		}
+		return m
+	}
+}
+
+// randomTree draws a token tree of at most max nodes: a chain 1–8 deep,
+// then branches that give nodes 1–4 children (siblings hold the same token
+// a third of the time) and the context 1–4 children, numbered in a random
+// order that puts every parent before its children.
+func randomTree(rng *rand.Rand, vocab, max int) (tokens, parents []int) {
+	type node struct{ parent, token, depth, kids int }
+	depth := 1 + rng.IntN(8)
+	var ns []node
+	roots := 0
+	add := func(parent int) {
+		d := 0
+		if parent >= 0 {
+			d = ns[parent].depth + 1
+			ns[parent].kids++
+		} else {
+			roots++
+		}
+		tok := rng.IntN(vocab)
+		if rng.IntN(3) == 0 { // the token of a sibling, if any
+			for i := len(ns) - 1; i >= 0; i-- {
+				if ns[i].parent == parent {
+					tok = ns[i].token
+					break
+				}
+			}
+		}
+		ns = append(ns, node{parent: parent, token: tok, depth: d})
+	}
+	add(-1)
+	for len(ns) < depth {
+		add(len(ns) - 1)
+	}
+	for range rng.IntN(2 * max) {
+		if len(ns) == max {
+			break
+		}
+		p := rng.IntN(len(ns)+1) - 1
+		if p < 0 && roots < 4 || p >= 0 && ns[p].depth < depth-1 && ns[p].kids < 4 {
+			add(p)
+		}
+	}
+	// A random order with parents first.
+	newID := make([]int, len(ns))
+	var ready []int
+	for i, n := range ns {
+		if n.parent < 0 {
+			ready = append(ready, i)
+		}
+	}
+	for len(ready) > 0 {
+		k := rng.IntN(len(ready))
+		i := ready[k]
+		ready = append(ready[:k], ready[k+1:]...)
+		newID[i] = len(tokens)
+		p := -1
+		if ns[i].parent >= 0 {
+			p = newID[ns[i].parent]
+		}
+		tokens, parents = append(tokens, ns[i].token), append(parents, p)
+		for j, n := range ns {
+			if n.parent == i {
+				ready = append(ready, j)
+			}
+		}
+	}
+	return tokens, parents
+}
+
+// pathOf is node i's path: the nodes from its root to it.
+func pathOf(parents []int, i int) []int {
+	var p []int
+	for ; i >= 0; i = parents[i] {
+		if len(p) == len(parents) {
+			panic(fmt.Sprintf("parents %v: not a tree", parents))
+		}
+		p = append([]int{i}, p...)
+	}
+	return p
+}
+
+// tokensOf are the tokens of nodes.
+func tokensOf(tokens, nodes []int) []int {
+	out := make([]int, len(nodes))
+	for j, n := range nodes {
+		out[j] = tokens[n]
+	}
+	return out
+}
+
+// checkPaths compares the logits of every node of a tree (got, from
+// EvalTree after prefix) with those of its path alone after prefix, bit
+// for bit: each leaf's path evaluated by ref (which holds prefix) in one
+// Eval, then token by token (not under -short: the emulated arm64 run,
+// where the determinism tests check blocks against steps).
+func checkPaths(t *testing.T, what string, ref *Session, prefix, tokens, parents []int, got [][]float32) {
+	t.Helper()
+	if len(got) != len(tokens) {
+		t.Fatalf("%s: %d rows of logits for %d nodes", what, len(got), len(tokens))
+	}
+	leaf := make([]bool, len(tokens))
+	for i := range leaf {
+		leaf[i] = true
+	}
+	for _, p := range parents {
+		if p >= 0 {
+			leaf[p] = false
+		}
+	}
+	checked := make([]bool, len(tokens))
+	for i := range tokens {
+		if !leaf[i] {
+			continue
+		}
+		path := pathOf(parents, i)
+		toks := tokensOf(tokens, path)
+		if err := ref.Truncate(len(prefix)); err != nil {
+			t.Fatal(err)
+		}
+		block, err := ref.Eval(toks)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := ref.Truncate(len(prefix)); err != nil {
+			t.Fatal(err)
+		}
+		for d, node := range path {
+			checked[node] = true
+			assertSame(t, fmt.Sprintf("%s: node %d (depth %d of leaf %d) against its path in one Eval", what, node, d, i), got[node], block[d])
+			if testing.Short() {
+				continue
+			}
+			step, err := ref.Eval(toks[d : d+1])
+			if err != nil {
+				t.Fatal(err)
+			}
+			assertSame(t, fmt.Sprintf("%s: node %d (depth %d of leaf %d) against its path token by token", what, node, d, i), got[node], step[0])
+		}
+	}
+	if i := slices.Index(checked, false); i >= 0 { // not a tree
+		t.Fatalf("%s: node %d is on no leaf's path", what, i)
+	}
+}
+
+// checkKeep keeps the path of a random node of the tree s just evaluated
+// after prefix, continues with three tokens and compares their logits with
+// those of a new session that evaluated prefix, the path and the tokens
+// with Eval.
+func checkKeep(t *testing.T, what string, rng *rand.Rand, s *Session, prefix, tokens, parents []int) {
+	t.Helper()
+	path := pathOf(parents, rng.IntN(len(tokens)))
+	if err := s.KeepPath(path); err != nil {
+		t.Fatalf("%s: KeepPath(%v): %v", what, path, err)
+	}
+	if s.Len() != len(prefix)+len(path) {
+		t.Fatalf("%s: Len() = %d after keeping %d nodes over %d positions", what, s.Len(), len(path), len(prefix))
+	}
+	vocab := s.m.cfg.Vocab
+	more := []int{rng.IntN(vocab), rng.IntN(vocab), rng.IntN(vocab)}
+	got, err := s.Eval(more)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh := s.m.Session()
+	seq := append(append(append([]int(nil), prefix...), tokensOf(tokens, path)...), more...)
+	want, err := fresh.Eval(seq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for j := range more {
+		assertSame(t, fmt.Sprintf("%s: token %d after keeping path %v", what, j, path), got[j], want[len(seq)-len(more)+j])
+	}
+}
+
+// TestEvalTreeMatchesPaths: on every tree model, at every kernel level this
+// CPU runs and at 1 and 2 threads, over an empty cache and over a prompt
+// (longer than the sliding windows of 6, which the trees, up to 8 deep, cut
+// into too), every node's logits from EvalTree are bit-identical to its
+// path's alone, and after KeepPath the session continues as one that
+// evaluated the kept path with Eval. The trees are random (seeded: the same
+// at every level).
+func TestEvalTreeMatchesPaths(t *testing.T) {
+	trees, nodes := 3, 40
+	if testing.Short() || raceEnabled { // the emulated arm64 run (internal/crossarch), the race detector
+		trees, nodes = 1, 16
+	}
+	levels := tensor.AvailableKernels()
+	defer tensor.SetKernels(levels[len(levels)-1])
+	defer tensor.SetThreads(0)
+	for mi, tm := range treeModels {
+		for _, level := range levels {
+			if err := tensor.SetKernels(level); err != nil {
+				t.Fatal(err)
+			}
+			m := tm.open(t) // opened at each level: a level may lay the weights out its own way
+			vocab := m.cfg.Vocab
+			for _, th := range []int{1, 2} {
+				tensor.SetThreads(th)
+				rng := rand.New(rand.NewPCG(uint64(mi), 1))
+				for _, cached := range []bool{false, true} {
+					var prefix []int
+					if cached {
+						prefix = make([]int, 7+rng.IntN(10))
+						for i := range prefix {
+							prefix[i] = rng.IntN(vocab)
+						}
+					}
+					s, ref := m.Session(), m.Session()
+					for _, x := range []*Session{s, ref} {
+						if len(prefix) > 0 {
+							if _, err := x.Eval(prefix); err != nil {
+								t.Fatal(err)
+							}
+						}
+					}
+					for k := range trees {
+						tokens, parents := randomTree(rng, vocab, nodes)
+						what := fmt.Sprintf("%s, %s kernels, %d threads, %d cached, tree %d (parents %v)", tm.name, level, th, len(prefix), k, parents)
+						got, err := s.EvalTree(tokens, parents)
+						if err != nil {
+							t.Fatalf("%s: %v", what, err)
+						}
+						if s.Len() != len(prefix) {
+							t.Fatalf("%s: Len() = %d after EvalTree, want %d", what, s.Len(), len(prefix))
+						}
+						checkPaths(t, what, ref, prefix, tokens, parents, got)
+						if k == trees-1 {
+							checkKeep(t, what, rng, s, prefix, tokens, parents)
+						}
+						// else the next EvalTree drops this tree
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestEvalTreeWideAtTheEnd: only the depth counts against the context. A
+// tree of 11 nodes two deep over a cache two short of the context (its
+// slots run 9 past it) matches its paths on GPT-Neo (learned positions up
+// to the last row, a window of 6); keeping a path fills the context, and
+// a chain as deep as the room left fits too.
+func TestEvalTreeWideAtTheEnd(t *testing.T) {
+	m := familyModel("gpt_neo")(t)
+	n := m.cfg.SeqLen
+	prompt := make([]int, n-2)
+	for i := range prompt {
+		prompt[i] = (i*37 + 11) % m.cfg.Vocab
+	}
+	s, ref := m.Session(), m.Session()
+	for _, x := range []*Session{s, ref} {
+		if _, err := x.Eval(prompt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tokens := []int{5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}
+	parents := []int{-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 3}
+	got, err := s.EvalTree(tokens, parents)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkPaths(t, "wide tree at the end of the context", ref, prompt, tokens, parents, got)
+	if err := s.KeepPath([]int{3, 10}); err != nil {
+		t.Fatal(err)
+	}
+	if s.Len() != n {
+		t.Fatalf("Len() = %d after keeping 2 nodes, want the context %d", s.Len(), n)
+	}
+	if _, err := s.Eval([]int{1}); !errors.Is(err, model.ErrContextFull) {
+		t.Fatalf("Eval in a full context: %v, want %v", err, model.ErrContextFull)
+	}
+	// A chain as deep as the room left after a short prompt.
+	s = m.Session()
+	ref.Truncate(3)
+	if _, err := s.Eval(prompt[:3]); err != nil {
+		t.Fatal(err)
+	}
+	chain := make([]int, n-3)
+	up := make([]int, n-3)
+	for i := range chain {
+		chain[i], up[i] = (i*11+3)%m.cfg.Vocab, i-1
+	}
+	got, err = s.EvalTree(chain, up)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkPaths(t, "a chain to the end of the context", ref, prompt[:3], chain, up, got)
+}
+
+// TestEvalTreeBadInput: malformed trees, and KeepPath of what is not a
+// chain of the last tree, are errors that name the problem (wrapping
+// model.ErrTree, ErrToken or ErrContextFull) and change nothing: Len()
+// stays, a tree evaluated before is still there to keep, and the session
+// goes on to give the logits of one that never saw the bad call.
+func TestEvalTreeBadInput(t *testing.T) {
+	m := familyModel("gpt_neo")(t)
+	c := m.cfg
+	prompt := []int{311, 68, 111, 44, 259}
+	roots := func(n int) (tok, par []int) {
+		for i := range n {
+			tok, par = append(tok, i%c.Vocab), append(par, -1)
+		}
+		return
+	}
+	chain := func(n int) (tok, par []int) {
+		for i := range n {
+			tok, par = append(tok, i%c.Vocab), append(par, i-1)
+		}
+		return
+	}
+	deepT, deepP := chain(c.SeqLen - len(prompt) + 1)
+	wideT, wideP := roots(c.SeqLen + 1)
+	for _, tc := range []struct {
+		name            string
+		tokens, parents []int
+		dropout         bool
+		want            error // nil: an error without a sentinel
+		msg             string
+	}{
+		{"no nodes", nil, nil, false, model.ErrTree, "no nodes"},
+		{"fewer parents than tokens", []int{1, 2}, []int{-1}, false, model.ErrTree, "2 tokens but 1 parents"},
+		{"more parents than tokens", []int{1}, []int{-1, 0}, false, model.ErrTree, "1 tokens but 2 parents"},
+		{"parent below -1", []int{1, 2}, []int{-1, -2}, false, model.ErrTree, "node 1 has parent -2"},
+		{"own parent", []int{1, 2}, []int{-1, 1}, false, model.ErrTree, "node 1 has parent 1"},
+		{"a later parent", []int{1, 2, 3}, []int{-1, 2, -1}, false, model.ErrTree, "node 1 has parent 2"},
+		{"a cycle", []int{1, 2}, []int{1, 0}, false, model.ErrTree, "node 0 has parent 1"},
+		{"parent past the nodes", []int{1}, []int{5}, false, model.ErrTree, "node 0 has parent 5"},
+		{"negative token", []int{1, -1}, []int{-1, 0}, false, model.ErrToken, "node 1 holds -1"},
+		{"token = vocabulary", []int{1, c.Vocab}, []int{-1, -1}, false, model.ErrToken, fmt.Sprintf("node 1 holds %d", c.Vocab)},
+		{"deeper than the context", deepT, deepP, false, model.ErrContextFull, fmt.Sprintf("5 cached positions + a tree %d deep > %d", len(deepT), c.SeqLen)},
+		{"more nodes than the context", wideT, wideP, false, model.ErrContextFull, fmt.Sprintf("%d nodes", len(wideT))},
+		{"MC dropout on", []int{1, 2}, []int{-1, 0}, true, nil, "dropout"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := m.Session()
+			if _, err := s.Eval(prompt); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.EvalTree([]int{20, 21, 22}, []int{-1, 0, -1}); err != nil {
+				t.Fatal(err)
+			}
+			if tc.dropout {
+				s.SetDropout(0.5, rand.New(rand.NewPCG(1, 2)))
+			}
+			got, err := s.EvalTree(tc.tokens, tc.parents)
+			s.SetDropout(0, nil)
+			if err == nil || got != nil {
+				t.Fatalf("EvalTree(%v, %v) = %d rows, %v; want an error", tc.tokens, tc.parents, len(got), err)
+			}
+			if tc.want != nil && !errors.Is(err, tc.want) || !strings.Contains(err.Error(), tc.msg) {
+				t.Fatalf("error %q, want %v saying %q", err, tc.want, tc.msg)
+			}
+			expectIntact(t, s, prompt, []int{20, 21})
+		})
+	}
+
+	tokens, parents := []int{30, 31, 32, 33}, []int{-1, 0, 1, -1} // 0 → 1 → 2, and 3
+	for _, tc := range []struct {
+		name   string
+		before func(s *Session) ([]int, error) // after EvalTree: the tokens it appends
+		path   []int
+		tree   bool // the tree is still there after the error
+		msg    string
+	}{
+		{"after Truncate", func(s *Session) ([]int, error) { return nil, s.Truncate(s.Len()) }, []int{0}, false, "no tree"},
+		{"after Eval", func(s *Session) ([]int, error) { _, err := s.Eval([]int{9}); return []int{9}, err }, []int{0}, false, "no tree"},
+		{"after Prefill", func(s *Session) ([]int, error) { _, err := s.Prefill([]int{9}); return []int{9}, err }, []int{0}, false, "no tree"},
+		{"after KeepPath", func(s *Session) ([]int, error) { return []int{30}, s.KeepPath([]int{0}) }, []int{1}, false, "no tree"},
+		{"after an empty KeepPath", func(s *Session) ([]int, error) { return nil, s.KeepPath(nil) }, []int{0}, false, "no tree"},
+		{"first node not a root", nil, []int{1}, true, "path[0] is node 1, whose parent is 0, not -1"},
+		{"negative node", nil, []int{-1}, true, "path[0] is node -1; the tree has 4 nodes"},
+		{"node past the tree", nil, []int{0, 4}, true, "path[1] is node 4"},
+		{"skips a node", nil, []int{0, 2}, true, "path[1] is node 2, whose parent is 1, not 0"},
+		{"repeats a node", nil, []int{0, 0}, true, "path[1] is node 0, whose parent is -1, not 0"},
+		{"two roots", nil, []int{0, 3}, true, "path[1] is node 3, whose parent is -1, not 0"},
+		{"a valid path then more", nil, []int{0, 1, 2, 2}, true, "path[3] is node 2"},
+	} {
+		t.Run("KeepPath/"+tc.name, func(t *testing.T) {
+			s := m.Session()
+			if _, err := s.Eval(prompt); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.EvalTree(tokens, parents); err != nil {
+				t.Fatal(err)
+			}
+			seen := append([]int(nil), prompt...)
+			if tc.before != nil {
+				more, err := tc.before(s)
+				if err != nil {
+					t.Fatal(err)
+				}
+				seen = append(seen, more...)
+			}
+			n := s.Len()
+			err := s.KeepPath(tc.path)
+			if !errors.Is(err, model.ErrTree) || !strings.Contains(err.Error(), tc.msg) {
+				t.Fatalf("KeepPath(%v): %v, want %v saying %q", tc.path, err, model.ErrTree, tc.msg)
+			}
+			if s.Len() != n {
+				t.Fatalf("Len() = %d after a failed KeepPath, was %d", s.Len(), n)
+			}
+			if tc.tree {
+				expectIntact(t, s, seen, []int{30, 31, 32})
+			} else {
+				expectIntact(t, s, seen, nil)
+			}
+		})
+	}
+}
+
+// expectIntact checks that s holds the positions seen and, when keep is
+// not empty, a tree whose chain of nodes 0…len(keep)−1 holds keep: keeping
+// it and evaluating one more token gives the logits of a new session
+// evaluating seen, keep and that token.
+func expectIntact(t *testing.T, s *Session, seen, keep []int) {
+	t.Helper()
+	if s.Len() != len(seen) {
+		t.Fatalf("Len() = %d, want %d", s.Len(), len(seen))
+	}
+	if len(keep) > 0 {
+		path := make([]int, len(keep))
+		for i := range path {
+			path[i] = i
+		}
+		if err := s.KeepPath(path); err != nil {
+			t.Fatalf("the tree evaluated before is gone: KeepPath(%v): %v", path, err)
+		}
+	}
+	got, err := s.Eval([]int{7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := s.m.Session().Eval(append(append(append([]int(nil), seen...), keep...), 7))
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertSame(t, "the next token's logits", got[0], want[len(want)-1])
+}
+
+// FuzzEvalTree feeds EvalTree and KeepPath arbitrary trees and paths on
+// the tiny GPT-Neo (sliding window, learned positions): data[0] is the
+// cached prompt's length, data[1] the number of nodes k, then k pairs of
+// bytes (a node's parent as a signed byte, its token ×2 − 20, so that some
+// fall outside the vocabulary), then the nodes of a path to keep. Nothing
+// panics; an error leaves Len() and the logits that follow as they were;
+// a tree that is accepted matches its paths, and what KeepPath keeps
+// continues as the kept path evaluated with Eval.
+func FuzzEvalTree(f *testing.F) {
+	const root = 0xff // int8: −1
+	f.Add([]byte{5, 1, root, 10})
+	f.Add([]byte{5, 3, root, 10, 0, 11, 1, 12, 0, 1, 2})
+	f.Add([]byte{0, 5, root, 9, 0, 10, 1, 11, 1, 12, root, 13, 0, 1, 3})
+	f.Add([]byte{120, 8, root, 1, 0, 2, 1, 3, 2, 4, 3, 5, 4, 6, 5, 7, 6, 8, 0, 1, 2}) // 9 deep over 120: too deep
+	f.Add([]byte{126, 4, root, 1, root, 2, root, 3, 1, 4, 1, 3})                      // slots past the context
+	f.Add([]byte{3, 2, 1, 1, 0, 2})                                                   // a cycle
+	f.Add([]byte{3, 2, root, 250, root, 12})                                          // a token past the vocabulary
+	f.Add([]byte{3, 2, root, 10, 1, 11})                                              // its own parent
+	f.Add([]byte{3, 3, root, 10, 0, 11, 0, 12, 0, 2})                                 // siblings kept as a chain
+	f.Add([]byte{3, 3, root, 10, 0, 10, 0, 10, 0, 1})                                 // duplicate siblings
+	m := familyModel("gpt_neo")(f)
+	c := m.cfg
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) < 2 || len(data) > 2+2*64+64 {
+			return
+		}
+		prompt := make([]int, int(data[0])%c.SeqLen)
+		for i := range prompt {
+			prompt[i] = (i*37 + 11) % c.Vocab
+		}
+		k := min(int(data[1]), (len(data)-2)/2)
+		var tokens, parents, keep []int
+		for i := range k {
+			parents = append(parents, int(int8(data[2+2*i])))
+			tokens = append(tokens, 2*int(data[3+2*i])-20)
+		}
+		for _, b := range data[2+2*k:] {
+			keep = append(keep, int(b))
+		}
+		s := m.Session()
+		if len(prompt) > 0 {
+			if _, err := s.Eval(prompt); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, err := s.EvalTree(tokens, parents)
+		if err != nil {
+			if s.Len() != len(prompt) {
+				t.Fatalf("EvalTree(%v, %v) failed (%v) and changed Len() to %d from %d", tokens, parents, err, s.Len(), len(prompt))
+			}
+			if err := s.KeepPath(nil); err == nil {
+				t.Fatal("KeepPath after a failed EvalTree on a session that had no tree: no error")
+			}
+			expectIntact(t, s, prompt, nil)
+			return
+		}
+		ref := m.Session()
+		if len(prompt) > 0 {
+			if _, err := ref.Eval(prompt); err != nil {
+				t.Fatal(err)
+			}
+		}
+		checkPaths(t, fmt.Sprintf("tree %v over %d positions", parents, len(prompt)), ref, prompt, tokens, parents, got)
+		if err := s.KeepPath(keep); err != nil {
+			if s.Len() != len(prompt) {
+				t.Fatalf("KeepPath(%v) failed (%v) and changed Len() to %d", keep, err, s.Len())
+			}
+			keep = nil // the tree is still there; keep nothing
+			if err := s.KeepPath(nil); err != nil {
+				t.Fatalf("the tree is gone after KeepPath(%v) failed: %v", keep, err)
+			}
+		}
+		if err := s.KeepPath(nil); err == nil {
+			t.Fatal("a second KeepPath: no error (the tree should be gone)")
+		}
+		seen := append(append([]int(nil), prompt...), tokensOf(tokens, keep)...)
+		if len(seen) < c.SeqLen {
+			expectIntact(t, s, seen, nil)
+		}
+	})
+}
+
+// TestEvalTreeConcurrent: a session's trees do not disturb other sessions
+// of the same model evaluated at the same time from other goroutines (at 2
+// threads, sharing the pool): every result equals the one computed alone.
+func TestEvalTreeConcurrent(t *testing.T) {
+	defer tensor.SetThreads(0)
+	tensor.SetThreads(2)
+	m := builtinModel("")(t)
+	rng := rand.New(rand.NewPCG(7, 8))
+	prompt := []int{1, 403, 407, 261, 9, 77}
+	tokens, parents := randomTree(rng, m.cfg.Vocab, 40)
+	steps := []int{5, 17, 300, 2, 99, 41, 7, 8}
+	treeAlone := func() ([][]float32, [][]float32) {
+		s := m.Session()
+		if _, err := s.Eval(prompt); err != nil {
+			t.Error(err)
+			return nil, nil
+		}
+		out, err := s.EvalTree(tokens, parents)
+		if err != nil {
+			t.Error(err)
+			return nil, nil
+		}
+		if err := s.KeepPath(pathOf(parents, len(tokens)-1)); err != nil {
+			t.Error(err)
+			return nil, nil
+		}
+		next, err := s.Eval([]int{3})
+		if err != nil {
+			t.Error(err)
+		}
+		return out, next
+	}
+	decodeAlone := func() [][]float32 {
+		s := m.Session()
+		var out [][]float32
+		for _, tk := range steps {
+			r, err := s.Eval([]int{tk})
+			if err != nil {
+				t.Error(err)
+				return nil
+			}
+			out = append(out, r[0])
+		}
+		return out
+	}
+	wantTree, wantNext := treeAlone()
+	wantDecode := decodeAlone()
+	var wg sync.WaitGroup
+	const rounds = 8
+	trees := make([][2][][]float32, rounds)
+	decodes := make([][][]float32, 2*rounds)
+	for i := range rounds {
+		wg.Add(3)
+		go func() { defer wg.Done(); trees[i][0], trees[i][1] = treeAlone() }()
+		go func() { defer wg.Done(); decodes[2*i] = decodeAlone() }()
+		go func() { defer wg.Done(); decodes[2*i+1] = decodeAlone() }()
+	}
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	for i, tr := range trees {
+		for j := range wantTree {
+			assertSame(t, fmt.Sprintf("round %d: node %d", i, j), tr[0][j], wantTree[j])
+		}
+		assertSame(t, fmt.Sprintf("round %d: after KeepPath", i), tr[1][0], wantNext[0])
+	}
+	for i, d := range decodes {
+		for j := range wantDecode {
+			assertSame(t, fmt.Sprintf("decoder %d: step %d", i, j), d[j], wantDecode[j])
+		}
+	}
+}
+
+// benchTree is a 16-node tree 5 deep, the shape a drafter's top-k
+// expansions give: 4 children of the context, then 4, 4, 2 and 2 nodes a
+// depth under the first ones.
+var benchTree = []int{-1, -1, -1, -1, 0, 0, 1, 2, 4, 4, 5, 6, 8, 8, 12, 13}
+
+// BenchmarkEvalTree measures the verification of a 16-node tree after a
+// 64-token prompt three ways, each giving the logits of the 16 nodes
+// (tokens/s counts them): tree, one EvalTree (then the tree dropped);
+// paths, each node's root-to-node path evaluated alone after the cached
+// prompt (16 Evals of 1–5 tokens, 40 in all); chain, one Eval of 16 tokens
+// (a chain of drafts of the same size, for scale).
+//
+//	go test -run='^$' -bench=EvalTree -benchtime=20x ./model/llama
+func BenchmarkEvalTree(b *testing.B) {
+	const prompt = 64
+	n := len(benchTree)
+	for _, sh := range benchShapes {
+		m := randomModel(b, sh.cfg, 1)
+		tokens := make([]int, n)
+		for i := range tokens {
+			tokens[i] = (i*7919 + 13) % sh.cfg.Vocab
+		}
+		paths := make([][]int, n)
+		for i := range paths {
+			paths[i] = tokensOf(tokens, pathOf(benchTree, i))
+		}
+		session := func(b *testing.B) *Session {
+			s := m.Session()
+			p := make([]int, prompt)
+			for i := range p {
+				p[i] = (i*31 + 5) % sh.cfg.Vocab
+			}
+			if _, err := s.Eval(p); err != nil {
+				b.Fatal(err)
+			}
+			return s
+		}
+		run := func(name string, op func(s *Session) error) {
+			b.Run(sh.name+"/"+name, func(b *testing.B) {
+				s := session(b)
+				b.ResetTimer()
+				for range b.N {
+					if err := op(s); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "tokens/s")
+			})
+		}
+		run("tree", func(s *Session) error {
+			if _, err := s.EvalTree(tokens, benchTree); err != nil {
+				return err
+			}
+			return s.KeepPath(nil)
+		})
+		run("paths", func(s *Session) error {
+			for _, p := range paths {
+				if _, err := s.Eval(p); err != nil {
+					return err
+				}
+				if err := s.Truncate(prompt); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		run("chain", func(s *Session) error {
+			if _, err := s.Eval(tokens); err != nil {
+				return err
+			}
+			return s.Truncate(prompt)
+		})
+	}
+}
+
+// TestEvalTreeIgnoresCapture: attention capture does not apply to trees:
+// with capture on, EvalTree records nothing (Attention() is nil) and
+// gives the same logits; the Eval after KeepPath captures again.
+func TestEvalTreeIgnoresCapture(t *testing.T) {
+	m := familyModel("gemma2.gguf")(t)
+	prompt := []int{311, 289, 292, 259, 295, 44, 298, 297}
+	tokens, parents := []int{5, 6, 7, 6}, []int{-1, 0, -1, 2}
+	s, plain := m.Session(), m.Session()
+	s.SetCapture(model.CaptureHeads)
+	for _, x := range []*Session{s, plain} {
+		if _, err := x.Eval(prompt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s.Attention() == nil {
+		t.Fatal("no attention captured by Eval")
+	}
+	got, err := s.EvalTree(tokens, parents)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := s.Attention(); a != nil {
+		t.Fatalf("EvalTree captured %d rows over %d positions; trees record none", len(a.Rows), a.Len)
+	}
+	want, err := plain.EvalTree(tokens, parents)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range want {
+		assertSame(t, fmt.Sprintf("node %d with capture on", i), got[i], want[i])
+	}
+	if err := s.KeepPath([]int{2, 3}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Eval([]int{9}); err != nil {
+		t.Fatal(err)
+	}
+	if a := s.Attention(); a == nil || a.Len != len(prompt)+3 {
+		t.Fatalf("the Eval after KeepPath captured %+v, want rows over %d positions", a, len(prompt)+3)
+	}
+}

@@ -1,0 +1,21 @@
+package tensor
+
+// WeightedSumAdd continues a WeightedSum: out[i] += Σ_t a[t]·v[t*stride+i]
+// for every i < len(out), each product and each partial sum rounded to
+// float32, in increasing t, starting from out's values. WeightedSum over
+// rows 0…k−1 followed by WeightedSumAdd over rows k…n−1 (wherever these
+// lie) gives WeightedSum's bits over all n rows: tree attention sums the
+// values of a cached prefix and then those of a node's ancestors, which
+// are not contiguous, and gets the sum of the node's path alone.
+func WeightedSumAdd(out, a, v []float32, stride int) {
+	cols := len(out)
+	if len(a) > 0 && (len(a)-1)*stride+cols > len(v) {
+		panic("tensor: WeightedSumAdd reads past the rows")
+	}
+	for t, at := range a {
+		row := v[t*stride : t*stride+cols]
+		for i, x := range row {
+			out[i] += float32(at * x) // rounded before the add: never fused
+		}
+	}
+}
