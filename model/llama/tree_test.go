@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/hlmproject/hlm/model"
 	"github.com/hlmproject/hlm/tensor"
@@ -426,7 +427,8 @@ var benchTree = []int{-1, -1, -1, -1, 0, 0, 1, 2, 4, 4, 5, 6, 8, 8, 12, 13}
 // (tokens/s counts them): tree, one EvalTree (then the tree dropped);
 // paths, each node's root-to-node path evaluated alone after the cached
 // prompt (16 Evals of 1–5 tokens, 40 in all); chain, one Eval of 16 tokens
-// (a chain of drafts of the same size, for scale).
+// (a chain of drafts of the same size, for scale); and tree-vs-chain, the two
+// in turns, their ratio of times.
 //
 //	go test -run='^$' -bench=EvalTree -benchtime=20x ./model/llama
 func BenchmarkEvalTree(b *testing.B) {
@@ -487,6 +489,27 @@ func BenchmarkEvalTree(b *testing.B) {
 				return err
 			}
 			return s.Truncate(prompt)
+		})
+		// The tree and the chain taken in turns, so that the machine's
+		// load drifts over both alike: their ratio of times.
+		b.Run(sh.name+"/tree-vs-chain", func(b *testing.B) {
+			s := session(b)
+			var tree, chain time.Duration
+			b.ResetTimer()
+			for range b.N {
+				t0 := time.Now()
+				if _, err := s.EvalTree(tokens, benchTree); err != nil {
+					b.Fatal(err)
+				}
+				s.KeepPath(nil)
+				t1 := time.Now()
+				if _, err := s.Eval(tokens); err != nil {
+					b.Fatal(err)
+				}
+				s.Truncate(prompt)
+				tree, chain = tree+t1.Sub(t0), chain+time.Since(t1)
+			}
+			b.ReportMetric(float64(tree)/float64(chain), "tree/chain")
 		})
 	}
 }
