@@ -1,10 +1,14 @@
 package hybrid
 
 import (
-	"github.com/hlmproject/hlm/policy"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/hlmproject/hlm/model"
+	"github.com/hlmproject/hlm/model/builtin"
+	"github.com/hlmproject/hlm/policy"
 )
 
 // TestMethodTable: every row is complete and consistent, and the package
@@ -86,6 +90,40 @@ func TestWarnings(t *testing.T) {
 			t.Errorf("%s, %d uploads, %d tokens: unexpected warning %q", c.method, c.uploads, len(c.tokens), w)
 		case c.want != "" && (len(w) != 1 || !strings.Contains(w[0], c.want) || !strings.Contains(w[0], "never consulted")):
 			t.Errorf("%s: warnings %q, want one naming %q", c.method, w, c.want)
+		}
+	}
+}
+
+// pathsOnly hides a model's tree attention: its sessions are plain
+// model.Sessions, so a tree is verified path by path.
+type pathsOnly struct{ model.Model }
+
+func (m pathsOnly) NewSession() model.Session {
+	return struct{ model.Session }{m.Model.NewSession()}
+}
+
+// TestTreeOnePassEqualsPathByPath: the tree methods commit the same
+// tokens whether the server evaluates the tree in one pass (hlm's engine
+// has tree attention, model.TreeSession) or the nodes the walk reaches path
+// by path (an engine without it): the one pass is bit-identical to the
+// paths, and the cache after KeepPath serves the next rounds the same
+// logits.
+func TestTreeOnePassEqualsPathByPath(t *testing.T) {
+	llm, slm := openPair(t, builtin.Prefix+"stories260K-draft")
+	if _, ok := llm.NewSession().(model.TreeSession); !ok {
+		t.Fatal("hlm's engine has no tree attention")
+	}
+	prompt := llm.Tokenizer().Encode("Once upon a time, there was a little", true)
+	for _, m := range []string{TreeQS, TreeKSQS} {
+		for seed := range uint64(6) {
+			p := DefaultParams()
+			p.Method, p.Seed, p.MaxTokens = m, seed, 60
+			p.TreeShape = []string{"dynamic", "3,2,2"}[seed%2]
+			one := runOnce(t, p, llm, slm, prompt)
+			paths := runOnce(t, p, pathsOnly{llm}, slm, prompt)
+			if fmt.Sprint(one.Tokens) != fmt.Sprint(paths.Tokens) || one.UplinkBits != paths.UplinkBits {
+				t.Errorf("%s seed %d: one pass %v, path by path %v", m, seed, one.Tokens, paths.Tokens)
+			}
 		}
 	}
 }
