@@ -27,6 +27,10 @@
 #     HLM_PERF_WORK=/tmp/hlm-perf (the files: $HLM_PERF_WORK/families, made by
 #       FILES_ONLY=1 TYPES="q8_0 q4_k_m" bench/families.sh qwen3-0.6b llama3.2-1b)
 #     PART=1|2   run one part only
+#     POLL=0     llama-bench's and llama-server's --poll (their threads sleep
+#                instead of spinning while they wait: on a machine shared with
+#                other jobs the default spinning collapses, see
+#                bench/sidebyside.sh; POLL=50 is llama.cpp's default)
 # Output: progress on stderr; on stdout the date, load, CPU and commit, and
 # Markdown tables. Builds what it needs: libllama with llama-bench and
 # llama-server (internal/libllama/build.sh), hlm, bench/capacity, rounds.
@@ -43,6 +47,7 @@ dur=${DURATION:-20s}
 rounds=${ROUNDS:-2}
 tg=${TG:-64}
 ctx=${CTX:-512}
+poll=${POLL:-0}
 files=("$@")
 [[ ${#files[@]} -gt 0 ]] || files=(qwen3-0.6b-q8_0 llama3.2-1b-q4_k_m)
 
@@ -59,7 +64,7 @@ echo "# bench/llamacpp.sh — $(date -u '+%Y-%m-%d %H:%M UTC')"
 echo
 echo "- CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | xargs) (family $(grep -m1 'cpu family' /proc/cpuinfo | cut -d: -f2 | xargs), model $(grep -m1 '^model\s' /proc/cpuinfo | cut -d: -f2 | xargs)), $(nproc) cores; threads $threads"
 echo "- load before: $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "- hlm $(git rev-parse --short HEAD); llama.cpp $(cd "$bin" && strings libllama.so | grep -m1 -E '^0\.[0-9]+\.[0-9]+(-dev)?$' || echo '?') ($lib)"
+echo "- hlm $(git rev-parse --short HEAD); libllama $lib; llama-bench and llama-server with --poll $poll"
 echo
 
 for f in "${files[@]}"; do
@@ -77,7 +82,7 @@ if [[ ${PART:-1} == 1 || -z ${PART:-} ]]; then
       lb=() hb=() hd=()
       for r in $(seq "$rounds"); do
         log "$f $test round $r: llama-bench"
-        lb+=("$("$bin/llama-bench" -m "$g" $test -t "$threads" -r 3 -o json 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["avg_ts"])')")
+        lb+=("$("$bin/llama-bench" -m "$g" $test -t "$threads" --poll "$poll" -r 3 -o json 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["avg_ts"])')")
         log "$f $test round $r: hlm bench (repack=on)"
         hb+=("$("$out/hlm" bench --model "$g@llama.cpp@repack=on@c=$ctx" $test -t "$threads" -r 3 -o json 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["avg_ts"])')")
         log "$f $test round $r: hlm bench (repack=off)"
@@ -112,7 +117,7 @@ if [[ ${PART:-2} == 2 || -z ${PART:-} ]]; then
       "$out/rounds" "$g" "$n" 4 "${dur%s}" 32 "$threads" "$ctx" >>"$jsonl"
       log "$f N=$n: llama-server -np $n (LLM-only)"
       port=$((18000 + RANDOM % 1000))
-      "$bin/llama-server" -m "$g" -np "$n" -c $((n * ctx)) -t "$threads" -tb "$threads" --host 127.0.0.1 --port "$port" --no-webui >"$out/llama-server.log" 2>&1 &
+      "$bin/llama-server" -m "$g" -np "$n" -c $((n * ctx)) -t "$threads" -tb "$threads" --poll "$poll" --host 127.0.0.1 --port "$port" --no-webui >"$out/llama-server.log" 2>&1 &
       pid=$!
       for _ in $(seq 600); do curl -fs "http://127.0.0.1:$port/health" >/dev/null 2>&1 && break; sleep 0.2; done
       "$out/capacity" llama-server --url "http://127.0.0.1:$port" --devices "$n" --duration "$dur" --model "$f" --pid "$pid" --vocab-from "$g" >>"$jsonl" || log "llama-server run failed: $(tail -3 "$out/llama-server.log")"
