@@ -468,6 +468,12 @@ func (treeVerifier) recon(s *Server, up *wire.Upload, _ []int, _ int) ([][]float
 	depth := make([]int, n)
 	for i, d := range up.Drafts {
 		p := int(up.Parents[i])
+		switch {
+		case p < -1 || p >= i:
+			return nil, fmt.Errorf("%w: tree node %d: parent %d is not an earlier node", ErrParam, i, p)
+		case d.Token < 0 || int(d.Token) >= s.vocab:
+			return nil, fmt.Errorf("%w: tree node %d: token %d outside the vocabulary of %d", ErrParam, i, d.Token, s.vocab)
+		}
 		tj.t.Parents[i], tj.t.Tokens[i] = p, int(d.Token)
 		depth[i] = 1
 		if p >= 0 {
