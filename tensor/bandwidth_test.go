@@ -36,36 +36,46 @@ func BenchmarkReadBandwidth(b *testing.B) {
 	b.ReportMetric(float64(b.N)*4*rows*cols/b.Elapsed().Seconds()/1e9, "GB/s")
 }
 
-// BenchmarkStreamMatVec is a decode-step product far larger than the
-// caches: ~256 MiB of weights in 768-element rows (the stories110M width)
-// times one token, in GB/s of weights read.
+// BenchmarkStreamMatVec is the decode step's products far larger than the
+// caches: ~128 MiB of weights in rows of 2048 (the real models' width) per
+// type, times one token, at every kernel level this CPU runs (sub-benchmark
+// TYPE/LEVEL), in GB/s of weights read, against BenchmarkReadBandwidth's
+// limit. docs/BENCHMARKS.md ("CPU kinds") has what it measured per kind.
+//
+//	go test -run='^$' -bench='ReadBandwidth|StreamMatVec' -benchtime=8x ./tensor
 func BenchmarkStreamMatVec(b *testing.B) {
 	rng := rand.New(rand.NewPCG(1, 1))
-	const cols = 768
-	row := make([]float32, cols)
-	for _, typ := range []DType{F32, Q8_0, Q4_0} {
+	const cols, size = 2048, 128 << 20
+	for _, typ := range []DType{F32, F16, Q8_0, Q4_0, Q5_0, Q4_K, Q6_K} {
 		rb, _ := typ.RowBytes(cols)
-		rows := (256 << 20) / rb
-		data := make([]byte, 0, rows*rb)
-		for r := 0; r < rows; r++ {
-			for i := range row {
-				row[i] = float32(rng.NormFloat64())
+		rows := size / rb
+		var m *Matrix
+		switch typ {
+		case Q4_K, Q6_K:
+			m = randomKQuant(b, rng, typ, rows, cols/QKK)
+		case Q5_0:
+			m = randomQ5(b, rng, rows, cols/QK)
+		default:
+			f, _ := NewF32(rows, cols, randVec(rng, rows*cols))
+			var err error
+			if m, err = f.Convert(typ); err != nil {
+				b.Fatal(err)
 			}
-			data = EncodeRow(data, typ, row)
-		}
-		m, err := NewRaw(typ, rows, cols, data)
-		if err != nil {
-			b.Fatal(err)
 		}
 		x := randVec(rng, cols)
 		out := make([]float32, rows)
-		b.Run(typ.String(), func(b *testing.B) {
-			b.SetBytes(int64(len(data)))
-			for i := 0; i < b.N; i++ {
-				MatVec(out, m, x)
-			}
-			b.ReportMetric(float64(b.N)*float64(len(data))/b.Elapsed().Seconds()/1e9, "GB/s")
-		})
+		for _, l := range levels()[1:] {
+			b.Run(typ.String()+"/"+levelNames[l], func(b *testing.B) {
+				atLevel(l, func() {
+					MatVec(out, m, x) // packs Q8_0 and Q4_0 where the level does
+					b.ResetTimer()
+					for i := 0; i < b.N; i++ {
+						MatVec(out, m, x)
+					}
+				})
+				b.ReportMetric(float64(b.N)*float64(rows*rb)/b.Elapsed().Seconds()/1e9, "GB/s")
+			})
+		}
 	}
 }
 
