@@ -110,11 +110,11 @@ if [[ ${PART:-2} == 2 || -z ${PART:-} ]]; then
     g=$fam/$f.gguf
     for n in $devices; do
       log "$f N=$n: hlm serve on hlm's engine"
-      "$out/capacity" serve --llm "$g" --devices "$n" --duration "$dur" --threads "$threads" --ctx "$ctx" >>"$jsonl"
+      "$out/capacity" serve --llm "$g" --devices "$n" --duration "$dur" --threads "$threads" --ctx "$ctx" >>"$jsonl" || log "failed"
       log "$f N=$n: hlm serve on the llama.cpp backend"
-      "$out/capacity" serve --llm "$g@llama.cpp@np=$n@c=$ctx@t=$threads" --devices "$n" --duration "$dur" --ctx "$ctx" >>"$jsonl"
+      "$out/capacity" serve --llm "$g@llama.cpp@np=$n@c=$ctx@t=$threads" --devices "$n" --duration "$dur" --ctx "$ctx" >>"$jsonl" || log "failed"
       log "$f N=$n: the same batches by llama.cpp alone"
-      "$out/rounds" "$g" "$n" 4 "${dur%s}" 32 "$threads" "$ctx" >>"$jsonl"
+      "$out/rounds" "$g" "$n" 4 "${dur%s}" 32 "$threads" "$ctx" >>"$jsonl" || log "failed"
       log "$f N=$n: llama-server -np $n (LLM-only)"
       port=$((18000 + RANDOM % 1000))
       "$bin/llama-server" -m "$g" -np "$n" -c $((n * ctx)) -t "$threads" -tb "$threads" --poll "$poll" --host 127.0.0.1 --port "$port" --no-webui >"$out/llama-server.log" 2>&1 &

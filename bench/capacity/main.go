@@ -302,9 +302,10 @@ func modelName(spec string) string {
 	return strings.TrimSuffix(name, ".gguf")
 }
 
+// quantile is the q-quantile of x (0 when x is empty: JSON has no NaN).
 func quantile(x []float64, q float64) float64 {
 	if len(x) == 0 {
-		return math.NaN()
+		return 0
 	}
 	s := slices.Clone(x)
 	sort.Float64s(s)
