@@ -31,6 +31,12 @@
 #                instead of spinning while they wait: on a machine shared with
 #                other jobs the default spinning collapses, see
 #                bench/sidebyside.sh; POLL=50 is llama.cpp's default)
+#     OMP_WAIT_POLICY=PASSIVE  for every llama.cpp process here (llama-bench,
+#                llama-server, rounds, hlm's backend: one libgomp): on a
+#                machine shared with other jobs, OpenMP's spinning barriers
+#                collapse too (a 5-token round of Qwen3-0.6B Q8_0, 2 threads,
+#                load 6: 582 ms spinning, 245 ms passive, 208 ms on 1 thread);
+#                set it empty to keep libgomp's default
 # Output: progress on stderr; on stdout the date, load, CPU and commit, and
 # Markdown tables. Builds what it needs: libllama with llama-bench and
 # llama-server (internal/libllama/build.sh), hlm, bench/capacity, rounds.
@@ -48,6 +54,7 @@ rounds=${ROUNDS:-2}
 tg=${TG:-64}
 ctx=${CTX:-512}
 poll=${POLL:-0}
+export OMP_WAIT_POLICY=${OMP_WAIT_POLICY-PASSIVE}
 files=("$@")
 [[ ${#files[@]} -gt 0 ]] || files=(qwen3-0.6b-q8_0 llama3.2-1b-q4_k_m)
 
@@ -64,7 +71,7 @@ echo "# bench/llamacpp.sh — $(date -u '+%Y-%m-%d %H:%M UTC')"
 echo
 echo "- CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | xargs) (family $(grep -m1 'cpu family' /proc/cpuinfo | cut -d: -f2 | xargs), model $(grep -m1 '^model\s' /proc/cpuinfo | cut -d: -f2 | xargs)), $(nproc) cores; threads $threads"
 echo "- load before: $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "- hlm $(git rev-parse --short HEAD); libllama $lib; llama-bench and llama-server with --poll $poll"
+echo "- hlm $(git rev-parse --short HEAD); libllama $lib; llama-bench and llama-server with --poll $poll; OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-(libgomp's default)}"
 echo
 
 for f in "${files[@]}"; do
