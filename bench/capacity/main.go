@@ -133,17 +133,35 @@ func runServe(args []string) error {
 	var lat []float64
 	rounds := 0
 	var firstErr error
-	// Warm-up: one round per device before the clock starts.
-	start := time.Now().Add(2 * time.Second)
-	deadline := start.Add(*dur)
+	// The clock starts when every device has opened its session and had
+	// its first round (the prompt's prefill, which 32 devices' prompts
+	// make long on two cores) verified.
+	var ready sync.WaitGroup
+	ready.Add(*devices)
+	goCh := make(chan struct{})
+	var start, deadline time.Time
+	go func() {
+		ready.Wait()
+		start = time.Now()
+		deadline = start.Add(*dur)
+		close(goCh)
+	}()
 	var wg sync.WaitGroup
 	for d := range *devices {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			rng := rand.New(rand.NewPCG(uint64(d), 17))
-			for time.Now().Before(deadline) {
-				n, l, err := device(ln.Addr().String(), tokFP, rng, vocab, ctxLen, *prompt, *L, start, deadline)
+			first := true
+			for {
+				n, l, err := device(ln.Addr().String(), tokFP, rng, vocab, ctxLen, *prompt, *L, func() (time.Time, time.Time) {
+					if first {
+						first = false
+						ready.Done()
+					}
+					<-goCh
+					return start, deadline
+				})
 				mu.Lock()
 				rounds += n
 				lat = append(lat, l...)
@@ -152,6 +170,13 @@ func runServe(args []string) error {
 				}
 				mu.Unlock()
 				if err != nil {
+					if first {
+						ready.Done()
+					}
+					return
+				}
+				<-goCh
+				if !time.Now().Before(deadline) {
 					return
 				}
 			}
@@ -172,10 +197,12 @@ func runServe(args []string) error {
 }
 
 // device runs one session until its context is nearly full or the
-// deadline: rounds of L random drafts (coupled). It returns the rounds
-// verified between start and deadline (the session's first, its prefill,
-// excluded) and their latencies in milliseconds.
-func device(addr, tokFP string, rng *rand.Rand, vocab, ctxLen, promptLen, L int, start, deadline time.Time) (int, []float64, error) {
+// deadline: rounds of L random drafts (coupled). After its first round
+// (the prompt's prefill) it calls window, which returns the measured
+// window once every device is ready. It returns the rounds verified inside
+// the window (a reopened session's first round excluded) and their
+// latencies in milliseconds.
+func device(addr, tokFP string, rng *rand.Rand, vocab, ctxLen, promptLen, L int, window func() (time.Time, time.Time)) (int, []float64, error) {
 	p := hybrid.DefaultParams()
 	p.Method, p.Seed = hybrid.Coupled, rng.Uint64()
 	prefix := make([]int, promptLen)
@@ -189,7 +216,8 @@ func device(addr, tokFP string, rng *rand.Rand, vocab, ctxLen, promptLen, L int,
 	defer rem.Close()
 	n, seq := 0, promptLen
 	var lat []float64
-	for r := 1; seq+L+1 < ctxLen && time.Now().Before(deadline); r++ {
+	var start, deadline time.Time
+	for r := 1; seq+L+1 < ctxLen; r++ {
 		up := &wire.Upload{Round: uint32(r)}
 		for range L {
 			up.Drafts = append(up.Drafts, wire.Draft{Token: int32(rng.IntN(vocab))})
@@ -199,11 +227,19 @@ func device(addr, tokFP string, rng *rand.Rand, vocab, ctxLen, promptLen, L int,
 		if err != nil {
 			return n, lat, err
 		}
-		if r > 1 && t0.After(start) && time.Now().Before(deadline) {
-			n++
-			lat = append(lat, float64(time.Since(t0).Microseconds())/1000)
-		}
+		t1 := time.Now()
 		seq += v.Accepted + 1
+		if r == 1 {
+			start, deadline = window()
+			continue
+		}
+		if !t1.Before(deadline) {
+			break
+		}
+		if !t0.Before(start) {
+			n++
+			lat = append(lat, float64(t1.Sub(t0).Microseconds())/1000)
+		}
 	}
 	return n, lat, nil
 }
