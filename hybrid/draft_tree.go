@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/hlmproject/hlm/channel"
 	"github.com/hlmproject/hlm/codec"
 	"github.com/hlmproject/hlm/model"
 	"github.com/hlmproject/hlm/sampling"
@@ -28,12 +29,20 @@ import (
 // accepted tokens per bit: another candidate at a node whose distribution
 // is known, or the first candidate of a leaf, whose distribution it then
 // computes (one SLM pass). A node's value is the estimated chance that the
-// verification reaches it (EAGLE-2's path value, Li et al. 2024); a
-// candidate's worth is the node's value times the chance that it is the
-// one accepted there. That chance is measured in the run, as Sequoia's
-// acceptance vector is (Chen et al. 2024), from the verdicts (treeStats):
-// for a node's first candidate by the draft's own probability of it (the
-// draft's confidence, bucketed), for the later ones by their rank.
+// verification accepts it (EAGLE-2's path value, Li et al. 2024): its
+// parent's value times the chance that it is the one accepted there, which
+// the run measures from the verdicts (treeStats; Sequoia's acceptance
+// vector, Chen et al. 2024, online) — for a node's first candidate as a
+// line in the draft's own probability of it, for a later one by its rank,
+// given that the earlier candidates of the node were rejected. A leaf is
+// opened only if that raises the round's expected committed tokens per
+// second in the device's model of the round's time (worthOpening: τ_SLM
+// per distribution, the uplink at the link's nominal rate, τ_LLM and the
+// per-message overheads): an SLM pass costs as much time as four uplink
+// kilobits at 160 kbit/s, so the bits alone would grow trees that are
+// slow to draft. The value model and the time test were measured against
+// the bits-only rule of the first version in `hlm eval paper trees`
+// (docs/REPRODUCTION.md, "Token trees").
 // With a fixed shape ("3,2,1") every node at depth k draws shape[k]
 // candidates, breadth first, as long as the budget lasts (Sequoia's fixed
 // trees, Chen et al. 2024). Every candidate is drawn independently from its
@@ -54,7 +63,8 @@ type tnode struct {
 	parent int
 	token  int
 	depth  int       // tokens on the path from the root (root 0)
-	value  float64   // Π of x̂ along the path (root 1)
+	value  float64   // estimated chance that the verification accepts the node (root 1)
+	rej    float64   // estimated chance that all its candidates so far are rejected, once it is reached
 	dup    bool      // repeats an earlier candidate of its parent: never accepted, never expanded
 	closed bool      // a leaf whose first candidate did not fit the budget
 	x      []float64 // the SLM's distribution after the node (nil until computed)
@@ -67,9 +77,12 @@ type tnode struct {
 type tree struct {
 	d      *Device
 	nodes  []*tnode
-	budget int // bits left
-	limit  int // nodes at most (root excluded)
-	depth  int // levels at most
+	budget int       // bits left
+	spent  int       // bits spent
+	expect float64   // Σ of the nodes' values: the expected accepted drafts
+	clock  roundTime // the device's model of the round's time
+	limit  int       // nodes at most (root excluded)
+	depth  int       // levels at most
 	idb    int
 	dists  int     // SLM distributions computed
 	payBit float64 // Σ of their payload bits
@@ -83,7 +96,7 @@ func (treeBlock) step(d *Device, room int) (Step, error) {
 	if d.stats == nil {
 		d.stats = &treeStats{}
 	}
-	tr := &tree{d: d, nodes: []*tnode{{parent: -1, value: 1}}, budget: d.p.Budget,
+	tr := &tree{d: d, nodes: []*tnode{{parent: -1, value: 1}}, budget: d.p.Budget, clock: roundTimeOf(d.p),
 		limit: d.p.TreeNodes, depth: min(d.p.TreeDepth, room), idb: idBits(d.vocab)}
 	if err := tr.open(0); err != nil {
 		return Step{}, err
@@ -166,10 +179,19 @@ func (tr *tree) draw(n int, force bool) bool {
 		return false
 	}
 	tr.budget -= c
+	tr.spent += c
 	kid := &tnode{parent: n, token: t, depth: nd.depth + 1, dup: nd.drawn[t]}
-	if !kid.dup {
-		kid.value = nd.value * tr.d.stats.reach(len(nd.kids), s[t])
+	st := tr.d.stats
+	switch {
+	case len(nd.kids) == 0:
+		a := st.firstRate(s[t])
+		kid.value, nd.rej = nd.value*a, 1-a
+	case !kid.dup: // a repeat is rejected for sure: nd.rej stays
+		a := st.laterRate(len(nd.kids))
+		kid.value = nd.value * nd.rej * a
+		nd.rej *= 1 - a
 	}
+	tr.expect += kid.value
 	nd.drawn[t] = true
 	nd.kids = append(nd.kids, len(tr.nodes))
 	tr.nodes = append(tr.nodes, kid)
@@ -193,10 +215,13 @@ func (tr *tree) growDynamic() error {
 				gain = nd.value * tr.d.stats.firstMean()
 				c = tr.cost0()
 			} else {
-				gain = nd.value * tr.d.stats.next(len(nd.kids), tr.sample(i), nd.drawn)
+				gain = tr.next(i)
 				c = tr.cost(i)
 			}
 			if c > tr.budget || !(gain > 0) {
+				continue
+			}
+			if nd.x == nil && !tr.worthOpening(nd.value, c) {
 				continue
 			}
 			if r := gain / float64(c); r > bestRate {
@@ -240,6 +265,49 @@ func (tr *tree) growShape(shape []int) error {
 	return nil
 }
 
+// roundTime is the device's model of a round's virtual time (Q-S eq. 9):
+// a fixed part (τ_LLM and the per-message overheads of both directions),
+// τ_SLM per distribution computed, and the uplink time of a bit at the
+// link's nominal rate.
+type roundTime struct{ fixed, pass, bit float64 }
+
+func roundTimeOf(p Params) roundTime {
+	c := p.Channel
+	rate := math.Inf(1) // a trace: unknown in advance, bits taken as free
+	switch c.Channel {
+	case channel.ChannelFixed:
+		rate = c.RateBps
+	case channel.ChannelMarkov:
+		ph := 0.5
+		if s := c.PLowHigh + c.PHighLow; s > 0 {
+			ph = c.PLowHigh / s
+		}
+		rate = (1-ph)*c.RateLowBps + ph*c.RateHighBps
+	case channel.ChannelShannon:
+		rate = channel.ShannonRate(c.BandwidthHz, channel.MeanSNR(c))
+	}
+	return roundTime{fixed: p.TauLLM + c.UpOverhead.Seconds() + c.DownOverhead.Seconds(), pass: p.TauSLM, bit: 1 / rate}
+}
+
+// worthOpening reports whether computing the distribution of a leaf of
+// value v and sending its first candidate (c bits) is expected to raise
+// the round's committed tokens per second: the node's expected accepted
+// drafts (v times the measured acceptance of a node with candidates) per
+// second of SLM pass and uplink must beat the tree's so far.
+func (tr *tree) worthOpening(v float64, c int) bool {
+	return tr.worth(v*tr.d.stats.nodeRate(), 1, c)
+}
+
+// worth reports whether an action expected to add gain accepted drafts
+// for passes SLM passes and c uplink bits raises the round's expected
+// committed tokens per second, (1 + Σ values) over the modelled time: the
+// action's own tokens per second must beat the tree's so far.
+func (tr *tree) worth(gain float64, passes, c int) bool {
+	k := tr.clock
+	now := k.fixed + float64(tr.dists)*k.pass + float64(tr.spent)*k.bit
+	return gain*now > (1+tr.expect)*(float64(passes)*k.pass+float64(c)*k.bit)
+}
+
 // cost0 is the estimated bits of a leaf's first candidate.
 func (tr *tree) cost0() int {
 	return tr.idb + idBits(len(tr.nodes)) + int(math.Ceil(tr.payBit/float64(tr.dists)))
@@ -273,6 +341,7 @@ func (tr *tree) send() Step {
 	st.Drafted = tr.dists
 	st.FullBits = 32 * d.vocab * internal
 	d.tree = tr
+	d.stats.sent(tr, internal)
 	return st
 }
 
@@ -321,15 +390,25 @@ func (d *Device) applyTree(v *wire.Verdict) ([]int, []drafted, error) {
 }
 
 // treeStats are the acceptance rates a run has measured of its trees'
-// candidates: of a node's first candidate by the draft's probability of
-// it (bucketed in tenths: EAGLE-2's confidence), of the later candidates
-// by rank, after the earlier ones were rejected (Sequoia's acceptance
-// vector). Each rate starts from a prior worth treePrior observations (a
-// first candidate's: the draft's probability itself; a later one's: 0.2),
-// so the first rounds follow the draft's probabilities.
+// candidates, from the verdicts (Sequoia's acceptance vector, Chen et al.
+// 2024, measured online):
+//
+//   - a node's first candidate: a line a + b·q in the draft's probability q
+//     of it, fitted by least squares to the first candidates the walk
+//     checked (EAGLE-2's confidence, Li et al. 2024; but a sampled token's
+//     acceptance min(1, y/x̂) is far from q: on pair 1, candidates drawn
+//     with q < 0.1 are accepted 56% of the time), starting from the prior
+//     line 0.5 + 0.5q worth treePrior observations at each end;
+//   - a later candidate, by its rank at its node (the residual has been
+//     updated once per earlier candidate), among the candidates that do not
+//     repeat an earlier one (a repeat is rejected for sure), prior 0.2;
+//   - a node with candidates, once the walk reaches it: that one of them is
+//     accepted (prior 0.8), for the time its distribution costs.
 type treeStats struct {
-	first [10][2]float64 // by bucket: accepted, tried
-	later [][2]float64   // by rank − 2: accepted, tried
+	fit   [5]float64   // first candidates: Σ 1, Σ q, Σ q², Σ accepted, Σ q·accepted
+	later [][2]float64 // by rank − 2: accepted, tried
+	node  [2]float64   // nodes with candidates the walk reached: one accepted, reached
+	rep   TreeReport   // what the run's trees were and did
 }
 
 // treePrior is the weight, in observations, of the rates' priors.
@@ -337,25 +416,36 @@ const treePrior = 4
 
 func bucket(q float64) int { return min(9, max(0, int(q*10))) }
 
+// line is the fitted acceptance a + b·q of first candidates.
+func (st *treeStats) line() (a, b float64) {
+	// The prior: treePrior observations at q = 0 accepted half the time,
+	// treePrior at q = 1 always accepted.
+	n, sq, sqq, sa, sqa := st.fit[0]+2*treePrior, st.fit[1]+treePrior, st.fit[2]+treePrior, st.fit[3]+1.5*treePrior, st.fit[4]+treePrior
+	b = (n*sqa - sq*sa) / (n*sqq - sq*sq)
+	return (sa - b*sq) / n, b
+}
+
 // firstRate is the estimated acceptance of a first candidate that the
 // draft gave probability q.
 func (st *treeStats) firstRate(q float64) float64 {
-	b := st.first[bucket(q)]
-	return (b[0] + treePrior*q) / (b[1] + treePrior)
+	a, b := st.line()
+	return min(1, max(0.01, a+b*q))
 }
 
-// firstMean is the measured acceptance of first candidates over all
-// buckets (prior 0.5).
+// firstMean is the measured acceptance of first candidates (prior 0.75,
+// the prior line's mean).
 func (st *treeStats) firstMean() float64 {
-	var a, n float64
-	for _, b := range st.first {
-		a, n = a+b[0], n+b[1]
-	}
-	return (a + treePrior*0.5) / (n + treePrior)
+	return (st.fit[3] + 1.5*treePrior) / (st.fit[0] + 2*treePrior)
 }
 
-// laterRate is the estimated acceptance of the candidate of rank k+1,
-// k ≥ 1 rejected before it.
+// nodeRate is the measured chance that the walk accepts one of a node's
+// candidates once it reaches the node (prior 0.8).
+func (st *treeStats) nodeRate() float64 {
+	return (st.node[0] + treePrior*0.8) / (st.node[1] + treePrior)
+}
+
+// laterRate is the estimated acceptance of a candidate of rank k+1 that
+// repeats none of the k rejected before it.
 func (st *treeStats) laterRate(k int) float64 {
 	var b [2]float64
 	if k-1 < len(st.later) {
@@ -364,53 +454,115 @@ func (st *treeStats) laterRate(k int) float64 {
 	return (b[0] + treePrior*0.2) / (b[1] + treePrior)
 }
 
-// rejectedBefore is the chance that the first k candidates of a node are
-// all rejected (k ≥ 1).
-func (st *treeStats) rejectedBefore(k int) float64 {
-	p := 1 - st.firstMean()
-	for j := 1; j < k; j++ {
-		p *= 1 - st.laterRate(j)
-	}
-	return p
-}
-
-// reach is the chance that a candidate drawn with probability q as the
-// (k+1)-th of its node is the one accepted there, once the verification
-// reached the node.
-func (st *treeStats) reach(k int, q float64) float64 {
-	if k == 0 {
-		return st.firstRate(q)
-	}
-	return st.rejectedBefore(k) * st.laterRate(k)
-}
-
-// next is the expected chance that one more candidate drawn from s at a
-// node with k candidates is accepted there (a repeat of a drawn token
-// never is).
-func (st *treeStats) next(k int, s []float64, drawn map[int]bool) float64 {
-	if k == 0 {
-		e := 0.0
+// next is the expected gain of one more candidate at the opened node n:
+// the chance that the verification accepts it. A first candidate drawn
+// from s is accepted with the expected Σ_t s_t·firstRate(s_t); a later one
+// only if every earlier candidate was rejected (n.rej), it repeats none of
+// them (the fresh mass of s) and it is accepted at its rank.
+func (tr *tree) next(n int) float64 {
+	nd, st, s := tr.nodes[n], tr.d.stats, tr.sample(n)
+	if len(nd.kids) == 0 {
+		a, b := st.line()
+		ss := 0.0
 		for _, q := range s {
-			if q > 0 {
-				e += q * st.firstRate(q)
-			}
+			ss += q * q
 		}
-		return e
+		return nd.value * min(1, max(0.01, a+b*ss)) // Σ q·(a + b·q), as firstRate clamps it
 	}
-	fresh := 0.0
+	return nd.value * nd.rej * st.laterRate(len(nd.kids)) * fresh(s, nd.drawn)
+}
+
+// TreeReport is what a device measured of the token trees it sent during
+// a run (tree methods; zero for the others): their size, how their uplink
+// bits split, and what the verification did with them. It is a diagnostic
+// (package eval's trees rerun reads it); the growth reads only treeStats'
+// rates.
+type TreeReport struct {
+	Trees    int // rounds that sent a tree
+	Nodes    int // Σ nodes sent (the root, the context, excluded)
+	Internal int // Σ nodes whose distribution was sent (one SLM pass each; the root included)
+	Depth    int // Σ of each tree's depth
+	// The uplink bits of the trees by what they carry: the encoded
+	// distributions, the candidates' token ids and the parent indices.
+	PayloadBits, IDBits, ParentBits int64
+	// Dups counts the candidates that repeat an earlier one of their node
+	// (drawn independently from the same distribution, they must be sent,
+	// and can never be accepted).
+	Dups int
+	// Predicted is Σ over the trees of the growth's own estimate of the
+	// accepted drafts (Σ of its nodes' values); Accepted what the
+	// verification accepted.
+	Predicted float64
+	Accepted  int
+	// Levels[k] counts the walk at depth k of the accepted paths (k = 0:
+	// the root): nodes reached that had candidates [1] and those where one
+	// was accepted [0].
+	Levels [][2]int
+	// First counts the first candidates the walk checked [1] and accepted
+	// [0]; FirstBy the same by the draft's probability of them, in tenths;
+	// Later[r−1] the candidates of rank r+1 (checked after r rejections at
+	// their node), repeats included.
+	First   [2]int
+	FirstBy [10][2]int
+	Later   [][2]int
+	// LaterPaths counts the trees whose accepted path took a later
+	// candidate at some node.
+	LaterPaths int
+}
+
+// TreeReport is the run's report on its token trees so far.
+func (d *Device) TreeReport() TreeReport {
+	if d.stats == nil {
+		return TreeReport{}
+	}
+	r := d.stats.rep
+	r.Levels, r.Later = slices.Clone(r.Levels), slices.Clone(r.Later)
+	return r
+}
+
+// sent records a tree as it is sent: its size, its bits and the growth's
+// estimate of the drafts it will have accepted.
+func (st *treeStats) sent(tr *tree, internal int) {
+	r := &st.rep
+	n := len(tr.nodes) - 1
+	r.Trees++
+	r.Nodes += n
+	r.Internal += internal
+	r.ParentBits += int64(treeBits(n))
+	r.IDBits += int64(n * tr.idb)
+	r.Predicted += tr.expect
+	depth := 0
+	for _, nd := range tr.nodes {
+		depth = max(depth, nd.depth)
+		if nd.dup {
+			r.Dups++
+		}
+		if len(nd.kids) > 0 {
+			r.PayloadBits += int64(nd.enc.Bits)
+		}
+	}
+	r.Depth += depth
+}
+
+// fresh is the mass of s outside the tokens drawn.
+func fresh(s []float64, drawn map[int]bool) float64 {
+	f := 0.0
 	for t, q := range s {
 		if !drawn[t] {
-			fresh += q
+			f += q
 		}
 	}
-	return st.rejectedBefore(k) * st.laterRate(k) * fresh
+	return f
 }
 
 // observe records a verdict: at the root and at each accepted node of the
 // committed chain, which of its candidates was accepted (the chain's next
 // node) or, at the chain's last node, that all were rejected.
 func (st *treeStats) observe(tr *tree, chain []int, resampled bool) {
+	rep := &st.rep
+	rep.Accepted += len(chain)
 	at := append([]int{0}, chain...)
+	later := false // the path took a later candidate
 	for i, n := range at {
 		nd := tr.nodes[n]
 		if len(nd.kids) == 0 {
@@ -422,6 +574,16 @@ func (st *treeStats) observe(tr *tree, chain []int, resampled bool) {
 		} else if !resampled {
 			break
 		}
+		for len(rep.Levels) <= i {
+			rep.Levels = append(rep.Levels, [2]int{})
+		}
+		rep.Levels[i][1]++
+		st.node[1]++
+		if acc >= 0 {
+			st.node[0]++
+			rep.Levels[i][0]++
+			later = later || acc > 0
+		}
 		for r, k := range nd.kids {
 			if acc >= 0 && r > acc {
 				break
@@ -431,17 +593,35 @@ func (st *treeStats) observe(tr *tree, chain []int, resampled bool) {
 				ok = 1
 			}
 			if r == 0 {
-				b := bucket(tr.sample(n)[tr.nodes[k].token])
-				st.first[b][0] += ok
-				st.first[b][1]++
+				q := tr.sample(n)[tr.nodes[k].token]
+				st.fit[0]++
+				st.fit[1] += q
+				st.fit[2] += q * q
+				st.fit[3] += ok
+				st.fit[4] += q * ok
+				b := bucket(q)
+				rep.First[0] += int(ok)
+				rep.First[1]++
+				rep.FirstBy[b][0] += int(ok)
+				rep.FirstBy[b][1]++
 				continue
 			}
 			for len(st.later) < r {
 				st.later = append(st.later, [2]float64{})
 			}
-			st.later[r-1][0] += ok
-			st.later[r-1][1]++
+			if !tr.nodes[k].dup { // a repeat is rejected for sure: not a measurement
+				st.later[r-1][0] += ok
+				st.later[r-1][1]++
+			}
+			for len(rep.Later) < r {
+				rep.Later = append(rep.Later, [2]int{})
+			}
+			rep.Later[r-1][0] += int(ok)
+			rep.Later[r-1][1]++
 		}
+	}
+	if later {
+		rep.LaterPaths++
 	}
 }
 

@@ -1,0 +1,100 @@
+package hybrid
+
+import (
+	"math"
+	"testing"
+)
+
+// TestTreeStatsLine: the first candidates' acceptance line is the least-
+// squares fit of the observations (with the prior's pseudo-observations),
+// so with many observations on a line it recovers the line; with none it
+// is the prior, 0.5 + 0.5q.
+func TestTreeStatsLine(t *testing.T) {
+	st := &treeStats{}
+	if a, b := st.line(); math.Abs(a-0.5) > 1e-12 || math.Abs(b-0.5) > 1e-12 {
+		t.Errorf("prior line %v + %v·q, want 0.5 + 0.5·q", a, b)
+	}
+	// 10,000 observations per q on 0.55 + 0.4·q, accepted in proportion.
+	const n = 10000
+	for i := range 11 {
+		q := float64(i) / 10
+		acc := math.Round(n * (0.55 + 0.4*q))
+		st.fit[0] += n
+		st.fit[1] += n * q
+		st.fit[2] += n * q * q
+		st.fit[3] += acc
+		st.fit[4] += acc * q
+	}
+	a, b := st.line()
+	if math.Abs(a-0.55) > 1e-3 || math.Abs(b-0.4) > 1e-3 {
+		t.Errorf("fitted %v + %v·q, want 0.55 + 0.4·q (within 1e-3)", a, b)
+	}
+	if r := st.firstRate(0.05); math.Abs(r-0.57) > 2e-3 {
+		t.Errorf("firstRate(0.05) = %v, want 0.57", r)
+	}
+}
+
+// TestTreeReportAddsUp: what the device reports of its trees agrees with
+// the run's own counts — one tree per upload, its SLM passes, accepted
+// drafts and uplink bits — and the growth's estimate of the accepted
+// drafts is within 20% of them on the real pair (the value model is
+// calibrated).
+func TestTreeReportAddsUp(t *testing.T) {
+	llm, slm := openPair(t, stories+"-draft")
+	prompt := llm.Tokenizer().Encode("Once upon a time", true)
+	for _, m := range []string{TreeQS, TreeKSQS} {
+		var rep TreeReport
+		var res Result
+		for seed := range uint64(4) {
+			p := DefaultParams()
+			p.Method, p.MaxTokens, p.Seed = m, 64, seed
+			if err := p.SetAll([]string{"budget_bits=3000", "tree_nodes=32", "channel=fixed", "up_overhead_s=0.025", "down_overhead_s=0.025"}); err != nil {
+				t.Fatal(err)
+			}
+			c := inProcess(t, p, llm, slm, prompt)
+			r, err := Run(t.Context(), c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			g := c.Device.TreeReport()
+			if g.Trees != r.Uploads || g.Internal != r.Drafted || g.Accepted != r.Accepted || g.PayloadBits+g.IDBits+g.ParentBits != r.UplinkBits {
+				t.Errorf("%s seed %d: report %d trees, %d passes, %d accepted, %d+%d+%d bits; run %d uploads, %d drafted, %d accepted, %d bits",
+					m, seed, g.Trees, g.Internal, g.Accepted, g.PayloadBits, g.IDBits, g.ParentBits, r.Uploads, r.Drafted, r.Accepted, r.UplinkBits)
+			}
+			rep.Predicted += g.Predicted
+			rep.Accepted += g.Accepted
+			res.Uploads += r.Uploads
+		}
+		if ratio := rep.Predicted / float64(rep.Accepted); ratio < 0.8 || ratio > 1.2 {
+			t.Errorf("%s: predicted %.1f accepted drafts, %d accepted (ratio %.2f)", m, rep.Predicted, rep.Accepted, ratio)
+		}
+	}
+}
+
+// TestTreeTimeTest: a leaf is opened only when its SLM pass pays for
+// itself in the device's model of the round's time. With SLM passes that
+// cost nothing every tree grows beyond the root; with passes of 10 s none
+// does (one distribution, the root's, per round); with the papers' 25.6 ms
+// a round trip of 1 s makes the trees deeper than none does.
+func TestTreeTimeTest(t *testing.T) {
+	llm, slm := openPair(t, stories+"-draft")
+	prompt := llm.Tokenizer().Encode("Once upon a time", true)
+	passes := func(sets ...string) float64 {
+		p := DefaultParams()
+		p.Method, p.MaxTokens = TreeQS, 48
+		if err := p.SetAll(append([]string{"budget_bits=4000", "tree_nodes=32", "channel=fixed"}, sets...)); err != nil {
+			t.Fatal(err)
+		}
+		r := runOnce(t, p, llm, slm, prompt)
+		return float64(r.Drafted) / float64(r.Uploads)
+	}
+	if n := passes("tau_slm=0"); !(n > 1.5) {
+		t.Errorf("free SLM passes: %.2f per round, want the trees to grow", n)
+	}
+	if n := passes("tau_slm=10"); n != 1 {
+		t.Errorf("10 s SLM passes: %.2f per round, want 1", n)
+	}
+	if near, far := passes(), passes("up_overhead_s=0.5", "down_overhead_s=0.5"); !(far > near) {
+		t.Errorf("SLM passes per round %.2f with no round trip, %.2f with 1 s: want more with the longer round trip", near, far)
+	}
+}
