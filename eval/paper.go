@@ -17,7 +17,7 @@ import (
 )
 
 // Papers lists the reruns `hlm eval paper NAME` knows.
-var Papers = []string{"u-hlm", "cu-hlm", "ui-hlm", "sqs", "qs", "coupling"}
+var Papers = []string{"u-hlm", "cu-hlm", "ui-hlm", "sqs", "qs", "coupling", "trees"}
 
 // PaperConfig configures a paper rerun.
 type PaperConfig struct {
@@ -117,6 +117,8 @@ func RunPaper(ctx context.Context, cfg PaperConfig) error {
 		err = p.qs(ctx)
 	case "coupling":
 		err = p.coupling(ctx)
+	case "trees":
+		err = p.trees(ctx)
 	default:
 		return fmt.Errorf("unknown paper %q (want one of %s)", cfg.Name, strings.Join(Papers, ", "))
 	}

@@ -236,7 +236,7 @@ NAME: `+strings.Join(eval.Papers, ", ")+`.`, stderr)
 	maxTokens := fs.Int("max-tokens", defaultMaxTokens, "new tokens per prompt")
 	seed := fs.Uint64("seed", defaultSeed, "random seed")
 	threads := fs.Int("threads", 0, "worker threads (0: all cores)")
-	quick := fs.Bool("quick", false, "sqs and qs: a small rerun that still makes every figure and table (sqs: 2 temperatures, 2 seeds, 3 prompts; qs: 2 temperatures, 3 prompts, 8 training episodes), for tests")
+	quick := fs.Bool("quick", false, "sqs, qs and trees: a small rerun that still makes every figure and table (sqs: 2 temperatures, 2 seeds, 3 prompts; qs: 2 temperatures, 3 prompts, 8 training episodes; trees: 2 round trips, L = 1, 2, 4, 3 prompts), for tests")
 	var ablation listFlag
 	fs.Var(&ablation, "ablation", "cu-hlm: another draft for Table II's KD ablation, as NAME=SPEC (repeatable), e.g. \"untrained early exit=M.bin@exit=1\"")
 	// The paper's name comes first; --help alone prints the flags.

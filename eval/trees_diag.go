@@ -1,0 +1,182 @@
+package eval
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/hlmproject/hlm/dataset"
+	"github.com/hlmproject/hlm/hybrid"
+	"github.com/hlmproject/hlm/metrics"
+)
+
+// treeDiag is what the device measured of one tree configuration's trees
+// at one point (hybrid.TreeReport summed over the prompts), and the row
+// of the same runs.
+type treeDiag struct {
+	point treePoint
+	cfg   treeCfg
+	rep   hybrid.TreeReport
+	row   Row
+}
+
+// treeDiagnose reruns a tree configuration at point g on every prompt as
+// Evaluate runs it (seed + i, fitted prompts) and sums the devices'
+// reports. The runs must commit exactly the tokens of row's runs: the
+// diagnostics describe the rows' own trees (an error otherwise).
+func (p *paper) treeDiagnose(ctx context.Context, s Setup, ex []dataset.Example, g treePoint, t treeCfg, row Row) (treeDiag, error) {
+	pp := s.Base
+	pp.Method = t.method
+	if err := pp.SetAll(append(t.sets(), g.sets()...)); err != nil {
+		return treeDiag{}, err
+	}
+	if len(row.Runs) != len(ex) {
+		return treeDiag{}, fmt.Errorf("diagnostics of %s at %s: the row has %d runs for %d prompts", t.label(), g, len(row.Runs), len(ex))
+	}
+	reps := make([]hybrid.TreeReport, len(ex))
+	err := forEach(ctx, len(ex), s.Workers, func(i int) error {
+		q := pp
+		q.Seed += uint64(i)
+		q.FitPrompt = true
+		sess, err := s.Models.Session(q, ex[i].Prompt, hybrid.SessionConfig{})
+		if err != nil {
+			return err
+		}
+		local, err := s.Models.Server(sess)
+		if err != nil {
+			return err
+		}
+		r, err := sess.Run(ctx, local, local)
+		if err != nil {
+			return err
+		}
+		if !slices.Equal(r.Tokens, row.Runs[i].Tokens) {
+			return fmt.Errorf("diagnostics of %s at %s, prompt %d: the rerun committed other tokens than the evaluated run", t.label(), g, i)
+		}
+		reps[i] = sess.Device.TreeReport()
+		return nil
+	})
+	if err != nil {
+		return treeDiag{}, err
+	}
+	d := treeDiag{point: g, cfg: t, row: row}
+	for _, r := range reps {
+		addTreeReport(&d.rep, r)
+	}
+	return d, nil
+}
+
+// addTreeReport adds r's counts to a.
+func addTreeReport(a *hybrid.TreeReport, r hybrid.TreeReport) {
+	a.Trees += r.Trees
+	a.Nodes += r.Nodes
+	a.Internal += r.Internal
+	a.Depth += r.Depth
+	a.PayloadBits += r.PayloadBits
+	a.IDBits += r.IDBits
+	a.ParentBits += r.ParentBits
+	a.Dups += r.Dups
+	a.Predicted += r.Predicted
+	a.Accepted += r.Accepted
+	a.LaterPaths += r.LaterPaths
+	add2 := func(dst *[2]int, src [2]int) { dst[0] += src[0]; dst[1] += src[1] }
+	add2(&a.First, r.First)
+	for b := range r.FirstBy {
+		add2(&a.FirstBy[b], r.FirstBy[b])
+	}
+	grow := func(dst *[][2]int, src [][2]int) {
+		for k, c := range src {
+			for len(*dst) <= k {
+				*dst = append(*dst, [2]int{})
+			}
+			add2(&(*dst)[k], c)
+		}
+	}
+	grow(&a.Levels, r.Levels)
+	grow(&a.Later, r.Later)
+}
+
+// frac is a/b (NaN when b is 0).
+func frac(a, b int) float64 {
+	if b == 0 {
+		return math.NaN()
+	}
+	return float64(a) / float64(b)
+}
+
+// ratioCol is a pooled rate of a run: Σ num / Σ den over a row's prompts.
+type ratioCol func(r hybrid.Result) (num, den float64)
+
+var (
+	colTokensPerRound ratioCol = func(r hybrid.Result) (float64, float64) { return float64(len(r.Tokens)), float64(r.Uploads) }
+	colTPS            ratioCol = func(r hybrid.Result) (float64, float64) { return float64(len(r.Tokens)), r.VirtualSeconds }
+	colBitsPerRound   ratioCol = func(r hybrid.Result) (float64, float64) { return float64(r.UplinkBits), float64(r.Uploads) }
+	colBitsPerToken   ratioCol = func(r hybrid.Result) (float64, float64) { return float64(r.UplinkBits), float64(len(r.Tokens)) }
+	colPassesPerRound ratioCol = func(r hybrid.Result) (float64, float64) { return float64(r.Drafted), float64(r.Uploads) }
+)
+
+// split is a row's per-prompt numerators and denominators of f.
+func split(r Row, f ratioCol) (num, den []float64) {
+	for _, x := range r.Runs {
+		n, d := f(x)
+		num, den = append(num, n), append(den, d)
+	}
+	return num, den
+}
+
+// pooled is a row's pooled rate and the half-width of its 95% interval.
+func pooled(r Row, f ratioCol) (v, h float64) {
+	return metrics.RatioCI(split(r, f))
+}
+
+// influence are the per-prompt terms of the linearized pooled rate R of
+// (num, den): (num_i − R·den_i)/mean(den), whose mean's standard error is
+// R's.
+func influence(num, den []float64) (r float64, z []float64) {
+	var sn, sd float64
+	for i := range num {
+		sn, sd = sn+num[i], sd+den[i]
+	}
+	r = sn / sd
+	m := sd / float64(len(den))
+	for i := range num {
+		z = append(z, (num[i]-r*den[i])/m)
+	}
+	return r, z
+}
+
+// pairedDiff is the difference of a's and b's pooled rates, run on the
+// same prompts and seeds, and the half-width of its 95% interval (the
+// linearization of the difference, prompt by prompt; Student's t).
+func pairedDiff(a, b Row, f ratioCol) (d, h float64) {
+	ra, za := influence(split(a, f))
+	rb, zb := influence(split(b, f))
+	z := make([]float64, len(za))
+	for i := range za {
+		z[i] = za[i] - zb[i]
+	}
+	return ra - rb, metrics.CI95(z)
+}
+
+// pairedRatio is a's pooled rate over b's, on the same prompts, and its
+// 95% interval (that of the logarithm of the ratio, linearized).
+func pairedRatio(a, b Row, f ratioCol) (ratio, lo, hi float64) {
+	ra, za := influence(split(a, f))
+	rb, zb := influence(split(b, f))
+	z := make([]float64, len(za))
+	for i := range za {
+		z[i] = za[i]/ra - zb[i]/rb
+	}
+	h := metrics.CI95(z)
+	ratio = ra / rb
+	return ratio, ratio * math.Exp(-h), ratio * math.Exp(h)
+}
+
+// ratioCell formats a ratio with its interval: "1.23 [1.10, 1.37]".
+func ratioCell(r, lo, hi float64) string {
+	if math.IsNaN(lo) || math.IsNaN(hi) {
+		return fmt.Sprintf("%.3g", r)
+	}
+	return fmt.Sprintf("%.3g [%.3g, %.3g]", r, lo, hi)
+}
