@@ -358,8 +358,12 @@ func (p *paper) treesIntro(sc treesScale, pairs []treePair, skipped string, ex [
 	if skipped != "" {
 		note = " Pair 2 is not measured: " + skipped + "."
 	}
-	p.doc.P("Pairs: %s.%s Prompts: %d TinyStories validation stories (the first sentence of each; `dataset` package, the shared sample), **held out**: the tree growth rule was tuned on hlm's built-in stories (data/stories) and on nothing here. %d new tokens per prompt; τ_SLM = %g ms per SLM pass (one per distribution a round computes: a chain of L pays L, a tree one per internal node), τ_LLM = %g ms per verification (one tree pass or one chain pass alike).",
-		strings.Join(names, "; "), note, len(ex), p.cfg.MaxTokens, 1000*p.setup.Base.TauSLM, 1000*p.setup.Base.TauLLM)
+	prompts := fmt.Sprintf("%d TinyStories validation stories (the first sentence of each; `dataset` package, the shared sample), **held out**: the tree growth rule was tuned on hlm's built-in stories (data/stories) and on nothing here", len(ex))
+	if _, err := os.Stat(dataset.Default("tinystories", p.cfg.Shared)); err != nil {
+		prompts = fmt.Sprintf("%d of hlm's built-in stories (the shared TinyStories sample is not there), **not held out**: the tree growth rule was tuned on them", len(ex))
+	}
+	p.doc.P("Pairs: %s.%s Prompts: %s. %d new tokens per prompt; τ_SLM = %g ms per SLM pass (one per distribution a round computes: a chain of L pays L, a tree one per internal node), τ_LLM = %g ms per verification (one tree pass or one chain pass alike).",
+		strings.Join(names, "; "), note, prompts, p.cfg.MaxTokens, 1000*p.setup.Base.TauSLM, 1000*p.setup.Base.TauLLM)
 	var rtts []string
 	for _, r := range sc.rtts {
 		rtts = append(rtts, fmt.Sprintf("%g", 1000*r))

@@ -92,7 +92,7 @@ func ratioOf(a, b Row, f ratioCol) string { return ratioCell(pairedRatio(a, b, f
 // the runs meet them.
 func (p *paper) treesTargets(outs []*treesOutcome) error {
 	o := outs[0]
-	p.doc.H(2, "The targets on pair 1 (held-out prompts, T = 1)")
+	p.doc.H(2, "The targets on pair 1 (T = 1)")
 	shown := o.shownRTT()
 	// Target 1: committed tokens per round against Q-S's chain at the same bits.
 	cols := []string{"RTT (ms)", "q-s chain", "chain tokens/round", "chain bits/round", "tree", "tree tokens/round", "tree bits/round", "tree / chain [95%]", "tree / q-s curve at the tree's bits [95%]"}

@@ -44,7 +44,7 @@ func TestTreesQuick(t *testing.T) {
 			t.Errorf("report.md does not show %s", f)
 		}
 	}
-	for _, s := range []string{"Pair 2 is not measured", "tinystories-656k is not there", "Target 1", "Target 2", "Why, in numbers", "held out"} {
+	for _, s := range []string{"Pair 2 is not measured", "tinystories-656k is not there", "Target 1", "Target 2", "Why, in numbers", "**not held out**"} {
 		if !strings.Contains(md, s) {
 			t.Errorf("report.md lacks %q", s)
 		}
