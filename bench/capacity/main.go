@@ -70,6 +70,7 @@ type Result struct {
 	P50ms     float64 `json:"p50_ms"`    // round latency (hybrid) or time per decoded token (LLM-only)
 	P99ms     float64 `json:"p99_ms"`
 	PeakRSSMB float64 `json:"peak_rss_mb"`
+	MeanBatch float64 `json:"mean_batch,omitempty"` // hlm serve: sessions per evaluation
 }
 
 func main() {
@@ -104,6 +105,7 @@ func runServe(args []string) error {
 	threads := fs.Int("threads", 2, "threads of hlm's engine")
 	lib := fs.String("llama-lib", "", "libllama for @llama.cpp specs")
 	maxCtx := fs.Int("ctx", 512, "positions a session reaches before its device opens a new one")
+	window := fs.Duration("batch-window", cloud.DefaultBatchWindow, "hlm serve's --batch-window")
 	fs.Parse(args)
 	if *lib != "" {
 		llamacpp.SetLibrary(*lib)
@@ -113,7 +115,8 @@ func runServe(args []string) error {
 	if err != nil {
 		return err
 	}
-	srv, err := cloud.New(cloud.Config{LLM: llm, MaxBatch: max(*devices, 1), MaxSessions: 2 * *devices})
+	bm := &batchMetrics{}
+	srv, err := cloud.New(cloud.Config{LLM: llm, MaxBatch: max(*devices, 1), MaxSessions: 2 * *devices, BatchWindow: *window, Metrics: bm})
 	if err != nil {
 		return err
 	}
@@ -193,8 +196,28 @@ func runServe(args []string) error {
 	r := Result{Kind: "hlm serve", Engine: engineName, Model: modelName(*spec), Devices: *devices, L: *L, Seconds: dur.Seconds(),
 		Rounds: rounds, Positions: rounds * (*L + 1), PeakRSSMB: peakRSS()}
 	r.P50ms, r.P99ms = quantile(lat, 0.5), quantile(lat, 0.99)
+	bm.mu.Lock()
+	if bm.n > 0 {
+		r.MeanBatch = float64(bm.sum) / float64(bm.n)
+	}
+	bm.mu.Unlock()
 	return json.NewEncoder(os.Stdout).Encode(r)
 }
+
+// batchMetrics records the sizes of the server's batches.
+type batchMetrics struct {
+	mu     sync.Mutex
+	n, sum int
+}
+
+func (m *batchMetrics) SessionStarted(int, bool)            {}
+func (m *batchMetrics) SessionResumed()                     {}
+func (m *batchMetrics) SessionEnded()                       {}
+func (m *batchMetrics) Round(int, int, bool, time.Duration) {}
+func (m *batchMetrics) Bytes(int, int)                      {}
+func (m *batchMetrics) Bits(int, int)                       {}
+func (m *batchMetrics) Error(uint16)                        {}
+func (m *batchMetrics) Batch(size int)                      { m.mu.Lock(); m.n++; m.sum += size; m.mu.Unlock() }
 
 // device runs one session until its context is nearly full or the
 // deadline: rounds of L random drafts (coupled). After its first round
