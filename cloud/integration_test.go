@@ -257,15 +257,24 @@ func TestSimMatchesNetworkTimeBreakdown(t *testing.T) {
 func TestConcurrentSessions(t *testing.T) {
 	ms := models(t)
 	srv, addr := start(t, Config{LLM: ms.LLM})
-	const n = 32
+	concurrentDevices(t, ms, addr, 32)
+	// Close frames are processed asynchronously.
+	waitHealth(t, srv, "without sessions after all devices closed", func(h Health) bool { return h.Sessions == 0 })
+}
+
+// concurrentDevices runs n devices at once against the server at addr
+// (methods hlm, q-s, u-hlm and coupled in turn, seeds 100…) and checks that
+// each gets exactly its simulated tokens.
+func concurrentDevices(t *testing.T, ms *sim.Models, addr string, n int) {
+	t.Helper()
 	var wg sync.WaitGroup
 	errs := make(chan error, n)
-	for i := 0; i < n; i++ {
+	for i := range n {
 		method := []string{hybrid.HLM, hybrid.QS, hybrid.UHLM, hybrid.Coupled}[i%4]
 		p := params(method, uint64(100+i))
 		g := generator(t, ms, addr, p) // here: it may end the test
 		wg.Add(1)
-		go func(i int) {
+		go func() {
 			defer wg.Done()
 			want, err := sim.One(context.Background(), ms, p, prompt, nil)
 			if err != nil {
@@ -274,21 +283,19 @@ func TestConcurrentSessions(t *testing.T) {
 			}
 			got, _, err := g.One(context.Background(), p, prompt, nil)
 			if err != nil {
-				errs <- fmt.Errorf("session %d: %w", i, err)
+				errs <- fmt.Errorf("device %d: %w", i, err)
 				return
 			}
 			if fmt.Sprint(got.Tokens) != fmt.Sprint(want.Tokens) {
-				errs <- fmt.Errorf("session %d (%s): tokens differ from the simulator", i, method)
+				errs <- fmt.Errorf("device %d (%s): tokens differ from the simulator", i, method)
 			}
-		}(i)
+		}()
 	}
 	wg.Wait()
 	close(errs)
 	for err := range errs {
 		t.Error(err)
 	}
-	// Close frames are processed asynchronously.
-	waitHealth(t, srv, "without sessions after all devices closed", func(h Health) bool { return h.Sessions == 0 })
 }
 
 // TestReconnectAndRestart: dropping the connection mid-generation, and

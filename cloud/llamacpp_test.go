@@ -91,36 +91,7 @@ func TestLlamaCppSimMatchesNetwork(t *testing.T) {
 func TestLlamaCppMoreDevicesThanSlots(t *testing.T) {
 	ms, lc := lcModels(t, "@c=256@np=4")
 	_, addr := start(t, Config{LLM: ms.LLM})
-	const n = 8
-	var wg sync.WaitGroup
-	errs := make(chan error, n)
-	for i := range n {
-		method := []string{hybrid.HLM, hybrid.QS, hybrid.UHLM, hybrid.Coupled}[i%4]
-		p := params(method, uint64(100+i))
-		g := generator(t, ms, addr, p)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			want, err := sim.One(context.Background(), ms, p, prompt, nil)
-			if err != nil {
-				errs <- err
-				return
-			}
-			got, _, err := g.One(context.Background(), p, prompt, nil)
-			if err != nil {
-				errs <- fmt.Errorf("device %d: %w", i, err)
-				return
-			}
-			if fmt.Sprint(got.Tokens) != fmt.Sprint(want.Tokens) {
-				errs <- fmt.Errorf("device %d (%s): tokens differ from the simulator", i, method)
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
+	concurrentDevices(t, ms, addr, 8)
 	if st := lc.Stats(); st.Evictions == 0 {
 		t.Errorf("no session was evicted (%+v): the test did not exercise more sessions than slots", st)
 	}

@@ -19,6 +19,16 @@ var ErrNoAttention = fmt.Errorf("%w: attention capture needs hlm's engine: llama
 // contract of the package doc says when they are bit-identical). On error
 // every session is as it was before the call.
 func (m *Model) EvalBatch(sessions []model.Session, tokens [][]int) ([][][]float32, error) {
+	ss, err := m.own("EvalBatch", sessions, tokens)
+	if err != nil {
+		return nil, err
+	}
+	return m.eval(ss, tokens, false)
+}
+
+// own is sessions as this model's, checked against the token blocks (op
+// names the caller in the error).
+func (m *Model) own(op string, sessions []model.Session, tokens [][]int) ([]*Session, error) {
 	if len(sessions) != len(tokens) {
 		return nil, fmt.Errorf("llamacpp: %d sessions and %d token blocks", len(sessions), len(tokens))
 	}
@@ -26,27 +36,20 @@ func (m *Model) EvalBatch(sessions []model.Session, tokens [][]int) ([][][]float
 	for i, s := range sessions {
 		ls, ok := s.(*Session)
 		if !ok || ls.m != m {
-			return nil, fmt.Errorf("llamacpp: EvalBatch of a session that is not this model's (%T)", s)
+			return nil, fmt.Errorf("llamacpp: %s of a session that is not this model's (%T)", op, s)
 		}
 		ss[i] = ls
 	}
-	return m.eval(ss, tokens, false)
+	return ss, nil
 }
 
 // PrefillBatch is EvalBatch returning only the logits after each
 // session's last token (llama.cpp computes the classifier for those
 // positions only).
 func (m *Model) PrefillBatch(sessions []model.Session, tokens [][]int) ([][]float32, error) {
-	if len(sessions) != len(tokens) {
-		return nil, fmt.Errorf("llamacpp: %d sessions and %d token blocks", len(sessions), len(tokens))
-	}
-	ss := make([]*Session, len(sessions))
-	for i, s := range sessions {
-		ls, ok := s.(*Session)
-		if !ok || ls.m != m {
-			return nil, fmt.Errorf("llamacpp: PrefillBatch of a session that is not this model's (%T)", s)
-		}
-		ss[i] = ls
+	ss, err := m.own("PrefillBatch", sessions, tokens)
+	if err != nil {
+		return nil, err
 	}
 	rows, err := m.eval(ss, tokens, true)
 	if err != nil {
