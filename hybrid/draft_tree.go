@@ -397,7 +397,7 @@ func (d *Device) applyTree(v *wire.Verdict) ([]int, []drafted, error) {
 //     of it, fitted by least squares to the first candidates the walk
 //     checked (EAGLE-2's confidence, Li et al. 2024; but a sampled token's
 //     acceptance min(1, y/x̂) is far from q: on pair 1, candidates drawn
-//     with q < 0.1 are accepted 56% of the time), starting from the prior
+//     with q < 0.1 are accepted 54–56% of the time), starting from the prior
 //     line 0.5 + 0.5q worth treePrior observations at each end;
 //   - a later candidate, by its rank at its node (the residual has been
 //     updated once per earlier candidate), among the candidates that do not
