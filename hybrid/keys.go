@@ -376,7 +376,7 @@ var registry = []Key{
 // depth 0, 1, … draws ("3,2,1").
 func treeShapeKey() Key {
 	const accepts = "dynamic, or candidates per node at each depth: 1 to 64 each, at most 32 depths (3,2,1)"
-	return Key{Name: "tree_shape", Help: "tree methods: grow the tree by the draft's probabilities (dynamic, EAGLE-2's rule) or to a fixed shape", Accepts: accepts,
+	return Key{Name: "tree_shape", Help: "tree methods: grow the tree by the expected accepted tokens per bit and per second, from the run's measured acceptance (dynamic), or to a fixed shape", Accepts: accepts,
 		get: func(p *Params) string { return p.TreeShape },
 		set: func(p *Params, v string) error {
 			if _, err := parseTreeShape(v); err != nil {

@@ -139,7 +139,7 @@ func DefaultParams() Params {
 		ImpK: policy.DefaultK, Gamma: policy.DefaultGamma,
 		ProbBits: 8, IndexBits: true, K: 30, SQSK: 8, Theta: 0.1, Eta: codec.DefaultEta, Ell: 100, Budget: 5000,
 		ConfAlpha: 0.0005, ConfEta: 0.001, ConfBeta: 0.001,
-		TreeNodes: 16, TreeDepth: 8, TreeShape: "dynamic",
+		TreeNodes: 32, TreeDepth: 8, TreeShape: "dynamic",
 		Draft: DraftFixed, L: policy.DefaultInitialL, LMin: policy.DefaultMinL, LMax: policy.DefaultMaxL,
 		TauSLM: 0.0256, TauLLM: 0.1046,
 		EnergyUpload: e.Upload, EnergyResample: e.Resample, EnergySLM: e.SLM,
