@@ -69,6 +69,13 @@ type kernelSet struct {
 	// Tiles of 16 packed Q8_0 or Q4_0 rows (pack.go) × 1 or 2 tokens
 	// (AVX-512); nil: matrices are not packed at this level.
 	q8packed, q4packed [3]qTileFn
+
+	// A level whose one-token F32, F16 and BF16 tiles are stream tiles
+	// (zen4.go) runs the products of one token with rows longer than
+	// streamF32Cols (F32) or streamF16Cols (F16, BF16) on wide's tiles
+	// instead; nil: no such limit.
+	wide                         *kernelSet
+	streamF32Cols, streamF16Cols int
 }
 
 // kTileFn computes out[t·ldo + r] = the K-quant dot of row r of w with
@@ -236,10 +243,16 @@ func (p *product) prepare(out []float32, w *Matrix, x []float32, n int, acts *ac
 	ks := kernels()
 	switch w.Type {
 	case F32:
+		if ks != nil && n == 1 && ks.wide != nil && cols > ks.streamF32Cols {
+			ks = ks.wide
+		}
 		if ks != nil && cols > 0 {
 			p.ks = ks
 		}
 	case F16, BF16:
+		if ks != nil && n == 1 && ks.wide != nil && cols > ks.streamF16Cols {
+			ks = ks.wide
+		}
 		if ks != nil && ks.f16Rows[1] > 0 && cols > 0 && (!ks.f16Whole || cols%32 == 0) {
 			p.ks = ks
 		}
