@@ -63,7 +63,9 @@ func TestTreeUploadRefused(t *testing.T) {
 		want string
 	}{
 		{"no tree", func(u *wire.Upload) { u.Parents = nil }, "sends a token tree"},
-		{"a sibling carries a distribution", func(u *wire.Upload) { u.Drafts[second].Bits, u.Drafts[second].Payload = good.Drafts[0].Bits, good.Drafts[0].Payload }, "carries a distribution"},
+		{"a sibling carries a distribution", func(u *wire.Upload) {
+			u.Drafts[second].Bits, u.Drafts[second].Payload = good.Drafts[0].Bits, good.Drafts[0].Payload
+		}, "carries a distribution"},
 		{"a first child without one", func(u *wire.Upload) { u.Drafts[0].Bits, u.Drafts[0].Payload = 0, nil }, "carries no distribution"},
 		{"a candidate outside the support", func(u *wire.Upload) {
 			x, _ := (fresh()).dec.Decode(good.Drafts[0].Payload, llm.Config().Vocab)
