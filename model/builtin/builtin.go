@@ -74,7 +74,7 @@ func Path(spec string) (string, error) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if p, ok := paths[name]; ok {
+	if p, ok := paths[name]; ok && present(filepath.Dir(p), files) {
 		return p, nil
 	}
 	h := sha256.New()
@@ -101,6 +101,18 @@ func Path(spec string) (string, error) {
 	p := filepath.Join(dir, path.Base(files[0]))
 	paths[name] = p
 	return p, nil
+}
+
+// present reports whether every file of a built-in model is still in dir:
+// a cache cleaned while the process runs (or a HOME that changed) is
+// written again instead of handing out a path that is gone.
+func present(dir string, files []string) bool {
+	for _, f := range files {
+		if _, err := os.Stat(filepath.Join(dir, path.Base(f))); err != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // materialize writes an embedded file to dst unless a file of the same

@@ -63,3 +63,27 @@ func TestShippedDraftOfTinyStories(t *testing.T) {
 		t.Errorf("DraftFor(TinyStories-656K) = %q, %v", spec, ok)
 	}
 }
+
+// TestPathAfterCacheRemoved: a built-in model's files removed while the
+// process runs (a cleaned cache, or a test's temporary HOME gone) are
+// written again instead of the old path being handed out.
+func TestPathAfterCacheRemoved(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	t.Setenv("HOME", t.TempDir())
+	p, err := builtin.Path("stories260K")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(filepath.Dir(p)); err != nil {
+		t.Fatal(err)
+	}
+	q, err := builtin.Path("stories260K")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{q, filepath.Join(filepath.Dir(q), "tok512.bin")} {
+		if _, err := os.Stat(f); err != nil {
+			t.Errorf("after the cache was removed: %v", err)
+		}
+	}
+}
