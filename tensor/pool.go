@@ -94,10 +94,21 @@ type job struct {
 	chunks  int32
 	helpers int // workers 0 … helpers-1 take part
 
-	next     atomic.Int32 // next chunk to claim
-	done     atomic.Int32 // chunks finished
-	waiting  atomic.Bool  // the caller sleeps on finished
-	finished chan struct{}
+	next atomic.Int32 // next chunk to claim
+	// state holds the chunks finished (the low 32 bits) and waitBit, which
+	// the caller sets when it goes to sleep on finished before the last
+	// chunk is done. One word, so that the worker finishing the last chunk
+	// and the caller going to sleep are ordered by their read-modify-writes
+	// on it alone: whichever comes second sees the other, on any memory
+	// model. As two variables (a count and a flag, each side storing one
+	// and then loading the other) it needs a full fence between each
+	// side's store and load: Go's atomics promise one, but under QEMU's
+	// emulation of a Cortex-A72 (arm64 without LSE: STLR then LDAR,
+	// translated for an x86 host whose stores may pass later loads) a
+	// caller once slept for good on a wake-up the worker had not sent,
+	// and a millisecond timer bounded it until this word replaced the two.
+	state    atomic.Uint64
+	finished chan struct{} // the last chunk's wake-up, sent only when waitBit was set
 
 	// entry is the job's generation (shifted by entryBits) and the number
 	// of workers that joined it (the low bits: entryClosed once closed,
@@ -105,14 +116,17 @@ type job struct {
 	entry  atomic.Uint64
 	left   atomic.Int32
 	joined int32 // workers that joined, counted when it closed (guarded by pool.mu)
-
-	timer *time.Timer // the caller's sleep bound in wait (guarded by pool.mu)
 }
 
 const (
 	entryBits   = 16
 	entryClosed = 1<<entryBits - 1
+
+	waitBit = 1 << 32 // in job.state: the caller sleeps on finished
 )
+
+// finishedChunks is the number of chunks done in a job.state value.
+func finishedChunks(s uint64) int32 { return int32(uint32(s)) }
 
 // join enters the worker into j if j is still open for generation g.
 func (j *job) join(g uint64) bool {
@@ -128,15 +142,11 @@ func (j *job) join(g uint64) bool {
 }
 
 // free returns a job that no worker is inside, to be reused, or a new one.
+// Its finished channel is empty: a wake-up is sent only to a caller that
+// set waitBit, and that caller receives it before its call returns.
 func (p *pool) free() *job {
 	for _, j := range p.jobs {
 		if j.left.Load() == j.joined {
-			// The last chunk's wake-up when the caller saw it done
-			// before it slept: nobody is left to send another.
-			select {
-			case <-j.finished:
-			default:
-			}
 			return j
 		}
 	}
@@ -163,8 +173,7 @@ func (p *pool) run(width, chunks, n int, l Loop) {
 	j := p.free()
 	j.loop, j.n, j.chunks, j.helpers = l, n, int32(chunks), width-1
 	j.next.Store(0)
-	j.done.Store(0)
-	j.waiting.Store(false)
+	j.state.Store(0)
 	j.left.Store(0)
 	g := p.gen.Load() + 1
 	j.entry.Store(g << entryBits)
@@ -189,7 +198,7 @@ func (p *pool) run(width, chunks, n int, l Loop) {
 // did so often enough to cost a third of the throughput.
 func (j *job) wait() {
 	var start time.Time
-	for spins := 0; j.done.Load() < j.chunks; spins++ {
+	for spins := 0; finishedChunks(j.state.Load()) < j.chunks; spins++ {
 		if spins%64 != 63 {
 			continue
 		}
@@ -200,25 +209,19 @@ func (j *job) wait() {
 		if time.Since(start) < callerSpin {
 			continue
 		}
-		j.waiting.Store(true)
-		// Sleep until the last chunk's wake-up, re-reading the count every
-		// millisecond as well: a lost wake-up then costs a millisecond,
-		// never a hang (an emulated arm64 run once hung here). The timer
-		// is the job's, made once.
-		for j.done.Load() < j.chunks {
-			if j.timer == nil {
-				j.timer = time.NewTimer(time.Millisecond)
-			} else {
-				j.timer.Reset(time.Millisecond)
+		// Sleep: set waitBit unless the last chunk finished meanwhile. Once
+		// it is set with chunks outstanding, the worker whose addition
+		// finishes the last one sees it in the sum and sends the wake-up.
+		for {
+			s := j.state.Load()
+			if finishedChunks(s) >= j.chunks {
+				return
 			}
-			select {
-			case <-j.finished:
-			case <-j.timer.C:
+			if j.state.CompareAndSwap(s, s|waitBit) {
+				break
 			}
 		}
-		if j.timer != nil {
-			j.timer.Stop()
-		}
+		<-j.finished
 		return
 	}
 }
@@ -237,7 +240,7 @@ func (j *job) work() {
 		lo := int(int64(c) * int64(j.n) / int64(j.chunks))
 		hi := int(int64(c+1) * int64(j.n) / int64(j.chunks))
 		j.loop.Run(lo, hi)
-		if j.done.Add(1) == j.chunks && j.waiting.Load() {
+		if s := j.state.Add(1); finishedChunks(s) == j.chunks && s&waitBit != 0 {
 			j.finished <- struct{}{}
 		}
 	}

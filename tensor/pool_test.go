@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // countLoop counts how often each item is run; every yield-th range
@@ -46,6 +47,45 @@ func TestParallelLoopReuse(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// slowLastLoop counts how often each item is run, and the range holding
+// the last item busy-waits for longer than the caller polls before it
+// sleeps (callerSpin): when a worker claims that range, the caller goes to
+// sleep and the worker must wake it.
+type slowLastLoop struct{ hits []atomic.Int32 }
+
+func (c *slowLastLoop) Run(lo, hi int) {
+	if hi == len(c.hits) {
+		for start := time.Now(); time.Since(start) < 3*callerSpin/2; {
+		}
+	}
+	for i := lo; i < hi; i++ {
+		c.hits[i].Add(1)
+	}
+}
+
+// TestParallelLoopCallerSleeps: jobs in a row where the caller often goes
+// to sleep on its job (about half of them: those whose slow last range a
+// worker claimed) each return with every item run once. A lost wake-up
+// hangs it; internal/crossarch runs it under QEMU's arm64 emulation, where
+// the pool once lost one.
+func TestParallelLoopCallerSleeps(t *testing.T) {
+	defer SetThreads(0)
+	SetThreads(2)
+	jobs := 2000
+	if testing.Short() {
+		jobs = 500
+	}
+	for it := 0; it < jobs; it++ {
+		c := &slowLastLoop{hits: make([]atomic.Int32, 8)}
+		ParallelLoop(len(c.hits), 1<<20, c)
+		for i := range c.hits {
+			if h := c.hits[i].Load(); h != 1 {
+				t.Fatalf("job %d: item %d run %d times", it, i, h)
+			}
+		}
 	}
 }
 
