@@ -40,7 +40,8 @@ func BenchmarkReadBandwidth(b *testing.B) {
 // caches: ~128 MiB of weights in rows of 2048 (the real models' width) per
 // type, times one token, at every kernel level this CPU runs (sub-benchmark
 // TYPE/LEVEL), in GB/s of weights read, against BenchmarkReadBandwidth's
-// limit. docs/BENCHMARKS.md ("CPU kinds") has what it measured per kind.
+// limit. docs/BENCHMARKS.md ("Single-token products per kernel level") has what
+// it measured on each CPU kind.
 //
 //	go test -run='^$' -bench='ReadBandwidth|StreamMatVec' -benchtime=8x ./tensor
 func BenchmarkStreamMatVec(b *testing.B) {

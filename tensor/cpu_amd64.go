@@ -46,7 +46,7 @@ var defaultLevel = tunedLevel(cpuLevel)
 // tunedLevel is the level a CPU of this kind whose best instructions are
 // those of level max runs by default: Zen 4 (AMD family 25, the one
 // family-25 design with AVX-512) runs avx512-zen4, whose single-token
-// products stream memory faster there (docs/BENCHMARKS.md, "CPU kinds");
+// products stream memory faster there (docs/BENCHMARKS.md, "Single-token products per kernel level");
 // every other CPU its best level, max.
 func tunedLevel(max int) int {
 	if max == levelAVX512 && cpuVendor == "AuthenticAMD" && cpuFamily == 25 {

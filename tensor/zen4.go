@@ -19,9 +19,10 @@ type streamTiles struct {
 // tiles for single tokens. On Zen 4 (AMD family 25 with AVX-512, whose
 // 512-bit instructions run as two 256-bit halves) the decode step's
 // products read memory faster so, 2 threads streaming ~128 MiB of 2048-wide
-// rows (BenchmarkStreamMatVec): Q6_K 33 GB/s with the stream tiles
-// against 24 with avx512's four-row tiles, Q4_K 34 against 27, Q8_0 37
-// against 33 (docs/BENCHMARKS.md, "CPU kinds"). F32 rows longer than
+// rows (BenchmarkStreamMatVec, three runs): Q6_K 37–43 GB/s with the
+// stream tiles against 25–31 with avx512's four-row tiles, Q4_K 36–40
+// against 30–37, Q8_0 42–55 against 37–45 (docs/BENCHMARKS.md,
+// "Single-token products per kernel level"). F32 rows longer than
 // 2,048 and F16/BF16 rows longer than 4,096 elements keep avx512's
 // tiles, which read those faster (F32 at 4,096: 38–55 GB/s against 35–36;
 // F16 at 8,192: 26–31 against 24–25: a one-row tile then re-reads an

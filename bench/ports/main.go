@@ -4,7 +4,7 @@
 // L1-resident slot, no dependencies beyond the accumulators): the floor
 // those tiles' arithmetic sets, against which their measured time per
 // (row, token, block) can be read, and the floor of alternatives to the
-// Q8_0 mix (docs/BENCHMARKS.md, "Vector input quantization and GeGLU" and
+// Q8_0 mix (docs/benchmarks-history.md, "Vector input quantization and GeGLU" and
 // "Q8_0: what else was measured"). The clock is estimated from a chain of
 // dependent 64-bit multiply-adds (3 + 1 cycles each on the x86 cores of
 // this decade), so the cycle counts are estimates; amd64 only.
