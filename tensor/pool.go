@@ -102,11 +102,13 @@ type job struct {
 	// on it alone: whichever comes second sees the other, on any memory
 	// model. As two variables (a count and a flag, each side storing one
 	// and then loading the other) it needs a full fence between each
-	// side's store and load: Go's atomics promise one, but under QEMU's
-	// emulation of a Cortex-A72 (arm64 without LSE: STLR then LDAR,
-	// translated for an x86 host whose stores may pass later loads) a
-	// caller once slept for good on a wake-up the worker had not sent,
-	// and a millisecond timer bounded it until this word replaced the two.
+	// side's store and load. Go's atomics promise one, but under QEMU's
+	// emulation of a Cortex-A72 (arm64 without LSE; presumably its STLR
+	// then LDAR, translated for an x86 host whose stores may pass later
+	// loads) a caller slept for good on a wake-up the worker had not sent:
+	// with the caller's spin set to 0, TestParallelLoopReuse -count=40
+	// hung in 3 of 3 emulated runs. A millisecond timer bounded it until
+	// this word replaced the two.
 	state    atomic.Uint64
 	finished chan struct{} // the last chunk's wake-up, sent only when waitBit was set
 
