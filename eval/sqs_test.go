@@ -1,7 +1,6 @@
 package eval
 
 import (
-	"context"
 	"encoding/csv"
 	"math"
 	"os"
@@ -27,28 +26,11 @@ func TestSQSQuick(t *testing.T) {
 	sharedtest.Path(t, "data/tinystories/TinyStories-valid-sample.txt")
 	out := t.TempDir()
 	cfg := PaperConfig{Name: "sqs", Out: out, LLM: builtin.DefaultLLM, Shared: sharedtest.Dir(), Quick: true, MaxTokens: 48, Seed: 1, Command: "test"}
-	if err := RunPaper(context.Background(), cfg); err != nil {
-		t.Fatal(err)
-	}
-	md, err := os.ReadFile(filepath.Join(out, "report.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range []string{"fig2_latency.png", "fig2_resampling.png", "fig4_k.png", "fig4_beta.png", "fig5_latency.png", "fig5_resampling.png",
-		"fig6_latency.png", "fig6_resampling.png", "crossover.png", "fig2_table.csv", "fig5_table.csv", "crossover.csv", "batches_summary.csv",
-		"batches.csv", "theorem1.csv", "theorem2.csv", "runs.csv"} {
-		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
-			t.Errorf("missing %s", f)
-		}
-		if strings.HasSuffix(f, ".png") && !strings.Contains(string(md), "("+f+")") {
-			t.Errorf("report.md does not show %s", f)
-		}
-	}
-	for _, s := range []string{"No draft-count cap", "C-SQS β₁=0.001 η=0", "K-SQS K=16", "vacuous here"} {
-		if !strings.Contains(string(md), s) {
-			t.Errorf("report.md lacks %q", s)
-		}
-	}
+	runQuickPaper(t, cfg,
+		[]string{"fig2_latency.png", "fig2_resampling.png", "fig4_k.png", "fig4_beta.png", "fig5_latency.png", "fig5_resampling.png",
+			"fig6_latency.png", "fig6_resampling.png", "crossover.png", "fig2_table.csv", "fig5_table.csv", "crossover.csv", "batches_summary.csv",
+			"batches.csv", "theorem1.csv", "theorem2.csv", "runs.csv"},
+		[]string{"No draft-count cap", "C-SQS β₁=0.001 η=0", "K-SQS K=16", "vacuous here"})
 	checkBatches(t, readCSV(t, filepath.Join(out, "batches.csv")))
 	checkTheorem1(t, readCSV(t, filepath.Join(out, "theorem1.csv")))
 }

@@ -1,7 +1,6 @@
 package eval
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -27,28 +26,10 @@ func TestTreesQuick(t *testing.T) {
 	}
 	out := t.TempDir()
 	cfg := PaperConfig{Name: "trees", Out: out, LLM: builtin.DefaultLLM, Shared: t.TempDir(), Quick: true, MaxTokens: 24, Seed: 1, Command: "test"}
-	if err := RunPaper(context.Background(), cfg); err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(filepath.Join(out, "report.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	md := string(b)
-	for _, f := range []string{"p1_chains.csv", "p1_chains.json", "p1_trees.csv", "p1_trees.json", "targets_tokens.csv", "targets_throughput.csv",
-		"p1_equal_bits.csv", "p1_grid.csv", "p1_diagnostics.csv", "p1_first_by_q.csv", "p1_nodes.csv", "p1_tokens_per_round.png", "p1_where.png"} {
-		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
-			t.Errorf("missing %s", f)
-		}
-		if strings.HasSuffix(f, ".png") && !strings.Contains(md, "("+f+")") {
-			t.Errorf("report.md does not show %s", f)
-		}
-	}
-	for _, s := range []string{"Pair 2 is not measured", "tinystories-656k is not there", "Target 1", "Target 2", "Why, in numbers", "**not held out**"} {
-		if !strings.Contains(md, s) {
-			t.Errorf("report.md lacks %q", s)
-		}
-	}
+	md := runQuickPaper(t, cfg,
+		[]string{"p1_chains.csv", "p1_chains.json", "p1_trees.csv", "p1_trees.json", "targets_tokens.csv", "targets_throughput.csv",
+			"p1_equal_bits.csv", "p1_grid.csv", "p1_diagnostics.csv", "p1_first_by_q.csv", "p1_nodes.csv", "p1_tokens_per_round.png", "p1_where.png"},
+		[]string{"Pair 2 is not measured", "tinystories-656k is not there", "Target 1", "Target 2", "Why, in numbers", "**not held out**"})
 	if strings.Contains(md, "NaN") {
 		t.Error("report.md shows NaN")
 	}
