@@ -78,6 +78,23 @@ type kernelSet struct {
 	streamF32Cols, streamF16Cols int
 }
 
+// wideFor is the set that runs a product of n tokens over rows of cols
+// F32 (or, with half, F16/BF16) elements: wide's beyond the stream tiles'
+// row limit for one token, else k (nil: portable Go).
+func (k *kernelSet) wideFor(n, cols int, half bool) *kernelSet {
+	if k == nil || n != 1 || k.wide == nil {
+		return k
+	}
+	limit := k.streamF32Cols
+	if half {
+		limit = k.streamF16Cols
+	}
+	if cols > limit {
+		return k.wide
+	}
+	return k
+}
+
 // kTileFn computes out[t·ldo + r] = the K-quant dot of row r of w with
 // token t of x for r < R and t < T over nb super-blocks; strides in bytes.
 type kTileFn func(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
@@ -243,16 +260,12 @@ func (p *product) prepare(out []float32, w *Matrix, x []float32, n int, acts *ac
 	ks := kernels()
 	switch w.Type {
 	case F32:
-		if ks != nil && n == 1 && ks.wide != nil && cols > ks.streamF32Cols {
-			ks = ks.wide
-		}
+		ks = ks.wideFor(n, cols, false)
 		if ks != nil && cols > 0 {
 			p.ks = ks
 		}
 	case F16, BF16:
-		if ks != nil && n == 1 && ks.wide != nil && cols > ks.streamF16Cols {
-			ks = ks.wide
-		}
+		ks = ks.wideFor(n, cols, true)
 		if ks != nil && ks.f16Rows[1] > 0 && cols > 0 && (!ks.f16Whole || cols%32 == 0) {
 			p.ks = ks
 		}
