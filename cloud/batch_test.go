@@ -11,7 +11,7 @@ import (
 
 // batchSizes records the size of every batch the server evaluates.
 type batchSizes struct {
-	nopMetrics
+	NopMetrics
 	mu    sync.Mutex
 	sizes []int
 }

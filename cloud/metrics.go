@@ -18,13 +18,15 @@ type Metrics interface {
 	Error(code uint16)
 }
 
-type nopMetrics struct{}
+// NopMetrics records nothing: the server's default, and a base to embed
+// for a Metrics that records only some events.
+type NopMetrics struct{}
 
-func (nopMetrics) SessionStarted(int, bool)            {}
-func (nopMetrics) SessionResumed()                     {}
-func (nopMetrics) SessionEnded()                       {}
-func (nopMetrics) Round(int, int, bool, time.Duration) {}
-func (nopMetrics) Batch(int)                           {}
-func (nopMetrics) Bytes(int, int)                      {}
-func (nopMetrics) Bits(int, int)                       {}
-func (nopMetrics) Error(uint16)                        {}
+func (NopMetrics) SessionStarted(int, bool)            {}
+func (NopMetrics) SessionResumed()                     {}
+func (NopMetrics) SessionEnded()                       {}
+func (NopMetrics) Round(int, int, bool, time.Duration) {}
+func (NopMetrics) Batch(int)                           {}
+func (NopMetrics) Bytes(int, int)                      {}
+func (NopMetrics) Bits(int, int)                       {}
+func (NopMetrics) Error(uint16)                        {}

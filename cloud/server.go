@@ -72,7 +72,7 @@ func (c *Config) defaults() {
 		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	if c.Metrics == nil {
-		c.Metrics = nopMetrics{}
+		c.Metrics = NopMetrics{}
 	}
 }
 

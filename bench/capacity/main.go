@@ -206,18 +206,12 @@ func runServe(args []string) error {
 
 // batchMetrics records the sizes of the server's batches.
 type batchMetrics struct {
+	cloud.NopMetrics
 	mu     sync.Mutex
 	n, sum int
 }
 
-func (m *batchMetrics) SessionStarted(int, bool)            {}
-func (m *batchMetrics) SessionResumed()                     {}
-func (m *batchMetrics) SessionEnded()                       {}
-func (m *batchMetrics) Round(int, int, bool, time.Duration) {}
-func (m *batchMetrics) Bytes(int, int)                      {}
-func (m *batchMetrics) Bits(int, int)                       {}
-func (m *batchMetrics) Error(uint16)                        {}
-func (m *batchMetrics) Batch(size int)                      { m.mu.Lock(); m.n++; m.sum += size; m.mu.Unlock() }
+func (m *batchMetrics) Batch(size int) { m.mu.Lock(); m.n++; m.sum += size; m.mu.Unlock() }
 
 // device runs one session until its context is nearly full or the
 // deadline: rounds of L random drafts (coupled). After its first round
@@ -340,10 +334,8 @@ func runLlamaServer(args []string) error {
 	if firstErr != nil {
 		return firstErr
 	}
-	elapsed := time.Since(start).Seconds()
-	steps := tokens
-	r := Result{Kind: "llama-server", Engine: "llama.cpp", Model: *model, Devices: *devices, Seconds: elapsed,
-		Rounds: steps / max(*devices, 1), Positions: tokens, PeakRSSMB: procPeakRSS(*pid)}
+	r := Result{Kind: "llama-server", Engine: "llama.cpp", Model: *model, Devices: *devices, Seconds: time.Since(start).Seconds(),
+		Rounds: tokens / max(*devices, 1), Positions: tokens, PeakRSSMB: procPeakRSS(*pid)}
 	r.P50ms, r.P99ms = quantile(perToken, 0.5), quantile(perToken, 0.99)
 	return json.NewEncoder(os.Stdout).Encode(r)
 }
