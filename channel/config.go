@@ -249,6 +249,27 @@ func MeanSNR(cfg Config) float64 {
 	return DBmToWatts(cfg.TxPowerDBm) * math.Pow(cfg.DistanceM, -cfg.PathLossExp) / DBmToWatts(cfg.NoiseDBm)
 }
 
+// NominalRate is the uplink rate in bit/s a sender can plan with before
+// the run: the fixed rate, the Markov chain's stationary mean (the two
+// states equally likely when neither ever changes), or the Shannon rate at
+// the mean SNR; +Inf for a trace, unknown in advance. It does not
+// validate cfg.
+func NominalRate(cfg Config) float64 {
+	switch cfg.Channel {
+	case ChannelFixed:
+		return cfg.RateBps
+	case ChannelMarkov:
+		ph := 0.5
+		if s := cfg.PLowHigh + cfg.PHighLow; s > 0 {
+			ph = cfg.PLowHigh / s
+		}
+		return (1-ph)*cfg.RateLowBps + ph*cfg.RateHighBps
+	case ChannelShannon:
+		return ShannonRate(cfg.BandwidthHz, MeanSNR(cfg))
+	}
+	return math.Inf(1)
+}
+
 // New validates cfg and builds its link. For channel=trace it reads
 // cfg.TraceFile.
 func New(cfg Config) (Link, error) {

@@ -219,3 +219,32 @@ func TestHelpers(t *testing.T) {
 		}
 	}
 }
+
+// TestNominalRate: the rate a sender plans with, per link kind, against
+// its formula.
+func TestNominalRate(t *testing.T) {
+	fixed := DefaultConfig()
+	fixed.Channel, fixed.RateBps = ChannelFixed, 250e3
+	markov := QSConfig()
+	still := markov
+	still.PLowHigh, still.PHighLow = 0, 0
+	trace := DefaultConfig()
+	trace.Channel = ChannelTrace
+	cu := CUHLMConfig()
+	ph := markov.PLowHigh / (markov.PLowHigh + markov.PHighLow)
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+		want float64
+	}{
+		{"fixed", fixed, 250e3},
+		{"markov", markov, (1-ph)*markov.RateLowBps + ph*markov.RateHighBps},
+		{"markov without transitions", still, (markov.RateLowBps + markov.RateHighBps) / 2},
+		{"shannon", cu, cu.BandwidthHz * math.Log2(1+10)},
+		{"trace", trace, math.Inf(1)},
+	} {
+		if got := NominalRate(tc.cfg); !(got == tc.want || math.Abs(got-tc.want) <= 1e-9*tc.want) {
+			t.Errorf("%s: %g, want %g", tc.name, got, tc.want)
+		}
+	}
+}

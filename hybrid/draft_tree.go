@@ -273,20 +273,8 @@ type roundTime struct{ fixed, pass, bit float64 }
 
 func roundTimeOf(p Params) roundTime {
 	c := p.Channel
-	rate := math.Inf(1) // a trace: unknown in advance, bits taken as free
-	switch c.Channel {
-	case channel.ChannelFixed:
-		rate = c.RateBps
-	case channel.ChannelMarkov:
-		ph := 0.5
-		if s := c.PLowHigh + c.PHighLow; s > 0 {
-			ph = c.PLowHigh / s
-		}
-		rate = (1-ph)*c.RateLowBps + ph*c.RateHighBps
-	case channel.ChannelShannon:
-		rate = channel.ShannonRate(c.BandwidthHz, channel.MeanSNR(c))
-	}
-	return roundTime{fixed: p.TauLLM + c.UpOverhead.Seconds() + c.DownOverhead.Seconds(), pass: p.TauSLM, bit: 1 / rate}
+	// A trace's rate is unknown in advance: its bits are taken as free.
+	return roundTime{fixed: p.TauLLM + c.UpOverhead.Seconds() + c.DownOverhead.Seconds(), pass: p.TauSLM, bit: 1 / channel.NominalRate(c)}
 }
 
 // worthOpening reports whether computing the distribution of a leaf of
