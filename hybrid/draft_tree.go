@@ -505,6 +505,7 @@ func (d *Device) TreeReport() TreeReport {
 	}
 	r := d.stats.rep
 	r.Levels, r.Later = slices.Clone(r.Levels), slices.Clone(r.Later)
+	r.First = [2]int{int(d.stats.fit[3]), int(d.stats.fit[0])} // the fit's counts
 	return r
 }
 
@@ -588,8 +589,6 @@ func (st *treeStats) observe(tr *tree, chain []int, resampled bool) {
 				st.fit[3] += ok
 				st.fit[4] += q * ok
 				b := bucket(q)
-				rep.First[0] += int(ok)
-				rep.First[1]++
 				rep.FirstBy[b][0] += int(ok)
 				rep.FirstBy[b][1]++
 				continue
