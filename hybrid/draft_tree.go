@@ -632,16 +632,20 @@ func (treeVerifier) recon(s *Server, up *wire.Upload, _ []int, _ int) ([][]float
 	}
 	tj := &treeJob{xhat: map[int][]float64{}}
 	tj.t.Parents, tj.t.Tokens = make([]int, n), make([]int, n)
-	depth := make([]int, n)
 	for i, d := range up.Drafts {
-		p := int(up.Parents[i])
-		switch {
-		case p < -1 || p >= i:
-			return nil, fmt.Errorf("%w: tree node %d: parent %d is not an earlier node", ErrParam, i, p)
-		case d.Token < 0 || int(d.Token) >= s.vocab:
+		if d.Token < 0 || int(d.Token) >= s.vocab {
 			return nil, fmt.Errorf("%w: tree node %d: token %d outside the vocabulary of %d", ErrParam, i, d.Token, s.vocab)
 		}
-		tj.t.Parents[i], tj.t.Tokens[i] = p, int(d.Token)
+		tj.t.Parents[i], tj.t.Tokens[i] = int(up.Parents[i]), int(d.Token)
+	}
+	// The shape first (parents before their children, no child of a
+	// repeat): the walk below reads a node's parent.
+	if err := tj.t.Check(); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrParam, err)
+	}
+	depth := make([]int, n)
+	for i, d := range up.Drafts {
+		p := tj.t.Parents[i]
 		depth[i] = 1
 		if p >= 0 {
 			depth[i] = depth[p] + 1
@@ -662,9 +666,6 @@ func (treeVerifier) recon(s *Server, up *wire.Upload, _ []int, _ int) ([][]float
 		if x := tj.xhat[p]; !(x[d.Token] > 0) {
 			return nil, fmt.Errorf("%w: tree node %d: %w", ErrParam, i, speculative.ErrOutsideSupport)
 		}
-	}
-	if err := tj.t.Check(); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrParam, err)
 	}
 	s.tree = tj
 	return nil, nil
