@@ -29,6 +29,14 @@ func TestEveryCommandBare(t *testing.T) {
 	t.Setenv("HOME", dir)
 	notice = io.Discard // the tinystories fallback's notice: TestCommandsRunWithoutShared checks it
 	defer func() { notice = os.Stderr }()
+	// loadtest starts replicas of this binary (the test binary, which runs
+	// hlm's main with HLM_TEST_MAIN=1) behind HAProxy; without HAProxy it
+	// must say so.
+	t.Setenv("HLM_TEST_MAIN", "1")
+	loadtestWant := ""
+	if _, err := exec.LookPath("haproxy"); err != nil {
+		loadtestWant = "haproxy"
+	}
 	// Each command's arguments and, where it cannot succeed bare, what its
 	// error must say.
 	bare := map[string]struct {
@@ -52,17 +60,7 @@ func TestEveryCommandBare(t *testing.T) {
 		"edge":          {[]string{"--prompt", "Once upon a time", "--server", freeAddr(t)}, "hlm serve"},
 		"nll":           {nil, "--text"},
 		"chat-template": {nil, "--messages"},
-		"loadtest":      {[]string{"--devices", "1", "--replicas", "1", "--duration", "1s"}, ""},
-	}
-	// loadtest starts replicas of this binary (the test binary, which runs
-	// hlm's main with HLM_TEST_MAIN=1) behind HAProxy; without HAProxy it
-	// must say so.
-	t.Setenv("HLM_TEST_MAIN", "1")
-	if _, err := exec.LookPath("haproxy"); err != nil {
-		bare["loadtest"] = struct {
-			args []string
-			want string
-		}{bare["loadtest"].args, "haproxy"}
+		"loadtest":      {[]string{"--devices", "1", "--replicas", "1", "--duration", "1s"}, loadtestWant},
 	}
 	for name := range commands {
 		c, ok := bare[name]
