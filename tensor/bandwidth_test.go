@@ -122,3 +122,39 @@ func BenchmarkStreamBlock(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkKTileCompute is the compute rate of each level's one-row,
+// one-token Q4_K and Q6_K tile — the decode step's — on 32 super-blocks
+// that stay in L1, in GB/s of weights and millions of super-blocks per
+// second: the rate a thread cannot exceed however fast memory is, which
+// BenchmarkStreamMatVec's streaming rate approaches when one thread's
+// memory stream is faster than its arithmetic.
+//
+//	go test -run='^$' -bench=KTileCompute -benchtime=200000x ./tensor
+func BenchmarkKTileCompute(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	const nb = 32
+	acts := quantizeActsK(nil, randVec(rng, nb*QKK))
+	out := make([]float32, 1)
+	for _, typ := range []DType{Q4_K, Q6_K} {
+		m := randomKQuant(b, rng, typ, 1, nb)
+		for _, l := range levels()[1:] {
+			ks := kernelSets[l]
+			if ks == nil || ks.kRows[1] == 0 {
+				continue
+			}
+			tile := ks.k4[1][1]
+			if typ == Q6_K {
+				tile = ks.k6[1][1]
+			}
+			b.Run(typ.String()+"/"+levelNames[l], func(b *testing.B) {
+				for i := 0; i < b.N; i++ {
+					tile(&m.Data[0], 0, &acts[0], 0, nb, &out[0], 4)
+				}
+				s := b.Elapsed().Seconds()
+				b.ReportMetric(float64(b.N*nb)/s/1e6, "Msb/s")
+				b.ReportMetric(float64(b.N*len(m.Data))/s/1e9, "GB/s")
+			})
+		}
+	}
+}

@@ -818,10 +818,10 @@ func f16AVX512R1T1NP(w *byte, ldw uintptr, x *float32, ldx uintptr, cols int, ou
 func bf16AVX512R1T1NP(w *byte, ldw uintptr, x *float32, ldx uintptr, cols int, out *float32, ldo uintptr)
 
 //go:noescape
-func k4AVX512R1T1NP(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
+func k4Zen4T1NP(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
 
 //go:noescape
-func k6AVX512R1T1NP(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
+func k6Zen4T1NP(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
 
 //go:noescape
 func q8PackedAVX512T1NP(w *byte, ldw uintptr, x *actBlock, ldx uintptr, nb int, out *float32, ldo uintptr)
@@ -1110,7 +1110,7 @@ func init() {
 	kernelSets[levelAVX512], kernelSets[levelAVX2] = k512, k2
 	kernelSets[levelAVX512Zen4] = zen4Kernels(k512, &streamTiles{
 		f32: f32AVX512R1T1NP, f16: f16AVX512R1T1NP, bf16: bf16AVX512R1T1NP,
-		k4: k4AVX512R1T1NP, k6: k6AVX512R1T1NP,
+		k4: k4Zen4T1NP, k6: k6Zen4T1NP,
 		q8packed: q8PackedAVX512T1NP, q4packed: q4PackedAVX512T1NP,
 	})
 	q5Sets[levelAVX512Zen4] = q5

@@ -1281,6 +1281,219 @@ func (g *gen) kquantAVX512(q6 bool, R, T int) string {
 	return name
 }
 
+// k4Stream is the one-token Q4_K stream tile of avx512-zen4 (zen4.go),
+// with kquantAVX512's operations on the same values in the same order
+// (the same bits), arranged for a CPU whose 512-bit instructions take two
+// passes through 256-bit units and which issues at most six instructions a
+// cycle: the fewest instructions, in YMM registers, one 32-element
+// sub-block per register so that each register's codes have one scale.
+//
+//   - per super-block: the 12 scale bytes unpacked as kquantAVX512 does,
+//     in both halves of a YMM register (VBROADCASTI32X4), then by
+//     VPSHUFB the word pairs (sc_j, sc_j) of sub-blocks 0–3 (sa) and 4–7
+//     (sb) in each half and the mins zero-extended to 32 bits;
+//   - per 64-element chunk k: the codes (one 32-byte load), their low and
+//     high nibbles (sub-blocks 2k and 2k+1: the definition's lanes 0–7 and
+//     8–15), and for each a VPMADDUBSW and a VPDPWSSD by its scale, spread
+//     by VPSHUFD, into the int32 lanes 0–7 (tlo) or 8–15 (thi);
+//   - the float steps with d·dx and dmin·dx computed once as scalars and
+//     broadcast from the frame, lanes 0–7 and 8–15 in two accumulators.
+//
+// Measured on the Zen 4 against kquantAVX512's one-row tile (the same
+// bits): docs/BENCHMARKS.md, "Single-token products per kernel level".
+func (g *gen) k4Stream() string {
+	name := "k4Zen4T1" + g.suffix()
+	fmt.Fprintf(&g.decls, "//go:noescape\nfunc %s(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)\n\n", name)
+	g.p("// func %s(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)", name)
+	g.p("TEXT ·%s(SB), $8-56", name) // the frame: d·dx, dmin·dx
+	const row, P = "SI", "DI"
+	const (
+		facc, faccHi, tlo, thi      = 0, 1, 2, 3
+		mask, shA, shB, cnt, lo, hi = 4, 5, 6, 7, 8, 9 // constants
+		dupA, dupB, dupM            = 10, 11, 12
+		zc, zl, zh, p0, p1          = 13, 14, 15, 16, 17
+		zu, zt, sa, sb, zm, zsc, zd = 18, 19, 20, 21, 22, 23, 24
+	)
+	g.p("\tMOVQ %s, %s", arg(0), row)
+	g.p("\tMOVQ %s, %s", arg(2), P)
+	g.p("\tVPBROADCASTD kconst<>+0(SB), Y%d", mask)
+	for i, r := range []int{shA, shB, cnt, lo, hi} {
+		g.p("\tVBROADCASTI32X4 k4unpack<>+%d(SB), Y%d", 16*i, r)
+	}
+	for i, r := range []int{dupA, dupB, dupM} {
+		g.p("\tVMOVDQU64 k4dup<>+%d(SB), Y%d", 32*i, r)
+	}
+	g.p("\tVPXORD Y%d, Y%d, Y%d", facc, facc, facc)
+	g.p("\tVPXORD Y%d, Y%d, Y%d", faccHi, faccHi, faccHi)
+	g.p("\tXORQ AX, AX")
+	g.p("\tMOVQ nb+32(FP), CX")
+	g.p("\tTESTQ CX, CX")
+	g.p("\tJZ %s_reduce", name)
+	g.p("%s_loop:", name)
+	// getScaleMinK4 for the eight sub-blocks (kquantAVX512's unpacking):
+	// bytes 0–7 of zu the scales, 8–15 the mins, in both halves.
+	g.p("\tVBROADCASTI32X4 4(%s)(AX*1), Y%d", row, zt)
+	g.p("\tVPSHUFB Y%d, Y%d, Y%d", shA, zt, zu)
+	g.p("\tVPSHUFB Y%d, Y%d, Y%d", shB, zt, zt)
+	g.p("\tVPSRLVW Y%d, Y%d, Y%d", cnt, zu, zu)
+	g.p("\tVPSRLW $2, Y%d, Y%d", zt, zt)
+	g.p("\tVPANDD Y%d, Y%d, Y%d", hi, zt, zt)
+	g.p("\tVPTERNLOGD $0xec, Y%d, Y%d, Y%d", lo, zt, zu) // (zu & low) | zt
+	g.p("\tVPSHUFB Y%d, Y%d, Y%d", dupA, zu, sa)
+	g.p("\tVPSHUFB Y%d, Y%d, Y%d", dupB, zu, sb)
+	g.p("\tVPSHUFB Y%d, Y%d, Y%d", dupM, zu, zm)
+	for k := 0; k < 4; k++ {
+		g.p("\tVMOVDQU %d(%s)(AX*1), Y%d", 16+32*k, row, zc)
+		g.p("\tVPANDD Y%d, Y%d, Y%d", mask, zc, zl)
+		g.p("\tVPSRLW $4, Y%d, Y%d", zc, zh)
+		g.p("\tVPANDD Y%d, Y%d, Y%d", mask, zh, zh)
+		g.p("\tVPMADDUBSW %d(%s), Y%d, Y%d", 64*k, P, zl, p0)
+		g.p("\tVPMADDUBSW %d(%s), Y%d, Y%d", 64*k+32, P, zh, p1)
+		for i, acc := range []int{tlo, thi} {
+			j := 2*k + i // the sub-block
+			src := sa
+			if j >= 4 {
+				src = sb
+			}
+			g.p("\tVPSHUFD $%d, Y%d, Y%d", 0x55*(j%4), src, zsc)
+			if k == 0 {
+				g.p("\tVPMADDWD Y%d, Y%d, Y%d", zsc, []int{p0, p1}[i], acc)
+			} else {
+				g.p("\tVPDPWSSD Y%d, Y%d, Y%d", zsc, []int{p0, p1}[i], acc)
+			}
+		}
+	}
+	g.p("\tVPBROADCASTD (%s)(AX*1), X%d", row, zd) // d, dmin
+	g.p("\tVCVTPH2PS X%d, X%d", zd, zd)
+	g.p("\tVMULPS.BCST 352(%s), X%d, X%d", P, zd, zd)
+	g.p("\tVMOVQ X%d, 0(SP)", zd) // d·dx, dmin·dx
+	g.p("\tVCVTDQ2PS Y%d, Y%d", tlo, tlo)
+	g.p("\tVCVTDQ2PS Y%d, Y%d", thi, thi)
+	g.p("\tVFMADD231PS.BCST 0(SP), Y%d, Y%d", tlo, facc)
+	g.p("\tVFMADD231PS.BCST 0(SP), Y%d, Y%d", thi, faccHi)
+	// m·S32 < 2^15·2^6: VPMADDWD of (m, 0) with S32 is exact.
+	g.p("\tVPMADDWD 320(%s), Y%d, Y%d", P, zm, thi)
+	g.p("\tVCVTDQ2PS Y%d, Y%d", thi, thi)
+	g.p("\tVFNMADD231PS.BCST 4(SP), Y%d, Y%d", thi, facc)
+	g.p("\tADDQ $144, AX")
+	g.p("\tADDQ $%d, %s", actKSize, P)
+	g.p("\tDECQ CX")
+	g.p("\tJNZ %s_loop", name)
+	g.p("%s_reduce:", name)
+	g.p("\tVINSERTF64X4 $1, Y%d, Z%d, Z%d", faccHi, facc, facc)
+	g.storeOutK(1, 1, func(r, t int) int { return facc }, zu)
+	return name
+}
+
+// k6Stream is k4Stream for Q6_K: kquantAVX512's operations on the same
+// values in the same order, in YMM registers. A 32-element register of the
+// chunk holds two 16-element sub-blocks, one per 128-bit half, so the word
+// pairs (sc, sc) of the scales are laid out two sub-blocks per 32-bit
+// word's position (sa: sub-blocks 0–7, sb: 8–15; sub-block 2v in the low
+// half, 2v+1 in the high) and VPSHUFD spreads register v's. Per
+// 128-element half n of the super-block: ql's two 32-byte rows and qh's
+// 32 bytes are loaded once for the half's two chunks; each chunk's codes
+// are their nibbles merged with qh's bits by VPTERNLOGD; the int32 lanes
+// start at −32·sc·S16 (kquantAVX512's VPMULLW, VPMOVZXWD and VPMADDWD,
+// once for the 16 lanes).
+func (g *gen) k6Stream() string {
+	name := "k6Zen4T1" + g.suffix()
+	fmt.Fprintf(&g.decls, "//go:noescape\nfunc %s(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)\n\n", name)
+	g.p("// func %s(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)", name)
+	g.p("TEXT ·%s(SB), NOSPLIT, $0-56", name)
+	const row, P = "SI", "DI"
+	const (
+		facc, faccHi, tlo, thi  = 0, 1, 2, 3
+		m0F, m30, tabA, tabB    = 4, 5, 6, 7 // constants
+		sa, sb, za, zb, zh      = 8, 9, 10, 11, 12
+		cl, ch, t1, p0, p1, zsc = 13, 14, 15, 16, 17, 18
+		zs, zd                  = 19, 20
+	)
+	g.p("\tMOVQ %s, %s", arg(0), row)
+	g.p("\tMOVQ %s, %s", arg(2), P)
+	g.p("\tVPBROADCASTD kconst<>+0(SB), Y%d", m0F)
+	g.p("\tVPBROADCASTD kconst<>+4(SB), Y%d", m30)
+	g.p("\tVMOVDQU64 k6dup<>+0(SB), Y%d", tabA)
+	g.p("\tVMOVDQU64 k6dup<>+32(SB), Y%d", tabB)
+	g.p("\tVPXORD Y%d, Y%d, Y%d", facc, facc, facc)
+	g.p("\tVPXORD Y%d, Y%d, Y%d", faccHi, faccHi, faccHi)
+	g.p("\tXORQ AX, AX")
+	g.p("\tMOVQ nb+32(FP), CX")
+	g.p("\tTESTQ CX, CX")
+	g.p("\tJZ %s_reduce", name)
+	g.p("%s_loop:", name)
+	// The scales as word pairs, sign-extended by VPSRAW from the high bytes.
+	g.p("\tVBROADCASTI32X4 192(%s)(AX*1), Y%d", row, zs)
+	g.p("\tVPSHUFB Y%d, Y%d, Y%d", tabA, zs, sa)
+	g.p("\tVPSRAW $8, Y%d, Y%d", sa, sa)
+	g.p("\tVPSHUFB Y%d, Y%d, Y%d", tabB, zs, sb)
+	g.p("\tVPSRAW $8, Y%d, Y%d", sb, sb)
+	// U = T − 32·sc·S16: the 16 int32 lanes start at VPMADDWD((−32·sc, 0),
+	// S16), lanes 0–7 in tlo and 8–15 in thi.
+	g.p("\tVPMOVSXBW 192(%s)(AX*1), Y%d", row, tlo)
+	g.p("\tVPMULLW k6m32<>(SB), Y%d, Y%d", tlo, tlo)
+	g.p("\tVPMOVZXWD Y%d, Z%d", tlo, tlo)
+	g.p("\tVPMADDWD 256(%s), Z%d, Z%d", P, tlo, tlo)
+	g.p("\tVEXTRACTI64X4 $1, Z%d, Y%d", tlo, thi)
+	for n := 0; n < 2; n++ {
+		g.p("\tVMOVDQU %d(%s)(AX*1), Y%d", 64*n, row, za)
+		g.p("\tVMOVDQU %d(%s)(AX*1), Y%d", 64*n+32, row, zb)
+		g.p("\tVMOVDQU %d(%s)(AX*1), Y%d", 128+32*n, row, zh)
+		for odd := 0; odd < 2; odd++ {
+			k := 2*n + odd
+			// Lanes 0–7: ql's first 32 bytes, qh's bits 0–1 (even chunk)
+			// or 4–5 (odd); lanes 8–15: the second 32, bits 2–3 or 6–7.
+			// Each: (nibble & 0x0f) | (qh's bits moved to 4–5 & 0x30).
+			for i, src := range []int{za, zb} {
+				c := []int{cl, ch}[i]
+				if odd == 0 {
+					g.p("\tVPANDD Y%d, Y%d, Y%d", m0F, src, c)
+				} else {
+					g.p("\tVPSRLW $4, Y%d, Y%d", src, c)
+					g.p("\tVPANDD Y%d, Y%d, Y%d", m0F, c, c)
+				}
+				hb := zh
+				switch sh := 4 - 2*i - 4*odd; { // qh's bits 2i+4·odd to 4
+				case sh > 0:
+					g.p("\tVPSLLW $%d, Y%d, Y%d", sh, zh, t1)
+					hb = t1
+				case sh < 0:
+					g.p("\tVPSRLW $%d, Y%d, Y%d", -sh, zh, t1)
+					hb = t1
+				}
+				g.p("\tVPTERNLOGD $0xf8, Y%d, Y%d, Y%d", m30, hb, c) // c | (hb & 0x30)
+			}
+			g.p("\tVPMADDUBSW %d(%s), Y%d, Y%d", 64*k, P, cl, p0)
+			g.p("\tVPMADDUBSW %d(%s), Y%d, Y%d", 64*k+32, P, ch, p1)
+			for i, acc := range []int{tlo, thi} {
+				v := 2*k + i // sub-blocks 2v, 2v+1
+				src := sa
+				if v >= 4 {
+					src = sb
+				}
+				g.p("\tVPSHUFD $%d, Y%d, Y%d", 0x55*(v%4), src, zsc)
+				g.p("\tVPDPWSSD Y%d, Y%d, Y%d", zsc, []int{p0, p1}[i], acc)
+			}
+		}
+	}
+	g.p("\tVPBROADCASTW 208(%s)(AX*1), X%d", row, zd)
+	g.p("\tVCVTPH2PS X%d, X%d", zd, zd)
+	g.p("\tVMULPS.BCST 352(%s), X%d, X%d", P, zd, zd)
+	g.p("\tVBROADCASTSS X%d, Y%d", zd, zd) // d·dx
+	g.p("\tVCVTDQ2PS Y%d, Y%d", tlo, tlo)
+	g.p("\tVCVTDQ2PS Y%d, Y%d", thi, thi)
+	g.p("\tVFMADD231PS Y%d, Y%d, Y%d", tlo, zd, facc)
+	g.p("\tVFMADD231PS Y%d, Y%d, Y%d", thi, zd, faccHi)
+	g.p("\tADDQ $210, AX")
+	g.p("\tADDQ $%d, %s", actKSize, P)
+	g.p("\tDECQ CX")
+	g.p("\tJNZ %s_loop", name)
+	g.p("%s_reduce:", name)
+	g.p("\tVINSERTF64X4 $1, Y%d, Z%d, Z%d", faccHi, facc, facc)
+	g.storeOutK(1, 1, func(r, t int) int { return facc }, zs)
+	return name
+}
+
 // storeOutK is storeOut for the K-quant tiles: each row's accumulators are
 // reduced as reduce16 does, four or eight tokens at a time with the lanes
 // of several accumulators in one register (every addition the one
@@ -2519,6 +2732,53 @@ func main() {
 		g.p("DATA k4unpack<>+%d(SB)/1, $%d", i, c)
 	}
 	g.p("GLOBL k4unpack<>(SB), RODATA|NOPTR, $80")
+	// k4Stream's VPSHUFB of the unpacked scales and mins (bytes 0–7 and
+	// 8–15 of each 128-bit half): 32-bit word i of each half of A is the
+	// 16-bit pair (scale i, scale i), of B (scale 4+i, scale 4+i); word i of
+	// the low half of M is min i, of the high half min 4+i, zero-extended.
+	for h, base := range []int{0, 4} {
+		for half := 0; half < 2; half++ {
+			for i := 0; i < 4; i++ {
+				for e := 0; e < 4; e++ {
+					v := base + i
+					if e%2 == 1 {
+						v = 0x80
+					}
+					g.p("DATA k4dup<>+%d(SB)/1, $%d", 32*h+16*half+4*i+e, v)
+				}
+			}
+		}
+	}
+	for half := 0; half < 2; half++ {
+		for i := 0; i < 4; i++ {
+			for e := 0; e < 4; e++ {
+				v := 8 + 4*half + i
+				if e > 0 {
+					v = 0x80
+				}
+				g.p("DATA k4dup<>+%d(SB)/1, $%d", 64+16*half+4*i+e, v)
+			}
+		}
+	}
+	g.p("GLOBL k4dup<>(SB), RODATA|NOPTR, $96")
+	// k6Stream's VPSHUFB of the 16 scale bytes (in each 128-bit half):
+	// 32-bit word i of the low half of A holds scale 2i twice, of the high
+	// half scale 2i+1, each in the high byte of a 16-bit word (VPSRAW 8
+	// sign-extends it); B the same for scales 8 + ….
+	for h := 0; h < 2; h++ {
+		for half := 0; half < 2; half++ {
+			for i := 0; i < 4; i++ {
+				for e := 0; e < 4; e++ {
+					v := 8*h + 2*i + half
+					if e%2 == 0 {
+						v = 0x80
+					}
+					g.p("DATA k6dup<>+%d(SB)/1, $%d", 32*h+16*half+4*i+e, v)
+				}
+			}
+		}
+	}
+	g.p("GLOBL k6dup<>(SB), RODATA|NOPTR, $64")
 	g.p("DATA kconst<>+0(SB)/4, $0x0f0f0f0f")
 	g.p("DATA kconst<>+4(SB)/4, $0x30303030")
 	for i, c := range [][2]int{{0, 4}, {4, 2}, {0, 2}} {
@@ -2604,7 +2864,7 @@ func main() {
 	g.noPrefetch = true
 	fmt.Fprintf(&zen4, "\tkernelSets[levelAVX512Zen4] = zen4Kernels(k512, &streamTiles{\n")
 	fmt.Fprintf(&zen4, "\t\tf32: %s, f16: %s, bf16: %s,\n", g.f32AVX512(1, 1), g.f16AVX512(false, 1, 1), g.f16AVX512(true, 1, 1))
-	fmt.Fprintf(&zen4, "\t\tk4: %s, k6: %s,\n", g.kquantAVX512(false, 1, 1), g.kquantAVX512(true, 1, 1))
+	fmt.Fprintf(&zen4, "\t\tk4: %s, k6: %s,\n", g.k4Stream(), g.k6Stream())
 	fmt.Fprintf(&zen4, "\t\tq8packed: %s, q4packed: %s,\n\t})\n", g.packedAVX512(false, 1), g.packedAVX512(true, 1))
 	fmt.Fprintf(&zen4, "\tq5Sets[levelAVX512Zen4] = q5\n")
 	g.noPrefetch = false
