@@ -124,7 +124,10 @@
 // come from L2. The inputs are quantized by an AVX-512 kernel into 64-byte
 // aligned blocks of 384 bytes (actBlockK); the first token of each group
 // of 8 also carries the group's scales (setGroupScales), so a tile forms
-// every d·dx of a super-block with one VMULPS per row.
+// every d·dx of a super-block with one VMULPS per row. At avx512-zen4 the
+// single-token products take one-row tiles in 256-bit registers instead
+// (zen4.go): each 32 codes' register has one or two sub-blocks, whose
+// scales VPSHUFD spreads from two registers unpacked once per super-block.
 //
 // Storage conventions: a Matrix is row-major with Rows rows of Cols elements.
 // A PyTorch weight of shape [out, in] (GGUF dims [in, out]) is a Matrix with

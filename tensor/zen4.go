@@ -7,7 +7,13 @@ package tensor
 // thread computing a decode step's rows with them reads its rows as one
 // sequential stream, which the hardware prefetcher follows, instead of
 // several rows at once plus the prefetches of the next tile's rows.
-// Each has the bits of the other tiles of its type.
+// Each has the bits of the other tiles of its type. The Q4_K and Q6_K ones
+// (gen_kernels.go, k4Stream and k6Stream) work in 256-bit registers, which
+// this core runs at twice the rate of 512-bit ones, with fewer
+// instructions than avx512's one-row tiles: on 32 super-blocks in L1
+// (BenchmarkKTileCompute) Q4_K 26.5–27.4 GB/s against 20.5–22.8, Q6_K
+// 34.3 against 30.1, which is what one thread's decode step, bound by
+// these tiles' arithmetic more than by its memory stream, gains.
 type streamTiles struct {
 	f32                f32TileFn
 	f16, bf16          f16TileFn
@@ -19,10 +25,12 @@ type streamTiles struct {
 // tiles for single tokens. On Zen 4 (AMD family 25 with AVX-512, whose
 // 512-bit instructions run as two 256-bit halves) the decode step's
 // products read memory faster so, 2 threads streaming ~128 MiB of 2048-wide
-// rows (BenchmarkStreamMatVec, three runs): Q6_K 37–43 GB/s with the
-// stream tiles against 25–31 with avx512's four-row tiles, Q4_K 36–40
-// against 30–37, Q8_0 42–55 against 37–45 (docs/BENCHMARKS.md,
-// "Single-token products per kernel level"). F32 rows longer than
+// rows (BenchmarkStreamMatVec, three runs): Q6_K 34.6–39.0 GB/s with the
+// stream tiles against 22.6–24.1 with avx512's four-row tiles, Q4_K
+// 34.9–35.8 against 32.4–32.6, Q8_0 29.9–34.2 against 27.9–31.7, and at
+// one thread Q4_K 19.5–20.3 against 12.9–18.0, Q6_K 24.8–25.8 against
+// 12.5–12.6 (docs/BENCHMARKS.md, "Single-token products per kernel
+// level"; the earlier runs in its history). F32 rows longer than
 // 2,048 and F16/BF16 rows longer than 4,096 elements keep avx512's
 // tiles, which read those faster (F32 at 4,096: 38–55 GB/s against 35–36;
 // F16 at 8,192: 26–31 against 24–25: a one-row tile then re-reads an
