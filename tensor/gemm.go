@@ -291,6 +291,9 @@ func (p *product) prepare(out []float32, w *Matrix, x []float32, n int, acts *ac
 		p.acts = acts.get(Q8_0, x)
 		if ts := q5Sets[level]; ks != nil && ts != nil && cols/QK > 0 {
 			p.ks, p.q5 = ks, ts
+			if ts.pMaxT > 0 && n > 1 {
+				p.pairs = acts.getPairs(Q8_0, x, n, cols/QK)
+			}
 		}
 	case Q4_K, Q6_K:
 		p.actsK = acts.getK(x, n)
@@ -418,6 +421,18 @@ func (p *product) tiles(lo, hi int) {
 	case Q5_0:
 		nb, acts, ts := cols/QK, p.acts, p.q5
 		ldw, ldx := uintptr(rb), uintptr(nb)*unsafe.Sizeof(actBlock{})
+		if pairs := p.pairs; pairs != nil {
+			// As Q8_0's and Q4_0's token pairs above.
+			ldp := uintptr((n+1)/2) * unsafe.Sizeof(actPair{})
+			forTiles(lo, hi, n, rb, ts.pMaxT, &ts.pRows, func(r, R, t, T int) {
+				if T == 1 {
+					ts.tiles[R][1](&w.Data[r*rb], ldw, &acts[t*nb], ldx, nb, &out[t*rows+r], ldo)
+				} else {
+					ts.pairs[R][T](&w.Data[r*rb], ldw, &pairs[t/2], ldp, nb, &out[t*rows+r], ldo)
+				}
+			})
+			return
+		}
 		forTiles(lo, hi, n, rb, ts.maxT, &ts.rows, func(r, R, t, T int) {
 			ts.tiles[R][T](&w.Data[r*rb], ldw, &acts[t*nb], ldx, nb, &out[t*rows+r], ldo)
 		})

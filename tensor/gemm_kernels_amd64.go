@@ -809,6 +809,102 @@ func q5AVX2R1T4(w *byte, ldw uintptr, x *actBlock, ldx uintptr, nb int, out *flo
 func q5AVX2R2T4(w *byte, ldw uintptr, x *actBlock, ldx uintptr, nb int, out *float32, ldo uintptr)
 
 //go:noescape
+func q5PairAVX512R1T2(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q5PairAVX512R2T2(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q5PairAVX512R3T2(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q5PairAVX512R4T2(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q5PairAVX512R5T2(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q5PairAVX512R6T2(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q5PairAVX512R7T2(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q5PairAVX512R8T2(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q5PairAVX512R1T3(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q5PairAVX512R2T3(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q5PairAVX512R3T3(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q5PairAVX512R4T3(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q5PairAVX512R1T4(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q5PairAVX512R2T4(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q5PairAVX512R3T4(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q5PairAVX512R4T4(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q5PairAVX512R1T5(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q5PairAVX512R2T5(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q5PairAVX512R3T5(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q5PairAVX512R4T5(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q5PairAVX512R1T6(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q5PairAVX512R2T6(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q5PairAVX512R3T6(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q5PairAVX512R4T6(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q5PairAVX512R1T7(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q5PairAVX512R2T7(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q5PairAVX512R3T7(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q5PairAVX512R4T7(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q5PairAVX512R1T8(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q5PairAVX512R2T8(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q5PairAVX512R3T8(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q5PairAVX512R4T8(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
 func f32AVX512R1T1NP(w *float32, ldw uintptr, x *float32, ldx uintptr, cols int, out *float32, ldo uintptr)
 
 //go:noescape
@@ -1106,12 +1202,45 @@ func init() {
 	q5.tiles[2][3] = q5AVX2R2T3
 	q5.tiles[1][4] = q5AVX2R1T4
 	q5.tiles[2][4] = q5AVX2R2T4
-	q5Sets[levelAVX512], q5Sets[levelAVX2] = q5, q5
+	q5z := &q5Set{tiles: q5.tiles, rows: q5.rows, maxT: q5.maxT, pRows: [9]int{0, 4, 8, 4, 4, 4, 4, 4, 4}, pMaxT: 8}
+	q5z.pairs[1][2] = q5PairAVX512R1T2
+	q5z.pairs[2][2] = q5PairAVX512R2T2
+	q5z.pairs[3][2] = q5PairAVX512R3T2
+	q5z.pairs[4][2] = q5PairAVX512R4T2
+	q5z.pairs[5][2] = q5PairAVX512R5T2
+	q5z.pairs[6][2] = q5PairAVX512R6T2
+	q5z.pairs[7][2] = q5PairAVX512R7T2
+	q5z.pairs[8][2] = q5PairAVX512R8T2
+	q5z.pairs[1][3] = q5PairAVX512R1T3
+	q5z.pairs[2][3] = q5PairAVX512R2T3
+	q5z.pairs[3][3] = q5PairAVX512R3T3
+	q5z.pairs[4][3] = q5PairAVX512R4T3
+	q5z.pairs[1][4] = q5PairAVX512R1T4
+	q5z.pairs[2][4] = q5PairAVX512R2T4
+	q5z.pairs[3][4] = q5PairAVX512R3T4
+	q5z.pairs[4][4] = q5PairAVX512R4T4
+	q5z.pairs[1][5] = q5PairAVX512R1T5
+	q5z.pairs[2][5] = q5PairAVX512R2T5
+	q5z.pairs[3][5] = q5PairAVX512R3T5
+	q5z.pairs[4][5] = q5PairAVX512R4T5
+	q5z.pairs[1][6] = q5PairAVX512R1T6
+	q5z.pairs[2][6] = q5PairAVX512R2T6
+	q5z.pairs[3][6] = q5PairAVX512R3T6
+	q5z.pairs[4][6] = q5PairAVX512R4T6
+	q5z.pairs[1][7] = q5PairAVX512R1T7
+	q5z.pairs[2][7] = q5PairAVX512R2T7
+	q5z.pairs[3][7] = q5PairAVX512R3T7
+	q5z.pairs[4][7] = q5PairAVX512R4T7
+	q5z.pairs[1][8] = q5PairAVX512R1T8
+	q5z.pairs[2][8] = q5PairAVX512R2T8
+	q5z.pairs[3][8] = q5PairAVX512R3T8
+	q5z.pairs[4][8] = q5PairAVX512R4T8
+	q5Sets[levelAVX512], q5Sets[levelAVX2] = q5z, q5
 	kernelSets[levelAVX512], kernelSets[levelAVX2] = k512, k2
 	kernelSets[levelAVX512Zen4] = zen4Kernels(k512, &streamTiles{
 		f32: f32AVX512R1T1NP, f16: f16AVX512R1T1NP, bf16: bf16AVX512R1T1NP,
 		k4: k4Zen4T1NP, k6: k6Zen4T1NP,
 		q8packed: q8PackedAVX512T1NP, q4packed: q4PackedAVX512T1NP,
 	})
-	q5Sets[levelAVX512Zen4] = q5
+	q5Sets[levelAVX512Zen4] = q5z
 }

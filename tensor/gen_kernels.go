@@ -664,21 +664,22 @@ var (
 	pairPreload = 3
 )
 
-// quantPairAVX512 is the Q8_0 or Q4_0 token-pair tile of R rows × T tokens
-// (P = ⌈T/2⌉ pairs; x points at pair 0 of block 0, ldx is the stride from
-// one block's pairs to the next's). Per block and row: the row's codes in
-// both 256-bit halves (Q8_0: VBROADCASTI64X4, then q+128 by flipping the
-// sign bit; Q4_0: the 16 packed bytes in each 128-bit unit, shifted right
-// by 0, 4, 0, 4 bits and masked: the nibbles in element order in each half)
+// quantPairAVX512 is the Q8_0, Q4_0 or Q5_0 (kind q8, q4, q5) token-pair
+// tile of R rows × T tokens (P = ⌈T/2⌉ pairs; x points at pair 0 of block
+// 0, ldx is the stride from one block's pairs to the next's). Per block and
+// row: the row's codes in both 256-bit halves (Q8_0: VBROADCASTI64X4, then
+// q+128 by flipping the sign bit; Q4_0: the 16 packed bytes in each 128-bit
+// unit, shifted right by 0, 4, 0, 4 bits and masked: the nibbles in element
+// order in each half; Q5_0: those nibbles plus 16 where qh's bit is set)
 // and its scale dw in all 16 lanes; then per pair p = corr + Σ u·qx
-// (VPDPBUSD), s = dw·dx, acc += s·p, as quantAVX512 per token. Rows are
+// (VPDPBUSD; Q5_0 takes Q8_0's inputs, its corr shifted right by 3 once per
+// block: −16·Σqx, as quantQ5AVX2 does), s = dw·dx, acc += s·p, as
+// quantAVX512 per token and quantQ5AVX2 per row and token. Rows are
 // the outer loop, so one row's codes and scale are live at a time (the
 // register renamer overlaps consecutive rows).
-func (g *gen) quantPairAVX512(q4 bool, R, T int) string {
-	kind, bb := "q8", 34
-	if q4 {
-		kind, bb = "q4", 18
-	}
+func (g *gen) quantPairAVX512(kind string, R, T int) string {
+	q4, q5 := kind == "q4", kind == "q5"
+	bb := map[string]int{"q8": 34, "q4": 18, "q5": 22}[kind]
 	P := (T + 1) / 2
 	name := fmt.Sprintf("%sPairAVX512R%dT%d", kind, R, T)
 	g.header(name, "byte", "actPair", "nb")
@@ -692,9 +693,12 @@ func (g *gen) quantPairAVX512(q4 bool, R, T int) string {
 	accBase := alloc(R * P)
 	acc := func(r, p int) int { return accBase + r*P + p }
 	w, dw, pr, sr, cst := alloc(1), alloc(1), alloc(1), alloc(1), alloc(1)
-	shift := -1
-	if q4 {
+	shift, c10 := -1, -1
+	if q4 || q5 {
 		shift = alloc(1)
+	}
+	if q5 {
+		c10 = alloc(1)
 	}
 	pre := pairPreload
 	for pre > 0 && next+pre*P > 32 {
@@ -705,10 +709,14 @@ func (g *gen) quantPairAVX512(q4 bool, R, T int) string {
 	}
 	xq := func(p, i int) int { return next + pre*p + i }
 	const sz = 192 // unsafe.Sizeof(actPair{})
-	if q4 {
+	if q4 || q5 {
 		g.p("\tMOVL $0x0f0f0f0f, CX")
 		g.p("\tVPBROADCASTD CX, Z%d", cst)
 		g.p("\tVMOVDQU64 pairshift<>(SB), Z%d", shift)
+		if q5 {
+			g.p("\tMOVL $0x10101010, CX")
+			g.p("\tVPBROADCASTD CX, Z%d", c10)
+		}
 	} else {
 		g.p("\tMOVL $0x80808080, CX")
 		g.p("\tVPBROADCASTD CX, Z%d", cst)
@@ -739,11 +747,30 @@ func (g *gen) quantPairAVX512(q4 bool, R, T int) string {
 		return func(p int) string { return fmt.Sprintf("Z%d", xq(p, i)) }
 	}
 	codes, corr, scale = reg(0, codes), reg(1, corr), reg(2, scale)
+	if q5 && pre > 1 {
+		// Q5_0's corrections −16·Σqx from the Q8_0 inputs' −128·Σqx.
+		for p := 0; p < P; p++ {
+			g.p("\tVPSRAD $3, Z%d, Z%d", xq(p, 1), xq(p, 1))
+		}
+	}
 	for r := 0; r < R; r++ {
-		if q4 {
-			g.p("\tVBROADCASTI32X4 2(%s)(AX*1), Z%d", rows[r], w)
+		if q4 || q5 {
+			off := 2
+			if q5 {
+				off = 6
+			}
+			g.p("\tVBROADCASTI32X4 %d(%s)(AX*1), Z%d", off, rows[r], w)
 			g.p("\tVPSRLVW Z%d, Z%d, Z%d", shift, w, w)
 			g.p("\tVPANDD Z%d, Z%d, Z%d", cst, w, w)
+			if q5 {
+				// Bit 4 of each code from qh: byte i of each half takes
+				// qh's byte holding its bit (VPSHUFB), VPTESTMB marks the
+				// bytes whose bit is set, and a masked VPADDB adds 16.
+				g.p("\tVPBROADCASTD 2(%s)(AX*1), Z%d", rows[r], sr)
+				g.p("\tVPSHUFB q5pair<>+0(SB), Z%d, Z%d", sr, sr)
+				g.p("\tVPTESTMB q5pair<>+64(SB), Z%d, K2", sr)
+				g.p("\tVPADDB Z%d, Z%d, K2, Z%d", c10, w, w)
+			}
 		} else {
 			g.p("\tVBROADCASTI64X4 2(%s)(AX*1), Z%d", rows[r], w)
 			g.p("\tVPXORD Z%d, Z%d, Z%d", cst, w, w)
@@ -751,9 +778,12 @@ func (g *gen) quantPairAVX512(q4 bool, R, T int) string {
 		g.p("\tVPBROADCASTW (%s)(AX*1), Y%d", rows[r], dw)
 		g.p("\tVCVTPH2PS Y%d, Z%d", dw, dw)
 		for p := 0; p < P; p++ {
-			if pre > 1 {
+			switch {
+			case pre > 1:
 				g.p("\tVMOVDQA64 %s, Z%d", corr(p), pr)
-			} else {
+			case q5:
+				g.p("\tVPSRAD $3, %s, Z%d", corr(p), pr)
+			default:
 				g.p("\tVMOVDQU64 %s, Z%d", corr(p), pr)
 			}
 			g.p("\tVPDPBUSD %s, Z%d, Z%d", codes(p), w, pr)
@@ -2732,6 +2762,17 @@ func main() {
 		g.p("DATA k4unpack<>+%d(SB)/1, $%d", i, c)
 	}
 	g.p("GLOBL k4unpack<>(SB), RODATA|NOPTR, $80")
+	// quantPairAVX512's Q5_0 high bits: in each 256-bit half, byte i < 16
+	// (the low nibbles: codes 0–15) takes qh byte i/8, byte 16 + i (codes
+	// 16–31) qh byte 2 + i/8 (VPSHUFB of qh in every 32-bit word); the
+	// test mask of byte i is bit i%8.
+	for i := 0; i < 64; i++ {
+		g.p("DATA q5pair<>+%d(SB)/1, $%d", i, 2*(i/16%2)+i%16/8)
+	}
+	for i := 0; i < 64; i++ {
+		g.p("DATA q5pair<>+%d(SB)/1, $%d", 64+i, 1<<(i%8))
+	}
+	g.p("GLOBL q5pair<>(SB), RODATA|NOPTR, $128")
 	// k4Stream's VPSHUFB of the unpacked scales and mins (bytes 0–7 and
 	// 8–15 of each 128-bit half): 32-bit word i of each half of A is the
 	// 16-bit pair (scale i, scale i), of B (scale 4+i, scale 4+i); word i of
@@ -2816,11 +2857,10 @@ func main() {
 	set("k2", avx2F16, "bf16", func(R, T int) string { return g.f16AVX2(true, T) })
 	set("k512", avx512Quant, "q8", func(R, T int) string { return g.quantAVX512(false, R, T) })
 	set("k512", avx512Quant, "q4", func(R, T int) string { return g.quantAVX512(true, R, T) })
-	for _, q4 := range []bool{false, true} {
-		kind := map[bool]string{false: "q8p", true: "q4p"}[q4]
+	for _, kind := range []string{"q8", "q4"} {
 		for T := 2; T <= pairMaxT; T++ {
 			for R := 1; R <= pairRows[T]; R++ {
-				fmt.Fprintf(&init, "\tk512.%s[%d][%d] = %s\n", kind, R, T, g.quantPairAVX512(q4, R, T))
+				fmt.Fprintf(&init, "\tk512.%sp[%d][%d] = %s\n", kind, R, T, g.quantPairAVX512(kind, R, T))
 			}
 		}
 	}
@@ -2850,13 +2890,24 @@ func main() {
 		fmt.Fprintf(&init, "\tk512.wsum[%d] = %s\n", c, g.wsum(true, c))
 		fmt.Fprintf(&init, "\tk2.wsum[%d] = %s\n", c, g.wsum(false, c))
 	}
-	// Q5_0: the AVX2 tiles at both levels (the same bits; q5.go).
+	// Q5_0: the AVX2 tiles at every level for one token (the same bits;
+	// q5.go), the AVX-512 levels' token-pair tiles for more.
 	g.avx2qConsts()
 	g.q5Consts()
 	g.k4Consts()
 	fmt.Fprintf(&init, "\tq5 := &q5Set{rows: %#v, maxT: 4}\n", avx2Quant)
 	set("q5", avx2Quant, "tiles", g.quantQ5AVX2)
-	fmt.Fprintf(&init, "\tq5Sets[levelAVX512], q5Sets[levelAVX2] = q5, q5\n")
+	// The AVX-512 levels: the same one-token tiles, and token-pair tiles
+	// for blocks of several tokens.
+	q5p := pairRows
+	q5p[1] = avx2Quant[1]
+	fmt.Fprintf(&init, "\tq5z := &q5Set{tiles: q5.tiles, rows: q5.rows, maxT: q5.maxT, pRows: %#v, pMaxT: %d}\n", q5p, pairMaxT)
+	for T := 2; T <= pairMaxT; T++ {
+		for R := 1; R <= pairRows[T]; R++ {
+			fmt.Fprintf(&init, "\tq5z.pairs[%d][%d] = %s\n", R, T, g.quantPairAVX512("q5", R, T))
+		}
+	}
+	fmt.Fprintf(&init, "\tq5Sets[levelAVX512], q5Sets[levelAVX2] = q5z, q5\n")
 
 	// The stream tiles of avx512-zen4: one row, one token, no software
 	// prefetch (zen4.go).
@@ -2866,7 +2917,7 @@ func main() {
 	fmt.Fprintf(&zen4, "\t\tf32: %s, f16: %s, bf16: %s,\n", g.f32AVX512(1, 1), g.f16AVX512(false, 1, 1), g.f16AVX512(true, 1, 1))
 	fmt.Fprintf(&zen4, "\t\tk4: %s, k6: %s,\n", g.k4Stream(), g.k6Stream())
 	fmt.Fprintf(&zen4, "\t\tq8packed: %s, q4packed: %s,\n\t})\n", g.packedAVX512(false, 1), g.packedAVX512(true, 1))
-	fmt.Fprintf(&zen4, "\tq5Sets[levelAVX512Zen4] = q5\n")
+	fmt.Fprintf(&zen4, "\tq5Sets[levelAVX512Zen4] = q5z\n")
 	g.noPrefetch = false
 
 	var gofile bytes.Buffer

@@ -105,8 +105,17 @@ type q5Set struct {
 	tiles [maxR + 1][maxT + 1]qTileFn
 	rows  [maxT + 1]int
 	maxT  int
+
+	// Token-pair tiles (AVX-512; gen_kernels.go, quantPairAVX512) for
+	// T = 2…pMaxT tokens over the Q8_0 inputs in pairs, as Q8_0's and
+	// Q4_0's; pRows[T] are their heights, pRows[1] = rows[1] (one token
+	// keeps tiles). pMaxT = 0: none.
+	pairs [maxR + 1][maxT + 1]pairTileFn
+	pRows [maxT + 1]int
+	pMaxT int
 }
 
 // q5Sets holds the Q5_0 tiles per level (nil: dotQ5 in Go). The AVX-512
-// level runs the AVX2 tiles: they give the same bits.
+// levels run the AVX2 tiles for one token (the same bits) and their own
+// token-pair tiles for more.
 var q5Sets [numLevels]*q5Set

@@ -201,8 +201,10 @@ func TestQ5_0Sizes(t *testing.T) {
 }
 
 // BenchmarkQ5_0 is the Q5_0 product at Gemma 3 1B's shape of the query
-// projection (1152 → 1024) for 1, 4 and 16 tokens on one thread, at each
+// projection (1152 → 1024) for 1, 4, 8 and 16 tokens on one thread, at each
 // level, with Q4_0 and Q8_0 of the same shape for comparison.
+//
+//	go test -run='^$' -bench=Q5_0 -benchtime=200x ./tensor
 func BenchmarkQ5_0(b *testing.B) {
 	rng := rand.New(rand.NewPCG(1, 1))
 	const rows, cols = 1024, 1152
@@ -210,7 +212,7 @@ func BenchmarkQ5_0(b *testing.B) {
 	for _, typ := range []DType{Q5_0, Q4_0, Q8_0} {
 		m, _ := base.Convert(typ)
 		for _, l := range levels() {
-			for _, n := range []int{1, 4, 16} {
+			for _, n := range []int{1, 4, 8, 16} {
 				x := randVec(rng, n*cols)
 				out := make([]float32, n*rows)
 				b.Run(fmt.Sprintf("%v/%s/n=%d", typ, levelNames[l], n), func(b *testing.B) {
