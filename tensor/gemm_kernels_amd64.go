@@ -904,6 +904,10 @@ func q5PairAVX512R3T8(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out
 //go:noescape
 func q5PairAVX512R4T8(w *byte, ldw uintptr, x *actPair, ldx uintptr, nb int, out *float32, ldo uintptr)
 
+// streamKRows is the most rows of avx512-zen4's one-token K-quant tiles
+// (gen_kernels.go, k4Stream and k6Stream).
+const streamKRows = 4
+
 //go:noescape
 func f32AVX512R1T1NP(w *float32, ldw uintptr, x *float32, ldx uintptr, cols int, out *float32, ldo uintptr)
 
@@ -914,10 +918,28 @@ func f16AVX512R1T1NP(w *byte, ldw uintptr, x *float32, ldx uintptr, cols int, ou
 func bf16AVX512R1T1NP(w *byte, ldw uintptr, x *float32, ldx uintptr, cols int, out *float32, ldo uintptr)
 
 //go:noescape
-func k4Zen4T1NP(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
+func k4Zen4R1T1NP(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
 
 //go:noescape
-func k6Zen4T1NP(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
+func k4Zen4R2T1NP(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func k4Zen4R3T1NP(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func k4Zen4R4T1NP(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func k6Zen4R1T1NP(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func k6Zen4R2T1NP(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func k6Zen4R3T1NP(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func k6Zen4R4T1NP(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
 
 //go:noescape
 func q8PackedAVX512T1NP(w *byte, ldw uintptr, x *actBlock, ldx uintptr, nb int, out *float32, ldo uintptr)
@@ -1239,7 +1261,8 @@ func init() {
 	kernelSets[levelAVX512], kernelSets[levelAVX2] = k512, k2
 	kernelSets[levelAVX512Zen4] = zen4Kernels(k512, &streamTiles{
 		f32: f32AVX512R1T1NP, f16: f16AVX512R1T1NP, bf16: bf16AVX512R1T1NP,
-		k4: k4Zen4T1NP, k6: k6Zen4T1NP,
+		k4:       [streamKRows + 1]kTileFn{nil, k4Zen4R1T1NP, k4Zen4R2T1NP, k4Zen4R3T1NP, k4Zen4R4T1NP},
+		k6:       [streamKRows + 1]kTileFn{nil, k6Zen4R1T1NP, k6Zen4R2T1NP, k6Zen4R3T1NP, k6Zen4R4T1NP},
 		q8packed: q8PackedAVX512T1NP, q4packed: q4PackedAVX512T1NP,
 	})
 	q5Sets[levelAVX512Zen4] = q5z

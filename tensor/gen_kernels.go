@@ -1331,20 +1331,28 @@ func (g *gen) kquantAVX512(q6 bool, R, T int) string {
 //
 // Measured on the Zen 4 against kquantAVX512's one-row tile (the same
 // bits): docs/BENCHMARKS.md, "Single-token products per kernel level".
-func (g *gen) k4Stream() string {
-	name := "k4Zen4T1" + g.suffix()
+// streamKRows is the most rows of k4Stream's and k6Stream's tiles (zen4.go
+// says which widths take which).
+const streamKRows = 4
+
+func (g *gen) k4Stream(R int) string {
+	name := fmt.Sprintf("k4Zen4R%dT1", R) + g.suffix()
 	fmt.Fprintf(&g.decls, "//go:noescape\nfunc %s(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)\n\n", name)
 	g.p("// func %s(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)", name)
-	g.p("TEXT ·%s(SB), $8-56", name) // the frame: d·dx, dmin·dx
-	const row, P = "SI", "DI"
+	g.p("TEXT ·%s(SB), $%d-56", name, 8*R) // the frame: d·dx, dmin·dx per row
+	rows := []string{"SI", "R8", "R9", "R10"}[:R]
+	const P = "DI"
+	// Per row, the float accumulators (lanes 0–7, 8–15) stay; the rest is
+	// reused row after row.
+	facc := func(r int) int { return 2 * r }
+	faccHi := func(r int) int { return 2*r + 1 }
 	const (
-		facc, faccHi, tlo, thi      = 0, 1, 2, 3
-		mask, shA, shB, cnt, lo, hi = 4, 5, 6, 7, 8, 9 // constants
-		dupA, dupB, dupM            = 10, 11, 12
-		zc, zl, zh, p0, p1          = 13, 14, 15, 16, 17
-		zu, zt, sa, sb, zm, zsc, zd = 18, 19, 20, 21, 22, 23, 24
+		tlo, thi, zu, zt, sa, sb, zm, zd = 8, 9, 10, 11, 12, 13, 14, 15
+		zc, zl, zh, p0, p1, zsc          = 16, 17, 18, 19, 20, 21
+		mask, shA, shB, cnt, lo, hi      = 22, 23, 24, 25, 26, 27 // constants
+		dupA, dupB, dupM                 = 28, 29, 30
 	)
-	g.p("\tMOVQ %s, %s", arg(0), row)
+	g.pointers(rows, arg(0), arg(1), "R12")
 	g.p("\tMOVQ %s, %s", arg(2), P)
 	g.p("\tVPBROADCASTD kconst<>+0(SB), Y%d", mask)
 	for i, r := range []int{shA, shB, cnt, lo, hi} {
@@ -1353,65 +1361,72 @@ func (g *gen) k4Stream() string {
 	for i, r := range []int{dupA, dupB, dupM} {
 		g.p("\tVMOVDQU64 k4dup<>+%d(SB), Y%d", 32*i, r)
 	}
-	g.p("\tVPXORD Y%d, Y%d, Y%d", facc, facc, facc)
-	g.p("\tVPXORD Y%d, Y%d, Y%d", faccHi, faccHi, faccHi)
+	for r := 0; r < R; r++ {
+		g.p("\tVPXORD Y%d, Y%d, Y%d", facc(r), facc(r), facc(r))
+		g.p("\tVPXORD Y%d, Y%d, Y%d", faccHi(r), faccHi(r), faccHi(r))
+	}
 	g.p("\tXORQ AX, AX")
 	g.p("\tMOVQ nb+32(FP), CX")
 	g.p("\tTESTQ CX, CX")
 	g.p("\tJZ %s_reduce", name)
 	g.p("%s_loop:", name)
-	// getScaleMinK4 for the eight sub-blocks (kquantAVX512's unpacking):
-	// bytes 0–7 of zu the scales, 8–15 the mins, in both halves.
-	g.p("\tVBROADCASTI32X4 4(%s)(AX*1), Y%d", row, zt)
-	g.p("\tVPSHUFB Y%d, Y%d, Y%d", shA, zt, zu)
-	g.p("\tVPSHUFB Y%d, Y%d, Y%d", shB, zt, zt)
-	g.p("\tVPSRLVW Y%d, Y%d, Y%d", cnt, zu, zu)
-	g.p("\tVPSRLW $2, Y%d, Y%d", zt, zt)
-	g.p("\tVPANDD Y%d, Y%d, Y%d", hi, zt, zt)
-	g.p("\tVPTERNLOGD $0xec, Y%d, Y%d, Y%d", lo, zt, zu) // (zu & low) | zt
-	g.p("\tVPSHUFB Y%d, Y%d, Y%d", dupA, zu, sa)
-	g.p("\tVPSHUFB Y%d, Y%d, Y%d", dupB, zu, sb)
-	g.p("\tVPSHUFB Y%d, Y%d, Y%d", dupM, zu, zm)
-	for k := 0; k < 4; k++ {
-		g.p("\tVMOVDQU %d(%s)(AX*1), Y%d", 16+32*k, row, zc)
-		g.p("\tVPANDD Y%d, Y%d, Y%d", mask, zc, zl)
-		g.p("\tVPSRLW $4, Y%d, Y%d", zc, zh)
-		g.p("\tVPANDD Y%d, Y%d, Y%d", mask, zh, zh)
-		g.p("\tVPMADDUBSW %d(%s), Y%d, Y%d", 64*k, P, zl, p0)
-		g.p("\tVPMADDUBSW %d(%s), Y%d, Y%d", 64*k+32, P, zh, p1)
-		for i, acc := range []int{tlo, thi} {
-			j := 2*k + i // the sub-block
-			src := sa
-			if j >= 4 {
-				src = sb
-			}
-			g.p("\tVPSHUFD $%d, Y%d, Y%d", 0x55*(j%4), src, zsc)
-			if k == 0 {
-				g.p("\tVPMADDWD Y%d, Y%d, Y%d", zsc, []int{p0, p1}[i], acc)
-			} else {
-				g.p("\tVPDPWSSD Y%d, Y%d, Y%d", zsc, []int{p0, p1}[i], acc)
+	for r, row := range rows {
+		// getScaleMinK4 for the eight sub-blocks (kquantAVX512's
+		// unpacking): bytes 0–7 of zu the scales, 8–15 the mins, in both
+		// halves.
+		g.p("\tVBROADCASTI32X4 4(%s)(AX*1), Y%d", row, zt)
+		g.p("\tVPSHUFB Y%d, Y%d, Y%d", shA, zt, zu)
+		g.p("\tVPSHUFB Y%d, Y%d, Y%d", shB, zt, zt)
+		g.p("\tVPSRLVW Y%d, Y%d, Y%d", cnt, zu, zu)
+		g.p("\tVPSRLW $2, Y%d, Y%d", zt, zt)
+		g.p("\tVPANDD Y%d, Y%d, Y%d", hi, zt, zt)
+		g.p("\tVPTERNLOGD $0xec, Y%d, Y%d, Y%d", lo, zt, zu) // (zu & low) | zt
+		g.p("\tVPSHUFB Y%d, Y%d, Y%d", dupA, zu, sa)
+		g.p("\tVPSHUFB Y%d, Y%d, Y%d", dupB, zu, sb)
+		g.p("\tVPSHUFB Y%d, Y%d, Y%d", dupM, zu, zm)
+		for k := 0; k < 4; k++ {
+			g.p("\tVMOVDQU64 %d(%s)(AX*1), Y%d", 16+32*k, row, zc)
+			g.p("\tVPANDD Y%d, Y%d, Y%d", mask, zc, zl)
+			g.p("\tVPSRLW $4, Y%d, Y%d", zc, zh)
+			g.p("\tVPANDD Y%d, Y%d, Y%d", mask, zh, zh)
+			g.p("\tVPMADDUBSW %d(%s), Y%d, Y%d", 64*k, P, zl, p0)
+			g.p("\tVPMADDUBSW %d(%s), Y%d, Y%d", 64*k+32, P, zh, p1)
+			for i, acc := range []int{tlo, thi} {
+				j := 2*k + i // the sub-block
+				src := sa
+				if j >= 4 {
+					src = sb
+				}
+				g.p("\tVPSHUFD $%d, Y%d, Y%d", 0x55*(j%4), src, zsc)
+				if k == 0 {
+					g.p("\tVPMADDWD Y%d, Y%d, Y%d", zsc, []int{p0, p1}[i], acc)
+				} else {
+					g.p("\tVPDPWSSD Y%d, Y%d, Y%d", zsc, []int{p0, p1}[i], acc)
+				}
 			}
 		}
+		g.p("\tVPBROADCASTD (%s)(AX*1), X%d", row, zd) // d, dmin
+		g.p("\tVCVTPH2PS X%d, X%d", zd, zd)
+		g.p("\tVMULPS.BCST 352(%s), X%d, X%d", P, zd, zd)
+		g.p("\tVMOVQ X%d, %d(SP)", zd, 8*r) // d·dx, dmin·dx
+		g.p("\tVCVTDQ2PS Y%d, Y%d", tlo, tlo)
+		g.p("\tVCVTDQ2PS Y%d, Y%d", thi, thi)
+		g.p("\tVFMADD231PS.BCST %d(SP), Y%d, Y%d", 8*r, tlo, facc(r))
+		g.p("\tVFMADD231PS.BCST %d(SP), Y%d, Y%d", 8*r, thi, faccHi(r))
+		// m·S32 < 2^15·2^6: VPMADDWD of (m, 0) with S32 is exact.
+		g.p("\tVPMADDWD 320(%s), Y%d, Y%d", P, zm, thi)
+		g.p("\tVCVTDQ2PS Y%d, Y%d", thi, thi)
+		g.p("\tVFNMADD231PS.BCST %d(SP), Y%d, Y%d", 8*r+4, thi, facc(r))
 	}
-	g.p("\tVPBROADCASTD (%s)(AX*1), X%d", row, zd) // d, dmin
-	g.p("\tVCVTPH2PS X%d, X%d", zd, zd)
-	g.p("\tVMULPS.BCST 352(%s), X%d, X%d", P, zd, zd)
-	g.p("\tVMOVQ X%d, 0(SP)", zd) // d·dx, dmin·dx
-	g.p("\tVCVTDQ2PS Y%d, Y%d", tlo, tlo)
-	g.p("\tVCVTDQ2PS Y%d, Y%d", thi, thi)
-	g.p("\tVFMADD231PS.BCST 0(SP), Y%d, Y%d", tlo, facc)
-	g.p("\tVFMADD231PS.BCST 0(SP), Y%d, Y%d", thi, faccHi)
-	// m·S32 < 2^15·2^6: VPMADDWD of (m, 0) with S32 is exact.
-	g.p("\tVPMADDWD 320(%s), Y%d, Y%d", P, zm, thi)
-	g.p("\tVCVTDQ2PS Y%d, Y%d", thi, thi)
-	g.p("\tVFNMADD231PS.BCST 4(SP), Y%d, Y%d", thi, facc)
 	g.p("\tADDQ $144, AX")
 	g.p("\tADDQ $%d, %s", actKSize, P)
 	g.p("\tDECQ CX")
 	g.p("\tJNZ %s_loop", name)
 	g.p("%s_reduce:", name)
-	g.p("\tVINSERTF64X4 $1, Y%d, Z%d, Z%d", faccHi, facc, facc)
-	g.storeOutK(1, 1, func(r, t int) int { return facc }, zu)
+	for r := 0; r < R; r++ {
+		g.p("\tVINSERTF64X4 $1, Y%d, Z%d, Z%d", faccHi(r), facc(r), facc(r))
+	}
+	g.storeOutK(R, 1, func(r, t int) int { return facc(r) }, tlo)
 	return name
 }
 
@@ -1426,101 +1441,111 @@ func (g *gen) k4Stream() string {
 // are their nibbles merged with qh's bits by VPTERNLOGD; the int32 lanes
 // start at −32·sc·S16 (kquantAVX512's VPMULLW, VPMOVZXWD and VPMADDWD,
 // once for the 16 lanes).
-func (g *gen) k6Stream() string {
-	name := "k6Zen4T1" + g.suffix()
+func (g *gen) k6Stream(R int) string {
+	name := fmt.Sprintf("k6Zen4R%dT1", R) + g.suffix()
 	fmt.Fprintf(&g.decls, "//go:noescape\nfunc %s(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)\n\n", name)
 	g.p("// func %s(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)", name)
 	g.p("TEXT ·%s(SB), NOSPLIT, $0-56", name)
-	const row, P = "SI", "DI"
+	rows := []string{"SI", "R8", "R9", "R10"}[:R]
+	const P = "DI"
+	facc := func(r int) int { return 2 * r }
+	faccHi := func(r int) int { return 2*r + 1 }
 	const (
-		facc, faccHi, tlo, thi  = 0, 1, 2, 3
-		m0F, m30, tabA, tabB    = 4, 5, 6, 7 // constants
-		sa, sb, za, zb, zh      = 8, 9, 10, 11, 12
-		cl, ch, t1, p0, p1, zsc = 13, 14, 15, 16, 17, 18
-		zs, zd                  = 19, 20
+		tlo, thi, zs, zd, sa, sb = 8, 9, 10, 11, 12, 13
+		za, zb, zh, cl, ch, t1   = 14, 15, 16, 17, 18, 19
+		p0, p1, zsc              = 20, 21, 22
+		m0F, m30, tabA, tabB     = 23, 24, 25, 26 // constants
 	)
-	g.p("\tMOVQ %s, %s", arg(0), row)
+	g.pointers(rows, arg(0), arg(1), "R12")
 	g.p("\tMOVQ %s, %s", arg(2), P)
 	g.p("\tVPBROADCASTD kconst<>+0(SB), Y%d", m0F)
 	g.p("\tVPBROADCASTD kconst<>+4(SB), Y%d", m30)
 	g.p("\tVMOVDQU64 k6dup<>+0(SB), Y%d", tabA)
 	g.p("\tVMOVDQU64 k6dup<>+32(SB), Y%d", tabB)
-	g.p("\tVPXORD Y%d, Y%d, Y%d", facc, facc, facc)
-	g.p("\tVPXORD Y%d, Y%d, Y%d", faccHi, faccHi, faccHi)
+	for r := 0; r < R; r++ {
+		g.p("\tVPXORD Y%d, Y%d, Y%d", facc(r), facc(r), facc(r))
+		g.p("\tVPXORD Y%d, Y%d, Y%d", faccHi(r), faccHi(r), faccHi(r))
+	}
 	g.p("\tXORQ AX, AX")
 	g.p("\tMOVQ nb+32(FP), CX")
 	g.p("\tTESTQ CX, CX")
 	g.p("\tJZ %s_reduce", name)
 	g.p("%s_loop:", name)
-	// The scales as word pairs, sign-extended by VPSRAW from the high bytes.
-	g.p("\tVBROADCASTI32X4 192(%s)(AX*1), Y%d", row, zs)
-	g.p("\tVPSHUFB Y%d, Y%d, Y%d", tabA, zs, sa)
-	g.p("\tVPSRAW $8, Y%d, Y%d", sa, sa)
-	g.p("\tVPSHUFB Y%d, Y%d, Y%d", tabB, zs, sb)
-	g.p("\tVPSRAW $8, Y%d, Y%d", sb, sb)
-	// U = T − 32·sc·S16: the 16 int32 lanes start at VPMADDWD((−32·sc, 0),
-	// S16), lanes 0–7 in tlo and 8–15 in thi.
-	g.p("\tVPMOVSXBW 192(%s)(AX*1), Y%d", row, tlo)
-	g.p("\tVPMULLW k6m32<>(SB), Y%d, Y%d", tlo, tlo)
-	g.p("\tVPMOVZXWD Y%d, Z%d", tlo, tlo)
-	g.p("\tVPMADDWD 256(%s), Z%d, Z%d", P, tlo, tlo)
-	g.p("\tVEXTRACTI64X4 $1, Z%d, Y%d", tlo, thi)
-	for n := 0; n < 2; n++ {
-		g.p("\tVMOVDQU %d(%s)(AX*1), Y%d", 64*n, row, za)
-		g.p("\tVMOVDQU %d(%s)(AX*1), Y%d", 64*n+32, row, zb)
-		g.p("\tVMOVDQU %d(%s)(AX*1), Y%d", 128+32*n, row, zh)
-		for odd := 0; odd < 2; odd++ {
-			k := 2*n + odd
-			// Lanes 0–7: ql's first 32 bytes, qh's bits 0–1 (even chunk)
-			// or 4–5 (odd); lanes 8–15: the second 32, bits 2–3 or 6–7.
-			// Each: (nibble & 0x0f) | (qh's bits moved to 4–5 & 0x30).
-			for i, src := range []int{za, zb} {
-				c := []int{cl, ch}[i]
-				if odd == 0 {
-					g.p("\tVPANDD Y%d, Y%d, Y%d", m0F, src, c)
-				} else {
-					g.p("\tVPSRLW $4, Y%d, Y%d", src, c)
-					g.p("\tVPANDD Y%d, Y%d, Y%d", m0F, c, c)
+	for r, row := range rows {
+		// The scales as word pairs, sign-extended by VPSRAW from the high
+		// bytes.
+		g.p("\tVBROADCASTI32X4 192(%s)(AX*1), Y%d", row, zs)
+		g.p("\tVPSHUFB Y%d, Y%d, Y%d", tabA, zs, sa)
+		g.p("\tVPSRAW $8, Y%d, Y%d", sa, sa)
+		g.p("\tVPSHUFB Y%d, Y%d, Y%d", tabB, zs, sb)
+		g.p("\tVPSRAW $8, Y%d, Y%d", sb, sb)
+		// U = T − 32·sc·S16: the 16 int32 lanes start at
+		// VPMADDWD((−32·sc, 0), S16), lanes 0–7 in tlo and 8–15 in thi.
+		g.p("\tVPMOVSXBW 192(%s)(AX*1), Y%d", row, tlo)
+		g.p("\tVPMULLW k6m32<>(SB), Y%d, Y%d", tlo, tlo)
+		g.p("\tVPMOVZXWD Y%d, Z%d", tlo, tlo)
+		g.p("\tVPMADDWD 256(%s), Z%d, Z%d", P, tlo, tlo)
+		g.p("\tVEXTRACTI64X4 $1, Z%d, Y%d", tlo, thi)
+		for n := 0; n < 2; n++ {
+			g.p("\tVMOVDQU64 %d(%s)(AX*1), Y%d", 64*n, row, za)
+			g.p("\tVMOVDQU64 %d(%s)(AX*1), Y%d", 64*n+32, row, zb)
+			g.p("\tVMOVDQU64 %d(%s)(AX*1), Y%d", 128+32*n, row, zh)
+			for odd := 0; odd < 2; odd++ {
+				k := 2*n + odd
+				// Lanes 0–7: ql's first 32 bytes, qh's bits 0–1 (even
+				// chunk) or 4–5 (odd); lanes 8–15: the second 32, bits
+				// 2–3 or 6–7. Each: (nibble & 0x0f) | (qh's bits moved to
+				// 4–5 & 0x30).
+				for i, src := range []int{za, zb} {
+					c := []int{cl, ch}[i]
+					if odd == 0 {
+						g.p("\tVPANDD Y%d, Y%d, Y%d", m0F, src, c)
+					} else {
+						g.p("\tVPSRLW $4, Y%d, Y%d", src, c)
+						g.p("\tVPANDD Y%d, Y%d, Y%d", m0F, c, c)
+					}
+					hb := zh
+					switch sh := 4 - 2*i - 4*odd; { // qh's bits 2i+4·odd to 4
+					case sh > 0:
+						g.p("\tVPSLLW $%d, Y%d, Y%d", sh, zh, t1)
+						hb = t1
+					case sh < 0:
+						g.p("\tVPSRLW $%d, Y%d, Y%d", -sh, zh, t1)
+						hb = t1
+					}
+					g.p("\tVPTERNLOGD $0xf8, Y%d, Y%d, Y%d", m30, hb, c) // c | (hb & 0x30)
 				}
-				hb := zh
-				switch sh := 4 - 2*i - 4*odd; { // qh's bits 2i+4·odd to 4
-				case sh > 0:
-					g.p("\tVPSLLW $%d, Y%d, Y%d", sh, zh, t1)
-					hb = t1
-				case sh < 0:
-					g.p("\tVPSRLW $%d, Y%d, Y%d", -sh, zh, t1)
-					hb = t1
+				g.p("\tVPMADDUBSW %d(%s), Y%d, Y%d", 64*k, P, cl, p0)
+				g.p("\tVPMADDUBSW %d(%s), Y%d, Y%d", 64*k+32, P, ch, p1)
+				for i, acc := range []int{tlo, thi} {
+					v := 2*k + i // sub-blocks 2v, 2v+1
+					src := sa
+					if v >= 4 {
+						src = sb
+					}
+					g.p("\tVPSHUFD $%d, Y%d, Y%d", 0x55*(v%4), src, zsc)
+					g.p("\tVPDPWSSD Y%d, Y%d, Y%d", zsc, []int{p0, p1}[i], acc)
 				}
-				g.p("\tVPTERNLOGD $0xf8, Y%d, Y%d, Y%d", m30, hb, c) // c | (hb & 0x30)
-			}
-			g.p("\tVPMADDUBSW %d(%s), Y%d, Y%d", 64*k, P, cl, p0)
-			g.p("\tVPMADDUBSW %d(%s), Y%d, Y%d", 64*k+32, P, ch, p1)
-			for i, acc := range []int{tlo, thi} {
-				v := 2*k + i // sub-blocks 2v, 2v+1
-				src := sa
-				if v >= 4 {
-					src = sb
-				}
-				g.p("\tVPSHUFD $%d, Y%d, Y%d", 0x55*(v%4), src, zsc)
-				g.p("\tVPDPWSSD Y%d, Y%d, Y%d", zsc, []int{p0, p1}[i], acc)
 			}
 		}
+		g.p("\tVPBROADCASTW 208(%s)(AX*1), X%d", row, zd)
+		g.p("\tVCVTPH2PS X%d, X%d", zd, zd)
+		g.p("\tVMULPS.BCST 352(%s), X%d, X%d", P, zd, zd)
+		g.p("\tVBROADCASTSS X%d, Y%d", zd, zd) // d·dx
+		g.p("\tVCVTDQ2PS Y%d, Y%d", tlo, tlo)
+		g.p("\tVCVTDQ2PS Y%d, Y%d", thi, thi)
+		g.p("\tVFMADD231PS Y%d, Y%d, Y%d", tlo, zd, facc(r))
+		g.p("\tVFMADD231PS Y%d, Y%d, Y%d", thi, zd, faccHi(r))
 	}
-	g.p("\tVPBROADCASTW 208(%s)(AX*1), X%d", row, zd)
-	g.p("\tVCVTPH2PS X%d, X%d", zd, zd)
-	g.p("\tVMULPS.BCST 352(%s), X%d, X%d", P, zd, zd)
-	g.p("\tVBROADCASTSS X%d, Y%d", zd, zd) // d·dx
-	g.p("\tVCVTDQ2PS Y%d, Y%d", tlo, tlo)
-	g.p("\tVCVTDQ2PS Y%d, Y%d", thi, thi)
-	g.p("\tVFMADD231PS Y%d, Y%d, Y%d", tlo, zd, facc)
-	g.p("\tVFMADD231PS Y%d, Y%d, Y%d", thi, zd, faccHi)
 	g.p("\tADDQ $210, AX")
 	g.p("\tADDQ $%d, %s", actKSize, P)
 	g.p("\tDECQ CX")
 	g.p("\tJNZ %s_loop", name)
 	g.p("%s_reduce:", name)
-	g.p("\tVINSERTF64X4 $1, Y%d, Z%d, Z%d", faccHi, facc, facc)
-	g.storeOutK(1, 1, func(r, t int) int { return facc }, zs)
+	for r := 0; r < R; r++ {
+		g.p("\tVINSERTF64X4 $1, Y%d, Z%d, Z%d", faccHi(r), facc(r), facc(r))
+	}
+	g.storeOutK(R, 1, func(r, t int) int { return facc(r) }, tlo)
 	return name
 }
 
@@ -2912,10 +2937,19 @@ func main() {
 	// The stream tiles of avx512-zen4: one row, one token, no software
 	// prefetch (zen4.go).
 	var zen4 bytes.Buffer
+	fmt.Fprintf(&g.decls, "// streamKRows is the most rows of avx512-zen4's one-token K-quant tiles\n// (gen_kernels.go, k4Stream and k6Stream).\nconst streamKRows = %d\n\n", streamKRows)
 	g.noPrefetch = true
 	fmt.Fprintf(&zen4, "\tkernelSets[levelAVX512Zen4] = zen4Kernels(k512, &streamTiles{\n")
 	fmt.Fprintf(&zen4, "\t\tf32: %s, f16: %s, bf16: %s,\n", g.f32AVX512(1, 1), g.f16AVX512(false, 1, 1), g.f16AVX512(true, 1, 1))
-	fmt.Fprintf(&zen4, "\t\tk4: %s, k6: %s,\n", g.k4Stream(), g.k6Stream())
+	fmt.Fprintf(&zen4, "\t\tk4: [streamKRows + 1]kTileFn{nil")
+	for R := 1; R <= streamKRows; R++ {
+		fmt.Fprintf(&zen4, ", %s", g.k4Stream(R))
+	}
+	fmt.Fprintf(&zen4, "},\n\t\tk6: [streamKRows + 1]kTileFn{nil")
+	for R := 1; R <= streamKRows; R++ {
+		fmt.Fprintf(&zen4, ", %s", g.k6Stream(R))
+	}
+	fmt.Fprintf(&zen4, "},\n")
 	fmt.Fprintf(&zen4, "\t\tq8packed: %s, q4packed: %s,\n\t})\n", g.packedAVX512(false, 1), g.packedAVX512(true, 1))
 	fmt.Fprintf(&zen4, "\tq5Sets[levelAVX512Zen4] = q5z\n")
 	g.noPrefetch = false

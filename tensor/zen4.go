@@ -17,8 +17,8 @@ package tensor
 type streamTiles struct {
 	f32                f32TileFn
 	f16, bf16          f16TileFn
-	k4, k6             kTileFn
-	q8packed, q4packed qTileFn // 16 packed rows (pack.go), one token
+	k4, k6             [streamKRows + 1]kTileFn // 1…streamKRows rows
+	q8packed, q4packed qTileFn                  // 16 packed rows (pack.go), one token
 }
 
 // zen4Kernels is the avx512-zen4 level: avx512's tiles with the stream
@@ -34,13 +34,24 @@ type streamTiles struct {
 // 2,048 and F16/BF16 rows longer than 4,096 elements keep avx512's
 // tiles, which read those faster (F32 at 4,096: 38–55 GB/s against 35–36;
 // F16 at 8,192: 26–31 against 24–25: a one-row tile then re-reads an
-// input that no longer stays in L1 for every row). Blocks of several
-// tokens keep avx512's tiles, which compute more per byte read.
+// input that no longer stays in L1 for every row). K-quant rows whose
+// inputs exceed kNarrowBytes (rows of 11,008 elements or more: the FFN
+// down-projections of the 8B shapes) take the stream tiles of four rows,
+// which read each input line once per four rows: 14,336-wide Q4_K rows at
+// 2 threads 24.6–25.7 GB/s against 20.1–22.0 with one row, Q6_K the same
+// (22.0–22.9 against 22.6–23.6); one row reads the 4,096-wide ones at
+// 34–36 GB/s, and its one input of 21 KiB per row, re-read from L2 while
+// the weights stream through L1, is what a packed K layout would remove.
+// Blocks of several tokens keep avx512's tiles, which compute more per
+// byte read.
 func zen4Kernels(k512 *kernelSet, st *streamTiles) *kernelSet {
 	k := *k512
 	k.f32Rows[1], k.f32[1][1] = 1, st.f32
 	k.f16Rows[1], k.f16[1][1], k.bf16[1][1] = 1, st.f16, st.bf16
-	k.kRows[1], k.kRowsNarrow[1], k.k4[1][1], k.k6[1][1] = 1, 1, st.k4, st.k6
+	k.kRows[1], k.kRowsNarrow[1] = streamKRows, 1
+	for R := 1; R <= streamKRows; R++ {
+		k.k4[R][1], k.k6[R][1] = st.k4[R], st.k6[R]
+	}
 	k.q8packed[1], k.q4packed[1] = st.q8packed, st.q4packed
 	k.wide, k.streamF32Cols, k.streamF16Cols = k512, 2048, 4096
 	return &k
