@@ -1,6 +1,7 @@
 package tensor
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -155,6 +156,45 @@ func BenchmarkKTileCompute(b *testing.B) {
 				b.ReportMetric(float64(b.N*nb)/s/1e6, "Msb/s")
 				b.ReportMetric(float64(b.N*len(m.Data))/s/1e9, "GB/s")
 			})
+		}
+	}
+}
+
+// BenchmarkStreamWideK is BenchmarkStreamMatVec's single-token product for
+// Q4_K and Q6_K rows of 4,096 and 14,336 elements (the 8B shapes' widths:
+// the second's quantized input, 21 KiB, no longer stays in L1 beside the
+// streaming weights), ~256 MiB each, at the default level, and there with
+// the tiles of one row for every width ("rows=1"), which the level uses
+// only while the input fits kNarrowBytes.
+//
+//	go test -run='^$' -bench=StreamWideK -benchtime=6x ./tensor
+func BenchmarkStreamWideK(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	for _, cols := range []int{4096, 14336} {
+		for _, typ := range []DType{Q4_K, Q6_K} {
+			rb, _ := typ.RowBytes(cols)
+			rows := (256 << 20) / rb
+			m := randomKQuant(b, rng, typ, rows, cols/QKK)
+			x := randVec(rng, cols)
+			out := make([]float32, rows)
+			run := func(b *testing.B) {
+				MatVec(out, m, x)
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					MatVec(out, m, x)
+				}
+				b.ReportMetric(float64(b.N)*float64(rows*rb)/b.Elapsed().Seconds()/1e9, "GB/s")
+			}
+			name := fmt.Sprintf("%v/%d", typ, cols)
+			b.Run(name, run)
+			if ks := kernelSets[level]; ks != nil && ks.kRows[1] > 1 && ks.kRowsNarrow[1] == 1 {
+				b.Run(name+"/rows=1", func(b *testing.B) {
+					old := ks.kRows[1]
+					ks.kRows[1] = 1
+					defer func() { ks.kRows[1] = old }()
+					run(b)
+				})
+			}
 		}
 	}
 }

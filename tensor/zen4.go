@@ -37,11 +37,11 @@ type streamTiles struct {
 // input that no longer stays in L1 for every row). K-quant rows whose
 // inputs exceed kNarrowBytes (rows of 11,008 elements or more: the FFN
 // down-projections of the 8B shapes) take the stream tiles of four rows,
-// which read each input line once per four rows: 14,336-wide Q4_K rows at
-// 2 threads 24.6–25.7 GB/s against 20.1–22.0 with one row, Q6_K the same
-// (22.0–22.9 against 22.6–23.6); one row reads the 4,096-wide ones at
-// 34–36 GB/s, and its one input of 21 KiB per row, re-read from L2 while
-// the weights stream through L1, is what a packed K layout would remove.
+// which read each input line once per four rows (BenchmarkStreamWideK:
+// 14,336-wide Q4_K rows at one thread 13.3–13.7 GB/s against 11.2–11.3
+// with one row, Q6_K no better), where a row of 4,096 streams at 23 GB/s:
+// the input of 21 KiB re-read for each row while the weights stream
+// through L1 is what a packed K layout would remove.
 // Blocks of several tokens keep avx512's tiles, which compute more per
 // byte read.
 func zen4Kernels(k512 *kernelSet, st *streamTiles) *kernelSet {
