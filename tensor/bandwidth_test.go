@@ -164,8 +164,8 @@ func BenchmarkKTileCompute(b *testing.B) {
 // Q4_K and Q6_K rows of 4,096 and 14,336 elements (the 8B shapes' widths:
 // the second's quantized input, 21 KiB, no longer stays in L1 beside the
 // streaming weights), ~256 MiB each, at the default level, and there with
-// the tiles of one row for every width ("rows=1"), which the level uses
-// only while the input fits kNarrowBytes.
+// the tiles of one row for every width ("rows=1") where the level uses
+// them only while the input fits kNarrowBytes.
 //
 //	go test -run='^$' -bench=StreamWideK -benchtime=6x ./tensor
 func BenchmarkStreamWideK(b *testing.B) {
@@ -187,7 +187,7 @@ func BenchmarkStreamWideK(b *testing.B) {
 			}
 			name := fmt.Sprintf("%v/%d", typ, cols)
 			b.Run(name, run)
-			if ks := kernelSets[level]; ks != nil && ks.kRows[1] > 1 && ks.kRowsNarrow[1] == 1 {
+			if ks := kernelSets[level]; ks != nil && ks.kRows[1] > 1 && ks.kRowsNarrow[1] == 1 && (typ == Q4_K || ks.k6RowsWide[1] == 0) {
 				b.Run(name+"/rows=1", func(b *testing.B) {
 					old := ks.kRows[1]
 					ks.kRows[1] = 1

@@ -50,6 +50,7 @@ type kernelSet struct {
 	kMaxT          int
 	kGroupScales   bool          // the K tiles of 3 or more tokens read their group's scales from its first token (setGroupScales)
 	kRowsNarrow    [maxT + 1]int // K tile heights when the inputs fit in L1 (kNarrowBytes); 0: kRows
+	k6RowsWide     [maxT + 1]int // Q6_K tile heights when they do not; 0: kRows
 	maxT           int           // largest T with kernels
 	wsum           [5]wsumFn     // wsum[c] covers c·wsumWidth columns
 	wsumWidth      int
@@ -302,6 +303,8 @@ func (p *product) prepare(out []float32, w *Matrix, x []float32, n int, acts *ac
 			p.kRows = &ks.kRows
 			if ks.kRowsNarrow[1] > 0 && uintptr(n*(cols/QKK))*unsafe.Sizeof(actBlockK{}) <= kNarrowBytes {
 				p.kRows = &ks.kRowsNarrow
+			} else if w.Type == Q6_K && ks.k6RowsWide[1] > 0 {
+				p.kRows = &ks.k6RowsWide
 			}
 		}
 	}

@@ -229,3 +229,26 @@ func BenchmarkKQuantBlocks(b *testing.B) {
 		}
 	}
 }
+
+// TestKQuantWideRows runs the K-quant products whose inputs exceed
+// kNarrowBytes (avx512-zen4 takes four-row tiles there for Q4_K and one-row
+// ones for Q6_K) at every level against the portable code, bit for bit,
+// with row counts that leave remainders of every height.
+func TestKQuantWideRows(t *testing.T) {
+	rng := rand.New(rand.NewPCG(81, 82))
+	defer SetThreads(0)
+	nb := int(kNarrowBytes/unsafe.Sizeof(actBlockK{})) + 1 // the narrowest wide row
+	for _, typ := range []DType{Q4_K, Q6_K} {
+		for _, rows := range []int{5, 7, 13} {
+			m := extremeKQuant(t, rng, typ, rows, nb)
+			for _, n := range []int{1, 2} {
+				x := randVec(rng, n*m.Cols)
+				want := make([]float32, n*rows)
+				atLevel(levelPortable, func() { MatMul(want, m, x, n) })
+				for _, l := range levels() {
+					checkLevels(t, m, x, n, want, l, 1, 2)
+				}
+			}
+		}
+	}
+}

@@ -39,7 +39,8 @@ type streamTiles struct {
 // down-projections of the 8B shapes) take the stream tiles of four rows,
 // which read each input line once per four rows (BenchmarkStreamWideK:
 // 14,336-wide Q4_K rows at one thread 13.3–13.7 GB/s against 11.2–11.3
-// with one row, Q6_K no better), where a row of 4,096 streams at 23 GB/s:
+// with one row; Q6_K rows keep one, which read them as fast or faster:
+// 12.2–12.4 against 11.4–11.7), where a row of 4,096 streams at 23 GB/s:
 // the input of 21 KiB re-read for each row while the weights stream
 // through L1 is what a packed K layout would remove.
 // Blocks of several tokens keep avx512's tiles, which compute more per
@@ -49,6 +50,8 @@ func zen4Kernels(k512 *kernelSet, st *streamTiles) *kernelSet {
 	k.f32Rows[1], k.f32[1][1] = 1, st.f32
 	k.f16Rows[1], k.f16[1][1], k.bf16[1][1] = 1, st.f16, st.bf16
 	k.kRows[1], k.kRowsNarrow[1] = streamKRows, 1
+	k.k6RowsWide = k.kRows
+	k.k6RowsWide[1] = 1
 	for R := 1; R <= streamKRows; R++ {
 		k.k4[R][1], k.k6[R][1] = st.k4[R], st.k6[R]
 	}
