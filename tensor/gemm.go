@@ -48,11 +48,12 @@ type kernelSet struct {
 	k4, k6         [maxR + 1][maxT + 1]kTileFn // Q4_K and Q6_K tiles
 	kRows          [maxT + 1]int               // their heights (0: no K-quant tiles)
 	kMaxT          int
-	kGroupScales   bool          // the K tiles of 3 or more tokens read their group's scales from its first token (setGroupScales)
-	kRowsNarrow    [maxT + 1]int // K tile heights when the inputs fit in L1 (kNarrowBytes); 0: kRows
-	k6RowsWide     [maxT + 1]int // Q6_K tile heights when they do not; 0: kRows
-	maxT           int           // largest T with kernels
-	wsum           [5]wsumFn     // wsum[c] covers c·wsumWidth columns
+	kGroupScales   bool                        // the K tiles of 3 or more tokens read their group's scales from its first token (setGroupScales)
+	kRowsNarrow    [maxT + 1]int               // K tile heights when the inputs fit in L1 (kNarrowBytes); 0: kRows
+	k6RowsWide     [maxT + 1]int               // Q6_K tile heights when they do not; 0: kRows
+	k4Wide         [maxR + 1][maxT + 1]kTileFn // Q4_K tiles when they do not (with kRows); nil: k4
+	maxT           int                         // largest T with kernels
+	wsum           [5]wsumFn                   // wsum[c] covers c·wsumWidth columns
 	wsumWidth      int
 	quant          func(dst *actBlock, x *float32, nb int, off int32) // quantizeActs, or nil
 	quantK         func(dst *actBlockK, x *float32, nb int)           // quantizeActsK, or nil
@@ -245,12 +246,13 @@ type product struct {
 	n   int
 	ks  *kernelSet // the tiles; nil: the portable dot products
 
-	acts   []actBlock  // x quantized (Q8_0, Q4_0)
-	pairs  []actPair   // acts in token pairs (nil: the one-token tiles)
-	packed []byte      // the packed rows (Q8_0, Q4_0 at AVX-512; pack.go)
-	actsK  []actBlockK // x quantized (Q4_K, Q6_K)
-	kRows  *[maxT + 1]int
-	q5     *q5Set // the Q5_0 tiles (q5.go)
+	acts   []actBlock                   // x quantized (Q8_0, Q4_0)
+	pairs  []actPair                    // acts in token pairs (nil: the one-token tiles)
+	packed []byte                       // the packed rows (Q8_0, Q4_0 at AVX-512; pack.go)
+	actsK  []actBlockK                  // x quantized (Q4_K, Q6_K)
+	kRows  *[maxT + 1]int               // the K tiles' heights
+	kTiles *[maxR + 1][maxT + 1]kTileFn // the K tiles
+	q5     *q5Set                       // the Q5_0 tiles (q5.go)
 }
 
 // prepare sets p up to compute out = W·x for n inputs x, quantizing x for
@@ -300,11 +302,17 @@ func (p *product) prepare(out []float32, w *Matrix, x []float32, n int, acts *ac
 		p.actsK = acts.getK(x, n)
 		if ks != nil && ks.kRows[1] > 0 && cols/QKK > 0 {
 			p.ks = ks
-			p.kRows = &ks.kRows
-			if ks.kRowsNarrow[1] > 0 && uintptr(n*(cols/QKK))*unsafe.Sizeof(actBlockK{}) <= kNarrowBytes {
+			p.kRows, p.kTiles = &ks.kRows, &ks.k4
+			if w.Type == Q6_K {
+				p.kTiles = &ks.k6
+			}
+			switch {
+			case ks.kRowsNarrow[1] > 0 && uintptr(n*(cols/QKK))*unsafe.Sizeof(actBlockK{}) <= kNarrowBytes:
 				p.kRows = &ks.kRowsNarrow
-			} else if w.Type == Q6_K && ks.k6RowsWide[1] > 0 {
+			case w.Type == Q6_K && ks.k6RowsWide[1] > 0:
 				p.kRows = &ks.k6RowsWide
+			case w.Type == Q4_K && ks.k4Wide[1][1] != nil:
+				p.kTiles = &ks.k4Wide
 			}
 		}
 	}
@@ -440,11 +448,7 @@ func (p *product) tiles(lo, hi int) {
 			ts.tiles[R][T](&w.Data[r*rb], ldw, &acts[t*nb], ldx, nb, &out[t*rows+r], ldo)
 		})
 	case Q4_K, Q6_K:
-		nb, acts := cols/QKK, p.actsK
-		tiles := &ks.k4
-		if w.Type == Q6_K {
-			tiles = &ks.k6
-		}
+		nb, acts, tiles := cols/QKK, p.actsK, p.kTiles
 		ldw, ldx := uintptr(rb), uintptr(nb)*unsafe.Sizeof(actBlockK{})
 		forTiles(lo, hi, n, rb, ks.kMaxT, p.kRows, func(r, R, t, T int) {
 			tiles[R][T](&w.Data[r*rb], ldw, &acts[t*nb], ldx, nb, &out[t*rows+r], ldo)

@@ -930,6 +930,30 @@ func k4Zen4R3T1NP(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *
 func k4Zen4R4T1NP(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
 
 //go:noescape
+func k4Zen4S1T1NP(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func k4Zen4S2T1NP(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func k4Zen4S3T1NP(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func k4Zen4S4T1NP(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func k4Zen4S5T1NP(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func k4Zen4S6T1NP(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func k4Zen4S7T1NP(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func k4Zen4S8T1NP(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
 func k6Zen4R1T1NP(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
 
 //go:noescape
@@ -940,6 +964,30 @@ func k6Zen4R3T1NP(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *
 
 //go:noescape
 func k6Zen4R4T1NP(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func k6Zen4S1T1NP(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func k6Zen4S2T1NP(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func k6Zen4S3T1NP(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func k6Zen4S4T1NP(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func k6Zen4S5T1NP(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func k6Zen4S6T1NP(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func k6Zen4S7T1NP(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func k6Zen4S8T1NP(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
 
 //go:noescape
 func q8PackedAVX512T1NP(w *byte, ldw uintptr, x *actBlock, ldx uintptr, nb int, out *float32, ldo uintptr)
@@ -1262,7 +1310,9 @@ func init() {
 	kernelSets[levelAVX512Zen4] = zen4Kernels(k512, &streamTiles{
 		f32: f32AVX512R1T1NP, f16: f16AVX512R1T1NP, bf16: bf16AVX512R1T1NP,
 		k4:       [streamKRows + 1]kTileFn{nil, k4Zen4R1T1NP, k4Zen4R2T1NP, k4Zen4R3T1NP, k4Zen4R4T1NP},
+		k4seq:    [maxR + 1]kTileFn{nil, k4Zen4S1T1NP, k4Zen4S2T1NP, k4Zen4S3T1NP, k4Zen4S4T1NP, k4Zen4S5T1NP, k4Zen4S6T1NP, k4Zen4S7T1NP, k4Zen4S8T1NP},
 		k6:       [streamKRows + 1]kTileFn{nil, k6Zen4R1T1NP, k6Zen4R2T1NP, k6Zen4R3T1NP, k6Zen4R4T1NP},
+		k6seq:    [maxR + 1]kTileFn{nil, k6Zen4S1T1NP, k6Zen4S2T1NP, k6Zen4S3T1NP, k6Zen4S4T1NP, k6Zen4S5T1NP, k6Zen4S6T1NP, k6Zen4S7T1NP, k6Zen4S8T1NP},
 		q8packed: q8PackedAVX512T1NP, q4packed: q4PackedAVX512T1NP,
 	})
 	q5Sets[levelAVX512Zen4] = q5z

@@ -1335,8 +1335,11 @@ func (g *gen) kquantAVX512(q6 bool, R, T int) string {
 // says which widths take which).
 const streamKRows = 4
 
-func (g *gen) k4Stream(R int) string {
+func (g *gen) k4Stream(R, seq int) string {
 	name := fmt.Sprintf("k4Zen4R%dT1", R) + g.suffix()
+	if seq > 0 {
+		name = fmt.Sprintf("k4Zen4S%dT1", seq) + g.suffix()
+	}
 	fmt.Fprintf(&g.decls, "//go:noescape\nfunc %s(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)\n\n", name)
 	g.p("// func %s(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)", name)
 	g.p("TEXT ·%s(SB), $%d-56", name, 8*R) // the frame: d·dx, dmin·dx per row
@@ -1354,12 +1357,19 @@ func (g *gen) k4Stream(R int) string {
 	)
 	g.pointers(rows, arg(0), arg(1), "R12")
 	g.p("\tMOVQ %s, %s", arg(2), P)
+	if seq > 0 {
+		g.seqHead(name, seq)
+	}
 	g.p("\tVPBROADCASTD kconst<>+0(SB), Y%d", mask)
 	for i, r := range []int{shA, shB, cnt, lo, hi} {
 		g.p("\tVBROADCASTI32X4 k4unpack<>+%d(SB), Y%d", 16*i, r)
 	}
 	for i, r := range []int{dupA, dupB, dupM} {
 		g.p("\tVMOVDQU64 k4dup<>+%d(SB), Y%d", 32*i, r)
+	}
+	if seq > 0 {
+		g.p("%s_row:", name)
+		g.p("\tMOVQ R11, %s", P)
 	}
 	for r := 0; r < R; r++ {
 		g.p("\tVPXORD Y%d, Y%d, Y%d", facc(r), facc(r), facc(r))
@@ -1423,11 +1433,46 @@ func (g *gen) k4Stream(R int) string {
 	g.p("\tDECQ CX")
 	g.p("\tJNZ %s_loop", name)
 	g.p("%s_reduce:", name)
+	if seq > 0 {
+		g.seqTail(name)
+		return name
+	}
 	for r := 0; r < R; r++ {
 		g.p("\tVINSERTF64X4 $1, Y%d, Z%d, Z%d", faccHi(r), facc(r), facc(r))
 	}
 	g.storeOutK(R, 1, func(r, t int) int { return facc(r) }, tlo)
 	return name
+}
+
+// seqHead starts a sequential stream tile (k4Stream, k6Stream with seq
+// rows): seq rows one after another, each read whole as one stream, with
+// the constants loaded once. R11 keeps the inputs' start, R12 the row
+// stride, R13 the output, BX the rows left; the row is SI.
+func (g *gen) seqHead(name string, seq int) {
+	g.p("\tMOVQ %s, R11", arg(2))
+	g.p("\tMOVQ %s, R12", arg(1))
+	g.p("\tMOVQ out+40(FP), R13")
+	g.p("\tMOVQ $%d, BX", seq)
+}
+
+// seqTail ends one row of a sequential stream tile: its lanes 0–7 (Y0)
+// and 8–15 (Y1) reduced as storeOutK reduces one row's accumulator (lanes
+// i and i+8 added first, then i+4, i+2, i+1: reduce16), the sum stored,
+// and the next row started.
+func (g *gen) seqTail(name string) {
+	g.p("\tVADDPS Y1, Y0, Y0")
+	g.p("\tVEXTRACTF32X4 $1, Y0, X31")
+	g.p("\tVADDPS X31, X0, X0")
+	g.p("\tVPERMILPS $0x4e, X0, X31")
+	g.p("\tVADDPS X31, X0, X0")
+	g.p("\tVMOVSHDUP X0, X31")
+	g.p("\tVADDSS X31, X0, X0")
+	g.p("\tVMOVSS X0, (R13)")
+	g.p("\tADDQ R12, SI")
+	g.p("\tADDQ $4, R13")
+	g.p("\tDECQ BX")
+	g.p("\tJNZ %s_row", name)
+	g.ret()
 }
 
 // k6Stream is k4Stream for Q6_K: kquantAVX512's operations on the same
@@ -1441,8 +1486,11 @@ func (g *gen) k4Stream(R int) string {
 // are their nibbles merged with qh's bits by VPTERNLOGD; the int32 lanes
 // start at −32·sc·S16 (kquantAVX512's VPMULLW, VPMOVZXWD and VPMADDWD,
 // once for the 16 lanes).
-func (g *gen) k6Stream(R int) string {
+func (g *gen) k6Stream(R, seq int) string {
 	name := fmt.Sprintf("k6Zen4R%dT1", R) + g.suffix()
+	if seq > 0 {
+		name = fmt.Sprintf("k6Zen4S%dT1", seq) + g.suffix()
+	}
 	fmt.Fprintf(&g.decls, "//go:noescape\nfunc %s(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)\n\n", name)
 	g.p("// func %s(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)", name)
 	g.p("TEXT ·%s(SB), NOSPLIT, $0-56", name)
@@ -1458,10 +1506,17 @@ func (g *gen) k6Stream(R int) string {
 	)
 	g.pointers(rows, arg(0), arg(1), "R12")
 	g.p("\tMOVQ %s, %s", arg(2), P)
+	if seq > 0 {
+		g.seqHead(name, seq)
+	}
 	g.p("\tVPBROADCASTD kconst<>+0(SB), Y%d", m0F)
 	g.p("\tVPBROADCASTD kconst<>+4(SB), Y%d", m30)
 	g.p("\tVMOVDQU64 k6dup<>+0(SB), Y%d", tabA)
 	g.p("\tVMOVDQU64 k6dup<>+32(SB), Y%d", tabB)
+	if seq > 0 {
+		g.p("%s_row:", name)
+		g.p("\tMOVQ R11, %s", P)
+	}
 	for r := 0; r < R; r++ {
 		g.p("\tVPXORD Y%d, Y%d, Y%d", facc(r), facc(r), facc(r))
 		g.p("\tVPXORD Y%d, Y%d, Y%d", faccHi(r), faccHi(r), faccHi(r))
@@ -1542,6 +1597,10 @@ func (g *gen) k6Stream(R int) string {
 	g.p("\tDECQ CX")
 	g.p("\tJNZ %s_loop", name)
 	g.p("%s_reduce:", name)
+	if seq > 0 {
+		g.seqTail(name)
+		return name
+	}
 	for r := 0; r < R; r++ {
 		g.p("\tVINSERTF64X4 $1, Y%d, Z%d, Z%d", faccHi(r), facc(r), facc(r))
 	}
@@ -2941,15 +3000,21 @@ func main() {
 	g.noPrefetch = true
 	fmt.Fprintf(&zen4, "\tkernelSets[levelAVX512Zen4] = zen4Kernels(k512, &streamTiles{\n")
 	fmt.Fprintf(&zen4, "\t\tf32: %s, f16: %s, bf16: %s,\n", g.f32AVX512(1, 1), g.f16AVX512(false, 1, 1), g.f16AVX512(true, 1, 1))
-	fmt.Fprintf(&zen4, "\t\tk4: [streamKRows + 1]kTileFn{nil")
-	for R := 1; R <= streamKRows; R++ {
-		fmt.Fprintf(&zen4, ", %s", g.k4Stream(R))
+	for _, kind := range []string{"k4", "k6"} {
+		mk := g.k4Stream
+		if kind == "k6" {
+			mk = g.k6Stream
+		}
+		fmt.Fprintf(&zen4, "\t\t%s: [streamKRows + 1]kTileFn{nil", kind)
+		for R := 1; R <= streamKRows; R++ {
+			fmt.Fprintf(&zen4, ", %s", mk(R, 0))
+		}
+		fmt.Fprintf(&zen4, "},\n\t\t%sseq: [maxR + 1]kTileFn{nil", kind)
+		for R := 1; R <= 8; R++ {
+			fmt.Fprintf(&zen4, ", %s", mk(1, R))
+		}
+		fmt.Fprintf(&zen4, "},\n")
 	}
-	fmt.Fprintf(&zen4, "},\n\t\tk6: [streamKRows + 1]kTileFn{nil")
-	for R := 1; R <= streamKRows; R++ {
-		fmt.Fprintf(&zen4, ", %s", g.k6Stream(R))
-	}
-	fmt.Fprintf(&zen4, "},\n")
 	fmt.Fprintf(&zen4, "\t\tq8packed: %s, q4packed: %s,\n\t})\n", g.packedAVX512(false, 1), g.packedAVX512(true, 1))
 	fmt.Fprintf(&zen4, "\tq5Sets[levelAVX512Zen4] = q5z\n")
 	g.noPrefetch = false

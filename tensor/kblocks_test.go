@@ -112,10 +112,24 @@ func TestKQuantTiles(t *testing.T) {
 func checkKQuantTiles(t *testing.T, name string, ks *kernelSet) {
 	rng := rand.New(rand.NewPCG(71, 72))
 	const n = maxT + 2 // tokens laid out; tiles start at token 0, 1 or 2
-	for _, typ := range []DType{Q4_K, Q6_K} {
-		tiles, dot := &ks.k4, dotQ4KInt
+	type set struct {
+		typ   DType
+		tiles *[maxR + 1][maxT + 1]kTileFn
+		rows  [maxT + 1]int
+	}
+	// Every table with the most rows any of its uses takes.
+	rows := ks.kRows
+	for T := range rows {
+		rows[T] = max(rows[T], ks.kRowsNarrow[T], ks.k6RowsWide[T])
+	}
+	sets := []set{{Q4_K, &ks.k4, rows}, {Q6_K, &ks.k6, rows}}
+	if ks.k4Wide[1][1] != nil {
+		sets = append(sets, set{Q4_K, &ks.k4Wide, ks.kRows})
+	}
+	for _, st := range sets {
+		typ, tiles, dot := st.typ, st.tiles, dotQ4KInt
 		if typ == Q6_K {
-			tiles, dot = &ks.k6, dotQ6KInt
+			dot = dotQ6KInt
 		}
 		for nb := 1; nb <= 3; nb++ {
 			rows := maxR + 2
@@ -129,7 +143,7 @@ func checkKQuantTiles(t *testing.T, name string, ks *kernelSet) {
 				}
 			}
 			for T := 1; T <= ks.kMaxT; T++ {
-				for R := 1; R <= ks.kRows[T]; R++ {
+				for R := 1; R <= st.rows[T]; R++ {
 					tile := tiles[R][T]
 					if tile == nil {
 						t.Fatalf("%s %v: no tile R=%d T=%d", name, typ, R, T)

@@ -17,7 +17,8 @@ package tensor
 type streamTiles struct {
 	f32                f32TileFn
 	f16, bf16          f16TileFn
-	k4, k6             [streamKRows + 1]kTileFn // 1…streamKRows rows
+	k4, k6             [streamKRows + 1]kTileFn // 1…streamKRows rows at once
+	k4seq, k6seq       [maxR + 1]kTileFn        // 1…maxR rows one after another
 	q8packed, q4packed qTileFn                  // 16 packed rows (pack.go), one token
 }
 
@@ -42,18 +43,28 @@ type streamTiles struct {
 // with one row; Q6_K rows keep one, which read them as fast or faster:
 // 12.2–12.4 against 11.4–11.7), where a row of 4,096 streams at 23 GB/s:
 // the input of 21 KiB re-read for each row while the weights stream
-// through L1 is what a packed K layout would remove.
+// through L1 is what a packed K layout would remove. The other K rows
+// take the one-row tiles up to eight rows a call, one row after another
+// (gen_kernels.go, seqHead: each row still one stream, the constants and
+// the call paid once per eight rows): Phi-3-mini Q4_K_M at one thread
+// 9.6 / 10.0 / 9.8 tokens/s against 9.5 / 9.2 / 9.2 calling per row
+// (alternated, 13:57 UTC). Several rows at once are slower there: four
+// rows read 2,048-wide ones at 6–16 GB/s against one row's 20–38.
 // Blocks of several tokens keep avx512's tiles, which compute more per
 // byte read.
 func zen4Kernels(k512 *kernelSet, st *streamTiles) *kernelSet {
 	k := *k512
 	k.f32Rows[1], k.f32[1][1] = 1, st.f32
 	k.f16Rows[1], k.f16[1][1], k.bf16[1][1] = 1, st.f16, st.bf16
-	k.kRows[1], k.kRowsNarrow[1] = streamKRows, 1
+	k.kRows[1], k.kRowsNarrow[1] = streamKRows, maxR
 	k.k6RowsWide = k.kRows
-	k.k6RowsWide[1] = 1
+	k.k6RowsWide[1] = maxR
+	for R := 1; R <= maxR; R++ {
+		k.k4[R][1], k.k6[R][1] = st.k4seq[R], st.k6seq[R]
+	}
+	k.k4Wide = k.k4
 	for R := 1; R <= streamKRows; R++ {
-		k.k4[R][1], k.k6[R][1] = st.k4[R], st.k6[R]
+		k.k4Wide[R][1] = st.k4[R]
 	}
 	k.q8packed[1], k.q4packed[1] = st.q8packed, st.q4packed
 	k.wide, k.streamF32Cols, k.streamF16Cols = k512, 2048, 4096
