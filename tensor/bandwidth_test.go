@@ -163,9 +163,9 @@ func BenchmarkKTileCompute(b *testing.B) {
 // BenchmarkStreamWideK is BenchmarkStreamMatVec's single-token product for
 // Q4_K and Q6_K rows of 4,096 and 14,336 elements (the 8B shapes' widths:
 // the second's quantized input, 21 KiB, no longer stays in L1 beside the
-// streaming weights), ~256 MiB each, at the default level, and there with
-// the tiles of one row for every width ("rows=1") where the level uses
-// them only while the input fits kNarrowBytes.
+// streaming weights), ~256 MiB each, at the default level, and for Q4_K
+// there with one row at a time ("rows=1") where the level reads the wide
+// rows several at once (k4WideRows).
 //
 //	go test -run='^$' -bench=StreamWideK -benchtime=6x ./tensor
 func BenchmarkStreamWideK(b *testing.B) {
@@ -187,11 +187,11 @@ func BenchmarkStreamWideK(b *testing.B) {
 			}
 			name := fmt.Sprintf("%v/%d", typ, cols)
 			b.Run(name, run)
-			if ks := kernelSets[level]; ks != nil && ks.kRows[1] > 1 && ks.kRowsNarrow[1] == 1 && (typ == Q4_K || ks.k6RowsWide[1] == 0) {
+			if ks := kernelSets[level]; ks != nil && typ == Q4_K && ks.k4WideRows[1] > 1 {
 				b.Run(name+"/rows=1", func(b *testing.B) {
-					old := ks.kRows[1]
-					ks.kRows[1] = 1
-					defer func() { ks.kRows[1] = old }()
+					old := ks.k4WideRows[1]
+					ks.k4WideRows[1] = 1
+					defer func() { ks.k4WideRows[1] = old }()
 					run(b)
 				})
 			}

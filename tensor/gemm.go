@@ -50,8 +50,8 @@ type kernelSet struct {
 	kMaxT          int
 	kGroupScales   bool                        // the K tiles of 3 or more tokens read their group's scales from its first token (setGroupScales)
 	kRowsNarrow    [maxT + 1]int               // K tile heights when the inputs fit in L1 (kNarrowBytes); 0: kRows
-	k6RowsWide     [maxT + 1]int               // Q6_K tile heights when they do not; 0: kRows
-	k4Wide         [maxR + 1][maxT + 1]kTileFn // Q4_K tiles when they do not (with kRows); nil: k4
+	k4Wide         [maxR + 1][maxT + 1]kTileFn // Q4_K tiles when they do not
+	k4WideRows     [maxT + 1]int               // their heights (0: k4 and kRows)
 	maxT           int                         // largest T with kernels
 	wsum           [5]wsumFn                   // wsum[c] covers c·wsumWidth columns
 	wsumWidth      int
@@ -309,10 +309,8 @@ func (p *product) prepare(out []float32, w *Matrix, x []float32, n int, acts *ac
 			switch {
 			case ks.kRowsNarrow[1] > 0 && uintptr(n*(cols/QKK))*unsafe.Sizeof(actBlockK{}) <= kNarrowBytes:
 				p.kRows = &ks.kRowsNarrow
-			case w.Type == Q6_K && ks.k6RowsWide[1] > 0:
-				p.kRows = &ks.k6RowsWide
-			case w.Type == Q4_K && ks.k4Wide[1][1] != nil:
-				p.kTiles = &ks.k4Wide
+			case w.Type == Q4_K && ks.k4WideRows[1] > 0:
+				p.kRows, p.kTiles = &ks.k4WideRows, &ks.k4Wide
 			}
 		}
 	}
@@ -408,22 +406,12 @@ func (p *product) tiles(lo, hi int) {
 			tiles = &ks.q4
 		}
 		ldw, ldx := uintptr(rb), uintptr(nb)*unsafe.Sizeof(actBlock{})
-		if pairs := p.pairs; pairs != nil {
-			// Token groups of pMaxT (even) in pairs: group t starts at
-			// pair t/2. A group of one token (the last of an odd n) runs
-			// the one-token tile.
+		if p.pairs != nil {
 			ptiles := &ks.q8p
 			if w.Type == Q4_0 {
 				ptiles = &ks.q4p
 			}
-			ldp := uintptr((n+1)/2) * unsafe.Sizeof(actPair{})
-			forTiles(lo, hi, n, rb, ks.pMaxT, &ks.pRows, func(r, R, t, T int) {
-				if T == 1 {
-					tiles[R][1](&w.Data[r*rb], ldw, &acts[t*nb], ldx, nb, &out[t*rows+r], ldo)
-				} else {
-					ptiles[R][T](&w.Data[r*rb], ldw, &pairs[t/2], ldp, nb, &out[t*rows+r], ldo)
-				}
-			})
+			p.pairTiles(lo, hi, tiles, ptiles, ks.pMaxT, &ks.pRows)
 			return
 		}
 		forTiles(lo, hi, n, rb, ks.maxT, &ks.qRows, func(r, R, t, T int) {
@@ -432,16 +420,8 @@ func (p *product) tiles(lo, hi int) {
 	case Q5_0:
 		nb, acts, ts := cols/QK, p.acts, p.q5
 		ldw, ldx := uintptr(rb), uintptr(nb)*unsafe.Sizeof(actBlock{})
-		if pairs := p.pairs; pairs != nil {
-			// As Q8_0's and Q4_0's token pairs above.
-			ldp := uintptr((n+1)/2) * unsafe.Sizeof(actPair{})
-			forTiles(lo, hi, n, rb, ts.pMaxT, &ts.pRows, func(r, R, t, T int) {
-				if T == 1 {
-					ts.tiles[R][1](&w.Data[r*rb], ldw, &acts[t*nb], ldx, nb, &out[t*rows+r], ldo)
-				} else {
-					ts.pairs[R][T](&w.Data[r*rb], ldw, &pairs[t/2], ldp, nb, &out[t*rows+r], ldo)
-				}
-			})
+		if p.pairs != nil {
+			p.pairTiles(lo, hi, &ts.tiles, &ts.pairs, ts.pMaxT, &ts.pRows)
 			return
 		}
 		forTiles(lo, hi, n, rb, ts.maxT, &ts.rows, func(r, R, t, T int) {
@@ -454,6 +434,24 @@ func (p *product) tiles(lo, hi int) {
 			tiles[R][T](&w.Data[r*rb], ldw, &acts[t*nb], ldx, nb, &out[t*rows+r], ldo)
 		})
 	}
+}
+
+// pairTiles computes rows [lo, hi) of a Q8_0, Q4_0 or Q5_0 product over
+// its inputs in token pairs: token groups of pMaxT (even), group t starting
+// at pair t/2, with the pair tiles ptiles; a group of one token (the last
+// of an odd n) runs the one-token tile of tiles.
+func (p *product) pairTiles(lo, hi int, tiles *[maxR + 1][maxT + 1]qTileFn, ptiles *[maxR + 1][maxT + 1]pairTileFn, pMaxT int, pRows *[maxT + 1]int) {
+	w, out, n, acts, pairs := p.w, p.out, p.n, p.acts, p.pairs
+	rows, rb, nb := w.Rows, w.rowBytes, w.Cols/QK
+	ldw, ldx, ldo := uintptr(rb), uintptr(nb)*unsafe.Sizeof(actBlock{}), uintptr(4*rows)
+	ldp := uintptr((n+1)/2) * unsafe.Sizeof(actPair{})
+	forTiles(lo, hi, n, rb, pMaxT, pRows, func(r, R, t, T int) {
+		if T == 1 {
+			tiles[R][1](&w.Data[r*rb], ldw, &acts[t*nb], ldx, nb, &out[t*rows+r], ldo)
+		} else {
+			ptiles[R][T](&w.Data[r*rb], ldw, &pairs[t/2], ldp, nb, &out[t*rows+r], ldo)
+		}
+	})
 }
 
 // l2Rows is how many rows of rowBytes bytes a thread works through for one

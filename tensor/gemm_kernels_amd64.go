@@ -918,9 +918,6 @@ func f16AVX512R1T1NP(w *byte, ldw uintptr, x *float32, ldx uintptr, cols int, ou
 func bf16AVX512R1T1NP(w *byte, ldw uintptr, x *float32, ldx uintptr, cols int, out *float32, ldo uintptr)
 
 //go:noescape
-func k4Zen4R1T1NP(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
-
-//go:noescape
 func k4Zen4R2T1NP(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
 
 //go:noescape
@@ -952,18 +949,6 @@ func k4Zen4S7T1NP(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *
 
 //go:noescape
 func k4Zen4S8T1NP(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
-
-//go:noescape
-func k6Zen4R1T1NP(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
-
-//go:noescape
-func k6Zen4R2T1NP(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
-
-//go:noescape
-func k6Zen4R3T1NP(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
-
-//go:noescape
-func k6Zen4R4T1NP(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
 
 //go:noescape
 func k6Zen4S1T1NP(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
@@ -1309,9 +1294,8 @@ func init() {
 	kernelSets[levelAVX512], kernelSets[levelAVX2] = k512, k2
 	kernelSets[levelAVX512Zen4] = zen4Kernels(k512, &streamTiles{
 		f32: f32AVX512R1T1NP, f16: f16AVX512R1T1NP, bf16: bf16AVX512R1T1NP,
-		k4:       [streamKRows + 1]kTileFn{nil, k4Zen4R1T1NP, k4Zen4R2T1NP, k4Zen4R3T1NP, k4Zen4R4T1NP},
+		k4:       [streamKRows + 1]kTileFn{nil, nil, k4Zen4R2T1NP, k4Zen4R3T1NP, k4Zen4R4T1NP},
 		k4seq:    [maxR + 1]kTileFn{nil, k4Zen4S1T1NP, k4Zen4S2T1NP, k4Zen4S3T1NP, k4Zen4S4T1NP, k4Zen4S5T1NP, k4Zen4S6T1NP, k4Zen4S7T1NP, k4Zen4S8T1NP},
-		k6:       [streamKRows + 1]kTileFn{nil, k6Zen4R1T1NP, k6Zen4R2T1NP, k6Zen4R3T1NP, k6Zen4R4T1NP},
 		k6seq:    [maxR + 1]kTileFn{nil, k6Zen4S1T1NP, k6Zen4S2T1NP, k6Zen4S3T1NP, k6Zen4S4T1NP, k6Zen4S5T1NP, k6Zen4S6T1NP, k6Zen4S7T1NP, k6Zen4S8T1NP},
 		q8packed: q8PackedAVX512T1NP, q4packed: q4PackedAVX512T1NP,
 	})

@@ -1311,7 +1311,88 @@ func (g *gen) kquantAVX512(q6 bool, R, T int) string {
 	return name
 }
 
-// k4Stream is the one-token Q4_K stream tile of avx512-zen4 (zen4.go),
+// streamKRows is the most rows k4Stream's tiles take at once (zen4.go
+// says which widths take which).
+const streamKRows = 4
+
+// streamTile writes a one-token K-quant stream tile of avx512-zen4
+// (zen4.go): R rows at once (seq = 0), or seq rows one after another, each
+// read whole as one stream, with the constants loaded once (R = 1). Row r
+// of a super-block (bb bytes; its pointer register row, at offset AX) is
+// written by body into the float accumulators Y(2r) (lanes 0–7) and
+// Y(2r+1) (lanes 8–15); consts loads the constants once; the inputs are at
+// DI; frame is the frame's size; vector registers from free on are free at
+// the end. With seq, R11 keeps the inputs' start, R12 the row stride, R13
+// the output and BX the rows left.
+func (g *gen) streamTile(kind string, R, seq, bb, frame, free int, consts func(), body func(r int, row string)) string {
+	name := fmt.Sprintf("%sZen4R%dT1", kind, R) + g.suffix()
+	if seq > 0 {
+		name = fmt.Sprintf("%sZen4S%dT1", kind, seq) + g.suffix()
+	}
+	fmt.Fprintf(&g.decls, "//go:noescape\nfunc %s(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)\n\n", name)
+	g.p("// func %s(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)", name)
+	if frame == 0 {
+		g.p("TEXT ·%s(SB), NOSPLIT, $0-56", name)
+	} else {
+		g.p("TEXT ·%s(SB), $%d-56", name, frame)
+	}
+	rows := []string{"SI", "R8", "R9", "R10"}[:R]
+	g.pointers(rows, arg(0), arg(1), "R12")
+	g.p("\tMOVQ %s, DI", arg(2))
+	if seq > 0 {
+		g.p("\tMOVQ %s, R11", arg(2))
+		g.p("\tMOVQ %s, R12", arg(1))
+		g.p("\tMOVQ out+40(FP), R13")
+		g.p("\tMOVQ $%d, BX", seq)
+	}
+	consts()
+	if seq > 0 {
+		g.p("%s_row:", name)
+		g.p("\tMOVQ R11, DI")
+	}
+	for k := 0; k < 2*R; k++ {
+		g.p("\tVPXORD Y%d, Y%d, Y%d", k, k, k)
+	}
+	g.p("\tXORQ AX, AX")
+	g.p("\tMOVQ nb+32(FP), CX")
+	g.p("\tTESTQ CX, CX")
+	g.p("\tJZ %s_reduce", name)
+	g.p("%s_loop:", name)
+	for r, row := range rows {
+		body(r, row)
+	}
+	g.p("\tADDQ $%d, AX", bb)
+	g.p("\tADDQ $%d, DI", actKSize)
+	g.p("\tDECQ CX")
+	g.p("\tJNZ %s_loop", name)
+	g.p("%s_reduce:", name)
+	if seq == 0 {
+		for r := 0; r < R; r++ {
+			g.p("\tVINSERTF64X4 $1, Y%d, Z%d, Z%d", 2*r+1, 2*r, 2*r)
+		}
+		g.storeOutK(R, 1, func(r, t int) int { return 2 * r }, free)
+		return name
+	}
+	// The row's lanes reduced as storeOutK reduces one accumulator (lanes
+	// i and i+8 added first, then i+4, i+2, i+1: reduce16), the sum
+	// stored, and the next row started.
+	g.p("\tVADDPS Y1, Y0, Y0")
+	g.p("\tVEXTRACTF32X4 $1, Y0, X31")
+	g.p("\tVADDPS X31, X0, X0")
+	g.p("\tVPERMILPS $0x4e, X0, X31")
+	g.p("\tVADDPS X31, X0, X0")
+	g.p("\tVMOVSHDUP X0, X31")
+	g.p("\tVADDSS X31, X0, X0")
+	g.p("\tVMOVSS X0, (R13)")
+	g.p("\tADDQ R12, SI")
+	g.p("\tADDQ $4, R13")
+	g.p("\tDECQ BX")
+	g.p("\tJNZ %s_row", name)
+	g.ret()
+	return name
+}
+
+// k4Stream is the one-token Q4_K stream tile of avx512-zen4 (streamTile),
 // with kquantAVX512's operations on the same values in the same order
 // (the same bits), arranged for a CPU whose 512-bit instructions take two
 // passes through 256-bit units and which issues at most six instructions a
@@ -1331,56 +1412,26 @@ func (g *gen) kquantAVX512(q6 bool, R, T int) string {
 //
 // Measured on the Zen 4 against kquantAVX512's one-row tile (the same
 // bits): docs/BENCHMARKS.md, "Single-token products per kernel level".
-// streamKRows is the most rows of k4Stream's and k6Stream's tiles (zen4.go
-// says which widths take which).
-const streamKRows = 4
-
 func (g *gen) k4Stream(R, seq int) string {
-	name := fmt.Sprintf("k4Zen4R%dT1", R) + g.suffix()
-	if seq > 0 {
-		name = fmt.Sprintf("k4Zen4S%dT1", seq) + g.suffix()
-	}
-	fmt.Fprintf(&g.decls, "//go:noescape\nfunc %s(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)\n\n", name)
-	g.p("// func %s(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)", name)
-	g.p("TEXT ·%s(SB), $%d-56", name, 8*R) // the frame: d·dx, dmin·dx per row
-	rows := []string{"SI", "R8", "R9", "R10"}[:R]
 	const P = "DI"
-	// Per row, the float accumulators (lanes 0–7, 8–15) stay; the rest is
+	// Registers 0 … 2R−1 are the rows' float accumulators; the rest is
 	// reused row after row.
-	facc := func(r int) int { return 2 * r }
-	faccHi := func(r int) int { return 2*r + 1 }
 	const (
 		tlo, thi, zu, zt, sa, sb, zm, zd = 8, 9, 10, 11, 12, 13, 14, 15
 		zc, zl, zh, p0, p1, zsc          = 16, 17, 18, 19, 20, 21
 		mask, shA, shB, cnt, lo, hi      = 22, 23, 24, 25, 26, 27 // constants
 		dupA, dupB, dupM                 = 28, 29, 30
 	)
-	g.pointers(rows, arg(0), arg(1), "R12")
-	g.p("\tMOVQ %s, %s", arg(2), P)
-	if seq > 0 {
-		g.seqHead(name, seq)
+	consts := func() {
+		g.p("\tVPBROADCASTD kconst<>+0(SB), Y%d", mask)
+		for i, r := range []int{shA, shB, cnt, lo, hi} {
+			g.p("\tVBROADCASTI32X4 k4unpack<>+%d(SB), Y%d", 16*i, r)
+		}
+		for i, r := range []int{dupA, dupB, dupM} {
+			g.p("\tVMOVDQU64 k4dup<>+%d(SB), Y%d", 32*i, r)
+		}
 	}
-	g.p("\tVPBROADCASTD kconst<>+0(SB), Y%d", mask)
-	for i, r := range []int{shA, shB, cnt, lo, hi} {
-		g.p("\tVBROADCASTI32X4 k4unpack<>+%d(SB), Y%d", 16*i, r)
-	}
-	for i, r := range []int{dupA, dupB, dupM} {
-		g.p("\tVMOVDQU64 k4dup<>+%d(SB), Y%d", 32*i, r)
-	}
-	if seq > 0 {
-		g.p("%s_row:", name)
-		g.p("\tMOVQ R11, %s", P)
-	}
-	for r := 0; r < R; r++ {
-		g.p("\tVPXORD Y%d, Y%d, Y%d", facc(r), facc(r), facc(r))
-		g.p("\tVPXORD Y%d, Y%d, Y%d", faccHi(r), faccHi(r), faccHi(r))
-	}
-	g.p("\tXORQ AX, AX")
-	g.p("\tMOVQ nb+32(FP), CX")
-	g.p("\tTESTQ CX, CX")
-	g.p("\tJZ %s_reduce", name)
-	g.p("%s_loop:", name)
-	for r, row := range rows {
+	body := func(r int, row string) {
 		// getScaleMinK4 for the eight sub-blocks (kquantAVX512's
 		// unpacking): bytes 0–7 of zu the scales, 8–15 the mins, in both
 		// halves.
@@ -1421,112 +1472,42 @@ func (g *gen) k4Stream(R, seq int) string {
 		g.p("\tVMOVQ X%d, %d(SP)", zd, 8*r) // d·dx, dmin·dx
 		g.p("\tVCVTDQ2PS Y%d, Y%d", tlo, tlo)
 		g.p("\tVCVTDQ2PS Y%d, Y%d", thi, thi)
-		g.p("\tVFMADD231PS.BCST %d(SP), Y%d, Y%d", 8*r, tlo, facc(r))
-		g.p("\tVFMADD231PS.BCST %d(SP), Y%d, Y%d", 8*r, thi, faccHi(r))
+		g.p("\tVFMADD231PS.BCST %d(SP), Y%d, Y%d", 8*r, tlo, 2*r)
+		g.p("\tVFMADD231PS.BCST %d(SP), Y%d, Y%d", 8*r, thi, 2*r+1)
 		// m·S32 < 2^15·2^6: VPMADDWD of (m, 0) with S32 is exact.
 		g.p("\tVPMADDWD 320(%s), Y%d, Y%d", P, zm, thi)
 		g.p("\tVCVTDQ2PS Y%d, Y%d", thi, thi)
-		g.p("\tVFNMADD231PS.BCST %d(SP), Y%d, Y%d", 8*r+4, thi, facc(r))
+		g.p("\tVFNMADD231PS.BCST %d(SP), Y%d, Y%d", 8*r+4, thi, 2*r)
 	}
-	g.p("\tADDQ $144, AX")
-	g.p("\tADDQ $%d, %s", actKSize, P)
-	g.p("\tDECQ CX")
-	g.p("\tJNZ %s_loop", name)
-	g.p("%s_reduce:", name)
-	if seq > 0 {
-		g.seqTail(name)
-		return name
-	}
-	for r := 0; r < R; r++ {
-		g.p("\tVINSERTF64X4 $1, Y%d, Z%d, Z%d", faccHi(r), facc(r), facc(r))
-	}
-	g.storeOutK(R, 1, func(r, t int) int { return facc(r) }, tlo)
-	return name
+	return g.streamTile("k4", R, seq, 144, 8*R, tlo, consts, body)
 }
 
-// seqHead starts a sequential stream tile (k4Stream, k6Stream with seq
-// rows): seq rows one after another, each read whole as one stream, with
-// the constants loaded once. R11 keeps the inputs' start, R12 the row
-// stride, R13 the output, BX the rows left; the row is SI.
-func (g *gen) seqHead(name string, seq int) {
-	g.p("\tMOVQ %s, R11", arg(2))
-	g.p("\tMOVQ %s, R12", arg(1))
-	g.p("\tMOVQ out+40(FP), R13")
-	g.p("\tMOVQ $%d, BX", seq)
-}
-
-// seqTail ends one row of a sequential stream tile: its lanes 0–7 (Y0)
-// and 8–15 (Y1) reduced as storeOutK reduces one row's accumulator (lanes
-// i and i+8 added first, then i+4, i+2, i+1: reduce16), the sum stored,
-// and the next row started.
-func (g *gen) seqTail(name string) {
-	g.p("\tVADDPS Y1, Y0, Y0")
-	g.p("\tVEXTRACTF32X4 $1, Y0, X31")
-	g.p("\tVADDPS X31, X0, X0")
-	g.p("\tVPERMILPS $0x4e, X0, X31")
-	g.p("\tVADDPS X31, X0, X0")
-	g.p("\tVMOVSHDUP X0, X31")
-	g.p("\tVADDSS X31, X0, X0")
-	g.p("\tVMOVSS X0, (R13)")
-	g.p("\tADDQ R12, SI")
-	g.p("\tADDQ $4, R13")
-	g.p("\tDECQ BX")
-	g.p("\tJNZ %s_row", name)
-	g.ret()
-}
-
-// k6Stream is k4Stream for Q6_K: kquantAVX512's operations on the same
-// values in the same order, in YMM registers. A 32-element register of the
-// chunk holds two 16-element sub-blocks, one per 128-bit half, so the word
-// pairs (sc, sc) of the scales are laid out two sub-blocks per 32-bit
-// word's position (sa: sub-blocks 0–7, sb: 8–15; sub-block 2v in the low
-// half, 2v+1 in the high) and VPSHUFD spreads register v's. Per
-// 128-element half n of the super-block: ql's two 32-byte rows and qh's
-// 32 bytes are loaded once for the half's two chunks; each chunk's codes
-// are their nibbles merged with qh's bits by VPTERNLOGD; the int32 lanes
-// start at −32·sc·S16 (kquantAVX512's VPMULLW, VPMOVZXWD and VPMADDWD,
-// once for the 16 lanes).
-func (g *gen) k6Stream(R, seq int) string {
-	name := fmt.Sprintf("k6Zen4R%dT1", R) + g.suffix()
-	if seq > 0 {
-		name = fmt.Sprintf("k6Zen4S%dT1", seq) + g.suffix()
-	}
-	fmt.Fprintf(&g.decls, "//go:noescape\nfunc %s(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)\n\n", name)
-	g.p("// func %s(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)", name)
-	g.p("TEXT ·%s(SB), NOSPLIT, $0-56", name)
-	rows := []string{"SI", "R8", "R9", "R10"}[:R]
+// k6Stream is k4Stream for Q6_K, of seq rows one after another: kquantAVX512's
+// operations on the same values in the same order, in YMM registers. A
+// 32-element register of the chunk holds two 16-element sub-blocks, one
+// per 128-bit half, so the word pairs (sc, sc) of the scales are laid out
+// two sub-blocks per 32-bit word's position (sa: sub-blocks 0–7, sb:
+// 8–15; sub-block 2v in the low half, 2v+1 in the high) and VPSHUFD
+// spreads register v's. Per 128-element half n of the super-block: ql's
+// two 32-byte rows and qh's 32 bytes are loaded once for the half's two
+// chunks; each chunk's codes are their nibbles merged with qh's bits by
+// VPTERNLOGD; the int32 lanes start at −32·sc·S16 (kquantAVX512's VPMULLW,
+// VPMOVZXWD and VPMADDWD, once for the 16 lanes).
+func (g *gen) k6Stream(seq int) string {
 	const P = "DI"
-	facc := func(r int) int { return 2 * r }
-	faccHi := func(r int) int { return 2*r + 1 }
 	const (
 		tlo, thi, zs, zd, sa, sb = 8, 9, 10, 11, 12, 13
 		za, zb, zh, cl, ch, t1   = 14, 15, 16, 17, 18, 19
 		p0, p1, zsc              = 20, 21, 22
 		m0F, m30, tabA, tabB     = 23, 24, 25, 26 // constants
 	)
-	g.pointers(rows, arg(0), arg(1), "R12")
-	g.p("\tMOVQ %s, %s", arg(2), P)
-	if seq > 0 {
-		g.seqHead(name, seq)
+	consts := func() {
+		g.p("\tVPBROADCASTD kconst<>+0(SB), Y%d", m0F)
+		g.p("\tVPBROADCASTD kconst<>+4(SB), Y%d", m30)
+		g.p("\tVMOVDQU64 k6dup<>+0(SB), Y%d", tabA)
+		g.p("\tVMOVDQU64 k6dup<>+32(SB), Y%d", tabB)
 	}
-	g.p("\tVPBROADCASTD kconst<>+0(SB), Y%d", m0F)
-	g.p("\tVPBROADCASTD kconst<>+4(SB), Y%d", m30)
-	g.p("\tVMOVDQU64 k6dup<>+0(SB), Y%d", tabA)
-	g.p("\tVMOVDQU64 k6dup<>+32(SB), Y%d", tabB)
-	if seq > 0 {
-		g.p("%s_row:", name)
-		g.p("\tMOVQ R11, %s", P)
-	}
-	for r := 0; r < R; r++ {
-		g.p("\tVPXORD Y%d, Y%d, Y%d", facc(r), facc(r), facc(r))
-		g.p("\tVPXORD Y%d, Y%d, Y%d", faccHi(r), faccHi(r), faccHi(r))
-	}
-	g.p("\tXORQ AX, AX")
-	g.p("\tMOVQ nb+32(FP), CX")
-	g.p("\tTESTQ CX, CX")
-	g.p("\tJZ %s_reduce", name)
-	g.p("%s_loop:", name)
-	for r, row := range rows {
+	body := func(r int, row string) {
 		// The scales as word pairs, sign-extended by VPSRAW from the high
 		// bytes.
 		g.p("\tVBROADCASTI32X4 192(%s)(AX*1), Y%d", row, zs)
@@ -1589,23 +1570,10 @@ func (g *gen) k6Stream(R, seq int) string {
 		g.p("\tVBROADCASTSS X%d, Y%d", zd, zd) // d·dx
 		g.p("\tVCVTDQ2PS Y%d, Y%d", tlo, tlo)
 		g.p("\tVCVTDQ2PS Y%d, Y%d", thi, thi)
-		g.p("\tVFMADD231PS Y%d, Y%d, Y%d", tlo, zd, facc(r))
-		g.p("\tVFMADD231PS Y%d, Y%d, Y%d", thi, zd, faccHi(r))
+		g.p("\tVFMADD231PS Y%d, Y%d, Y%d", tlo, zd, 2*r)
+		g.p("\tVFMADD231PS Y%d, Y%d, Y%d", thi, zd, 2*r+1)
 	}
-	g.p("\tADDQ $210, AX")
-	g.p("\tADDQ $%d, %s", actKSize, P)
-	g.p("\tDECQ CX")
-	g.p("\tJNZ %s_loop", name)
-	g.p("%s_reduce:", name)
-	if seq > 0 {
-		g.seqTail(name)
-		return name
-	}
-	for r := 0; r < R; r++ {
-		g.p("\tVINSERTF64X4 $1, Y%d, Z%d, Z%d", faccHi(r), facc(r), facc(r))
-	}
-	g.storeOutK(R, 1, func(r, t int) int { return facc(r) }, tlo)
-	return name
+	return g.streamTile("k6", 1, seq, 210, 0, tlo, consts, body)
 }
 
 // storeOutK is storeOut for the K-quant tiles: each row's accumulators are
@@ -3000,21 +2968,21 @@ func main() {
 	g.noPrefetch = true
 	fmt.Fprintf(&zen4, "\tkernelSets[levelAVX512Zen4] = zen4Kernels(k512, &streamTiles{\n")
 	fmt.Fprintf(&zen4, "\t\tf32: %s, f16: %s, bf16: %s,\n", g.f32AVX512(1, 1), g.f16AVX512(false, 1, 1), g.f16AVX512(true, 1, 1))
+	fmt.Fprintf(&zen4, "\t\tk4: [streamKRows + 1]kTileFn{nil, nil")
+	for R := 2; R <= streamKRows; R++ {
+		fmt.Fprintf(&zen4, ", %s", g.k4Stream(R, 0))
+	}
 	for _, kind := range []string{"k4", "k6"} {
-		mk := g.k4Stream
-		if kind == "k6" {
-			mk = g.k6Stream
-		}
-		fmt.Fprintf(&zen4, "\t\t%s: [streamKRows + 1]kTileFn{nil", kind)
-		for R := 1; R <= streamKRows; R++ {
-			fmt.Fprintf(&zen4, ", %s", mk(R, 0))
-		}
 		fmt.Fprintf(&zen4, "},\n\t\t%sseq: [maxR + 1]kTileFn{nil", kind)
 		for R := 1; R <= 8; R++ {
-			fmt.Fprintf(&zen4, ", %s", mk(1, R))
+			if kind == "k4" {
+				fmt.Fprintf(&zen4, ", %s", g.k4Stream(1, R))
+			} else {
+				fmt.Fprintf(&zen4, ", %s", g.k6Stream(R))
+			}
 		}
-		fmt.Fprintf(&zen4, "},\n")
 	}
+	fmt.Fprintf(&zen4, "},\n")
 	fmt.Fprintf(&zen4, "\t\tq8packed: %s, q4packed: %s,\n\t})\n", g.packedAVX512(false, 1), g.packedAVX512(true, 1))
 	fmt.Fprintf(&zen4, "\tq5Sets[levelAVX512Zen4] = q5z\n")
 	g.noPrefetch = false

@@ -118,13 +118,13 @@ func checkKQuantTiles(t *testing.T, name string, ks *kernelSet) {
 		rows  [maxT + 1]int
 	}
 	// Every table with the most rows any of its uses takes.
-	rows := ks.kRows
-	for T := range rows {
-		rows[T] = max(rows[T], ks.kRowsNarrow[T], ks.k6RowsWide[T])
+	heights := ks.kRows
+	for T := range heights {
+		heights[T] = max(heights[T], ks.kRowsNarrow[T])
 	}
-	sets := []set{{Q4_K, &ks.k4, rows}, {Q6_K, &ks.k6, rows}}
-	if ks.k4Wide[1][1] != nil {
-		sets = append(sets, set{Q4_K, &ks.k4Wide, ks.kRows})
+	sets := []set{{Q4_K, &ks.k4, heights}, {Q6_K, &ks.k6, heights}}
+	if ks.k4WideRows[1] > 0 {
+		sets = append(sets, set{Q4_K, &ks.k4Wide, ks.k4WideRows})
 	}
 	for _, st := range sets {
 		typ, tiles, dot := st.typ, st.tiles, dotQ4KInt

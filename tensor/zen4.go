@@ -17,7 +17,7 @@ package tensor
 type streamTiles struct {
 	f32                f32TileFn
 	f16, bf16          f16TileFn
-	k4, k6             [streamKRows + 1]kTileFn // 1…streamKRows rows at once
+	k4                 [streamKRows + 1]kTileFn // 2…streamKRows Q4_K rows at once
 	k4seq, k6seq       [maxR + 1]kTileFn        // 1…maxR rows one after another
 	q8packed, q4packed qTileFn                  // 16 packed rows (pack.go), one token
 }
@@ -45,7 +45,7 @@ type streamTiles struct {
 // the input of 21 KiB re-read for each row while the weights stream
 // through L1 is what a packed K layout would remove. The other K rows
 // take the one-row tiles up to eight rows a call, one row after another
-// (gen_kernels.go, seqHead: each row still one stream, the constants and
+// (gen_kernels.go, streamTile: each row still one stream, the constants and
 // the call paid once per eight rows): Phi-3-mini Q4_K_M at one thread
 // 9.6 / 10.0 / 9.8 tokens/s against 9.5 / 9.2 / 9.2 calling per row
 // (alternated, 13:57 UTC). Several rows at once are slower there: four
@@ -56,14 +56,13 @@ func zen4Kernels(k512 *kernelSet, st *streamTiles) *kernelSet {
 	k := *k512
 	k.f32Rows[1], k.f32[1][1] = 1, st.f32
 	k.f16Rows[1], k.f16[1][1], k.bf16[1][1] = 1, st.f16, st.bf16
-	k.kRows[1], k.kRowsNarrow[1] = streamKRows, maxR
-	k.k6RowsWide = k.kRows
-	k.k6RowsWide[1] = maxR
+	k.kRows[1], k.kRowsNarrow[1] = maxR, maxR
 	for R := 1; R <= maxR; R++ {
 		k.k4[R][1], k.k6[R][1] = st.k4seq[R], st.k6seq[R]
 	}
-	k.k4Wide = k.k4
-	for R := 1; R <= streamKRows; R++ {
+	k.k4Wide, k.k4WideRows = k.k4, k.kRows
+	k.k4WideRows[1] = streamKRows
+	for R := 2; R <= streamKRows; R++ {
 		k.k4Wide[R][1] = st.k4[R]
 	}
 	k.q8packed[1], k.q4packed[1] = st.q8packed, st.q4packed
