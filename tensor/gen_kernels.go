@@ -1350,14 +1350,8 @@ func (g *gen) streamTile(kind string, R, seq, bb, frame, free int, consts func()
 		g.p("%s_row:", name)
 		g.p("\tMOVQ R11, DI")
 	}
-	for k := 0; k < 2*R; k++ {
-		g.p("\tVPXORD Y%d, Y%d, Y%d", k, k, k)
-	}
 	g.p("\tXORQ AX, AX")
-	g.p("\tMOVQ nb+32(FP), CX")
-	g.p("\tTESTQ CX, CX")
-	g.p("\tJZ %s_reduce", name)
-	g.p("%s_loop:", name)
+	g.quantLoopHead(name, 2*R, "VPXORD", "", R, bb)
 	for r, row := range rows {
 		body(r, row)
 	}
