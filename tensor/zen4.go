@@ -41,7 +41,8 @@ type streamTiles struct {
 // which read each input line once per four rows (BenchmarkStreamWideK:
 // 14,336-wide Q4_K rows at one thread 13.3–13.7 GB/s against 11.2–11.3
 // with one row; Q6_K rows keep one, which read them as fast or faster:
-// 12.2–12.4 against 11.4–11.7), where a row of 4,096 streams at 23 GB/s:
+// 12.2–12.4 against 11.4–11.7 with four, measured at hlm 27e75eb), where a
+// row of 4,096 streams at 23 GB/s:
 // the input of 21 KiB re-read for each row while the weights stream
 // through L1 is what a packed K layout would remove. The other K rows
 // take the one-row tiles up to eight rows a call, one row after another
