@@ -187,11 +187,20 @@ func BenchmarkStreamWideK(b *testing.B) {
 			}
 			name := fmt.Sprintf("%v/%d", typ, cols)
 			b.Run(name, run)
-			if ks := kernelSets[level]; ks != nil && typ == Q4_K && ks.k4WideRows[1] > 1 {
-				b.Run(name+"/rows=1", func(b *testing.B) {
+			ks := kernelSets[level]
+			if ks != nil && ks.kPacked != nil && m.packed.Load() != nil {
+				b.Run(name+"/unpacked", func(b *testing.B) {
+					packing = false
+					defer func() { packing = true }()
+					run(b)
+				})
+			}
+			if ks != nil && typ == Q4_K && ks.k4WideRows[1] > 1 {
+				b.Run(name+"/unpacked/rows=1", func(b *testing.B) {
 					old := ks.k4WideRows[1]
 					ks.k4WideRows[1] = 1
-					defer func() { ks.k4WideRows[1] = old }()
+					packing = false
+					defer func() { ks.k4WideRows[1], packing = old, true }()
 					run(b)
 				})
 			}

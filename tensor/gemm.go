@@ -72,6 +72,11 @@ type kernelSet struct {
 	// (AVX-512); nil: matrices are not packed at this level.
 	q8packed, q4packed [3]qTileFn
 
+	// Tiles of K-quant rows packed in groups (pack.go, packK), which the
+	// Q4_K and Q6_K matrices of rows longer than kNarrowBytes of input
+	// take; nil: K-quant matrices are not packed at this level.
+	kPacked *packedKTiles
+
 	// A level whose one-token F32, F16 and BF16 tiles are stream tiles
 	// (zen4.go) runs the products of one token with rows longer than
 	// streamF32Cols (F32) or streamF16Cols (F16, BF16) on wide's tiles
@@ -246,13 +251,14 @@ type product struct {
 	n   int
 	ks  *kernelSet // the tiles; nil: the portable dot products
 
-	acts   []actBlock                   // x quantized (Q8_0, Q4_0)
-	pairs  []actPair                    // acts in token pairs (nil: the one-token tiles)
-	packed []byte                       // the packed rows (Q8_0, Q4_0 at AVX-512; pack.go)
-	actsK  []actBlockK                  // x quantized (Q4_K, Q6_K)
-	kRows  *[maxT + 1]int               // the K tiles' heights
-	kTiles *[maxR + 1][maxT + 1]kTileFn // the K tiles
-	q5     *q5Set                       // the Q5_0 tiles (q5.go)
+	acts    []actBlock                   // x quantized (Q8_0, Q4_0)
+	pairs   []actPair                    // acts in token pairs (nil: the one-token tiles)
+	packed  []byte                       // the packed rows (Q8_0, Q4_0 at AVX-512; pack.go)
+	actsK   []actBlockK                  // x quantized (Q4_K, Q6_K)
+	kRows   *[maxT + 1]int               // the K tiles' heights
+	kTiles  *[maxR + 1][maxT + 1]kTileFn // the K tiles
+	kPacked *packedKTiles                // the tiles of packed (packK) K rows, if packed
+	q5      *q5Set                       // the Q5_0 tiles (q5.go)
 }
 
 // prepare sets p up to compute out = W·x for n inputs x, quantizing x for
@@ -312,6 +318,13 @@ func (p *product) prepare(out []float32, w *Matrix, x []float32, n int, acts *ac
 			case w.Type == Q4_K && ks.k4WideRows[1] > 0:
 				p.kRows, p.kTiles = &ks.k4WideRows, &ks.k4Wide
 			}
+			// Rows whose one-token input is wider than kNarrowBytes, for
+			// any number of tokens, so that the matrix keeps one copy.
+			if packing && ks.kPacked != nil && uintptr(cols/QKK)*unsafe.Sizeof(actBlockK{}) > kNarrowBytes {
+				if p.packed = w.packedRows(); p.packed != nil {
+					p.kPacked = ks.kPacked
+				}
+			}
 		}
 	}
 }
@@ -321,6 +334,8 @@ func (p *product) run(lo, hi int) {
 	switch {
 	case p.ks == nil:
 		p.dots(lo, hi)
+	case p.kPacked != nil:
+		p.runPackedK(lo, hi)
 	case p.packed != nil:
 		p.runPacked(lo, hi)
 	default:

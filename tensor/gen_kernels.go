@@ -44,15 +44,30 @@ type gen struct {
 	// noPrefetch makes tiles without software prefetch, named with the
 	// suffix NP: the stream tiles (zen4.go).
 	noPrefetch bool
+
+	// kGroup > 0 makes K-quant tiles of rows packed in groups of kGroup
+	// (pack.go, packK), named with the suffix I and kGroup: a super-block
+	// of a row is followed by the same super-block of the group's next
+	// row, so the tiles step kGroup super-blocks at a time and the rows
+	// of a group are ldw = one super-block apart.
+	kGroup int
 }
 
 // suffix ends the names of the tiles being made.
 func (g *gen) suffix() string {
+	s := ""
 	if g.noPrefetch {
-		return "NP"
+		s = "NP"
 	}
-	return ""
+	if g.kGroup > 0 {
+		s += fmt.Sprintf("I%d", g.kGroup)
+	}
+	return s
 }
+
+// kStep is how far a K-quant tile's rows advance from one super-block of
+// bb bytes to the next: bb, or kGroup super-blocks in packed groups.
+func (g *gen) kStep(bb int) int { return bb * max(1, g.kGroup) }
 
 func (g *gen) p(format string, args ...any) { fmt.Fprintf(&g.s, format+"\n", args...) }
 
@@ -1292,7 +1307,7 @@ func (g *gen) kquantAVX512(q6 bool, R, T int) string {
 			}
 		}
 	}
-	g.p("\tADDQ $%d, AX", bb)
+	g.p("\tADDQ $%d, AX", g.kStep(bb))
 	g.p("\tADDQ $%d, %s", actKSize, P)
 	if T > 5 {
 		g.p("\tADDQ $%d, %s", actKSize, P4)
@@ -1314,6 +1329,10 @@ func (g *gen) kquantAVX512(q6 bool, R, T int) string {
 // streamKRows is the most rows k4Stream's tiles take at once (zen4.go
 // says which widths take which).
 const streamKRows = 4
+
+// kPackRows is how many rows a packed K-quant group holds (pack.go, packK):
+// the rows the one-token stream tiles take at once.
+const kPackRows = streamKRows
 
 // streamTile writes a one-token K-quant stream tile of avx512-zen4
 // (zen4.go): R rows at once (seq = 0), or seq rows one after another, each
@@ -1355,7 +1374,7 @@ func (g *gen) streamTile(kind string, R, seq, bb, frame, free int, consts func()
 	for r, row := range rows {
 		body(r, row)
 	}
-	g.p("\tADDQ $%d, AX", bb)
+	g.p("\tADDQ $%d, AX", g.kStep(bb))
 	g.p("\tADDQ $%d, DI", actKSize)
 	g.p("\tDECQ CX")
 	g.p("\tJNZ %s_loop", name)
@@ -1487,7 +1506,7 @@ func (g *gen) k4Stream(R, seq int) string {
 // chunks; each chunk's codes are their nibbles merged with qh's bits by
 // VPTERNLOGD; the int32 lanes start at −32·sc·S16 (kquantAVX512's VPMULLW,
 // VPMOVZXWD and VPMADDWD, once for the 16 lanes).
-func (g *gen) k6Stream(seq int) string {
+func (g *gen) k6Stream(R, seq int) string {
 	const P = "DI"
 	const (
 		tlo, thi, zs, zd, sa, sb = 8, 9, 10, 11, 12, 13
@@ -1567,7 +1586,7 @@ func (g *gen) k6Stream(seq int) string {
 		g.p("\tVFMADD231PS Y%d, Y%d, Y%d", tlo, zd, 2*r)
 		g.p("\tVFMADD231PS Y%d, Y%d, Y%d", thi, zd, 2*r+1)
 	}
-	return g.streamTile("k6", 1, seq, 210, 0, tlo, consts, body)
+	return g.streamTile("k6", R, seq, 210, 0, tlo, consts, body)
 }
 
 // storeOutK is storeOut for the K-quant tiles: each row's accumulators are
@@ -2972,12 +2991,37 @@ func main() {
 			if kind == "k4" {
 				fmt.Fprintf(&zen4, ", %s", g.k4Stream(1, R))
 			} else {
-				fmt.Fprintf(&zen4, ", %s", g.k6Stream(R))
+				fmt.Fprintf(&zen4, ", %s", g.k6Stream(1, R))
 			}
 		}
 	}
 	fmt.Fprintf(&zen4, "},\n")
-	fmt.Fprintf(&zen4, "\t\tq8packed: %s, q4packed: %s,\n\t})\n", g.packedAVX512(false, 1), g.packedAVX512(true, 1))
+	fmt.Fprintf(&zen4, "\t\tq8packed: %s, q4packed: %s,\n", g.packedAVX512(false, 1), g.packedAVX512(true, 1))
+	// The tiles of K-quant rows packed in groups of kPackRows (pack.go):
+	// one token the stream tiles of a whole group, more tokens avx512's
+	// tiles at its heights (kquantRows), every height up to them.
+	g.kGroup = kPackRows
+	fmt.Fprintf(&zen4, "\t\tkPacked: packedKTiles{rows: %#v,\n", kquantRows)
+	for _, kind := range []string{"k4", "k6"} {
+		fmt.Fprintf(&zen4, "\t\t\t%s: [kPackRows + 1][maxT + 1]kTileFn{", kind)
+		for R := 1; R <= kPackRows; R++ {
+			fmt.Fprintf(&zen4, "\n\t\t\t\t%d: {", R)
+			for T := 1; T <= kquantMaxT; T++ {
+				switch {
+				case T == 1 && R == kPackRows && kind == "k4":
+					fmt.Fprintf(&zen4, "%d: %s, ", T, g.k4Stream(R, 0))
+				case T == 1 && R == kPackRows:
+					fmt.Fprintf(&zen4, "%d: %s, ", T, g.k6Stream(R, 0))
+				case T > 1 && R <= kquantRows[T]:
+					fmt.Fprintf(&zen4, "%d: %s, ", T, g.kquantAVX512(kind == "k6", R, T))
+				}
+			}
+			fmt.Fprintf(&zen4, "},")
+		}
+		fmt.Fprintf(&zen4, "\n\t\t\t},\n")
+	}
+	fmt.Fprintf(&zen4, "\t\t},\n\t})\n")
+	g.kGroup = 0
 	fmt.Fprintf(&zen4, "\tq5Sets[levelAVX512Zen4] = q5z\n")
 	g.noPrefetch = false
 

@@ -1,6 +1,7 @@
 package tensor
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -255,12 +256,44 @@ func TestKQuantWideRows(t *testing.T) {
 	for _, typ := range []DType{Q4_K, Q6_K} {
 		for _, rows := range []int{5, 7, 13} {
 			m := extremeKQuant(t, rng, typ, rows, nb)
-			for _, n := range []int{1, 2} {
+			// Every height of the packed tiles (pack.go, packK) and
+			// token groups of each size, a short last one included.
+			for _, n := range []int{1, 2, 3, 4, 5, 9, 17} {
 				x := randVec(rng, n*m.Cols)
 				want := make([]float32, n*rows)
 				atLevel(levelPortable, func() { MatMul(want, m, x, n) })
 				for _, l := range levels() {
 					checkLevels(t, m, x, n, want, l, 1, 2)
+				}
+			}
+			if ks := kernelSets[levelAVX512Zen4]; ks != nil && ks.kPacked != nil && m.packed.Load() == nil {
+				t.Errorf("%v %d×%d: avx512-zen4 did not pack the wide rows", typ, rows, m.Cols)
+			}
+		}
+	}
+}
+
+// TestPackK checks that packK's groups hold each row's super-blocks
+// (unpackKRow gives the rows back) and that it lets go of every packed
+// byte of the source, and only those.
+func TestPackK(t *testing.T) {
+	rng := rand.New(rand.NewPCG(83, 84))
+	for _, typ := range []DType{Q4_K, Q6_K} {
+		for _, rows := range []int{4, 6, 13} {
+			const nb = 3
+			m := randomKQuant(t, rng, typ, rows, nb)
+			bb := typ.BlockBytes()
+			var released int
+			packed := packK(m.Data, bb, rows, m.rowBytes, func(b []byte) { released += len(b) })
+			whole := rows / kPackRows * kPackRows
+			if len(packed) != whole*m.rowBytes || released != len(packed) {
+				t.Fatalf("%v %d rows: packed %d bytes, released %d, want %d", typ, rows, len(packed), released, whole*m.rowBytes)
+			}
+			row := make([]byte, m.rowBytes)
+			for r := 0; r < whole; r++ {
+				unpackKRow(row, packed, bb, r, nb)
+				if !bytes.Equal(row, m.Data[r*m.rowBytes:][:m.rowBytes]) {
+					t.Fatalf("%v %d rows: row %d unpacked differs", typ, rows, r)
 				}
 			}
 		}

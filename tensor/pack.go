@@ -31,21 +31,87 @@ const packRows = 16
 // packing enables the packed tiles (benchmarks compare with it off).
 var packing = true
 
-// packedRows returns m's packed rows (nil when m is not Q8_0 or Q4_0 or
-// has fewer than packRows rows), making them on first use. Concurrent
-// first uses may each pack; one copy wins and the others are dropped.
+// packedRows returns m's packed rows (nil when m is not Q8_0, Q4_0, Q4_K
+// or Q6_K or has fewer rows than a group), making them on first use.
+// Concurrent first uses may each pack; one copy wins and the others are
+// dropped.
 func (m *Matrix) packedRows() []byte {
 	if p := m.packed.Load(); p != nil {
 		return *p
 	}
-	if (m.Type != Q8_0 && m.Type != Q4_0) || m.Rows < packRows {
+	var p []byte
+	switch {
+	case (m.Type == Q8_0 || m.Type == Q4_0) && m.Rows >= packRows:
+		p = packBlocks(m.Data, m.Type, m.Rows, m.Cols, m.release)
+	case (m.Type == Q4_K || m.Type == Q6_K) && m.Rows >= kPackRows:
+		p = packK(m.Data, m.Type.BlockBytes(), m.Rows, m.rowBytes, m.release)
+	default:
 		return nil
 	}
-	p := packBlocks(m.Data, m.Type, m.Rows, m.Cols, m.release)
 	if m.packed.CompareAndSwap(nil, &p) {
 		m.ReleaseData()
 	}
 	return *m.packed.Load()
+}
+
+// Packed Q4_K and Q6_K rows. At avx512-zen4 a K-quant matrix whose rows
+// are too long for one token's quantized input to stay in L1 beside the
+// streaming weights (kNarrowBytes; the 14,336-wide down-projections of the
+// 8B shapes) keeps its rows interleaved kPackRows at a time instead: for
+// group g (rows kPackRows·g …) and super-block b, the super-blocks b of the
+// group's rows one after another, unchanged. A group is then one
+// sequential stream, and the one-token tile reads each block of the
+// input once for the group's rows (row-major, a tile of several rows
+// reads several streams, one row reads the input once per row: both
+// slower, zen4.go); the tiles of several tokens are avx512's, stepping
+// kPackRows super-blocks at a time (gen_kernels.go, kGroup). The rows
+// past the last whole group are not packed, and the copy replaces the
+// mapped pages as packBlocks's does.
+const kPackRows = 4
+
+// packedKTiles are a level's tiles of packed K-quant rows: k4[R][T] and
+// k6[R][T] compute R ≤ kPackRows rows of one group (ldw: one super-block)
+// for T tokens; rows[T] is the height taken for T tokens.
+type packedKTiles struct {
+	k4, k6 [kPackRows + 1][maxT + 1]kTileFn
+	rows   [maxT + 1]int
+}
+
+// packK packs the whole groups of kPackRows rows of a K-quant matrix
+// (super-blocks of bb bytes, rows of rb bytes), on the worker threads,
+// giving release the rows packed so far as packBlocks does.
+func packK(data []byte, bb, rows, rb int, release func([]byte)) []byte {
+	groups, nb := rows/kPackRows, rb/bb
+	gb := kPackRows * rb
+	out := make([]byte, groups*gb)
+	per := max(1, releaseBytes/gb) // groups per release
+	ParallelFor(groups, len(out), func(lo, hi int) {
+		from := lo
+		for g := lo; g < hi; g++ {
+			grp := out[g*gb : (g+1)*gb]
+			for r := 0; r < kPackRows; r++ {
+				row := data[(g*kPackRows+r)*rb:][:rb]
+				for b := 0; b < nb; b++ {
+					copy(grp[(b*kPackRows+r)*bb:][:bb], row[b*bb:][:bb])
+				}
+			}
+			if release != nil && (g+1-from >= per || g+1 == hi) {
+				release(data[from*gb : (g+1)*gb])
+				from = g + 1
+			}
+		}
+	})
+	return out
+}
+
+// unpackKRow writes row r of rows packed by packK (super-blocks of bb
+// bytes, nb per row) in the row-major layout to dst, for the tests.
+func unpackKRow(dst, packed []byte, bb, r, nb int) {
+	g, i := r/kPackRows, r%kPackRows
+	grp := packed[g*kPackRows*nb*bb:]
+	for b := 0; b < nb; b++ {
+		copy(dst[b*bb:][:bb], grp[(b*kPackRows+i)*bb:][:bb])
+	}
 }
 
 // packBlocks packs the whole groups of 16 rows of a rows × cols matrix of
@@ -102,6 +168,38 @@ func unpackRow(dst, packed []byte, t DType, r, nb int) {
 		for k := 0; k < (bb-2)/4; k++ {
 			copy(blk[2+4*k:][:4], unit[32+64*k+4*i:][:4])
 		}
+	}
+}
+
+// runPackedK computes rows [lo, hi) of a Q4_K or Q6_K product: those of
+// the whole groups from the packed copy (packK), each group for every
+// token group of kMaxT before the next (its rows stay in L1 or L2), the
+// rest with the row-major tiles. Ranges widen to whole groups as
+// runPacked's do.
+func (p *product) runPackedK(lo, hi int) {
+	w, acts, out, n, kp := p.w, p.actsK, p.out, p.n, p.kPacked
+	rows, nb, bb := w.Rows, w.Cols/QKK, w.Type.BlockBytes()
+	tiles := &kp.k4
+	if w.Type == Q6_K {
+		tiles = &kp.k6
+	}
+	whole := rows / kPackRows * kPackRows
+	ldg := uintptr(kPackRows * w.rowBytes)
+	ldx, ldo := uintptr(nb)*unsafe.Sizeof(actBlockK{}), uintptr(4*rows)
+	groupT := p.ks.kMaxT
+	up := func(r int) int { return min(whole, (r+kPackRows-1)/kPackRows*kPackRows) }
+	for r := up(lo); r < up(hi); r += kPackRows {
+		grp := p.packed[uintptr(r/kPackRows)*ldg:]
+		for t := 0; t < n; t += groupT {
+			T := min(groupT, n-t)
+			R := kp.rows[T]
+			for i := 0; i < kPackRows; i += R {
+				tiles[min(R, kPackRows-i)][T](&grp[i*bb], uintptr(bb), &acts[t*nb], ldx, nb, &out[t*rows+r+i], ldo)
+			}
+		}
+	}
+	if whole < rows && hi > whole {
+		p.tiles(max(lo, whole), hi)
 	}
 }
 

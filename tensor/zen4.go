@@ -20,6 +20,7 @@ type streamTiles struct {
 	k4                 [streamKRows + 1]kTileFn // 2…streamKRows Q4_K rows at once
 	k4seq, k6seq       [maxR + 1]kTileFn        // 1…maxR rows one after another
 	q8packed, q4packed qTileFn                  // 16 packed rows (pack.go), one token
+	kPacked            packedKTiles             // packed K rows (pack.go, packK)
 }
 
 // zen4Kernels is the avx512-zen4 level: avx512's tiles with the stream
@@ -67,6 +68,7 @@ func zen4Kernels(k512 *kernelSet, st *streamTiles) *kernelSet {
 		k.k4Wide[R][1] = st.k4[R]
 	}
 	k.q8packed[1], k.q4packed[1] = st.q8packed, st.q4packed
+	k.kPacked = &st.kPacked
 	k.wide, k.streamF32Cols, k.streamF16Cols = k512, 2048, 4096
 	return &k
 }
