@@ -542,7 +542,32 @@ func (g *gen) quantLoopHead(name string, acc int, zero, pf string, R, bb int) {
 	g.p("\tTESTQ CX, CX")
 	g.p("\tJZ %s_reduce", name)
 	g.p("%s_loop:", name)
+	g.kPrefetchLines(pf, R, bb)
+}
+
+// kPrefetchLines prefetches, at pf, the lines R rows of bb-byte blocks
+// advance by in one step: pf + R·AX for the next tile's rows, or pf + AX
+// for the next group's (kGroup, kGroupPrefetch).
+func (g *gen) kPrefetchLines(pf string, R, bb int) {
+	if g.kGroup > 0 {
+		g.prefetchLines(pf, 1, R*bb/64+1)
+		return
+	}
 	g.prefetchLines(pf, R, R*bb/64+1)
+}
+
+// kGroupPrefetch sets pf (unless noPrefetch) for a K-quant tile of packed
+// groups (kGroup): the tile's rows in the next group, nb·kGroup
+// super-blocks of bb bytes on, whose lines quantLoopHead prefetches at
+// pf + AX as the tile reaches them in its own group.
+func (g *gen) kGroupPrefetch(rows []string, pf string, bb int) string {
+	if g.noPrefetch || !prefetchNext {
+		return ""
+	}
+	g.p("\tMOVQ nb+32(FP), %s", pf)
+	g.p("\tIMULQ $%d, %s", g.kGroup*bb, pf)
+	g.p("\tADDQ %s, %s", rows[0], pf)
+	return pf
 }
 
 // quantFree is a general register the integer tiles leave free (BX too
@@ -1064,6 +1089,9 @@ func (g *gen) kquantAVX512(q6 bool, R, T int) string {
 			"(" + P + ")(" + L + "*4)", "(" + P4 + ")(" + L + "*1)", "(" + P + ")(" + L3 + "*2)", "(" + P4 + ")(" + L3 + "*1)"}[t])
 	}
 	pf := g.prefetchSetup(R, rows, pfReg)
+	if g.kGroup > 0 {
+		pf = g.kGroupPrefetch(rows, pfReg, bb)
+	}
 	// Vector registers: the float accumulators first (reduce16Z's temp is
 	// Z30), then the int32 ones, the tables and the constants.
 	next := 0
@@ -1138,7 +1166,7 @@ func (g *gen) kquantAVX512(q6 bool, R, T int) string {
 	g.p("\tTESTQ CX, CX")
 	g.p("\tJZ %s_reduce", name)
 	g.p("%s_loop:", name)
-	g.prefetchLines(pf, R, R*bb/64+1)
+	g.kPrefetchLines(pf, R, bb)
 	if group {
 		if q6 {
 			g.p("\tVMOVUPS %s, Y%d", tok(0, 352), zc)
@@ -3013,7 +3041,10 @@ func main() {
 				case T == 1 && R == kPackRows:
 					fmt.Fprintf(&zen4, "%d: %s, ", T, g.k6Stream(R, 0))
 				case T > 1 && R <= kquantRows[T]:
+					// These prefetch the next group (kGroupPrefetch).
+					g.noPrefetch = false
 					fmt.Fprintf(&zen4, "%d: %s, ", T, g.kquantAVX512(kind == "k6", R, T))
+					g.noPrefetch = true
 				}
 			}
 			fmt.Fprintf(&zen4, "},")
