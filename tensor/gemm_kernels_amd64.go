@@ -981,112 +981,112 @@ func q8PackedAVX512T1NP(w *byte, ldw uintptr, x *actBlock, ldx uintptr, nb int, 
 func q4PackedAVX512T1NP(w *byte, ldw uintptr, x *actBlock, ldx uintptr, nb int, out *float32, ldo uintptr)
 
 //go:noescape
-func k4AVX512R1T2I4(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
+func k4AVX512R1T2I8(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
 
 //go:noescape
-func k4AVX512R1T3I4(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
+func k4AVX512R1T3I8(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
 
 //go:noescape
-func k4AVX512R1T4I4(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
+func k4AVX512R1T4I8(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
 
 //go:noescape
-func k4AVX512R1T5I4(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
+func k4AVX512R1T5I8(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
 
 //go:noescape
-func k4AVX512R1T6I4(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
+func k4AVX512R1T6I8(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
 
 //go:noescape
-func k4AVX512R1T7I4(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
+func k4AVX512R1T7I8(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
 
 //go:noescape
-func k4AVX512R1T8I4(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
+func k4AVX512R1T8I8(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
 
 //go:noescape
-func k4AVX512R2T2I4(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
+func k4AVX512R2T2I8(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
 
 //go:noescape
-func k4AVX512R2T3I4(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
+func k4AVX512R2T3I8(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
 
 //go:noescape
-func k4AVX512R2T4I4(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
+func k4AVX512R2T4I8(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
 
 //go:noescape
-func k4AVX512R2T5I4(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
+func k4AVX512R2T5I8(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
 
 //go:noescape
-func k4AVX512R2T6I4(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
+func k4AVX512R2T6I8(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
 
 //go:noescape
-func k4AVX512R2T7I4(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
+func k4AVX512R2T7I8(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
 
 //go:noescape
-func k4AVX512R2T8I4(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
+func k4AVX512R2T8I8(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
 
 //go:noescape
-func k4AVX512R3T2I4(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
+func k4AVX512R3T2I8(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
 
 //go:noescape
-func k4AVX512R3T3I4(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
+func k4AVX512R3T3I8(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
 
 //go:noescape
-func k4Zen4R4T1NPI4(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
+func k4AVX512R4T2I8(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
 
 //go:noescape
-func k4AVX512R4T2I4(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
+func k4Zen4R8T1NPI8(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
 
 //go:noescape
-func k6AVX512R1T2I4(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
+func k6AVX512R1T2I8(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
 
 //go:noescape
-func k6AVX512R1T3I4(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
+func k6AVX512R1T3I8(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
 
 //go:noescape
-func k6AVX512R1T4I4(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
+func k6AVX512R1T4I8(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
 
 //go:noescape
-func k6AVX512R1T5I4(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
+func k6AVX512R1T5I8(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
 
 //go:noescape
-func k6AVX512R1T6I4(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
+func k6AVX512R1T6I8(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
 
 //go:noescape
-func k6AVX512R1T7I4(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
+func k6AVX512R1T7I8(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
 
 //go:noescape
-func k6AVX512R1T8I4(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
+func k6AVX512R1T8I8(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
 
 //go:noescape
-func k6AVX512R2T2I4(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
+func k6AVX512R2T2I8(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
 
 //go:noescape
-func k6AVX512R2T3I4(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
+func k6AVX512R2T3I8(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
 
 //go:noescape
-func k6AVX512R2T4I4(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
+func k6AVX512R2T4I8(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
 
 //go:noescape
-func k6AVX512R2T5I4(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
+func k6AVX512R2T5I8(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
 
 //go:noescape
-func k6AVX512R2T6I4(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
+func k6AVX512R2T6I8(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
 
 //go:noescape
-func k6AVX512R2T7I4(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
+func k6AVX512R2T7I8(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
 
 //go:noescape
-func k6AVX512R2T8I4(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
+func k6AVX512R2T8I8(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
 
 //go:noescape
-func k6AVX512R3T2I4(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
+func k6AVX512R3T2I8(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
 
 //go:noescape
-func k6AVX512R3T3I4(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
+func k6AVX512R3T3I8(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
 
 //go:noescape
-func k6Zen4R4T1NPI4(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
+func k6AVX512R4T2I8(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
 
 //go:noescape
-func k6AVX512R4T2I4(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
+func k6Zen4R8T1NPI8(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
 
 func init() {
 	k512, k2 := new(kernelSet), new(kernelSet)
@@ -1406,18 +1406,26 @@ func init() {
 		k4seq:    [maxR + 1]kTileFn{nil, k4Zen4S1T1NP, k4Zen4S2T1NP, k4Zen4S3T1NP, k4Zen4S4T1NP, k4Zen4S5T1NP, k4Zen4S6T1NP, k4Zen4S7T1NP, k4Zen4S8T1NP},
 		k6seq:    [maxR + 1]kTileFn{nil, k6Zen4S1T1NP, k6Zen4S2T1NP, k6Zen4S3T1NP, k6Zen4S4T1NP, k6Zen4S5T1NP, k6Zen4S6T1NP, k6Zen4S7T1NP, k6Zen4S8T1NP},
 		q8packed: q8PackedAVX512T1NP, q4packed: q4PackedAVX512T1NP,
-		kPacked: packedKTiles{rows: [9]int{0, 4, 4, 3, 2, 2, 2, 2, 2},
+		kPacked: packedKTiles{rows: [9]int{0, 8, 4, 3, 2, 2, 2, 2, 2},
 			k4: [kPackRows + 1][maxT + 1]kTileFn{
-				1: {2: k4AVX512R1T2I4, 3: k4AVX512R1T3I4, 4: k4AVX512R1T4I4, 5: k4AVX512R1T5I4, 6: k4AVX512R1T6I4, 7: k4AVX512R1T7I4, 8: k4AVX512R1T8I4},
-				2: {2: k4AVX512R2T2I4, 3: k4AVX512R2T3I4, 4: k4AVX512R2T4I4, 5: k4AVX512R2T5I4, 6: k4AVX512R2T6I4, 7: k4AVX512R2T7I4, 8: k4AVX512R2T8I4},
-				3: {2: k4AVX512R3T2I4, 3: k4AVX512R3T3I4},
-				4: {1: k4Zen4R4T1NPI4, 2: k4AVX512R4T2I4},
+				1: {2: k4AVX512R1T2I8, 3: k4AVX512R1T3I8, 4: k4AVX512R1T4I8, 5: k4AVX512R1T5I8, 6: k4AVX512R1T6I8, 7: k4AVX512R1T7I8, 8: k4AVX512R1T8I8},
+				2: {2: k4AVX512R2T2I8, 3: k4AVX512R2T3I8, 4: k4AVX512R2T4I8, 5: k4AVX512R2T5I8, 6: k4AVX512R2T6I8, 7: k4AVX512R2T7I8, 8: k4AVX512R2T8I8},
+				3: {2: k4AVX512R3T2I8, 3: k4AVX512R3T3I8},
+				4: {2: k4AVX512R4T2I8},
+				5: {},
+				6: {},
+				7: {},
+				8: {1: k4Zen4R8T1NPI8},
 			},
 			k6: [kPackRows + 1][maxT + 1]kTileFn{
-				1: {2: k6AVX512R1T2I4, 3: k6AVX512R1T3I4, 4: k6AVX512R1T4I4, 5: k6AVX512R1T5I4, 6: k6AVX512R1T6I4, 7: k6AVX512R1T7I4, 8: k6AVX512R1T8I4},
-				2: {2: k6AVX512R2T2I4, 3: k6AVX512R2T3I4, 4: k6AVX512R2T4I4, 5: k6AVX512R2T5I4, 6: k6AVX512R2T6I4, 7: k6AVX512R2T7I4, 8: k6AVX512R2T8I4},
-				3: {2: k6AVX512R3T2I4, 3: k6AVX512R3T3I4},
-				4: {1: k6Zen4R4T1NPI4, 2: k6AVX512R4T2I4},
+				1: {2: k6AVX512R1T2I8, 3: k6AVX512R1T3I8, 4: k6AVX512R1T4I8, 5: k6AVX512R1T5I8, 6: k6AVX512R1T6I8, 7: k6AVX512R1T7I8, 8: k6AVX512R1T8I8},
+				2: {2: k6AVX512R2T2I8, 3: k6AVX512R2T3I8, 4: k6AVX512R2T4I8, 5: k6AVX512R2T5I8, 6: k6AVX512R2T6I8, 7: k6AVX512R2T7I8, 8: k6AVX512R2T8I8},
+				3: {2: k6AVX512R3T2I8, 3: k6AVX512R3T3I8},
+				4: {2: k6AVX512R4T2I8},
+				5: {},
+				6: {},
+				7: {},
+				8: {1: k6Zen4R8T1NPI8},
 			},
 		},
 	})

@@ -65,6 +65,10 @@ func (g *gen) suffix() string {
 	return s
 }
 
+// zAcc reports whether a stream tile of R rows keeps each row's 16 float
+// lanes in one ZMM register (more than four rows: packed groups).
+func zAcc(R int) bool { return R > 4 }
+
 // kStep is how far a K-quant tile's rows advance from one super-block of
 // bb bytes to the next: bb, or kGroup super-blocks in packed groups.
 func (g *gen) kStep(bb int) int { return bb * max(1, g.kGroup) }
@@ -1358,20 +1362,22 @@ func (g *gen) kquantAVX512(q6 bool, R, T int) string {
 // says which widths take which).
 const streamKRows = 4
 
-// kPackRows is how many rows a packed K-quant group holds (pack.go, packK):
-// the rows the one-token stream tiles take at once.
-const kPackRows = streamKRows
+// kPackRows is how many rows a packed K-quant group holds (pack.go,
+// packK): the rows the one-token stream tiles of packed rows take at once.
+const kPackRows = 8
 
 // streamTile writes a one-token K-quant stream tile of avx512-zen4
 // (zen4.go): R rows at once (seq = 0), or seq rows one after another, each
 // read whole as one stream, with the constants loaded once (R = 1). Row r
-// of a super-block (bb bytes; its pointer register row, at offset AX) is
-// written by body into the float accumulators Y(2r) (lanes 0–7) and
-// Y(2r+1) (lanes 8–15); consts loads the constants once; the inputs are at
+// of a super-block (bb bytes; byte off of it at at(off)) is written by
+// body into the float accumulators Y(2r) (lanes 0–7) and Y(2r+1) (lanes
+// 8–15), or with more than four rows (packed groups, kGroup) into Z(r)
+// (lanes 0–15; zAcc); consts loads the constants once; the inputs are at
 // DI; frame is the frame's size; vector registers from free on are free at
 // the end. With seq, R11 keeps the inputs' start, R12 the row stride, R13
-// the output and BX the rows left.
-func (g *gen) streamTile(kind string, R, seq, bb, frame, free int, consts func(), body func(r int, row string)) string {
+// the output and BX the rows left. The rows of a packed group are
+// addressed from SI alone (row r bb·r bytes on).
+func (g *gen) streamTile(kind string, R, seq, bb, frame, free int, consts func(), body func(r int, at func(off int) string)) string {
 	name := fmt.Sprintf("%sZen4R%dT1", kind, R) + g.suffix()
 	if seq > 0 {
 		name = fmt.Sprintf("%sZen4S%dT1", kind, seq) + g.suffix()
@@ -1383,7 +1389,10 @@ func (g *gen) streamTile(kind string, R, seq, bb, frame, free int, consts func()
 	} else {
 		g.p("TEXT ·%s(SB), $%d-56", name, frame)
 	}
-	rows := []string{"SI", "R8", "R9", "R10"}[:R]
+	rows := []string{"SI", "R8", "R9", "R10"}[:min(R, 4)]
+	if g.kGroup > 0 {
+		rows = rows[:1]
+	}
 	g.pointers(rows, arg(0), arg(1), "R12")
 	g.p("\tMOVQ %s, DI", arg(2))
 	if seq > 0 {
@@ -1399,14 +1408,22 @@ func (g *gen) streamTile(kind string, R, seq, bb, frame, free int, consts func()
 	}
 	g.p("\tXORQ AX, AX")
 	g.quantLoopHead(name, 2*R, "VPXORD", "", R, bb)
-	for r, row := range rows {
-		body(r, row)
+	for r := 0; r < R; r++ {
+		row, disp := "SI", r*bb
+		if g.kGroup == 0 {
+			row, disp = rows[r], 0
+		}
+		body(r, func(off int) string { return fmt.Sprintf("%d(%s)(AX*1)", off+disp, row) })
 	}
 	g.p("\tADDQ $%d, AX", g.kStep(bb))
 	g.p("\tADDQ $%d, DI", actKSize)
 	g.p("\tDECQ CX")
 	g.p("\tJNZ %s_loop", name)
 	g.p("%s_reduce:", name)
+	if seq == 0 && zAcc(R) {
+		g.storeOutK(R, 1, func(r, t int) int { return r }, free)
+		return name
+	}
 	if seq == 0 {
 		for r := 0; r < R; r++ {
 			g.p("\tVINSERTF64X4 $1, Y%d, Z%d, Z%d", 2*r+1, 2*r, 2*r)
@@ -1471,12 +1488,16 @@ func (g *gen) k4Stream(R, seq int) string {
 		for i, r := range []int{dupA, dupB, dupM} {
 			g.p("\tVMOVDQU64 k4dup<>+%d(SB), Y%d", 32*i, r)
 		}
+		if zAcc(R) {
+			g.p("\tMOVL $0xff, R12")
+			g.p("\tKMOVW R12, K1")
+		}
 	}
-	body := func(r int, row string) {
+	body := func(r int, at func(int) string) {
 		// getScaleMinK4 for the eight sub-blocks (kquantAVX512's
 		// unpacking): bytes 0–7 of zu the scales, 8–15 the mins, in both
 		// halves.
-		g.p("\tVBROADCASTI32X4 4(%s)(AX*1), Y%d", row, zt)
+		g.p("\tVBROADCASTI32X4 %s, Y%d", at(4), zt)
 		g.p("\tVPSHUFB Y%d, Y%d, Y%d", shA, zt, zu)
 		g.p("\tVPSHUFB Y%d, Y%d, Y%d", shB, zt, zt)
 		g.p("\tVPSRLVW Y%d, Y%d, Y%d", cnt, zu, zu)
@@ -1487,7 +1508,7 @@ func (g *gen) k4Stream(R, seq int) string {
 		g.p("\tVPSHUFB Y%d, Y%d, Y%d", dupB, zu, sb)
 		g.p("\tVPSHUFB Y%d, Y%d, Y%d", dupM, zu, zm)
 		for k := 0; k < 4; k++ {
-			g.p("\tVMOVDQU64 %d(%s)(AX*1), Y%d", 16+32*k, row, zc)
+			g.p("\tVMOVDQU64 %s, Y%d", at(16+32*k), zc)
 			g.p("\tVPANDD Y%d, Y%d, Y%d", mask, zc, zl)
 			g.p("\tVPSRLW $4, Y%d, Y%d", zc, zh)
 			g.p("\tVPANDD Y%d, Y%d, Y%d", mask, zh, zh)
@@ -1507,10 +1528,20 @@ func (g *gen) k4Stream(R, seq int) string {
 				}
 			}
 		}
-		g.p("\tVPBROADCASTD (%s)(AX*1), X%d", row, zd) // d, dmin
+		g.p("\tVPBROADCASTD %s, X%d", at(0), zd) // d, dmin
 		g.p("\tVCVTPH2PS X%d, X%d", zd, zd)
 		g.p("\tVMULPS.BCST 352(%s), X%d, X%d", P, zd, zd)
 		g.p("\tVMOVQ X%d, %d(SP)", zd, 8*r) // d·dx, dmin·dx
+		if zAcc(R) {
+			// Lanes 0–15 in Z(r); the mins only in lanes 0–7 (K1).
+			g.p("\tVINSERTI64X4 $1, Y%d, Z%d, Z%d", thi, tlo, tlo)
+			g.p("\tVCVTDQ2PS Z%d, Z%d", tlo, tlo)
+			g.p("\tVFMADD231PS.BCST %d(SP), Z%d, Z%d", 8*r, tlo, r)
+			g.p("\tVPMADDWD 320(%s), Y%d, Y%d", P, zm, thi)
+			g.p("\tVCVTDQ2PS Y%d, Y%d", thi, thi)
+			g.p("\tVFNMADD231PS.BCST %d(SP), Z%d, K1, Z%d", 8*r+4, thi, r)
+			return
+		}
 		g.p("\tVCVTDQ2PS Y%d, Y%d", tlo, tlo)
 		g.p("\tVCVTDQ2PS Y%d, Y%d", thi, thi)
 		g.p("\tVFMADD231PS.BCST %d(SP), Y%d, Y%d", 8*r, tlo, 2*r)
@@ -1548,25 +1579,25 @@ func (g *gen) k6Stream(R, seq int) string {
 		g.p("\tVMOVDQU64 k6dup<>+0(SB), Y%d", tabA)
 		g.p("\tVMOVDQU64 k6dup<>+32(SB), Y%d", tabB)
 	}
-	body := func(r int, row string) {
+	body := func(r int, at func(int) string) {
 		// The scales as word pairs, sign-extended by VPSRAW from the high
 		// bytes.
-		g.p("\tVBROADCASTI32X4 192(%s)(AX*1), Y%d", row, zs)
+		g.p("\tVBROADCASTI32X4 %s, Y%d", at(192), zs)
 		g.p("\tVPSHUFB Y%d, Y%d, Y%d", tabA, zs, sa)
 		g.p("\tVPSRAW $8, Y%d, Y%d", sa, sa)
 		g.p("\tVPSHUFB Y%d, Y%d, Y%d", tabB, zs, sb)
 		g.p("\tVPSRAW $8, Y%d, Y%d", sb, sb)
 		// U = T − 32·sc·S16: the 16 int32 lanes start at
 		// VPMADDWD((−32·sc, 0), S16), lanes 0–7 in tlo and 8–15 in thi.
-		g.p("\tVPMOVSXBW 192(%s)(AX*1), Y%d", row, tlo)
+		g.p("\tVPMOVSXBW %s, Y%d", at(192), tlo)
 		g.p("\tVPMULLW k6m32<>(SB), Y%d, Y%d", tlo, tlo)
 		g.p("\tVPMOVZXWD Y%d, Z%d", tlo, tlo)
 		g.p("\tVPMADDWD 256(%s), Z%d, Z%d", P, tlo, tlo)
 		g.p("\tVEXTRACTI64X4 $1, Z%d, Y%d", tlo, thi)
 		for n := 0; n < 2; n++ {
-			g.p("\tVMOVDQU64 %d(%s)(AX*1), Y%d", 64*n, row, za)
-			g.p("\tVMOVDQU64 %d(%s)(AX*1), Y%d", 64*n+32, row, zb)
-			g.p("\tVMOVDQU64 %d(%s)(AX*1), Y%d", 128+32*n, row, zh)
+			g.p("\tVMOVDQU64 %s, Y%d", at(64*n), za)
+			g.p("\tVMOVDQU64 %s, Y%d", at(64*n+32), zb)
+			g.p("\tVMOVDQU64 %s, Y%d", at(128+32*n), zh)
 			for odd := 0; odd < 2; odd++ {
 				k := 2*n + odd
 				// Lanes 0–7: ql's first 32 bytes, qh's bits 0–1 (even
@@ -1605,9 +1636,16 @@ func (g *gen) k6Stream(R, seq int) string {
 				}
 			}
 		}
-		g.p("\tVPBROADCASTW 208(%s)(AX*1), X%d", row, zd)
+		g.p("\tVPBROADCASTW %s, X%d", at(208), zd)
 		g.p("\tVCVTPH2PS X%d, X%d", zd, zd)
 		g.p("\tVMULPS.BCST 352(%s), X%d, X%d", P, zd, zd)
+		if zAcc(R) {
+			g.p("\tVBROADCASTSS X%d, Z%d", zd, zd) // d·dx
+			g.p("\tVINSERTI64X4 $1, Y%d, Z%d, Z%d", thi, tlo, tlo)
+			g.p("\tVCVTDQ2PS Z%d, Z%d", tlo, tlo)
+			g.p("\tVFMADD231PS Z%d, Z%d, Z%d", tlo, zd, r)
+			return
+		}
 		g.p("\tVBROADCASTSS X%d, Y%d", zd, zd) // d·dx
 		g.p("\tVCVTDQ2PS Y%d, Y%d", tlo, tlo)
 		g.p("\tVCVTDQ2PS Y%d, Y%d", thi, thi)
@@ -3027,9 +3065,11 @@ func main() {
 	fmt.Fprintf(&zen4, "\t\tq8packed: %s, q4packed: %s,\n", g.packedAVX512(false, 1), g.packedAVX512(true, 1))
 	// The tiles of K-quant rows packed in groups of kPackRows (pack.go):
 	// one token the stream tiles of a whole group, more tokens avx512's
-	// tiles at its heights (kquantRows), every height up to them.
+	// tiles at their heights (kquantRows), every height up to them.
 	g.kGroup = kPackRows
-	fmt.Fprintf(&zen4, "\t\tkPacked: packedKTiles{rows: %#v,\n", kquantRows)
+	packedRows := kquantRows
+	packedRows[1] = kPackRows
+	fmt.Fprintf(&zen4, "\t\tkPacked: packedKTiles{rows: %#v,\n", packedRows)
 	for _, kind := range []string{"k4", "k6"} {
 		fmt.Fprintf(&zen4, "\t\t\t%s: [kPackRows + 1][maxT + 1]kTileFn{", kind)
 		for R := 1; R <= kPackRows; R++ {

@@ -64,10 +64,10 @@ func (m *Matrix) packedRows() []byte {
 // input once for the group's rows (row-major, a tile of several rows
 // reads several streams, one row reads the input once per row: both
 // slower, zen4.go); the tiles of several tokens are avx512's, stepping
-// kPackRows super-blocks at a time (gen_kernels.go, kGroup). The rows
-// past the last whole group are not packed, and the copy replaces the
-// mapped pages as packBlocks's does.
-const kPackRows = 4
+// kPackRows super-blocks at a time and prefetching the next group
+// (gen_kernels.go, kGroup). The rows past the last whole group are not
+// packed, and the copy replaces the mapped pages as packBlocks's does.
+const kPackRows = 8
 
 // packedKTiles are a level's tiles of packed K-quant rows: k4[R][T] and
 // k6[R][T] compute R ≤ kPackRows rows of one group (ldw: one super-block)
