@@ -36,17 +36,21 @@ type streamTiles struct {
 // 2,048 and F16/BF16 rows longer than 4,096 elements keep avx512's
 // tiles, which read those faster (F32 at 4,096: 38–55 GB/s against 35–36;
 // F16 at 8,192: 26–31 against 24–25: a one-row tile then re-reads an
-// input that no longer stays in L1 for every row). K-quant rows whose
-// inputs exceed kNarrowBytes (rows of 11,008 elements or more: the FFN
-// down-projections of the 8B shapes) take the stream tiles of four rows,
-// which read each input line once per four rows (BenchmarkStreamWideK:
-// 14,336-wide Q4_K rows at one thread 13.3–13.7 GB/s against 11.2–11.3
-// with one row; Q6_K rows keep one, which read them as fast or faster:
-// 12.2–12.4 against 11.4–11.7 with four, measured at hlm 27e75eb), where a
-// row of 4,096 streams at 23 GB/s:
-// the input of 21 KiB re-read for each row while the weights stream
-// through L1 is what a packed K layout would remove. The other K rows
-// take the one-row tiles up to eight rows a call, one row after another
+// input that no longer stays in L1 for every row). K-quant matrices whose
+// one-token input exceeds kNarrowBytes (rows of 11,008 elements or more:
+// the FFN down-projections of the 7B and 8B shapes) are packed in groups
+// of eight rows (pack.go, packK; the copy replaces the mapped rows): a
+// group is one sequential stream, and its one-token tile reads each block
+// of the input once for the eight rows, where row-major rows re-read the
+// whole input (21 KiB at 14,336) for every row or every four while the
+// weights stream through L1. BenchmarkStreamWideK, 14,336-wide rows, two
+// threads, 15:07 UTC: Q4_K 32.3–33.3 GB/s packed against 23.9–25.8
+// row-major (four-row groups: 27.9–28.2), Q6_K 42.1–45.8 against
+// 24.0–24.5; narrower rows gain nothing from it (4,096 and 8,192 wide:
+// the same within the spread, and blocks of eight tokens 8% slower), so
+// they stay row-major. Row-major wide Q4_K rows (fewer than eight rows,
+// a group's remainder) take the stream tiles of four rows. The other K
+// rows take the one-row tiles up to eight rows a call, one row after another
 // (gen_kernels.go, streamTile: each row still one stream, the constants and
 // the call paid once per eight rows): Phi-3-mini Q4_K_M at one thread
 // 9.6 / 10.0 / 9.8 tokens/s against 9.5 / 9.2 / 9.2 calling per row
