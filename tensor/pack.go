@@ -131,14 +131,17 @@ func packBlocks(data []byte, t DType, rows, cols int, release func([]byte)) []by
 	ParallelFor(groups, len(out), func(lo, hi int) {
 		from := lo
 		for g := lo; g < hi; g++ {
-			for r := 0; r < packRows; r++ {
-				row := data[(g*packRows+r)*rb:][:rb]
-				for b := 0; b < nb; b++ {
-					blk := row[bb*b:][:bb]
-					unit := out[(g*nb+b)*unitBytes:][:unitBytes]
+			grp := out[g*nb*unitBytes:][:nb*unitBytes]
+			rows := data[g*packRows*rb:][:packRows*rb]
+			for b := 0; b < nb; b++ {
+				unit := grp[b*unitBytes:][:unitBytes]
+				for r := 0; r < packRows; r++ {
+					blk := rows[r*rb+bb*b:][:bb]
 					le.PutUint16(unit[2*r:], le.Uint16(blk))
-					for k := 0; k < words; k++ {
-						le.PutUint32(unit[32+64*k+4*r:], le.Uint32(blk[2+4*k:]))
+					if words == 8 {
+						packWords8(unit[32+4*r:], blk[2:])
+					} else {
+						packWords4(unit[32+4*r:], blk[2:])
 					}
 				}
 			}
@@ -149,6 +152,31 @@ func packBlocks(data []byte, t DType, rows, cols int, release func([]byte)) []by
 		}
 	})
 	return out
+}
+
+// packWords8 writes the eight 4-byte words of src (a Q8_0 block's codes)
+// 64 bytes apart in dst: one row's words in a packed unit.
+func packWords8(dst, src []byte) {
+	_, _ = dst[7*64+3], src[31]
+	le := binary.LittleEndian
+	le.PutUint32(dst[0:], le.Uint32(src[0:]))
+	le.PutUint32(dst[64:], le.Uint32(src[4:]))
+	le.PutUint32(dst[128:], le.Uint32(src[8:]))
+	le.PutUint32(dst[192:], le.Uint32(src[12:]))
+	le.PutUint32(dst[256:], le.Uint32(src[16:]))
+	le.PutUint32(dst[320:], le.Uint32(src[20:]))
+	le.PutUint32(dst[384:], le.Uint32(src[24:]))
+	le.PutUint32(dst[448:], le.Uint32(src[28:]))
+}
+
+// packWords4 is packWords8 for a Q4_0 block's four words.
+func packWords4(dst, src []byte) {
+	_, _ = dst[3*64+3], src[15]
+	le := binary.LittleEndian
+	le.PutUint32(dst[0:], le.Uint32(src[0:]))
+	le.PutUint32(dst[64:], le.Uint32(src[4:]))
+	le.PutUint32(dst[128:], le.Uint32(src[8:]))
+	le.PutUint32(dst[192:], le.Uint32(src[12:]))
 }
 
 // releaseBytes is how many packed bytes of Data packBlocks lets go at a
