@@ -2,6 +2,7 @@ package tensor
 
 import (
 	"encoding/binary"
+	"runtime"
 	"unsafe"
 )
 
@@ -49,10 +50,20 @@ func (m *Matrix) packedRows() []byte {
 		return nil
 	}
 	if m.packed.CompareAndSwap(nil, &p) {
+		// The copy lives as long as m (allocPacked may have mapped it
+		// outside the Go heap).
+		runtime.AddCleanup(m, freePacked, p)
 		m.ReleaseData()
+	} else {
+		freePacked(p)
 	}
 	return *m.packed.Load()
 }
+
+// hugeMin is the size from which allocPacked maps a packed copy with huge
+// pages: eight 2 MiB pages, so that a copy's partly filled last page
+// wastes little.
+const hugeMin = 16 << 20
 
 // Packed Q4_K and Q6_K rows. At avx512-zen4 a K-quant matrix whose rows
 // are too long for one token's quantized input to stay in L1 beside the
@@ -83,7 +94,7 @@ type packedKTiles struct {
 func packK(data []byte, bb, rows, rb int, release func([]byte)) []byte {
 	groups, nb := rows/kPackRows, rb/bb
 	gb := kPackRows * rb
-	out := make([]byte, groups*gb)
+	out := allocPacked(groups * gb)
 	per := max(1, releaseBytes/gb) // groups per release
 	ParallelFor(groups, len(out), func(lo, hi int) {
 		from := lo
@@ -125,7 +136,7 @@ func packBlocks(data []byte, t DType, rows, cols int, release func([]byte)) []by
 	nb := cols / QK
 	rb := nb * bb
 	groups := rows / packRows
-	out := make([]byte, groups*packRows*rb)
+	out := allocPacked(groups * packRows * rb)
 	le := binary.LittleEndian
 	per := max(1, releaseBytes/(packRows*rb)) // groups per release
 	ParallelFor(groups, len(out), func(lo, hi int) {

@@ -67,7 +67,7 @@ func BenchmarkPackBlocks(b *testing.B) {
 		b.Run(typ.String(), func(b *testing.B) {
 			b.SetBytes(int64(len(data)))
 			for i := 0; i < b.N; i++ {
-				packBlocks(data, typ, rows, cols, nil)
+				freePacked(packBlocks(data, typ, rows, cols, nil))
 			}
 		})
 	}
