@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"sync"
 	"testing"
 	"unsafe"
@@ -49,6 +50,54 @@ func TestPackBlocks(t *testing.T) {
 	big, _ := NewF32(16, 32, randVec(rng, 16*32))
 	if f16, _ := big.Convert(F16); f16.packedRows() != nil {
 		t.Fatal("an F16 matrix was packed")
+	}
+}
+
+// TestPackLarge packs copies of hugeMin bytes or more (on Linux mapped
+// outside the Go heap, alloc_linux.go): the layout still unpacks to Data;
+// a copy is given back when its matrix goes, and not before: after
+// collections that free one matrix's copy, the other matrix's products
+// still read theirs (an unmapped copy would crash them).
+func TestPackLarge(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	const rows = 24 // one whole group of each layout, and a remainder
+	large := func(typ DType) (*Matrix, int) {
+		nb := hugeMin/rows/typ.BlockBytes() + 1
+		if typ == Q8_0 {
+			base, _ := NewF32(rows, nb*QK, randVec(rng, rows*nb*QK))
+			m, _ := base.Convert(typ)
+			return m, nb
+		}
+		return randomKQuant(t, rng, typ, rows, nb), nb
+	}
+	check := func(m *Matrix, nb int) {
+		p := m.packedRows()
+		row := make([]byte, m.RowBytes())
+		for _, r := range []int{0, 7, 15} {
+			if m.Type == Q8_0 {
+				unpackRow(row, p, m.Type, r, nb)
+			} else {
+				unpackKRow(row, p, m.Type.BlockBytes(), r, nb)
+			}
+			if !bytes.Equal(row, m.row(r)) {
+				t.Fatalf("%v: row %d of the large copy unpacks differently", m.Type, r)
+			}
+		}
+	}
+	check(large(Q8_0)) // dropped: its copy goes with it
+	kept, nb := large(Q4_K)
+	check(kept, nb)
+	for i := 0; i < 3; i++ {
+		runtime.GC()
+	}
+	x := randVec(rng, kept.Cols)
+	want, got := make([]float32, rows), make([]float32, rows)
+	atLevel(levelPortable, func() { MatVec(want, kept, x) })
+	MatVec(got, kept, x) // the packed copy where the level packs these rows
+	for i := range got {
+		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+			t.Fatalf("row %d after the collections: %g, want %g", i, got[i], want[i])
+		}
 	}
 }
 
