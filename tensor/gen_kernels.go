@@ -1466,14 +1466,16 @@ func (g *gen) streamTile(kind string, R, seq, bb, frame, free int, consts func()
 //     8–15), and for each a VPMADDUBSW and a VPDPWSSD by its scale, spread
 //     by VPSHUFD, into the int32 lanes 0–7 (tlo) or 8–15 (thi);
 //   - the float steps with d·dx and dmin·dx computed once as scalars and
-//     broadcast from the frame, lanes 0–7 and 8–15 in two accumulators.
+//     broadcast from the frame, lanes 0–7 and 8–15 in two accumulators
+//     (with more than four rows, a packed group's eight, all 16 in one
+//     ZMM register: zAcc, the mins' FMA masked to lanes 0–7).
 //
 // Measured on the Zen 4 against kquantAVX512's one-row tile (the same
 // bits): docs/BENCHMARKS.md, "Single-token products per kernel level".
 func (g *gen) k4Stream(R, seq int) string {
 	const P = "DI"
-	// Registers 0 … 2R−1 are the rows' float accumulators; the rest is
-	// reused row after row.
+	// Registers 0 … 2R−1 (Z0 … Z(R−1) with zAcc) are the rows' float
+	// accumulators; from tlo on, registers are reused row after row.
 	const (
 		tlo, thi, zu, zt, sa, sb, zm, zd = 8, 9, 10, 11, 12, 13, 14, 15
 		zc, zl, zh, p0, p1, zsc          = 16, 17, 18, 19, 20, 21
@@ -1554,7 +1556,8 @@ func (g *gen) k4Stream(R, seq int) string {
 	return g.streamTile("k4", R, seq, 144, 8*R, tlo, consts, body)
 }
 
-// k6Stream is k4Stream for Q6_K, of seq rows one after another: kquantAVX512's
+// k6Stream is k4Stream for Q6_K, of seq rows one after another or R rows
+// at once (a packed group's: streamTile): kquantAVX512's
 // operations on the same values in the same order, in YMM registers. A
 // 32-element register of the chunk holds two 16-element sub-blocks, one
 // per 128-bit half, so the word pairs (sc, sc) of the scales are laid out
