@@ -89,23 +89,31 @@ type packedKTiles struct {
 }
 
 // packK packs the whole groups of kPackRows rows of a K-quant matrix
-// (super-blocks of bb bytes, rows of rb bytes), on the worker threads,
-// giving release the rows packed so far as packBlocks does.
+// (super-blocks of bb bytes, rows of rb bytes) as packGroups does.
 func packK(data []byte, bb, rows, rb int, release func([]byte)) []byte {
-	groups, nb := rows/kPackRows, rb/bb
-	gb := kPackRows * rb
+	nb := rb / bb
+	return packGroups(data, rows/kPackRows, kPackRows*rb, release, func(grp, src []byte) {
+		for r := 0; r < kPackRows; r++ {
+			row := src[r*rb:][:rb]
+			for b := 0; b < nb; b++ {
+				copy(grp[(b*kPackRows+r)*bb:][:bb], row[b*bb:][:bb])
+			}
+		}
+	})
+}
+
+// packGroups makes a packed copy of data's first groups groups of gb
+// bytes, group by group on the worker threads (a group's packing, pack
+// from src to dst, depends on its own rows alone). release (if not nil)
+// is given the rows packed so far, releaseBytes or more at a time, as
+// soon as they are.
+func packGroups(data []byte, groups, gb int, release func([]byte), pack func(dst, src []byte)) []byte {
 	out := allocPacked(groups * gb)
 	per := max(1, releaseBytes/gb) // groups per release
 	ParallelFor(groups, len(out), func(lo, hi int) {
 		from := lo
 		for g := lo; g < hi; g++ {
-			grp := out[g*gb : (g+1)*gb]
-			for r := 0; r < kPackRows; r++ {
-				row := data[(g*kPackRows+r)*rb:][:rb]
-				for b := 0; b < nb; b++ {
-					copy(grp[(b*kPackRows+r)*bb:][:bb], row[b*bb:][:bb])
-				}
-			}
+			pack(out[g*gb:(g+1)*gb], data[g*gb:(g+1)*gb])
 			if release != nil && (g+1-from >= per || g+1 == hi) {
 				release(data[from*gb : (g+1)*gb])
 				from = g + 1
@@ -126,58 +134,39 @@ func unpackKRow(dst, packed []byte, bb, r, nb int) {
 }
 
 // packBlocks packs the whole groups of 16 rows of a rows × cols matrix of
-// type t (Q8_0 or Q4_0), on the worker threads: a group's units depend on
-// its own rows alone. release (if not nil) is given the rows packed so
-// far, releaseBytes or more at a time, as soon as they are.
+// type t (Q8_0 or Q4_0) as packGroups does, one unit (the group's blocks
+// b) after another.
 func packBlocks(data []byte, t DType, rows, cols int, release func([]byte)) []byte {
 	bb := t.BlockBytes()
 	words := (bb - 2) / 4
 	unitBytes := packRows * bb
 	nb := cols / QK
 	rb := nb * bb
-	groups := rows / packRows
-	out := allocPacked(groups * packRows * rb)
 	le := binary.LittleEndian
-	per := max(1, releaseBytes/(packRows*rb)) // groups per release
-	ParallelFor(groups, len(out), func(lo, hi int) {
-		from := lo
-		for g := lo; g < hi; g++ {
-			grp := out[g*nb*unitBytes:][:nb*unitBytes]
-			rows := data[g*packRows*rb:][:packRows*rb]
-			for b := 0; b < nb; b++ {
-				unit := grp[b*unitBytes:][:unitBytes]
-				for r := 0; r < packRows; r++ {
-					blk := rows[r*rb+bb*b:][:bb]
-					le.PutUint16(unit[2*r:], le.Uint16(blk))
-					if words == 8 {
-						packWords8(unit[32+4*r:], blk[2:])
-					} else {
-						packWords4(unit[32+4*r:], blk[2:])
-					}
+	return packGroups(data, rows/packRows, packRows*rb, release, func(grp, src []byte) {
+		for b := 0; b < nb; b++ {
+			unit := grp[b*unitBytes:][:unitBytes]
+			for r := 0; r < packRows; r++ {
+				blk := src[r*rb+bb*b:][:bb]
+				le.PutUint16(unit[2*r:], le.Uint16(blk))
+				if words == 8 {
+					packWords8(unit[32+4*r:], blk[2:])
+				} else {
+					packWords4(unit[32+4*r:], blk[2:])
 				}
-			}
-			if release != nil && (g+1-from >= per || g+1 == hi) {
-				release(data[from*packRows*rb : (g+1)*packRows*rb])
-				from = g + 1
 			}
 		}
 	})
-	return out
 }
 
 // packWords8 writes the eight 4-byte words of src (a Q8_0 block's codes)
-// 64 bytes apart in dst: one row's words in a packed unit.
+// 64 bytes apart in dst: one row's words in a packed unit. Unrolled, with
+// the bounds checked once: a loop over the words packed at 2.0–2.1 GB/s
+// against 2.8–4.8 (BenchmarkPackBlocks).
 func packWords8(dst, src []byte) {
 	_, _ = dst[7*64+3], src[31]
-	le := binary.LittleEndian
-	le.PutUint32(dst[0:], le.Uint32(src[0:]))
-	le.PutUint32(dst[64:], le.Uint32(src[4:]))
-	le.PutUint32(dst[128:], le.Uint32(src[8:]))
-	le.PutUint32(dst[192:], le.Uint32(src[12:]))
-	le.PutUint32(dst[256:], le.Uint32(src[16:]))
-	le.PutUint32(dst[320:], le.Uint32(src[20:]))
-	le.PutUint32(dst[384:], le.Uint32(src[24:]))
-	le.PutUint32(dst[448:], le.Uint32(src[28:]))
+	packWords4(dst, src)
+	packWords4(dst[256:], src[16:])
 }
 
 // packWords4 is packWords8 for a Q4_0 block's four words.
@@ -190,7 +179,7 @@ func packWords4(dst, src []byte) {
 	le.PutUint32(dst[192:], le.Uint32(src[12:]))
 }
 
-// releaseBytes is how many packed bytes of Data packBlocks lets go at a
+// releaseBytes is how many packed bytes of Data packGroups lets go at a
 // time: the most a thread holds twice while it packs.
 const releaseBytes = 256 << 10
 
