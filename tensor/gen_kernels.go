@@ -1092,9 +1092,11 @@ func (g *gen) kquantAVX512(q6 bool, R, T int) string {
 			"(" + P + ")", "(" + P + ")(" + L + "*1)", "(" + P + ")(" + L + "*2)", "(" + P + ")(" + L3 + "*1)",
 			"(" + P + ")(" + L + "*4)", "(" + P4 + ")(" + L + "*1)", "(" + P + ")(" + L3 + "*2)", "(" + P4 + ")(" + L3 + "*1)"}[t])
 	}
-	pf := g.prefetchSetup(R, rows, pfReg)
+	pf := ""
 	if g.kGroup > 0 {
 		pf = g.kGroupPrefetch(rows, pfReg, bb)
+	} else {
+		pf = g.prefetchSetup(R, rows, pfReg)
 	}
 	// Vector registers: the float accumulators first (reduce16Z's temp is
 	// Z30), then the int32 ones, the tables and the constants.
@@ -1388,6 +1390,9 @@ func (g *gen) streamTile(kind string, R, seq, bb, frame, free int, consts func()
 		g.p("TEXT ·%s(SB), NOSPLIT, $0-56", name)
 	} else {
 		g.p("TEXT ·%s(SB), $%d-56", name, frame)
+	}
+	if R > 4 && g.kGroup == 0 {
+		panic(fmt.Sprintf("streamTile: %d rows need a packed group's single pointer", R))
 	}
 	rows := []string{"SI", "R8", "R9", "R10"}[:min(R, 4)]
 	if g.kGroup > 0 {
