@@ -9,9 +9,9 @@ import "golang.org/x/sys/unix"
 // MADV_HUGEPAGE, so that the kernel backs them with 2 MiB pages where it
 // can: filling them then takes one fault per 2 MiB instead of per 4 KiB
 // (Llama-3.1-8B Q8_0 loaded, packed and ran two one-token passes in
-// 4.9–5.6 s against 8.9–12.4 s, system time 4.5–6.2 s against 10.5–14.8;
-// docs/BENCHMARKS.md). freePacked gives them back; smaller ones, and
-// any the kernel refuses, are ordinary slices.
+// 8.3 / 6.9 s against 13.5 / 8.4 s on the Go heap; docs/BENCHMARKS.md,
+// "Not done yet"). freePacked gives them back; smaller ones, and any the
+// kernel refuses, are ordinary slices.
 func allocPacked(n int) []byte {
 	if n < hugeMin {
 		return make([]byte, n)
@@ -24,7 +24,9 @@ func allocPacked(n int) []byte {
 	return b
 }
 
-// freePacked unmaps b if allocPacked mapped it.
+// freePacked unmaps b if allocPacked mapped it: unix.Munmap refuses (and
+// leaves alone) a slice it did not map, such as a large copy whose mapping
+// the kernel refused.
 func freePacked(b []byte) {
 	if len(b) >= hugeMin {
 		_ = unix.Munmap(b)
