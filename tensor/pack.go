@@ -211,12 +211,10 @@ func (p *product) runPackedK(lo, hi int) {
 	if w.Type == Q6_K {
 		tiles = &kp.k6
 	}
-	whole := rows / kPackRows * kPackRows
 	ldg := uintptr(kPackRows * w.rowBytes)
 	ldx, ldo := uintptr(nb)*unsafe.Sizeof(actBlockK{}), uintptr(4*rows)
 	groupT := p.ks.kMaxT
-	up := func(r int) int { return min(whole, (r+kPackRows-1)/kPackRows*kPackRows) }
-	for r := up(lo); r < up(hi); r += kPackRows {
+	p.forGroups(lo, hi, kPackRows, func(r int) {
 		grp := p.packed[uintptr(r/kPackRows)*ldg:]
 		for t := 0; t < n; t += groupT {
 			T := min(groupT, n-t)
@@ -225,6 +223,19 @@ func (p *product) runPackedK(lo, hi int) {
 				tiles[min(R, kPackRows-i)][T](&grp[i*bb], uintptr(bb), &acts[t*nb], ldx, nb, &out[t*rows+r+i], ldo)
 			}
 		}
+	})
+}
+
+// forGroups calls group(r) for the first row r of each whole group of
+// size rows that starts in [⌈lo⌉, ⌈hi⌉) (⌈⌉ to a multiple of size), so
+// the ranges the threads take cover each group once, and computes the
+// rows of [lo, hi) past the last whole group with the row-major tiles.
+func (p *product) forGroups(lo, hi, size int, group func(r int)) {
+	rows := p.w.Rows
+	whole := rows / size * size
+	up := func(r int) int { return min(whole, (r+size-1)/size*size) }
+	for r := up(lo); r < up(hi); r += size {
+		group(r)
 	}
 	if whole < rows && hi > whole {
 		p.tiles(max(lo, whole), hi)
@@ -249,11 +260,9 @@ func (p *product) packedTiles() *[3]qTileFn {
 func (p *product) runPacked(lo, hi int) {
 	w, acts, out, n, tiles := p.w, p.acts, p.out, p.n, p.packedTiles()
 	rows, nb := w.Rows, w.Cols/QK
-	whole := rows / packRows * packRows
 	ldg := uintptr(packRows * w.rowBytes) // from one group to the next
 	ldx, ldo := uintptr(nb)*unsafe.Sizeof(actBlock{}), uintptr(4*rows)
-	up := func(r int) int { return min(whole, (r+packRows-1)/packRows*packRows) }
-	for r := up(lo); r < up(hi); r += packRows {
+	p.forGroups(lo, hi, packRows, func(r int) {
 		grp := &p.packed[uintptr(r/packRows)*ldg]
 		t := 0
 		for ; t+2 <= n; t += 2 {
@@ -262,8 +271,5 @@ func (p *product) runPacked(lo, hi int) {
 		if t < n {
 			tiles[1](grp, ldg, &acts[t*nb], ldx, nb, &out[t*rows+r], ldo)
 		}
-	}
-	if whole < rows && hi > whole {
-		p.tiles(max(lo, whole), hi)
-	}
+	})
 }
