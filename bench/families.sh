@@ -61,7 +61,12 @@
 # Peak RSS: `/usr/bin/time -v`'s maximum resident set size of
 #   hlm generate --model F --prompt P --max-tokens 16 --temperature 0 --threads T
 #   llama-simple -m F -n 16 P        (greedy; n_ctx = prompt + 16 tokens)
-# both memory-map the file, so the weights' pages count once each.
+# both memory-map the file, so the weights' pages count once each. Their
+# wall-clock times are the start-up table after the main one: loading,
+# which for hlm includes packing the matrices its kernel level reads
+# packed (tensor/pack.go: at the AVX-512 levels every Q8_0 and Q4_0
+# matrix, at avx512-zen4 also the K-quant ones of rows of 11,008 or
+# more), the prompt and 16 tokens.
 set -euo pipefail
 root=$(pwd)
 perf=$(cd "$(dirname "$0")/../../shared/perf" && pwd)
@@ -117,11 +122,14 @@ median() {
 }
 # calc EXPR: a Python expression of numbers, or "-" when one is missing.
 calc() { $py -c "print($1)" 2>/dev/null || echo -; }
-# rss CMD…: peak resident MiB of CMD (its output in $fam/last.log), or "fail".
+# rss CMD…: peak resident MiB of CMD (its output in $fam/last.log), or
+# "fail"; its wall-clock seconds go to $fam/wall ("-" when it failed).
 rss() {
   if /usr/bin/time -v -o "$fam/time.log" "$@" >"$fam/last.log" 2>&1; then
+    awk '/Elapsed \(wall clock\)/ {n = split($NF, a, ":"); s = 0; for (i = 1; i <= n; i++) s = s * 60 + a[i]; printf "%.2f", s}' "$fam/time.log" >"$fam/wall"
     awk '/Maximum resident set size/ {printf "%.0f", $NF/1024}' "$fam/time.log"
   else
+    echo - >"$fam/wall"
     echo fail
   fi
 }
@@ -165,7 +173,7 @@ echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), $(nproc) cor
 echo
 printf '| model | type | GiB | GB read per token | llama.cpp tg | hlm tg | hlm/llama.cpp | llama.cpp pp8 | hlm pp8 | hlm/llama.cpp | llama.cpp peak RSS MiB | hlm peak RSS MiB | hlm/llama.cpp | read GB/s | llama.cpp tg × bytes | hlm tg × bytes | targets (tg ≥ 1.05, pp8 ≥ 1.5, RSS ≤ 1.05) |\n'
 printf '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n'
-bws=()
+bws=() walls=()
 for s in $shapes; do
   tg=${TG:-$(small "$s" && echo 128 || echo 32)}
   log "$s: read bandwidth"
@@ -196,9 +204,12 @@ for s in $shapes; do
     log "$s $t: peak RSS llama-simple"
     lrss=$(rss "$lc/llama-simple" -m "$g" -n 16 "$prompt")
     [[ $lrss == fail ]] && log "llama-simple failed: $(tail -3 "$fam/last.log")"
+    lwall=$(cat "$fam/wall")
     log "$s $t: peak RSS hlm generate"
     hrss=$(rss "$work/hlm" generate --model "$g" --prompt "$prompt" --max-tokens 16 --temperature 0 --threads "$threads")
     [[ $hrss == fail ]] && log "hlm generate failed: $(tail -3 "$fam/last.log")"
+    hwall=$(cat "$fam/wall")
+    walls+=("| $s | $t | $lwall | $hwall | $(calc "f'{$hwall/$lwall:.2f}'") |")
     if [[ -z $htg || -z $hpp ]]; then
       why=$(grep -v '^\s*$' "$fam/herr.log" | tail -1 | sed 's/|/\\|/g')
       log "$s $t: hlm bench failed: $why"
@@ -231,6 +242,12 @@ if ((rounds > 1)); then
   echo "Rounds (t/s in the order run; the table has the medians):"
   for r in "${rounds_log[@]}"; do echo "- $r"; done
 fi
+echo
+echo "Start-up: the wall-clock seconds of the peak-RSS runs (load the file, read the prompt, generate 16 tokens; one run each):"
+echo
+echo "| model | type | llama.cpp s | hlm s | hlm/llama.cpp |"
+echo "|---|---|---|---|---|"
+for w in "${walls[@]}"; do echo "$w"; done
 echo
 echo "Read bandwidth (go test -bench=ReadBandwidth -benchtime=8x ./tensor, 2 threads), before each shape:"
 for b in "${bws[@]}"; do set -- $b; echo "- $1: $2 GB/s at $3 (load ${*:4})"; done
