@@ -1,0 +1,50 @@
+package cpuprobe
+
+import (
+	"testing"
+)
+
+// TestProbesRun runs each probe briefly: the loops assemble, run and
+// return, and a longer run takes longer (the loop really iterates).
+func TestProbesRun(t *testing.T) {
+	ps := Probes()
+	if len(ps) == 0 {
+		t.Skip("no probes on this CPU or build (they need amd64 with AVX-512 F, BW, VL and VNNI)")
+	}
+	buf := make([]byte, 1024)
+	for _, p := range ps {
+		if p.Instructions <= 0 || p.Name == "" || p.Doc == "" {
+			t.Errorf("probe %q: incomplete", p.Name)
+		}
+		short, long := p.Run(1000, buf), p.Run(1_000_000, buf)
+		if long <= short {
+			t.Errorf("probe %s: 10⁶ iterations took %v, 10³ %v", p.Name, long, short)
+		}
+	}
+	if f := Clock(1_000_000); f < 1e8 || f > 1e11 {
+		t.Errorf("clock %.3g Hz", f)
+	}
+}
+
+// BenchmarkProbes reports, for each probe, cycles per iteration and per
+// instruction at the clock measured right before it.
+//
+//	go test -run='^$' -bench=Probes ./internal/cpuprobe
+func BenchmarkProbes(b *testing.B) {
+	ps := Probes()
+	if len(ps) == 0 {
+		b.Skip("no probes on this CPU or build (they need amd64 with AVX-512 F, BW, VL and VNNI)")
+	}
+	buf := make([]byte, 1024)
+	for _, p := range ps {
+		b.Run(p.Name, func(b *testing.B) {
+			hz := Clock(5_000_000)
+			b.ResetTimer()
+			d := p.Run(b.N, buf)
+			cycles := d.Seconds() * hz / float64(b.N)
+			b.ReportMetric(cycles, "cycles/iter")
+			b.ReportMetric(cycles/float64(p.Instructions), "cycles/instr")
+			b.ReportMetric(hz/1e9, "GHz")
+		})
+	}
+}
