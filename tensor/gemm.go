@@ -50,6 +50,7 @@ type kernelSet struct {
 	kMaxT          int
 	kGroupScales   bool                        // the K tiles of 3 or more tokens read their group's scales from its first token (setGroupScales)
 	kRowsNarrow    [maxT + 1]int               // K tile heights when the inputs fit in L1 (kNarrowBytes); 0: kRows
+	kNarrow        uintptr                     // the inputs' limit for kRowsNarrow (0: kNarrowBytes)
 	k4Wide         [maxR + 1][maxT + 1]kTileFn // Q4_K tiles when they do not
 	k4WideRows     [maxT + 1]int               // their heights (0: k4 and kRows)
 	maxT           int                         // largest T with kernels
@@ -313,7 +314,7 @@ func (p *product) prepare(out []float32, w *Matrix, x []float32, n int, acts *ac
 				p.kTiles = &ks.k6
 			}
 			switch {
-			case ks.kRowsNarrow[1] > 0 && uintptr(n*(cols/QKK))*unsafe.Sizeof(actBlockK{}) <= kNarrowBytes:
+			case ks.kRowsNarrow[1] > 0 && uintptr(n*(cols/QKK))*unsafe.Sizeof(actBlockK{}) <= ks.narrowK():
 				p.kRows = &ks.kRowsNarrow
 			case w.Type == Q4_K && ks.k4WideRows[1] > 0:
 				p.kRows, p.kTiles = &ks.k4WideRows, &ks.k4Wide
@@ -518,8 +519,18 @@ const interleaveGroups = 16
 
 // kNarrowBytes is the most input bytes (all tokens' quantized blocks: the
 // groups forTiles runs tile by tile) for which the K-quant products take
-// the one-row tiles of kRowsNarrow.
+// the one-row tiles of kRowsNarrow, unless the level sets its own
+// (kernelSet.kNarrow); and the one-token input beyond which avx512-zen4
+// packs K-quant rows (pack.go, packK).
 var kNarrowBytes uintptr = 16 << 10
+
+// narrowK is the inputs' limit for the one-row K tiles of kRowsNarrow.
+func (ks *kernelSet) narrowK() uintptr {
+	if ks.kNarrow > 0 {
+		return ks.kNarrow
+	}
+	return kNarrowBytes
+}
 
 //go:generate go run gen_kernels.go
 //go:generate go run gen_arm64.go
