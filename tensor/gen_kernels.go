@@ -298,8 +298,10 @@ func (g *gen) f32AVX512(R, T int) string {
 }
 
 // avx512F16 are the F16 tile heights rows[T] for T = 1…4 tokens: 2RT
-// accumulators, 2R converted weights and 4 temporaries fit the 32
-// registers.
+// accumulators, 2R converted weights, 4 temporaries and a token's inputs
+// fit the 32 registers. More tokens on fewer rows measured slower: one
+// row × 6 tokens ran Llama-3.2-1B F16 pp6 at 37.2–37.7 tokens/s against
+// 46.0–46.4 with these (2 threads, Zen 4, 2026-11-29).
 var avx512F16 = [9]int{0, 4, 4, 2, 2}
 
 // f16AVX512 is the F16 or BF16 tile (dotF16's order, dot.go; BF16 widened
@@ -307,7 +309,15 @@ var avx512F16 = [9]int{0, 4, 4, 2, 2}
 // lane c mod 32, held as lanes 0–15 in one register and 16–31 in a
 // second; each 32-element chunk of a row is converted once (VCVTPH2PS) for
 // all T tokens, then per token the product is rounded (VMULPS) and added
-// (VADDPS): no fused multiply-add, as the definition says. The last cols
+// (VADDPS): no fused multiply-add, as the definition says. In tiles of
+// several rows and tokens each token's 32 inputs are loaded into two
+// registers once for all rows rather than read by every row's VMULPS:
+// pp8 at 2 threads on the Zen 4 (`hlm bench -p 8 -n 0 -r 5 -t 2`, three
+// alternated rounds, 2026-11-29) Llama-3.2-1B F16 53.2–53.8 tokens/s
+// against 51.8–51.9, Qwen3-0.6B 107.8–111.3 against 102.2–105.1,
+// Gemma-3-1B 69.7–71.3 against 59.8–68.6. The one-token tiles keep their
+// memory operands (with them avx512's four-row tile decoded Llama-3.2-1B
+// F16 at 11.7–13.1 tokens/s against 12.7–13.5 on this core). The last cols
 // mod 32 elements fill lanes 0… (masked loads, merge-masked adds), and the
 // 32 lanes are combined as reduce32 does. x is addressed with AX·2 (4-byte
 // inputs against 2-byte weights).
@@ -321,7 +331,7 @@ func (g *gen) f16AVX512(bf16 bool, R, T int) string {
 	acc := func(r, t, h int) int { return 2*(r*T+t) + h }
 	w := func(r, h int) int { return 2*R*T + 2*r + h }
 	tmp0 := 2*R*T + 2*R
-	if tmp0+4 > 32 {
+	if tmp0+4 > 32 || R > 1 && T > 1 && tmp0+6 > 32 {
 		panic(fmt.Sprintf("%s: too many registers", name))
 	}
 	tmp := free[0]
@@ -352,11 +362,29 @@ func (g *gen) f16AVX512(bf16 bool, R, T int) string {
 		}
 		i := 0
 		for t := 0; t < T; t++ {
+			// With more than one row and token, the token's 32 inputs
+			// are loaded once for all rows.
+			var xin [2]int
+			pre := R > 1 && T > 1
+			if pre {
+				for h := 0; h < 2; h++ {
+					xin[h] = tmp0 + 4 + h
+					if masked {
+						g.p("\tVMOVUPS.Z %d(%s)(AX*2),%s Z%d", 64*h, toks[t], m[h], xin[h])
+					} else {
+						g.p("\tVMOVUPS %d(%s)(AX*2), Z%d", 64*h, toks[t], xin[h])
+					}
+				}
+			}
 			for r := 0; r < R; r++ {
 				for h := 0; h < 2; h++ {
 					p := tmp0 + i%4
 					i++
-					g.p("\t%s %d(%s)(AX*2), Z%d,%s Z%d", mul, 64*h, toks[t], w(r, h), m[h], p)
+					if pre {
+						g.p("\t%s Z%d, Z%d,%s Z%d", mul, xin[h], w(r, h), m[h], p)
+					} else {
+						g.p("\t%s %d(%s)(AX*2), Z%d,%s Z%d", mul, 64*h, toks[t], w(r, h), m[h], p)
+					}
 					g.p("\tVADDPS Z%d, Z%d,%s Z%d", p, acc(r, t, h), m[h], acc(r, t, h))
 				}
 			}
