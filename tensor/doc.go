@@ -120,11 +120,13 @@
 // and one float accumulator per (row, token), two instructions per 64
 // codes, row and token. The 2-row tiles keep the float accumulators in
 // the frame and read each token's codes once for both rows; they are used
-// when the inputs exceed 16 KiB (kNarrowBytes; 48 KiB at avx512-zen4,
-// zen4NarrowK), beyond which the inputs come from L2. The inputs are quantized by an AVX-512 kernel into 64-byte
-// aligned blocks of 384 bytes (actBlockK); the first token of each group
-// of 8 also carries the group's scales (setGroupScales), so a tile forms
-// every d·dx of a super-block with one VMULPS per row. At avx512-zen4 the
+// when the inputs exceed 16 KiB (kNarrowBytes), beyond which the inputs
+// come from L2 (avx512-zen4 moves the limit to 48 KiB, zen4NarrowK, where
+// its one-row tiles measured faster still). The inputs are quantized by
+// an AVX-512 kernel into 64-byte aligned blocks of 384 bytes (actBlockK);
+// the first token of each group of 8 also carries the group's scales
+// (setGroupScales), so a tile forms every d·dx of a super-block with one
+// VMULPS per row. At avx512-zen4 the
 // single-token products take one-row tiles in 256-bit registers instead
 // (zen4.go): each 32 codes' register has one or two sub-blocks, whose
 // scales VPSHUFD spreads from two registers unpacked once per super-block.

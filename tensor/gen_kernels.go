@@ -331,7 +331,11 @@ func (g *gen) f16AVX512(bf16 bool, R, T int) string {
 	acc := func(r, t, h int) int { return 2*(r*T+t) + h }
 	w := func(r, h int) int { return 2*R*T + 2*r + h }
 	tmp0 := 2*R*T + 2*R
-	if tmp0+4 > 32 || R > 1 && T > 1 && tmp0+6 > 32 {
+	// pre: with more than one row and token, each token's 32 inputs are
+	// loaded once for all rows, into xin.
+	pre := R > 1 && T > 1
+	xin := [2]int{tmp0 + 4, tmp0 + 5}
+	if tmp0+4 > 32 || pre && tmp0+6 > 32 {
 		panic(fmt.Sprintf("%s: too many registers", name))
 	}
 	tmp := free[0]
@@ -362,13 +366,8 @@ func (g *gen) f16AVX512(bf16 bool, R, T int) string {
 		}
 		i := 0
 		for t := 0; t < T; t++ {
-			// With more than one row and token, the token's 32 inputs
-			// are loaded once for all rows.
-			var xin [2]int
-			pre := R > 1 && T > 1
 			if pre {
 				for h := 0; h < 2; h++ {
-					xin[h] = tmp0 + 4 + h
 					if masked {
 						g.p("\tVMOVUPS.Z %d(%s)(AX*2),%s Z%d", 64*h, toks[t], m[h], xin[h])
 					} else {

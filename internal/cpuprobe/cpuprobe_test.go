@@ -4,13 +4,19 @@ import (
 	"testing"
 )
 
+// probesOrSkip returns Probes(), skipping tb when there are none.
+func probesOrSkip(tb testing.TB) []Probe {
+	ps := Probes()
+	if len(ps) == 0 {
+		tb.Skip("no probes on this CPU or build (they need amd64 with AVX-512 F, BW, VL and VNNI)")
+	}
+	return ps
+}
+
 // TestProbesRun runs each probe briefly: the loops assemble, run and
 // return, and a longer run takes longer (the loop really iterates).
 func TestProbesRun(t *testing.T) {
-	ps := Probes()
-	if len(ps) == 0 {
-		t.Skip("no probes on this CPU or build (they need amd64 with AVX-512 F, BW, VL and VNNI)")
-	}
+	ps := probesOrSkip(t)
 	buf := make([]byte, 1024)
 	for _, p := range ps {
 		if p.Instructions <= 0 || p.Name == "" || p.Doc == "" {
@@ -31,10 +37,7 @@ func TestProbesRun(t *testing.T) {
 //
 //	go test -run='^$' -bench=Probes ./internal/cpuprobe
 func BenchmarkProbes(b *testing.B) {
-	ps := Probes()
-	if len(ps) == 0 {
-		b.Skip("no probes on this CPU or build (they need amd64 with AVX-512 F, BW, VL and VNNI)")
-	}
+	ps := probesOrSkip(b)
 	buf := make([]byte, 1024)
 	for _, p := range ps {
 		b.Run(p.Name, func(b *testing.B) {
