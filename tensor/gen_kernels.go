@@ -45,10 +45,10 @@ type gen struct {
 	// suffix NP: the stream tiles (zen4.go).
 	noPrefetch bool
 
-	// tokens is the number of tokens of the tile being made (each tile
-	// generator sets it first): prefetchLines prefetches into L2 for
-	// tiles of several tokens, into L1 for one.
-	tokens int
+	// pfL2 makes prefetchLines prefetch into L2 only: each tile
+	// generator sets it first, for the tiles of several tokens of every
+	// type but the K-quants.
+	pfL2 bool
 
 	// kGroup > 0 makes K-quant tiles of rows packed in groups of kGroup
 	// (pack.go, packK), named with the suffix I and kGroup: a super-block
@@ -215,17 +215,19 @@ func (g *gen) prefetchSetup(R int, rows []string, free ...string) string {
 }
 
 // prefetchLines prefetches the n lines the tile's rows advance by in one
-// step, at pf + R·AX: with PREFETCHT0 (into L1) for a tile of one token,
-// PREFETCHT1 (into L2 only) for a tile of several. A tile of several
-// tokens reads each token's inputs from L1 once per row and chunk, and
-// the next tile's (or group's) rows prefetched into L1 evicted them, so
-// they came from L2 again: on the Zen 4 (2026-11-29, alternated rounds,
-// `hlm bench -p 8 -n 0 -r 5 -t 2`, avx512-zen4) PREFETCHT1 lifted pp8 of
-// Llama-3.2-1B Q8_0 from 106.6–118.0 to 140.7–141.7 tokens/s, Phi-3-mini
-// Q8_0 31.9–32.6 to 39.0–42.1, Llama-3.2-1B F16 46.0–48.5 to 57.3–60.2,
-// the Q4_K_M shapes by 0–6%, and brought an 8-token F32 block at the 110M
-// shapes to the time of one token (BenchmarkStreamBlock, block/step
-// 1.56–1.87 to 0.99–1.26). One-token tiles read few inputs; with
+// step, at pf + R·AX: with PREFETCHT1 (into L2 only) where g.pfL2 is set,
+// PREFETCHT0 (into L1) elsewhere. A tile of several tokens reads each
+// token's inputs from L1 once per row and chunk, and the next tile's (or
+// group's) rows prefetched into L1 evicted them, so they came from L2
+// again. On the Zen 4 (2026-11-29, alternated rounds, `hlm bench -p 8 -n 0
+// -r 5 -t 2`, avx512-zen4) PREFETCHT1 lifted pp8 of Llama-3.2-1B Q8_0
+// from 106.6–118.0 to 140.7–141.7 tokens/s, Phi-3-mini Q8_0 from
+// 31.9–32.6 to 39.0–42.1 and Llama-3.2-1B F16 from 46.0–48.5 to
+// 57.3–60.2, and brought an 8-token F32 block at the 110M shapes to the
+// time of one token (BenchmarkStreamBlock, block/step 1.56–1.87 to
+// 0.99–1.26). The K-quant tiles keep PREFETCHT0: with PREFETCHT1,
+// Llama-3.1-8B Q4_K_M pp8 fell to 18.1–18.6 from 18.3–19.9, the other
+// Q4_K_M shapes unchanged. One-token tiles read few inputs; with
 // PREFETCHT1 they measured no faster (BenchmarkStreamMatVec, F16 and F32
 // at every level, four rounds), so they keep PREFETCHT0.
 func (g *gen) prefetchLines(pf string, R, n int) {
@@ -233,7 +235,7 @@ func (g *gen) prefetchLines(pf string, R, n int) {
 		return
 	}
 	ins := "PREFETCHT0"
-	if g.tokens > 1 {
+	if g.pfL2 {
 		ins = "PREFETCHT1"
 	}
 	for k := 0; k < n; k++ {
@@ -267,7 +269,7 @@ func (g *gen) loopTail(name string, chunk int) {
 // f32AVX512 is the F32 tile with ZMM registers: 16 lanes, one FMA per
 // element, a masked step for the last cols mod 16 elements.
 func (g *gen) f32AVX512(R, T int) string {
-	g.tokens = T
+	g.pfL2 = T > 1
 	name := fmt.Sprintf("f32AVX512R%dT%d", R, T) + g.suffix()
 	g.header(name, "float32", "float32", "cols")
 	rows, toks, free := regs(R, T)
@@ -344,7 +346,7 @@ var avx512F16 = [9]int{0, 4, 4, 2, 2}
 // 32 lanes are combined as reduce32 does. x is addressed with AX·2 (4-byte
 // inputs against 2-byte weights).
 func (g *gen) f16AVX512(bf16 bool, R, T int) string {
-	g.tokens = T
+	g.pfL2 = T > 1
 	name := fmt.Sprintf("f16AVX512R%dT%d", R, T) + g.suffix()
 	if bf16 {
 		name = fmt.Sprintf("bf16AVX512R%dT%d", R, T) + g.suffix()
@@ -458,7 +460,7 @@ var avx2F16 = [9]int{0, 1, 1, 1}
 // (cols a multiple of 32; product.prepare checks): no masked half-precision
 // loads in AVX2.
 func (g *gen) f16AVX2(bf16 bool, T int) string {
-	g.tokens = T
+	g.pfL2 = T > 1
 	name := fmt.Sprintf("f16AVX2T%d", T) + g.suffix()
 	if bf16 {
 		name = fmt.Sprintf("bf16AVX2T%d", T) + g.suffix()
@@ -514,7 +516,7 @@ func (g *gen) f16AVX2(bf16 bool, T int) string {
 // f32AVX2 is the F32 tile with YMM registers: each of the 16 lanes is
 // lane l of the low (h = 0) or high (h = 1) register of a pair.
 func (g *gen) f32AVX2(R, T int) string {
-	g.tokens = T
+	g.pfL2 = T > 1
 	name := fmt.Sprintf("f32AVX2R%dT%d", R, T) + g.suffix()
 	g.header(name, "float32", "float32", "cols")
 	rows, toks, free := regs(R, T)
@@ -646,7 +648,7 @@ func quantFree(rows, toks []string, bxFree bool) string {
 // order) and scale, then for each token the lanes
 // p = corr + Σ u·qx (VPDPBUSD), s = dw·dx, acc += s·p.
 func (g *gen) quantAVX512(q4 bool, R, T int) string {
-	g.tokens = T
+	g.pfL2 = T > 1
 	kind, bb := "Q8", 34
 	if q4 {
 		kind, bb = "Q4", 18
@@ -775,7 +777,7 @@ var (
 // the outer loop, so one row's codes and scale are live at a time (the
 // register renamer overlaps consecutive rows).
 func (g *gen) quantPairAVX512(kind string, R, T int) string {
-	g.tokens = T
+	g.pfL2 = T > 1
 	q4, q5 := kind == "q4", kind == "q5"
 	bb := map[string]int{"q8": 34, "q4": 18, "q5": 22}[kind]
 	P := (T + 1) / 2
@@ -945,7 +947,7 @@ const packRows = 16
 // group (which it prefetches at the pace it reads its own), x token 0's
 // blocks and ldx the stride to token 1's.
 func (g *gen) packedAVX512(q4 bool, T int) string {
-	g.tokens = T
+	g.pfL2 = T > 1
 	kind, bb, words := "q8", 34, 8
 	if q4 {
 		kind, bb, words = "q4", 18, 4
@@ -1076,7 +1078,7 @@ const actKSize = 384
 // tile unpacks the scales in general registers (its vector pipes are the
 // busier). The outputs are reduced by storeOutK.
 func (g *gen) kquantAVX512(q6 bool, R, T int) string {
-	g.tokens = T
+	g.pfL2 = false
 	kind, bb := "k4", 144
 	if q6 {
 		kind, bb = "k6", 210
@@ -1436,7 +1438,7 @@ const kPackRows = 8
 // the output and BX the rows left. The rows of a packed group are
 // addressed from SI alone (row r bb·r bytes on).
 func (g *gen) streamTile(kind string, R, seq, bb, frame, free int, consts func(), body func(r int, at func(off int) string)) string {
-	g.tokens = 1
+	g.pfL2 = false
 	name := fmt.Sprintf("%sZen4R%dT1", kind, R) + g.suffix()
 	if seq > 0 {
 		name = fmt.Sprintf("%sZen4S%dT1", kind, seq) + g.suffix()
@@ -1846,7 +1848,7 @@ func (g *gen) reduce16Y(lo, hi int) {
 // instructions on the same values as in registers, so each output's bits
 // do not depend on T.
 func (g *gen) kquantAVX2(q6 bool, T int) string {
-	g.tokens = T
+	g.pfL2 = false
 	kind, bb := "k4", 144
 	if q6 {
 		kind, bb = "k6", 210
@@ -2095,7 +2097,7 @@ func (g *gen) kquantAVX2(q6 bool, T int) string {
 // in eight lanes: the scalar product's bits) and one FMA, the same float
 // operations on the same values for any R and T.
 func (g *gen) quantAVX2(q4 bool, R, T int) string {
-	g.tokens = T
+	g.pfL2 = T > 1
 	kind, bb := "q8", 34
 	if q4 {
 		kind, bb = "q4", 18
@@ -2241,7 +2243,7 @@ func (g *gen) q5Consts() {
 // corrections and dx broadcast are loaded once a block and token for all
 // R rows.
 func (g *gen) quantQ5AVX2(R, T int) string {
-	g.tokens = T
+	g.pfL2 = T > 1
 	const bb = 2 + 4 + 16
 	name := fmt.Sprintf("q5AVX2R%dT%d", R, T)
 	g.header(name, "byte", "actBlock", "nb")
