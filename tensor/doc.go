@@ -71,14 +71,16 @@
 // # Products
 //
 // MatMul evaluates n tokens against a matrix in register tiles of up to 8
-// rows × 4 tokens (K-quants: below) that load each weight once for all of the tile's tokens
-// and prefetch the next tile's rows; MatMuls runs the products of one input
-// (q, k, v) in one parallel pass. The threads are a persistent pool
-// (ParallelLoop): a product wakes them, it does not start goroutines. Once
-// warm a product allocates nothing: its bookkeeping and quantized inputs
-// are recycled (products), the pool reuses its jobs, and the row-parallel
-// operations (RMSNormRows, LayerNormRows, SwiGLU, GeGLU, GELU) run
-// recycled Loops.
+// rows × 4 tokens (K-quants: below) that load each weight once for all of
+// the tile's tokens and prefetch the next tile's rows (into L2 for the
+// tiles of several tokens but the K-quants', so that the rows do not evict
+// the tokens' inputs from L1: gen_kernels.go, prefetchLines); MatMuls
+// runs the products of one input (q, k, v) in one parallel pass. The
+// threads are a persistent pool (ParallelLoop): a product wakes them, it
+// does not start goroutines. Once warm a product allocates nothing: its
+// bookkeeping and quantized inputs are recycled (products), the pool
+// reuses its jobs, and the row-parallel operations (RMSNormRows,
+// LayerNormRows, SwiGLU, GeGLU, GELU) run recycled Loops.
 //
 // Q8_0 and Q4_0 products of two or more tokens at the AVX-512 level run
 // token-pair tiles of up to 4 rows × 8 tokens (8 rows × 2). The quantized
