@@ -4,10 +4,10 @@ package tensor
 
 import "golang.org/x/sys/unix"
 
-// allocPacked returns n zeroed bytes for a packed copy of a matrix. Large
-// copies (hugeMin or more) are mapped outside the Go heap with
-// MADV_HUGEPAGE, so that the kernel backs them with 2 MiB pages where it
-// can: filling them then takes one fault per 2 MiB instead of per 4 KiB
+// allocPacked returns n zeroed bytes for a packed copy of a matrix. Copies
+// of hugeMin or more are mapped outside the Go heap with MADV_HUGEPAGE, so
+// that the kernel backs them with 2 MiB pages where it can: filling them
+// then takes one fault per 2 MiB instead of per 4 KiB
 // (Llama-3.1-8B Q8_0 loaded, packed and ran two one-token passes in
 // 8.3 / 6.9 s against 13.5 / 8.4 s on the Go heap; docs/BENCHMARKS.md,
 // "Not done yet"). freePacked gives them back; smaller ones, and any the

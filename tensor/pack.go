@@ -61,9 +61,15 @@ func (m *Matrix) packedRows() []byte {
 }
 
 // hugeMin is the size from which allocPacked maps a packed copy with huge
-// pages: eight 2 MiB pages, so that a copy's partly filled last page
-// wastes little.
-const hugeMin = 16 << 20
+// pages: one 2 MiB page. The kernel backs only the whole 2 MiB ranges
+// inside a mapping with huge pages, the ends with 4 KiB ones, so a small
+// copy wastes nothing. From 16 MiB (before 2026-11-29) Phi-3-mini's
+// 10 MiB attention-output copies went to the Go heap, 4 KiB at a time:
+// loading it took 420,000 page faults instead of 175,000, and its
+// `hlm generate` of 16 tokens 1.6–1.8 s of system time against 1.1–1.3
+// (Llama-3.1-8B Q8_0: 9.2–9.8 s against 9.4–11.6 s of wall time; four
+// alternated rounds on the Zen 4).
+const hugeMin = 2 << 20
 
 // Packed Q4_K and Q6_K rows. At avx512-zen4 a K-quant matrix whose rows
 // are too long for one token's quantized input to stay in L1 beside the
