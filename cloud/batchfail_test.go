@@ -95,12 +95,21 @@ func TestBatchFailureStaysWithItsSession(t *testing.T) {
 		t.Fatal("no token of the poisoned prompt is missing from the healthy one")
 	}
 	sizes := &batchSizes{}
-	_, addr := start(t, Config{LLM: &failingLLM{Model: ms.LLM, poison: poison}, BatchWindow: 2 * time.Second, Metrics: sizes})
+	srv, addr := start(t, Config{LLM: &failingLLM{Model: ms.LLM, poison: poison}, BatchWindow: 2 * time.Second, Metrics: sizes})
 	p := params(hybrid.QS, 40)
 	gh, gp := generator(t, ms, addr, p), generator(t, ms, addr, p)
 	second := make(chan struct{})
+	// The poisoned device uploads first, once both devices are connected:
+	// a batch waits only for the devices connected when it starts (on a
+	// loaded machine the healthy device could still be dialling).
+	bothConnected := func() {
+		for deadline := time.Now().Add(10 * time.Second); srv.connected() < 2 && time.Now().Before(deadline); {
+			time.Sleep(time.Millisecond)
+		}
+		close(second)
+	}
 	gh.Wrap = func(r *edge.Remote) hybrid.Verifier { return &firstUploadHook{r: r, before: func() { <-second }} }
-	gp.Wrap = func(r *edge.Remote) hybrid.Verifier { return &firstUploadHook{r: r, before: func() { close(second) }} }
+	gp.Wrap = func(r *edge.Remote) hybrid.Verifier { return &firstUploadHook{r: r, before: bothConnected} }
 	var wg sync.WaitGroup
 	var herr, perr error
 	var got hybrid.Result
