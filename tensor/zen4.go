@@ -23,6 +23,24 @@ type streamTiles struct {
 	kPacked            packedKTiles             // packed K rows (pack.go, packK)
 }
 
+// zen4NarrowK is avx512-zen4's limit for the one-row K tiles of several
+// tokens (kernelSet.kNarrow; avx512 keeps kNarrowBytes, 16 KiB): up to 48
+// KiB of inputs the one-row tiles, whose accumulators all stay in
+// registers, compute a block faster than the two-row tiles that read each
+// input once for two rows, though this core's L1 holds 32 KiB. `hlm bench
+// -p P -n 0 -t 2`, Q4_K_M, alternated, three or four rounds, 2026-11-29:
+//
+//	Llama-3.2-1B pp8 (24 KiB)   130.5–133.3 tokens/s against 122.2–124.1 (16 KiB)
+//	Llama-3.2-1B pp6 (18 KiB)   122.1–122.8 against 109.3–113.8 (16 KiB)
+//	Phi-3-mini pp6 (27 KiB)     36.8–37.4 against 34.6–35.5 (24 KiB)
+//	Phi-3-mini pp7 (31.5 KiB)   38.0–38.7 against 36.4–36.9 (24 KiB)
+//	Phi-3-mini pp8 (36 KiB)     37.4–37.8 against 36.2–36.8 (16 KiB)
+//	Llama-3.1-8B pp8 (48 KiB)   19.4–19.7 against 19.5–19.8 (32 KiB)
+//
+// Wider inputs keep the two-row tiles: Gemma-3-1B's rows of 6,912 (81 KiB
+// at pp8) measured 123–129 tokens/s with one-row tiles against 128–133.
+const zen4NarrowK = 48 << 10
+
 // zen4Kernels is the avx512-zen4 level: avx512's tiles with the stream
 // tiles for single tokens. On Zen 4 (AMD family 25 with AVX-512, whose
 // 512-bit instructions run as two 256-bit halves) the decode step's
@@ -57,25 +75,7 @@ type streamTiles struct {
 // (alternated, 13:57 UTC). Several rows at once are slower there: four
 // rows read 2,048-wide ones at 6–16 GB/s against one row's 20–38.
 // Blocks of several tokens keep avx512's tiles, which compute more per
-// byte read.
-// zen4NarrowK is avx512-zen4's limit for the one-row K tiles of several
-// tokens (kernelSet.kNarrow; avx512 keeps kNarrowBytes, 16 KiB): up to 48
-// KiB of inputs the one-row tiles, whose accumulators all stay in
-// registers, compute a block faster than the two-row tiles that read each
-// input once for two rows, though this core's L1 holds 32 KiB. `hlm bench
-// -p P -n 0 -t 2`, Q4_K_M, alternated, three or four rounds, 2026-11-29:
-//
-//	Llama-3.2-1B pp8 (24 KiB)   130.5–133.3 tokens/s against 122.2–124.1 (16 KiB)
-//	Llama-3.2-1B pp6 (18 KiB)   122.1–122.8 against 109.3–113.8 (16 KiB)
-//	Phi-3-mini pp6 (27 KiB)     36.8–37.4 against 34.6–35.5 (24 KiB)
-//	Phi-3-mini pp7 (31.5 KiB)   38.0–38.7 against 36.4–36.9 (24 KiB)
-//	Phi-3-mini pp8 (36 KiB)     37.4–37.8 against 36.2–36.8 (16 KiB)
-//	Llama-3.1-8B pp8 (48 KiB)   19.4–19.7 against 19.5–19.8 (32 KiB)
-//
-// Wider inputs keep the two-row tiles: Gemma-3-1B's rows of 6,912 (81 KiB
-// at pp8) measured 123–129 tokens/s with one-row tiles against 128–133.
-const zen4NarrowK = 48 << 10
-
+// byte read, with the one-row K tiles up to zen4NarrowK of inputs.
 func zen4Kernels(k512 *kernelSet, st *streamTiles) *kernelSet {
 	k := *k512
 	k.f32Rows[1], k.f32[1][1] = 1, st.f32
