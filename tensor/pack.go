@@ -66,9 +66,10 @@ func (m *Matrix) packedRows() []byte {
 // copy wastes nothing. From 16 MiB (before 2026-11-29) Phi-3-mini's
 // 10 MiB attention-output copies went to the Go heap, 4 KiB at a time:
 // loading it took 420,000 page faults instead of 175,000, and its
-// `hlm generate` of 16 tokens 1.6–1.8 s of system time against 1.1–1.3
-// (Llama-3.1-8B Q8_0: 9.2–9.8 s against 9.4–11.6 s of wall time; four
-// alternated rounds on the Zen 4).
+// `hlm generate` of 16 tokens 9.1 / 1.7 / 1.8 / 1.6 s of system time
+// against 2.7 / 1.1 / 1.2 / 1.3 (Llama-3.1-8B Q8_0: 15.8 / 11.6 / 9.5 /
+// 9.4 s of wall time against 12.7 / 9.8 / 9.2 / 9.5; four alternated
+// rounds on the Zen 4).
 const hugeMin = 2 << 20
 
 // Packed Q4_K and Q6_K rows. At avx512-zen4 a K-quant matrix whose rows
