@@ -1,142 +1,355 @@
 #!/usr/bin/env bash
 # The llama.cpp backend on an NVIDIA GPU, unattended: what the CPU runs of
 # bench/llamacpp.sh and model/llamacpp's tests measured, on the day a GPU
-# machine is lent (the `device` tool, where it is available). NOT RUN YET:
-# no GPU was available where it was written; every number it prints is new.
+# machine is lent (the `device` tool, where it is available).
 #
-#   1. builds libllama with CUDA (LIBLLAMA_CUDA=1 internal/libllama/build.sh,
-#      with llama-bench, llama-server, llama-quantize, ggml-rpc-server);
-#   2. the determinism contract on the GPU: model/llamacpp's tests with the
-#      CUDA library (their specs leave ngl at its default: every layer on the
-#      GPU), so that what holds there is measured, not assumed — llama.cpp
-#      does not promise batch invariance on CUDA (issue #20063);
-#   3. makes the files if missing (bench/families/gen_shapes.py, then the
-#      CUDA build's llama-quantize): Qwen3-0.6B Q8_0, Llama-3.2-1B Q4_K_M,
-#      Llama-3.1-8B Q4_K_M (random weights, real shapes);
-#   4. the binding: hlm bench (backend, ngl=99) vs llama-bench -ngl 99;
-#   5. server capacity, all layers on the GPU: N = 1, 8, 32, 64 devices
-#      against hlm serve on the llama.cpp backend (ngl=99), the same batches
-#      by llama.cpp alone (rounds.cpp, ngl 99), and llama-server -np N
-#      -ngl 99 as the LLM-only reference — the memory-bound case, where
-#      verifying L+1 positions costs about what decoding one does and the
-#      hybrid server should break even at a low acceptance;
-#   6. two GPUs, when there are: layer and row split.
+#   build        libllama with CUDA (LIBLLAMA_CUDA=1 internal/libllama/build.sh,
+#                with llama-bench, llama-server, llama-quantize, ggml-rpc-server);
+#                always first, at once when it is built
+#   files        the real shapes, if missing (bench/families/gen_shapes.py,
+#                then the build's llama-quantize) in $HLM_PERF_WORK/families,
+#                where the tests' TestDeterminismRealShapes finds them
+#   determinism  model/llamacpp's tests with that library (their specs leave
+#                ngl at its default: every layer on the GPU), so that what
+#                holds there is measured, not assumed — llama.cpp does not
+#                promise batch invariance on CUDA (its issue #20063)
+#   serve        cloud's TestLlamaCpp*: hlm serve on the backend end to end
+#                (losslessness by chi-square, every method, eviction)
+#   binding      hlm bench (backend, ngl=99) vs llama-bench -ngl 99 -fa 0
+#   capacity     N devices against hlm serve on the llama.cpp backend (ngl=99),
+#                the same batches by llama.cpp alone (rounds.cpp, ngl 99), and
+#                llama-server -np N -ngl 99 as the LLM-only reference — the
+#                memory-bound case, where verifying L+1 positions costs about
+#                what decoding one does
+#   split        with two GPUs or more: layer and row split
 #
-#   usage (from the repository root, on the GPU machine):
-#     bench/gpu.sh                    writes everything under $OUT (default /tmp/hlm-gpu)
-#   needs: nvidia-smi, the CUDA toolkit (nvcc), cmake, g++, Go ≥ 1.25,
-#   python3 with numpy (gen_shapes.py), curl, and llama.cpp's source (the
-#   build script clones node-llama-cpp@3.22.1's bundle with npm when it is
-#   not in $HLM_PEERS/llama.cpp); a machine without network needs that tree
-#   and the Go module cache carried over.
-#   environment: DURATION=15s  DEVICES="1 8 32 64"  SHAPES="qwen3-0.6b llama3.2-1b llama3.1-8b"
+#   usage:
+#     bench/gpu.sh prepare [KIT]     where Go is (here): the binaries, built
+#                                    with CGO_ENABLED=0, and llama.cpp's source
+#                                    into KIT (default .gpu, which git ignores
+#                                    through .git/info/exclude), for a GPU
+#                                    machine that has neither Go nor a network
+#     bench/gpu.sh [STEP...]         on the GPU machine, from the repository
+#                                    root; STEPs as above (default: all, in
+#                                    order). Each step's report is appended to
+#                                    $OUT/report.md (default /tmp/hlm-gpu).
+#
+#   needs: nvidia-smi, the CUDA toolkit (nvcc), cmake, g++, python3 with
+#   numpy; Go ≥ 1.25 and llama.cpp's source (the build script clones
+#   node-llama-cpp@3.22.1's bundle with npm) unless HLM_GPU_KIT names a kit.
+#   environment:
+#     HLM_GPU_KIT=DIR      use `prepare`'s binaries and source (unpacked into
+#                          $HLM_PEERS/llama.cpp, default /tmp/hlm-peers)
+#     DURATION=15s  DEVICES="1 8 32 64"
+#     SHAPES="qwen3-0.6b llama3.2-1b llama3.1-8b"   files and binding
+#     FILES="qwen3-0.6b-q8_0 ..."  the files instead of SHAPES × (Q8_0, Q4_K_M)
+#     CAP_SHAPES (default: every file's)            capacity
+#     POLL=0, OMP_WAIT_POLICY=PASSIVE   as bench/llamacpp.sh
+#     LIBLLAMA_CUDA_ARCH, LIBLLAMA_CMAKE_ARGS       passed to build.sh
+#     DET_TIMEOUT=240s     each test binary's -test.timeout
+#     PYTHON               a Python with numpy (default: python3, else /usr/bin/python3)
+#     THREADS (default nproc)  every engine's CPU threads
+#     LIBLLAMA_CUDA=0 NGL=0   rehearse on a CPU: the CPU library, no layers
+#                             on a GPU (every step but split)
+#
+#   A lease of 15 minutes holds no full run; what was run, in two calls:
+#     bench/gpu.sh prepare
+#     (device) HLM_GPU_KIT=.gpu LIBLLAMA_CUDA_ARCH=90 \
+#              LIBLLAMA_CMAKE_ARGS="-G Ninja -DGGML_CUDA_FA=OFF -DGGML_CUDA_NCCL=OFF" \
+#              SHAPES="qwen3-0.6b llama3.2-1b" bench/gpu.sh build files determinism
+#     (device) HLM_GPU_KIT=.gpu ... DURATION=6s DEVICES="1 8 32" \
+#              CAP_SHAPES=qwen3-0.6b bench/gpu.sh binding capacity
 set -euo pipefail
 root=$(pwd)
+
+if [[ ${1:-} == prepare ]]; then
+	kit=${2:-.gpu}
+	mkdir -p "$kit/bin"
+	[[ $kit == .gpu ]] && { grep -qx '/.gpu/' .git/info/exclude 2>/dev/null || echo /.gpu/ >>.git/info/exclude; }
+	export CGO_ENABLED=0 GOOS=linux GOARCH=amd64
+	# Stripped and compressed with xz, the kit and the repository fit the
+	# device tool's 64 MiB (about 34 MB of kit).
+	flags=(-trimpath -ldflags='-s -w')
+	go build "${flags[@]}" -o "$kit/bin/hlm" ./cmd/hlm
+	go build "${flags[@]}" -o "$kit/bin/capacity" ./bench/capacity
+	go test -c "${flags[@]}" -o "$kit/bin/llamacpp.test" ./model/llamacpp
+	go test -c "${flags[@]}" -o "$kit/bin/cloud.test" ./cloud
+	peers=${HLM_PEERS:-$HOME/.cache/hlm-peers}
+	src=""
+	for t in "$peers/llama.cpp" "${HLM_REFS:-$HOME/.cache/hlm-refs}/llama.cpp" "$peers/libllama/src"; do
+		[[ -f $t/include/llama.h ]] && { src=$t; break; }
+	done
+	[[ -n $src ]] || { echo "gpu.sh prepare: no llama.cpp source: run internal/libllama/build.sh once" >&2; exit 1; }
+	# What the build, llama-bench, llama-server, llama-quantize and
+	# gen_shapes.py need; no backend but CPU, CUDA and RPC.
+	tmp=$(mktemp -d)
+	trap 'rm -rf "$tmp"' EXIT
+	git -C "$src" rev-parse HEAD >"$tmp/COMMIT"
+	git -C "$src" archive --format=tar -o "$tmp/src.tar" HEAD -- CMakeLists.txt cmake ggml src include common tools vendor \
+		app scripts gguf-py licenses LICENSE models/ggml-vocab-qwen2.gguf models/ggml-vocab-llama-bpe.gguf models/ggml-vocab-phi-3.gguf \
+		models/ggml-vocab-gemma-4.gguf \
+		$(cd "$src/ggml/src" && for d in ggml-*/; do case $d in ggml-cpu/ | ggml-cuda/ | ggml-rpc/ | ggml-blas/) ;; *) echo ":(exclude)ggml/src/${d%/}" ;; esac; done)
+	tar -rf "$tmp/src.tar" -C "$tmp" COMMIT
+	{ git rev-parse --short HEAD; git diff --quiet HEAD || echo " with uncommitted changes"; } | tr -d '\n' >"$kit/HLM_COMMIT"
+	xz -9 -T0 -c "$tmp/src.tar" >"$kit/llama.cpp.tar.xz"
+	xz -9 -T0 -f "$kit/bin/"*
+	du -sh "$kit"
+	exit 0
+fi
+
+steps=${*:-build files determinism serve binding capacity split}
 out=${OUT:-/tmp/hlm-gpu}
 mkdir -p "$out"
-exec > >(tee "$out/report.md") 2> >(tee "$out/stderr.log" >&2)
+exec > >(tee -a "$out/report.md") 2> >(tee -a "$out/stderr.log" >&2)
 log() { echo "[$(date -u +%T)] $*" >&2; }
-command -v nvidia-smi >/dev/null || { echo "gpu.sh: no nvidia-smi: this script needs an NVIDIA GPU" >&2; exit 1; }
-command -v nvcc >/dev/null || [[ -x /usr/local/cuda/bin/nvcc ]] || { echo "gpu.sh: no nvcc: install the CUDA toolkit" >&2; exit 1; }
-export PATH=$PATH:/usr/local/cuda/bin
+cuda=${LIBLLAMA_CUDA:-1}
+ngl=${NGL:-99}
+if [[ $cuda == 1 ]]; then
+	command -v nvidia-smi >/dev/null || { echo "gpu.sh: no nvidia-smi: this script needs an NVIDIA GPU (LIBLLAMA_CUDA=0 NGL=0 rehearses it on a CPU)" >&2; exit 1; }
+	export PATH=$PATH:/usr/local/cuda/bin
+	command -v nvcc >/dev/null || { echo "gpu.sh: no nvcc: install the CUDA toolkit" >&2; exit 1; }
+fi
 dur=${DURATION:-15s}
 devices=${DEVICES:-1 8 32 64}
 shapes=${SHAPES:-qwen3-0.6b llama3.2-1b llama3.1-8b}
-threads=$(nproc)
+capshapes=${CAP_SHAPES:-}
+# As bench/llamacpp.sh: llama.cpp's threads sleep when idle, in every
+# process (hlm's backend included), so that no engine's spinning threads
+# take the cores another engine's need.
+poll=${POLL:-0}
+export OMP_WAIT_POLICY=${OMP_WAIT_POLICY-PASSIVE}
+threads=${THREADS:-$(nproc)}
+work=${HLM_PERF_WORK:-/tmp/hlm-perf}/families
+mkdir -p "$work"
 
-echo "# bench/gpu.sh — $(date -u '+%Y-%m-%d %H:%M UTC')"
+# The binaries: Go's, or the kit's.
+kit=${HLM_GPU_KIT:-}
+if [[ -n $kit ]]; then
+	kit=$(cd "$kit" && pwd)
+	export HLM_PEERS=${HLM_PEERS:-/tmp/hlm-peers}
+	gobin=$HLM_PEERS/gobin
+	if [[ ! -x $gobin/hlm ]]; then
+		mkdir -p "$gobin" "$HLM_PEERS/llama.cpp"
+		# Python's lzma, not xz: the GPU machine's image need not have xz.
+		python3 - "$kit" "$gobin" "$HLM_PEERS/llama.cpp" <<-'EOF'
+			import lzma, os, shutil, sys, tarfile
+			kit, gobin, src = sys.argv[1:]
+			for f in os.listdir(f"{kit}/bin"):
+			    with lzma.open(f"{kit}/bin/{f}") as r, open(f"{gobin}/{f[:-3]}", "wb") as w:
+			        shutil.copyfileobj(r, w)
+			    os.chmod(f"{gobin}/{f[:-3]}", 0o755)
+			with tarfile.open(f"{kit}/llama.cpp.tar.xz") as t:
+			    t.extractall(src)
+		EOF
+	fi
+else
+	gobin=${HLM_PEERS:-$HOME/.cache/hlm-peers}/gobin
+	mkdir -p "$gobin"
+	go build -o "$gobin/hlm" ./cmd/hlm
+	go build -o "$gobin/capacity" ./bench/capacity
+	go test -c -o "$gobin/llamacpp.test" ./model/llamacpp
+	go test -c -o "$gobin/cloud.test" ./cloud
+fi
+# gotest PKG ARGS...: a package's test binary, run in its directory as go test does.
+gotest() { local pkg=$1; shift; (cd "$root/$pkg" && "$gobin/$(basename "$pkg").test" "$@"); }
+
+# The files: FILES names them (e.g. "qwen3-0.6b-q8_0 llama3.2-1b-q4_k_m"),
+# else every shape of SHAPES at Q8_0 and Q4_K_M (no 8B Q8_0).
+files=()
+if [[ -n ${FILES:-} ]]; then
+	for f in $FILES; do files+=("$work/$f.gguf"); done
+else
+	for s in $shapes; do
+		for t in q8_0 q4_k_m; do
+			[[ $s == llama3.1-8b && $t == q8_0 ]] && continue
+			files+=("$work/$s-$t.gguf")
+		done
+	done
+fi
+# Python with numpy, for gen_shapes.py: PYTHON, else the first that has it.
+py=${PYTHON:-}
+if [[ -z $py ]]; then
+	for p in python3 /usr/bin/python3; do
+		"$p" -c 'import numpy' 2>/dev/null && { py=$p; break; }
+	done
+fi
+# write_f16 SRC: the F16 file of each shape with a missing file, with
+# gen_shapes.py and SRC's gguf-py (numpy, one core: it runs beside the build).
+write_f16() {
+	local g n f16
+	for g in "${files[@]}"; do
+		[[ -f $g ]] && continue
+		n=$(basename "$g" .gguf)
+		f16=$work/${n%-*}-f16.gguf
+		[[ -f $f16 ]] && continue
+		log "   writing $f16"
+		PYTHONPATH=$1/gguf-py "${py:-python3}" "$root/bench/families/gen_shapes.py" "${n%-*}" "$f16.tmp" >&2 && mv "$f16.tmp" "$f16" ||
+			log "   gen_shapes.py ${n%-*} failed"
+	done
+}
+
+echo "# bench/gpu.sh $steps — $(date -u '+%Y-%m-%d %H:%M UTC')"
 echo
-nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | sed 's/^/- GPU: /'
-echo "- CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | xargs), $(nproc) cores"
-echo "- hlm $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
+if [[ $cuda == 1 ]]; then
+	nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | sed 's/^/- GPU: /'
+	echo "- CUDA: $(nvcc --version | grep -o 'release [0-9.]*')"
+fi
+echo "- CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | xargs), $(nproc) cores; $threads threads for every engine"
+echo "- hlm $(git rev-parse --short HEAD 2>/dev/null || cat "$kit/HLM_COMMIT" 2>/dev/null || echo '?'); llama.cpp build options: ${LIBLLAMA_CMAKE_ARGS:-defaults}"
 echo
 
-log "1. libllama with CUDA (this takes a while: CUDA kernels for every quantization type)"
-lib=$(LIBLLAMA_CUDA=1 LIBLLAMA_TARGETS="llama-bench llama-server llama-quantize ggml-rpc-server" internal/libllama/build.sh)
+# The library comes first, whatever the steps (at once when it is built);
+# the F16 files of the files step are written beside its build.
+srcdir=""
+if [[ -n $kit ]]; then
+	srcdir=$HLM_PEERS/llama.cpp
+else
+	for t in "${HLM_PEERS:-$HOME/.cache/hlm-peers}/llama.cpp" "${HLM_REFS:-$HOME/.cache/hlm-refs}/llama.cpp"; do
+		[[ -f $t/gguf-py/gguf/__init__.py ]] && { srcdir=$t; break; }
+	done
+fi
+f16pid=""
+if [[ " $steps " == *" files "* && -n $srcdir ]]; then
+	write_f16 "$srcdir" &
+	f16pid=$!
+fi
+log "build: libllama$([[ $cuda == 1 ]] && echo ' with CUDA (CUDA kernels for every quantization type: minutes)')"
+start=$(date +%s)
+lib=$(LIBLLAMA_CUDA=$cuda LIBLLAMA_TARGETS="llama-bench llama-server llama-quantize ggml-rpc-server" internal/libllama/build.sh)
 bin=$(dirname "$lib")
 export HLM_LLAMA_LIB=$lib
-go build -o "$out/hlm" ./cmd/hlm
-go build -o "$out/capacity" ./bench/capacity
-g++ -O2 -std=c++17 -I"$bin/include" bench/llamacpp/rounds.cpp -L"$bin" -lllama -lggml -lggml-base -Wl,-rpath,"$bin" -o "$out/rounds"
-echo "- libllama: $lib"
+[[ -x $gobin/rounds ]] || g++ -O2 -std=c++17 -I"$bin/include" bench/llamacpp/rounds.cpp -L"$bin" -lllama -lggml -lggml-base -Wl,-rpath,"$bin" -o "$gobin/rounds"
+echo "- libllama: $lib (ready in $(($(date +%s) - start)) s)"
 echo
 
-log "2. the determinism contract on the GPU"
-echo "## Determinism on the GPU (model/llamacpp's tests, every layer on the GPU)"
-echo
-echo '```'
-go test -count=1 -v -run 'TestDeterminism|TestFamilies|TestMoreSessionsThanSlots' ./model/llamacpp 2>&1 | grep -E '^(=== RUN|--- |\s+\S+_test\.go:|ok|FAIL|PASS)' || true
-echo '```'
-echo
-log "   and hlm serve end to end (losslessness, every method)"
-echo '```'
-go test -count=1 -run 'TestLlamaCpp' ./cloud 2>&1 | tail -20 || true
-echo '```'
-echo
+step_build() { :; }
 
-log "3. files"
-work=$out/families
-mkdir -p "$work"
-gen=$root/bench/families/gen_shapes.py
-files=()
-for s in $shapes; do
-  for t in q8_0 q4_k_m; do
-    [[ $s == llama3.1-8b && $t == q8_0 ]] && continue
-    g=$work/$s-$t.gguf
-    if [[ ! -f $g ]]; then
-      f16=$work/$s-f16.gguf
-      [[ -f $f16 ]] || { log "   writing $f16"; PYTHONPATH=$bin/../../src/gguf-py python3 "$gen" "$s" "$f16" >&2; }
-      log "   llama-quantize $s $t"
-      "$bin/llama-quantize" "$f16" "$g" "${t^^}" "$threads" >"$work/$s-$t.quantize.log" 2>&1
-    fi
-    files+=("$g")
-  done
+step_files() {
+	log "files: ${files[*]##*/}"
+	[[ -n $f16pid ]] && { wait "$f16pid" || true; }
+	write_f16 "$bin/../../src"
+	local g n
+	for g in "${files[@]}"; do
+		[[ -f $g ]] && continue
+		n=$(basename "$g" .gguf)
+		log "   llama-quantize $n"
+		"$bin/llama-quantize" "$work/${n%-*}-f16.gguf" "$g" "$(tr a-z A-Z <<<"${n##*-}")" "$threads" >"$work/$n.quantize.log" 2>&1 ||
+			{ log "   llama-quantize $n failed: $(tail -n 3 "$work/$n.quantize.log")"; rm -f "$g"; }
+	done
+}
+
+# testlog NAME: a test binary's verbose output, whole in $out/NAME.log, and
+# here its results, with the log lines (what a test measured) unless
+# TESTLOG=results.
+testlog() {
+	local re='^(\s*--- |\s+\S+_test\.go:|ok|FAIL|PASS|panic)'
+	[[ ${TESTLOG:-} == results ]] && re='^(--- |ok|FAIL|PASS|panic)'
+	tee "$out/$1.log" | grep -E "$re" || true
+}
+
+step_determinism() {
+	log "determinism: model/llamacpp's tests, every layer on the GPU"
+	echo "## Determinism (model/llamacpp's tests; their specs put every layer on the GPU)"
+	echo
+	echo '```'
+	gotest model/llamacpp -test.count=1 -test.v -test.timeout="${DET_TIMEOUT:-240s}" \
+		-test.run 'TestDeterminism|TestFamilies|TestMoreSessionsThanSlots|TestDroppedSessionFreesItsSequence' 2>&1 | testlog determinism
+	echo '```'
+	echo
+}
+
+step_serve() {
+	log "serve: hlm serve on the llama.cpp backend end to end (losslessness, every method)"
+	echo "## hlm serve on the llama.cpp backend (cloud's TestLlamaCpp*)"
+	echo
+	echo '```'
+	gotest cloud -test.count=1 -test.v -test.timeout="${DET_TIMEOUT:-240s}" -test.run 'TestLlamaCpp' 2>&1 | TESTLOG=results testlog serve
+	echo '```'
+	echo
+}
+
+step_binding() {
+	log "binding: hlm bench vs llama-bench"
+	# -fa 0: the backend's default (flash attention makes a token's logits
+	# depend on how its prefix was prefilled: model/llamacpp's doc), which
+	# llama-bench's default (auto: on where the backend has the kernels)
+	# is not; like against like.
+	echo "## The binding: hlm bench (llama.cpp backend, ngl=$ngl) vs llama-bench -ngl $ngl -fa 0"
+	echo
+	echo "| file | test | llama-bench t/s | hlm bench t/s | ratio |"
+	echo "|---|---|---:|---:|---:|"
+	local g test a b
+	for g in "${files[@]}"; do
+		[[ -f $g ]] || { log "   no $g: run the files step"; continue; }
+		for test in "-p 0 -n 128" "-p 8 -n 0" "-p 512 -n 0"; do
+			a=$("$bin/llama-bench" -m "$g" $test -ngl "$ngl" -fa 0 -t "$threads" --poll "$poll" -r 3 -o json 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["avg_ts"])') || a=nan
+			b=$("$gobin/hlm" bench --model "$g@llama.cpp@ngl=$ngl@repack=on@c=1024" $test -t "$threads" -r 3 -o json 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["avg_ts"])') || b=nan
+			python3 -c "a,b=float('$a'),float('$b'); print(f'| $(basename "$g") | ${test// /} | {a:.1f} | {b:.1f} | {b/a:.3f} |')"
+		done
+	done
+	echo
+}
+
+# healthy URL: whether llama-server answers (curl, else Python's urllib).
+healthy() {
+	if command -v curl >/dev/null; then
+		curl -fs "$1" >/dev/null 2>&1
+	else
+		python3 -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=1)' "$1" >/dev/null 2>&1
+	fi
+}
+
+step_capacity() {
+	log "capacity: N = $devices, ${capshapes:-every file}"
+	local jsonl=$out/capacity.jsonl s g n port pid
+	for g in "${files[@]}"; do
+		[[ -f $g ]] || continue
+		if [[ -n $capshapes ]]; then
+			local want=0
+			for s in $capshapes; do [[ $(basename "$g") == $s-* ]] && want=1; done
+			((want)) || continue
+		fi
+		for n in $devices; do
+			log "   $(basename "$g") N=$n"
+			"$gobin/capacity" serve --llm "$g@llama.cpp@ngl=$ngl@np=$n@c=512@ub=$((n * 5 > 512 ? n * 5 : 512))" --devices "$n" --duration "$dur" --ctx 512 --threads "$threads" >>"$jsonl" || true
+			"$gobin/rounds" "$g" "$n" 4 "${dur%s}" 32 "$threads" 512 >>"$jsonl" || true
+			port=$((18000 + RANDOM % 1000))
+			"$bin/llama-server" -m "$g" -ngl "$ngl" -t "$threads" -tb "$threads" --poll "$poll" -np "$n" -c $((n * 512)) --host 127.0.0.1 --port "$port" --no-webui >"$out/llama-server.log" 2>&1 &
+			pid=$!
+			for _ in $(seq 480); do healthy "http://127.0.0.1:$port/health" && break; sleep 0.25; done
+			"$gobin/capacity" llama-server --url "http://127.0.0.1:$port" --devices "$n" --duration "$dur" --model "$(basename "$g" .gguf)" --pid "$pid" --vocab-from "$g" >>"$jsonl" || true
+			kill "$pid"
+			wait "$pid" 2>/dev/null || true
+		done
+	done
+	echo "## Server capacity (ngl=$ngl)"
+	"$gobin/capacity" report "$jsonl"
+	echo
+}
+
+step_split() {
+	[[ $cuda == 1 ]] || return 0
+	local gpus g sm
+	gpus=$(nvidia-smi -L | wc -l)
+	if ((gpus < 2)); then
+		log "split: one GPU, nothing to split"
+		return 0
+	fi
+	log "split: $gpus GPUs"
+	echo "## Several GPUs (hlm bench, llama.cpp backend)"
+	echo
+	for g in "${files[@]}"; do
+		[[ -f $g ]] || continue
+		for sm in layer row; do
+			echo "- $(basename "$g") sm=$sm: $("$gobin/hlm" bench --model "$g@llama.cpp@ngl=99@sm=$sm@ts=1,1@c=1024" -p 8 -n 128 -r 3 2>/dev/null | grep -E '^\|.*(pp8|tg128)' | tr '\n' ' ')"
+		done
+	done
+}
+
+for s in $steps; do
+	declare -F "step_$s" >/dev/null || { echo "gpu.sh: no step $s (build files determinism serve binding capacity split)" >&2; exit 2; }
 done
-rm -f "$work"/*-f16.gguf
-
-log "4. the binding"
-echo "## The binding on the GPU: hlm bench (llama.cpp backend, ngl=99) vs llama-bench -ngl 99"
-echo
-echo "| file | test | llama-bench t/s | hlm bench t/s | ratio |"
-echo "|---|---|---:|---:|---:|"
-for g in "${files[@]}"; do
-  for test in "-p 0 -n 128" "-p 8 -n 0" "-p 512 -n 0"; do
-    a=$("$bin/llama-bench" -m "$g" $test -ngl 99 -r 3 -o json 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["avg_ts"])')
-    b=$("$out/hlm" bench --model "$g@llama.cpp@ngl=99@repack=on@c=1024" $test -r 3 -o json 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["avg_ts"])')
-    python3 -c "import sys; a,b=float('$a'),float('$b'); print(f'| $(basename "$g") | ${test// /} | {a:.1f} | {b:.1f} | {b/a:.3f} |')"
-  done
+for s in $steps; do
+	"step_$s"
 done
-echo
-
-log "5. server capacity, every layer on the GPU"
-jsonl=$out/capacity.jsonl
-: >"$jsonl"
-for g in "${files[@]}"; do
-  for n in $devices; do
-    log "   $(basename "$g") N=$n"
-    "$out/capacity" serve --llm "$g@llama.cpp@ngl=99@np=$n@c=512@ub=$((n * 5 > 512 ? n * 5 : 512))" --devices "$n" --duration "$dur" --ctx 512 >>"$jsonl" || true
-    "$out/rounds" "$g" "$n" 4 "${dur%s}" 32 "$threads" 512 >>"$jsonl" || true
-    port=$((18000 + RANDOM % 1000))
-    "$bin/llama-server" -m "$g" -ngl 99 -np "$n" -c $((n * 512)) --host 127.0.0.1 --port "$port" --no-webui >"$out/llama-server.log" 2>&1 &
-    pid=$!
-    for _ in $(seq 1200); do curl -fs "http://127.0.0.1:$port/health" >/dev/null 2>&1 && break; sleep 0.25; done
-    "$out/capacity" llama-server --url "http://127.0.0.1:$port" --devices "$n" --duration "$dur" --model "$(basename "$g" .gguf)" --pid "$pid" --vocab-from "$g" >>"$jsonl" || true
-    kill "$pid"; wait "$pid" 2>/dev/null || true
-  done
-done
-echo "## Server capacity on the GPU"
-"$out/capacity" report "$jsonl"
-echo
-
-gpus=$(nvidia-smi -L | wc -l)
-if ((gpus >= 2)); then
-  log "6. two GPUs"
-  echo "## Several GPUs (hlm bench, llama.cpp backend)"
-  echo
-  for g in "${files[@]}"; do
-    for sm in layer row; do
-      echo "- $(basename "$g") sm=$sm: $("$out/hlm" bench --model "$g@llama.cpp@ngl=99@sm=$sm@ts=1,1@c=1024" -p 8 -n 128 -r 3 2>/dev/null | grep -E '^\|.*(pp8|tg128)' | tr '\n' ' ')"
-    done
-  done
-fi
 log "done: $out/report.md"

@@ -27,6 +27,8 @@
 # times: far beyond CI's time on two cores.) With LIBLLAMA_CUDA=1 the kind is
 # "cuda-<hash>" and the build adds -DGGML_CUDA=ON (needs the CUDA toolkit;
 # LIBLLAMA_CUDA_ARCH sets CMAKE_CUDA_ARCHITECTURES, default "native").
+# LIBLLAMA_CMAKE_ARGS adds CMake options (split at spaces), e.g.
+# "-G Ninja -DGGML_CUDA_FA=OFF" for a short build on a lent GPU machine.
 #
 # GGML_RPC=ON builds the RPC backend too (hosts joined through
 # ggml-rpc-server); LIBLLAMA_TARGETS adds targets to build beside the library
@@ -61,7 +63,9 @@ if [ -z "$src" ]; then
 		mv "$src.tmp" "$src"
 	fi
 fi
-commit=$(git -C "$src" rev-parse --short=7 HEAD 2>/dev/null || echo unknown)
+# A tree unpacked from bench/gpu.sh's kit is no git checkout: its COMMIT
+# file names the commit it was archived from.
+commit=$(git -C "$src" rev-parse --short=7 HEAD 2>/dev/null || head -c 7 "$src/COMMIT" 2>/dev/null || echo unknown)
 if [ "$commit" != "$want_commit" ]; then
 	echo "libllama: warning: $src is at $commit, hlm's backend was written against $want_commit (it checks the version at load)" >&2
 fi
@@ -101,7 +105,7 @@ if ! have_all; then
 		cmake -S "$src" -B "$dir/build" -DCMAKE_BUILD_TYPE=Release \
 			-DBUILD_SHARED_LIBS=ON -DGGML_NATIVE=ON -DGGML_RPC=ON \
 			-DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
-			-DLLAMA_BUILD_UI=OFF -DLLAMA_USE_PREBUILT_UI=OFF "${extra[@]}" &&
+			-DLLAMA_BUILD_UI=OFF -DLLAMA_USE_PREBUILT_UI=OFF "${extra[@]}" ${LIBLLAMA_CMAKE_ARGS:-} &&
 			cmake --build "$dir/build" -j"$(nproc)" --target "${targets[@]}"
 	} >"$log" 2>&1 || {
 		echo "libllama: build failed; last lines of $log:" >&2
