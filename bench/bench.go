@@ -222,7 +222,11 @@ func testName(prompt, gen, sessions int, allLogits bool) string {
 // once runs one repetition of a test on fresh sessions and returns its wall
 // time.
 func once(m model.Model, tc test, sessions int, allLogits bool, rng *rand.Rand) (time.Duration, error) {
-	eval := evaluator(m, sessions)
+	eval, done := evaluator(m, sessions)
+	// Closed when the repetition ends: on the llama.cpp backend a session
+	// left open holds its sequence, and the next repetition's would evict
+	// it (saving its KV cells) inside the timed part.
+	defer done()
 	vocab := m.Config().Vocab
 	block := func(n int) [][]int {
 		b := make([][]int, sessions)
@@ -255,14 +259,15 @@ func once(m model.Model, tc test, sessions int, allLogits bool, rng *rand.Rand) 
 
 // evaluator opens sessions on m and returns their batched evaluation,
 // computing only each session's last logits when lastOnly is set, as
-// llama-bench does: hlm's engine or llama.cpp's (model/llamacpp).
-func evaluator(m model.Model, sessions int) func(toks [][]int, lastOnly bool) error {
+// llama-bench does: hlm's engine or llama.cpp's (model/llamacpp); and a
+// function that closes the sessions.
+func evaluator(m model.Model, sessions int) (eval func(toks [][]int, lastOnly bool) error, done func()) {
 	if lc, ok := m.(*llamacpp.Model); ok {
 		ss := make([]model.Session, sessions)
 		for i := range ss {
 			ss[i] = lc.NewSession()
 		}
-		return func(toks [][]int, lastOnly bool) error {
+		eval = func(toks [][]int, lastOnly bool) error {
 			if lastOnly {
 				_, err := lc.PrefillBatch(ss, toks)
 				return err
@@ -270,16 +275,23 @@ func evaluator(m model.Model, sessions int) func(toks [][]int, lastOnly bool) er
 			_, err := lc.EvalBatch(ss, toks)
 			return err
 		}
+		done = func() {
+			for _, s := range ss {
+				s.(*llamacpp.Session).Close()
+			}
+		}
+		return eval, done
 	}
 	hm := m.(*llama.Model)
 	ss := make([]*llama.Session, sessions)
 	for i := range ss {
 		ss[i] = hm.Session()
 	}
-	return func(toks [][]int, lastOnly bool) error {
+	eval = func(toks [][]int, lastOnly bool) error {
 		_, err := llama.EvalBatch(ss, toks, lastOnly)
 		return err
 	}
+	return eval, func() {}
 }
 
 // describe fills the model columns: file name, layer storage type, weight

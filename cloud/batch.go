@@ -119,7 +119,16 @@ func (s *Server) runBatch(batch []*job) {
 	if len(sessions) > 0 {
 		var out [][][]float32
 		err := errUnbatched
-		if b, ok := s.cfg.LLM.(model.Batcher); ok && len(sessions) > 1 {
+		if b, ok := s.cfg.LLM.(intoBatcher); ok {
+			n := 0
+			for _, t := range tokens {
+				n += len(t)
+			}
+			if n *= s.cfg.LLM.Config().Vocab; len(s.logits) < n {
+				s.logits = make([]float32, n)
+			}
+			out, err = b.EvalBatchInto(s.logits, sessions, tokens)
+		} else if b, ok := s.cfg.LLM.(model.Batcher); ok && len(sessions) > 1 {
 			out, err = b.EvalBatch(sessions, tokens)
 		}
 		if err == nil {
@@ -158,6 +167,16 @@ func (s *Server) runBatch(batch []*job) {
 			p.j.done <- result{v, err}
 		}
 	})
+}
+
+// intoBatcher is an LLM that evaluates a batch into a buffer the caller
+// reuses (model/llamacpp): the server keeps one, Server.logits, written by
+// each batch and read by its verifications before the next batch, so that
+// no batch allocates its rows — on a GPU, allocating and copying a
+// round's 97 MB of logits (32 sessions × 5 positions × 151,936) one row at
+// a time took three times the decode.
+type intoBatcher interface {
+	EvalBatchInto(buf []float32, sessions []model.Session, tokens [][]int) ([][][]float32, error)
 }
 
 // errUnbatched marks a batch that was not evaluated in one pass.

@@ -92,6 +92,9 @@ type Server struct {
 	// connGone wakes a batch that waits for connected devices when one
 	// disconnects.
 	connGone chan struct{}
+	// logits is the batches' buffer for an intoBatcher LLM; only the
+	// batcher goroutine (runBatch) touches it.
+	logits []float32
 
 	mu       sync.Mutex
 	sessions map[uint64]*session

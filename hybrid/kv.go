@@ -2,6 +2,7 @@ package hybrid
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/hlmproject/hlm/model"
 )
@@ -77,7 +78,9 @@ func (c *cache) absorb(pl evalPlan, rows [][]float32) [][]float32 {
 	}
 	if len(pl.eval) > 0 {
 		c.toks = append(c.toks, pl.eval...)
-		c.next = rows[len(rows)-1]
+		// A copy: the rows may be the caller's buffer, reused for the
+		// next batch (cloud's server with model/llamacpp's EvalBatchInto).
+		c.next = slices.Clone(rows[len(rows)-1])
 		out = append(out, rows[pl.skip:]...)
 	}
 	return out

@@ -40,6 +40,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime/pprof"
 	"slices"
 	"sort"
 	"strconv"
@@ -106,6 +107,7 @@ func runServe(args []string) error {
 	lib := fs.String("llama-lib", "", "libllama for @llama.cpp specs")
 	maxCtx := fs.Int("ctx", 512, "positions a session reaches before its device opens a new one")
 	window := fs.Duration("batch-window", cloud.DefaultBatchWindow, "hlm serve's --batch-window")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the measured window to this file (go tool pprof)")
 	fs.Parse(args)
 	if *lib != "" {
 		llamacpp.SetLibrary(*lib)
@@ -143,11 +145,22 @@ func runServe(args []string) error {
 	ready.Add(*devices)
 	goCh := make(chan struct{})
 	var start, deadline time.Time
+	profiled := make(chan struct{})
 	go func() {
+		defer close(profiled)
 		ready.Wait()
+		if *cpuProfile != "" {
+			if f, err := os.Create(*cpuProfile); err == nil {
+				if pprof.StartCPUProfile(f) == nil {
+					defer f.Close()
+					defer pprof.StopCPUProfile()
+				}
+			}
+		}
 		start = time.Now()
 		deadline = start.Add(*dur)
 		close(goCh)
+		time.Sleep(*dur)
 	}()
 	var wg sync.WaitGroup
 	for d := range *devices {
@@ -189,6 +202,7 @@ func runServe(args []string) error {
 	if firstErr != nil {
 		return firstErr
 	}
+	<-profiled
 	engineName := "hlm"
 	if _, ok := llm.(*llamacpp.Model); ok {
 		engineName = "llama.cpp backend"
