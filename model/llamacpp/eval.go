@@ -80,8 +80,8 @@ func (m *Model) PrefillBatch(sessions []model.Session, tokens [][]int) ([][]floa
 type job struct {
 	st   *seqState
 	toks []int
-	from int  // the session's length before
-	last bool // only the logits after the last token
+	from int         // the session's length before
+	last bool        // only the logits after the last token
 	rows [][]float32 // the logits wanted, filled in order by decode
 	n    int         // rows filled
 }
