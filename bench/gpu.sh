@@ -9,10 +9,12 @@
 #   files        the real shapes, if missing (bench/families/gen_shapes.py,
 #                then the build's llama-quantize) in $HLM_PERF_WORK/families,
 #                where the tests' TestDeterminismRealShapes finds them
-#   determinism  model/llamacpp's tests with that library (their specs leave
-#                ngl at its default: every layer on the GPU), so that what
-#                holds there is measured, not assumed — llama.cpp does not
-#                promise batch invariance on CUDA (its issue #20063)
+#   determinism  model/llamacpp's tests with that library and every layer on
+#                the GPU (HLM_TEST_NGL=$NGL; by default the tests put none
+#                there), so that what holds there is measured, not assumed —
+#                llama.cpp does not promise batch invariance on CUDA (its
+#                issue #20063): a test of the CPU's contract that fails here
+#                is a measurement, its message the size of the difference
 #   serve        cloud's TestLlamaCpp*: hlm serve on the backend end to end
 #                (losslessness by chi-square, every method, eviction)
 #   binding      hlm bench (backend, ngl=99) vs llama-bench -ngl 99 -fa 0
@@ -257,7 +259,7 @@ step_determinism() {
 	echo "## Determinism (model/llamacpp's tests; their specs put every layer on the GPU)"
 	echo
 	echo '```'
-	gotest model/llamacpp -test.count=1 -test.v -test.timeout="${DET_TIMEOUT:-240s}" \
+	HLM_TEST_NGL=$ngl gotest model/llamacpp -test.count=1 -test.v -test.timeout="${DET_TIMEOUT:-240s}" \
 		-test.run 'TestDeterminism|TestFamilies|TestMoreSessionsThanSlots|TestDroppedSessionFreesItsSequence' 2>&1 | testlog determinism || true
 	echo '```'
 	echo
@@ -268,7 +270,7 @@ step_serve() {
 	echo "## hlm serve on the llama.cpp backend (cloud's TestLlamaCpp*)"
 	echo
 	echo '```'
-	gotest cloud -test.count=1 -test.v -test.timeout="${DET_TIMEOUT:-240s}" -test.run 'TestLlamaCpp' 2>&1 | TESTLOG=results testlog serve || true
+	HLM_TEST_NGL=$ngl gotest cloud -test.count=1 -test.v -test.timeout="${DET_TIMEOUT:-240s}" -test.run 'TestLlamaCpp' 2>&1 | TESTLOG=results testlog serve || true
 	echo '```'
 	echo
 }

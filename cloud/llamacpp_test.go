@@ -40,13 +40,24 @@ func lcModels(t testing.TB, opts string) (*sim.Models, *llamacpp.Model) {
 	if _, ok := llamacpp.LibraryPath(); !ok {
 		t.Skip("no libllama: run internal/libllama/build.sh (about 4 minutes on 2 cores; CI does) or set HLM_LLAMA_LIB")
 	}
-	ms, err := sim.Open(lcFile+"@llama.cpp"+opts, lcFile+"@exit=1", "")
+	ms, err := sim.Open(lcFile+"@llama.cpp"+onDevice()+opts, lcFile+"@exit=1", "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	lc := ms.LLM.(*llamacpp.Model)
 	t.Cleanup(func() { lc.Close() })
 	return ms, lc
+}
+
+// onDevice is "@ngl=0" (the CPU, where model/llamacpp's determinism
+// contract holds, also with a library built for a GPU), or "@ngl=N" with
+// HLM_TEST_NGL=N (bench/gpu.sh: the tests measure the GPU), as in
+// model/llamacpp's tests.
+func onDevice() string {
+	if n := os.Getenv("HLM_TEST_NGL"); n != "" {
+		return "@ngl=" + n
+	}
+	return "@ngl=0"
 }
 
 // TestLlamaCppSimMatchesNetwork: with the LLM on llama.cpp, every method
@@ -325,7 +336,7 @@ func TestLlamaCppCoupledIsDrafterInvariant(t *testing.T) {
 	if err := os.WriteFile(q8, buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	llm, err := llamacpp.OpenSpec(q8+"@llama.cpp@c=256@np=4", "")
+	llm, err := llamacpp.OpenSpec(q8+"@llama.cpp"+onDevice()+"@c=256@np=4", "")
 	if err != nil {
 		t.Fatal(err)
 	}

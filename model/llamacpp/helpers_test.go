@@ -28,12 +28,24 @@ func needLib(t testing.TB) *libllama.Lib {
 	return l
 }
 
+// onDevice is the spec option every test opens its models with: "@ngl=0",
+// the CPU, where the package doc's determinism contract holds, also with a
+// library built for a GPU; HLM_TEST_NGL=N offloads N layers instead
+// (bench/gpu.sh sets 99 to measure the contract on a GPU, where its tests
+// fail and their messages are the measurement). cloud's tests read it too.
+func onDevice() string {
+	if n := os.Getenv("HLM_TEST_NGL"); n != "" {
+		return "@ngl=" + n
+	}
+	return "@ngl=0"
+}
+
 // openLC opens a family model on llama.cpp with options (spec text after
 // "@llama.cpp"), closing it at the end of the test.
 func openLC(t testing.TB, file, opts string) *Model {
 	t.Helper()
 	needLib(t)
-	m, err := OpenSpec(filepath.Join(familiesDir, file)+"@llama.cpp"+opts, "")
+	m, err := OpenSpec(filepath.Join(familiesDir, file)+"@llama.cpp"+onDevice()+opts, "")
 	if err != nil {
 		t.Fatal(err)
 	}
