@@ -58,13 +58,16 @@
 #     LIBLLAMA_CUDA=0 NGL=0   rehearse on a CPU: the CPU library, no layers
 #                             on a GPU (every step but split)
 #
-#   A lease of 15 minutes holds no full run; what was run, in two calls:
-#     bench/gpu.sh prepare
-#     (device) HLM_GPU_KIT=.gpu LIBLLAMA_CUDA_ARCH=90 \
-#              LIBLLAMA_CMAKE_ARGS="-G Ninja -DGGML_CUDA_FA=OFF -DGGML_CUDA_NCCL=OFF" \
-#              SHAPES="qwen3-0.6b llama3.2-1b" bench/gpu.sh build files determinism
-#     (device) HLM_GPU_KIT=.gpu ... DURATION=6s DEVICES="1 8 32" \
-#              CAP_SHAPES=qwen3-0.6b bench/gpu.sh binding capacity
+#   A lease of 15 minutes holds no full run. What ran on an NVIDIA H200
+#   (docs/BENCHMARKS.md, "On a GPU: NVIDIA H200"), after `bench/gpu.sh
+#   prepare` here, in three calls of the device tool:
+#     export HLM_GPU_KIT=.gpu LIBLLAMA_CUDA_ARCH=90 \
+#       LIBLLAMA_CMAKE_ARGS="-G Ninja -DGGML_CUDA_FA=OFF -DGGML_CUDA_NCCL=OFF -DGGML_CUDA_COMPRESSION_MODE=none" \
+#       FILES="qwen3-0.6b-q8_0 llama3.2-1b-q4_k_m" CAP_SHAPES=qwen3-0.6b DEVICES="1 8 32" DURATION=5s
+#     bench/gpu.sh build files binding determinism     (4 minutes; build 176 s)
+#     bench/gpu.sh capacity serve                       (1.5 minutes, warm)
+#     CAP_SYSTEMS="hlm direct" CAP_PROFILE=1 BIND_TESTS="-p 0 -n 128,-p 8 -n 0" \
+#       bench/gpu.sh build files capacity binding       (5 minutes, fresh machine)
 set -euo pipefail
 root=$(pwd)
 

@@ -68,11 +68,21 @@
 // llama-bench's and llama-server's default) makes a token's logits depend
 // on its place in the micro-batch (Llama-3.2-1B Q4_K_M: batched and alone
 // differ by up to 0.23). A unified KV cache breaks batching invariance too
-// (the feasibility probe; hlm does not offer it). Nothing of this was
-// measured on a GPU: llama.cpp's maintainers state that batch invariance is
-// not guaranteed (tools/server/README.md on cache_prompt; PR #6950; issue
-// #20063 for CUDA), so on a GPU assume only what the determinism tests show
-// there (bench/gpu.sh runs them).
+// (the feasibility probe; hlm does not offer it).
+//
+// On a GPU the contract does not hold. llama.cpp's maintainers do not
+// promise batch invariance (tools/server/README.md on cache_prompt; PR
+// #6950; issue #20063 for CUDA), and on an NVIDIA H200 (CUDA 13.0, every
+// layer on the GPU; bench/gpu.sh runs these tests with HLM_TEST_NGL=99)
+// batched and alone differed by up to 0.78, a resumed session by up to
+// 0.31, an evicted and restored one by up to 0.77, and the logits were
+// within 3.6e-3 of the range of hlm's engine's rather than 1.2e-6. A
+// session alone repeats its logits run to run. So on a GPU hlm serve stays
+// lossless (cloud's TestLlamaCppLossless passed there) but a resume
+// continues with other logits, and a simulator does not repeat a batched
+// server's tokens. The tests open their models on the CPU (ngl=0) unless
+// HLM_TEST_NGL says otherwise, so that a library built for a GPU is tested
+// against the contract as stated.
 //
 // llama.cpp's logits are not hlm's engine's: with an F32 KV cache they
 // agree to 1.2e-6 of the logits' range on the Llama-like families and
