@@ -163,7 +163,7 @@ func (s *Server) runBatch(batch []*job) {
 	// the threads share them out.
 	tensor.ParallelFor(len(ready), len(ready)*finishWork, func(lo, hi int) {
 		for _, p := range ready[lo:hi] {
-			v, _, err := p.hj.Finish(rows[p.hj.Session()])
+			v, err := p.hj.FinishVerdict(rows[p.hj.Session()])
 			p.j.done <- result{v, err}
 		}
 	})

@@ -11,6 +11,8 @@ import (
 	"github.com/hlmproject/hlm/hybrid"
 	"github.com/hlmproject/hlm/model"
 	"github.com/hlmproject/hlm/model/llama"
+	"github.com/hlmproject/hlm/tensor"
+	"github.com/hlmproject/hlm/tokenizer"
 	"github.com/hlmproject/hlm/wire"
 )
 
@@ -84,4 +86,109 @@ func fakeDevice(addr string, seed uint64, rounds, L int) (int, error) {
 		n += v.Accepted + 1
 	}
 	return n, nil
+}
+
+// freeLLM is an LLM whose evaluation costs nothing: every position's
+// logits are one of a few fixed random rows over Qwen3's 151,936 tokens.
+// Behind hlm serve it leaves only the server's own work — the protocol,
+// batching, copying the logits and the verification on the CPU — which is
+// what bounded hlm serve on a GPU (docs/BENCHMARKS.md, "On a GPU").
+type freeLLM struct {
+	cfg  model.Config
+	rows [][]float32
+}
+
+func newFreeLLM(vocab int) *freeLLM {
+	rng := rand.New(rand.NewPCG(5, 6))
+	m := &freeLLM{cfg: model.Config{Dim: 64, Hidden: 64, Layers: 1, Heads: 1, KVHeads: 1, Vocab: vocab, SeqLen: 4096}}
+	for range 7 {
+		r := make([]float32, vocab)
+		for i := range r {
+			r[i] = float32(rng.NormFloat64() * 3)
+		}
+		m.rows = append(m.rows, r)
+	}
+	return m
+}
+
+func (m *freeLLM) Config() model.Config            { return m.cfg }
+func (m *freeLLM) NewSession() model.Session       { return &freeSession{m: m} }
+func (m *freeLLM) Tokenizer() *tokenizer.Tokenizer { return nil }
+func (m *freeLLM) Name() string                    { return "free" }
+func (m *freeLLM) Fingerprint() string             { return "free-llm-of-fixed-rows" }
+func (m *freeLLM) row(pos int, dst []float32) []float32 {
+	return append(dst[:0], m.rows[pos%len(m.rows)]...)
+}
+
+// EvalBatchInto writes the rows into buf, as model/llamacpp does.
+func (m *freeLLM) EvalBatchInto(buf []float32, sessions []model.Session, tokens [][]int) ([][][]float32, error) {
+	out := make([][][]float32, len(sessions))
+	for i, s := range sessions {
+		fs := s.(*freeSession)
+		for range tokens[i] {
+			out[i] = append(out[i], m.row(fs.n, buf[:0:m.cfg.Vocab]))
+			buf = buf[m.cfg.Vocab:]
+			fs.n++
+		}
+	}
+	return out, nil
+}
+
+type freeSession struct {
+	m *freeLLM
+	n int
+}
+
+func (s *freeSession) Eval(tokens []int) ([][]float32, error) {
+	var out [][]float32
+	for range tokens {
+		out = append(out, s.m.row(s.n, nil))
+		s.n++
+	}
+	return out, nil
+}
+func (s *freeSession) Prefill(tokens []int) ([]float32, error) {
+	r, err := s.Eval(tokens)
+	return r[len(r)-1], err
+}
+func (s *freeSession) Truncate(n int) error        { s.n = min(s.n, n); return nil }
+func (s *freeSession) Len() int                    { return s.n }
+func (s *freeSession) SetCapture(model.Capture)    {}
+func (s *freeSession) Attention() *model.Attention { return nil }
+
+// BenchmarkServerWork measures hlm serve's own work per round with an LLM
+// that costs nothing (freeLLM, vocabulary 151,936): N sessions each send
+// rounds of L = 4 draft ids (coupled), as bench/capacity does. It reports
+// verifications (rounds) per second and the server's time per round of
+// one session (wall time × threads ÷ verifications): what a GPU's decode
+// cannot hide.
+func BenchmarkServerWork(b *testing.B) {
+	llm := newFreeLLM(151936)
+	const rounds, L = 12, 4
+	for _, sessions := range []int{1, 8, 32} {
+		b.Run(fmt.Sprintf("N=%d", sessions), func(b *testing.B) {
+			_, addr := start(b, Config{LLM: llm, MaxBatch: sessions, MaxSessions: 2 * sessions})
+			var total int64
+			var mu sync.Mutex
+			for b.Loop() {
+				var wg sync.WaitGroup
+				for s := range sessions {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						if _, err := fakeDevice(addr, uint64(s), rounds, L); err != nil {
+							b.Error(err)
+						}
+						mu.Lock()
+						total += rounds
+						mu.Unlock()
+					}()
+				}
+				wg.Wait()
+			}
+			sec := b.Elapsed().Seconds()
+			b.ReportMetric(float64(total)/sec, "verifications/s")
+			b.ReportMetric(sec*1e3*float64(tensor.Threads())/float64(total), "thread-ms/verification")
+		})
+	}
 }

@@ -165,7 +165,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	s.mu.Lock()
 	s.serving = true
 	s.mu.Unlock()
-	s.cfg.Logger.Info("serving", "addr", ln.Addr().String(), "llm", s.cfg.LLM.Name(), "fingerprint", s.llmFP[:12], "max_sessions", s.cfg.MaxSessions)
+	s.cfg.Logger.Info("serving", "addr", ln.Addr().String(), "llm", s.cfg.LLM.Name(), "fingerprint", short(s.llmFP), "max_sessions", s.cfg.MaxSessions)
 	for {
 		c, err := ln.Accept()
 		if err != nil {
@@ -469,10 +469,10 @@ func (s *Server) open(c net.Conn, body []byte) (*session, error) {
 		return nil, perr(wire.ErrCodeBad, "%v", err)
 	}
 	if o.LLM != "" && o.LLM != s.llmFP {
-		return nil, perr(wire.ErrCodeRefused, "this server runs LLM %s…, the device wants %s…", s.llmFP[:12], short(o.LLM))
+		return nil, perr(wire.ErrCodeRefused, "this server runs LLM %s…, the device wants %s…", short(s.llmFP), short(o.LLM))
 	}
 	if s.tokFP != "" && o.Tokenizer != s.tokFP {
-		return nil, perr(wire.ErrCodeRefused, "tokenizer mismatch: the device's tokenizer is not the server's (%s… vs %s…)", short(o.Tokenizer), s.tokFP[:12])
+		return nil, perr(wire.ErrCodeRefused, "tokenizer mismatch: the device's tokenizer is not the server's (%s… vs %s…)", short(o.Tokenizer), short(s.tokFP))
 	}
 	prefix := make([]int, len(o.Prefix))
 	for i, t := range o.Prefix {

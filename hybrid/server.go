@@ -232,36 +232,73 @@ func (s *Server) prepareTree(up *wire.Upload) (*Job, error) {
 // Finish verifies with the evaluated rows (one per token of Tokens()) and
 // commits the outcome.
 func (j *Job) Finish(evaluated [][]float32) (*wire.Verdict, *Trace, error) {
+	return j.finish(evaluated, true)
+}
+
+// FinishVerdict is Finish without the trace, for a server: with a method
+// whose verification stops at the first rejection (lazyVerifier), the LLM's
+// distributions after it are never computed — each is a pass over the
+// vocabulary on the CPU, which on a GPU costs more than the LLM pass. The
+// verdict and the committed tokens are Finish's: hlm serve finishes with
+// it and the simulator with Finish, and cloud's TestSimMatchesNetwork,
+// TestSimMatchesNetworkRandomParams and TestLlamaCppSimMatchesNetwork
+// compare their tokens, bits and acceptances for every method.
+func (j *Job) FinishVerdict(evaluated [][]float32) (*wire.Verdict, error) {
+	v, _, err := j.finish(evaluated, false)
+	return v, err
+}
+
+func (j *Job) finish(evaluated [][]float32, trace bool) (*wire.Verdict, *Trace, error) {
 	s, up := j.s, j.up
 	if len(evaluated) != len(j.plan.eval) {
 		return nil, nil, fmt.Errorf("hybrid: %d rows for %d evaluated tokens", len(evaluated), len(j.plan.eval))
 	}
 	rows := s.llm.absorb(j.plan, evaluated)
 	m, L := len(up.Committed), len(up.Drafts)
-	tr := &Trace{}
-	ys := make([][]float64, 0, L+1)
-	for i, r := range rows {
-		y := s.p.distOf(nil, r)
-		if i < m {
-			tr.CommittedY = append(tr.CommittedY, y)
-		} else {
-			ys = append(ys, y)
+	var (
+		tr    *Trace
+		res   speculative.BlockResult
+		draft int
+	)
+	// committed is the target probability of the k-th committed token.
+	var committed func(k int) float64
+	if lv, ok := s.m.verifier.(lazyVerifier); ok && !trace {
+		ys := make([][]float64, len(rows)-m)
+		res = lv.verifyAt(j, func(i int) []float64 {
+			if ys[i] == nil {
+				ys[i] = s.p.distOf(nil, rows[m+i])
+			}
+			return ys[i]
+		})
+		committed = func(k int) float64 { return s.p.distOf(nil, rows[k])[up.Committed[k]] }
+	} else {
+		tr = &Trace{}
+		ys := make([][]float64, 0, L+1)
+		for i, r := range rows {
+			y := s.p.distOf(nil, r)
+			if i < m {
+				tr.CommittedY = append(tr.CommittedY, y)
+			} else {
+				ys = append(ys, y)
+			}
 		}
+		tr.DraftY = ys
+		var path [][]float64
+		var err error
+		if res, draft, path, err = s.m.verifier.verify(j, ys); err != nil {
+			return nil, nil, err
+		}
+		tr.DraftY, tr.XHat = path, j.xhats
+		committed = func(k int) float64 { return tr.CommittedY[k][up.Committed[k]] }
 	}
-	tr.DraftY = ys
-	res, draft, path, err := s.m.verifier.verify(j, ys)
-	if err != nil {
-		return nil, nil, err
-	}
-	tr.DraftY, tr.XHat = path, j.xhats
 	v := &wire.Verdict{Round: up.Round, Accepted: res.Accepted, Token: int32(res.Token), Resampled: res.Resampled, Draft: draft}
 	if s.m.Tree {
 		v.Node, v.HasNode = j.node, true
 	}
 	if up.CommittedProb != nil {
 		v.CommittedTarget = make([]float32, m)
-		for k, t := range up.Committed {
-			v.CommittedTarget[k] = float32(tr.CommittedY[k][t])
+		for k := range up.Committed {
+			v.CommittedTarget[k] = float32(committed(k))
 		}
 	}
 	// Commit: the skipped tokens, the accepted drafts and the new token

@@ -47,17 +47,35 @@ func (standard) recon(s *Server, up *wire.Upload, _ []int, _ int) ([][]float64, 
 	return decoded(s, up)
 }
 
-func (standard) verify(j *Job, ys [][]float64) (speculative.BlockResult, int, [][]float64, error) {
+func (v standard) verify(j *Job, ys [][]float64) (speculative.BlockResult, int, [][]float64, error) {
+	return v.verifyAt(j, at(ys)), 0, ys, nil
+}
+
+// verifyAt is verify with the distributions on demand (lazyVerifier).
+func (standard) verifyAt(j *Job, y func(int) []float64) speculative.BlockResult {
 	rng := roundRNG(j.s.p.Seed, j.up.Round)
 	if j.oneToken() {
-		tok, ok := speculative.Verify(j.xhats[0], ys[0], j.lists[0][0], rng)
+		tok, ok := speculative.Verify(j.xhats[0], y(0), j.lists[0][0], rng)
 		res := speculative.BlockResult{Token: tok, Resampled: !ok}
 		if ok {
 			res.Accepted = 1
 		}
-		return res, 0, ys, nil
+		return res
 	}
-	return speculative.VerifyBlock(j.xhats, ys, j.lists[0], rng), 0, ys, nil
+	return speculative.VerifyBlockAt(j.xhats, y, j.lists[0], rng)
+}
+
+// at is ys as a function of the position.
+func at(ys [][]float64) func(int) []float64 { return func(i int) []float64 { return ys[i] } }
+
+// A lazyVerifier verifies with the LLM's distributions computed on demand
+// — y(i) in order, up to the first rejection — so that a server that needs
+// no trace skips the distributions after it (Job.FinishVerdict). Those of
+// standard, llmVerifier, coupledVerifier and replicaVerifier, each verify
+// being verifyAt of the precomputed distributions; list matching and token
+// trees need every distribution and are not lazy.
+type lazyVerifier interface {
+	verifyAt(j *Job, y func(int) []float64) speculative.BlockResult
 }
 
 // llmVerifier is the LLM-only method: no drafts; the server samples from
@@ -66,10 +84,14 @@ func (standard) verify(j *Job, ys [][]float64) (speculative.BlockResult, int, []
 type llmVerifier struct{ standard }
 
 func (v llmVerifier) verify(j *Job, ys [][]float64) (speculative.BlockResult, int, [][]float64, error) {
+	return v.verifyAt(j, at(ys)), 0, ys, nil
+}
+
+func (v llmVerifier) verifyAt(j *Job, y func(int) []float64) speculative.BlockResult {
 	if j.s.p.Sampler == SamplerGumbel {
-		return coupledVerifier{}.verify(j, ys)
+		return coupledVerifier{}.verifyAt(j, y)
 	}
-	return v.standard.verify(j, ys)
+	return v.standard.verifyAt(j, y)
 }
 
 // coupledVerifier repeats the device's keyed-noise races on the LLM's
@@ -80,8 +102,15 @@ func (coupledVerifier) recon(_ *Server, up *wire.Upload, _ []int, _ int) ([][]fl
 	return make([][]float64, len(up.Drafts)), nil
 }
 
-func (coupledVerifier) verify(j *Job, ys [][]float64) (speculative.BlockResult, int, [][]float64, error) {
-	return speculative.VerifyCoupled(ys, j.lists[0], j.s.p.Seed, len(j.s.seq)+len(j.up.Committed)), 0, ys, nil
+func (v coupledVerifier) verify(j *Job, ys [][]float64) (speculative.BlockResult, int, [][]float64, error) {
+	if len(ys) != len(j.lists[0])+1 {
+		panic("hybrid: coupled verification wants one distribution more than drafts")
+	}
+	return v.verifyAt(j, at(ys)), 0, ys, nil
+}
+
+func (coupledVerifier) verifyAt(j *Job, y func(int) []float64) speculative.BlockResult {
+	return speculative.VerifyCoupledAt(y, j.lists[0], j.s.p.Seed, len(j.s.seq)+len(j.up.Committed))
 }
 
 // replicaVerifier computes x̂ with the server's own copy of the SLM and
@@ -111,7 +140,13 @@ func (replicaVerifier) recon(s *Server, up *wire.Upload, target []int, m int) ([
 }
 
 // listVerifier is list matching over the upload's list_k drafts.
-type listVerifier struct{ coupledVerifier }
+type listVerifier struct{}
+
+// recon is coupled verification's: no x̂. (listVerifier does not embed
+// coupledVerifier, whose verifyAt would make it a lazyVerifier.)
+func (listVerifier) recon(s *Server, up *wire.Upload, target []int, m int) ([][]float64, error) {
+	return coupledVerifier{}.recon(s, up, target, m)
+}
 
 func (listVerifier) verify(j *Job, ys [][]float64) (speculative.BlockResult, int, [][]float64, error) {
 	lr, path, err := j.s.verifyList(j, ys)

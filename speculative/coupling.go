@@ -108,12 +108,19 @@ func VerifyCoupled(ys [][]float64, drafts []int, seed uint64, start int) BlockRe
 	if len(ys) != len(drafts)+1 {
 		panic("spec: VerifyCoupled: want len(ys) == len(drafts)+1")
 	}
+	return VerifyCoupledAt(func(l int) []float64 { return ys[l] }, drafts, seed, start)
+}
+
+// VerifyCoupledAt is VerifyCoupled with the target distributions computed
+// on demand, as VerifyBlockAt: y(l) in order, only up to the first
+// mismatch. Same result as VerifyCoupled for the same distributions.
+func VerifyCoupledAt(y func(l int) []float64, drafts []int, seed uint64, start int) BlockResult {
 	for l, d := range drafts {
-		s := CoupledSample(ys[l], seed, start+l)
+		s := CoupledSample(y(l), seed, start+l)
 		if s != d {
 			return BlockResult{Accepted: l, Token: s, Resampled: true}
 		}
 	}
 	L := len(drafts)
-	return BlockResult{Accepted: L, Token: CoupledSample(ys[L], seed, start+L)}
+	return BlockResult{Accepted: L, Token: CoupledSample(y(L), seed, start+L)}
 }

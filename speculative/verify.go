@@ -213,14 +213,28 @@ func (r BlockResult) Committed(dst []int, drafts []int) []int {
 // len(xhats) != len(drafts), or the distributions differ in length
 // (programmer errors).
 func VerifyBlock(xhats, ys [][]float64, drafts []int, rng *rand.Rand) BlockResult {
-	L := len(drafts)
-	if len(xhats) != L || len(ys) != L+1 {
+	if len(xhats) != len(drafts) || len(ys) != len(drafts)+1 {
 		panic("spec: VerifyBlock: want len(xhats) == len(drafts) and len(ys) == len(drafts)+1")
 	}
+	return VerifyBlockAt(xhats, func(l int) []float64 { return ys[l] }, drafts, rng)
+}
+
+// VerifyBlockAt is VerifyBlock with the target distributions computed on
+// demand: y(l) is called for l = 0, 1, … in order, and only up to the
+// first rejection (or L, when every draft is accepted). A caller that
+// computes each distribution from the LLM's logits when asked skips the
+// positions after a rejection — on a GPU the distributions over the
+// vocabulary cost more than the LLM pass. The result, and the draws from
+// rng, are VerifyBlock's for the same distributions.
+func VerifyBlockAt(xhats [][]float64, y func(l int) []float64, drafts []int, rng *rand.Rand) BlockResult {
+	L := len(drafts)
+	if len(xhats) != L {
+		panic("spec: VerifyBlockAt: want len(xhats) == len(drafts)")
+	}
 	for l, d := range drafts {
-		if tok, ok := Verify(xhats[l], ys[l], d, rng); !ok {
+		if tok, ok := Verify(xhats[l], y(l), d, rng); !ok {
 			return BlockResult{Accepted: l, Token: tok, Resampled: true}
 		}
 	}
-	return BlockResult{Accepted: L, Token: sampling.Sample(ys[L], rng)}
+	return BlockResult{Accepted: L, Token: sampling.Sample(y(L), rng)}
 }
