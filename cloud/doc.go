@@ -10,6 +10,15 @@
 // gets an Error frame and the connection is closed, and sessions are
 // isolated from each other.
 //
+// After the LLM pass, the batch's verifications run on hlm's threads, one
+// session each. On a GPU they, not the pass, bound the server: each
+// verified position is a distribution over the whole vocabulary on the CPU
+// (docs/BENCHMARKS.md, "On a GPU: NVIDIA H200"). So the server reads a
+// llama.cpp model's logits into one buffer it reuses (no allocation per
+// row), and verifies with hybrid.Job.FinishVerdict, which computes a
+// distribution only when verification reaches its position and recycles
+// its buffer.
+//
 // Sessions outlive their connection for IdleTimeout, so a device that lost
 // its connection reconnects, resumes the session and re-sends the upload
 // that was in flight: a round the server already verified is answered from
