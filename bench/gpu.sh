@@ -138,7 +138,11 @@ if [[ -n $kit ]]; then
 	kit=$(cd "$kit" && pwd)
 	export HLM_PEERS=${HLM_PEERS:-/tmp/hlm-peers}
 	gobin=$HLM_PEERS/gobin
-	if [[ ! -x $gobin/hlm ]]; then
+	# Unpacked again when the kit changed (a machine kept warm between
+	# calls keeps $HLM_PEERS, and a kit rebuilt here must not run stale).
+	stamp=$(cksum "$kit/bin/"*.xz "$kit/llama.cpp.tar.xz" | cksum)
+	if [[ ! -x $gobin/hlm || $(cat "$gobin/.stamp" 2>/dev/null) != "$stamp" ]]; then
+		rm -rf "$gobin"
 		mkdir -p "$gobin" "$HLM_PEERS/llama.cpp"
 		# Python's lzma, not xz: the GPU machine's image need not have xz.
 		python3 - "$kit" "$gobin" "$HLM_PEERS/llama.cpp" <<-'EOF'
@@ -151,6 +155,7 @@ if [[ -n $kit ]]; then
 			with tarfile.open(f"{kit}/llama.cpp.tar.xz") as t:
 			    t.extractall(src)
 		EOF
+		echo "$stamp" >"$gobin/.stamp"
 	fi
 else
 	gobin=${HLM_PEERS:-$HOME/.cache/hlm-peers}/gobin
