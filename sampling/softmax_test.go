@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/hlmproject/hlm/tensor"
 )
 
 func TestSoftmaxTable(t *testing.T) {
@@ -112,5 +114,62 @@ func TestArgmax(t *testing.T) {
 		if got := Argmax(tt.logits); got != tt.want {
 			t.Errorf("Argmax(%v) = %d, want %d", tt.logits, got, tt.want)
 		}
+	}
+}
+
+// TestArgmaxThreads: from parMin logits on Argmax searches chunks on the
+// threads; it returns one pass's index — the lowest among ties, NaN read as
+// −Inf, 0 when nothing exceeds −Inf — whichever chunks the maxima, ties,
+// NaN and −Inf fall in. Softmax's normalisation, shared out the same way,
+// gives one thread's bits.
+func TestArgmaxThreads(t *testing.T) {
+	defer tensor.SetThreads(tensor.Threads())
+	nan, inf := float32(math.NaN()), float32(math.Inf(-1))
+	n := 151936
+	cases := map[string]func(z []float32){
+		"random":              func(z []float32) {},
+		"tie across chunks":   func(z []float32) { z[parChunk*3+7], z[parChunk*20+1] = 50, 50 },
+		"tie in a later one":  func(z []float32) { z[parChunk*9+5], z[parChunk*9+2] = 60, 60 },
+		"max in the last":     func(z []float32) { z[n-1] = 70 },
+		"first chunk all NaN": func(z []float32) { fill(z[:parChunk], nan) },
+		"all NaN and −Inf": func(z []float32) {
+			for i := range z {
+				z[i] = nan
+				if i%3 == 0 {
+					z[i] = inf
+				}
+			}
+		},
+		"all −Inf but one NaN first": func(z []float32) { fill(z, inf); z[0] = nan },
+		"one real among NaN":         func(z []float32) { fill(z, nan); z[parChunk*17+3] = -1e30 },
+	}
+	rng := rand.New(rand.NewPCG(31, 32))
+	for name, edit := range cases {
+		z := make([]float32, n)
+		for i := range z {
+			z[i] = float32(rng.NormFloat64() * 3)
+		}
+		edit(z)
+		tensor.SetThreads(4)
+		got := Argmax(z)
+		if want := argmax(z); got != want {
+			t.Errorf("%s: Argmax on 4 threads %d, one pass %d", name, got, want)
+		}
+		if name == "random" {
+			many := Softmax(nil, z, 0.8)
+			tensor.SetThreads(1)
+			one := Softmax(nil, z, 0.8)
+			for i := range one {
+				if math.Float64bits(one[i]) != math.Float64bits(many[i]) {
+					t.Fatalf("Softmax element %d: 4 threads %v, one %v", i, many[i], one[i])
+				}
+			}
+		}
+	}
+}
+
+func fill(z []float32, v float32) {
+	for i := range z {
+		z[i] = v
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/hlmproject/hlm/tensor"
 )
 
 // List matching: K coupled drafts per position (Rowan, Phan, Khisti 2025).
@@ -47,20 +49,62 @@ func listSeed(seed uint64, k int) uint64 {
 // best score cannot win and its logarithm is skipped (the bound is shrunk by
 // 2⁻⁴⁰, far more than log1p's rounding error, so no possible winner is
 // skipped: the result is exactly the full scan's).
+//
+// From raceParMin tokens on (Llama-3's and Qwen's vocabularies), chunks
+// race on the threads and their winners are compared in chunk order: a
+// chunk's winner is the full scan's over the chunk (the skip above never
+// drops a possible winner, whatever best score a chunk starts from), so the
+// result is the same — for the server on a GPU, where a round's race is on
+// its critical path.
 func raceWinner(p []float64, seed uint64, k, pos int) (int, float64) {
 	key := noiseKey(listSeed(seed, k))
+	n := len(p)
+	if n < raceParMin || tensor.Threads() < 2 {
+		return raceRange(p, key, pos, 0)
+	}
+	chunks := (n + raceChunk - 1) / raceChunk
+	type win struct {
+		tok   int
+		score float64
+	}
+	wins := make([]win, chunks)
+	tensor.ParallelFor(chunks, 8*n, func(lo, hi int) {
+		for c := lo; c < hi; c++ {
+			a := c * raceChunk
+			wins[c].tok, wins[c].score = raceRange(p[a:min(a+raceChunk, n)], key, pos, a)
+		}
+	})
+	best, bestScore := -1, math.Inf(1)
+	for _, w := range wins {
+		if w.score < bestScore {
+			best, bestScore = w.tok, w.score
+		}
+	}
+	return best, bestScore
+}
+
+// raceParMin is the vocabulary from which raceWinner shares its work out;
+// raceChunk is the tokens of one chunk.
+const (
+	raceParMin = 1 << 15
+	raceChunk  = 1 << 12
+)
+
+// raceRange is raceWinner's scan over p, the probabilities of tokens
+// off, off+1, ….
+func raceRange(p []float64, key uint64, pos, off int) (int, float64) {
 	best, bestScore := -1, math.Inf(1)
 	const shrink = 1 - 0x1p-40
 	for i, pi := range p {
 		if !(pi > 0) {
 			continue
 		}
-		u := keyedUniform(key, pos, i)
+		u := keyedUniform(key, pos, off+i)
 		if u*shrink/pi >= bestScore {
 			continue
 		}
 		if sc := -math.Log1p(-u) / pi; sc < bestScore {
-			best, bestScore = i, sc
+			best, bestScore = off+i, sc
 		}
 	}
 	return best, bestScore

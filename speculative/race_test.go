@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/hlmproject/hlm/tensor"
 )
 
 // TestRaceWinnerPruningIsExact: raceWinner skips the logarithm of tokens
@@ -52,6 +54,42 @@ func TestRaceWinnerPruningIsExact(t *testing.T) {
 		wb, ws := full(p, seed, k, pos)
 		if gb != wb || math.Float64bits(gs) != math.Float64bits(ws) {
 			t.Fatalf("trial %d: winner %d (%g), full scan %d (%g)", trial, gb, gs, wb, ws)
+		}
+	}
+}
+
+// TestRaceWinnerThreads: at Qwen's vocabulary the race runs in chunks on
+// the threads; winner and score are the one-pass scan's, for peaked and
+// flat distributions, tokens of probability 0 and no mass at all.
+func TestRaceWinnerThreads(t *testing.T) {
+	defer tensor.SetThreads(tensor.Threads())
+	const n = 151936
+	rng := rand.New(rand.NewPCG(41, 42))
+	for c := range 6 {
+		p := make([]float64, n)
+		var s float64
+		for i := range p {
+			switch {
+			case c == 5: // no mass
+			case c >= 3 && i%7 != 0: // most tokens filtered out
+			default:
+				p[i] = math.Exp(rng.NormFloat64() * float64(1+c))
+			}
+			s += p[i]
+		}
+		for i := range p {
+			if s > 0 {
+				p[i] /= s
+			}
+		}
+		for pos := range 20 {
+			seed := rng.Uint64()
+			tensor.SetThreads(4)
+			tok, score := raceWinner(p, seed, c%2, pos)
+			want, wantScore := raceRange(p, noiseKey(listSeed(seed, c%2)), pos, 0)
+			if tok != want || math.Float64bits(score) != math.Float64bits(wantScore) {
+				t.Fatalf("case %d pos %d: 4 threads %d (%v), one pass %d (%v)", c, pos, tok, score, want, wantScore)
+			}
 		}
 	}
 }

@@ -353,6 +353,42 @@ func TestExpShifted(t *testing.T) {
 	}
 }
 
+// TestExpShiftedThreads: from expParMin values on ExpShifted shares the
+// exponentials out and sums them afterwards; the values and the sum have
+// the bits of one thread's pass, at every level. The terms are of one
+// magnitude, so that another order of the sum would show in its bits.
+func TestExpShiftedThreads(t *testing.T) {
+	defer SetThreads(Threads())
+	rng := rand.New(rand.NewPCG(23, 24))
+	for _, n := range []int{expParMin, expParMin + 3, 40003, 151936} {
+		x := make([]float32, n)
+		for i := range x {
+			x[i] = -rng.Float32()
+		}
+		x[5], x[n-1] = float32(math.NaN()), float32(math.Inf(-1))
+		for _, l := range levels() {
+			var one, many []float64
+			var s1, sN float64
+			atLevel(l, func() {
+				SetThreads(1)
+				one = make([]float64, n)
+				s1 = ExpShifted(one, x, 0, 1)
+				SetThreads(4)
+				many = make([]float64, n)
+				sN = ExpShifted(many, x, 0, 1)
+			})
+			for i := range one {
+				if math.Float64bits(one[i]) != math.Float64bits(many[i]) {
+					t.Fatalf("n=%d %s element %d: 4 threads %v, one %v", n, levelNames[l], i, many[i], one[i])
+				}
+			}
+			if math.Float64bits(s1) != math.Float64bits(sN) {
+				t.Errorf("n=%d %s: sum on 4 threads %v, on one %v", n, levelNames[l], sN, s1)
+			}
+		}
+	}
+}
+
 func BenchmarkExpShifted(b *testing.B) {
 	rng := rand.New(rand.NewPCG(1, 1))
 	x := randVec(rng, 32000)
