@@ -35,7 +35,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -460,12 +459,12 @@ func runReport(args []string) error {
 			for _, a := range []float64{0.5, 0.7, 0.9} {
 				cells = append(cells, fmt.Sprintf("%.1f", rps*perRound(a, r.L)))
 			}
-			refTS, be := math.NaN(), "—"
+			refTS, be := "— (not run)", "—"
 			if ref != nil {
-				refTS = float64(ref.Positions) / ref.Seconds
-				be = breakEven(rps, refTS, r.L)
+				ts := float64(ref.Positions) / ref.Seconds
+				refTS, be = fmt.Sprintf("%.1f", ts), breakEven(rps, ts, r.L)
 			}
-			fmt.Printf("| %d | %s | %s | %.1f | %s |\n", r.Devices, r.Engine, strings.Join(cells, " / "), refTS, be)
+			fmt.Printf("| %d | %s | %s | %s | %s |\n", r.Devices, r.Engine, strings.Join(cells, " / "), refTS, be)
 		}
 	}
 	return nil
