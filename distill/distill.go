@@ -462,7 +462,7 @@ func (r *run) writeDraft() error {
 		// Named by the teacher's fingerprint, not its path: the bytes
 		// do not depend on how the teacher was spelled.
 		fp := r.teacher.Fingerprint()
-		_, err := llama.WriteGGUF(out, m, dt, "hlm draft for "+fp[:16], llama.Meta{Key: llama.TeacherKey, Value: fp})
+		_, err := llama.WriteGGUF(out, m, dt, "hlm draft for "+fp[:min(16, len(fp))], llama.Meta{Key: llama.TeacherKey, Value: fp})
 		return err
 	})
 }
