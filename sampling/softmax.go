@@ -56,11 +56,7 @@ func Softmax(dst []float64, logits []float32, temperature float64) []float64 {
 	sum := tensor.ExpShifted(dst, logits, zmax, 1/temperature)
 	// sum ≥ 1: the argmax term is exp(0) = 1.
 	scale := 1 / sum
-	if n >= parMin {
-		tensor.ParallelFor((n+parChunk-1)/parChunk, n, func(lo, hi int) {
-			scaleBy(dst[lo*parChunk:min(hi*parChunk, n)], scale)
-		})
-	} else {
+	if !tensor.ShareChunks(n, n, func(lo, hi int) { scaleBy(dst[lo:hi], scale) }) {
 		scaleBy(dst, scale)
 	}
 	return dst
@@ -114,47 +110,30 @@ func uniformOver(dst []float64, logits []float32, keep func(float64) bool) []flo
 // ties. NaN logits are treated as −Inf, so if every logit is NaN or −Inf the
 // result is 0. It returns −1 for empty logits.
 //
-// From parMin logits on (a vocabulary of 32,768 or more), chunks are
-// searched on the threads and their winners compared in chunk order: the
-// same index as one pass.
+// From tensor.ShareMin logits on, chunks are searched on the threads
+// (tensor.ShareChunks) and their winners compared in chunk order: the same
+// index as one pass.
 func Argmax(logits []float32) int {
 	n := len(logits)
-	if n >= parMin && tensor.Threads() > 1 {
-		chunks := (n + parChunk - 1) / parChunk
-		best := make([]int, chunks)
-		alone := false
-		tensor.ParallelFor(chunks, n, func(lo, hi int) {
-			if lo == 0 && hi == chunks {
-				alone = true // not shared out: one pass below
-				return
-			}
-			for c := lo; c < hi; c++ {
-				a := c * parChunk
-				best[c] = a + argmax(logits[a:min(a+parChunk, n)])
-			}
-		})
-		if !alone {
-			bi := best[0]
-			for _, i := range best[1:] {
-				// Strictly greater: the lowest index among ties; NaN
-				// never wins (a chunk of NaN and −Inf gives its first).
-				if logits[i] > logits[bi] || logits[bi] != logits[bi] && logits[i] == logits[i] && logits[i] > float32(math.Inf(-1)) {
-					bi = i
-				}
-			}
-			return bi
+	if n < tensor.ShareMin {
+		return argmax(logits)
+	}
+	best := make([]int, (n+tensor.ShareChunk-1)/tensor.ShareChunk)
+	if !tensor.ShareChunks(n, n, func(lo, hi int) {
+		best[lo/tensor.ShareChunk] = lo + argmax(logits[lo:hi])
+	}) {
+		return argmax(logits)
+	}
+	bi := best[0]
+	for _, i := range best[1:] {
+		// Strictly greater: the lowest index among ties; NaN never wins
+		// (a chunk of NaN and −Inf gives its first).
+		if logits[i] > logits[bi] || logits[bi] != logits[bi] && logits[i] == logits[i] && logits[i] > float32(math.Inf(-1)) {
+			bi = i
 		}
 	}
-	return argmax(logits)
+	return bi
 }
-
-// parMin is the length from which Argmax, Softmax's normalisation and
-// the coupled race (package speculative) share their work out over the
-// threads; parChunk is the length of one chunk.
-const (
-	parMin   = 1 << 15
-	parChunk = 1 << 12
-)
 
 // argmax is Argmax in one pass.
 func argmax(logits []float32) int {

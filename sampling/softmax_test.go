@@ -117,7 +117,7 @@ func TestArgmax(t *testing.T) {
 	}
 }
 
-// TestArgmaxThreads: from parMin logits on Argmax searches chunks on the
+// TestArgmaxThreads: from tensor.ShareMin logits on Argmax searches chunks on the
 // threads; it returns one pass's index — the lowest among ties, NaN read as
 // −Inf, 0 when nothing exceeds −Inf — whichever chunks the maxima, ties,
 // NaN and −Inf fall in. Softmax's normalisation, shared out the same way,
@@ -128,10 +128,10 @@ func TestArgmaxThreads(t *testing.T) {
 	n := 151936
 	cases := map[string]func(z []float32){
 		"random":              func(z []float32) {},
-		"tie across chunks":   func(z []float32) { z[parChunk*3+7], z[parChunk*20+1] = 50, 50 },
-		"tie in a later one":  func(z []float32) { z[parChunk*9+5], z[parChunk*9+2] = 60, 60 },
+		"tie across chunks":   func(z []float32) { z[tensor.ShareChunk*3+7], z[tensor.ShareChunk*20+1] = 50, 50 },
+		"tie in a later one":  func(z []float32) { z[tensor.ShareChunk*9+5], z[tensor.ShareChunk*9+2] = 60, 60 },
 		"max in the last":     func(z []float32) { z[n-1] = 70 },
-		"first chunk all NaN": func(z []float32) { fill(z[:parChunk], nan) },
+		"first chunk all NaN": func(z []float32) { fill(z[:tensor.ShareChunk], nan) },
 		"all NaN and −Inf": func(z []float32) {
 			for i := range z {
 				z[i] = nan
@@ -141,7 +141,7 @@ func TestArgmaxThreads(t *testing.T) {
 			}
 		},
 		"all −Inf but one NaN first": func(z []float32) { fill(z, inf); z[0] = nan },
-		"one real among NaN":         func(z []float32) { fill(z, nan); z[parChunk*17+3] = -1e30 },
+		"one real among NaN":         func(z []float32) { fill(z, nan); z[tensor.ShareChunk*17+3] = -1e30 },
 	}
 	rng := rand.New(rand.NewPCG(31, 32))
 	for name, edit := range cases {

@@ -50,30 +50,28 @@ func listSeed(seed uint64, k int) uint64 {
 // 2⁻⁴⁰, far more than log1p's rounding error, so no possible winner is
 // skipped: the result is exactly the full scan's).
 //
-// From raceParMin tokens on (Llama-3's and Qwen's vocabularies), chunks
-// race on the threads and their winners are compared in chunk order: a
+// From tensor.ShareMin tokens on, chunks race on the threads
+// (tensor.ShareChunks) and their winners are compared in chunk order: a
 // chunk's winner is the full scan's over the chunk (the skip above never
 // drops a possible winner, whatever best score a chunk starts from), so the
 // result is the same — for the server on a GPU, where a round's race is on
 // its critical path.
 func raceWinner(p []float64, seed uint64, k, pos int) (int, float64) {
 	key := noiseKey(listSeed(seed, k))
-	n := len(p)
-	if n < raceParMin || tensor.Threads() < 2 {
+	if len(p) < tensor.ShareMin {
 		return raceRange(p, key, pos, 0)
 	}
-	chunks := (n + raceChunk - 1) / raceChunk
 	type win struct {
 		tok   int
 		score float64
 	}
-	wins := make([]win, chunks)
-	tensor.ParallelFor(chunks, 8*n, func(lo, hi int) {
-		for c := lo; c < hi; c++ {
-			a := c * raceChunk
-			wins[c].tok, wins[c].score = raceRange(p[a:min(a+raceChunk, n)], key, pos, a)
-		}
-	})
+	wins := make([]win, (len(p)+tensor.ShareChunk-1)/tensor.ShareChunk)
+	if !tensor.ShareChunks(len(p), 8*len(p), func(lo, hi int) {
+		w := &wins[lo/tensor.ShareChunk]
+		w.tok, w.score = raceRange(p[lo:hi], key, pos, lo)
+	}) {
+		return raceRange(p, key, pos, 0)
+	}
 	best, bestScore := -1, math.Inf(1)
 	for _, w := range wins {
 		if w.score < bestScore {
@@ -82,13 +80,6 @@ func raceWinner(p []float64, seed uint64, k, pos int) (int, float64) {
 	}
 	return best, bestScore
 }
-
-// raceParMin is the vocabulary from which raceWinner shares its work out;
-// raceChunk is the tokens of one chunk.
-const (
-	raceParMin = 1 << 15
-	raceChunk  = 1 << 12
-)
 
 // raceRange is raceWinner's scan over p, the probabilities of tokens
 // off, off+1, ….

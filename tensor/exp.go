@@ -71,54 +71,35 @@ func Exp(x float64) float64 {
 // NaN give 0. The sum is accumulated in four interleaved partials combined
 // in a fixed order; results are bit-identical on every machine.
 //
-// From expParMin values on, the exponentials are shared out over the
-// threads in chunks, and the sum is then taken over dst in index order into
+// From ShareMin values on, the exponentials are shared out over the
+// threads in chunks (ShareChunks), and the sum is then taken over dst in index order into
 // the same four partials: the same bits as one thread's pass (the kernels
 // add e_i to partial i mod 4 in index order, and e_i does not depend on
 // where a chunk starts). A call that finds the threads busy (a nested
 // ParallelLoop) makes the one pass, without the second.
 func ExpShifted(dst []float64, x []float32, shift, scale float64) float64 {
 	dst = dst[:len(x)]
-	if n := len(x); n >= expParMin && Threads() > 1 {
-		chunks := (n + expChunk - 1) / expChunk
-		alone := false
-		ParallelFor(chunks, 16*n, func(lo, hi int) {
-			if lo == 0 && hi == chunks {
-				alone = true // not shared out: the one pass below
-				return
-			}
-			a, b := lo*expChunk, min(hi*expChunk, n)
-			var acc [4]float64
-			expRange(dst[a:b], x[a:b], shift, scale, &acc)
-		})
-		if !alone {
-			var acc [4]float64
-			i := 0
-			for ; i+4 <= n; i += 4 {
-				d := dst[i : i+4 : i+4]
-				acc[0] += d[0]
-				acc[1] += d[1]
-				acc[2] += d[2]
-				acc[3] += d[3]
-			}
-			for ; i < n; i++ {
-				acc[i%4] += dst[i]
-			}
-			return (acc[0] + acc[1]) + (acc[2] + acc[3])
-		}
-	}
 	var acc [4]float64
-	expRange(dst, x, shift, scale, &acc)
+	if !ShareChunks(len(x), 16*len(x), func(lo, hi int) {
+		var discard [4]float64
+		expRange(dst[lo:hi], x[lo:hi], shift, scale, &discard)
+	}) {
+		expRange(dst, x, shift, scale, &acc)
+		return (acc[0] + acc[1]) + (acc[2] + acc[3])
+	}
+	i := 0
+	for ; i+4 <= len(dst); i += 4 {
+		d := dst[i : i+4 : i+4]
+		acc[0] += d[0]
+		acc[1] += d[1]
+		acc[2] += d[2]
+		acc[3] += d[3]
+	}
+	for ; i < len(dst); i++ {
+		acc[i%4] += dst[i]
+	}
 	return (acc[0] + acc[1]) + (acc[2] + acc[3])
 }
-
-// expParMin is the length from which ExpShifted shares its work out (a
-// vocabulary of 32,768 or more: Llama-3's, Qwen's); expChunk is the
-// values of one chunk, a multiple of the kernels' eight.
-const (
-	expParMin = 1 << 15
-	expChunk  = 1 << 12
-)
 
 // expRange writes dst[i] = e^((x[i] − shift)·scale) and adds each to
 // acc[i mod 4] in index order.

@@ -44,6 +44,37 @@ func (f LoopFunc) Run(lo, hi int) { f(lo, hi) }
 // ParallelFor is ParallelLoop of fn.
 func ParallelFor(n int, work int, fn func(lo, hi int)) { ParallelLoop(n, work, LoopFunc(fn)) }
 
+// ShareChunk and ShareMin are ShareChunks's chunk and the least length it
+// shares out (a vocabulary of 32,768 or more: Llama-3's, Qwen's).
+const (
+	ShareChunk = 1 << 12
+	ShareMin   = 1 << 15
+)
+
+// ShareChunks is for a pass over n values (n ≥ ShareMin) whose result is
+// worth computing in chunks only when the chunks run on several threads: it
+// calls fn(lo, hi) for each chunk [lo, hi) of ShareChunk values, on the
+// threads, and reports true; or, when n is shorter, there is one thread, or
+// the pool is busy (a nested call), it calls nothing and reports false, and
+// the caller makes its one pass. Chunk c starts at c·ShareChunk.
+func ShareChunks(n, work int, fn func(lo, hi int)) bool {
+	if n < ShareMin || Threads() < 2 {
+		return false
+	}
+	chunks := (n + ShareChunk - 1) / ShareChunk
+	shared := true
+	ParallelFor(chunks, work, func(lo, hi int) {
+		if lo == 0 && hi == chunks { // run alone: by the caller, in one pass
+			shared = false
+			return
+		}
+		for c := lo; c < hi; c++ {
+			fn(c*ShareChunk, min((c+1)*ShareChunk, n))
+		}
+	})
+	return shared
+}
+
 // ParallelLoop splits [0, n) into contiguous chunks and runs l on each, on
 // up to Threads() threads, when work (an estimate of the total cost in
 // multiply-adds) is large enough to pay for them. The calling goroutine

@@ -353,14 +353,14 @@ func TestExpShifted(t *testing.T) {
 	}
 }
 
-// TestExpShiftedThreads: from expParMin values on ExpShifted shares the
+// TestExpShiftedThreads: from ShareMin values on ExpShifted shares the
 // exponentials out and sums them afterwards; the values and the sum have
 // the bits of one thread's pass, at every level. The terms are of one
 // magnitude, so that another order of the sum would show in its bits.
 func TestExpShiftedThreads(t *testing.T) {
 	defer SetThreads(Threads())
 	rng := rand.New(rand.NewPCG(23, 24))
-	for _, n := range []int{expParMin, expParMin + 3, 40003, 151936} {
+	for _, n := range []int{ShareMin, ShareMin + 3, 40003, 151936} {
 		x := make([]float32, n)
 		for i := range x {
 			x[i] = -rng.Float32()
