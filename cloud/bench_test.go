@@ -35,30 +35,33 @@ func BenchmarkBatching(b *testing.B) {
 		L, maxBatch := tc.L, tc.maxBatch
 		b.Run(fmt.Sprintf("L=%d/max-batch=%d", L, maxBatch), func(b *testing.B) {
 			_, addr := start(b, Config{LLM: llm, MaxBatch: maxBatch})
-			var rounds64 int64
-			var mu sync.Mutex
 			b.ResetTimer()
+			var rounds64 int64
 			for i := 0; i < b.N; i++ {
-				var wg sync.WaitGroup
-				for s := 0; s < sessions; s++ {
-					wg.Add(1)
-					go func(s int) {
-						defer wg.Done()
-						if _, err := fakeDevice(addr, uint64(s), rounds, L); err != nil {
-							b.Error(err)
-						}
-						mu.Lock()
-						rounds64 += rounds
-						mu.Unlock()
-					}(s)
-				}
-				wg.Wait()
+				rounds64 += fakeDevices(b, addr, sessions, rounds, L)
 			}
 			sec := b.Elapsed().Seconds()
 			b.ReportMetric(float64(rounds64)/sec, "verifications/s")
 			b.ReportMetric(float64(rounds64*int64(L+1))/sec, "positions/s")
 		})
 	}
+}
+
+// fakeDevices runs that many fakeDevice sessions at once, each of rounds rounds of
+// L drafts, and returns the rounds verified.
+func fakeDevices(b *testing.B, addr string, sessions, rounds, L int) int64 {
+	var wg sync.WaitGroup
+	for s := range sessions {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := fakeDevice(addr, uint64(s), rounds, L); err != nil {
+				b.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	return int64(sessions * rounds)
 }
 
 // fakeDevice opens a coupled session and sends rounds of L random drafts,
@@ -169,22 +172,8 @@ func BenchmarkServerWork(b *testing.B) {
 		b.Run(fmt.Sprintf("N=%d", sessions), func(b *testing.B) {
 			_, addr := start(b, Config{LLM: llm, MaxBatch: sessions, MaxSessions: 2 * sessions})
 			var total int64
-			var mu sync.Mutex
 			for b.Loop() {
-				var wg sync.WaitGroup
-				for s := range sessions {
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
-						if _, err := fakeDevice(addr, uint64(s), rounds, L); err != nil {
-							b.Error(err)
-						}
-						mu.Lock()
-						total += rounds
-						mu.Unlock()
-					}()
-				}
-				wg.Wait()
+				total += fakeDevices(b, addr, sessions, rounds, L)
 			}
 			sec := b.Elapsed().Seconds()
 			b.ReportMetric(float64(total)/sec, "verifications/s")
