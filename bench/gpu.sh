@@ -71,6 +71,16 @@
 set -euo pipefail
 root=$(pwd)
 
+# build_bins DIR [GO FLAGS…]: the Go programs the steps run, into DIR.
+build_bins() {
+	local dir=$1
+	shift
+	go build "$@" -o "$dir/hlm" ./cmd/hlm
+	go build "$@" -o "$dir/capacity" ./bench/capacity
+	go test -c "$@" -o "$dir/llamacpp.test" ./model/llamacpp
+	go test -c "$@" -o "$dir/cloud.test" ./cloud
+}
+
 if [[ ${1:-} == prepare ]]; then
 	kit=${2:-.gpu}
 	mkdir -p "$kit/bin"
@@ -78,11 +88,7 @@ if [[ ${1:-} == prepare ]]; then
 	export CGO_ENABLED=0 GOOS=linux GOARCH=amd64
 	# Stripped and compressed with xz, the kit and the repository fit the
 	# device tool's 64 MiB (about 34 MB of kit).
-	flags=(-trimpath -ldflags='-s -w')
-	go build "${flags[@]}" -o "$kit/bin/hlm" ./cmd/hlm
-	go build "${flags[@]}" -o "$kit/bin/capacity" ./bench/capacity
-	go test -c "${flags[@]}" -o "$kit/bin/llamacpp.test" ./model/llamacpp
-	go test -c "${flags[@]}" -o "$kit/bin/cloud.test" ./cloud
+	build_bins "$kit/bin" -trimpath -ldflags='-s -w'
 	peers=${HLM_PEERS:-$HOME/.cache/hlm-peers}
 	src=""
 	for t in "$peers/llama.cpp" "${HLM_REFS:-$HOME/.cache/hlm-refs}/llama.cpp" "$peers/libllama/src"; do
@@ -160,10 +166,7 @@ if [[ -n $kit ]]; then
 else
 	gobin=${HLM_PEERS:-$HOME/.cache/hlm-peers}/gobin
 	mkdir -p "$gobin"
-	go build -o "$gobin/hlm" ./cmd/hlm
-	go build -o "$gobin/capacity" ./bench/capacity
-	go test -c -o "$gobin/llamacpp.test" ./model/llamacpp
-	go test -c -o "$gobin/cloud.test" ./cloud
+	build_bins "$gobin"
 fi
 # gotest PKG ARGS...: a package's test binary, run in its directory as go test does.
 gotest() { local pkg=$1; shift; (cd "$root/$pkg" && "$gobin/$(basename "$pkg").test" "$@"); }
