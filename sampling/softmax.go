@@ -56,7 +56,7 @@ func Softmax(dst []float64, logits []float32, temperature float64) []float64 {
 	sum := tensor.ExpShifted(dst, logits, zmax, 1/temperature)
 	// sum ≥ 1: the argmax term is exp(0) = 1.
 	scale := 1 / sum
-	if !tensor.ShareChunks(n, n, func(lo, hi int) { scaleBy(dst[lo:hi], scale) }) {
+	if n < tensor.ShareMin || !tensor.ShareChunks(n, n, func(lo, hi int) { scaleBy(dst[lo:hi], scale) }) {
 		scaleBy(dst, scale)
 	}
 	return dst

@@ -173,3 +173,14 @@ func fill(z []float32, v float32) {
 		z[i] = v
 	}
 }
+
+// TestSoftmaxAllocs: below tensor.ShareMin, Softmax into a dst that holds
+// the vocabulary allocates nothing (the model's attention and a sampler's
+// step take it once per head and token).
+func TestSoftmaxAllocs(t *testing.T) {
+	z := benchLogits(3)
+	dst := make([]float64, len(z))
+	if n := testing.AllocsPerRun(50, func() { dst = Softmax(dst, z, 0.9) }); n != 0 {
+		t.Errorf("Softmax of %d logits allocates %v objects, want 0", len(z), n)
+	}
+}

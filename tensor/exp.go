@@ -80,7 +80,9 @@ func Exp(x float64) float64 {
 func ExpShifted(dst []float64, x []float32, shift, scale float64) float64 {
 	dst = dst[:len(x)]
 	var acc [4]float64
-	if !ShareChunks(len(x), 16*len(x), func(lo, hi int) {
+	// The length is tested first: the chunks' closure escapes, and a short
+	// call (a head's attention) must not allocate it.
+	if len(x) < ShareMin || !ShareChunks(len(x), 16*len(x), func(lo, hi int) {
 		var discard [4]float64
 		expRange(dst[lo:hi], x[lo:hi], shift, scale, &discard)
 	}) {

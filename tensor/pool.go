@@ -56,7 +56,9 @@ const (
 // calls fn(lo, hi) for each chunk [lo, hi) of ShareChunk values, on the
 // threads, and reports true; or, when n is shorter, there is one thread, or
 // the pool is busy (a nested call), it calls nothing and reports false, and
-// the caller makes its one pass. Chunk c starts at c·ShareChunk.
+// the caller makes its one pass. Chunk c starts at c·ShareChunk. fn
+// escapes: a caller on a path that must not allocate tests n ≥ ShareMin
+// before it makes the closure.
 func ShareChunks(n, work int, fn func(lo, hi int)) bool {
 	if n < ShareMin || Threads() < 2 {
 		return false

@@ -389,6 +389,16 @@ func TestExpShiftedThreads(t *testing.T) {
 	}
 }
 
+// TestExpShiftedAllocs: below ShareMin ExpShifted allocates nothing (a
+// head's attention softmax takes it for every token).
+func TestExpShiftedAllocs(t *testing.T) {
+	x := make([]float32, 1000)
+	dst := make([]float64, len(x))
+	if n := testing.AllocsPerRun(50, func() { ExpShifted(dst, x, 0, 1) }); n != 0 {
+		t.Errorf("ExpShifted of %d values allocates %v objects, want 0", len(x), n)
+	}
+}
+
 func BenchmarkExpShifted(b *testing.B) {
 	rng := rand.New(rand.NewPCG(1, 1))
 	x := randVec(rng, 32000)
