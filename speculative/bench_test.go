@@ -1,11 +1,14 @@
 package speculative
 
 import (
+	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 	"time"
 
 	"github.com/hlmproject/hlm/sampling"
+	"github.com/hlmproject/hlm/tensor"
 )
 
 const benchV = 32000
@@ -76,4 +79,41 @@ func BenchmarkVerifyBlockL8(b *testing.B) {
 	el := time.Since(start)
 	b.ReportMetric(float64(el.Microseconds())/float64(committed), "µs/token")
 	b.ReportMetric(float64(committed)/float64(b.N), "tokens/round")
+}
+
+// BenchmarkRace times one exponential race (CoupledSample: the coupled
+// methods' token on either side) over a peaked distribution at a
+// vocabulary of 32,000 (Llama-2) and 151,936 (Qwen), one thread, at each
+// kernel level: the vector levels hash the tokens 4 or 8 at a time and
+// scan only the groups that may hold the winner.
+func BenchmarkRace(b *testing.B) {
+	defer tensor.SetKernels(tensor.Kernels())
+	defer tensor.SetThreads(tensor.Threads())
+	tensor.SetThreads(1)
+	for _, vocab := range []int{32000, 151936} {
+		rng := rand.New(rand.NewPCG(7, uint64(vocab)))
+		p := make([]float64, vocab)
+		var s float64
+		for i := range p {
+			p[i] = math.Exp(rng.NormFloat64() * 3)
+			s += p[i]
+		}
+		for i := range p {
+			p[i] /= s
+		}
+		for _, level := range tensor.AvailableKernels() {
+			b.Run(fmt.Sprintf("vocab=%d/%s", vocab, level), func(b *testing.B) {
+				if err := tensor.SetKernels(level); err != nil {
+					b.Fatal(err)
+				}
+				pos := 0
+				for b.Loop() {
+					CoupledSample(p, 42, pos)
+					pos++
+				}
+				b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N), "µs/op")
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(vocab), "ns/token")
+			})
+		}
+	}
 }

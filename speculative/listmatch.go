@@ -82,24 +82,44 @@ func raceWinner(p []float64, seed uint64, k, pos int) (int, float64) {
 }
 
 // raceRange is raceWinner's scan over p, the probabilities of tokens
-// off, off+1, ….
+// off, off+1, …. Where the kernel level has vector code (raceSkip), it
+// skips the runs of tokens whose u·raceLoose ≥ best·p_i — which the exact
+// test below would skip too, raceLoose leaving room for every rounding —
+// so only the groups holding a possible winner are scanned one by one, and
+// the result is exactly the one-by-one scan's.
 func raceRange(p []float64, key uint64, pos, off int) (int, float64) {
 	best, bestScore := -1, math.Inf(1)
 	const shrink = 1 - 0x1p-40
-	for i, pi := range p {
-		if !(pi > 0) {
-			continue
+	pmix := uint64(pos) * 0x9e3779b97f4a7c15
+	for i := 0; i < len(p); {
+		skip, lanes := raceSkip(p[i:], key, pmix, off+i, bestScore)
+		i += skip
+		end := len(p)
+		if lanes > 0 {
+			end = min(i+lanes, len(p))
 		}
-		u := keyedUniform(key, pos, off+i)
-		if u*shrink/pi >= bestScore {
-			continue
-		}
-		if sc := -math.Log1p(-u) / pi; sc < bestScore {
-			best, bestScore = off+i, sc
+		for ; i < end; i++ {
+			pi := p[i]
+			if !(pi > 0) {
+				continue
+			}
+			u := keyedUniform(key, pos, off+i)
+			if u*shrink/pi >= bestScore {
+				continue
+			}
+			if sc := -math.Log1p(-u) / pi; sc < bestScore {
+				best, bestScore = off+i, sc
+			}
 		}
 	}
 	return best, bestScore
 }
+
+// raceLoose is the vector filter's shrink (raceSkip): that of raceRange's
+// exact test, 1 − 2⁻⁴⁰, shrunk again by 2⁻⁴⁵ so that the filter's
+// u·raceLoose < s·p_i (two roundings) holds for every token whose exact
+// u·shrink/p_i < s (two roundings) holds.
+const raceLoose = (1 - 0x1p-40) * (1 - 0x1p-45)
 
 // DistAt returns a model's next-token distribution after the committed
 // context followed by prefix (the tokens drafted or accepted so far in this

@@ -9,9 +9,21 @@ import (
 )
 
 // TestRaceWinnerPruningIsExact: raceWinner skips the logarithm of tokens
-// that cannot win; it must return exactly the full scan's winner and score,
-// for peaked, flat, sparse and tiny-mass distributions.
+// that cannot win, and at the vector kernel levels whole groups of them
+// (raceSkip); it must return exactly the full scan's winner and score, for
+// peaked, flat, sparse and tiny-mass distributions, at every kernel level
+// this CPU has.
 func TestRaceWinnerPruningIsExact(t *testing.T) {
+	defer tensor.SetKernels(tensor.Kernels())
+	for _, level := range tensor.AvailableKernels() {
+		if err := tensor.SetKernels(level); err != nil {
+			t.Fatal(err)
+		}
+		t.Run(level, testRacePruning)
+	}
+}
+
+func testRacePruning(t *testing.T) {
 	rng := rand.New(rand.NewPCG(61, 62))
 	full := func(p []float64, seed uint64, k, pos int) (int, float64) {
 		key := noiseKey(listSeed(seed, k))
@@ -25,8 +37,11 @@ func TestRaceWinnerPruningIsExact(t *testing.T) {
 		}
 		return best, bestScore
 	}
-	for trial := 0; trial < 300; trial++ {
+	for trial := 0; trial < 400; trial++ {
 		n := 1 + rng.IntN(3000)
+		if trial%5 == 4 {
+			n = 1 + rng.IntN(20) // shorter than a vector group, or a few
+		}
 		p := make([]float64, n)
 		var sum float64
 		for i := range p {
@@ -91,5 +106,52 @@ func TestRaceWinnerThreads(t *testing.T) {
 				t.Fatalf("case %d pos %d: 4 threads %d (%v), one pass %d (%v)", c, pos, tok, score, want, wantScore)
 			}
 		}
+	}
+}
+
+// TestRaceSkipStopsAtFirstCandidate pins the vector filter to its
+// definition at every kernel level that has one: raceSkip returns the
+// start of the first group of lanes holding a token with
+// keyedUniform·raceLoose < s·p_i, computed here in Go with the same
+// roundings. A wrong hash, conversion or comparison moves that point.
+func TestRaceSkipStopsAtFirstCandidate(t *testing.T) {
+	defer tensor.SetKernels(tensor.Kernels())
+	rng := rand.New(rand.NewPCG(63, 64))
+	tested := false
+	for _, level := range tensor.AvailableKernels() {
+		if err := tensor.SetKernels(level); err != nil {
+			t.Fatal(err)
+		}
+		for trial := range 2000 {
+			n := 1 + rng.IntN(600)
+			p := make([]float64, n)
+			for i := range p {
+				if rng.IntN(8) != 0 {
+					p[i] = rng.Float64() / float64(n)
+				}
+			}
+			key, pos, tok0 := rng.Uint64(), rng.IntN(1<<20), rng.IntN(200000)
+			pmix := uint64(pos) * 0x9e3779b97f4a7c15
+			// s such that about one token in 200 is a candidate.
+			s := float64(n) / 200 * (0.5 + rng.Float64())
+			skip, lanes := raceSkip(p, key, pmix, tok0, s)
+			if lanes == 0 {
+				break // no vector code at this level
+			}
+			tested = true
+			want := n &^ (lanes - 1)
+			for i := range want {
+				if keyedUniform(key, pos, tok0+i)*raceLoose < s*p[i] {
+					want = i &^ (lanes - 1)
+					break
+				}
+			}
+			if skip != want {
+				t.Fatalf("%s trial %d (n %d, tok0 %d): skipped %d tokens, want %d", level, trial, n, tok0, skip, want)
+			}
+		}
+	}
+	if !tested {
+		t.Skip("no vector kernel level on this CPU")
 	}
 }

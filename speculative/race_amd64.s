@@ -1,0 +1,254 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// The exponential race's filter (race_amd64.go): for each token i of
+// p[0:n], h = mix64(key ^ mix64(pmix ^ (tok0+i))) and
+// u = (float64(h>>11) + 0.5)·2⁻⁵³, exactly keyedUniform's; the loop stops
+// at the first group of lanes where u·loose < s·p_i for some lane.
+
+DATA raceC1<>+0(SB)/8, $0xbf58476d1ce4e5b9
+GLOBL raceC1<>(SB), RODATA|NOPTR, $8
+DATA raceC2<>+0(SB)/8, $0x94d049bb133111eb
+GLOBL raceC2<>(SB), RODATA|NOPTR, $8
+DATA raceHalf<>+0(SB)/8, $0.5
+GLOBL raceHalf<>(SB), RODATA|NOPTR, $8
+DATA raceUnit<>+0(SB)/8, $0x3ca0000000000000 // 2^-53
+GLOBL raceUnit<>(SB), RODATA|NOPTR, $8
+DATA raceIota<>+0(SB)/8, $0
+DATA raceIota<>+8(SB)/8, $1
+DATA raceIota<>+16(SB)/8, $2
+DATA raceIota<>+24(SB)/8, $3
+DATA raceIota<>+32(SB)/8, $4
+DATA raceIota<>+40(SB)/8, $5
+DATA raceIota<>+48(SB)/8, $6
+DATA raceIota<>+56(SB)/8, $7
+GLOBL raceIota<>(SB), RODATA|NOPTR, $64
+DATA raceEight<>+0(SB)/8, $8
+GLOBL raceEight<>(SB), RODATA|NOPTR, $8
+
+// MIX512 is mix64 of the 8 lanes of z (t scratch; Z23, Z24 hold the
+// multipliers).
+#define MIX512(z, t) \
+	VPSRLQ $30, z, t \
+	VPXORQ t, z, z   \
+	VPMULLQ Z23, z, z \
+	VPSRLQ $27, z, t \
+	VPXORQ t, z, z   \
+	VPMULLQ Z24, z, z \
+	VPSRLQ $31, z, t \
+	VPXORQ t, z, z
+
+// UNIFORM512 turns the token ids in z into u·loose (Z20 key, Z21 pmix,
+// Z26 ½, Z27 2⁻⁵³·loose, which is exact: scaling by a power of two).
+#define UNIFORM512(z, t) \
+	VPXORQ Z21, z, z \
+	MIX512(z, t)     \
+	VPXORQ Z20, z, z \
+	MIX512(z, t)     \
+	VPSRLQ $11, z, z \
+	VCVTUQQ2PD z, z  \
+	VADDPD Z26, z, z \
+	VMULPD Z27, z, z
+
+// func raceSkip8(p *float64, n int, key, pmix uint64, tok0 int, s, loose float64) int
+//
+// n is a multiple of 8; two groups of 8 go through the loop together, for
+// the multiplications' latency.
+TEXT ·raceSkip8(SB), NOSPLIT, $0-64
+	MOVQ p+0(FP), SI
+	MOVQ n+8(FP), CX
+	VPBROADCASTQ key+16(FP), Z20
+	VPBROADCASTQ pmix+24(FP), Z21
+	VPBROADCASTQ tok0+32(FP), Z22
+	VPADDQ raceIota<>(SB), Z22, Z22
+	VPBROADCASTQ raceC1<>(SB), Z23
+	VPBROADCASTQ raceC2<>(SB), Z24
+	VPBROADCASTQ raceEight<>(SB), Z25
+	VBROADCASTSD raceHalf<>(SB), Z26
+	VBROADCASTSD raceUnit<>(SB), Z27
+	VBROADCASTSD loose+48(FP), Z28
+	VMULPD Z28, Z27, Z27
+	VBROADCASTSD s+40(FP), Z29
+	XORQ AX, AX
+	MOVQ CX, DX
+	ANDQ $-16, DX
+
+loop16:
+	CMPQ AX, DX
+	JGE  tail8
+	VMOVDQA64 Z22, Z0
+	VPADDQ Z25, Z22, Z5
+	VPADDQ Z25, Z5, Z22 // the next pair's ids
+	UNIFORM512(Z0, Z2)
+	UNIFORM512(Z5, Z6)
+	VMULPD (SI)(AX*8), Z29, Z1
+	VMULPD 64(SI)(AX*8), Z29, Z7
+	VCMPPD $0x11, Z1, Z0, K1 // u·loose < s·p (ordered: NaN is no candidate)
+	VCMPPD $0x11, Z7, Z5, K2
+	KORTESTB K1, K1
+	JNZ  done8
+	KORTESTB K2, K2
+	JNZ  second8
+	ADDQ $16, AX
+	JMP  loop16
+
+second8:
+	ADDQ $8, AX
+	JMP  done8
+
+tail8:
+	CMPQ AX, CX
+	JGE  done8
+	VMOVDQA64 Z22, Z0
+	UNIFORM512(Z0, Z2)
+	VMULPD (SI)(AX*8), Z29, Z1
+	VCMPPD $0x11, Z1, Z0, K1
+	KORTESTB K1, K1
+	JNZ  done8
+	ADDQ $8, AX
+
+done8:
+	MOVQ AX, ret+56(FP)
+	VZEROUPPER
+	RET
+
+// The AVX2 kernel's constants, 4 lanes each, read as memory operands.
+DATA raceC1hi<>+0(SB)/8, $0xbf58476d
+DATA raceC1hi<>+8(SB)/8, $0xbf58476d
+DATA raceC1hi<>+16(SB)/8, $0xbf58476d
+DATA raceC1hi<>+24(SB)/8, $0xbf58476d
+GLOBL raceC1hi<>(SB), RODATA|NOPTR, $32
+DATA raceC2hi<>+0(SB)/8, $0x94d049bb
+DATA raceC2hi<>+8(SB)/8, $0x94d049bb
+DATA raceC2hi<>+16(SB)/8, $0x94d049bb
+DATA raceC2hi<>+24(SB)/8, $0x94d049bb
+GLOBL raceC2hi<>(SB), RODATA|NOPTR, $32
+DATA raceLow32x4<>+0(SB)/8, $0xffffffff
+DATA raceLow32x4<>+8(SB)/8, $0xffffffff
+DATA raceLow32x4<>+16(SB)/8, $0xffffffff
+DATA raceLow32x4<>+24(SB)/8, $0xffffffff
+GLOBL raceLow32x4<>(SB), RODATA|NOPTR, $32
+DATA raceM52x4<>+0(SB)/8, $0x4330000000000000
+DATA raceM52x4<>+8(SB)/8, $0x4330000000000000
+DATA raceM52x4<>+16(SB)/8, $0x4330000000000000
+DATA raceM52x4<>+24(SB)/8, $0x4330000000000000
+GLOBL raceM52x4<>(SB), RODATA|NOPTR, $32
+DATA raceM84x4<>+0(SB)/8, $0x4530000000000000
+DATA raceM84x4<>+8(SB)/8, $0x4530000000000000
+DATA raceM84x4<>+16(SB)/8, $0x4530000000000000
+DATA raceM84x4<>+24(SB)/8, $0x4530000000000000
+GLOBL raceM84x4<>(SB), RODATA|NOPTR, $32
+DATA raceM84p52x4<>+0(SB)/8, $0x4530000000100000
+DATA raceM84p52x4<>+8(SB)/8, $0x4530000000100000
+DATA raceM84p52x4<>+16(SB)/8, $0x4530000000100000
+DATA raceM84p52x4<>+24(SB)/8, $0x4530000000100000
+GLOBL raceM84p52x4<>(SB), RODATA|NOPTR, $32
+DATA raceFour4<>+0(SB)/8, $4
+DATA raceFour4<>+8(SB)/8, $4
+DATA raceFour4<>+16(SB)/8, $4
+DATA raceFour4<>+24(SB)/8, $4
+GLOBL raceFour4<>(SB), RODATA|NOPTR, $32
+
+// MULC256 sets z to z·C mod 2⁶⁴ per lane (AVX2 has no 64-bit multiply):
+// lo(z)·lo(C) + (hi(z)·lo(C) + lo(z)·hi(C))·2³², with C in clo (its low
+// half used) and its high half in the memory operand chi; t, w scratch.
+#define MULC256(z, t, w, clo, chi) \
+	VPSRLQ $32, z, t   \
+	VPMULUDQ clo, t, t \
+	VPMULUDQ chi, z, w \
+	VPADDQ w, t, t     \
+	VPSLLQ $32, t, t   \
+	VPMULUDQ clo, z, z \
+	VPADDQ t, z, z
+
+#define MIX256(z, t, w) \
+	VPSRLQ $30, z, t \
+	VPXOR t, z, z    \
+	MULC256(z, t, w, Y12, raceC1hi<>(SB)) \
+	VPSRLQ $27, z, t \
+	VPXOR t, z, z    \
+	MULC256(z, t, w, Y11, raceC2hi<>(SB)) \
+	VPSRLQ $31, z, t \
+	VPXOR t, z, z
+
+// UNIFORM256 turns the token ids in z into u·loose (Y15 key, Y14 pmix,
+// Y8 ½, Y9 2⁻⁵³·loose). float64(x) for x < 2⁵³ is
+// (2⁸⁴ + hi·2³²) − (2⁸⁴ + 2⁵²) + (2⁵² + lo), each step exact.
+#define UNIFORM256(z, t, w) \
+	VPXOR Y14, z, z    \
+	MIX256(z, t, w)    \
+	VPXOR Y15, z, z    \
+	MIX256(z, t, w)    \
+	VPSRLQ $11, z, z   \
+	VPSRLQ $32, z, t   \
+	VPOR raceM84x4<>(SB), t, t \
+	VPAND raceLow32x4<>(SB), z, w \
+	VPOR raceM52x4<>(SB), w, w \
+	VSUBPD raceM84p52x4<>(SB), t, t \
+	VADDPD w, t, z     \
+	VADDPD Y8, z, z    \
+	VMULPD Y9, z, z
+
+// func raceSkip4(p *float64, n int, key, pmix uint64, tok0 int, s, loose float64) int
+//
+// n is a multiple of 4; two groups of 4 go through the loop together.
+TEXT ·raceSkip4(SB), NOSPLIT, $0-64
+	MOVQ p+0(FP), SI
+	MOVQ n+8(FP), CX
+	VPBROADCASTQ key+16(FP), Y15
+	VPBROADCASTQ pmix+24(FP), Y14
+	VPBROADCASTQ tok0+32(FP), Y13
+	VPADDQ raceIota<>(SB), Y13, Y13
+	VPBROADCASTQ raceC1<>(SB), Y12
+	VPBROADCASTQ raceC2<>(SB), Y11
+	VBROADCASTSD s+40(FP), Y10
+	VBROADCASTSD raceUnit<>(SB), Y9
+	VBROADCASTSD loose+48(FP), Y8
+	VMULPD Y8, Y9, Y9
+	VBROADCASTSD raceHalf<>(SB), Y8
+	XORQ AX, AX
+	MOVQ CX, DX
+	ANDQ $-8, DX
+
+loop8x4:
+	CMPQ AX, DX
+	JGE  tail4
+	VMOVDQA Y13, Y0
+	VPADDQ raceFour4<>(SB), Y13, Y4
+	VPADDQ raceFour4<>(SB), Y4, Y13 // the next pair's ids
+	UNIFORM256(Y0, Y1, Y2)
+	UNIFORM256(Y4, Y5, Y6)
+	VMULPD (SI)(AX*8), Y10, Y1
+	VMULPD 32(SI)(AX*8), Y10, Y5
+	VCMPPD $0x11, Y1, Y0, Y1 // u·loose < s·p (ordered: NaN is no candidate)
+	VCMPPD $0x11, Y5, Y4, Y5
+	VMOVMSKPD Y1, BX
+	TESTL BX, BX
+	JNZ  done4
+	VMOVMSKPD Y5, BX
+	TESTL BX, BX
+	JNZ  second4
+	ADDQ $8, AX
+	JMP  loop8x4
+
+second4:
+	ADDQ $4, AX
+	JMP  done4
+
+tail4:
+	CMPQ AX, CX
+	JGE  done4
+	VMOVDQA Y13, Y0
+	UNIFORM256(Y0, Y1, Y2)
+	VMULPD (SI)(AX*8), Y10, Y1
+	VCMPPD $0x11, Y1, Y0, Y1
+	VMOVMSKPD Y1, BX
+	TESTL BX, BX
+	JNZ  done4
+	ADDQ $4, AX
+
+done4:
+	MOVQ AX, ret+56(FP)
+	VZEROUPPER
+	RET
