@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"math/rand/v2"
 	"net"
 	"net/http/httptest"
@@ -603,5 +604,42 @@ func TestHostileSessions(t *testing.T) {
 	// The hostile sessions stay until they idle out; the server is alive.
 	if srv.Sessions() > 200 {
 		t.Errorf("%d sessions", srv.Sessions())
+	}
+}
+
+// reusedBufferLLM is an LLM evaluated into the server's reused buffer, as
+// model/llamacpp's EvalBatchInto does, that first overwrites the whole
+// buffer with NaN: a row of an earlier batch that the server still reads
+// (hybrid's cache keeps the logits after the last evaluated token for a
+// round that sends nothing) is then wrong.
+type reusedBufferLLM struct{ model.Model }
+
+func (m reusedBufferLLM) EvalBatchInto(buf []float32, sessions []model.Session, tokens [][]int) ([][][]float32, error) {
+	for i := range buf {
+		buf[i] = float32(math.NaN())
+	}
+	vocab := m.Config().Vocab
+	out := make([][][]float32, len(sessions))
+	for i, s := range sessions {
+		rows, err := s.Eval(tokens[i])
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range rows {
+			out[i] = append(out[i], append(buf[:0:vocab], r...))
+			buf = buf[vocab:]
+		}
+	}
+	return out, nil
+}
+
+// TestSimMatchesNetworkReusedBuffer: with the logits in a buffer that the
+// next batch overwrites, every method still commits the simulator's tokens
+// (hybrid's cache copies the row it keeps before the buffer is reused).
+func TestSimMatchesNetworkReusedBuffer(t *testing.T) {
+	ms := models(t)
+	_, addr := start(t, Config{LLM: reusedBufferLLM{ms.LLM}, Replicas: []model.Model{ms.SLM}})
+	for _, m := range hybrid.Methods {
+		simMatchesNetwork(t, ms, addr, m, m, prompt)
 	}
 }

@@ -723,7 +723,7 @@ func (treeVerifier) verify(j *Job, ys [][]float64) (speculative.BlockResult, int
 		}
 		s.llm.toks = append(s.llm.toks, toks...)
 		if len(res.Path) > 0 {
-			s.llm.next = rows[res.Path[len(res.Path)-1]]
+			s.llm.next, s.llm.lent = rows[res.Path[len(res.Path)-1]], true
 		}
 	}
 	// The committed path's positions, for the simulator's meters: the

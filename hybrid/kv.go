@@ -14,6 +14,10 @@ type cache struct {
 	s    model.Session
 	toks []int     // tokens in the session's KV cache
 	next []float32 // logits after toks (nil when unknown)
+	// lent marks a next that is still the evaluator's row (absorbLent):
+	// keep copies it into own before the evaluator writes that row again.
+	lent       bool
+	own, spare []float32
 }
 
 func newCache(s model.Session) *cache { return &cache{s: s} }
@@ -32,7 +36,11 @@ func (c *cache) rows(target []int, from int) ([][]float32, error) {
 			return nil, err
 		}
 	}
-	return c.absorb(pl, rows), nil
+	out := c.absorb(pl, rows)
+	if c.lent {
+		c.next, c.lent = slices.Clone(c.next), false
+	}
+	return out, nil
 }
 
 // evalPlan is the work rows needs: keep a prefix of the cache, maybe reuse
@@ -70,7 +78,8 @@ func (c *cache) plan(target []int, from int) (evalPlan, error) {
 }
 
 // absorb records an evaluation of pl.eval (rows: one per token) and returns
-// the wanted logits.
+// the wanted logits. The last row becomes next without a copy (lent): the
+// caller calls keep before the rows are written again.
 func (c *cache) absorb(pl evalPlan, rows [][]float32) [][]float32 {
 	var out [][]float32
 	if pl.reuse != nil {
@@ -78,12 +87,30 @@ func (c *cache) absorb(pl evalPlan, rows [][]float32) [][]float32 {
 	}
 	if len(pl.eval) > 0 {
 		c.toks = append(c.toks, pl.eval...)
-		// A copy: the rows may be the caller's buffer, reused for the
-		// next batch (cloud's server with model/llamacpp's EvalBatchInto).
-		c.next = slices.Clone(rows[len(rows)-1])
+		c.next, c.lent = rows[len(rows)-1], true
 		out = append(out, rows[pl.skip:]...)
 	}
 	return out
+}
+
+// keep copies a lent next (absorb) into the cache's own storage: the rows
+// may be the caller's buffer, reused for the next batch (cloud's server
+// with model/llamacpp's EvalBatchInto). A server round calls it after
+// committing, when next is usually gone (a rejected draft truncates the
+// cache), so most rounds copy nothing — at a vocabulary of 151,936 the
+// copy was 600 KB per round. The two buffers alternate: the row this
+// round reused (pl.reuse, the previous copy) stays intact while it is read.
+func (c *cache) keep() {
+	if !c.lent {
+		return
+	}
+	c.lent = false
+	if c.next == nil {
+		return
+	}
+	c.spare = append(c.spare[:0], c.next...)
+	c.next = c.spare
+	c.own, c.spare = c.spare, c.own
 }
 
 // last returns the logits after target.
@@ -101,6 +128,6 @@ func (c *cache) truncate(n int) error {
 		return nil
 	}
 	c.toks = c.toks[:n]
-	c.next = nil
+	c.next, c.lent = nil, false
 	return c.s.Truncate(n)
 }

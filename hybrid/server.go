@@ -260,6 +260,7 @@ func (j *Job) finish(evaluated [][]float32, trace bool) (*wire.Verdict, *Trace, 
 		return nil, nil, fmt.Errorf("hybrid: %d rows for %d evaluated tokens", len(evaluated), len(j.plan.eval))
 	}
 	rows := s.llm.absorb(j.plan, evaluated)
+	defer s.llm.keep() // after the commit, which usually drops next
 	m, L := len(up.Committed), len(up.Drafts)
 	var (
 		tr    *Trace
