@@ -135,50 +135,15 @@ func Argmax(logits []float32) int {
 	return bi
 }
 
-// argmax is Argmax in one pass.
+// argmax is Argmax in one pass: the largest value (tensor.MaxF32, which
+// skips NaN), then the first index that holds it (tensor.IndexF32).
 func argmax(logits []float32) int {
 	if len(logits) == 0 {
 		return -1
 	}
-	// The largest value first, in four running maxima (independent
-	// comparisons: four times the throughput of one chain), then the first
-	// index that attains it. Starting from −Inf, a strict comparison skips
-	// NaN (every comparison with NaN is false).
-	inf := float32(math.Inf(-1))
-	m0, m1, m2, m3 := inf, inf, inf, inf
-	i := 0
-	for ; i+4 <= len(logits); i += 4 {
-		z := logits[i : i+4 : i+4]
-		if z[0] > m0 {
-			m0 = z[0]
-		}
-		if z[1] > m1 {
-			m1 = z[1]
-		}
-		if z[2] > m2 {
-			m2 = z[2]
-		}
-		if z[3] > m3 {
-			m3 = z[3]
-		}
-	}
-	for ; i < len(logits); i++ {
-		if logits[i] > m0 {
-			m0 = logits[i]
-		}
-	}
-	for _, m := range []float32{m1, m2, m3} {
-		if m > m0 {
-			m0 = m
-		}
-	}
-	if m0 == inf { // every logit is NaN or −Inf
+	m := tensor.MaxF32(logits)
+	if math.IsInf(float64(m), -1) { // every logit is NaN or −Inf
 		return 0
 	}
-	for i, z := range logits {
-		if z == m0 {
-			return i
-		}
-	}
-	return 0 // not reached: m0 is one of the logits
+	return tensor.IndexF32(logits, m)
 }

@@ -1,0 +1,76 @@
+//go:build amd64 && !purego
+
+package tensor
+
+// maxF32x64 and maxF32x32 (maxf32_amd64.s, AVX-512 and AVX2) keep in acc
+// the running maxima of x[0:n] (n a multiple of 64 or 32) in 64 or 32
+// lanes, each lane as MaxF32's loop would (VMAXPS with the new value first
+// keeps the old one on NaN and on equality).
+//
+//go:noescape
+func maxF32x64(x *float32, n int, acc *[64]float32)
+
+//go:noescape
+func maxF32x32(x *float32, n int, acc *[32]float32)
+
+// indexF32x16 and indexF32x8 return the start of the first group of 16 or
+// 8 values of x[0:n] (n a multiple of it) that holds v, or n.
+//
+//go:noescape
+func indexF32x16(x *float32, n int, v float32) int
+
+//go:noescape
+func indexF32x8(x *float32, n int, v float32) int
+
+// maxChunks folds the largest multiple of the vector loop's width into *m
+// and returns how many values it covered.
+func maxChunks(x []float32, m *float32) int {
+	var n int
+	switch {
+	case hasAVX512():
+		if n = len(x) &^ 63; n == 0 {
+			return 0
+		}
+		var acc [64]float32
+		for i := range acc {
+			acc[i] = *m
+		}
+		maxF32x64(&x[0], n, &acc)
+		foldMax(acc[:], m)
+	case hasAVX2():
+		if n = len(x) &^ 31; n == 0 {
+			return 0
+		}
+		var acc [32]float32
+		for i := range acc {
+			acc[i] = *m
+		}
+		maxF32x32(&x[0], n, &acc)
+		foldMax(acc[:], m)
+	}
+	return n
+}
+
+func foldMax(acc []float32, m *float32) {
+	for _, a := range acc {
+		if a > *m {
+			*m = a
+		}
+	}
+}
+
+// indexChunks returns the start of the first vector group of x that holds
+// v, or the end of the groups: IndexF32 scans on from there.
+func indexChunks(x []float32, v float32) int {
+	switch {
+	case hasAVX512():
+		if n := len(x) &^ 15; n > 0 {
+			return indexF32x16(&x[0], n, v)
+		}
+	case hasAVX2():
+		if n := len(x) &^ 7; n > 0 {
+			return indexF32x8(&x[0], n, v)
+		}
+	}
+	return 0
+}

@@ -1,0 +1,6 @@
+//go:build !amd64 || purego
+
+package tensor
+
+func maxChunks(x []float32, m *float32) int      { return 0 }
+func indexChunks(x []float32, v float32) int { return 0 }
