@@ -2,5 +2,5 @@
 
 package tensor
 
-func maxChunks(x []float32, m *float32) int      { return 0 }
+func maxChunks(x []float32, m *float32) int  { return 0 }
 func indexChunks(x []float32, v float32) int { return 0 }
