@@ -2,6 +2,8 @@ package cloud
 
 import (
 	"errors"
+	"reflect"
+	"slices"
 	"time"
 
 	"github.com/hlmproject/hlm/hybrid"
@@ -119,6 +121,11 @@ func (s *Server) runBatch(batch []*job) {
 	if len(sessions) > 0 {
 		var out [][][]float32
 		err := errUnbatched
+		vb, view := s.cfg.LLM.(viewBatcher)
+		view = view && !slices.ContainsFunc(s.cfg.Replicas, func(r model.Model) bool { return sameModel(r, s.cfg.LLM) })
+		for _, p := range ready {
+			view = view && !p.hj.EvaluatesInFinish()
+		}
 		if b, ok := s.cfg.LLM.(intoBatcher); ok {
 			n := 0
 			for _, t := range tokens {
@@ -127,7 +134,13 @@ func (s *Server) runBatch(batch []*job) {
 			if n *= s.cfg.LLM.Config().Vocab; len(s.logits) < n {
 				s.logits = make([]float32, n)
 			}
-			out, err = b.EvalBatchInto(s.logits, sessions, tokens)
+			if view {
+				if out, err = vb.EvalBatchView(s.logits, sessions, tokens); err == nil {
+					defer vb.ReleaseView() // after the verifications below
+				}
+			} else {
+				out, err = b.EvalBatchInto(s.logits, sessions, tokens)
+			}
 		} else if b, ok := s.cfg.LLM.(model.Batcher); ok && len(sessions) > 1 {
 			out, err = b.EvalBatch(sessions, tokens)
 		}
@@ -177,6 +190,25 @@ func (s *Server) runBatch(batch []*job) {
 // a time took three times the decode.
 type intoBatcher interface {
 	EvalBatchInto(buf []float32, sessions []model.Session, tokens [][]int) ([][][]float32, error)
+}
+
+// viewBatcher is an intoBatcher that can leave the rows of a batch in the
+// LLM's own buffer (model/llamacpp's EvalBatchView: llama.cpp's output
+// buffer, every other evaluation of the LLM held back until ReleaseView).
+// The batcher uses it when no job of the batch evaluates the LLM in its
+// Finish (hybrid's Job.EvaluatesInFinish) and no replica is the LLM itself
+// — such an evaluation would wait for the release — and releases once the
+// batch's verifications are done.
+type viewBatcher interface {
+	EvalBatchView(buf []float32, sessions []model.Session, tokens [][]int) ([][][]float32, error)
+	ReleaseView()
+}
+
+// sameModel reports whether a and b are one model (== on comparable
+// types only: == on interfaces holding, say, a struct with a slice panics).
+func sameModel(a, b model.Model) bool {
+	t := reflect.TypeOf(a)
+	return t != nil && t == reflect.TypeOf(b) && t.Comparable() && a == b
 }
 
 // errUnbatched marks a batch that was not evaluated in one pass.

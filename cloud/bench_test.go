@@ -123,6 +123,23 @@ func (m *freeLLM) row(pos int, dst []float32) []float32 {
 	return append(dst[:0], m.rows[pos%len(m.rows)]...)
 }
 
+// EvalBatchView leaves the rows where they are, as model/llamacpp's
+// EvalBatchView leaves them in llama.cpp's buffer (the batcher's path for
+// every method but trees and list matching).
+func (m *freeLLM) EvalBatchView(buf []float32, sessions []model.Session, tokens [][]int) ([][][]float32, error) {
+	out := make([][][]float32, len(sessions))
+	for i, s := range sessions {
+		fs := s.(*freeSession)
+		for range tokens[i] {
+			out[i] = append(out[i], m.rows[fs.n%len(m.rows)])
+			fs.n++
+		}
+	}
+	return out, nil
+}
+
+func (m *freeLLM) ReleaseView() {}
+
 // EvalBatchInto writes the rows into buf, as model/llamacpp does.
 func (m *freeLLM) EvalBatchInto(buf []float32, sessions []model.Session, tokens [][]int) ([][][]float32, error) {
 	out := make([][][]float32, len(sessions))

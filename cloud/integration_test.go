@@ -643,3 +643,82 @@ func TestSimMatchesNetworkReusedBuffer(t *testing.T) {
 		simMatchesNetwork(t, ms, addr, m, m, prompt)
 	}
 }
+
+// viewLLM is an LLM whose batches leave their rows in one buffer of its
+// own, as model/llamacpp's EvalBatchView leaves them in llama.cpp's, and
+// whose every evaluation — a batch or any session's Eval or Prefill — and
+// ReleaseView first overwrite that buffer with NaN: a row read after the
+// release or after the LLM evaluated again is then wrong.
+type viewLLM struct {
+	model.Model
+	mu  sync.Mutex
+	out []float32
+}
+
+func (m *viewLLM) scribble() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i := range m.out {
+		m.out[i] = float32(math.NaN())
+	}
+}
+
+func (m *viewLLM) NewSession() model.Session { return &viewSession{m.Model.NewSession(), m} }
+
+func (m *viewLLM) EvalBatchInto(buf []float32, sessions []model.Session, tokens [][]int) ([][][]float32, error) {
+	m.scribble()
+	inner := make([]model.Session, len(sessions))
+	for i, s := range sessions {
+		inner[i] = s.(*viewSession).Session
+	}
+	return reusedBufferLLM{m.Model}.EvalBatchInto(buf, inner, tokens)
+}
+
+func (m *viewLLM) EvalBatchView(buf []float32, sessions []model.Session, tokens [][]int) ([][][]float32, error) {
+	n := 0
+	for _, t := range tokens {
+		n += len(t)
+	}
+	m.scribble()
+	m.mu.Lock()
+	if len(m.out) < n*m.Config().Vocab {
+		m.out = make([]float32, n*m.Config().Vocab)
+	}
+	m.mu.Unlock()
+	inner := make([]model.Session, len(sessions))
+	for i, s := range sessions {
+		inner[i] = s.(*viewSession).Session
+	}
+	return reusedBufferLLM{m.Model}.EvalBatchInto(m.out, inner, tokens)
+}
+
+// ReleaseView overwrites the rows too: none may be read after it.
+func (m *viewLLM) ReleaseView() { m.scribble() }
+
+type viewSession struct {
+	model.Session
+	m *viewLLM
+}
+
+func (s *viewSession) Eval(tokens []int) ([][]float32, error) {
+	s.m.scribble()
+	return s.Session.Eval(tokens)
+}
+
+func (s *viewSession) Prefill(tokens []int) ([]float32, error) {
+	s.m.scribble()
+	return s.Session.Prefill(tokens)
+}
+
+// TestSimMatchesNetworkViewedRows: with rows that the LLM's next
+// evaluation overwrites (EvalBatchView), every method still commits the
+// simulator's tokens — the batcher does not view the rows of a batch
+// whose jobs evaluate the LLM while they finish (trees, list matching).
+func TestSimMatchesNetworkViewedRows(t *testing.T) {
+	ms := models(t)
+	llm := &viewLLM{Model: ms.LLM}
+	_, addr := start(t, Config{LLM: llm, Replicas: []model.Model{ms.SLM}})
+	for _, m := range hybrid.Methods {
+		simMatchesNetwork(t, ms, addr, m, m, prompt)
+	}
+}

@@ -230,6 +230,13 @@ func (s *Server) prepareTree(up *wire.Upload) (*Job, error) {
 	return &Job{s: s, up: up, target: target, lists: [][]int{nil}, plan: pl}, nil
 }
 
+// EvaluatesInFinish reports whether Finish may evaluate the LLM beyond the
+// job's one pass: a tree's nodes, or list matching's drafts where the
+// committed path leaves the first. A server that hands Finish rows which
+// the LLM's next evaluation overwrites (model/llamacpp's EvalBatchView)
+// must not do so for a batch holding such a job.
+func (j *Job) EvaluatesInFinish() bool { return j.s.m.Tree || len(j.lists) > 1 }
+
 // Finish verifies with the evaluated rows (one per token of Tokens()) and
 // commits the outcome.
 func (j *Job) Finish(evaluated [][]float32) (*wire.Verdict, *Trace, error) {

@@ -29,7 +29,10 @@
 // logits (measured on gemma3: off by up to 8). EvalBatch puts every
 // session's block in llama_decode calls planned so that no block is cut
 // across micro-batches (Model.plan). The model is safe for concurrent use:
-// one mutex serialises the context.
+// one mutex serialises the context. EvalBatchView leaves the rows of a
+// batch's last llama_decode in llama.cpp's own buffer instead of copying
+// them (hlm serve's batches, whose verifications read them in place),
+// holding back every other evaluation until ReleaseView.
 //
 // # The determinism contract
 //

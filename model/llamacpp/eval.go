@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/hlmproject/hlm/internal/libllama"
 	"github.com/hlmproject/hlm/model"
@@ -24,7 +25,7 @@ func (m *Model) EvalBatch(sessions []model.Session, tokens [][]int) ([][][]float
 	if err != nil {
 		return nil, err
 	}
-	return m.eval(ss, tokens, false, nil)
+	return m.eval(ss, tokens, false, nil, false)
 }
 
 // EvalBatchInto is EvalBatch writing the logits into buf, which the caller
@@ -37,7 +38,47 @@ func (m *Model) EvalBatchInto(buf []float32, sessions []model.Session, tokens []
 	if err != nil {
 		return nil, err
 	}
-	return m.eval(ss, tokens, false, buf)
+	return m.eval(ss, tokens, false, buf, false)
+}
+
+// EvalBatchView is EvalBatchInto whose rows of the evaluation's last
+// llama_decode are not copied: they are llama.cpp's own output buffer.
+// Until the caller calls ReleaseView, every other evaluation of this model
+// (any session, any goroutine) and Close wait, so that the buffer stays as
+// it is; the caller must therefore evaluate nothing on this model before
+// it releases (that would wait for ever), and must not read the rows
+// after. Rows of earlier calls (a batch split by the plan, more sessions
+// than sequences) are copied into buf as EvalBatchInto's. A server whose
+// verifications read the rows and then release saves the copy: on a GPU,
+// 97 MB per batch of 32 sessions × 5 positions at Qwen's vocabulary. On
+// error nothing is held.
+func (m *Model) EvalBatchView(buf []float32, sessions []model.Session, tokens [][]int) ([][][]float32, error) {
+	ss, err := m.own("EvalBatchView", sessions, tokens)
+	if err != nil {
+		return nil, err
+	}
+	return m.eval(ss, tokens, false, buf, true)
+}
+
+// ReleaseView ends the hold of EvalBatchView's rows: the model evaluates
+// again (and the rows are no longer to be read).
+func (m *Model) ReleaseView() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.viewHeld = false
+	if m.viewFree != nil {
+		m.viewFree.Broadcast()
+	}
+}
+
+// waitView waits, with m.mu held, until no rows of EvalBatchView are out.
+func (m *Model) waitView() {
+	for m.viewHeld {
+		if m.viewFree == nil {
+			m.viewFree = sync.NewCond(&m.mu)
+		}
+		m.viewFree.Wait()
+	}
 }
 
 // own is sessions as this model's, checked against the token blocks (op
@@ -65,7 +106,7 @@ func (m *Model) PrefillBatch(sessions []model.Session, tokens [][]int) ([][]floa
 	if err != nil {
 		return nil, err
 	}
-	rows, err := m.eval(ss, tokens, true, nil)
+	rows, err := m.eval(ss, tokens, true, nil, false)
 	if err != nil {
 		return nil, err
 	}
@@ -93,8 +134,10 @@ type piece struct {
 }
 
 // eval appends each tokens[i] to ss[i] and returns their logits (only
-// the last row of each with lastOnly), in buf when it holds them (carve).
-func (m *Model) eval(ss []*Session, tokens [][]int, lastOnly bool, buf []float32) ([][][]float32, error) {
+// the last row of each with lastOnly), in buf when it holds them (carve);
+// with view, the rows of the last llama_decode are llama.cpp's buffer
+// (EvalBatchView).
+func (m *Model) eval(ss []*Session, tokens [][]int, lastOnly bool, buf []float32, view bool) ([][][]float32, error) {
 	vocab := m.cfg.Vocab
 	for i, s := range ss {
 		if s.capture != model.CaptureNone {
@@ -111,6 +154,7 @@ func (m *Model) eval(ss []*Session, tokens [][]int, lastOnly bool, buf []float32
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.waitView()
 	if m.closed {
 		return nil, errClosed
 	}
@@ -132,7 +176,7 @@ func (m *Model) eval(ss []*Session, tokens [][]int, lastOnly bool, buf []float32
 		jobs[i] = &job{st: st, toks: tokens[i], from: len(st.toks), last: lastOnly}
 	}
 	m.carve(jobs, buf)
-	if err := m.run(jobs); err != nil {
+	if err := m.run(jobs, view); err != nil {
 		for _, j := range jobs {
 			j.st.pinned = false
 			if j.st.broken == nil {
@@ -142,6 +186,7 @@ func (m *Model) eval(ss []*Session, tokens [][]int, lastOnly bool, buf []float32
 		return nil, err
 	}
 	m.clock++
+	m.viewHeld = view
 	out := make([][][]float32, len(jobs))
 	for i, j := range jobs {
 		j.st.used = m.clock
@@ -180,8 +225,9 @@ func (m *Model) carve(jobs []*job, buf []float32) {
 }
 
 // run evaluates the jobs, as many sessions at a time as there are
-// sequences.
-func (m *Model) run(jobs []*job) error {
+// sequences; with view, the last llama_decode's rows are left in
+// llama.cpp's buffer (nothing decodes after it in this call).
+func (m *Model) run(jobs []*job, view bool) error {
 	n := len(m.slots)
 	for start := 0; start < len(jobs); start += n {
 		group := jobs[start:min(start+n, len(jobs))]
@@ -193,8 +239,10 @@ func (m *Model) run(jobs []*job) error {
 				return err
 			}
 		}
-		for _, call := range m.plan(group) {
-			if err := m.decode(call); err != nil {
+		calls := m.plan(group)
+		for c, call := range calls {
+			last := view && start+n >= len(jobs) && c == len(calls)-1
+			if err := m.decode(call, last); err != nil {
 				return err
 			}
 		}
@@ -285,8 +333,9 @@ func chunks(n, ub int) [][2]int {
 // in one llama_decode, and blocks of one token batched with the others.
 var planMixed, batchSingles bool
 
-// decode runs one llama_decode and copies out the logits wanted.
-func (m *Model) decode(call []piece) error {
+// decode runs one llama_decode and copies out the logits wanted, or with
+// view hands out llama.cpp's rows themselves.
+func (m *Model) decode(call []piece, view bool) error {
 	var batch []libllama.Token
 	for _, p := range call {
 		st := p.j.st
@@ -318,7 +367,11 @@ func (m *Model) decode(call []piece) error {
 				if err != nil {
 					return err
 				}
-				src, dst = append(src, row), append(dst, p.j.rows[p.j.n])
+				if view {
+					p.j.rows[p.j.n] = row
+				} else {
+					src, dst = append(src, row), append(dst, p.j.rows[p.j.n])
+				}
 				p.j.n++
 			}
 			k++

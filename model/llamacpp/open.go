@@ -54,6 +54,10 @@ type Model struct {
 	clock            uint64      // LRU clock
 	stats            Stats
 	testRC           func(rc error) error // tests: replaces a decode's result
+	// viewHeld: rows of EvalBatchView are out, in llama.cpp's buffer;
+	// evaluations and Close wait on viewFree until ReleaseView.
+	viewHeld bool
+	viewFree *sync.Cond
 }
 
 // Stats counts what the backend did.
@@ -416,6 +420,7 @@ func (m *Model) Close() error {
 	cacheMu.Unlock()
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.waitView()
 	if m.closed {
 		return nil
 	}

@@ -45,7 +45,7 @@ func (m *Model) NewSession() model.Session {
 
 // Eval appends tokens and returns the logits after each of them.
 func (s *Session) Eval(tokens []int) ([][]float32, error) {
-	out, err := s.m.eval([]*Session{s}, [][]int{tokens}, false, nil)
+	out, err := s.m.eval([]*Session{s}, [][]int{tokens}, false, nil, false)
 	if err != nil {
 		return nil, err
 	}
@@ -55,7 +55,7 @@ func (s *Session) Eval(tokens []int) ([][]float32, error) {
 // Prefill is Eval returning only the logits after the last token (llama.cpp
 // computes the classifier for that position only).
 func (s *Session) Prefill(tokens []int) ([]float32, error) {
-	out, err := s.m.eval([]*Session{s}, [][]int{tokens}, true, nil)
+	out, err := s.m.eval([]*Session{s}, [][]int{tokens}, true, nil, false)
 	if err != nil {
 		return nil, err
 	}
