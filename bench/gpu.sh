@@ -23,6 +23,10 @@
 #                llama-server -np N -ngl 99 as the LLM-only reference — the
 #                memory-bound case, where verifying L+1 positions costs about
 #                what decoding one does
+#   serverwork   cloud.BenchmarkServerWork on this machine's CPU threads:
+#                hlm serve's own work per verification (an LLM that costs
+#                nothing, Qwen's vocabulary), what a GPU's decode cannot hide;
+#                needs neither the GPU nor the library (seconds)
 #   split        with two GPUs or more: layer and row split
 #
 #   usage:
@@ -68,6 +72,10 @@
 #     bench/gpu.sh capacity serve                       (1.5 minutes, warm)
 #     CAP_SYSTEMS="hlm direct" CAP_PROFILE=1 BIND_TESTS="-p 0 -n 128,-p 8 -n 0" \
 #       bench/gpu.sh build files capacity binding       (5 minutes, fresh machine)
+#   The next lease, to measure what was built since (the server's work cut
+#   about 3× on the CPU, rows read in llama.cpp's buffer): the same exports,
+#     CAP_SYSTEMS="hlm direct" CAP_PROFILE=1 BIND_TESTS="-p 0 -n 128,-p 8 -n 0" \
+#       bench/gpu.sh build files capacity serverwork binding
 set -euo pipefail
 root=$(pwd)
 
@@ -112,7 +120,7 @@ if [[ ${1:-} == prepare ]]; then
 	exit 0
 fi
 
-steps=${*:-build files determinism serve binding capacity split}
+steps=${*:-build files determinism serve binding capacity serverwork split}
 out=${OUT:-/tmp/hlm-gpu}
 mkdir -p "$out"
 exec > >(tee -a "$out/report.md") 2> >(tee -a "$out/stderr.log" >&2)
@@ -349,6 +357,16 @@ step_capacity() {
 	echo
 }
 
+step_serverwork() {
+	log "serverwork: cloud.BenchmarkServerWork, $threads threads"
+	echo "## hlm serve's own work per verification (cloud.BenchmarkServerWork, $threads threads, no GPU)"
+	echo
+	echo '```'
+	gotest cloud -test.run '^$' -test.bench ServerWork -test.benchtime=6x -test.count=2 -test.cpu "$threads" 2>&1 | grep -E '^(Benchmark|cpu:)' || true
+	echo '```'
+	echo
+}
+
 step_split() {
 	[[ $cuda == 1 ]] || return 0
 	local gpus g sm
@@ -369,7 +387,7 @@ step_split() {
 }
 
 for s in $steps; do
-	declare -F "step_$s" >/dev/null || { echo "gpu.sh: no step $s (build files determinism serve binding capacity split)" >&2; exit 2; }
+	declare -F "step_$s" >/dev/null || { echo "gpu.sh: no step $s (build files determinism serve binding capacity serverwork split)" >&2; exit 2; }
 done
 for s in $steps; do
 	"step_$s"
