@@ -2666,42 +2666,76 @@ func (g *gen) expConsts(r string) {
 // coefRegs > 0, preloaded in registers coefRegs … coefRegs+11 (then
 // p = coef[0]·ρ + coef[1] starts the chain: the same product).
 func (g *gen) expNeg(r string, a, pow2, coefRegs int) {
-	g.p("\tVMULPD %s12, %s%d, %s1", r, r, a, r) // a·log2e
+	g.expNegIn(r, expRegs{a: a, k: 1, rho: 2, p: 3, pow2: pow2}, coefRegs)
+}
+
+// expRegs are the registers of one expNeg: the argument, k, ρ, the
+// polynomial (the result) and 2^k.
+type expRegs struct{ a, k, rho, p, pow2 int }
+
+// expNegIn is expNeg in the registers of x (register 4 broadcasts the
+// coefficients when coefRegs is 0).
+func (g *gen) expNegIn(r string, x expRegs, coefRegs int) {
+	a, k1, rho, p, pow2 := x.a, x.k, x.rho, x.p, x.pow2
+	g.p("\tVMULPD %s12, %s%d, %s%d", r, r, a, r, k1) // a·log2e
 	if r == "Z" {
-		g.p("\tVRNDSCALEPD $0, Z1, Z1") // k, nearest even
+		g.p("\tVRNDSCALEPD $0, Z%d, Z%d", k1, k1) // k, nearest even
 	} else {
-		g.p("\tVROUNDPD $0, Y1, Y1")
+		g.p("\tVROUNDPD $0, Y%d, Y%d", k1, k1)
 	}
-	g.p("\tVMULPD %s11, %s1, %s2", r, r, r)    // k·ln2hi
-	g.p("\tVSUBPD %s2, %s%d, %s2", r, r, a, r) // ρ = a − k·ln2hi
-	g.p("\tVMULPD %s10, %s1, %s3", r, r, r)    // k·ln2lo
-	g.p("\tVSUBPD %s3, %s2, %s2", r, r, r)     // ρ −= k·ln2lo
+	g.p("\tVMULPD %s11, %s%d, %s%d", r, r, k1, r, rho)     // k·ln2hi
+	g.p("\tVSUBPD %s%d, %s%d, %s%d", r, rho, r, a, r, rho) // ρ = a − k·ln2hi
+	g.p("\tVMULPD %s10, %s%d, %s%d", r, r, k1, r, p)       // k·ln2lo
+	g.p("\tVSUBPD %s%d, %s%d, %s%d", r, p, r, rho, r, rho) // ρ −= k·ln2lo
 	if coefRegs > 0 {
-		g.p("\tVMULPD %s2, %s%d, %s3", r, r, coefRegs, r)
-		g.p("\tVADDPD %s%d, %s3, %s3", r, coefRegs+1, r, r)
+		g.p("\tVMULPD %s%d, %s%d, %s%d", r, rho, r, coefRegs, r, p)
+		g.p("\tVADDPD %s%d, %s%d, %s%d", r, coefRegs+1, r, p, r, p)
 		for k := 2; k < 12; k++ {
-			g.p("\tVMULPD %s2, %s3, %s3", r, r, r)
-			g.p("\tVADDPD %s%d, %s3, %s3", r, coefRegs+k, r, r)
+			g.p("\tVMULPD %s%d, %s%d, %s%d", r, rho, r, p, r, p)
+			g.p("\tVADDPD %s%d, %s%d, %s%d", r, coefRegs+k, r, p, r, p)
 		}
 	} else {
-		g.p("\tVBROADCASTSD %d(R8), %s3", expCoef, r)
+		g.p("\tVBROADCASTSD %d(R8), %s%d", expCoef, r, p)
 		for k := 1; k < 12; k++ {
 			g.p("\tVBROADCASTSD %d(R8), %s4", expCoef+8*k, r)
-			g.p("\tVMULPD %s2, %s3, %s3", r, r, r)
-			g.p("\tVADDPD %s4, %s3, %s3", r, r, r)
+			g.p("\tVMULPD %s%d, %s%d, %s%d", r, rho, r, p, r, p)
+			g.p("\tVADDPD %s4, %s%d, %s%d", r, r, p, r, p)
 		}
 	}
 	// 2^k: int64(k) + 1023 shifted into the exponent field.
 	if r == "Z" {
-		g.p("\tVCVTPD2DQ Z1, Y%d", pow2)
+		g.p("\tVCVTPD2DQ Z%d, Y%d", k1, pow2)
 		g.p("\tVPMOVSXDQ Y%d, Z%d", pow2, pow2)
 	} else {
-		g.p("\tVCVTPD2DQY Y1, X%d", pow2)
+		g.p("\tVCVTPD2DQY Y%d, X%d", k1, pow2)
 		g.p("\tVPMOVSXDQ X%d, Y%d", pow2, pow2)
 	}
 	g.p("\tVPADDQ %s8, %s%d, %s%d", r, r, pow2, r, pow2)
 	g.p("\tVPSLLQ $52, %s%d, %s%d", r, pow2, r, pow2)
-	g.p("\tVMULPD %s%d, %s3, %s3", r, pow2, r, r) // e = p·2^k
+	g.p("\tVMULPD %s%d, %s%d, %s%d", r, pow2, r, p, r, p) // e = p·2^k
+}
+
+// interleave emits the lines of the two emitters alternately (one then
+// the other), so that two independent chains — two vectors' exponentials
+// — are in the scheduler together: each one's Horner polynomial is a
+// chain of 22 dependent operations.
+func (g *gen) interleave(a, b func()) {
+	saved := g.s
+	g.s = bytes.Buffer{}
+	a()
+	la := strings.SplitAfter(g.s.String(), "\n")
+	g.s = bytes.Buffer{}
+	b()
+	lb := strings.SplitAfter(g.s.String(), "\n")
+	g.s = saved
+	for i := 0; i < len(la) || i < len(lb); i++ {
+		if i < len(la) {
+			g.s.WriteString(la[i])
+		}
+		if i < len(lb) {
+			g.s.WriteString(lb[i])
+		}
+	}
 }
 
 // expShifted is ExpShifted's vector loop (exp.go, expChunks) over n
@@ -2736,6 +2770,41 @@ func (g *gen) expShifted(zmm bool) string {
 	}
 	g.p("\tSHRQ $%d, CX", map[int]int{4: 2, 8: 3}[lanes])
 	g.p("\tJZ %s_done", name)
+	if zmm {
+		// Two vectors a time while two remain, their exponentials
+		// interleaved (the second in Z28–Z31 and Z7, its mask in K2),
+		// their sums added in element order: the same bits.
+		g.p("%s_pair:", name)
+		g.p("\tCMPQ CX, $2")
+		g.p("\tJLT %s_loop", name)
+		g.p("\tVCVTPS2PD (SI), Z0")
+		g.p("\tVCVTPS2PD 32(SI), Z28")
+		g.p("\tVSUBPD Z14, Z0, Z0")
+		g.p("\tVSUBPD Z14, Z28, Z28")
+		g.p("\tVMULPD Z15, Z0, Z0")
+		g.p("\tVMULPD Z15, Z28, Z28")
+		g.p("\tVCMPPD $0x1D, Z9, Z0, K1")
+		g.p("\tVCMPPD $0x1D, Z9, Z28, K2")
+		g.p("\tVMAXPD Z9, Z0, Z0")
+		g.p("\tVMAXPD Z9, Z28, Z28")
+		g.interleave(func() { g.expNegIn("Z", expRegs{a: 0, k: 1, rho: 2, p: 3, pow2: 5}, coefRegs) },
+			func() { g.expNegIn("Z", expRegs{a: 28, k: 29, rho: 30, p: 31, pow2: 7}, coefRegs) })
+		g.p("\tVMOVAPD.Z Z3, K1, Z3")
+		g.p("\tVMOVAPD.Z Z31, K2, Z31")
+		g.p("\tVMOVUPD Z3, (DI)")
+		g.p("\tVMOVUPD Z31, 64(DI)")
+		g.p("\tVEXTRACTF64X4 $1, Z3, Y6")
+		g.p("\tVEXTRACTF64X4 $1, Z31, Y4")
+		g.p("\tVADDPD Y3, Y13, Y13")
+		g.p("\tVADDPD Y6, Y13, Y13")
+		g.p("\tVADDPD Y31, Y13, Y13")
+		g.p("\tVADDPD Y4, Y13, Y13")
+		g.p("\tADDQ $64, SI")
+		g.p("\tADDQ $128, DI")
+		g.p("\tSUBQ $2, CX")
+		g.p("\tJNZ %s_pair", name)
+		g.p("\tJMP %s_done", name)
+	}
 	g.p("%s_loop:", name)
 	g.p("\tVCVTPS2PD (SI), %s0", r)         // v = float64(x)
 	g.p("\tVSUBPD %s14, %s0, %s0", r, r, r) // v − shift
