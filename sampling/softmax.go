@@ -56,25 +56,10 @@ func Softmax(dst []float64, logits []float32, temperature float64) []float64 {
 	sum := tensor.ExpShifted(dst, logits, zmax, 1/temperature)
 	// sum ≥ 1: the argmax term is exp(0) = 1.
 	scale := 1 / sum
-	if n < tensor.ShareMin || !tensor.ShareChunks(n, n, func(lo, hi int) { scaleBy(dst[lo:hi], scale) }) {
-		scaleBy(dst, scale)
+	if n < tensor.ShareMin || !tensor.ShareChunks(n, n, func(lo, hi int) { tensor.ScaleF64(dst[lo:hi], scale) }) {
+		tensor.ScaleF64(dst, scale)
 	}
 	return dst
-}
-
-// scaleBy multiplies every d[i] by s.
-func scaleBy(d []float64, s float64) {
-	i := 0
-	for ; i+4 <= len(d); i += 4 { // four at a time: independent multiplies
-		e := d[i : i+4 : i+4]
-		e[0] *= s
-		e[1] *= s
-		e[2] *= s
-		e[3] *= s
-	}
-	for ; i < len(d); i++ {
-		d[i] *= s
-	}
 }
 
 // uniformOver sets dst to the uniform distribution over the tokens whose

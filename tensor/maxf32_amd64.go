@@ -22,6 +22,33 @@ func indexF32x16(x *float32, n int, v float32) int
 //go:noescape
 func indexF32x8(x *float32, n int, v float32) int
 
+// scaleF64x32 and scaleF64x16 multiply d[0:n] (n a multiple of 32 or 16)
+// by s.
+//
+//go:noescape
+func scaleF64x32(d *float64, n int, s float64)
+
+//go:noescape
+func scaleF64x16(d *float64, n int, s float64)
+
+// scaleChunks scales the largest multiple of the vector loop's width and
+// returns how many values it covered.
+func scaleChunks(d []float64, s float64) int {
+	switch {
+	case hasAVX512():
+		if n := len(d) &^ 31; n > 0 {
+			scaleF64x32(&d[0], n, s)
+			return n
+		}
+	case hasAVX2():
+		if n := len(d) &^ 15; n > 0 {
+			scaleF64x16(&d[0], n, s)
+			return n
+		}
+	}
+	return 0
+}
+
 // maxChunks folds the largest multiple of the vector loop's width into *m
 // and returns how many values it covered.
 func maxChunks(x []float32, m *float32) int {

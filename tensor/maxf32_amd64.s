@@ -112,3 +112,53 @@ idx8done:
 	MOVQ AX, ret+24(FP)
 	VZEROUPPER
 	RET
+
+// func scaleF64x32(d *float64, n int, s float64)
+TEXT ·scaleF64x32(SB), NOSPLIT, $0-24
+	MOVQ d+0(FP), DI
+	MOVQ n+8(FP), CX
+	VBROADCASTSD s+16(FP), Z0
+	XORQ AX, AX
+
+scale32:
+	CMPQ AX, CX
+	JGE  scale32done
+	VMULPD (DI)(AX*8), Z0, Z1
+	VMULPD 64(DI)(AX*8), Z0, Z2
+	VMULPD 128(DI)(AX*8), Z0, Z3
+	VMULPD 192(DI)(AX*8), Z0, Z4
+	VMOVUPD Z1, (DI)(AX*8)
+	VMOVUPD Z2, 64(DI)(AX*8)
+	VMOVUPD Z3, 128(DI)(AX*8)
+	VMOVUPD Z4, 192(DI)(AX*8)
+	ADDQ $32, AX
+	JMP  scale32
+
+scale32done:
+	VZEROUPPER
+	RET
+
+// func scaleF64x16(d *float64, n int, s float64)
+TEXT ·scaleF64x16(SB), NOSPLIT, $0-24
+	MOVQ d+0(FP), DI
+	MOVQ n+8(FP), CX
+	VBROADCASTSD s+16(FP), Y0
+	XORQ AX, AX
+
+scale16:
+	CMPQ AX, CX
+	JGE  scale16done
+	VMULPD (DI)(AX*8), Y0, Y1
+	VMULPD 32(DI)(AX*8), Y0, Y2
+	VMULPD 64(DI)(AX*8), Y0, Y3
+	VMULPD 96(DI)(AX*8), Y0, Y4
+	VMOVUPD Y1, (DI)(AX*8)
+	VMOVUPD Y2, 32(DI)(AX*8)
+	VMOVUPD Y3, 64(DI)(AX*8)
+	VMOVUPD Y4, 96(DI)(AX*8)
+	ADDQ $16, AX
+	JMP  scale16
+
+scale16done:
+	VZEROUPPER
+	RET
