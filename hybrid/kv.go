@@ -14,7 +14,7 @@ type cache struct {
 	s    model.Session
 	toks []int     // tokens in the session's KV cache
 	next []float32 // logits after toks (nil when unknown)
-	// lent marks a next that is still the evaluator's row (absorbLent):
+	// lent marks a next that is still the evaluator's row (absorb):
 	// keep copies it into own before the evaluator writes that row again.
 	lent       bool
 	own, spare []float32
