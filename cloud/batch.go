@@ -119,31 +119,12 @@ func (s *Server) runBatch(batch []*job) {
 	rows := make(map[model.Session][][]float32, len(sessions))
 	failed := map[model.Session]error{}
 	if len(sessions) > 0 {
-		var out [][][]float32
-		err := errUnbatched
-		vb, view := s.cfg.LLM.(viewBatcher)
-		view = view && !slices.ContainsFunc(s.cfg.Replicas, func(r model.Model) bool { return sameModel(r, s.cfg.LLM) })
+		view := s.view != nil
 		for _, p := range ready {
 			view = view && !p.hj.EvaluatesInFinish()
 		}
-		if b, ok := s.cfg.LLM.(intoBatcher); ok {
-			n := 0
-			for _, t := range tokens {
-				n += len(t)
-			}
-			if n *= s.cfg.LLM.Config().Vocab; len(s.logits) < n {
-				s.logits = make([]float32, n)
-			}
-			if view {
-				if out, err = vb.EvalBatchView(s.logits, sessions, tokens); err == nil {
-					defer vb.ReleaseView() // after the verifications below
-				}
-			} else {
-				out, err = b.EvalBatchInto(s.logits, sessions, tokens)
-			}
-		} else if b, ok := s.cfg.LLM.(model.Batcher); ok && len(sessions) > 1 {
-			out, err = b.EvalBatch(sessions, tokens)
-		}
+		out, release, err := s.evaluate(sessions, tokens, view)
+		defer release() // after the verifications below
 		if err == nil {
 			for i, ses := range sessions {
 				rows[ses] = out[i]
@@ -182,6 +163,37 @@ func (s *Server) runBatch(batch []*job) {
 	})
 }
 
+// evaluate runs the sessions' blocks in one pass where the LLM can: left
+// in the LLM's own buffer (s.view, when view), written into the server's
+// (intoBatcher) or by EvalBatch; errUnbatched when none applies. release
+// ends a view's hold once the rows are read (a no-op otherwise).
+func (s *Server) evaluate(sessions []model.Session, tokens [][]int, view bool) (out [][][]float32, release func(), err error) {
+	release = func() {}
+	b, into := s.cfg.LLM.(intoBatcher)
+	if !into {
+		if b, ok := s.cfg.LLM.(model.Batcher); ok && len(sessions) > 1 {
+			out, err = b.EvalBatch(sessions, tokens)
+			return out, release, err
+		}
+		return nil, release, errUnbatched
+	}
+	n := 0
+	for _, t := range tokens {
+		n += len(t)
+	}
+	if n *= s.cfg.LLM.Config().Vocab; len(s.logits) < n {
+		s.logits = make([]float32, n)
+	}
+	if !view {
+		out, err = b.EvalBatchInto(s.logits, sessions, tokens)
+		return out, release, err
+	}
+	if out, err = s.view.EvalBatchView(s.logits, sessions, tokens); err == nil {
+		release = s.view.ReleaseView
+	}
+	return out, release, err
+}
+
 // intoBatcher is an LLM that evaluates a batch into a buffer the caller
 // reuses (model/llamacpp): the server keeps one, Server.logits, written by
 // each batch and read by its verifications before the next batch, so that
@@ -195,13 +207,24 @@ type intoBatcher interface {
 // viewBatcher is an intoBatcher that can leave the rows of a batch in the
 // LLM's own buffer (model/llamacpp's EvalBatchView: llama.cpp's output
 // buffer, every other evaluation of the LLM held back until ReleaseView).
-// The batcher uses it when no job of the batch evaluates the LLM in its
-// Finish (hybrid's Job.EvaluatesInFinish) and no replica is the LLM itself
-// — such an evaluation would wait for the release — and releases once the
-// batch's verifications are done.
+// The batcher uses it (Server.view) when no replica is the LLM itself and
+// no job of the batch evaluates the LLM in its Finish (hybrid's
+// Job.EvaluatesInFinish) — such an evaluation would wait for the release
+// — and releases once the batch's verifications are done.
 type viewBatcher interface {
+	intoBatcher
 	EvalBatchView(buf []float32, sessions []model.Session, tokens [][]int) ([][][]float32, error)
 	ReleaseView()
+}
+
+// viewOf is the LLM as a viewBatcher, or nil when it is not one or a
+// replica is the LLM itself.
+func viewOf(cfg Config) viewBatcher {
+	vb, ok := cfg.LLM.(viewBatcher)
+	if !ok || slices.ContainsFunc(cfg.Replicas, func(r model.Model) bool { return sameModel(r, cfg.LLM) }) {
+		return nil
+	}
+	return vb
 }
 
 // sameModel reports whether a and b are one model (== on comparable

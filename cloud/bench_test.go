@@ -145,15 +145,13 @@ func (m *freeLLM) EvalBatchView(buf []float32, sessions []model.Session, tokens 
 
 func (m *freeLLM) ReleaseView() {}
 
-// EvalBatchInto writes the rows into buf, as model/llamacpp does.
+// EvalBatchInto is EvalBatchView with the rows copied into buf, as
+// model/llamacpp does.
 func (m *freeLLM) EvalBatchInto(buf []float32, sessions []model.Session, tokens [][]int) ([][][]float32, error) {
-	out := make([][][]float32, len(sessions))
-	for i, s := range sessions {
-		fs := s.(*freeSession)
-		for range tokens[i] {
-			out[i] = append(out[i], m.row(fs.n, buf[:0:m.cfg.Vocab]))
-			buf = buf[m.cfg.Vocab:]
-			fs.n++
+	out, _ := m.EvalBatchView(nil, sessions, tokens)
+	for _, rows := range out {
+		for i, r := range rows {
+			rows[i], buf = append(buf[:0:m.cfg.Vocab], r...), buf[m.cfg.Vocab:]
 		}
 	}
 	return out, nil

@@ -667,11 +667,16 @@ func (m *viewLLM) NewSession() model.Session { return &viewSession{m.Model.NewSe
 
 func (m *viewLLM) EvalBatchInto(buf []float32, sessions []model.Session, tokens [][]int) ([][][]float32, error) {
 	m.scribble()
+	return reusedBufferLLM{m.Model}.EvalBatchInto(buf, innerSessions(sessions), tokens)
+}
+
+// innerSessions are the model's own sessions inside viewLLM's.
+func innerSessions(sessions []model.Session) []model.Session {
 	inner := make([]model.Session, len(sessions))
 	for i, s := range sessions {
 		inner[i] = s.(*viewSession).Session
 	}
-	return reusedBufferLLM{m.Model}.EvalBatchInto(buf, inner, tokens)
+	return inner
 }
 
 func (m *viewLLM) EvalBatchView(buf []float32, sessions []model.Session, tokens [][]int) ([][][]float32, error) {
@@ -685,11 +690,7 @@ func (m *viewLLM) EvalBatchView(buf []float32, sessions []model.Session, tokens 
 		m.out = make([]float32, n*m.Config().Vocab)
 	}
 	m.mu.Unlock()
-	inner := make([]model.Session, len(sessions))
-	for i, s := range sessions {
-		inner[i] = s.(*viewSession).Session
-	}
-	return reusedBufferLLM{m.Model}.EvalBatchInto(m.out, inner, tokens)
+	return reusedBufferLLM{m.Model}.EvalBatchInto(m.out, innerSessions(sessions), tokens)
 }
 
 // ReleaseView overwrites the rows too: none may be read after it.

@@ -95,6 +95,9 @@ type Server struct {
 	// logits is the batches' buffer for an intoBatcher LLM; only the
 	// batcher goroutine (runBatch) touches it.
 	logits []float32
+	// view is the LLM when the batcher may read its rows in place
+	// (viewOf), else nil.
+	view viewBatcher
 
 	mu       sync.Mutex
 	sessions map[uint64]*session
@@ -140,7 +143,7 @@ func New(cfg Config) (*Server, error) {
 	cfg.defaults()
 	s := &Server{cfg: cfg, ctxLen: cfg.LLM.Config().SeqLen, llmFP: cfg.LLM.Fingerprint(), origin: model.OriginOf(cfg.LLM),
 		jobs: make(chan *job, 4*cfg.MaxBatch), connGone: make(chan struct{}, 1), sessions: map[uint64]*session{}, conns: map[net.Conn]*connState{},
-		stopped: make(chan struct{})}
+		stopped: make(chan struct{}), view: viewOf(cfg)}
 	if cfg.MaxContext > 0 && cfg.MaxContext < s.ctxLen {
 		s.ctxLen = cfg.MaxContext
 	}

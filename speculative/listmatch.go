@@ -82,20 +82,25 @@ func raceWinner(p []float64, seed uint64, k, pos int) (int, float64) {
 }
 
 // raceRange is raceWinner's scan over p, the probabilities of tokens
-// off, off+1, …. Where the kernel level has vector code (raceSkip), it
-// skips the runs of tokens whose u·raceLoose ≥ best·p_i — which the exact
-// test below would skip too, raceLoose leaving room for every rounding —
-// so only the groups holding a possible winner are scanned one by one, and
-// the result is exactly the one-by-one scan's.
+// off, off+1, …. Where the kernel level has a vector filter (raceKernel),
+// it skips the runs of tokens whose u·raceLoose ≥ best·p_i — which the
+// exact test below would skip too, raceLoose leaving room for every
+// rounding — so only the groups holding a possible winner are scanned one
+// by one, and the result is exactly the one-by-one scan's.
 func raceRange(p []float64, key uint64, pos, off int) (int, float64) {
 	best, bestScore := -1, math.Inf(1)
 	const shrink = 1 - 0x1p-40
 	pmix := uint64(pos) * 0x9e3779b97f4a7c15
+	filter, lanes := raceKernel()
+	if uint64(off)+uint64(len(p)) > 1<<32 {
+		lanes = 0 // token ids beyond uint32: keyedUniform's truncation
+	}
 	for i := 0; i < len(p); {
-		skip, lanes := raceSkip(p[i:], key, pmix, off+i, bestScore)
-		i += skip
 		end := len(p)
 		if lanes > 0 {
+			if n := (len(p) - i) &^ (lanes - 1); n > 0 {
+				i += filter(&p[i], n, key, pmix, off+i, bestScore, raceLoose)
+			}
 			end = min(i+lanes, len(p))
 		}
 		for ; i < end; i++ {
@@ -115,7 +120,12 @@ func raceRange(p []float64, key uint64, pos, off int) (int, float64) {
 	return best, bestScore
 }
 
-// raceLoose is the vector filter's shrink (raceSkip): that of raceRange's
+// raceFilter is a vector filter of the race (race_amd64.s): over p[:n],
+// n a multiple of its lanes, the length of the leading run of tokens
+// tok0, tok0+1, … with no u·loose < s·p_i.
+type raceFilter func(p *float64, n int, key, pmix uint64, tok0 int, s, loose float64) int
+
+// raceLoose is the vector filter's shrink (raceKernel): that of raceRange's
 // exact test, 1 − 2⁻⁴⁰, shrunk again by 2⁻⁴⁵ so that the filter's
 // u·raceLoose < s·p_i (two roundings) holds for every token whose exact
 // u·shrink/p_i < s (two roundings) holds.

@@ -2,6 +2,6 @@
 
 package speculative
 
-// raceSkip: no vector code on this architecture; raceRange scans every
+// raceKernel: no vector filter on this architecture; raceRange scans every
 // token itself.
-func raceSkip(p []float64, key, pmix uint64, tok0 int, s float64) (int, int) { return 0, 0 }
+func raceKernel() (raceFilter, int) { return nil, 0 }

@@ -10,7 +10,7 @@ import (
 
 // TestRaceWinnerPruningIsExact: raceWinner skips the logarithm of tokens
 // that cannot win, and at the vector kernel levels whole groups of them
-// (raceSkip); it must return exactly the full scan's winner and score, for
+// (raceKernel); it must return exactly the full scan's winner and score, for
 // peaked, flat, sparse and tiny-mass distributions, at every kernel level
 // this CPU has.
 func TestRaceWinnerPruningIsExact(t *testing.T) {
@@ -110,7 +110,7 @@ func TestRaceWinnerThreads(t *testing.T) {
 }
 
 // TestRaceSkipStopsAtFirstCandidate pins the vector filter to its
-// definition at every kernel level that has one: raceSkip returns the
+// definition at every kernel level that has one: the filter returns the
 // start of the first group of lanes holding a token with
 // keyedUniform·raceLoose < s·p_i, computed here in Go with the same
 // roundings. A wrong hash, conversion or comparison moves that point.
@@ -134,9 +134,13 @@ func TestRaceSkipStopsAtFirstCandidate(t *testing.T) {
 			pmix := uint64(pos) * 0x9e3779b97f4a7c15
 			// s such that about one token in 200 is a candidate.
 			s := float64(n) / 200 * (0.5 + rng.Float64())
-			skip, lanes := raceSkip(p, key, pmix, tok0, s)
+			filter, lanes := raceKernel()
 			if lanes == 0 {
 				break // no vector code at this level
+			}
+			skip := 0
+			if n := n &^ (lanes - 1); n > 0 {
+				skip = filter(&p[0], n, key, pmix, tok0, s, raceLoose)
 			}
 			tested = true
 			want := n &^ (lanes - 1)

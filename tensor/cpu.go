@@ -149,6 +149,15 @@ func SetKernels(name string) error {
 	return nil
 }
 
+// UsesAVX512 and UsesAVX2 report whether the kernel level in use runs
+// AVX-512 (avx512, avx512-zen4) or at least AVX2 instructions: for vector
+// code outside this package that follows the level (HLM_KERNELS,
+// SetKernels) as the products do.
+func UsesAVX512() bool { return hasAVX512() }
+
+// UsesAVX2: see UsesAVX512.
+func UsesAVX2() bool { return hasAVX2() }
+
 // hasAVX2 reports whether the AVX2 kernels (or better) are in use.
 func hasAVX2() bool { return level == levelAVX2 || isa(level) == levelAVX512 }
 

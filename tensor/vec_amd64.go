@@ -2,16 +2,17 @@
 
 package tensor
 
-// maxF32x64 and maxF32x32 (maxf32_amd64.s, AVX-512 and AVX2) keep in acc
+// maxF32x64 and maxF32x32 (vec_amd64.s, AVX-512 and AVX2) keep in acc
 // the running maxima of x[0:n] (n a multiple of 64 or 32) in 64 or 32
-// lanes, each lane as MaxF32's loop would (VMAXPS with the new value first
-// keeps the old one on NaN and on equality).
+// lanes (maxF32x32 leaves acc[32:] as it is), each lane as MaxF32's loop
+// would (VMAXPS with the new value first keeps the old one on NaN and on
+// equality).
 //
 //go:noescape
 func maxF32x64(x *float32, n int, acc *[64]float32)
 
 //go:noescape
-func maxF32x32(x *float32, n int, acc *[32]float32)
+func maxF32x32(x *float32, n int, acc *[64]float32)
 
 // indexF32x16 and indexF32x8 return the start of the first group of 16 or
 // 8 values of x[0:n] (n a multiple of it) that holds v, or n.
@@ -50,40 +51,31 @@ func scaleChunks(d []float64, s float64) int {
 }
 
 // maxChunks folds the largest multiple of the vector loop's width into *m
-// and returns how many values it covered.
+// and returns how many values it covered. (The kernels are called
+// directly, not through a func value: through one, acc would escape and
+// allocate.)
 func maxChunks(x []float32, m *float32) int {
+	var acc [64]float32
+	for i := range acc {
+		acc[i] = *m
+	}
 	var n int
 	switch {
 	case hasAVX512():
-		if n = len(x) &^ 63; n == 0 {
-			return 0
+		if n = len(x) &^ 63; n > 0 {
+			maxF32x64(&x[0], n, &acc)
 		}
-		var acc [64]float32
-		for i := range acc {
-			acc[i] = *m
-		}
-		maxF32x64(&x[0], n, &acc)
-		foldMax(acc[:], m)
 	case hasAVX2():
-		if n = len(x) &^ 31; n == 0 {
-			return 0
+		if n = len(x) &^ 31; n > 0 {
+			maxF32x32(&x[0], n, &acc)
 		}
-		var acc [32]float32
-		for i := range acc {
-			acc[i] = *m
-		}
-		maxF32x32(&x[0], n, &acc)
-		foldMax(acc[:], m)
 	}
-	return n
-}
-
-func foldMax(acc []float32, m *float32) {
 	for _, a := range acc {
 		if a > *m {
 			*m = a
 		}
 	}
+	return n
 }
 
 // indexChunks returns the start of the first vector group of x that holds

@@ -37,7 +37,7 @@ max64done:
 	VZEROUPPER
 	RET
 
-// func maxF32x32(x *float32, n int, acc *[32]float32)
+// func maxF32x32(x *float32, n int, acc *[64]float32)
 TEXT ·maxF32x32(SB), NOSPLIT, $0-24
 	MOVQ x+0(FP), SI
 	MOVQ n+8(FP), CX
