@@ -25,6 +25,13 @@ func (p *Params) distOf(dst []float64, logits []float32) []float64 {
 	return dst
 }
 
+// softmaxOnly reports whether distOf is sampling.Softmax at the
+// temperature alone, no top-k or top-p cut: what a race over the logits
+// (speculative.CoupledSampleLogits) stands for.
+func (p *Params) softmaxOnly() bool {
+	return !(p.Temperature > 0) || p.TopK <= 0 && !(p.TopP > 0 && p.TopP < 1)
+}
+
 // idBits is ⌈log2 V⌉, the bits of one token id.
 func idBits(vocab int) int {
 	b := 0

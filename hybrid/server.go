@@ -295,12 +295,12 @@ func (j *Job) finish(evaluated [][]float32, trace bool) (*wire.Verdict, *Trace, 
 				distPool.Put(b)
 			}
 		}()
-		res = lv.verifyAt(j, func(i int) []float64 {
+		res = lv.verifyAt(j, targets{y: func(i int) []float64 {
 			if ys[i] == nil {
 				ys[i] = dist(rows[m+i])
 			}
 			return ys[i]
-		})
+		}, rows: rows[m:]})
 		committed = func(k int) float64 { return dist(rows[k])[up.Committed[k]] }
 	} else {
 		tr = &Trace{}

@@ -52,7 +52,8 @@ func (v standard) verify(j *Job, ys [][]float64) (speculative.BlockResult, int, 
 }
 
 // verifyAt is verify with the distributions on demand (lazyVerifier).
-func (standard) verifyAt(j *Job, y func(int) []float64) speculative.BlockResult {
+func (standard) verifyAt(j *Job, t targets) speculative.BlockResult {
+	y := t.y
 	rng := roundRNG(j.s.p.Seed, j.up.Round)
 	if j.oneToken() {
 		tok, ok := speculative.Verify(j.xhats[0], y(0), j.lists[0][0], rng)
@@ -65,17 +66,27 @@ func (standard) verifyAt(j *Job, y func(int) []float64) speculative.BlockResult 
 	return speculative.VerifyBlockAt(j.xhats, y, j.lists[0], rng)
 }
 
-// at is ys as a function of the position.
-func at(ys [][]float64) func(int) []float64 { return func(i int) []float64 { return ys[i] } }
+// targets are the LLM's next-token distributions at a round's verified
+// positions, y(i) computed on demand, and where the server has them the
+// rows of logits they come from.
+type targets struct {
+	y    func(i int) []float64
+	rows [][]float32 // nil: y only
+}
+
+// at is ys as targets.
+func at(ys [][]float64) targets { return targets{y: func(i int) []float64 { return ys[i] }} }
 
 // A lazyVerifier verifies with the LLM's distributions computed on demand
 // — y(i) in order, up to the first rejection — so that a server that needs
 // no trace skips the distributions after it (Job.FinishVerdict). Those of
 // standard, llmVerifier, coupledVerifier and replicaVerifier, each verify
 // being verifyAt of the precomputed distributions; list matching and token
-// trees need every distribution and are not lazy.
+// trees need every distribution and are not lazy. Given the rows too,
+// coupled verification computes no distribution at all where the
+// softmax alone makes them (coupledVerifier.verifyAt).
 type lazyVerifier interface {
-	verifyAt(j *Job, y func(int) []float64) speculative.BlockResult
+	verifyAt(j *Job, t targets) speculative.BlockResult
 }
 
 // llmVerifier is the LLM-only method: no drafts; the server samples from
@@ -87,11 +98,11 @@ func (v llmVerifier) verify(j *Job, ys [][]float64) (speculative.BlockResult, in
 	return v.verifyAt(j, at(ys)), 0, ys, nil
 }
 
-func (v llmVerifier) verifyAt(j *Job, y func(int) []float64) speculative.BlockResult {
+func (v llmVerifier) verifyAt(j *Job, t targets) speculative.BlockResult {
 	if j.s.p.Sampler == SamplerGumbel {
-		return coupledVerifier{}.verifyAt(j, y)
+		return coupledVerifier{}.verifyAt(j, t)
 	}
-	return v.standard.verifyAt(j, y)
+	return v.standard.verifyAt(j, t)
 }
 
 // coupledVerifier repeats the device's keyed-noise races on the LLM's
@@ -109,8 +120,15 @@ func (v coupledVerifier) verify(j *Job, ys [][]float64) (speculative.BlockResult
 	return v.verifyAt(j, at(ys)), 0, ys, nil
 }
 
-func (coupledVerifier) verifyAt(j *Job, y func(int) []float64) speculative.BlockResult {
-	return speculative.VerifyCoupledAt(y, j.lists[0], j.s.p.Seed, len(j.s.seq)+len(j.up.Committed))
+// verifyAt races over the rows of logits where the server has them and
+// the distribution is the softmax alone: speculative.VerifyCoupledLogits,
+// the same tokens as over the distributions without computing them.
+func (coupledVerifier) verifyAt(j *Job, t targets) speculative.BlockResult {
+	p, start := j.s.p, len(j.s.seq)+len(j.up.Committed)
+	if t.rows != nil && p.softmaxOnly() {
+		return speculative.VerifyCoupledLogits(func(l int) []float32 { return t.rows[l] }, p.Temperature, j.lists[0], p.Seed, start)
+	}
+	return speculative.VerifyCoupledAt(t.y, j.lists[0], p.Seed, start)
 }
 
 // replicaVerifier computes x̂ with the server's own copy of the SLM and

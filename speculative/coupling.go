@@ -115,12 +115,17 @@ func VerifyCoupled(ys [][]float64, drafts []int, seed uint64, start int) BlockRe
 // on demand, as VerifyBlockAt: y(l) in order, only up to the first
 // mismatch. Same result as VerifyCoupled for the same distributions.
 func VerifyCoupledAt(y func(l int) []float64, drafts []int, seed uint64, start int) BlockResult {
+	return verifyCoupled(func(l int) int { return CoupledSample(y(l), seed, start+l) }, drafts)
+}
+
+// verifyCoupled is coupled verification with sample(l), the server's race
+// at the l-th position of the block.
+func verifyCoupled(sample func(l int) int, drafts []int) BlockResult {
 	for l, d := range drafts {
-		s := CoupledSample(y(l), seed, start+l)
-		if s != d {
+		if s := sample(l); s != d {
 			return BlockResult{Accepted: l, Token: s, Resampled: true}
 		}
 	}
 	L := len(drafts)
-	return BlockResult{Accepted: L, Token: CoupledSample(y(L), seed, start+L)}
+	return BlockResult{Accepted: L, Token: sample(L)}
 }

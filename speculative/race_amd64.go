@@ -32,3 +32,25 @@ func raceKernel() (raceFilter, int) {
 	}
 	return nil, 0
 }
+
+// raceLogitSkip8 and raceLogitSkip4 (race_amd64.s) are the race's filter
+// over logits (raceLogitFilter): the same hash as raceSkip8 and raceSkip4,
+// compared with logitBound((x_i − zmax)·scale, s2) built from the
+// logit's float32 — VSCALEFPD at AVX-512, the exponent bits at AVX2.
+//
+//go:noescape
+func raceLogitSkip8(x *float32, n int, key, pmix uint64, tok0 int, zmax, scale, s2, loose float64) int
+
+//go:noescape
+func raceLogitSkip4(x *float32, n int, key, pmix uint64, tok0 int, zmax, scale, s2, loose float64) int
+
+// raceLogitKernel is raceKernel's choice for the race over logits.
+func raceLogitKernel() (raceLogitFilter, int) {
+	switch {
+	case tensor.UsesAVX512() && cpu.X86.HasAVX512DQ:
+		return raceLogitSkip8, 8
+	case tensor.UsesAVX2():
+		return raceLogitSkip4, 4
+	}
+	return nil, 0
+}

@@ -252,3 +252,185 @@ done4:
 	MOVQ AX, ret+56(FP)
 	VZEROUPPER
 	RET
+
+// The race over logits (raceLogitSkip8/4): for each lane the bound
+// logitBound(y, s2) = s2·2^n, y = (float64(x_i) − zmax)·scale,
+// n = round-to-even(max(y·log2 e, −1020)), against the same u·loose.
+DATA raceLog2e<>+0(SB)/8, $1.4426950408889634
+GLOBL raceLog2e<>(SB), RODATA|NOPTR, $8
+DATA raceClamp<>+0(SB)/8, $-1020.0
+GLOBL raceClamp<>(SB), RODATA|NOPTR, $8
+
+// BOUND512 turns the 8 float32 logits at m into the bound in z
+// (Z16 zmax, Z17 scale, Z18 log2 e, Z19 −1020, Z30 s2).
+#define BOUND512(m, z) \
+	VCVTPS2PD m, z          \
+	VSUBPD Z16, z, z        \
+	VMULPD Z17, z, z        \
+	VMULPD Z18, z, z        \
+	VMAXPD Z19, z, z        \
+	VRNDSCALEPD $0, z, z    \
+	VSCALEFPD z, Z30, z
+
+// func raceLogitSkip8(x *float32, n int, key, pmix uint64, tok0 int, zmax, scale, s2, loose float64) int
+TEXT ·raceLogitSkip8(SB), NOSPLIT, $0-80
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	VPBROADCASTQ key+16(FP), Z20
+	VPBROADCASTQ pmix+24(FP), Z21
+	VPBROADCASTQ tok0+32(FP), Z22
+	VPADDQ raceIota<>(SB), Z22, Z22
+	VPBROADCASTQ raceC1<>(SB), Z23
+	VPBROADCASTQ raceC2<>(SB), Z24
+	VPBROADCASTQ raceEight<>(SB), Z25
+	VBROADCASTSD raceHalf<>(SB), Z26
+	VBROADCASTSD raceUnit<>(SB), Z27
+	VBROADCASTSD loose+64(FP), Z28
+	VMULPD Z28, Z27, Z27
+	VBROADCASTSD zmax+40(FP), Z16
+	VBROADCASTSD scale+48(FP), Z17
+	VBROADCASTSD raceLog2e<>(SB), Z18
+	VBROADCASTSD raceClamp<>(SB), Z19
+	VBROADCASTSD s2+56(FP), Z30
+	XORQ AX, AX
+	MOVQ CX, DX
+	ANDQ $-16, DX
+
+lloop16:
+	CMPQ AX, DX
+	JGE  ltail8
+	VMOVDQA64 Z22, Z0
+	VPADDQ Z25, Z22, Z5
+	VPADDQ Z25, Z5, Z22 // the next pair's ids
+	UNIFORM512(Z0, Z2)
+	UNIFORM512(Z5, Z6)
+	BOUND512((SI)(AX*4), Z1)
+	BOUND512(32(SI)(AX*4), Z7)
+	VCMPPD $0x11, Z1, Z0, K1 // u·loose < bound (ordered: NaN is no candidate)
+	VCMPPD $0x11, Z7, Z5, K2
+	KORTESTB K1, K1
+	JNZ  ldone8
+	KORTESTB K2, K2
+	JNZ  lsecond8
+	ADDQ $16, AX
+	JMP  lloop16
+
+lsecond8:
+	ADDQ $8, AX
+	JMP  ldone8
+
+ltail8:
+	CMPQ AX, CX
+	JGE  ldone8
+	VMOVDQA64 Z22, Z0
+	UNIFORM512(Z0, Z2)
+	BOUND512((SI)(AX*4), Z1)
+	VCMPPD $0x11, Z1, Z0, K1
+	KORTESTB K1, K1
+	JNZ  ldone8
+	ADDQ $8, AX
+
+ldone8:
+	MOVQ AX, ret+72(FP)
+	VZEROUPPER
+	RET
+
+DATA raceLog2e4<>+0(SB)/8, $1.4426950408889634
+DATA raceLog2e4<>+8(SB)/8, $1.4426950408889634
+DATA raceLog2e4<>+16(SB)/8, $1.4426950408889634
+DATA raceLog2e4<>+24(SB)/8, $1.4426950408889634
+GLOBL raceLog2e4<>(SB), RODATA|NOPTR, $32
+DATA raceClamp4<>+0(SB)/8, $-1020.0
+DATA raceClamp4<>+8(SB)/8, $-1020.0
+DATA raceClamp4<>+16(SB)/8, $-1020.0
+DATA raceClamp4<>+24(SB)/8, $-1020.0
+GLOBL raceClamp4<>(SB), RODATA|NOPTR, $32
+DATA raceRound4<>+0(SB)/8, $6755399441055744.0 // 1.5·2⁵²
+DATA raceRound4<>+8(SB)/8, $6755399441055744.0
+DATA raceRound4<>+16(SB)/8, $6755399441055744.0
+DATA raceRound4<>+24(SB)/8, $6755399441055744.0
+GLOBL raceRound4<>(SB), RODATA|NOPTR, $32
+DATA raceBias4<>+0(SB)/8, $1023
+DATA raceBias4<>+8(SB)/8, $1023
+DATA raceBias4<>+16(SB)/8, $1023
+DATA raceBias4<>+24(SB)/8, $1023
+GLOBL raceBias4<>(SB), RODATA|NOPTR, $32
+
+// BOUND256 turns the 4 float32 logits at m into the bound in z (Y3 zmax,
+// Y7 scale, Y10 s2). n is an integer in [−1020, 0]: n + 1.5·2⁵² holds it
+// in its low bits, and the low 12 bits of that plus 1023, shifted to the
+// top, are the bits of 2^n.
+#define BOUND256(m, z) \
+	VCVTPS2PD m, z                 \
+	VSUBPD Y3, z, z                \
+	VMULPD Y7, z, z                \
+	VMULPD raceLog2e4<>(SB), z, z  \
+	VMAXPD raceClamp4<>(SB), z, z  \
+	VROUNDPD $0, z, z              \
+	VADDPD raceRound4<>(SB), z, z  \
+	VPADDQ raceBias4<>(SB), z, z   \
+	VPSLLQ $52, z, z               \
+	VMULPD Y10, z, z
+
+// func raceLogitSkip4(x *float32, n int, key, pmix uint64, tok0 int, zmax, scale, s2, loose float64) int
+TEXT ·raceLogitSkip4(SB), NOSPLIT, $0-80
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	VPBROADCASTQ key+16(FP), Y15
+	VPBROADCASTQ pmix+24(FP), Y14
+	VPBROADCASTQ tok0+32(FP), Y13
+	VPADDQ raceIota<>(SB), Y13, Y13
+	VPBROADCASTQ raceC1<>(SB), Y12
+	VPBROADCASTQ raceC2<>(SB), Y11
+	VBROADCASTSD s2+56(FP), Y10
+	VBROADCASTSD raceUnit<>(SB), Y9
+	VBROADCASTSD loose+64(FP), Y8
+	VMULPD Y8, Y9, Y9
+	VBROADCASTSD raceHalf<>(SB), Y8
+	VBROADCASTSD zmax+40(FP), Y3
+	VBROADCASTSD scale+48(FP), Y7
+	XORQ AX, AX
+	MOVQ CX, DX
+	ANDQ $-8, DX
+
+lloop8x4:
+	CMPQ AX, DX
+	JGE  ltail4
+	VMOVDQA Y13, Y0
+	VPADDQ raceFour4<>(SB), Y13, Y4
+	VPADDQ raceFour4<>(SB), Y4, Y13 // the next pair's ids
+	UNIFORM256(Y0, Y1, Y2)
+	UNIFORM256(Y4, Y5, Y6)
+	BOUND256((SI)(AX*4), Y1)
+	BOUND256(16(SI)(AX*4), Y5)
+	VCMPPD $0x11, Y1, Y0, Y1 // u·loose < bound (ordered: NaN is no candidate)
+	VCMPPD $0x11, Y5, Y4, Y5
+	VMOVMSKPD Y1, BX
+	TESTL BX, BX
+	JNZ  ldone4
+	VMOVMSKPD Y5, BX
+	TESTL BX, BX
+	JNZ  lsecond4
+	ADDQ $8, AX
+	JMP  lloop8x4
+
+lsecond4:
+	ADDQ $4, AX
+	JMP  ldone4
+
+ltail4:
+	CMPQ AX, CX
+	JGE  ldone4
+	VMOVDQA Y13, Y0
+	UNIFORM256(Y0, Y1, Y2)
+	BOUND256((SI)(AX*4), Y1)
+	VCMPPD $0x11, Y1, Y0, Y1
+	VMOVMSKPD Y1, BX
+	TESTL BX, BX
+	JNZ  ldone4
+	ADDQ $4, AX
+
+ldone4:
+	MOVQ AX, ret+72(FP)
+	VZEROUPPER
+	RET
