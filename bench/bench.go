@@ -259,8 +259,9 @@ func once(m model.Model, tc test, sessions int, allLogits bool, rng *rand.Rand) 
 
 // evaluator opens sessions on m and returns their batched evaluation,
 // computing only each session's last logits when lastOnly is set, as
-// llama-bench does: hlm's engine or llama.cpp's (model/llamacpp); and a
-// function that closes the sessions.
+// llama-bench does: hlm's engine or llama.cpp's (model/llamacpp, whose
+// rows then stay in its buffer, PrefillBatchView, as llama-bench reads
+// none); and a function that closes the sessions.
 func evaluator(m model.Model, sessions int) (eval func(toks [][]int, lastOnly bool) error, done func()) {
 	if lc, ok := m.(*llamacpp.Model); ok {
 		ss := make([]model.Session, sessions)
@@ -269,7 +270,10 @@ func evaluator(m model.Model, sessions int) (eval func(toks [][]int, lastOnly bo
 		}
 		eval = func(toks [][]int, lastOnly bool) error {
 			if lastOnly {
-				_, err := lc.PrefillBatch(ss, toks)
+				_, err := lc.PrefillBatchView(ss, toks)
+				if err == nil {
+					lc.ReleaseView()
+				}
 				return err
 			}
 			_, err := lc.EvalBatch(ss, toks)

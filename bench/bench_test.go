@@ -12,6 +12,7 @@ import (
 
 	"github.com/hlmproject/hlm/model"
 	"github.com/hlmproject/hlm/model/llama"
+	"github.com/hlmproject/hlm/model/llamacpp"
 )
 
 // tinyModel writes a random-weight llama2.c checkpoint and returns its path.
@@ -157,6 +158,31 @@ func TestWriteCSV(t *testing.T) {
 	for _, c := range csvColumns {
 		if _, ok := fields[c]; !ok {
 			t.Errorf("CSV column %q is no JSON field", c)
+		}
+	}
+}
+
+// TestRunLlamaCpp runs the tests on the llama.cpp backend (skipped without
+// libllama): prompt and generation, one and several sessions, repeated —
+// each evaluation leaves its rows in llama.cpp's buffer and releases them,
+// so a release forgotten would hang the next one (the test's timeout).
+func TestRunLlamaCpp(t *testing.T) {
+	if _, ok := llamacpp.LibraryPath(); !ok {
+		t.Skip("no libllama: run internal/libllama/build.sh (about 4 minutes on 2 cores; CI does) or set HLM_LLAMA_LIB")
+	}
+	cfg := DefaultConfig()
+	cfg.Models = []string{filepath.Join("..", "model", "llama", "testdata", "families", "qwen3.gguf") + "@llama.cpp@ngl=0@c=64@np=2"}
+	cfg.Prompt, cfg.Gen, cfg.Reps, cfg.Threads, cfg.Sessions = []int{4}, []int{6}, 2, []int{2}, []int{1, 2}
+	rs, err := Run(context.Background(), cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) != 4 {
+		t.Fatalf("%d results, want 4", len(rs))
+	}
+	for _, r := range rs {
+		if len(r.SamplesTS) != 2 || !(r.AvgTS > 0) {
+			t.Errorf("%+v", r)
 		}
 	}
 }

@@ -117,6 +117,27 @@ func (m *Model) PrefillBatch(sessions []model.Session, tokens [][]int) ([][]floa
 	return out, nil
 }
 
+// PrefillBatchView is PrefillBatch whose rows, from the evaluation's last
+// llama_decode, are llama.cpp's own output buffer, held as EvalBatchView's
+// are until ReleaseView: hlm bench's tests read no logits, as llama-bench's
+// do not, and copy none (600 KB per session per token at Qwen's
+// vocabulary). Rows of earlier calls of a split batch are copies.
+func (m *Model) PrefillBatchView(sessions []model.Session, tokens [][]int) ([][]float32, error) {
+	ss, err := m.own("PrefillBatchView", sessions, tokens)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := m.eval(ss, tokens, true, nil, true)
+	if err != nil {
+		return nil, err
+	}
+	out := make([][]float32, len(rows))
+	for i, r := range rows {
+		out[i] = r[0]
+	}
+	return out, nil
+}
+
 // job is one session's block in an evaluation.
 type job struct {
 	st   *seqState

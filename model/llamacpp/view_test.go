@@ -127,3 +127,35 @@ func TestEvalBatchViewHolds(t *testing.T) {
 		t.Fatal("the evaluation did not go on after ReleaseView")
 	}
 }
+
+// TestPrefillBatchView: the last rows of PrefillBatchView are
+// PrefillBatch's, bit for bit, and they are llama.cpp's buffer, not
+// copies: after ReleaseView the next evaluation overwrites them.
+func TestPrefillBatchView(t *testing.T) {
+	path := filepath.Join(familiesDir, "qwen3.gguf")
+	ref, view := openPath(t, path, "@c=64@np=2@t=2"), openPath(t, path, "@c=64@np=2@t=2")
+	blocks := [][]int{{1, 2, 3}, {4, 5, 6}} // one llama_decode
+	open := func(m *Model) []model.Session { return []model.Session{m.NewSession(), m.NewSession()} }
+	rs, vs := open(ref), open(view)
+	want, err := ref.PrefillBatch(rs, blocks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := view.PrefillBatchView(vs, blocks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range got {
+		if ok, _, j := sameBits([][]float32{got[i]}, [][]float32{want[i]}); !ok {
+			t.Fatalf("session %d: the last row differs at token %d", i, j)
+		}
+	}
+	kept := [][]float32{slices.Clone(got[0]), slices.Clone(got[1])}
+	view.ReleaseView()
+	if _, err := view.PrefillBatch(vs, [][]int{{7}, {8}}); err != nil {
+		t.Fatal(err)
+	}
+	if slices.Equal(got[0], kept[0]) && slices.Equal(got[1], kept[1]) {
+		t.Fatal("the rows were copies: the next evaluation left them as they were")
+	}
+}
