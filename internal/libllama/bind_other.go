@@ -13,6 +13,8 @@ func bind(l *Lib, path string) error {
 
 func callPtrString(fn uintptr, s string) uintptr { return 0 }
 
+func registerAt(fn any, addr uintptr) {}
+
 func logCallback() uintptr { return 0 }
 
 type abortState struct{}

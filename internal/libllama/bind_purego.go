@@ -46,6 +46,10 @@ func bind(l *Lib, path string) error {
 	return nil
 }
 
+// registerAt makes the func variable fn points to call the C function at
+// addr (found at run time, e.g. through a backend's registry).
+func registerAt(fn any, addr uintptr) { purego.RegisterFunc(fn, addr) }
+
 // callPtrString calls a C function `void *f(const char *)` found at run time.
 func callPtrString(fn uintptr, s string) uintptr {
 	var f func(string) uintptr

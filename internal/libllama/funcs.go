@@ -44,6 +44,8 @@ type funcs struct {
 	getMemory        func(ctx uintptr) uintptr
 	setNThreads      func(ctx uintptr, n, nBatch int32)
 	setAbortCallback func(ctx uintptr, cb, data uintptr)
+	attachThreadpool func(ctx, tp, tpBatch uintptr)
+	tpParamsInit     func(p *byte, nThreads int32) // ggml_threadpool_params_init
 	batchInit        func(nTokens, embd, nSeqMax int32) Batch
 	batchFree        func(b Batch)
 	decode           func(ctx uintptr, b Batch) int32
@@ -118,6 +120,8 @@ func (f *funcs) symbols() map[string]any {
 		"llama_get_memory":                  &f.getMemory,
 		"llama_set_n_threads":               &f.setNThreads,
 		"llama_set_abort_callback":          &f.setAbortCallback,
+		"llama_attach_threadpool":           &f.attachThreadpool,
+		"ggml_threadpool_params_init":       &f.tpParamsInit,
 		"llama_batch_init":                  &f.batchInit,
 		"llama_batch_free":                  &f.batchFree,
 		"llama_decode":                      &f.decode,

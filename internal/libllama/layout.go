@@ -78,7 +78,10 @@ func (l *Lib) checkLayout() error {
 	if err != nil {
 		return err
 	}
-	return checkFields("llama_context_params", cp, contextDefaults)
+	if err := checkFields("llama_context_params", cp, contextDefaults); err != nil {
+		return err
+	}
+	return l.checkThreadpoolLayout()
 }
 
 // defaultsBytes returns the bytes of a default-params struct: through raw

@@ -72,6 +72,8 @@ type Lib struct {
 
 	rpcMu  sync.Mutex
 	rpcSet map[string]bool
+
+	tp cpuThreadpool // resolved on first use
 }
 
 // Path is the file the library was opened from.

@@ -46,6 +46,7 @@ func (l *Lib) LoadModel(path string, p ModelParams, tensorSplit []float32, rpc [
 
 // Device types (enum ggml_backend_dev_type).
 const (
+	devCPU  = 0
 	devGPU  = 1
 	devIGPU = 2
 )

@@ -228,6 +228,10 @@ func (m *Model) start() error {
 		ctx.Free()
 		return fmt.Errorf("%w: %s: llama.cpp made a context of %d positions × %d sequences, micro-batch %d; hlm asked for %d × %d, %d", libllama.ErrLoad, m.path, got, seqs, gotUB, ctxLen, slots, ub)
 	}
+	if err := ctx.UseThreadpool(threads, threadpoolPoll); err != nil {
+		ctx.Free()
+		return err
+	}
 	m.ctx = ctx
 	m.ubatch = ctx.NUBatch()
 	m.recomputeEvicted = lm.NSWA() > 0
@@ -235,6 +239,13 @@ func (m *Model) start() error {
 	m.cfg = m.config(ctxLen)
 	return nil
 }
+
+// threadpoolPoll is the polling level of the context's CPU threadpool
+// (libllama.Context.UseThreadpool; llama.cpp's --poll, whose default is
+// 50): 0, its threads sleep between graphs rather than spin, leaving the
+// cores to hlm's verification of the batch just decoded. It applies to
+// builds without OpenMP, whose ggml threads are the pool's.
+const threadpoolPoll = 0
 
 // cacheType is the ggml type of a ctk/ctv value ("": F16, llama.cpp's default).
 func cacheType(s string) int32 {
@@ -359,6 +370,9 @@ func (m *Model) SetThreads(n int) {
 	defer m.mu.Unlock()
 	if !m.closed && n > 0 {
 		m.ctx.SetThreads(n, n)
+		// A pool of n threads; where it cannot be made, the old one serves
+		// (ggml caps the threads at its size).
+		_ = m.ctx.UseThreadpool(n, threadpoolPoll)
 	}
 }
 
