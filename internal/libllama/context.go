@@ -17,7 +17,7 @@ type Context struct {
 	nVocab int
 	abort  *abortState
 	tp     uintptr   // the ggml threadpool attached (UseThreadpool)
-	thread *osThread // where Decode calls llama_decode
+	thread *osThread // where Decode calls llama_decode (OpenMP builds; nil: the caller's thread)
 }
 
 // Token is one entry of a batch: token ID at position Pos of sequence Seq,
@@ -34,11 +34,14 @@ func (m *Model) NewContext(p ContextParams) (*Context, error) {
 	if h == 0 {
 		return nil, fmt.Errorf("%w: making a context (n_ctx %d, %d sequences, n_ubatch %d): %s", ErrLoad, p.NCtx, p.NSeqMax, p.NUBatch, orUnknown(logErrorsSince(mark)))
 	}
-	c := &Context{m: m, h: h, mem: m.l.f.getMemory(h), nVocab: m.NVocab(), thread: newOSThread()}
+	c := &Context{m: m, h: h, mem: m.l.f.getMemory(h), nVocab: m.NVocab()}
+	if m.l.OpenMP() {
+		c.thread = newOSThread()
+	}
 	c.cap = int(m.l.f.nBatch(h))
 	c.batch = m.l.f.batchInit(int32(c.cap), 0, 1)
 	if c.batch.Token == nil {
-		c.thread.stop()
+		c.stopThread()
 		m.l.f.free(h)
 		return nil, fmt.Errorf("%w: llama_batch_init(%d) failed", ErrLoad, c.cap)
 	}
@@ -54,7 +57,14 @@ func (c *Context) Free() {
 	c.m.l.f.free(c.h)
 	c.h = 0
 	c.freeThreadpool()
-	c.thread.stop()
+	c.stopThread()
+}
+
+func (c *Context) stopThread() {
+	if c.thread != nil {
+		c.thread.stop()
+		c.thread = nil
+	}
 }
 
 // NCtx is the context's cells, all sequences together.
@@ -99,7 +109,11 @@ func (c *Context) Decode(toks []Token) error {
 	b.NTokens = int32(n)
 	mark := logMark()
 	var rc int32
-	c.thread.do(func() { rc = c.m.l.f.decode(c.h, b) })
+	if c.thread != nil {
+		c.thread.do(func() { rc = c.m.l.f.decode(c.h, b) })
+	} else {
+		rc = c.m.l.f.decode(c.h, b)
+	}
 	if rc != 0 {
 		return &DecodeError{Code: rc, Log: logErrorsSince(mark)}
 	}

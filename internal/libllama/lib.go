@@ -89,6 +89,12 @@ func (l *Lib) Commit() string { return l.commit }
 // the library was built with.
 func (l *Lib) SystemInfo() string { return strings.TrimSpace(l.f.printSystemInfo()) }
 
+// OpenMP reports whether the CPU backend was built with OpenMP
+// (llama_print_system_info's "OPENMP = 1"): its graphs then run on
+// OpenMP's worker teams, one per OS thread that starts them, rather than
+// on the context's ggml threadpool.
+func (l *Lib) OpenMP() bool { return strings.Contains(l.SystemInfo(), "OPENMP = 1") }
+
 // SupportsGPUOffload reports whether the library has a GPU (or RPC) backend.
 func (l *Lib) SupportsGPUOffload() bool { return l.f.supportsGPUOffload() }
 

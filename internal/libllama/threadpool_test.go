@@ -59,6 +59,9 @@ func TestUseThreadpool(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer c.Free()
+		if (c.thread != nil) != l.OpenMP() {
+			t.Fatalf("OpenMP %v, a decoding thread of its own %v", l.OpenMP(), c.thread != nil)
+		}
 		if pool > 0 {
 			if err := c.UseThreadpool(4, 0); err != nil {
 				t.Fatal(err)
