@@ -73,7 +73,9 @@
 #     CAP_SYSTEMS="hlm direct" CAP_PROFILE=1 BIND_TESTS="-p 0 -n 128,-p 8 -n 0" \
 #       bench/gpu.sh build files capacity binding       (5 minutes, fresh machine)
 #   The next lease, to measure what was built since (the server's work cut
-#   about 3× on the CPU, rows read in llama.cpp's buffer): the same exports,
+#   about 3× on the CPU, then the coupled race run from the logits; rows
+#   read in llama.cpp's buffer, hlm bench's too; decodes on one thread of
+#   an OpenMP build, a ggml threadpool attached): the same exports,
 #     CAP_SYSTEMS="hlm direct" CAP_PROFILE=1 BIND_TESTS="-p 0 -n 128,-p 8 -n 0" \
 #       bench/gpu.sh build files capacity serverwork binding
 set -euo pipefail
