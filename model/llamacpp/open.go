@@ -228,10 +228,10 @@ func (m *Model) start() error {
 		ctx.Free()
 		return fmt.Errorf("%w: %s: llama.cpp made a context of %d positions × %d sequences, micro-batch %d; hlm asked for %d × %d, %d", libllama.ErrLoad, m.path, got, seqs, gotUB, ctxLen, slots, ub)
 	}
-	if err := ctx.UseThreadpool(threads, threadpoolPoll); err != nil {
-		ctx.Free()
-		return err
-	}
+	// A library whose CPU backend offers no threadpool (built without the
+	// CPU backend) still decodes, on ggml's pool per graph: slower, not
+	// wrong.
+	_ = ctx.UseThreadpool(threads, threadpoolPoll)
 	m.ctx = ctx
 	m.ubatch = ctx.NUBatch()
 	m.recomputeEvicted = lm.NSWA() > 0
