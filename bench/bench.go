@@ -163,7 +163,7 @@ func runModel(ctx context.Context, cfg Config, m model.Model, spec string, rng *
 				if !cfg.NoWarmup {
 					warm := tc
 					warm.gen = min(warm.gen, 16)
-					if _, err := once(m, warm, s, cfg.AllLogits, rng); err != nil {
+					if _, err := onThread(m, func() (time.Duration, error) { return once(m, warm, s, cfg.AllLogits, rng) }); err != nil {
 						return out, err
 					}
 				}
@@ -171,7 +171,7 @@ func runModel(ctx context.Context, cfg Config, m model.Model, spec string, rng *
 					if err := ctx.Err(); err != nil {
 						return out, err
 					}
-					d, err := once(m, tc, s, cfg.AllLogits, rng)
+					d, err := onThread(m, func() (time.Duration, error) { return once(m, tc, s, cfg.AllLogits, rng) })
 					if err != nil {
 						return out, err
 					}
@@ -184,6 +184,18 @@ func runModel(ctx context.Context, cfg Config, m model.Model, spec string, rng *
 		}
 	}
 	return out, nil
+}
+
+// onThread runs a repetition where the model's decodes are made (on the
+// llama.cpp backend, its decoding thread: llamacpp.Model.OnDecodingThread),
+// as llama-bench's loop runs on the thread of its OpenMP team.
+func onThread(m model.Model, rep func() (time.Duration, error)) (d time.Duration, err error) {
+	lc, ok := m.(*llamacpp.Model)
+	if !ok {
+		return rep()
+	}
+	lc.OnDecodingThread(func() { d, err = rep() })
+	return d, err
 }
 
 type test struct{ prompt, gen int }

@@ -18,6 +18,7 @@ type Context struct {
 	abort  *abortState
 	tp     uintptr   // the ggml threadpool attached (UseThreadpool)
 	thread *osThread // where Decode calls llama_decode (OpenMP builds; nil: the caller's thread)
+	inline bool      // Inline's f is running on thread: Decode calls directly
 }
 
 // Token is one entry of a batch: token ID at position Pos of sequence Seq,
@@ -58,6 +59,24 @@ func (c *Context) Free() {
 	c.h = 0
 	c.freeThreadpool()
 	c.stopThread()
+}
+
+// Inline runs f on the thread that makes the context's decodes (OpenMP
+// builds; elsewhere it calls f), and f's decodes then skip the hand-over
+// and its two wake-ups: for a loop of evaluations whose every call counts
+// (hlm bench). Like every method of a Context, it is not for concurrent
+// use: a decode from another goroutine while f runs would be made from
+// that goroutine's thread (correct, with OpenMP's team of another thread).
+func (c *Context) Inline(f func()) {
+	if c.thread == nil {
+		f()
+		return
+	}
+	c.thread.do(func() {
+		c.inline = true
+		defer func() { c.inline = false }()
+		f()
+	})
 }
 
 func (c *Context) stopThread() {
@@ -109,7 +128,7 @@ func (c *Context) Decode(toks []Token) error {
 	b.NTokens = int32(n)
 	mark := logMark()
 	var rc int32
-	if c.thread != nil {
+	if c.thread != nil && !c.inline {
 		c.thread.do(func() { rc = c.m.l.f.decode(c.h, b) })
 	} else {
 		rc = c.m.l.f.decode(c.h, b)

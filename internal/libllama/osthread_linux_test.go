@@ -1,6 +1,7 @@
 package libllama
 
 import (
+	"slices"
 	"sync"
 	"syscall"
 	"testing"
@@ -42,5 +43,34 @@ func TestOSThread(t *testing.T) {
 	}
 	if tids[syscall.Gettid()] {
 		t.Fatal("the functions ran on the test's own thread")
+	}
+}
+
+// TestInline: Inline runs f on the decoding thread of an OpenMP build's
+// context (on the caller's otherwise), and f's decodes are made there
+// without a hand-over (which would wait for ever: the thread is busy with
+// f), with the logits of decodes handed over.
+func TestInline(t *testing.T) {
+	l := testLib(t)
+	m := loadTestModel(t, l)
+	defer m.Free()
+	c := newTestContext(t, l, m)
+	defer c.Free()
+	var threadTID, inlineTID int
+	if c.thread != nil {
+		c.thread.do(func() { threadTID = syscall.Gettid() })
+	}
+	var inline []float32
+	c.Inline(func() {
+		inlineTID = syscall.Gettid()
+		inline = decodeFour(t, c)
+	})
+	if c.thread != nil && inlineTID != threadTID {
+		t.Fatalf("Inline ran f on thread %d, the decoding thread is %d", inlineTID, threadTID)
+	}
+	c2 := newTestContext(t, l, m)
+	defer c2.Free()
+	if want := decodeFour(t, c2); !slices.Equal(inline, want) {
+		t.Fatal("the logits decoded inline differ from those handed over")
 	}
 }

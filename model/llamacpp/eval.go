@@ -138,6 +138,24 @@ func (m *Model) PrefillBatchView(sessions []model.Session, tokens [][]int) ([][]
 	return out, nil
 }
 
+// OnDecodingThread runs f where the model's decodes are made (an OpenMP
+// build's decoding thread, libllama.Context.Inline), so that the
+// evaluations f makes skip the hand-over to it: hlm bench's timed loops.
+// f must make its evaluations itself, not from goroutines it starts, and
+// no other goroutine should evaluate the model meanwhile (they would be
+// correct, from their own threads).
+func (m *Model) OnDecodingThread(f func()) {
+	m.mu.Lock()
+	ctx := m.ctx
+	closed := m.closed
+	m.mu.Unlock()
+	if closed {
+		f() // its evaluations report the closed model
+		return
+	}
+	ctx.Inline(f)
+}
+
 // job is one session's block in an evaluation.
 type job struct {
 	st   *seqState
