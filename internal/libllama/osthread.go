@@ -33,10 +33,19 @@ func newOSThread() *osThread {
 	return t
 }
 
-// do runs f on the thread and returns when it has.
+// do runs f on the thread and returns when it has; a panic of f is the
+// caller's, raised again in its goroutine (the thread's goroutine would
+// take the process down with it).
 func (t *osThread) do(f func()) {
-	t.work <- f
+	var p any
+	t.work <- func() {
+		defer func() { p = recover() }()
+		f()
+	}
 	<-t.done
+	if p != nil {
+		panic(p)
+	}
 }
 
 // stop ends the thread; do must not be called after.

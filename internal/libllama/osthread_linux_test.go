@@ -74,3 +74,23 @@ func TestInline(t *testing.T) {
 		t.Fatal("the logits decoded inline differ from those handed over")
 	}
 }
+
+// TestOSThreadPanic: a panic of a function run on the thread reaches the
+// goroutine that asked, and the thread goes on serving.
+func TestOSThreadPanic(t *testing.T) {
+	th := newOSThread()
+	defer th.stop()
+	func() {
+		defer func() {
+			if r := recover(); r != "boom" {
+				t.Fatalf("recovered %v, want the function's panic", r)
+			}
+		}()
+		th.do(func() { panic("boom") })
+	}()
+	ran := false
+	th.do(func() { ran = true })
+	if !ran {
+		t.Fatal("the thread stopped serving after a panic")
+	}
+}
