@@ -3,6 +3,7 @@ package libllama
 import (
 	"fmt"
 	"runtime"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -16,9 +17,9 @@ type Context struct {
 	cap    int
 	nVocab int
 	abort  *abortState
-	tp     uintptr   // the ggml threadpool attached (UseThreadpool)
-	thread *osThread // where Decode calls llama_decode (OpenMP builds; nil: the caller's thread)
-	inline bool      // Inline's f is running on thread: Decode calls directly
+	tp     uintptr     // the ggml threadpool attached (UseThreadpool)
+	thread *osThread   // where Decode calls llama_decode (OpenMP builds; nil: the caller's thread)
+	inline atomic.Bool // Inline's f is running on thread: Decode calls directly
 }
 
 // Token is one entry of a batch: token ID at position Pos of sequence Seq,
@@ -73,8 +74,8 @@ func (c *Context) Inline(f func()) {
 		return
 	}
 	c.thread.do(func() {
-		c.inline = true
-		defer func() { c.inline = false }()
+		c.inline.Store(true)
+		defer c.inline.Store(false)
 		f()
 	})
 }
@@ -128,7 +129,7 @@ func (c *Context) Decode(toks []Token) error {
 	b.NTokens = int32(n)
 	mark := logMark()
 	var rc int32
-	if c.thread != nil && !c.inline {
+	if c.thread != nil && !c.inline.Load() {
 		c.thread.do(func() { rc = c.m.l.f.decode(c.h, b) })
 	} else {
 		rc = c.m.l.f.decode(c.h, b)
