@@ -25,8 +25,10 @@
 #                what decoding one does
 #   serverwork   cloud.BenchmarkServerWork on this machine's CPU threads:
 #                hlm serve's own work per verification (an LLM that costs
-#                nothing, Qwen's vocabulary), what a GPU's decode cannot hide;
-#                needs neither the GPU nor the library (seconds)
+#                nothing, Qwen's vocabulary), what a GPU's decode cannot hide,
+#                and one coupled race per kernel level of this CPU
+#                (speculative.BenchmarkRaceLogits); needs neither the GPU nor
+#                the library (seconds)
 #   split        with two GPUs or more: layer and row split
 #
 #   usage:
@@ -89,6 +91,7 @@ build_bins() {
 	go build "$@" -o "$dir/capacity" ./bench/capacity
 	go test -c "$@" -o "$dir/llamacpp.test" ./model/llamacpp
 	go test -c "$@" -o "$dir/cloud.test" ./cloud
+	go test -c "$@" -o "$dir/speculative.test" ./speculative
 }
 
 if [[ ${1:-} == prepare ]]; then
@@ -365,6 +368,12 @@ step_serverwork() {
 	echo
 	echo '```'
 	gotest cloud -test.run '^$' -test.bench ServerWork -test.benchtime=6x -test.count=2 -test.cpu "$threads" 2>&1 | grep -E '^(Benchmark|cpu:)' || true
+	echo '```'
+	echo
+	echo "## One coupled race at Qwen's vocabulary, one thread, each kernel level (speculative.BenchmarkRaceLogits)"
+	echo
+	echo '```'
+	gotest speculative -test.run '^$' -test.bench 'RaceLogits/vocab=151936' -test.benchtime=100x 2>&1 | grep -E '^(Benchmark|cpu:)' || true
 	echo '```'
 	echo
 }
