@@ -289,3 +289,24 @@ func BenchmarkRaceLogits(b *testing.B) {
 		}
 	}
 }
+
+// FuzzCoupledSampleLogits: for any logits (any float32 bits: NaN
+// payloads, infinities, subnormals, both zeros), temperature, seed and
+// position, the race from logits gives CoupledSample's token over the
+// softmax, at the kernel level in use.
+func FuzzCoupledSampleLogits(f *testing.F) {
+	f.Add([]byte{0, 0, 128, 63, 0, 0, 0, 64, 0, 0, 64, 64}, 1.0, uint64(1), 3)
+	f.Add([]byte{0, 0, 128, 127, 0, 0, 128, 255, 1, 0, 0, 0, 0, 0, 0, 128}, 0.7, uint64(9), 0)
+	f.Add(make([]byte, 4*40), 1e-30, uint64(5), 17)
+	f.Add([]byte{255, 255, 255, 127, 0, 0, 200, 66, 0, 0, 200, 194}, 3.0, uint64(77), 1<<20)
+	f.Fuzz(func(t *testing.T, b []byte, temperature float64, seed uint64, pos int) {
+		x := make([]float32, len(b)/4)
+		for i := range x {
+			x[i] = math.Float32frombits(uint32(b[4*i]) | uint32(b[4*i+1])<<8 | uint32(b[4*i+2])<<16 | uint32(b[4*i+3])<<24)
+		}
+		want := CoupledSample(sampling.Softmax(nil, x, temperature), seed, pos)
+		if got := CoupledSampleLogits(x, temperature, seed, pos); got != want {
+			t.Fatalf("logits %v, T %v: %d, CoupledSample %d", x, temperature, got, want)
+		}
+	})
+}
