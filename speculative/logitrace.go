@@ -80,8 +80,9 @@ func raceLogits(x []float32, temperature float64, key uint64, pos int) (raceLead
 		return raceLead{}, false // Softmax's uniform cases
 	}
 	scale := 1 / temperature
-	// The argmax's weight is e^0 = 1: its score bounds the winner's.
-	lim := -math.Log1p(-keyedUniform(key, pos, am)) / tensor.Exp(float64(float64(x[am])-zmax)*scale) * nearPrune
+	// The argmax's weight is e^0 = 1, its score its E: that bounds the
+	// winner's.
+	lim := -math.Log1p(-keyedUniform(key, pos, am)) * nearPrune
 	var w raceLead
 	if len(x) < tensor.ShareMin {
 		w = raceLogitRange(x, key, pos, 0, zmax, scale, lim)

@@ -24,13 +24,25 @@ func raceSkip4(p *float64, n int, key, pmix uint64, tok0 int, s, loose float64) 
 // (nil and 0 without one, HLM_KERNELS=portable included): it follows
 // tensor's level, so that a level chosen to compare speeds applies here.
 func raceKernel() (raceFilter, int) {
-	switch {
-	case tensor.UsesAVX512() && cpu.X86.HasAVX512DQ:
-		return raceSkip8, 8
-	case tensor.UsesAVX2():
-		return raceSkip4, 4
+	switch lanes := raceLanes(); lanes {
+	case 8:
+		return raceSkip8, lanes
+	case 4:
+		return raceSkip4, lanes
 	}
 	return nil, 0
+}
+
+// raceLanes is the vector width of the races' filters at the kernel level
+// in use: 8 (AVX-512 with DQ), 4 (AVX2) or 0.
+func raceLanes() int {
+	switch {
+	case tensor.UsesAVX512() && cpu.X86.HasAVX512DQ:
+		return 8
+	case tensor.UsesAVX2():
+		return 4
+	}
+	return 0
 }
 
 // raceLogitSkip8 and raceLogitSkip4 (race_amd64.s) are the race's filter
@@ -46,11 +58,11 @@ func raceLogitSkip4(x *float32, n int, key, pmix uint64, tok0 int, zmax, scale, 
 
 // raceLogitKernel is raceKernel's choice for the race over logits.
 func raceLogitKernel() (raceLogitFilter, int) {
-	switch {
-	case tensor.UsesAVX512() && cpu.X86.HasAVX512DQ:
-		return raceLogitSkip8, 8
-	case tensor.UsesAVX2():
-		return raceLogitSkip4, 4
+	switch lanes := raceLanes(); lanes {
+	case 8:
+		return raceLogitSkip8, lanes
+	case 4:
+		return raceLogitSkip4, lanes
 	}
 	return nil, 0
 }

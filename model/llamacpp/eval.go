@@ -102,19 +102,7 @@ func (m *Model) own(op string, sessions []model.Session, tokens [][]int) ([]*Ses
 // session's last token (llama.cpp computes the classifier for those
 // positions only).
 func (m *Model) PrefillBatch(sessions []model.Session, tokens [][]int) ([][]float32, error) {
-	ss, err := m.own("PrefillBatch", sessions, tokens)
-	if err != nil {
-		return nil, err
-	}
-	rows, err := m.eval(ss, tokens, true, nil, false)
-	if err != nil {
-		return nil, err
-	}
-	out := make([][]float32, len(rows))
-	for i, r := range rows {
-		out[i] = r[0]
-	}
-	return out, nil
+	return m.prefill("PrefillBatch", sessions, tokens, false)
 }
 
 // PrefillBatchView is PrefillBatch whose rows, from the evaluation's last
@@ -123,11 +111,16 @@ func (m *Model) PrefillBatch(sessions []model.Session, tokens [][]int) ([][]floa
 // do not, and copy none (600 KB per session per token at Qwen's
 // vocabulary). Rows of earlier calls of a split batch are copies.
 func (m *Model) PrefillBatchView(sessions []model.Session, tokens [][]int) ([][]float32, error) {
-	ss, err := m.own("PrefillBatchView", sessions, tokens)
+	return m.prefill("PrefillBatchView", sessions, tokens, true)
+}
+
+// prefill is PrefillBatch (op), with view PrefillBatchView.
+func (m *Model) prefill(op string, sessions []model.Session, tokens [][]int, view bool) ([][]float32, error) {
+	ss, err := m.own(op, sessions, tokens)
 	if err != nil {
 		return nil, err
 	}
-	rows, err := m.eval(ss, tokens, true, nil, true)
+	rows, err := m.eval(ss, tokens, true, nil, view)
 	if err != nil {
 		return nil, err
 	}
