@@ -49,6 +49,17 @@
 #                           test and `go tool pprof -top` of it (stderr, and
 #                           $work/families/prof/)
 #     HLM_PERF_WORK         work directory (default /tmp/hlm-perf)
+#     ISA=avx2              stand in for an AVX2-only CPU (a Zen 3) on an
+#                           AVX-512 host: hlm at its avx2 level
+#                           (HLM_KERNELS=avx2) against llama-bench and
+#                           llama-simple built without AVX-512
+#                           (-DGGML_NATIVE=OFF -DGGML_AVX2=ON …; built once,
+#                           ~5 min, in $HLM_PERF_WORK/llama.cpp-avx2). Both
+#                           engines run the instructions an AVX2 CPU has, on
+#                           this host's cores, caches and memory: the
+#                           compute-bound blocks (pp8) stand for the AVX2
+#                           kind's; the decode ratios follow this host's
+#                           bandwidth, not the other kind's
 #
 # Output: progress on stderr; on stdout the date, load, CPU and commit, a
 # Markdown table, with ROUNDS > 1 each round's values, and the read
@@ -76,6 +87,25 @@ mkdir -p "$fam"
 log() { echo "[$(date -u +%T)] $*" >&2; }
 lc=$("$perf/llamacpp.sh")
 export PYTHONPATH=$lc/../../gguf-py
+# lb: the llama-bench and llama-simple measured (lc keeps llama-quantize).
+lb=$lc isa=native
+case ${ISA:-} in
+  "") ;;
+  avx2)
+    grep -qw avx2 /proc/cpuinfo || { echo "families.sh: ISA=avx2 needs a CPU with AVX2" >&2; exit 2; }
+    lb=$work/llama.cpp-avx2/bin isa="avx2 (stand-in: hlm HLM_KERNELS=avx2, llama.cpp without AVX-512)"
+    if [[ ! -x $lb/llama-bench || ! -x $lb/llama-simple ]]; then
+      log "building llama-bench and llama-simple for AVX2 only in $work/llama.cpp-avx2 (once, ~5 min)"
+      { cmake -S "$lc/../.." -B "$work/llama.cpp-avx2" -DCMAKE_BUILD_TYPE=Release -DGGML_NATIVE=OFF \
+          -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON -DGGML_AVX512=OFF \
+          -DLLAMA_CURL=OFF -DBUILD_SHARED_LIBS=OFF &&
+        cmake --build "$work/llama.cpp-avx2" -j"$(nproc)" --target llama-bench llama-simple; } >"$work/llama.cpp-avx2.log" 2>&1 ||
+        { echo "families.sh: the AVX2 llama.cpp build failed; last lines of $work/llama.cpp-avx2.log:" >&2; tail -n 20 "$work/llama.cpp-avx2.log" >&2; exit 1; }
+    fi
+    export HLM_KERNELS=avx2
+    ;;
+  *) echo "families.sh: ISA must be empty (this CPU's own instructions) or avx2, not '$ISA'" >&2; exit 2 ;;
+esac
 py=/usr/bin/python3
 gen=$root/bench/families/gen_shapes.py
 threads=${THREADS:-2}
@@ -142,8 +172,8 @@ names = {t.name for t in r.tensors}
 print(sum(int(t.n_bytes) for t in r.tensors if not (t.name == "token_embd.weight" and "output.weight" in names)))
 EOF
 }
-bandwidth() {
-  "$work/tensor.test" -test.run='^$' -test.bench='^BenchmarkReadBandwidth$' -test.benchtime=8x 2>/dev/null |
+bandwidth() { # the host's, at the fastest level (not ISA's)
+  env -u HLM_KERNELS "$work/tensor.test" -test.run='^$' -test.bench='^BenchmarkReadBandwidth$' -test.benchtime=8x 2>/dev/null |
     awk '/GB\/s/ {for (i=1;i<=NF;i++) if ($i=="GB/s") print $(i-1)}' | tail -1
 }
 verdict() { # tg ratio, pp ratio, rss ratio
@@ -169,7 +199,7 @@ for s in $shapes; do files "$s"; done
 
 start=$(date +%s)
 echo "$(date -u +%FT%TZ) $(uptime | sed 's/.*load/load/')"
-echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), $(nproc) cores; hlm $(git -C "$root" describe --always --dirty); llama.cpp $(cd "$lc/../.." && git log -1 --format=%h); $threads threads"
+echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //') ($(awk -F'\t*: ' '$1 == "cpu family" && !f {f = $2} $1 == "model" && !m {m = $2} END {print "family " f ", model " m}' /proc/cpuinfo)), $(nproc) cores; hlm $(git -C "$root" describe --always --dirty); llama.cpp $(cd "$lc/../.." && git log -1 --format=%h); $threads threads; instructions: $isa"
 echo
 printf '| model | type | GiB | GB read per token | llama.cpp tg | hlm tg | hlm/llama.cpp | llama.cpp pp8 | hlm pp8 | hlm/llama.cpp | llama.cpp peak RSS MiB | hlm peak RSS MiB | hlm/llama.cpp | read GB/s | llama.cpp tg × bytes | hlm tg × bytes | targets (tg ≥ 1.05, pp8 ≥ 1.5, RSS ≤ 1.05) |\n'
 printf '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n'
@@ -191,18 +221,18 @@ for s in $shapes; do
     for ((round = 1; round <= rounds; round++)); do
       of=""; ((rounds > 1)) && of=" (round $round of $rounds)"
       log "$s $t: tg$tg llama.cpp$of"
-      ltgs+=("$("$lc/llama-bench" -m "$g" -t "$threads" "${poll[@]}" -p 0 -n "$tg" -r 3 2>>"$fam/lerr.log" | ts "tg$tg")") || true
+      ltgs+=("$("$lb/llama-bench" -m "$g" -t "$threads" "${poll[@]}" -p 0 -n "$tg" -r 3 2>>"$fam/lerr.log" | ts "tg$tg")") || true
       log "$s $t: tg$tg hlm$of"
       htgs+=("$("$work/hlm" bench -m "$g" -t "$threads" -p 0 -n "$tg" -r 3 2>>"$fam/herr.log" | ts "tg$tg")") || true
       log "$s $t: pp8 llama.cpp$of"
-      lpps+=("$("$lc/llama-bench" -m "$g" -t "$threads" "${poll[@]}" -p 8 -n 0 -r 5 2>>"$fam/lerr.log" | ts pp8)") || true
+      lpps+=("$("$lb/llama-bench" -m "$g" -t "$threads" "${poll[@]}" -p 8 -n 0 -r 5 2>>"$fam/lerr.log" | ts pp8)") || true
       log "$s $t: pp8 hlm$of"
       hpps+=("$("$work/hlm" bench -m "$g" -t "$threads" -p 8 -n 0 -r 5 2>>"$fam/herr.log" | ts pp8)") || true
     done
     ltg=$(median "${ltgs[@]}") htg=$(median "${htgs[@]}") lpp=$(median "${lpps[@]}") hpp=$(median "${hpps[@]}")
     ((rounds > 1)) && rounds_log+=("$s $t, tg$tg llama.cpp ${ltgs[*]}, hlm ${htgs[*]}; pp8 llama.cpp ${lpps[*]}, hlm ${hpps[*]}")
     log "$s $t: peak RSS llama-simple"
-    lrss=$(rss "$lc/llama-simple" -m "$g" -n 16 "$prompt")
+    lrss=$(rss "$lb/llama-simple" -m "$g" -n 16 "$prompt")
     [[ $lrss == fail ]] && log "llama-simple failed: $(tail -3 "$fam/last.log")"
     lwall=$(cat "$fam/wall")
     log "$s $t: peak RSS hlm generate"
