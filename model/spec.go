@@ -75,7 +75,7 @@ func ParseSpec(s string) (Spec, error) {
 			}
 			sp.Quantize = key
 		default:
-			return Spec{}, fmt.Errorf("model spec %q: unknown option %q (want exit=N, q8, q4 or llama.cpp and its options)", s, opt)
+			return Spec{}, fmt.Errorf("model spec %q: unknown option %q (want exit=N, q8, q4, or llama.cpp and its options %s)", s, opt, strings.Join(llamaCppKeys, ", "))
 		}
 	}
 	if err := sp.checkLlamaCpp(llamaOpts); err != nil {

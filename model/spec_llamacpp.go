@@ -83,6 +83,10 @@ func splitOptions(s string) []string {
 	return out
 }
 
+// llamaCppKeys are the short names of the llama.cpp options, in the order
+// an error lists them (each also has llama.cpp's long name).
+var llamaCppKeys = []string{"ngl", "sm", "ts", "mg", "rpc", "t", "c", "np", "ub", "fa", "repack", "ctk", "ctv"}
+
 // setLlamaCpp applies a llama.cpp option; ok is false when key is not one.
 func (sp *Spec) setLlamaCpp(key, val string, hasVal bool) (ok bool, err error) {
 	o := &sp.LlamaCpp

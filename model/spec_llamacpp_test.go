@@ -110,3 +110,18 @@ func FuzzParseSpec(f *testing.F) {
 		}
 	})
 }
+
+// TestLlamaCppKeysListed: every short name the unknown-option error lists
+// is an option setLlamaCpp takes, and the error lists them.
+func TestLlamaCppKeysListed(t *testing.T) {
+	for _, k := range llamaCppKeys {
+		var sp Spec
+		if ok, _ := sp.setLlamaCpp(k, "", false); !ok {
+			t.Errorf("llamaCppKeys lists %q, which setLlamaCpp does not take", k)
+		}
+	}
+	_, err := ParseSpec("m.gguf@llama.cpp@ngls=99")
+	if err == nil || !strings.Contains(err.Error(), `unknown option "ngls=99"`) || !strings.Contains(err.Error(), strings.Join(llamaCppKeys, ", ")) {
+		t.Errorf("ParseSpec(ngls=99): %v; want the unknown option and the llama.cpp options named", err)
+	}
+}
