@@ -84,6 +84,14 @@ func ParseSpec(s string) (Spec, error) {
 	return sp, nil
 }
 
+// OnOwnEngine is the spec of the same model on hlm's own engine: without
+// the llama.cpp backend and its options (what an early exit, a draft's
+// teacher or a bit-identical replica needs).
+func (s Spec) OnOwnEngine() Spec {
+	s.Backend, s.LlamaCpp = "", LlamaCppOptions{}
+	return s
+}
+
 // String formats the spec back into its canonical text form. (A file name
 // with '@' in it round-trips only without options, as "PATH@".)
 func (s Spec) String() string {

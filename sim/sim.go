@@ -52,7 +52,7 @@ func Open(llmSpec, slmSpec, tokPath string) (*Models, error) {
 	if slmSpec == "" {
 		var ok bool
 		if slmSpec, ok = builtin.DraftFor(model.OriginOf(llm)); !ok {
-			ms.noDraft = fmt.Errorf("hlm ships no draft for the LLM %s: pass one with --slm (an early exit works: --slm '%s@exit=1'), or train one with hlm distill --teacher %s --out draft.gguf", llmSpec, llmSpec, llmSpec)
+			ms.noDraft = noDraft(llmSpec)
 		}
 	}
 	if slmSpec != "" {
@@ -73,6 +73,20 @@ func Open(llmSpec, slmSpec, tokPath string) (*Models, error) {
 		return nil, errors.New("no tokenizer found with the models: pass --tokenizer")
 	}
 	return ms, nil
+}
+
+// noDraft is the error for an LLM without a shipped draft: it names an
+// early exit and a distilled draft of the model, both on hlm's engine
+// (neither exists on llama.cpp, where the LLM may run).
+func noDraft(llmSpec string) error {
+	own, exit := llmSpec, llmSpec+"@exit=1"
+	if sp, err := model.ParseSpec(llmSpec); err == nil {
+		sp = sp.OnOwnEngine()
+		own = sp.String()
+		sp.Exit = 1
+		exit = sp.String()
+	}
+	return fmt.Errorf("hlm ships no draft for the LLM %s: pass one with --slm (an early exit works: --slm '%s'), or train one with hlm distill --teacher '%s' --out draft.gguf", llmSpec, exit, own)
 }
 
 // RequireDraft is nil when the pair has a draft model, else an error that

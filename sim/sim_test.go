@@ -7,11 +7,13 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/hlmproject/hlm/codec"
 	"github.com/hlmproject/hlm/ddqn"
 	"github.com/hlmproject/hlm/hybrid"
+	"github.com/hlmproject/hlm/model"
 	"github.com/hlmproject/hlm/model/builtin"
 	"github.com/hlmproject/hlm/speculative"
 	"github.com/hlmproject/hlm/uncertainty"
@@ -320,6 +322,30 @@ func TestQuantizedCopyFindsTheShippedDraft(t *testing.T) {
 		}
 		if ms.SLM.Fingerprint() != want.SLM.Fingerprint() {
 			t.Errorf("%s: draft %s, want %s", q, ms.SLM.Name(), want.SLM.Name())
+		}
+	}
+}
+
+// TestNoDraftSuggestsOwnEngine: for an LLM on llama.cpp the "no draft"
+// error suggests an early exit and a distillation teacher on hlm's engine
+// (llama.cpp has neither), and every suggested spec parses.
+func TestNoDraftSuggestsOwnEngine(t *testing.T) {
+	for _, tc := range []struct{ llm, slm, teacher string }{
+		{"m.gguf", "--slm 'm.gguf@exit=1'", "--teacher 'm.gguf'"},
+		{"m.gguf@llama.cpp@ngl=99@np=4@ts=3,1", "--slm 'm.gguf@exit=1'", "--teacher 'm.gguf'"},
+		{"dir@x/m.gguf@llama.cpp", "--slm 'dir@x/m.gguf@exit=1'", "--teacher 'dir@x/m.gguf'"},
+	} {
+		msg := noDraft(tc.llm).Error()
+		for _, want := range []string{tc.slm, tc.teacher} {
+			if !strings.Contains(msg, want) {
+				t.Errorf("noDraft(%q) = %q; want %q in it", tc.llm, msg, want)
+			}
+		}
+		for _, s := range []string{tc.slm, tc.teacher} {
+			spec := strings.Trim(s[strings.IndexByte(s, ' ')+1:], "'")
+			if _, err := model.ParseSpec(spec); err != nil {
+				t.Errorf("the suggested spec %q does not parse: %v", spec, err)
+			}
 		}
 	}
 }

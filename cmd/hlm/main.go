@@ -22,6 +22,7 @@ import (
 	"syscall"
 
 	"github.com/hlmproject/hlm/model/builtin"
+	"github.com/hlmproject/hlm/model/llamacpp"
 )
 
 // command is one subcommand: its one-line summary and its entry point, which
@@ -101,7 +102,11 @@ Commands:
 A model is named by a spec: PATH (a llama2.c .bin, a .gguf file or a Hugging
 Face directory), builtin:NAME (a model built into hlm), PATH@exit=N (its
 first N layers: an early-exit draft) or PATH@q8 or PATH@q4 (a Q8_0 or Q4_0
-copy); options combine, e.g. PATH@exit=2@q8.
+copy); options combine, e.g. PATH@exit=2@q8. PATH.gguf@llama.cpp runs the
+model on llama.cpp's library instead (GPUs, several GPUs, RPC hosts; for the
+LLM of serve, sim, eval, generate, bench, nll and acceptance), with
+llama.cpp's flags as options, e.g. PATH.gguf@llama.cpp@ngl=99@np=32; the
+library is --llama-lib or $%s (internal/libllama/build.sh makes one).
 Built-in models: %s.
 
 Every command has the same defaults, so that it runs with nothing beside hlm:
@@ -116,7 +121,7 @@ Shared data (the other datasets) is read from $HLM_SHARED, default ../shared.
 
 Run 'hlm <command> --help' for the flags of a command, 'hlm version' for
 the version.
-`, strings.Join(builtin.Names(), ", "), builtin.DefaultLLM, defaultMaxTokens, defaultSeed)
+`, llamacpp.EnvLibrary, strings.Join(builtin.Names(), ", "), builtin.DefaultLLM, defaultMaxTokens, defaultSeed)
 	io.WriteString(w, b.String())
 }
 
