@@ -140,7 +140,7 @@ func (r *Remote) Open(ctx context.Context, sess Session) error {
 	}
 	r.sess, r.params = sess, sess.Params.SessionParams()
 	if r.conn != nil {
-		err := r.open(r.conn, sess.Prefix())
+		err := r.open(ctx, r.conn, sess.Prefix())
 		if err == nil || errors.As(err, new(fatal)) {
 			return err
 		}
@@ -208,7 +208,7 @@ func (r *Remote) dialOpen(ctx context.Context, prefix []int) error {
 	if err != nil {
 		return err
 	}
-	if err := r.open(c, prefix); err != nil {
+	if err := r.open(ctx, c, prefix); err != nil {
 		c.Close()
 		return err
 	}
@@ -253,7 +253,7 @@ func (r *Remote) dialHello(ctx context.Context) (net.Conn, error) {
 	if r.link != nil {
 		c = channel.Shape(c, r.link, nil)
 	}
-	if err := r.hello(c); err != nil {
+	if err := r.hello(ctx, c); err != nil {
 		c.Close()
 		if r.cfg.TLS == nil && (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET)) {
 			err = fmt.Errorf("%w (%v)", ErrClosedAtHandshake, err)
@@ -276,8 +276,20 @@ var (
 	ErrNoServer = errors.New("nothing listens there: start hlm serve on that machine, or give its address with --server HOST:PORT")
 )
 
-func (r *Remote) roundTrip(c net.Conn, t wire.FrameType, body []byte, want wire.FrameType) ([]byte, error) {
+// roundTrip sends a frame and reads the answer, within IOTimeout; a
+// cancelled ctx ends the wait at once (a fatal error: no retry).
+func (r *Remote) roundTrip(ctx context.Context, c net.Conn, t wire.FrameType, body []byte, want wire.FrameType) ([]byte, error) {
 	c.SetDeadline(time.Now().Add(r.cfg.IOTimeout))
+	stop := context.AfterFunc(ctx, func() { c.SetDeadline(time.Unix(1, 0)) })
+	defer stop()
+	b, err := r.exchange(c, t, body, want)
+	if err != nil && ctx.Err() != nil {
+		return nil, fatal{ctx.Err()}
+	}
+	return b, err
+}
+
+func (r *Remote) exchange(c net.Conn, t wire.FrameType, body []byte, want wire.FrameType) ([]byte, error) {
 	if err := wire.WriteFrame(c, t, body); err != nil {
 		return nil, err
 	}
@@ -299,8 +311,11 @@ func (r *Remote) roundTrip(c net.Conn, t wire.FrameType, body []byte, want wire.
 }
 
 // hello sends Hello and reads the Welcome.
-func (r *Remote) hello(c net.Conn) error {
-	b, err := r.roundTrip(c, wire.FrameHello, wire.AppendHello(nil, &wire.Hello{Version: wire.ProtocolVersion, Token: r.cfg.Token}), wire.FrameWelcome)
+func (r *Remote) hello(ctx context.Context, c net.Conn) error {
+	b, err := r.roundTrip(ctx, c, wire.FrameHello, wire.AppendHello(nil, &wire.Hello{Version: wire.ProtocolVersion, Token: r.cfg.Token}), wire.FrameWelcome)
+	if errors.Is(err, wire.ErrHTTP) {
+		return fatal{fmt.Errorf("%w: is %s hlm serve's --health or --metrics address? Devices connect to its --listen address", err, r.cfg.Addr)}
+	}
 	if err != nil {
 		return classify(err)
 	}
@@ -313,12 +328,12 @@ func (r *Remote) hello(c net.Conn) error {
 }
 
 // open opens (or resumes) the session with prefix on c.
-func (r *Remote) open(c net.Conn, prefix []int) error {
+func (r *Remote) open(ctx context.Context, c net.Conn, prefix []int) error {
 	o := &wire.Open{Resume: r.id, Round: r.acked, Params: r.params, SLM: r.sess.SLM, Tokenizer: r.sess.Tokenizer, LLM: r.sess.LLM}
 	for _, t := range prefix {
 		o.Prefix = append(o.Prefix, int32(t))
 	}
-	b, err := r.roundTrip(c, wire.FrameOpen, wire.AppendOpen(nil, o), wire.FrameOpened)
+	b, err := r.roundTrip(ctx, c, wire.FrameOpen, wire.AppendOpen(nil, o), wire.FrameOpened)
 	var we *wire.Error
 	if r.id != 0 && errors.As(err, &we) && we.Code == wire.ErrCodeNoSession {
 		// The server lost the session (restart, expiry) or never had it
@@ -384,7 +399,7 @@ func (r *Remote) Verify(ctx context.Context, up *wire.Upload) (*wire.Verdict, er
 			}
 			r.Stats.Reconnects++
 		}
-		vb, err := r.roundTrip(r.conn, wire.FrameUpload, body, wire.FrameVerdict)
+		vb, err := r.roundTrip(ctx, r.conn, wire.FrameUpload, body, wire.FrameVerdict)
 		r.Stats.UploadBytes += int64(len(body) + wire.FrameHeader)
 		if err == nil {
 			v, perr := wire.ParseVerdict(vb, int(r.opened.Vocab))

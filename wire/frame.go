@@ -63,6 +63,11 @@ func (t FrameType) String() string {
 // ErrFrame reports a frame that violates the protocol (size, type).
 var ErrFrame = errors.New("wire: bad frame")
 
+// ErrHTTP reports a peer that answered in HTTP (a frame header that reads
+// "HTTP"): an address of a web endpoint, not of hlm's protocol. It wraps
+// ErrFrame.
+var ErrHTTP = fmt.Errorf("%w: the peer answered in HTTP, not in hlm's protocol", ErrFrame)
+
 // AppendFrame appends a frame: uint32 little-endian length of type+body,
 // the type byte, the body.
 func AppendFrame(b []byte, t FrameType, body []byte) []byte {
@@ -87,6 +92,9 @@ func ReadFrame(r io.Reader, max int) (FrameType, []byte, error) {
 	}
 	n := binary.LittleEndian.Uint32(h[:4])
 	t := FrameType(h[4])
+	if string(h[:4]) == "HTTP" {
+		return 0, nil, ErrHTTP
+	}
 	if n == 0 || uint64(n) > uint64(max)+1 {
 		return 0, nil, fmt.Errorf("%w: length %d (maximum %d)", ErrFrame, n, max)
 	}

@@ -62,6 +62,11 @@ func TestControlRoundTrips(t *testing.T) {
 }
 
 func TestReadFrameLimits(t *testing.T) {
+	for _, in := range []string{"HTTP/1.1 400 Bad Request\r\n\r\n", "HTTP/1.0 200 OK\r\n"} {
+		if _, _, err := ReadFrame(bytes.NewReader([]byte(in)), DefaultMaxFrame); !errors.Is(err, ErrHTTP) || !errors.Is(err, ErrFrame) {
+			t.Errorf("%q: %v; want ErrHTTP (an ErrFrame)", in, err)
+		}
+	}
 	big := AppendFrame(nil, FrameUpload, make([]byte, 100))
 	if _, _, err := ReadFrame(bytes.NewReader(big), 50); !errors.Is(err, ErrFrame) {
 		t.Errorf("oversized: %v", err)

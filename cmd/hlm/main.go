@@ -41,6 +41,9 @@ func register(name, summary string, run func(ctx context.Context, args []string,
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// The first signal cancels ctx (a server drains, a device closes its
+	// session); a second one ends the process at once, as by default.
+	context.AfterFunc(ctx, stop)
 	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
 }
 

@@ -1,0 +1,67 @@
+package edge
+
+import (
+	"context"
+	"errors"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hlmproject/hlm/wire"
+)
+
+// TestDialCancelledWhileServerSilent: a peer that accepts the connection
+// and never answers the handshake holds the device only until its context
+// is cancelled (Ctrl-C), not for the 2-minute I/O timeout.
+func TestDialCancelledWhileServerSilent(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close() // held open, never answered
+		}
+	}()
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(200*time.Millisecond, cancel)
+	start := time.Now()
+	_, err = Dial(ctx, Config{Addr: ln.Addr().String(), IOTimeout: 30 * time.Second})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Dial = %v; want context.Canceled", err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("Dial returned %v after the cancellation, want at once", d)
+	}
+}
+
+// TestDialHTTPPeer: pointed at a web endpoint (hlm serve's --health or
+// --metrics address), the device says so instead of a frame length.
+func TestDialHTTPPeer(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			// What a web server answers to bytes that are no request.
+			c.Write([]byte("HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n"))
+			c.Close()
+		}
+	}()
+	_, err = Dial(context.Background(), Config{Addr: ln.Addr().String(), Retries: 1})
+	if !errors.Is(err, wire.ErrHTTP) || !strings.Contains(err.Error(), "--listen") {
+		t.Fatalf("Dial = %v; want wire.ErrHTTP and the --listen hint", err)
+	}
+}
