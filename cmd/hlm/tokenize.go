@@ -47,13 +47,14 @@ Output, as llama-tokenize prints it: one "ID -> 'PIECE'" line per token; with
 	fs.StringVar(file, "file", "", "same as -f")
 	stdin := fs.Bool("stdin", false, "read the text from standard input")
 	count := fs.Bool("show-count", false, "print the number of tokens last")
-	if err := fs.Parse(args); err != nil {
+	rest, err := parseInterspersed(fs, args)
+	if err != nil {
 		return flagErr(err)
 	}
 	if *ids && *pieces {
 		return usageError{fmt.Errorf("--ids and --pieces exclude each other")}
 	}
-	text, err := inputText(fs.Args(), *file, *stdin)
+	text, err := inputText(rest, *file, *stdin)
 	if err != nil {
 		return err
 	}
@@ -107,10 +108,11 @@ model defaults to the built-in stories260K, as in hlm tokenize.`, stderr)
 	special := fs.Bool("special", false, "print control tokens by their names")
 	file := fs.String("f", "", "read the ids from `FILE`")
 	stdin := fs.Bool("stdin", false, "read the ids from standard input")
-	if err := fs.Parse(args); err != nil {
+	rest, err := parseInterspersed(fs, args)
+	if err != nil {
 		return flagErr(err)
 	}
-	text, err := inputText(fs.Args(), *file, *stdin)
+	text, err := inputText(rest, *file, *stdin)
 	if err != nil {
 		return err
 	}
@@ -174,6 +176,27 @@ func inputText(args []string, file string, stdin bool) (string, error) {
 		return string(b), err
 	}
 	return strings.Join(args, " "), nil
+}
+
+// parseInterspersed parses flags before, between and after the positional
+// arguments (llama-tokenize's users put them anywhere: "TEXT --ids" must
+// not tokenize "--ids") and returns the positional ones; "--" ends the
+// flags, for a text that starts with '-'.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if n := len(args) - len(rest); n > 0 && args[n-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		pos, args = append(pos, rest[0]), rest[1:]
+	}
 }
 
 // flagErr passes --help through and marks other flag errors as usage

@@ -168,6 +168,10 @@ func TestTokenizeBuiltin(t *testing.T) {
 		{"detokenize default", []string{"detokenize", "1, 403, 407"}, "Once upon"},
 		{"detokenize words", []string{"detokenize", "1", "403", "407"}, "Once upon"},
 		{"tokenize words", []string{"tokenize", "--ids", "Once", "upon"}, "[1, 403, 407]\n"},
+		{"flags after the text", []string{"tokenize", "Once upon", "--ids"}, "[1, 403, 407]\n"},
+		{"flags between words", []string{"tokenize", "Once", "--ids", "upon"}, "[1, 403, 407]\n"},
+		{"-- before a text like a flag", []string{"tokenize", "--ids", "--no-bos", "--", "--ids"}, "[410, 464, 464, 292, 419]\n"},
+		{"detokenize flags after", []string{"detokenize", "1, 403, 407", "--special"}, "<s> Once upon"},
 		{"chat-template default", []string{"chat-template", "--messages", msgs}, "User: Hi\nAssistant:"},
 	} {
 		out, _, err := runHLM(t, c.args...)
