@@ -73,7 +73,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		var ue usageError
 		if errors.As(err, &ue) {
-			fmt.Fprintf(stderr, "hlm %s: %v\n", args[0], err)
+			fmt.Fprintf(stderr, "hlm %s: %v\nRun 'hlm %s --help' for its usage and flags.\n", args[0], err, args[0])
 			return 2
 		}
 		fmt.Fprintf(stderr, "hlm %s: %v\n", args[0], err)
@@ -142,12 +142,31 @@ func newFlags(name, usageLine, about string, stderr io.Writer) *flag.FlagSet {
 	if newFlagSet != nil {
 		newFlagSet(fs)
 	}
-	fs.SetOutput(stderr)
+	// The flag package writes a parse error, then calls Usage; --help calls
+	// Usage alone. The error is hlm's to print (main, with a pointer to
+	// --help), so the whole flag list is printed for --help only.
+	out := &flagOutput{}
+	fs.SetOutput(out)
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: hlm %s %s\n\n%s\n\nFlags:\n", name, usageLine, strings.TrimSpace(about))
+		if out.failed {
+			out.failed = false
+			return
+		}
+		fs.SetOutput(stderr)
+		defer fs.SetOutput(out)
+		fmt.Fprintf(stderr, "Usage: hlm %s %s\n\n%s\n\nFlags:\n", name, usageLine, strings.TrimSpace(about))
 		fs.PrintDefaults()
 	}
 	return fs
+}
+
+// flagOutput takes what the flag package writes while parsing — only its
+// error messages, which main prints itself — and notes that one came.
+type flagOutput struct{ failed bool }
+
+func (o *flagOutput) Write(p []byte) (int, error) {
+	o.failed = true
+	return len(p), nil
 }
 
 // parse parses flags and refuses stray positional arguments.

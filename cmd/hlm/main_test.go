@@ -48,3 +48,23 @@ func TestHelpIsOneWrite(t *testing.T) {
 		t.Errorf("help does not list bench:\n%s", w.String())
 	}
 }
+
+// TestFlagErrorIsShort: a mistyped flag or a bad value prints the error and
+// a pointer to --help (the whole flag list drowned the error), with exit
+// status 2, for every command; --help still prints the usage and flags.
+func TestFlagErrorIsShort(t *testing.T) {
+	for name := range commands {
+		var out, errb strings.Builder
+		if code := run(context.Background(), []string{name, "--no-such-flag"}, &out, &errb); code != 2 {
+			t.Errorf("hlm %s --no-such-flag: exit %d, want 2", name, code)
+		}
+		lines := strings.Split(strings.TrimSpace(errb.String()), "\n")
+		if len(lines) != 2 || !strings.Contains(lines[0], "flag provided but not defined: -no-such-flag") || !strings.Contains(lines[1], "'hlm "+name+" --help'") {
+			t.Errorf("hlm %s --no-such-flag printed:\n%s\nwant the error and a pointer to --help, two lines", name, errb.String())
+		}
+		errb.Reset()
+		if code := run(context.Background(), []string{name, "--help"}, &out, &errb); code != 0 || !strings.Contains(errb.String(), "Usage: hlm "+name) || !strings.Contains(errb.String(), "Flags:") {
+			t.Errorf("hlm %s --help: exit %d, output:\n%s", name, code, errb.String())
+		}
+	}
+}
