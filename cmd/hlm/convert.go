@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -38,6 +39,9 @@ built-in stories260K.`, stderr)
 	if *out == "" {
 		return usageError{fmt.Errorf("--out FILE.gguf is required")}
 	}
+	if err := checkOutFile(*out); err != nil {
+		return usageError{err}
+	}
 	t, ok := map[string]tensor.DType{"f32": tensor.F32, "f16": tensor.F16, "q8_0": tensor.Q8_0, "q8": tensor.Q8_0, "q4_0": tensor.Q4_0}[strings.ToLower(*typ)]
 	if !ok {
 		return usageError{fmt.Errorf("--type %q: want f32, f16, q8_0 or q4_0", *typ)}
@@ -64,5 +68,17 @@ built-in stories260K.`, stderr)
 		fmt.Fprintf(stderr, " (%d matrices kept in F32: rows not a multiple of 32)", st.Kept)
 	}
 	fmt.Fprintln(stderr)
+	return nil
+}
+
+// checkOutFile refuses, before any work, an output path that is a
+// directory or whose directory does not exist.
+func checkOutFile(path string) error {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return fmt.Errorf("--out %s is a directory: give the file to write, e.g. %s", path, filepath.Join(path, "model.gguf"))
+	}
+	if st, err := os.Stat(filepath.Dir(path)); err != nil || !st.IsDir() {
+		return fmt.Errorf("--out %s: its directory %s does not exist", path, filepath.Dir(path))
+	}
 	return nil
 }

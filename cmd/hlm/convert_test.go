@@ -186,3 +186,24 @@ func TestBuiltinTokenizesInLlamaCpp(t *testing.T) {
 		}
 	}
 }
+
+// TestOutRefusedBeforeWork: an --out that cannot be written is refused
+// before the conversion or the evaluation runs, with what is wrong.
+func TestOutRefusedBeforeWork(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file.txt")
+	os.WriteFile(file, []byte("x"), 0o644)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"convert", "--out", dir}, "is a directory"},
+		{[]string{"convert", "--out", filepath.Join(dir, "no", "m.gguf")}, "does not exist"},
+		{[]string{"eval", "--out", file, "--methods", "llm", "-n", "1", "--max-tokens", "2"}, "cannot be made"},
+	} {
+		_, stderr, err := runHLM(t, c.args...)
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(stderr, "runs") {
+			t.Errorf("hlm %s: %v (stderr %q); want %q before any work", strings.Join(c.args, " "), err, stderr, c.want)
+		}
+	}
+}

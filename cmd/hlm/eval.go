@@ -124,6 +124,11 @@ hlm eval paper NAME reruns a paper's tables and figures (NAME: `+strings.Join(ev
 	if *out == "" {
 		return usageError{errors.New("--out is required")}
 	}
+	// Made before the evaluation, so that a bad --out fails in a second,
+	// not after hours of work.
+	if err := os.MkdirAll(*out, 0o755); err != nil {
+		return usageError{fmt.Errorf("--out %s: the directory for the results cannot be made: %w", *out, err)}
+	}
 	p.MaxTokens, p.Seed = *maxTokens, *seed
 	if err := p.SetAll(sets); err != nil {
 		return usageError{err}
