@@ -68,3 +68,17 @@ func TestFlagErrorIsShort(t *testing.T) {
 		}
 	}
 }
+
+// TestServeRefusesMeaninglessLimits: a limit hlm serve would replace by its
+// default (0 sessions, batches of 0) is refused, not silently changed.
+func TestServeRefusesMeaninglessLimits(t *testing.T) {
+	for _, args := range [][]string{
+		{"--max-sessions", "0"}, {"--max-batch", "-1"}, {"--max-frame", "10"}, {"--max-context", "-1"},
+		{"--threads", "-2"}, {"--idle-timeout", "0s"}, {"--drain-delay", "-1s"},
+	} {
+		var out, errb strings.Builder
+		if code := run(context.Background(), append([]string{"serve", "--listen", "127.0.0.1:0"}, args...), &out, &errb); code != 2 || !strings.Contains(errb.String(), args[0]) {
+			t.Errorf("hlm serve %s: exit %d, %q; want exit 2 naming the flag", strings.Join(args, " "), code, errb.String())
+		}
+	}
+}

@@ -76,6 +76,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := parse(fs, args); err != nil {
 		return err
 	}
+	if err := f.check(); err != nil {
+		return usageError{err}
+	}
 	if (*f.certFile == "") != (*f.keyFile == "") {
 		return usageError{errors.New("--tls-cert and --tls-key go together")}
 	}
@@ -213,6 +216,29 @@ type serveFlags struct {
 	listen, llmSpec, tokPath, token, certFile, keyFile, metrics, health, logFormat, logLevel *string
 	drainDelay, drainTimeout, idle, window                                                   *time.Duration
 	maxSessions, maxFrame, maxContext, maxBatch, threads                                     *int
+}
+
+// check refuses the limits that mean nothing (cloud.Config would put its
+// defaults in their place, unlike what was asked).
+func (f *serveFlags) check() error {
+	for _, c := range []struct {
+		name   string
+		v, min int
+	}{{"max-sessions", *f.maxSessions, 1}, {"max-batch", *f.maxBatch, 1}, {"max-frame", *f.maxFrame, 1 << 10}, {"max-context", *f.maxContext, 0}, {"threads", *f.threads, 0}} {
+		if c.v < c.min {
+			return fmt.Errorf("--%s %d: want at least %d", c.name, c.v, c.min)
+		}
+	}
+	for _, c := range []struct {
+		name string
+		v    time.Duration
+		zero bool // 0 allowed
+	}{{"idle-timeout", *f.idle, false}, {"drain-delay", *f.drainDelay, true}, {"drain-timeout", *f.drainTimeout, true}} {
+		if c.v < 0 || c.v == 0 && !c.zero {
+			return fmt.Errorf("--%s %v: want a positive duration", c.name, c.v)
+		}
+	}
+	return nil
 }
 
 // addServeFlags declares them.
