@@ -2,7 +2,9 @@ package llama
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -201,6 +203,9 @@ var hfArch = map[string]string{
 // (the causal-mask buffers of GPT-2 aside).
 func LoadHF(dir string) (*Weights, error) {
 	b, err := os.ReadFile(filepath.Join(dir, "config.json"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, errors.New("a directory without config.json, so no Hugging Face model (a model is a llama2.c .bin, a .gguf, a Hugging Face directory with config.json and model.safetensors, or builtin:NAME)")
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -65,4 +65,10 @@ func TestOpenErrorsSayWhatIsWrong(t *testing.T) {
 			}
 		}
 	}
+	// A directory that is no Hugging Face model says so, not "open
+	// DIR/config.json: no such file or directory".
+	empty := t.TempDir()
+	if _, err := OpenSpec(empty, ""); err == nil || !strings.Contains(err.Error(), "without config.json") || strings.Contains(err.Error(), "open ") {
+		t.Errorf("OpenSpec(an empty directory): %v", err)
+	}
 }
