@@ -116,5 +116,17 @@ func readMessages(file string) ([]chat.Message, error) {
 	if len(msgs) == 0 {
 		return nil, fmt.Errorf("%s: no messages", file)
 	}
+	for i, m := range msgs {
+		if !chatRoles[m.Role] {
+			return nil, fmt.Errorf("%s: message %d has the role %q; want one of system, user, assistant, tool, developer, ipython", file, i+1, m.Role)
+		}
+		if _, ok := m.Extra["content"]; m.Role == "user" && m.Content == "" && !ok {
+			return nil, fmt.Errorf("%s: message %d (user) has no \"content\"", file, i+1)
+		}
+	}
 	return msgs, nil
 }
+
+// chatRoles are the roles a message may have: those of the chat templates
+// in use (a typo such as "usr" would drop the message from the prompt).
+var chatRoles = map[string]bool{"system": true, "user": true, "assistant": true, "tool": true, "developer": true, "ipython": true}

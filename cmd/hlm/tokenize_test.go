@@ -180,3 +180,21 @@ func TestTokenizeBuiltin(t *testing.T) {
 		}
 	}
 }
+
+// TestChatMessagesChecked: a message with an unknown role or a user message
+// without content is refused (the plain format and templates dropped it).
+func TestChatMessagesChecked(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct{ json, want string }{
+		{`[{"role":"usr","content":"Tell me a story"}]`, `role "usr"`},
+		{`[{"role":"system","content":"Be brief."},{"role":"user","text":"Hi"}]`, `message 2 (user) has no "content"`},
+	} {
+		f := filepath.Join(dir, "m.json")
+		os.WriteFile(f, []byte(c.json), 0o644)
+		for _, cmd := range [][]string{{"chat-template", "--messages", f}, {"generate", "--chat", "--messages", f, "--max-tokens", "1"}} {
+			if _, _, err := runHLM(t, cmd...); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("hlm %s on %s: %v; want %q", strings.Join(cmd, " "), c.json, err, c.want)
+			}
+		}
+	}
+}
