@@ -723,3 +723,36 @@ func TestSimMatchesNetworkViewedRows(t *testing.T) {
 		simMatchesNetwork(t, ms, addr, m, m, prompt)
 	}
 }
+
+// TestTokenToAnOpenServer: a server without --auth-token lets in a device
+// that presents one (its log says any client can open sessions); a server
+// with one says whether the token was missing or wrong.
+func TestTokenToAnOpenServer(t *testing.T) {
+	ms := models(t)
+	hello := func(addr, token string) (wire.FrameType, []byte) {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(5 * time.Second))
+		wire.WriteFrame(c, wire.FrameHello, wire.AppendHello(nil, &wire.Hello{Version: wire.ProtocolVersion, Token: token}))
+		typ, body, err := wire.ReadFrame(c, wire.DefaultMaxFrame)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return typ, body
+	}
+	_, open := start(t, Config{LLM: ms.LLM})
+	if typ, _ := hello(open, "abc"); typ != wire.FrameWelcome {
+		t.Errorf("a token to a server without one: %v, want Welcome", typ)
+	}
+	_, closed := start(t, Config{LLM: ms.LLM, AuthToken: "secret"})
+	for token, want := range map[string]string{"": "wants a token", "guess": "wrong token"} {
+		typ, body := hello(closed, token)
+		e, err := wire.ParseError(body)
+		if typ != wire.FrameError || err != nil || e.Code != wire.ErrCodeAuth || !strings.Contains(e.Message, want) {
+			t.Errorf("token %q: %v %+v %v; want an auth error saying %q", token, typ, e, err, want)
+		}
+	}
+}

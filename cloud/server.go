@@ -397,8 +397,13 @@ func (s *Server) converse(c net.Conn, log *slog.Logger, out **session) error {
 	if h.Version != wire.ProtocolVersion {
 		return perr(wire.ErrCodeVersion, "protocol version %d, server speaks %d", h.Version, wire.ProtocolVersion)
 	}
-	if subtle.ConstantTimeCompare([]byte(h.Token), []byte(s.cfg.AuthToken)) != 1 {
-		return perr(wire.ErrCodeAuth, "authentication failed")
+	// Without a token of its own the server lets every device in, one
+	// that presents a token too.
+	if s.cfg.AuthToken != "" && subtle.ConstantTimeCompare([]byte(h.Token), []byte(s.cfg.AuthToken)) != 1 {
+		if h.Token == "" {
+			return perr(wire.ErrCodeAuth, "authentication failed: this server wants a token (hlm edge --auth-token or $HLM_AUTH_TOKEN)")
+		}
+		return perr(wire.ErrCodeAuth, "authentication failed: wrong token")
 	}
 	if err := s.writeFrame(c, wire.FrameWelcome, wire.AppendWelcome(nil, &wire.Welcome{Version: wire.ProtocolVersion, MaxFrame: uint32(s.cfg.MaxFrame), Server: s.cfg.Name,
 		Vocab: uint32(s.cfg.LLM.Config().Vocab), Context: uint32(s.ctxLen), LLM: s.llmFP, Origin: s.origin})); err != nil {
