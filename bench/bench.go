@@ -72,7 +72,7 @@ func (c Config) Validate() error {
 	}{{"prompt size", c.Prompt, 0}, {"generated tokens", c.Gen, 0}, {"threads", c.Threads, 1}, {"sessions", c.Sessions, 1}} {
 		for _, v := range list.v {
 			if v < list.min || v > 1<<20 {
-				return fmt.Errorf("%s %d out of range", list.name, v)
+				return fmt.Errorf("%s %d out of range (%d…%d)", list.name, v, list.min, 1<<20)
 			}
 		}
 	}
