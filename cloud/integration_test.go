@@ -756,3 +756,25 @@ func TestTokenToAnOpenServer(t *testing.T) {
 		}
 	}
 }
+
+// TestCloseAfterWelcome: a device that reads the Welcome and leaves (its
+// draft cannot share the server's vocabulary) ends the connection quietly,
+// without an error frame (it was logged as a protocol violation).
+func TestCloseAfterWelcome(t *testing.T) {
+	ms := models(t)
+	_, addr := start(t, Config{LLM: ms.LLM})
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	wire.WriteFrame(c, wire.FrameHello, wire.AppendHello(nil, &wire.Hello{Version: wire.ProtocolVersion}))
+	if typ, _, err := wire.ReadFrame(c, wire.DefaultMaxFrame); err != nil || typ != wire.FrameWelcome {
+		t.Fatalf("Hello: %v, %v", typ, err)
+	}
+	wire.WriteFrame(c, wire.FrameClose, nil)
+	if typ, body, err := wire.ReadFrame(c, wire.DefaultMaxFrame); err == nil {
+		t.Errorf("after Close: a %v frame %q, want the connection closed", typ, body)
+	}
+}

@@ -413,6 +413,9 @@ func (s *Server) converse(c net.Conn, log *slog.Logger, out **session) error {
 	if err != nil {
 		return err
 	}
+	if t == wire.FrameClose {
+		return nil // a device that looked at the Welcome and left (a vocabulary it cannot share)
+	}
 	if t != wire.FrameOpen {
 		return perr(wire.ErrCodeBad, "expected Open, got %v", t)
 	}

@@ -2,6 +2,7 @@ package distill
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -52,8 +53,13 @@ func Agree(ctx context.Context, llm, slm model.Model, prompts [][]int, maxTokens
 	if llm.Config().Vocab != slm.Config().Vocab {
 		return nil, fmt.Errorf("the draft's vocabulary (%d) is not the target's (%d)", slm.Config().Vocab, llm.Config().Vocab)
 	}
-	if !(temp > 0) || maxTokens <= 0 || len(prompts) == 0 {
-		return nil, fmt.Errorf("agreement needs a temperature > 0 (got %g), max tokens > 0 (got %d) and prompts (got %d)", temp, maxTokens, len(prompts))
+	switch {
+	case !(temp > 0):
+		return nil, fmt.Errorf("agreement is measured at a temperature above 0 (got %g): the samples of two greedy models agree or not, with no distribution to compare", temp)
+	case maxTokens <= 0:
+		return nil, fmt.Errorf("agreement needs max tokens above 0 (got %d)", maxTokens)
+	case len(prompts) == 0:
+		return nil, errors.New("agreement needs prompts (got none)")
 	}
 	var perPrompt, sums, counts []float64
 	var posSum float64

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hlmproject/hlm/model/builtin"
 	"github.com/hlmproject/hlm/model/llama"
 )
 
@@ -40,5 +41,25 @@ func TestAgree(t *testing.T) {
 	other, _ := llama.OpenSpec(sharedPath(t, "models/tinystories-656k"), "")
 	if _, err := Agree(context.Background(), llm, other, prompts, 20, 1, 1, nil); err == nil || !strings.Contains(err.Error(), "vocabulary") {
 		t.Fatalf("vocabulary mismatch: %v", err)
+	}
+}
+
+// TestAgreeSaysWhichInputIsWrong: each impossible input is named alone.
+func TestAgreeSaysWhichInputIsWrong(t *testing.T) {
+	llm, err := llama.OpenSpec(builtin.DefaultLLM, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	prompts := [][]int{{1, 403}}
+	for _, c := range []struct {
+		prompts   [][]int
+		maxTokens int
+		temp      float64
+		want      string
+	}{{prompts, 8, 0, "temperature above 0 (got 0)"}, {prompts, 0, 1, "max tokens above 0 (got 0)"}, {nil, 8, 1, "prompts (got none)"}} {
+		_, err := Agree(context.Background(), llm, llm, c.prompts, c.maxTokens, c.temp, 1, nil)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Agree(%d prompts, %d tokens, T %g) = %v; want %q", len(c.prompts), c.maxTokens, c.temp, err, c.want)
+		}
 	}
 }

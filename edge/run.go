@@ -62,7 +62,7 @@ func (g *Generator) OneTokens(ctx context.Context, p hybrid.Params, ids []int, o
 	defer rem.Close()
 	w := rem.Welcome()
 	if int(w.Vocab) != vocab {
-		return hybrid.Result{}, Stats{}, fmt.Errorf("server vocabulary %d, draft model %d", w.Vocab, vocab)
+		return hybrid.Result{}, Stats{}, fmt.Errorf("the server's LLM has a vocabulary of %d tokens and the draft %d: the pair cannot share tokens (the draft must be one of the server's model, with its tokenizer)", w.Vocab, vocab)
 	}
 	s, err := hybrid.NewSession(hybrid.SessionConfig{Params: p, SLM: g.SLM, Vocab: vocab, Prompt: ids,
 		Context: min(int(w.Context), g.SLM.Config().SeqLen), Text: g.Tok, Trace: g.Trace, OnTokens: onTokens})

@@ -47,7 +47,7 @@ func (c WindowConfig) Validate() error {
 	case c.Window < 4:
 		return fmt.Errorf("score: window of %d tokens (at least 4)", c.Window)
 	case c.Chunks < 0:
-		return fmt.Errorf("score: %d chunks", c.Chunks)
+		return fmt.Errorf("score: %d chunks: want 0 (all windows) or more", c.Chunks)
 	case c.BOS < NoBOS:
 		return fmt.Errorf("score: BOS token %d (NoBOS, %d, when the tokenizer adds none)", c.BOS, NoBOS)
 	}

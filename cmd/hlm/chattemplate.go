@@ -55,7 +55,7 @@ loaded.`, stderr)
 		return err
 	}
 	if !f.templated() {
-		fmt.Fprintf(stderr, "hlm chat-template: %s\n", f.describe())
+		fmt.Fprintf(stderr, "hlm chat-template: rendered with %s\n", f.describe())
 	}
 	out, err := f.render(msgs, !*noGen)
 	if err != nil {

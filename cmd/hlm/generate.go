@@ -104,7 +104,7 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		}
 		cfg.PromptIDs = f.encode(prompt)
 		if !f.templated() {
-			fmt.Fprintf(stderr, "hlm generate: %s\n", f.describe())
+			fmt.Fprintf(stderr, "hlm generate: chat with %s\n", f.describe())
 		}
 	}
 	st, err := generate.Generate(ctx, m, cfg, stdout)
