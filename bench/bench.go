@@ -65,6 +65,13 @@ func (c Config) Validate() error {
 	if c.Reps < 1 {
 		return fmt.Errorf("repetitions %d: want at least 1", c.Reps)
 	}
+	if len(c.Kernels) > 0 {
+		for _, m := range c.Models {
+			if sp, err := model.ParseSpec(m); err == nil && sp.Backend != "" {
+				return fmt.Errorf("kernels choose hlm's own kernel levels; %s runs on %s's (drop --kernels, or compare hlm's engine with the spec without @%s)", m, sp.Backend, sp.Backend)
+			}
+		}
+	}
 	for _, list := range []struct {
 		name string
 		v    []int

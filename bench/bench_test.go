@@ -101,6 +101,7 @@ func TestValidateAndErrors(t *testing.T) {
 		{Models: []string{p}, Prompt: []int{-1}, Reps: 1, Threads: []int{1}, Sessions: []int{1}},
 		{Models: []string{p}, Prompt: []int{8}, Reps: 0, Threads: []int{1}, Sessions: []int{1}},
 		{Models: []string{p}, Prompt: []int{8}, Reps: 1, Threads: []int{0}, Sessions: []int{1}},
+		{Models: []string{p + "@llama.cpp"}, Prompt: []int{8}, Reps: 1, Threads: []int{1}, Sessions: []int{1}, Kernels: []string{"portable"}},
 	} {
 		if err := c.Validate(); err == nil {
 			t.Errorf("Validate(%+v) = nil", c)

@@ -85,7 +85,7 @@ model defaults to the built-in stories260K.
 (a level the CPU lacks is refused; by default the best for this CPU, avx512-zen4 on a Zen 4): the
 results are bit-identical, only the speed differs.`, stderr)
 	models := &specsFlag{v: []string{builtin.DefaultLLM}}
-	fs.Var(models, "model", "model spec (repeatable): a .gguf, a llama2.c .bin, a Hugging Face directory or builtin:NAME, optionally @q8/@q4")
+	fs.Var(models, "model", "model spec (repeatable): a .gguf, a llama2.c .bin, a Hugging Face directory or builtin:NAME, optionally @q8/@q4; PATH.gguf@llama.cpp runs it on llama.cpp's library")
 	fs.Var(models, "m", "shorthand for --model")
 	addLlamaLibFlag(fs)
 	for _, f := range []struct {

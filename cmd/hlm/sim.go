@@ -148,12 +148,20 @@ func printSummary(w io.Writer, r *hybrid.Result) {
 		}
 		return fmt.Sprintf("%.4f", *p)
 	}
+	// The deviation is often ~1e-16 (a lossless method, up to rounding):
+	// significant digits show it.
+	g := func(p *float64) string {
+		if p == nil {
+			return "-"
+		}
+		return fmt.Sprintf("%.3g", *p)
+	}
 	fmt.Fprintf(w, "%s\n\n", r.Text)
 	fmt.Fprintf(w, "method %s, seed %d: %d tokens (%s)\n", r.Method, r.Seed, len(r.Tokens), r.Stop)
 	fmt.Fprintf(w, "  rounds %d, uploads %d (TR %.3f), skipped %d (TSR %s)\n", r.Rounds, r.Uploads, r.TransmissionRate, r.Skipped, f(r.TrueSkipRate))
 	fmt.Fprintf(w, "  drafts verified %d, accepted %d, resampled %d (rejection rate %s), bonus %d, accepted/round %.2f\n", r.Verified, r.Accepted, r.Resampled, f(r.RejectionRate), r.Bonus, r.AcceptedPerRound)
 	fmt.Fprintf(w, "  uplink %d bits (%.1f bits/token, compression %s), downlink %d bits; frames %d B up, %d B down\n", r.UplinkBits, r.BitsPerToken, f(r.CompressionRatio), r.DownlinkBits, r.UplinkBytes, r.DownlinkBytes)
-	fmt.Fprintf(w, "  virtual time %.3f s: %.2f tokens/s; energy %.1f; mean deviation from the LLM %s; wall %.2f s\n", r.VirtualSeconds, r.ThroughputTPS, r.Energy, f(r.MeanDeviation), r.WallSeconds)
+	fmt.Fprintf(w, "  virtual time %.3f s: %.2f tokens/s; energy %.1f; mean deviation from the LLM %s; wall %.2f s\n", r.VirtualSeconds, r.ThroughputTPS, r.Energy, g(r.MeanDeviation), r.WallSeconds)
 	fmt.Fprintf(w, "  virtual time spent: SLM %.3f s, uplink %.3f s, LLM %.3f s, downlink %.3f s\n", r.SLMSeconds, r.UplinkSeconds, r.LLMSeconds, r.DownlinkSeconds)
 	for _, warn := range r.Warnings {
 		fmt.Fprintf(w, "warning: %s\n", warn)
