@@ -33,7 +33,7 @@ stories260K and its shipped draft on TinyStories' prompts from $HLM_SHARED
 	maxTokens := fs.Int("max-tokens", defaultMaxTokens, "tokens the LLM writes per prompt")
 	temp := fs.Float64("temperature", 1, "sampling temperature of both models (> 0)")
 	seed := fs.Uint64("seed", defaultSeed, "random seed (prompt sample and the LLM's sampling)")
-	threads := fs.Int("threads", 0, "worker threads (0: all cores)")
+	threads := threadsFlag(fs, "worker threads (0: all cores)")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	if err := parse(fs, args); err != nil {
 		return err

@@ -40,7 +40,7 @@ ones you evaluate on.`, stderr)
 	density := fs.String("density", "kde", "density estimate of u for R: kde or histogram")
 	fitOn := fs.String("fit-on", "bins", "regress the mean β per uncertainty value (bins, as the papers' curves) or every token (points)")
 	out := fs.String("out", "", "also write the result as JSON to this file")
-	threads := fs.Int("threads", 0, "worker threads (0: all cores)")
+	threads := threadsFlag(fs, "worker threads (0: all cores)")
 	temp := fs.Float64("temperature", p.Temperature, "sampling temperature of both models")
 	if err := parse(fs, args); err != nil {
 		return err

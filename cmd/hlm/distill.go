@@ -113,7 +113,7 @@ func addDistillFlags(fs *flag.FlagSet, c *distill.Config) *distillFlags {
 	fs.Float64Var(&c.Opt.WeightDecay, "weight-decay", c.Opt.WeightDecay, "AdamW weight decay (matrices only)")
 	fs.Float64Var(&c.Opt.Clip, "clip", c.Opt.Clip, "clip the gradient's global norm to this (0: off)")
 	fs.Uint64Var(&c.Seed, "seed", defaultSeed, "random seed (initialisation and data)")
-	fs.IntVar(&c.Threads, "threads", 0, "worker threads (0: all cores; results do not depend on it)")
+	threadsVar(fs, &c.Threads, "worker threads (0: all cores; results do not depend on it)")
 	fs.IntVar(&c.EvalEvery, "eval-every", c.EvalEvery, "steps between held-out evaluations")
 	fs.IntVar(&c.Heldout, "heldout", c.Heldout, "held-out teacher samples (sequences of --seq tokens)")
 	fs.IntVar(&c.CheckpointEvery, "checkpoint-every", c.CheckpointEvery, "steps between checkpoints")

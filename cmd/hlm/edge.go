@@ -243,7 +243,7 @@ func addEdgeFlags(fs *flag.FlagSet) *edgeFlags {
 		openaiAddr: fs.String("openai", "", "serve an OpenAI-compatible API on this address instead of one prompt"),
 		openaiKey:  fs.String("openai-key", "", "require this bearer token on the OpenAI API"),
 		tmplFile:   fs.String("chat-template", "", "with --openai: format chat completions with this Jinja template instead of the model's"),
-		threads:    fs.Int("threads", 0, "worker threads for the draft model (0: all cores)"),
+		threads:    threadsFlag(fs, "worker threads for the draft model (0: all cores)"),
 		logFormat:  fs.String("log-format", "text", "log format: text or json"),
 		logLevel:   fs.String("log-level", "warn", "log level: debug, info, warn, error"),
 	}

@@ -114,7 +114,7 @@ hlm eval paper NAME reruns a paper's tables and figures (NAME: `+strings.Join(ev
 	seed := fs.Uint64("seed", defaultSeed, "random seed")
 	out := fs.String("out", "", "output directory (required)")
 	noNLL := fs.Bool("no-nll", false, "skip scoring outputs under the LLM")
-	threads := fs.Int("threads", 0, "worker threads (0: all cores)")
+	threads := threadsFlag(fs, "worker threads (0: all cores)")
 	var sets, sweeps setFlags
 	fs.Var(&sets, "set", "parameter override key=value for every point (repeatable)")
 	fs.Var(&sweeps, "sweep", "swept parameter key=v1,v2,… (repeatable: the grid is their product)")
@@ -240,7 +240,7 @@ NAME: `+strings.Join(eval.Papers, ", ")+`.`, stderr)
 	wn := fs.String("wordnet", "", "WordNet database directory for prompt perturbation (default $HLM_WORDNET or /usr/share/wordnet)")
 	maxTokens := fs.Int("max-tokens", defaultMaxTokens, "new tokens per prompt")
 	seed := fs.Uint64("seed", defaultSeed, "random seed")
-	threads := fs.Int("threads", 0, "worker threads (0: all cores)")
+	threads := threadsFlag(fs, "worker threads (0: all cores)")
 	quick := fs.Bool("quick", false, "sqs, qs and trees: a small rerun that still makes every figure and table (sqs: 2 temperatures, 2 seeds, 3 prompts; qs: 2 temperatures, 3 prompts, 8 training episodes; trees: 2 round trips, L = 1, 2, 4, 3 prompts), for tests")
 	var ablation listFlag
 	fs.Var(&ablation, "ablation", "cu-hlm: another draft for Table II's KD ablation, as NAME=SPEC (repeatable), e.g. \"untrained early exit=M.bin@exit=1\"")

@@ -46,7 +46,7 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs.Uint64Var(&cfg.Seed, "seed", defaultSeed, "random seed (the same seed gives the same text)")
 	fs.BoolVar(&cfg.NoBOS, "no-bos", false, "do not prepend the BOS token")
 	fs.BoolVar(&cfg.IgnoreEOS, "ignore-eos", false, "keep generating after the end-of-sequence token")
-	threads := fs.Int("threads", 0, "worker threads for the matrix products (0: all cores)")
+	threads := threadsFlag(fs, "worker threads for the matrix products (0: all cores)")
 	addLlamaLibFlag(fs)
 	chatMode := fs.Bool("chat", false, "format the prompt as a conversation with the model's chat template")
 	system := fs.String("system", "", "with --chat: a system message before the prompt")

@@ -77,8 +77,30 @@ func TestServeRefusesMeaninglessLimits(t *testing.T) {
 		{"--threads", "-2"}, {"--idle-timeout", "0s"}, {"--drain-delay", "-1s"},
 	} {
 		var out, errb strings.Builder
-		if code := run(context.Background(), append([]string{"serve", "--listen", "127.0.0.1:0"}, args...), &out, &errb); code != 2 || !strings.Contains(errb.String(), args[0]) {
+		if code := run(context.Background(), append([]string{"serve", "--listen", "127.0.0.1:0"}, args...), &out, &errb); code != 2 || !strings.Contains(errb.String(), strings.TrimLeft(args[0], "-")) {
 			t.Errorf("hlm serve %s: exit %d, %q; want exit 2 naming the flag", strings.Join(args, " "), code, errb.String())
 		}
+	}
+}
+
+// TestThreadsFlags: every command with --threads also takes -t (llama.cpp's
+// name for it) and refuses a negative count.
+func TestThreadsFlags(t *testing.T) {
+	n := 0
+	for name, fs := range commandFlags(t) {
+		th := fs.Lookup("threads")
+		if th == nil || name == "bench" {
+			continue
+		}
+		n++
+		if fs.Lookup("t") == nil {
+			t.Errorf("hlm %s has --threads but no -t", name)
+		}
+		if err := th.Value.Set("-1"); err == nil {
+			t.Errorf("hlm %s --threads -1 accepted", name)
+		}
+	}
+	if n < 10 {
+		t.Errorf("%d commands with --threads, want the 10 or more there are", n)
 	}
 }

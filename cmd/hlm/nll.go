@@ -100,7 +100,7 @@ func parseNLL(args []string, stderr io.Writer) (nllFlags, error) {
 	fs.StringVar(&f.tokPath, "tokenizer", "", "tokenizer file, when not found with the model")
 	addLlamaLibFlag(fs)
 	fs.StringVar(&f.text, "text", "", "text file (e.g. ../shared/data/tinystories/TinyStories-valid-sample.txt)")
-	fs.IntVar(&f.threads, "threads", 0, "worker threads (0: all cores)")
+	threadsVar(fs, &f.threads, "worker threads (0: all cores)")
 	fs.StringVar(&f.klBase, "kl-base", "", "base model spec: report the KL divergence of --model from it")
 	fs.StringVar(&f.klFile, "kl-base-logits", "", "base log-probabilities from llama-perplexity --kl-divergence-base")
 	fs.StringVar(&f.klPair, "kl-pair", "", "with --kl-base-logits: another engine's log-probabilities of the model (llama-perplexity --kl-divergence-base), compared position by position")

@@ -224,7 +224,7 @@ func (f *serveFlags) check() error {
 	for _, c := range []struct {
 		name   string
 		v, min int
-	}{{"max-sessions", *f.maxSessions, 1}, {"max-batch", *f.maxBatch, 1}, {"max-frame", *f.maxFrame, 1 << 10}, {"max-context", *f.maxContext, 0}, {"threads", *f.threads, 0}} {
+	}{{"max-sessions", *f.maxSessions, 1}, {"max-batch", *f.maxBatch, 1}, {"max-frame", *f.maxFrame, 1 << 10}, {"max-context", *f.maxContext, 0}} {
 		if c.v < c.min {
 			return fmt.Errorf("--%s %d: want at least %d", c.name, c.v, c.min)
 		}
@@ -261,7 +261,7 @@ func addServeFlags(fs *flag.FlagSet) *serveFlags {
 		idle:         fs.Duration("idle-timeout", 5*time.Minute, "drop a session after this long without traffic"),
 		maxBatch:     fs.Int("max-batch", 32, "sessions evaluated in one LLM pass (1 disables batching)"),
 		window:       fs.Duration("batch-window", cloud.DefaultBatchWindow, "longest a batch waits for the other connected devices' uploads (ends as soon as all have joined; a lone device never waits; negative: never wait)"),
-		threads:      fs.Int("threads", 0, "worker threads for the model (0: all cores; a @llama.cpp model takes them unless its spec says t=N)"),
+		threads:      threadsFlag(fs, "worker threads for the model (0: all cores; a @llama.cpp model takes them unless its spec says t=N)"),
 		logFormat:    fs.String("log-format", "text", "log format: text or json"),
 		logLevel:     fs.String("log-level", "info", "log level: debug, info, warn, error"),
 	}

@@ -62,7 +62,7 @@ Methods: `+strings.Join(hybrid.Methods, ", ")+`
 Parameters (--set key=value, repeatable):
 `+keysHelp(), stderr)
 	mf := addModelFlags(fs)
-	threads := fs.Int("threads", 0, "worker threads for the models (0: all cores)")
+	threads := threadsFlag(fs, "worker threads for the models (0: all cores)")
 	rf := addRunFlags(fs, p, "parameter override key=value (repeatable; see the list above)")
 	uf := addUIFlags(fs, true)
 	if err := parse(fs, args); err != nil {

@@ -48,7 +48,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	n := fs.Int("n", 40, "distinct training prompts (a seeded sample of the dataset; 0 or more than it has: all)")
 	maxTokens := fs.Int("max-tokens", defaultMaxTokens, "tokens per episode")
 	seed := fs.Uint64("seed", defaultSeed, "random seed (agent and episodes)")
-	threads := fs.Int("threads", 0, "worker threads (0: all cores)")
+	threads := threadsFlag(fs, "worker threads (0: all cores)")
 	temps := fs.String("temperatures", "", "comma-separated sampling temperatures cycled over the episodes (default: the temperature --set gives)")
 	var sets setFlags
 	fs.Var(&sets, "set", "parameter override key=value (repeatable; see hlm sim --help)")
