@@ -63,6 +63,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	c, ok := commands[args[0]]
 	if !ok {
+		names := make([]string, 0, len(commands))
+		for n := range commands {
+			names = append(names, n)
+		}
+		if s := closest(args[0], names); s != "" {
+			fmt.Fprintf(stderr, "hlm: unknown command %q; did you mean %q?\n\n", args[0], s)
+			return 2
+		}
 		fmt.Fprintf(stderr, "hlm: unknown command %q\n\n", args[0])
 		usage(stderr)
 		return 2
@@ -175,7 +183,7 @@ func parse(fs *flag.FlagSet, args []string) error {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
 		}
-		return usageError{err}
+		return usageError{withSuggestion(fs, err)}
 	}
 	if fs.NArg() > 0 {
 		return usageError{fmt.Errorf("unexpected argument %q (flags go before it?)", fs.Arg(0))}

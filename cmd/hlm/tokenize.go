@@ -49,7 +49,7 @@ Output, as llama-tokenize prints it: one "ID -> 'PIECE'" line per token; with
 	count := fs.Bool("show-count", false, "print the number of tokens last")
 	rest, err := parseInterspersed(fs, args)
 	if err != nil {
-		return flagErr(err)
+		return flagErr(fs, err)
 	}
 	if *ids && *pieces {
 		return usageError{fmt.Errorf("--ids and --pieces exclude each other")}
@@ -110,7 +110,7 @@ model defaults to the built-in stories260K, as in hlm tokenize.`, stderr)
 	stdin := fs.Bool("stdin", false, "read the ids from standard input")
 	rest, err := parseInterspersed(fs, args)
 	if err != nil {
-		return flagErr(err)
+		return flagErr(fs, err)
 	}
 	text, err := inputText(rest, *file, *stdin)
 	if err != nil {
@@ -201,9 +201,9 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 
 // flagErr passes --help through and marks other flag errors as usage
 // errors.
-func flagErr(err error) error {
+func flagErr(fs *flag.FlagSet, err error) error {
 	if err == nil || errors.Is(err, flag.ErrHelp) {
 		return err
 	}
-	return usageError{err}
+	return usageError{withSuggestion(fs, err)}
 }
