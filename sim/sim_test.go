@@ -3,6 +3,7 @@ package sim
 import (
 	"bytes"
 	"context"
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -346,6 +347,31 @@ func TestNoDraftSuggestsOwnEngine(t *testing.T) {
 			if _, err := model.ParseSpec(spec); err != nil {
 				t.Errorf("the suggested spec %q does not parse: %v", spec, err)
 			}
+		}
+	}
+}
+
+// TestTrainDDQNInterrupted: cancelled after two episodes (Ctrl-C), training
+// stops there and returns the agent and the two episodes' record with the
+// context's error — not the remaining episodes run empty.
+func TestTrainDDQNInterrupted(t *testing.T) {
+	ms := pair(t, stories+"@exit=2")
+	p := hybrid.DefaultParams()
+	p.Method, p.MaxTokens = hybrid.QS, 8
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	agent, log, err := TrainDDQN(ctx, ms, TrainConfig{Params: p, Prompts: []string{"Once upon a time"}, Episodes: 50, Agent: ddqn.DefaultConfig(),
+		Progress: func(ep int, _, _ float64) {
+			if ep == 2 {
+				cancel()
+			}
+		}})
+	if !errors.Is(err, context.Canceled) || agent == nil || len(log.Episodes) != 2 {
+		t.Fatalf("TrainDDQN cancelled after episode 2: agent %v, %d episodes, %v; want the agent, 2 episodes and context.Canceled", agent != nil, len(log.Episodes), err)
+	}
+	for i, e := range log.Episodes {
+		if !(e.Throughput > 0) {
+			t.Errorf("episode %d: %+v, want a real episode", i, e)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 
@@ -66,7 +67,9 @@ type TrainLog struct {
 // drafts, g(x) = speculative.ExpectedTokens(α) with α_l = min(1, p_l(x_l)/q̂_l(x_l))
 // (eq. 14 with the drafts drawn, an unbiased estimate of N_avg), over the
 // round's duration T^t (eq. 9). It returns the trained agent (with the
-// action table in its metadata) and the training record.
+// action table in its metadata) and the training record. Cancelled, it
+// returns the agent as trained by the episodes that finished, their
+// record, and ctx's error.
 func TrainDDQN(ctx context.Context, ms *Models, tc TrainConfig) (*ddqn.Agent, TrainLog, error) {
 	var log TrainLog
 	p, err := tc.setup()
@@ -86,6 +89,10 @@ func TrainDDQN(ctx context.Context, ms *Models, tc TrainConfig) (*ddqn.Agent, Tr
 		log.Curve = append(log.Curve, Checkpoint{Episode: 0, Throughput: tps})
 	}
 	for ep := 0; ep < tc.Episodes; ep++ {
+		if err := ctx.Err(); err != nil {
+			// Interrupted: the agent as trained so far, and the log.
+			return agent, log, err
+		}
 		pp, prompt := tc.episode(p, ep)
 		var rewards []float64
 		learn := func(ri hybrid.RoundInfo) {
@@ -95,6 +102,12 @@ func TrainDDQN(ctx context.Context, ms *Models, tc TrainConfig) (*ddqn.Agent, Tr
 			agent.Train()
 		}
 		r, err := runEpisode(ctx, ms, pp, prompt, ctl, learn)
+		if err == nil && ctx.Err() != nil {
+			err = ctx.Err() // an episode cut short is no episode
+		}
+		if errors.Is(err, ctx.Err()) && ctx.Err() != nil {
+			return agent, log, err
+		}
 		if err != nil {
 			return nil, log, err
 		}

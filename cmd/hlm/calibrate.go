@@ -45,6 +45,17 @@ ones you evaluate on.`, stderr)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
+	if *density != "kde" && *density != "histogram" {
+		return usageError{fmt.Errorf("--density %q: want kde or histogram", *density)}
+	}
+	if *fitOn != "bins" && *fitOn != "points" {
+		return usageError{fmt.Errorf("--fit-on %q: want bins or points", *fitOn)}
+	}
+	if *out != "" {
+		if err := checkOutFile(*out); err != nil {
+			return usageError{err}
+		}
+	}
 	tensor.SetThreads(*threads)
 	p.MaxTokens, p.Seed, p.Temperature = *maxTokens, *seed, *temp
 	texts, err := pf.texts(*n, *seed)

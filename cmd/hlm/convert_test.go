@@ -200,6 +200,16 @@ func TestOutRefusedBeforeWork(t *testing.T) {
 		{[]string{"convert", "--out", dir}, "is a directory"},
 		{[]string{"convert", "--out", filepath.Join(dir, "no", "m.gguf")}, "does not exist"},
 		{[]string{"eval", "--out", file, "--methods", "llm", "-n", "1", "--max-tokens", "2"}, "cannot be made"},
+		{[]string{"distill", "--steps", "1", "--out", filepath.Join(dir, "no", "d.gguf")}, "does not exist"},
+		{[]string{"calibrate", "-n", "1", "--max-tokens", "2", "--out", filepath.Join(dir, "no", "c.json")}, "does not exist"},
+		{[]string{"calibrate", "-n", "1", "--max-tokens", "2", "--density", "foo"}, "want kde or histogram"},
+		{[]string{"calibrate", "-n", "1", "--max-tokens", "2", "--fit-on", "foo"}, "want bins or points"},
+		{[]string{"train-ddqn", "--episodes", "1", "--out", filepath.Join(dir, "no", "p.json")}, "does not exist"},
+		{[]string{"train-ddqn", "--episodes", "1", "--out", filepath.Join(dir, "p.json"), "--method", "hlm"}, "trains the (L, ℓ) policy of q-s or s-q"},
+		{[]string{"train-ddqn", "--episodes", "1", "--out", filepath.Join(dir, "p.json"), "--method", "q-s", "--set", "method=s-q"}, "disagree"},
+		{[]string{"eval", "--out", filepath.Join(dir, "e"), "--methods", "hlm", "--set", "method=q-s"}, "--methods"},
+		{[]string{"eval", "--out", filepath.Join(dir, "e"), "--methods", "hlm", "--max-tokens", "16", "--set", "max_tokens=8"}, "disagree"},
+		{[]string{"loadtest", "--method", "llm", "--set", "method=q-s"}, "disagree"},
 	} {
 		_, stderr, err := runHLM(t, c.args...)
 		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(stderr, "runs") {

@@ -59,6 +59,11 @@ seed write the same bytes.`, stderr)
 	if err := f.apply(&c); err != nil {
 		return err
 	}
+	if c.Out != "" {
+		if err := checkOutFile(c.Out); err != nil {
+			return usageError{err}
+		}
+	}
 	bar := newTrainBar(stderr)
 	res, err := distill.Run(ctx, c, bar.update)
 	bar.done()

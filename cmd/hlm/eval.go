@@ -124,10 +124,13 @@ hlm eval paper NAME reruns a paper's tables and figures (NAME: `+strings.Join(ev
 	if *out == "" {
 		return usageError{errors.New("--out is required")}
 	}
-	// Made before the evaluation, so that a bad --out fails in a second,
-	// not after hours of work.
-	if err := os.MkdirAll(*out, 0o755); err != nil {
-		return usageError{fmt.Errorf("--out %s: the directory for the results cannot be made: %w", *out, err)}
+	if err := setsAgree(fs, sets, map[string]string{"max-tokens": "max_tokens", "seed": "seed"}); err != nil {
+		return err
+	}
+	for _, kv := range sets {
+		if k, _, _ := strings.Cut(kv, "="); strings.TrimSpace(k) == "method" {
+			return usageError{fmt.Errorf("--set %s: eval runs the methods --methods names", kv)}
+		}
 	}
 	p.MaxTokens, p.Seed = *maxTokens, *seed
 	if err := p.SetAll(sets); err != nil {
@@ -136,6 +139,11 @@ hlm eval paper NAME reruns a paper's tables and figures (NAME: `+strings.Join(ev
 	points, err := eval.Grid(strings.Split(*methods, ","), sweeps)
 	if err != nil {
 		return usageError{err}
+	}
+	// Made before the evaluation, so that a bad --out fails in a second,
+	// not after hours of work.
+	if err := os.MkdirAll(*out, 0o755); err != nil {
+		return usageError{fmt.Errorf("--out %s: the directory for the results cannot be made: %w", *out, err)}
 	}
 	tensor.SetThreads(*threads)
 	ex, err := evalExamples(*ds, *dsPath, *n, *seed)

@@ -63,6 +63,9 @@ func runLoadtest(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err := parse(fs, args); err != nil {
 		return err
 	}
+	if err := setsAgree(fs, sets, map[string]string{"method": "method", "max-tokens": "max_tokens"}); err != nil {
+		return err
+	}
 	p.Method, p.MaxTokens = *method, *maxTokens
 	if err := p.SetAll(sets); err != nil {
 		return usageError{err}

@@ -187,3 +187,24 @@ func (r *runFlags) openTrace() (io.Writer, func(), error) {
 	}
 	return f, func() { f.Close() }, nil
 }
+
+// setsAgree refuses a --set key that one of the command's own flags also
+// gave (flagKeys maps those flags to the keys they set), unless both say
+// the same: the commands that apply their flags and then --set would
+// otherwise let --set win without a word, where sim and edge refuse.
+func setsAgree(fs *flag.FlagSet, sets setFlags, flagKeys map[string]string) error {
+	given := map[string]*flag.Flag{}
+	fs.Visit(func(f *flag.Flag) {
+		if k, ok := flagKeys[f.Name]; ok {
+			given[k] = f
+		}
+	})
+	for _, kv := range sets {
+		key, v, _ := strings.Cut(kv, "=")
+		key, v = strings.TrimSpace(key), strings.TrimSpace(v)
+		if f, ok := given[key]; ok && canonical(key, f.Value.String()) != canonical(key, v) {
+			return usageError{fmt.Errorf("--%s %s and --set %s disagree: give one", f.Name, f.Value, kv)}
+		}
+	}
+	return nil
+}

@@ -58,9 +58,18 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *out == "" {
 		return usageError{errors.New("--out is required")}
 	}
+	if err := checkOutFile(*out); err != nil {
+		return usageError{err}
+	}
+	if err := setsAgree(fs, sets, map[string]string{"method": "method", "max-tokens": "max_tokens", "seed": "seed"}); err != nil {
+		return err
+	}
 	p.Method, p.MaxTokens, p.Seed = *method, *maxTokens, *seed
 	if err := p.SetAll(sets); err != nil {
 		return usageError{err}
+	}
+	if p.Method != hybrid.QS && p.Method != hybrid.SQ {
+		return usageError{fmt.Errorf("method %s: train-ddqn trains the (L, ℓ) policy of %s or %s", p.Method, hybrid.QS, hybrid.SQ)}
 	}
 	temperatures, err := parseFloats(*temps)
 	if err != nil {
@@ -87,7 +96,8 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			}
 			status(ep, *episodes, fmt.Sprintf("episode %d/%d: %.2f tokens/s (mean of last %d: %.2f), ε %.2f", ep, *episodes, t, len(window), meanOf(window), eps))
 		}})
-	if err != nil {
+	interrupted := err != nil && agent != nil && ctx.Err() != nil && len(log.Episodes) > 0
+	if err != nil && !interrupted {
 		return err
 	}
 	f, err := os.Create(*out)
@@ -105,8 +115,12 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	for i, e := range log.Episodes {
 		tps[i] = e.Throughput
 	}
-	first, last := meanOf(tps[:min(20, len(tps))]), meanOf(tps[max(0, len(tps)-20):])
-	fmt.Fprintf(stdout, "trained %d episodes: throughput %.2f tokens/s over the first 20, %.2f over the last 20; wrote %s\n", len(tps), first, last, *out)
+	k := min(20, len(tps))
+	first, last := meanOf(tps[:k]), meanOf(tps[len(tps)-k:])
+	fmt.Fprintf(stdout, "trained %d episodes: throughput %.2f tokens/s over the first %d, %.2f over the last %d; wrote %s\n", len(tps), first, k, last, k, *out)
+	if interrupted {
+		return fmt.Errorf("interrupted after %d of %d episodes: %s holds the policy they trained", len(tps), *episodes, *out)
+	}
 	return nil
 }
 
