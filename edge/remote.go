@@ -272,6 +272,10 @@ var (
 	// ErrClosedAtHandshake: the server closed a connection without TLS
 	// before answering the handshake, as a TLS server does.
 	ErrClosedAtHandshake = errors.New("the server closed the connection at the handshake, as a TLS server does to a device that connects without TLS")
+	// ErrUnreachable wraps the failures to reach the server that retrying
+	// did not mend (nothing listening, a connection lost for good), as
+	// opposed to a refusal (TLS, token, a model mismatch).
+	ErrUnreachable = errors.New("the server cannot be reached")
 	// ErrNoServer: nothing listens at the address.
 	ErrNoServer = errors.New("nothing listens there: start hlm serve on that machine, or give its address with --server HOST:PORT")
 )
@@ -421,7 +425,7 @@ func (r *Remote) Verify(ctx context.Context, up *wire.Upload) (*wire.Verdict, er
 		r.conn.Close()
 		r.conn = nil
 	}
-	return nil, fmt.Errorf("round %d: gave up after %d attempts: %w", up.Round, r.cfg.Retries+1, last)
+	return nil, fmt.Errorf("%w: gave up after %d attempts: %w", ErrUnreachable, r.cfg.Retries+1, last)
 }
 
 // Close ends the session (best effort) and the connection.

@@ -8,6 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hlmproject/hlm/hybrid"
+	"github.com/hlmproject/hlm/model/builtin"
+	"github.com/hlmproject/hlm/model/llama"
 	"github.com/hlmproject/hlm/wire"
 )
 
@@ -63,5 +66,35 @@ func TestDialHTTPPeer(t *testing.T) {
 	_, err = Dial(context.Background(), Config{Addr: ln.Addr().String(), Retries: 1})
 	if !errors.Is(err, wire.ErrHTTP) || !strings.Contains(err.Error(), "--listen") {
 		t.Fatalf("Dial = %v; want wire.ErrHTTP and the --listen hint", err)
+	}
+}
+
+// TestUnreachableIsMarked: a generation whose server cannot be reached
+// (nothing listens) fails with ErrUnreachable — what the OpenAI endpoint
+// answers with 503 and Retry-After — and a refusal does not.
+func TestUnreachableIsMarked(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now
+	slm, err := llama.OpenSpec(builtin.DefaultLLM+"@exit=2", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := hybrid.DefaultParams()
+	p.MaxTokens = 4
+	g, err := NewGenerator(Config{Addr: addr, Retries: 1, Backoff: time.Millisecond}, slm, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = g.One(context.Background(), p, "Once", nil)
+	if !errors.Is(err, ErrUnreachable) || !errors.Is(err, ErrNoServer) {
+		t.Errorf("nothing listening: %v; want ErrUnreachable and ErrNoServer", err)
+	}
+	_, err = Dial(context.Background(), Config{Addr: addr, TLS: nil, LocalAddr: "not-an-ip"})
+	if err == nil || errors.Is(err, ErrUnreachable) {
+		t.Errorf("a refusal (a bad local address): %v; want an error that is not ErrUnreachable", err)
 	}
 }

@@ -57,6 +57,9 @@ func (g *Generator) OneTokens(ctx context.Context, p hybrid.Params, ids []int, o
 	}
 	rem, err := Dial(ctx, conn)
 	if err != nil {
+		if !errors.As(err, new(fatal)) && ctx.Err() == nil {
+			err = fmt.Errorf("%w: %w", ErrUnreachable, err)
+		}
 		return hybrid.Result{}, Stats{}, fmt.Errorf("connecting to %s: %w", conn.Addr, err)
 	}
 	defer rem.Close()

@@ -262,7 +262,8 @@ const (
 // Limits of the integer keys: generous, but no value that could exhaust
 // memory or overflow a count on the way.
 const (
-	maxTokensLimit = 1 << 24
+	// MaxTokensLimit is the most new tokens max_tokens may ask.
+	MaxTokensLimit = 1 << 24
 	maxIndex       = 1 << 22 // a vocabulary index or size
 	maxDraftLen    = 1 << 16
 	maxBudgetBits  = 1 << 30
@@ -299,7 +300,7 @@ var registry = []Key{
 		[]DraftPolicy{DraftFixed, DraftHeuristic, DraftDDQN}, func(p *Params) *DraftPolicy { return &p.Draft }, DraftFixed, DraftHeuristic).wire(),
 
 	// Device-only settings: they never reach the server.
-	intKey("max_tokens", "new tokens at most (r_max)", 1, maxTokensLimit, func(p *Params) *int { return &p.MaxTokens }).typical(1, 48).flag(),
+	intKey("max_tokens", "new tokens at most (r_max)", 1, MaxTokensLimit, func(p *Params) *int { return &p.MaxTokens }).typical(1, 48).flag(),
 	intKey("m", "perturbed temperatures per token (U-HLM M)", 1, 1<<16, func(p *Params) *int { return &p.M }).typical(1, 24),
 	floatKey("theta_max", "perturbed temperatures are uniform in [0, theta_max]", positive, func(p *Params) *float64 { return &p.ThetaMax }).typical(0.5, 3),
 	{Name: "u_th", Help: "uncertainty threshold: upload when u > u_th (default: 0.8 for CU-HLM, 0.431 for U-HLM and U+I)",

@@ -61,6 +61,11 @@ const (
 // 400 with the error's text instead of 500.
 var ErrInvalidRequest = errors.New("openai: invalid request")
 
+// ErrUnavailable, wrapped in a Backend's error, is a backend that cannot
+// serve now but may later (a verifier that cannot be reached): 503 with
+// Retry-After instead of 500, so that clients and balancers retry.
+var ErrUnavailable = errors.New("openai: backend unavailable")
+
 // ErrContextLength, wrapped in a Backend's error, is a request whose prompt
 // does not fit the model's context: 400 with OpenAI's code
 // "context_length_exceeded". (A prompt that fits but leaves less room

@@ -66,7 +66,8 @@
 // bearer token when Options.APIKey is set, 404 for unknown paths, 405 for a
 // wrong method (with Allow), 413 beyond Options.MaxBodyBytes, 429 with
 // Retry-After when Options.MaxConcurrent generations are running, 500 when
-// the Backend fails (400 if its error wraps ErrInvalidRequest).
+// the Backend fails (400 if its error wraps ErrInvalidRequest, 503 with
+// Retry-After if it wraps ErrUnavailable).
 //
 // # Example
 //

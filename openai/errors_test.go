@@ -218,6 +218,19 @@ func TestBackendErrors(t *testing.T) {
 			w = do(t, NewHandler(b, Options{}), "POST", m.path(), m.body(""))
 			checkError(t, w, 400, "invalid_request_error", "", "")
 
+			// A backend that may serve later (its verifier unreachable):
+			// 503 with Retry-After, so that clients and balancers retry.
+			b = &fakeBackend{err: fmt.Errorf("%w: the verifier cannot be reached", ErrUnavailable)}
+			w = do(t, NewHandler(b, Options{}), "POST", m.path(), m.body(""))
+			checkError(t, w, 503, "server_error", "", "service_unavailable")
+			if w.Header().Get("Retry-After") == "" {
+				t.Error("503 without Retry-After")
+			}
+
+			// max_tokens beyond Options.MaxTokens names the parameter.
+			w = do(t, NewHandler(&fakeBackend{}, Options{MaxTokens: 100}), "POST", m.path(), strings.Replace(m.body(""), "{", `{"max_tokens":101,`, 1))
+			checkError(t, w, 400, "invalid_request_error", "max_tokens", "")
+
 			// Failing after some text.
 			b = &fakeBackend{pieces: []string{"a", "b", "c"}, err: boom, errAfter: 2}
 			w = do(t, NewHandler(b, Options{}), "POST", m.path(), m.body(""))

@@ -137,6 +137,9 @@ func (h *handler) fail(w http.ResponseWriter, sse *sseWriter, out *responder, lo
 	} else if errors.Is(err, ErrInvalidRequest) {
 		e = invalidParam("", "%v", err)
 		log.Info("rejected by the backend", "err", err)
+	} else if errors.Is(err, ErrUnavailable) {
+		e = newAPIError(http.StatusServiceUnavailable, typeServer, "service_unavailable", "", "%v", err)
+		log.Warn("backend unavailable", "err", err)
 	} else {
 		e = newAPIError(http.StatusInternalServerError, typeServer, "", "", "generation failed: %v", err)
 		log.Error("generation failed", "err", err)

@@ -35,6 +35,9 @@ type Options struct {
 	// DefaultMaxTokens is used when a request gives no max_tokens; 0 means
 	// DefaultMaxTokens.
 	DefaultMaxTokens int
+	// MaxTokens is the most a request's max_tokens may ask (400 naming the
+	// parameter beyond); 0 means no limit here (the Backend's own).
+	MaxTokens int
 	// ModelName overrides Backend.Model() in responses and /v1/models.
 	ModelName string
 	// ChatTemplate turns chat messages into one prompt (the model's own

@@ -130,6 +130,9 @@ func (c *commonFields) check(o *Options) (genRequest, *apiError) {
 		if *c.MaxTokens < 1 {
 			return g, invalidParam("max_tokens", "'max_tokens' must be at least 1")
 		}
+		if o.MaxTokens > 0 && *c.MaxTokens > o.MaxTokens {
+			return g, invalidParam("max_tokens", "'max_tokens' must be at most %d", o.MaxTokens)
+		}
 		g.MaxTokens = *c.MaxTokens
 	}
 	if t := c.Temperature; t != nil && (*t < 0 || *t > 2) {

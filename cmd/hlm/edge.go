@@ -66,8 +66,20 @@ func edgeMain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if *uf.addr != "" && *f.openaiAddr != "" {
-		return usageError{errors.New("--ui shows the generations of --prompt/--prompts, not of --openai")}
+	if *f.openaiAddr != "" {
+		switch {
+		case *uf.addr != "":
+			return usageError{errors.New("--ui shows the generations of --prompt/--prompts, not of --openai")}
+		case *rf.prompt != "" || *rf.prompts != "":
+			return usageError{errors.New("--openai serves the prompts of its clients: drop --prompt/--prompts (or run them without --openai)")}
+		case *rf.asJSON:
+			return usageError{errors.New("--json prints the summary of --prompt/--prompts; --openai answers in JSON to its clients")}
+		}
+	} else if *f.openaiMax != 4 {
+		return usageError{errors.New("--openai-concurrency limits the generations of --openai")}
+	}
+	if *f.openaiMax < 1 {
+		return usageError{fmt.Errorf("--openai-concurrency %d: want at least 1", *f.openaiMax)}
 	}
 	p, err := rf.params(p)
 	if err != nil {
@@ -105,7 +117,7 @@ func edgeMain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if err != nil {
 			return err
 		}
-		return serveOpenAI(ctx, g, cf, *f.openaiAddr, *f.openaiKey, log, stderr)
+		return serveOpenAI(ctx, g, cf, *f.openaiAddr, *f.openaiKey, *f.openaiMax, log, stderr)
 	}
 	if *f.tmplFile != "" || len(vars) > 0 {
 		return usageError{errors.New("--chat-template and --chat-var format the chat completions of --openai")}
@@ -226,7 +238,7 @@ func openEdgeDraft(ctx context.Context, conn edge.Config, spec, tok string) (mod
 type edgeFlags struct {
 	server, tok, token, caFile, llmFP, openaiAddr, openaiKey, tmplFile, logFormat, logLevel *string
 	useTLS, insecure, shape                                                                 *bool
-	threads                                                                                 *int
+	threads, openaiMax                                                                      *int
 }
 
 // addEdgeFlags declares them.
@@ -242,6 +254,7 @@ func addEdgeFlags(fs *flag.FlagSet) *edgeFlags {
 		llmFP:      fs.String("llm-fingerprint", "", "refuse servers whose LLM has another fingerprint"),
 		openaiAddr: fs.String("openai", "", "serve an OpenAI-compatible API on this address instead of one prompt"),
 		openaiKey:  fs.String("openai-key", "", "require this bearer token on the OpenAI API"),
+		openaiMax:  fs.Int("openai-concurrency", 4, "with --openai: generations at once; one more gets 429 with Retry-After (each holds a session on the server and a draft on this device)"),
 		tmplFile:   fs.String("chat-template", "", "with --openai: format chat completions with this Jinja template instead of the model's"),
 		threads:    threadsFlag(fs, "worker threads for the draft model (0: all cores)"),
 		logFormat:  fs.String("log-format", "text", "log format: text or json"),

@@ -104,3 +104,23 @@ func TestThreadsFlags(t *testing.T) {
 		t.Errorf("%d commands with --threads, want the 10 or more there are", n)
 	}
 }
+
+// TestEdgeOpenAIExclusive: --openai serves its clients' prompts, so the
+// flags of a one-off run are refused with it, not ignored.
+func TestEdgeOpenAIExclusive(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--openai", "127.0.0.1:0", "--prompt", "x"}, "drop --prompt/--prompts"},
+		{[]string{"--openai", "127.0.0.1:0", "--prompts", "f.txt"}, "drop --prompt/--prompts"},
+		{[]string{"--openai", "127.0.0.1:0", "--json"}, "--json prints the summary"},
+		{[]string{"--openai", "127.0.0.1:0", "--openai-concurrency", "0"}, "want at least 1"},
+		{[]string{"--prompt", "x", "--openai-concurrency", "8"}, "limits the generations of --openai"},
+	} {
+		var out, errb strings.Builder
+		if code := run(context.Background(), append([]string{"edge"}, c.args...), &out, &errb); code != 2 || !strings.Contains(errb.String(), c.want) {
+			t.Errorf("hlm edge %s: exit %d, %q; want %q", strings.Join(c.args, " "), code, errb.String(), c.want)
+		}
+	}
+}

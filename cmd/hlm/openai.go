@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hlmproject/hlm/edge"
+	"github.com/hlmproject/hlm/hybrid"
 	"github.com/hlmproject/hlm/model"
 	"github.com/hlmproject/hlm/openai"
 )
@@ -71,6 +72,11 @@ func (b *openaiBackend) Generate(ctx context.Context, req openai.Request, onText
 		// context_length_exceeded), not the server's.
 		return openai.Result{}, fmt.Errorf("%w: %s", openai.ErrContextLength, strings.TrimPrefix(err.Error(), model.ErrContextFull.Error()+": "))
 	}
+	if errors.Is(err, edge.ErrUnreachable) {
+		// hlm serve is down or gone: a retry may succeed (503), unlike a
+		// refusal or a fault (500).
+		return openai.Result{}, fmt.Errorf("%w: the verifier (hlm serve) cannot be reached: %w", openai.ErrUnavailable, err)
+	}
 	// An end-of-generation token is "stop"; the token budget or the
 	// context running out is "length". The usage counts the prompt tokens
 	// the models saw (cut, with --set fit_prompt=true).
@@ -96,8 +102,8 @@ func newOpenAIAPI(g *edge.Generator, f *chatFormat, opts openai.Options) (http.H
 }
 
 // serveOpenAI serves the OpenAI-compatible API until ctx ends.
-func serveOpenAI(ctx context.Context, g *edge.Generator, f *chatFormat, addr, key string, log *slog.Logger, stderr io.Writer) error {
-	h, b, err := newOpenAIAPI(g, f, openai.Options{APIKey: key, MaxConcurrent: 4, Logger: log})
+func serveOpenAI(ctx context.Context, g *edge.Generator, f *chatFormat, addr, key string, maxConcurrent int, log *slog.Logger, stderr io.Writer) error {
+	h, b, err := newOpenAIAPI(g, f, openai.Options{APIKey: key, MaxConcurrent: maxConcurrent, MaxTokens: hybrid.MaxTokensLimit, Logger: log})
 	if err != nil {
 		return err
 	}
