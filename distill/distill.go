@@ -27,6 +27,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"sort"
 	"strings"
 	"time"
 
@@ -298,7 +299,7 @@ func (r *run) resume() (*train.Params[float32], error) {
 		return nil, err
 	}
 	if st.Meta["config"] != r.identity {
-		return nil, fmt.Errorf("%s was made by another configuration:\n  checkpoint: %s\n  now:        %s", r.ckpt, st.Meta["config"], r.identity)
+		return nil, fmt.Errorf("%s was made by another configuration (%s): rerun with the checkpoint's values, or without --resume to start anew", r.ckpt, configDiff(st.Meta["config"], r.identity))
 	}
 	if st.Meta["teacher"] != r.fingerprint {
 		return nil, fmt.Errorf("the teacher's weights changed since %s was written", r.ckpt)
@@ -465,4 +466,31 @@ func (r *run) writeDraft() error {
 		_, err := llama.WriteGGUF(out, m, dt, "hlm draft for "+fp[:min(16, len(fp))], llama.Meta{Key: llama.TeacherKey, Value: fp})
 		return err
 	})
+}
+
+// configDiff names the fields in which two runs' identities (JSON objects
+// of their configurations) differ, with both values: "Steps 100 in the
+// checkpoint, 200 now".
+func configDiff(was, now string) string {
+	var a, b map[string]any
+	if json.Unmarshal([]byte(was), &a) != nil || json.Unmarshal([]byte(now), &b) != nil {
+		return "checkpoint: " + was + "; now: " + now
+	}
+	keys := map[string]bool{}
+	for k := range a {
+		keys[k] = true
+	}
+	for k := range b {
+		keys[k] = true
+	}
+	var diffs []string
+	for k := range keys {
+		x, _ := json.Marshal(a[k])
+		y, _ := json.Marshal(b[k])
+		if string(x) != string(y) {
+			diffs = append(diffs, fmt.Sprintf("%s %s in the checkpoint, %s now", k, x, y))
+		}
+	}
+	sort.Strings(diffs)
+	return strings.Join(diffs, "; ")
 }

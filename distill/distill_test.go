@@ -127,8 +127,13 @@ func TestInterruptAndResume(t *testing.T) {
 	}
 	// Resuming with another configuration is refused.
 	part.Seed = 9
-	if _, err := Run(context.Background(), part, nil); err == nil || !strings.Contains(err.Error(), "another configuration") {
+	_, err := Run(context.Background(), part, nil)
+	if err == nil || !strings.Contains(err.Error(), "another configuration") {
 		t.Fatalf("resume with another seed: %v", err)
+	}
+	// It names the field that differs, and only it.
+	if msg := err.Error(); !strings.Contains(msg, "seed 1 in the checkpoint, 9 now") || strings.Count(msg, " now") != 1 {
+		t.Errorf("resume with another seed: %q; want the seed named, alone", msg)
 	}
 }
 
@@ -200,6 +205,7 @@ func TestBadInput(t *testing.T) {
 		{"exit init with another width", func(c *Config) { c.Init = "exit=1" }, "must be the teacher's"},
 		{"seq beyond the context", func(c *Config) { c.Seq = 100000; c.Batch = 1 }, "context length"},
 		{"resume without checkpoint", func(c *Config) { c.Resume = true }, "resume"},
+		{"heads that do not divide the width", func(c *Config) { c.Dim, c.Heads, c.KVHeads = 7, 2, 1; c.Init = "random" }, "--dim must be a multiple of --heads"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := smallConfig(t, filepath.Join(dir, "x.gguf"))

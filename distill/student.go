@@ -143,7 +143,10 @@ func newStudent(c Config, teacher *llama.Model, open func(spec string) (*llama.M
 	shape := c.studentShape(tc)
 	p, err := train.NewParams[float32](train.Shape{Config: shape, Tied: true})
 	if err != nil {
-		return nil, fmt.Errorf("student shape: %w", err)
+		// The shape comes from flags, not from a file: say so, and what a
+		// shape must satisfy.
+		return nil, fmt.Errorf("the student's shape (--layers %d --dim %d --hidden %d --heads %d --kv-heads %d; by default one layer of the teacher's widths) is impossible: %s (--dim must be a multiple of --heads, and --heads of --kv-heads)",
+			shape.Layers, shape.Dim, shape.Hidden, shape.Heads, shape.KVHeads, strings.TrimPrefix(err.Error(), model.ErrFormat.Error()+": "))
 	}
 	p.InitRandom(c.Seed, 0.02)
 	if c.Init == "svd" {

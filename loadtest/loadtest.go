@@ -79,8 +79,13 @@ type Cell struct {
 
 // Run measures every cell of the grid.
 func Run(ctx context.Context, c Config) ([]Cell, error) {
-	if c.SLM == nil || len(c.Prompts) == 0 || c.Duration <= 0 {
-		return nil, errors.New("loadtest: SLM, prompts and a duration are required")
+	switch {
+	case c.SLM == nil:
+		return nil, errors.New("no draft model (SLM)")
+	case len(c.Prompts) == 0:
+		return nil, errors.New("no prompts")
+	case c.Duration <= 0:
+		return nil, fmt.Errorf("duration %v: want a positive duration", c.Duration)
 	}
 	var cells []Cell
 	for _, b := range c.Balances {

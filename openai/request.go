@@ -184,6 +184,10 @@ func parsePrompt(raw json.RawMessage) (string, *apiError) {
 	if json.Unmarshal(raw, &arr) != nil {
 		return "", invalidParam("prompt", "'prompt' must be a string")
 	}
+	var ids []int64
+	if len(arr) > 0 && json.Unmarshal(raw, &ids) == nil {
+		return "", invalidParam("prompt", "'prompt' must be a string (token-id prompts are not supported)")
+	}
 	if len(arr) != 1 {
 		return "", invalidParam("prompt", "'prompt' must be one string: got an array of %d; send one request per prompt", len(arr))
 	}

@@ -21,8 +21,8 @@ func init() {
 
 func runConvert(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("convert", "--out FILE.gguf [--model SPEC] [--type f32|f16|q8_0|q4_0]", `
-Convert a model to GGUF v3 (llama architecture, llama.cpp tensor names) with
-its tokenizer in the metadata. Norms stay F32; a matrix whose rows are not a
+Convert a model to GGUF v3 (its own architecture, llama.cpp's tensor names)
+with its tokenizer in the metadata. Norms stay F32; a matrix whose rows are not a
 multiple of 32 elements stays F32 when a block type is asked for. An early-exit
 spec (PATH@exit=N) still writes all layers: exit is a view, not a cut. The
 file records the fingerprint of the full-precision model its weights come

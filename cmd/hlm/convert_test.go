@@ -210,6 +210,7 @@ func TestOutRefusedBeforeWork(t *testing.T) {
 		{[]string{"eval", "--out", filepath.Join(dir, "e"), "--methods", "hlm", "--set", "method=q-s"}, "--methods"},
 		{[]string{"eval", "--out", filepath.Join(dir, "e"), "--methods", "hlm", "--max-tokens", "16", "--set", "max_tokens=8"}, "disagree"},
 		{[]string{"loadtest", "--method", "llm", "--set", "method=q-s"}, "disagree"},
+		{[]string{"loadtest", "--duration", "0s"}, "want a positive duration"},
 	} {
 		_, stderr, err := runHLM(t, c.args...)
 		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(stderr, "runs") {

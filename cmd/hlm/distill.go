@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -106,14 +107,17 @@ func addDistillFlags(fs *flag.FlagSet, c *distill.Config) *distillFlags {
 	fs.BoolVar(&c.ExtraLayer, "extra-layer", false, "exit-head mode: also train one new layer above the frozen ones")
 	f.temps = fs.String("sample-temps", "1", "temperatures of the teacher samples, one per sequence in turn (comma-separated); the labels stay at temperature 1")
 	fs.Var(&f.data, "data", "training text file (TinyStories format; repeatable)")
-	fs.Float64Var(&c.TextFrac, "text-frac", -1, "share of each batch taken from --data (default: 1 with --data, else 0)")
+	c.TextFrac = -1
+	fs.Var(unsetFloat{&c.TextFrac}, "text-frac", "`share` of each batch taken from --data (default: 1 with --data, else 0)")
 	fs.Float64Var(&c.OnPolicy, "on-policy", 0, "share of each batch sampled from the student and scored by the teacher")
 	f.loss = fs.String("loss", c.Loss.String(), "loss on the teacher's distribution: fkl, rkl, tvd or jsd")
 	fs.IntVar(&c.Steps, "steps", c.Steps, "optimizer steps")
 	fs.IntVar(&c.Batch, "batch", c.Batch, "sequences per step")
 	fs.IntVar(&c.Seq, "seq", c.Seq, "tokens per sequence")
 	fs.Float64Var(&c.Opt.LR, "lr", c.Opt.LR, "peak learning rate (AdamW)")
-	f.minLR = fs.Float64("min-lr", -1, "final learning rate of the cosine decay (default: lr/10)")
+	f.minLR = new(float64)
+	*f.minLR = -1
+	fs.Var(unsetFloat{f.minLR}, "min-lr", "final learning rate `LR` of the cosine decay (default: lr/10)")
 	fs.IntVar(&c.Opt.Warmup, "warmup", c.Opt.Warmup, "linear warmup steps")
 	fs.Float64Var(&c.Opt.WeightDecay, "weight-decay", c.Opt.WeightDecay, "AdamW weight decay (matrices only)")
 	fs.Float64Var(&c.Opt.Clip, "clip", c.Opt.Clip, "clip the gradient's global norm to this (0: off)")
@@ -223,4 +227,24 @@ func isTerminal(w io.Writer) bool {
 	}
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// unsetFloat is a float flag whose default, a negative "not given", is
+// described in its usage: the help shows no "(default -1)" beside it.
+type unsetFloat struct{ p *float64 }
+
+func (u unsetFloat) String() string {
+	if u.p == nil || *u.p < 0 {
+		return ""
+	}
+	return strconv.FormatFloat(*u.p, 'g', -1, 64)
+}
+
+func (u unsetFloat) Set(s string) error {
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || v < 0 {
+		return errors.New("want a number ≥ 0")
+	}
+	*u.p = v
+	return nil
 }

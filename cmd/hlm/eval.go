@@ -104,7 +104,7 @@ sample from $HLM_SHARED (else the stories built into hlm, with a notice).
 `+datasetsHelp+`
 
 hlm eval paper NAME reruns a paper's tables and figures (NAME: `+strings.Join(eval.Papers, ", ")+`;
---quick makes a small rerun of sqs and qs); hlm eval paper --help lists its flags.`, stderr)
+--quick makes a small rerun of sqs, qs and trees); hlm eval paper --help lists its flags.`, stderr)
 	mf := addModelFlags(fs)
 	methods := fs.String("methods", "llm,slm,hlm,u-hlm,cu-hlm-online,q-s", "comma-separated methods")
 	ds := fs.String("dataset", "tinystories", "dataset name (see above)")

@@ -73,6 +73,9 @@ func runLoadtest(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err := p.Validate(); err != nil {
 		return usageError{err}
 	}
+	if *duration <= 0 {
+		return usageError{fmt.Errorf("--duration %v: want a positive duration", *duration)}
+	}
 	cfg := loadtest.Config{Params: p, Prompts: []string{*prompt}, Duration: *duration, Balances: strings.Split(*balances, ","), Progress: stderr}
 	var err error
 	for _, l := range []struct {
