@@ -51,3 +51,23 @@ func runQuickPaper(t *testing.T, cfg PaperConfig, files, phrases []string) strin
 	}
 	return md
 }
+
+// TestPaperDataMissingUpFront: a rerun whose shared data is missing fails
+// before any work, naming every missing file, and writes nothing.
+func TestPaperDataMissingUpFront(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out")
+	called := false
+	err := RunPaper(context.Background(), PaperConfig{Name: "u-hlm", Out: out, LLM: builtin.DefaultLLM, Shared: t.TempDir(), Quick: true,
+		Progress: func(int, int, string) { called = true }})
+	if err == nil || called {
+		t.Fatalf("RunPaper without the shared data: %v (progress reported: %v); want an error before any work", err, called)
+	}
+	for _, name := range []string{"alpaca", "qed", "creak", "strategyqa"} {
+		if !strings.Contains(err.Error(), "/data/"+name) && !strings.Contains(err.Error(), name) {
+			t.Errorf("the error does not name %s: %v", name, err)
+		}
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Error("the output directory was made")
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 
@@ -88,6 +89,19 @@ func RunPaper(ctx context.Context, cfg PaperConfig) error {
 	if cfg.MaxTokens <= 0 {
 		cfg.MaxTokens = 64
 	}
+	// The shared datasets a rerun reads, checked before any work (the rerun
+	// would fail at the first table that needs a missing one, minutes in).
+	var missing []string
+	for _, name := range paperDatasets[cfg.Name] {
+		if path := dataset.Default(name, cfg.Shared); dataset.Fallback(name) == "" {
+			if _, err := os.Stat(path); err != nil {
+				missing = append(missing, path)
+			}
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("the %s rerun reads shared data that is not there: %s; set HLM_SHARED to the directory that holds data/", cfg.Name, strings.Join(missing, ", "))
+	}
 	if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
 		return err
 	}
@@ -128,6 +142,15 @@ func RunPaper(ctx context.Context, cfg PaperConfig) error {
 	return p.doc.Save()
 }
 
+// paperDatasets are the datasets each rerun reads (tinystories falls back
+// to the stories built into hlm; the others must be in the shared data).
+// load refuses a dataset a rerun reads without listing it here.
+var paperDatasets = map[string][]string{
+	"u-hlm":  {"alpaca", "qed", "creak", "strategyqa", "tinystories"},
+	"cu-hlm": {"alpaca", "qed", "creak", "strategyqa", "tinystories"},
+	"ui-hlm": {"tinystories", "alpaca"},
+}
+
 // load reads a dataset's default file once per rerun (for TinyStories
 // without the shared one, the stories built into hlm, which the report
 // says).
@@ -136,6 +159,9 @@ func RunPaper(ctx context.Context, cfg PaperConfig) error {
 func (p *paper) load(name string) ([]dataset.Example, error) {
 	if ex, ok := p.sets[name]; ok {
 		return ex, nil
+	}
+	if dataset.Fallback(name) == "" && !slices.Contains(paperDatasets[p.cfg.Name], name) {
+		return nil, fmt.Errorf("eval: the %s rerun reads %s, which paperDatasets does not list (so it is not checked before the work)", p.cfg.Name, name)
 	}
 	path := dataset.Default(name, p.cfg.Shared)
 	var ex []dataset.Example
