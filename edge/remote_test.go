@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,24 +19,11 @@ import (
 // and never answers the handshake holds the device only until its context
 // is cancelled (Ctrl-C), not for the 2-minute I/O timeout.
 func TestDialCancelledWhileServerSilent(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			defer c.Close() // held open, never answered
-		}
-	}()
+	addr := peer(t, func(c net.Conn) {}) // held open, never answered
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(200*time.Millisecond, cancel)
 	start := time.Now()
-	_, err = Dial(ctx, Config{Addr: ln.Addr().String(), IOTimeout: 30 * time.Second})
+	_, err := Dial(ctx, Config{Addr: addr, IOTimeout: 30 * time.Second})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("Dial = %v; want context.Canceled", err)
 	}
@@ -47,23 +35,11 @@ func TestDialCancelledWhileServerSilent(t *testing.T) {
 // TestDialHTTPPeer: pointed at a web endpoint (hlm serve's --health or
 // --metrics address), the device says so instead of a frame length.
 func TestDialHTTPPeer(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			// What a web server answers to bytes that are no request.
-			c.Write([]byte("HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n"))
-			c.Close()
-		}
-	}()
-	_, err = Dial(context.Background(), Config{Addr: ln.Addr().String(), Retries: 1})
+	addr := peer(t, func(c net.Conn) {
+		// What a web server answers to bytes that are no request.
+		c.Write([]byte("HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n"))
+	})
+	_, err := Dial(context.Background(), Config{Addr: addr, Retries: 1})
 	if !errors.Is(err, wire.ErrHTTP) || !strings.Contains(err.Error(), "--listen") {
 		t.Fatalf("Dial = %v; want wire.ErrHTTP and the --listen hint", err)
 	}
@@ -97,4 +73,39 @@ func TestUnreachableIsMarked(t *testing.T) {
 	if err == nil || errors.Is(err, ErrUnreachable) {
 		t.Errorf("a refusal (a bad local address): %v; want an error that is not ErrUnreachable", err)
 	}
+}
+
+// peer listens on loopback until the test ends and runs answer on every
+// connection it accepts; a connection stays open until then.
+func peer(t *testing.T, answer func(net.Conn)) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var (
+		mu    sync.Mutex
+		conns []net.Conn
+	)
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+			answer(c)
+		}
+	}()
+	return ln.Addr().String()
 }
