@@ -9,7 +9,9 @@
 //	POST /v1/chat/completions  {"messages": [{role, content}]} → chat.completion
 //	GET  /v1/models            the one model (Options.ModelName or Backend.Model)
 //	GET  /v1/models/{id}
-//	GET  /healthz              {"status":"ok"}, never needs the API key
+//	GET  /healthz              {"status":"ok"}, never needs the API key; 503
+//	                           {"status":"unavailable","error":…} when
+//	                           Options.Ready fails
 //
 // Request fields understood by both generation endpoints: model (any value;
 // the response names the served model), max_tokens (default

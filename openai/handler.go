@@ -37,6 +37,13 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p := r.URL.Path
 	if p == "/healthz" {
 		if allow(w, r, http.MethodGet, http.MethodHead) {
+			if h.o.Ready != nil {
+				if err := h.o.Ready(r.Context()); err != nil {
+					w.Header().Set("Retry-After", defaultRetryAfterSecond)
+					writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "error": err.Error()})
+					return
+				}
+			}
 			writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 		}
 		return

@@ -1,7 +1,9 @@
 package openai
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -410,6 +412,16 @@ func TestModelsAndHealth(t *testing.T) {
 		if w := do(t, h, method, "/healthz", ""); w.Code != http.StatusOK {
 			t.Errorf("%s /healthz: %d %s", method, w.Code, w.Body)
 		}
+	}
+	// Not ready (the verifier unreachable): 503, so that a balancer stops
+	// sending requests that would fail.
+	down := NewHandler(&fakeBackend{}, Options{Ready: func(context.Context) error { return errors.New("hlm serve is down") }})
+	if w := do(t, down, "GET", "/healthz", ""); w.Code != http.StatusServiceUnavailable || !strings.Contains(w.Body.String(), "hlm serve is down") || w.Header().Get("Retry-After") == "" {
+		t.Errorf("/healthz, not ready: %d %s", w.Code, w.Body)
+	}
+	up := NewHandler(&fakeBackend{}, Options{Ready: func(context.Context) error { return nil }})
+	if w := do(t, up, "GET", "/healthz", ""); w.Code != http.StatusOK {
+		t.Errorf("/healthz, ready: %d %s", w.Code, w.Body)
 	}
 	h = NewHandler(&fakeBackend{}, Options{ModelName: "renamed"})
 	if w := do(t, h, "GET", "/v1/models", ""); !strings.Contains(w.Body.String(), `"id":"renamed"`) {

@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -35,6 +36,10 @@ type Options struct {
 	// DefaultMaxTokens is used when a request gives no max_tokens; 0 means
 	// DefaultMaxTokens.
 	DefaultMaxTokens int
+	// Ready, when set, is asked by /healthz: an error makes it answer 503
+	// with the error, so that a balancer stops sending requests that would
+	// fail (a verifier that cannot be reached). nil: always ready.
+	Ready func(context.Context) error
 	// MaxTokens is the most a request's max_tokens may ask (400 naming the
 	// parameter beyond); 0 means no limit here (the Backend's own).
 	MaxTokens int

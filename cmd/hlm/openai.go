@@ -103,7 +103,7 @@ func newOpenAIAPI(g *edge.Generator, f *chatFormat, opts openai.Options) (http.H
 
 // serveOpenAI serves the OpenAI-compatible API until ctx ends.
 func serveOpenAI(ctx context.Context, g *edge.Generator, f *chatFormat, addr, key string, maxConcurrent int, log *slog.Logger, stderr io.Writer) error {
-	h, b, err := newOpenAIAPI(g, f, openai.Options{APIKey: key, MaxConcurrent: maxConcurrent, MaxTokens: hybrid.MaxTokensLimit, Logger: log})
+	h, b, err := newOpenAIAPI(g, f, openai.Options{APIKey: key, MaxConcurrent: maxConcurrent, MaxTokens: hybrid.MaxTokensLimit, Ready: verifierReady(g.Conn), Logger: log})
 	if err != nil {
 		return err
 	}
@@ -129,4 +129,23 @@ func serveOpenAI(ctx context.Context, g *edge.Generator, f *chatFormat, addr, ke
 		return err
 	}
 	return nil
+}
+
+// verifierReady is the endpoint's readiness: hlm serve answers a handshake
+// within a few seconds (one connection, dropped at once; the server opens
+// no session for it).
+func verifierReady(conn edge.Config) func(context.Context) error {
+	conn.Retries, conn.Backoff = 1, 50*time.Millisecond
+	conn.DialTimeout, conn.IOTimeout = 2*time.Second, 2*time.Second
+	conn.Shape = nil // a probe, not traffic: no simulated link
+	return func(ctx context.Context) error {
+		ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		defer cancel()
+		rem, err := edge.Dial(ctx, conn)
+		if err != nil {
+			return fmt.Errorf("the verifier (hlm serve at %s) cannot be reached: %w", conn.Addr, err)
+		}
+		rem.Drop()
+		return nil
+	}
 }

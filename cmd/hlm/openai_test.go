@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"os/exec"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -114,5 +115,27 @@ func TestOpenAIContextPolicy(t *testing.T) {
 	t.Logf("openai_context.cjs:\n%s", out)
 	if err != nil {
 		t.Fatalf("the official client's checks failed: %v", err)
+	}
+}
+
+// TestVerifierReady: the endpoint's /healthz probe succeeds against a
+// running hlm serve and fails, naming the address, when nothing listens.
+func TestVerifierReady(t *testing.T) {
+	llm, err := llama.OpenSpec(builtin.DefaultLLM, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := loopbackServer(t, llm, nil)
+	if err := verifierReady(edge.Config{Addr: addr})(context.Background()); err != nil {
+		t.Errorf("a running server: %v", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone := ln.Addr().String()
+	ln.Close()
+	if err := verifierReady(edge.Config{Addr: gone})(context.Background()); err == nil || !strings.Contains(err.Error(), gone) {
+		t.Errorf("nothing listening: %v; want an error naming %s", err, gone)
 	}
 }
