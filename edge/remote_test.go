@@ -109,3 +109,22 @@ func peer(t *testing.T, answer func(net.Conn)) string {
 	}()
 	return ln.Addr().String()
 }
+
+// TestTraceRuns: with TraceRuns each generation's trace lines start with
+// its number, so that concurrent generations' lines can be told apart; the
+// line is otherwise the same JSON.
+func TestTraceRuns(t *testing.T) {
+	var b strings.Builder
+	g := &Generator{Trace: &b, TraceRuns: true}
+	first, second := g.trace(), g.trace()
+	second.Write([]byte(`{"round":1,"kind":"skip"}` + "\n"))
+	first.Write([]byte(`{"round":2}` + "\n"))
+	first.Write([]byte("{}\n"))
+	if want := `{"run":2,"round":1,"kind":"skip"}` + "\n" + `{"run":1,"round":2}` + "\n" + `{"run":1}` + "\n"; b.String() != want {
+		t.Errorf("trace:\n%s\nwant:\n%s", b.String(), want)
+	}
+	plain := &Generator{Trace: &b}
+	if plain.trace() != &b {
+		t.Error("without TraceRuns the trace is not the writer itself")
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync/atomic"
 
 	"github.com/hlmproject/hlm/hybrid"
 	"github.com/hlmproject/hlm/model"
@@ -19,6 +20,11 @@ type Generator struct {
 	Params hybrid.Params
 	LLM    string    // required server model fingerprint ("" = any)
 	Trace  io.Writer // per-token JSON lines
+	// TraceRuns labels each generation's trace lines with its number
+	// ("run": 1, 2, … in the order they start), for generations that share
+	// Trace at the same time (the OpenAI endpoint's requests).
+	TraceRuns bool
+	runs      atomic.Int64
 	// Wrap, when set, wraps each generation's Remote in the verifier the
 	// generation uses (to time rounds or inject faults).
 	Wrap func(*Remote) hybrid.Verifier
@@ -68,7 +74,7 @@ func (g *Generator) OneTokens(ctx context.Context, p hybrid.Params, ids []int, o
 		return hybrid.Result{}, Stats{}, fmt.Errorf("the server's LLM has a vocabulary of %d tokens and the draft %d: the pair cannot share tokens (the draft must be one of the server's model, with its tokenizer)", w.Vocab, vocab)
 	}
 	s, err := hybrid.NewSession(hybrid.SessionConfig{Params: p, SLM: g.SLM, Vocab: vocab, Prompt: ids,
-		Context: min(int(w.Context), g.SLM.Config().SeqLen), Text: g.Tok, Trace: g.Trace, OnTokens: onTokens})
+		Context: min(int(w.Context), g.SLM.Config().SeqLen), Text: g.Tok, Trace: g.trace(), OnTokens: onTokens})
 	if err != nil {
 		return hybrid.Result{}, Stats{}, err
 	}
@@ -90,4 +96,34 @@ func (g *Generator) Run(ctx context.Context, prompts []string, progress func(don
 		r, _, err := g.One(ctx, p, prompts[i], nil)
 		return r, err
 	}, progress)
+}
+
+// trace is the writer of one generation's trace lines.
+func (g *Generator) trace() io.Writer {
+	if g.Trace == nil || !g.TraceRuns {
+		return g.Trace
+	}
+	return &runTrace{w: g.Trace, prefix: fmt.Appendf(nil, `{"run":%d,`, g.runs.Add(1))}
+}
+
+// runTrace puts "run": N first in every JSON object line written to it
+// (one object per Write, as the trace's encoder writes them).
+type runTrace struct {
+	w      io.Writer
+	prefix []byte
+	buf    []byte
+}
+
+func (t *runTrace) Write(p []byte) (int, error) {
+	if len(p) < 2 || p[0] != '{' {
+		return t.w.Write(p)
+	}
+	t.buf = append(append(t.buf[:0], t.prefix...), p[1:]...)
+	if p[1] == '}' { // an empty object: no comma
+		t.buf = append(append(t.buf[:0], t.prefix[:len(t.prefix)-1]...), p[1:]...)
+	}
+	if _, err := t.w.Write(t.buf); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }

@@ -103,6 +103,7 @@ func newOpenAIAPI(g *edge.Generator, f *chatFormat, opts openai.Options) (http.H
 
 // serveOpenAI serves the OpenAI-compatible API until ctx ends.
 func serveOpenAI(ctx context.Context, g *edge.Generator, f *chatFormat, addr, key string, maxConcurrent int, log *slog.Logger, stderr io.Writer) error {
+	g.TraceRuns = true // requests run at once: their --trace lines say whose they are
 	h, b, err := newOpenAIAPI(g, f, openai.Options{APIKey: key, MaxConcurrent: maxConcurrent, MaxTokens: hybrid.MaxTokensLimit, Ready: verifierReady(g.Conn), Logger: log})
 	if err != nil {
 		return err
