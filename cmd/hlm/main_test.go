@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestMain lets tests run this test binary as the hlm command: with
@@ -121,6 +123,27 @@ func TestEdgeOpenAIExclusive(t *testing.T) {
 		var out, errb strings.Builder
 		if code := run(context.Background(), append([]string{"edge"}, c.args...), &out, &errb); code != 2 || !strings.Contains(errb.String(), c.want) {
 			t.Errorf("hlm edge %s: exit %d, %q; want %q", strings.Join(c.args, " "), code, errb.String(), c.want)
+		}
+	}
+}
+
+// TestServeJSONLogIsJSON: with --log-format json every line hlm serve
+// writes to stderr is a JSON record, its announcements included.
+func TestServeJSONLogIsJSON(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 700*time.Millisecond)
+	defer cancel()
+	var out, errb strings.Builder
+	if code := run(ctx, []string{"serve", "--listen", "127.0.0.1:0", "--log-format", "json", "--health", "127.0.0.1:0"}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	lines := strings.Split(strings.TrimSpace(errb.String()), "\n")
+	if len(lines) < 4 {
+		t.Fatalf("%d lines: %q", len(lines), errb.String())
+	}
+	for _, l := range lines {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(l), &rec); err != nil || rec["msg"] == nil {
+			t.Errorf("not a JSON record: %q", l)
 		}
 	}
 }

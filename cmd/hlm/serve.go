@@ -89,6 +89,12 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
+	// The announcements (listening, draining, stopped) are log records too
+	// when the log is JSON: a JSON-lines reader gets nothing else.
+	say := stderr
+	if *f.logFormat == "json" {
+		say = logLines{log}
+	}
 	// The health and metrics endpoints come up before the model loads, so
 	// an orchestrator sees "loading" (503) rather than a refused connection.
 	var current atomic.Pointer[cloud.Server]
@@ -96,7 +102,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *f.metrics != "" {
 		prom = cloud.NewPrometheus()
 	}
-	stop, err := serveEndpoints(*f.health, *f.metrics, current.Load, prom, stderr)
+	stop, err := serveEndpoints(*f.health, *f.metrics, current.Load, prom, say)
 	if err != nil {
 		return err
 	}
@@ -137,17 +143,17 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *f.token == "" {
 		log.Warn("no --auth-token: any client can open sessions")
 	}
-	fmt.Fprintf(stderr, "hlm serve: listening on %s (LLM %s, vocabulary %d, context %d)\n", ln.Addr(), llm.Name(), llm.Config().Vocab, llm.Config().SeqLen)
+	fmt.Fprintf(say, "hlm serve: listening on %s (LLM %s, vocabulary %d, context %d)\n", ln.Addr(), llm.Name(), llm.Config().Vocab, llm.Config().SeqLen)
 	if lc, ok := llm.(*llamacpp.Model); ok {
-		fmt.Fprintf(stderr, "hlm serve: LLM on llama.cpp %s (%s): %d sessions in its KV cache at once (np); more take turns, saved and restored\n", lc.Library().Version(), lc.Describe(), lc.Slots())
+		fmt.Fprintf(say, "hlm serve: LLM on llama.cpp %s (%s): %d sessions in its KV cache at once (np); more take turns, saved and restored\n", lc.Library().Version(), lc.Describe(), lc.Slots())
 	}
 	current.Store(srv)
 	err = srv.ServeUntil(ctx, ln, *f.drainTimeout, func() {
 		// A second signal ends the process at once.
 		signal.Reset(os.Interrupt, syscall.SIGTERM)
-		fmt.Fprintf(stderr, "hlm serve: draining (%v), then finishing open rounds (at most %v); signal again to exit at once\n", *f.drainDelay, *f.drainTimeout)
+		fmt.Fprintf(say, "hlm serve: draining (%v), then finishing open rounds (at most %v); signal again to exit at once\n", *f.drainDelay, *f.drainTimeout)
 	})
-	fmt.Fprintln(stderr, "hlm serve: stopped")
+	fmt.Fprintln(say, "hlm serve: stopped")
 	return err
 }
 
@@ -265,4 +271,15 @@ func addServeFlags(fs *flag.FlagSet) *serveFlags {
 		logFormat:    fs.String("log-format", "text", "log format: text or json"),
 		logLevel:     fs.String("log-level", "info", "log level: debug, info, warn, error"),
 	}
+}
+
+// logLines logs each line written to it (hlm serve's announcements) as an
+// Info record, without the "hlm serve: " prefix.
+type logLines struct{ log *slog.Logger }
+
+func (l logLines) Write(p []byte) (int, error) {
+	for _, line := range strings.Split(strings.TrimRight(string(p), "\n"), "\n") {
+		l.log.Info(strings.TrimPrefix(line, "hlm serve: "))
+	}
+	return len(p), nil
 }

@@ -140,14 +140,15 @@ func load(path, tokPath string) (*Model, error) {
 		return nil, err
 	}
 	if !info.IsDir() && isGGUF(path) {
-		m.recorded = ggufOrigin(path)
+		m.recorded = RecordedOrigin(path)
 	}
 	return m, nil
 }
 
-// ggufOrigin is the origin a GGUF file records (model.OriginKey), "" when
-// it records none or something that is no fingerprint.
-func ggufOrigin(path string) string {
+// RecordedOrigin is the origin a GGUF file records (model.OriginKey: hlm
+// convert writes it), "" when it records none or something that is no
+// fingerprint.
+func RecordedOrigin(path string) string {
 	f, err := gguf.Open(path)
 	if err != nil {
 		return ""

@@ -39,6 +39,7 @@ type Model struct {
 
 	fpOnce sync.Once
 	fp     string
+	origin string // recorded in the file (llama.RecordedOrigin), or ""
 
 	mu     sync.Mutex
 	lm     *libllama.Model
@@ -158,7 +159,7 @@ func open(spec model.Spec) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &Model{name: spec.String(), path: path, spec: spec, tok: tok, lib: lib, lm: lm}
+	m := &Model{name: spec.String(), path: path, spec: spec, tok: tok, lib: lib, lm: lm, origin: llama.RecordedOrigin(path)}
 	if err := m.start(); err != nil {
 		lm.Free()
 		return nil, err
@@ -420,6 +421,18 @@ func (m *Model) Fingerprint() string {
 		m.fp = hex.EncodeToString(h.Sum(nil))
 	})
 	return m.fp
+}
+
+// Origin is the origin the file records (hlm convert writes the
+// fingerprint of the model its weights come from: model.OriginKey), else
+// Fingerprint. It finds the draft hlm ships for a converted file run on
+// llama.cpp, as for the same file on hlm's engine (model/builtin.DraftFor);
+// the logits are llama.cpp's all the same.
+func (m *Model) Origin() string {
+	if m.origin != "" {
+		return m.origin
+	}
+	return m.Fingerprint()
 }
 
 // Close frees the context and the model; the sessions fail afterwards.

@@ -1,0 +1,43 @@
+package llamacpp
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/hlmproject/hlm/model"
+	"github.com/hlmproject/hlm/model/builtin"
+	"github.com/hlmproject/hlm/model/llama"
+	"github.com/hlmproject/hlm/tensor"
+)
+
+// TestConvertedFileFindsItsOrigin: a file hlm convert wrote records the
+// origin of its weights; on llama.cpp it keeps it (so the draft hlm ships
+// for the model is found), while its fingerprint stays llama.cpp's own.
+func TestConvertedFileFindsItsOrigin(t *testing.T) {
+	needLib(t)
+	src, err := llama.OpenSpec(builtin.DefaultLLM, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "s.gguf")
+	var buf bytes.Buffer
+	if _, err := llama.WriteGGUF(&buf, src, tensor.F32, "s", llama.Meta{Key: model.OriginKey, Value: src.WeightsOrigin()}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, err := OpenSpec(path+"@llama.cpp"+onDevice(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if got, want := model.OriginOf(m), model.OriginOf(src); got != want || m.Fingerprint() == want {
+		t.Errorf("origin %s, fingerprint %s; want the origin %s and another fingerprint", got, m.Fingerprint(), want)
+	}
+	if _, ok := builtin.DraftFor(model.OriginOf(m)); !ok {
+		t.Error("no shipped draft found for the converted file on llama.cpp")
+	}
+}
