@@ -118,10 +118,11 @@ func (t *runTrace) Write(p []byte) (int, error) {
 	if len(p) < 2 || p[0] != '{' {
 		return t.w.Write(p)
 	}
-	t.buf = append(append(t.buf[:0], t.prefix...), p[1:]...)
+	pre := t.prefix
 	if p[1] == '}' { // an empty object: no comma
-		t.buf = append(append(t.buf[:0], t.prefix[:len(t.prefix)-1]...), p[1:]...)
+		pre = pre[:len(pre)-1]
 	}
+	t.buf = append(append(t.buf[:0], pre...), p[1:]...)
 	if _, err := t.w.Write(t.buf); err != nil {
 		return 0, err
 	}

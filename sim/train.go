@@ -2,7 +2,6 @@ package sim
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 
@@ -89,10 +88,6 @@ func TrainDDQN(ctx context.Context, ms *Models, tc TrainConfig) (*ddqn.Agent, Tr
 		log.Curve = append(log.Curve, Checkpoint{Episode: 0, Throughput: tps})
 	}
 	for ep := 0; ep < tc.Episodes; ep++ {
-		if err := ctx.Err(); err != nil {
-			// Interrupted: the agent as trained so far, and the log.
-			return agent, log, err
-		}
 		pp, prompt := tc.episode(p, ep)
 		var rewards []float64
 		learn := func(ri hybrid.RoundInfo) {
@@ -102,11 +97,10 @@ func TrainDDQN(ctx context.Context, ms *Models, tc TrainConfig) (*ddqn.Agent, Tr
 			agent.Train()
 		}
 		r, err := runEpisode(ctx, ms, pp, prompt, ctl, learn)
-		if err == nil && ctx.Err() != nil {
-			err = ctx.Err() // an episode cut short is no episode
-		}
-		if errors.Is(err, ctx.Err()) && ctx.Err() != nil {
-			return agent, log, err
+		if ctx.Err() != nil {
+			// Interrupted: an episode cut short is no episode; the agent
+			// as the finished ones trained it, and their log.
+			return agent, log, ctx.Err()
 		}
 		if err != nil {
 			return nil, log, err

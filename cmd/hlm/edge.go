@@ -75,7 +75,7 @@ func edgeMain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		case *rf.asJSON:
 			return usageError{errors.New("--json prints the summary of --prompt/--prompts; --openai answers in JSON to its clients")}
 		}
-	} else if *f.openaiMax != 4 {
+	} else if *f.openaiMax != defaultOpenAIConcurrency {
 		return usageError{errors.New("--openai-concurrency limits the generations of --openai")}
 	}
 	if *f.openaiMax < 1 {
@@ -241,6 +241,9 @@ type edgeFlags struct {
 	threads, openaiMax                                                                      *int
 }
 
+// defaultOpenAIConcurrency is --openai-concurrency's default.
+const defaultOpenAIConcurrency = 4
+
 // addEdgeFlags declares them.
 func addEdgeFlags(fs *flag.FlagSet) *edgeFlags {
 	return &edgeFlags{
@@ -254,7 +257,7 @@ func addEdgeFlags(fs *flag.FlagSet) *edgeFlags {
 		llmFP:      fs.String("llm-fingerprint", "", "refuse servers whose LLM has another fingerprint"),
 		openaiAddr: fs.String("openai", "", "serve an OpenAI-compatible API on this address instead of one prompt"),
 		openaiKey:  fs.String("openai-key", "", "require this bearer token on the OpenAI API"),
-		openaiMax:  fs.Int("openai-concurrency", 4, "with --openai: generations at once; one more gets 429 with Retry-After (each holds a session on the server and a draft on this device)"),
+		openaiMax:  fs.Int("openai-concurrency", defaultOpenAIConcurrency, "with --openai: generations at once; one more gets 429 with Retry-After (each holds a session on the server and a draft on this device)"),
 		tmplFile:   fs.String("chat-template", "", "with --openai: format chat completions with this Jinja template instead of the model's"),
 		threads:    threadsFlag(fs, "worker threads for the draft model (0: all cores)"),
 		logFormat:  fs.String("log-format", "text", "log format: text or json"),

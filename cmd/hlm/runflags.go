@@ -138,17 +138,12 @@ func (r *runFlags) params(p hybrid.Params) (hybrid.Params, error) {
 	if err := p.SetAll(r.sets); err != nil {
 		return p, usageError{err}
 	}
-	for _, kv := range r.sets {
-		key, v, _ := strings.Cut(kv, "=")
-		key, v = strings.TrimSpace(key), strings.TrimSpace(v)
+	if err := disagreement(r.sets, func(key string) (string, string, bool) {
 		fv, ok := r.flagged[key]
-		if !ok {
-			continue
-		}
-		if canonical(key, fv) != canonical(key, v) {
-			k, _ := hybrid.LookupKey(key)
-			return p, usageError{fmt.Errorf("--%s %s and --set %s disagree: give one", k.FlagName(), fv, kv)}
-		}
+		k, _ := hybrid.LookupKey(key)
+		return k.FlagName(), fv, ok
+	}); err != nil {
+		return p, err
 	}
 	if err := p.Validate(); err != nil {
 		return p, usageError{err}
@@ -199,11 +194,24 @@ func setsAgree(fs *flag.FlagSet, sets setFlags, flagKeys map[string]string) erro
 			given[k] = f
 		}
 	})
+	return disagreement(sets, func(key string) (string, string, bool) {
+		f, ok := given[key]
+		if !ok {
+			return "", "", false
+		}
+		return f.Name, f.Value.String(), true
+	})
+}
+
+// disagreement is the error for the first --set entry that contradicts
+// the flag given for the same key (given: that flag's name and value, ok
+// when one was given); nil when none does.
+func disagreement(sets setFlags, given func(key string) (flag, value string, ok bool)) error {
 	for _, kv := range sets {
 		key, v, _ := strings.Cut(kv, "=")
 		key, v = strings.TrimSpace(key), strings.TrimSpace(v)
-		if f, ok := given[key]; ok && canonical(key, f.Value.String()) != canonical(key, v) {
-			return usageError{fmt.Errorf("--%s %s and --set %s disagree: give one", f.Name, f.Value, kv)}
+		if name, fv, ok := given(key); ok && canonical(key, fv) != canonical(key, v) {
+			return usageError{fmt.Errorf("--%s %s and --set %s disagree: give one", name, fv, kv)}
 		}
 	}
 	return nil

@@ -11,10 +11,8 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/signal"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/hlmproject/hlm/cloud"
@@ -149,8 +147,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	current.Store(srv)
 	err = srv.ServeUntil(ctx, ln, *f.drainTimeout, func() {
-		// A second signal ends the process at once.
-		signal.Reset(os.Interrupt, syscall.SIGTERM)
+		// main restored the signals' default action with the first one.
 		fmt.Fprintf(say, "hlm serve: draining (%v), then finishing open rounds (at most %v); signal again to exit at once\n", *f.drainDelay, *f.drainTimeout)
 	})
 	fmt.Fprintln(say, "hlm serve: stopped")
