@@ -69,9 +69,9 @@ type kernelSet struct {
 	pRows    [maxT + 1]int
 	pMaxT    int
 
-	// Tiles of 16 packed Q8_0 or Q4_0 rows (pack.go) × 1 or 2 tokens
-	// (AVX-512); nil: matrices are not packed at this level.
-	q8packed, q4packed [3]qTileFn
+	// Tiles of 16 packed Q8_0, Q4_0 or Q5_0 rows (pack.go) × 1 or 2
+	// tokens (AVX-512); nil: matrices are not packed at this level.
+	q8packed, q4packed, q5packed [3]qTileFn
 
 	// Tiles of K-quant rows packed in groups (pack.go, packK), which the
 	// Q4_K and Q6_K matrices of rows longer than kNarrowBytes of input
@@ -301,6 +301,12 @@ func (p *product) prepare(out []float32, w *Matrix, x []float32, n int, acts *ac
 		p.acts = acts.get(Q8_0, x)
 		if ts := q5Sets[level]; ks != nil && ts != nil && cols/QK > 0 {
 			p.ks, p.q5 = ks, ts
+			if packing && ks.q5packed[1] != nil {
+				p.packed = w.packedRows()
+				if p.packed != nil && w.Rows%packRows == 0 {
+					return // no rows for the row-major tiles
+				}
+			}
 			if ts.pMaxT > 0 && n > 1 {
 				p.pairs = acts.getPairs(Q8_0, x, n, cols/QK)
 			}

@@ -473,10 +473,16 @@ func q8PackedAVX512T1(w *byte, ldw uintptr, x *actBlock, ldx uintptr, nb int, ou
 func q4PackedAVX512T1(w *byte, ldw uintptr, x *actBlock, ldx uintptr, nb int, out *float32, ldo uintptr)
 
 //go:noescape
+func q5PackedAVX512T1(w *byte, ldw uintptr, x *actBlock, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
 func q8PackedAVX512T2(w *byte, ldw uintptr, x *actBlock, ldx uintptr, nb int, out *float32, ldo uintptr)
 
 //go:noescape
 func q4PackedAVX512T2(w *byte, ldw uintptr, x *actBlock, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func q5PackedAVX512T2(w *byte, ldw uintptr, x *actBlock, ldx uintptr, nb int, out *float32, ldo uintptr)
 
 //go:noescape
 func f32AVX2R1T1(w *float32, ldw uintptr, x *float32, ldx uintptr, cols int, out *float32, ldo uintptr)
@@ -981,6 +987,9 @@ func q8PackedAVX512T1NP(w *byte, ldw uintptr, x *actBlock, ldx uintptr, nb int, 
 func q4PackedAVX512T1NP(w *byte, ldw uintptr, x *actBlock, ldx uintptr, nb int, out *float32, ldo uintptr)
 
 //go:noescape
+func q5PackedAVX512T1NP(w *byte, ldw uintptr, x *actBlock, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
 func k4AVX512R1T2I8(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
 
 //go:noescape
@@ -1255,8 +1264,10 @@ func init() {
 	k512.q4p[4][8] = q4PairAVX512R4T8
 	k512.q8packed[1] = q8PackedAVX512T1
 	k512.q4packed[1] = q4PackedAVX512T1
+	k512.q5packed[1] = q5PackedAVX512T1
 	k512.q8packed[2] = q8PackedAVX512T2
 	k512.q4packed[2] = q4PackedAVX512T2
+	k512.q5packed[2] = q5PackedAVX512T2
 	k2.f32[1][1] = f32AVX2R1T1
 	k2.f32[2][1] = f32AVX2R2T1
 	k2.f32[3][1] = f32AVX2R3T1
@@ -1405,7 +1416,7 @@ func init() {
 		k4:       [streamKRows + 1]kTileFn{nil, nil, k4Zen4R2T1NP, k4Zen4R3T1NP, k4Zen4R4T1NP},
 		k4seq:    [maxR + 1]kTileFn{nil, k4Zen4S1T1NP, k4Zen4S2T1NP, k4Zen4S3T1NP, k4Zen4S4T1NP, k4Zen4S5T1NP, k4Zen4S6T1NP, k4Zen4S7T1NP, k4Zen4S8T1NP},
 		k6seq:    [maxR + 1]kTileFn{nil, k6Zen4S1T1NP, k6Zen4S2T1NP, k6Zen4S3T1NP, k6Zen4S4T1NP, k6Zen4S5T1NP, k6Zen4S6T1NP, k6Zen4S7T1NP, k6Zen4S8T1NP},
-		q8packed: q8PackedAVX512T1NP, q4packed: q4PackedAVX512T1NP,
+		q8packed: q8PackedAVX512T1NP, q4packed: q4PackedAVX512T1NP, q5packed: q5PackedAVX512T1NP,
 		kPacked: packedKTiles{rows: [9]int{0, 8, 4, 3, 2, 2, 2, 2, 2},
 			k4: [kPackRows + 1][maxT + 1]kTileFn{
 				1: {2: k4AVX512R1T2I8, 3: k4AVX512R1T3I8, 4: k4AVX512R1T4I8, 5: k4AVX512R1T5I8, 6: k4AVX512R1T6I8, 7: k4AVX512R1T7I8, 8: k4AVX512R1T8I8},

@@ -926,14 +926,20 @@ func (g *gen) quantPairAVX512(kind string, R, T int) string {
 	return name
 }
 
-// Packed Q8_0 and Q4_0 tiles (AVX-512). Rows are packed 16 at a time
-// (pack.go): per block, the 16 rows' F16 scales (32 bytes), then for each
-// 4-byte word k of the codes (8 for Q8_0, 4 for Q4_0) word k of all 16
-// rows (64 bytes), so a ZMM register holds word k of 16 rows. Word k of
-// Q8_0 is lane k of the definition (elements 4k…4k+3; made unsigned by
-// flipping the sign bits as in quantAVX512); word k of Q4_0 holds lane k in
-// its low nibbles and lane k+4 (elements 16+4k…) in its high nibbles. One
-// VPDPBUSD with the input's lane word broadcast computes p_bl of 16 rows,
+// Packed Q8_0, Q4_0 and Q5_0 tiles (AVX-512). Rows are packed 16 at a
+// time (pack.go): per block, the 16 rows' F16 scales (32 bytes), for Q5_0
+// the 16 rows' qh (64 bytes), then for each 4-byte word k of the codes (8
+// for Q8_0, 4 for Q4_0 and Q5_0) word k of all 16 rows (64 bytes), so a
+// ZMM register holds word k of 16 rows. Word k of Q8_0 is lane k of the
+// definition (elements 4k…4k+3; made unsigned by flipping the sign bits as
+// in quantAVX512); word k of Q4_0 and Q5_0 holds lane k in its low nibbles
+// and lane k+4 (elements 16+4k…) in its high nibbles, and Q5_0's bits 4
+// of lane l's four codes are bits 4l…4l+3 of qh for l < 4, 16+4(l−4)… for
+// l ≥ 4: shifted down to bits 0–3 of each row's dword, VPERMD looks up the
+// dword with 0x10 in byte j where bit j is set (q5perm<>; it reads only
+// the index's low four bits), and a VPTERNLOGD merges it with the masked
+// nibbles. One VPDPBUSD with the input's lane word broadcast computes p_bl
+// of 16 rows,
 // and the 8 lanes of the 16 rows are 8 registers with one row per 32-bit
 // element; reduce8's sums then run element by element across the 8
 // registers. The same operations in the same order as dotQuant for every
@@ -942,19 +948,31 @@ func (g *gen) quantPairAVX512(kind string, R, T int) string {
 // horizontal reduction).
 const packRows = 16
 
-// packedAVX512 is the packed Q8_0 or Q4_0 tile of 16 rows × T tokens
-// (T = 1, 2): w is the group's first block, ldw the distance to the next
-// group (which it prefetches at the pace it reads its own), x token 0's
-// blocks and ldx the stride to token 1's.
-func (g *gen) packedAVX512(q4 bool, T int) string {
+// packedAVX512 is the packed Q8_0, Q4_0 or Q5_0 (kind q8, q4, q5) tile of
+// 16 rows × T tokens (T = 1, 2): w is the group's first block, ldw the
+// distance to the next group (which it prefetches at the pace it reads its
+// own), x token 0's blocks and ldx the stride to token 1's. Q5_0 takes
+// Q8_0's inputs: per block and token, their corrections −128·Σqx shifted
+// right by 3 (−16·Σqx, exact: multiples of 128) go to the frame, from
+// which each lane's is broadcast, as quantQ5AVX2 does per row.
+func (g *gen) packedAVX512(kind string, T int) string {
 	g.pfL2 = T > 1
-	kind, bb, words := "q8", 34, 8
-	if q4 {
-		kind, bb, words = "q4", 18, 4
+	q4, q5 := kind == "q4", kind == "q5"
+	bb, words := map[string]int{"q8": 34, "q4": 18, "q5": 22}[kind], 8
+	if q4 || q5 {
+		words = 4
 	}
 	unit := packRows * bb
 	name := fmt.Sprintf("%sPackedAVX512T%d", kind, T) + g.suffix()
-	g.header(name, "byte", "actBlock", "nb")
+	codesAt := 32 // the codes' words in a unit
+	if q5 {
+		codesAt = 96
+		fmt.Fprintf(&g.decls, "//go:noescape\nfunc %s(w *byte, ldw uintptr, x *actBlock, ldx uintptr, nb int, out *float32, ldo uintptr)\n\n", name)
+		g.p("// func %s(w *byte, ldw uintptr, x *actBlock, ldx uintptr, nb int, out *float32, ldo uintptr)", name)
+		g.p("TEXT ·%s(SB), $%d-56", name, 32*T)
+	} else {
+		g.header(name, "byte", "actBlock", "nb")
+	}
 	g.p("\tMOVQ %s, SI", arg(0))
 	g.p("\tMOVQ %s, DI", arg(2))
 	g.p("\tMOVQ %s, R8", arg(3))
@@ -965,13 +983,20 @@ func (g *gen) packedAVX512(q4 bool, T int) string {
 	s := func(t int) int { return 16 + t }
 	dw, w, hi, cst := 18, 19, 20, 31
 	temps := []int{21, 22, 23, 24, 25, 26, 27, 28}
+	qh, perm, hb := 27, 28, 29 // Q5_0's high bits
+	if q5 {
+		temps = temps[:6]
+	}
 	tok := []string{"DI", "R8"}
-	if q4 {
+	if q4 || q5 {
 		g.p("\tMOVL $0x0f0f0f0f, CX")
 	} else {
 		g.p("\tMOVL $0x80808080, CX")
 	}
 	g.p("\tVPBROADCASTD CX, Z%d", cst)
+	if q5 {
+		g.p("\tVMOVDQU32 q5perm<>(SB), Z%d", perm)
+	}
 	for k := 0; k < 8*T; k++ {
 		g.p("\tVPXORD Z%d, Z%d, Z%d", k, k, k)
 	}
@@ -984,24 +1009,54 @@ func (g *gen) packedAVX512(q4 bool, T int) string {
 	for t := 0; t < T; t++ {
 		g.p("\tVMULPS.BCST 64(%s), Z%d, Z%d", tok[t], dw, s(t))
 	}
+	corrAt := func(t, l int) string { return fmt.Sprintf("%d(%s)", 32+4*l, tok[t]) }
+	if q5 {
+		for t := 0; t < T; t++ {
+			g.p("\tVPSRAD $3, 32(%s), Y%d", tok[t], hb)
+			g.p("\tVMOVDQU32 Y%d, %d(SP)", hb, 32*t)
+		}
+		corrAt = func(t, l int) string { return fmt.Sprintf("%d(SP)", 32*t+4*l) }
+		g.p("\tVMOVDQU32 32(SI)(AX*1), Z%d", qh)
+	}
+	// highBits merges bits 4 of lane l's codes into the nibbles in u.
+	highBits := func(l, u int) {
+		sh := 4 * l
+		if l >= 4 {
+			sh = 16 + 4*(l-4)
+		}
+		src := qh
+		if sh > 0 {
+			g.p("\tVPSRLD $%d, Z%d, Z%d", sh, qh, hb)
+			src = hb
+		}
+		g.p("\tVPERMD Z%d, Z%d, Z%d", perm, src, hb)
+		g.p("\tVPTERNLOGD $0xec, Z%d, Z%d, Z%d", cst, hb, u) // (u & 0x0f) | hb
+	}
 	i := 0
 	for k := 0; k < words; k++ {
 		lanes := [][2]int{{k, w}} // lane, register of its codes
-		if q4 {
-			g.p("\tVMOVDQU32 %d(SI)(AX*1), Z%d", 32+64*k, w)
+		switch {
+		case q5:
+			g.p("\tVMOVDQU32 %d(SI)(AX*1), Z%d", codesAt+64*k, w)
+			g.p("\tVPSRLD $4, Z%d, Z%d", w, hi)
+			highBits(k, w)
+			highBits(k+4, hi)
+			lanes = append(lanes, [2]int{k + 4, hi})
+		case q4:
+			g.p("\tVMOVDQU32 %d(SI)(AX*1), Z%d", codesAt+64*k, w)
 			g.p("\tVPSRLD $4, Z%d, Z%d", w, hi)
 			g.p("\tVPANDD Z%d, Z%d, Z%d", cst, w, w)
 			g.p("\tVPANDD Z%d, Z%d, Z%d", cst, hi, hi)
 			lanes = append(lanes, [2]int{k + 4, hi})
-		} else {
-			g.p("\tVPXORD %d(SI)(AX*1), Z%d, Z%d", 32+64*k, cst, w)
+		default:
+			g.p("\tVPXORD %d(SI)(AX*1), Z%d, Z%d", codesAt+64*k, cst, w)
 		}
 		for t := 0; t < T; t++ {
 			for _, lw := range lanes {
 				l, u := lw[0], lw[1]
 				p := temps[i%len(temps)]
 				i++
-				g.p("\tVPBROADCASTD %d(%s), Z%d", 32+4*l, tok[t], p)
+				g.p("\tVPBROADCASTD %s, Z%d", corrAt(t, l), p)
 				g.p("\tVPDPBUSD.BCST %d(%s), Z%d, Z%d", 4*l, tok[t], u, p)
 				g.p("\tVCVTDQ2PS Z%d, Z%d", p, p)
 				g.p("\tVFMADD231PS Z%d, Z%d, Z%d", p, s(t), acc(t, l))
@@ -2230,6 +2285,19 @@ func (g *gen) q5Consts() {
 	}
 	g.p("GLOBL q5bits<>(SB), RODATA|NOPTR, $96")
 	g.p("")
+	// q5perm<>: the VPERMD table of the packed Q5_0 tiles, entry i the
+	// dword with 0x10 in byte j where bit j of i is set.
+	for i := 0; i < 16; i++ {
+		v := 0
+		for j := 0; j < 4; j++ {
+			if i>>j&1 != 0 {
+				v |= 0x10 << (8 * j)
+			}
+		}
+		g.p("DATA q5perm<>+%d(SB)/4, $0x%08x", 4*i, v)
+	}
+	g.p("GLOBL q5perm<>(SB), RODATA|NOPTR, $64")
+	g.p("")
 }
 
 // quantQ5AVX2 is the Q5_0 tile (q5.go, dotQ5) with AVX2: per block, row
@@ -3135,8 +3203,9 @@ func main() {
 		}
 	}
 	for T := 1; T <= 2; T++ {
-		fmt.Fprintf(&init, "\tk512.q8packed[%d] = %s\n", T, g.packedAVX512(false, T))
-		fmt.Fprintf(&init, "\tk512.q4packed[%d] = %s\n", T, g.packedAVX512(true, T))
+		fmt.Fprintf(&init, "\tk512.q8packed[%d] = %s\n", T, g.packedAVX512("q8", T))
+		fmt.Fprintf(&init, "\tk512.q4packed[%d] = %s\n", T, g.packedAVX512("q4", T))
+		fmt.Fprintf(&init, "\tk512.q5packed[%d] = %s\n", T, g.packedAVX512("q5", T))
 	}
 	set("k2", avx2F32, "f32", g.f32AVX2)
 	set("k512", kquantRows, "k4", func(R, T int) string { return g.kquantAVX512(false, R, T) })
@@ -3201,7 +3270,7 @@ func main() {
 		}
 	}
 	fmt.Fprintf(&zen4, "},\n")
-	fmt.Fprintf(&zen4, "\t\tq8packed: %s, q4packed: %s,\n", g.packedAVX512(false, 1), g.packedAVX512(true, 1))
+	fmt.Fprintf(&zen4, "\t\tq8packed: %s, q4packed: %s, q5packed: %s,\n", g.packedAVX512("q8", 1), g.packedAVX512("q4", 1), g.packedAVX512("q5", 1))
 	// The tiles of K-quant rows packed in groups of kPackRows (pack.go):
 	// one token the stream tiles of a whole group, more tokens avx512's
 	// tiles at their heights (kquantRows), every height up to them.

@@ -6,16 +6,18 @@ import (
 	"unsafe"
 )
 
-// Packed Q8_0 and Q4_0 rows. At the AVX-512 level a Q8_0 or Q4_0 matrix
-// keeps, next to its Data, a copy whose rows are interleaved 16 at a time
-// (packRows): for group g (rows 16g…16g+15) and block b, a unit of
-// 16·BlockBytes bytes holds the 16 rows' F16 scales (32 bytes), then for
-// each 4-byte word k of a block's codes (8 for Q8_0, 4 for Q4_0) that word
-// of each of the 16 rows (64 bytes). Word k of Q8_0 holds the codes of lane
-// k of dotQuant's definition (act.go); word k of Q4_0 holds in its low
-// nibbles the codes of lane k and in its high nibbles those of lane k+4. So
-// the packed tiles compute lane l of 16 rows with one VPDPBUSD, and the 8
-// lanes of 16 rows are 8 registers (gen_kernels.go, packedAVX512). The rows
+// Packed Q8_0, Q4_0 and Q5_0 rows. At the AVX-512 level a Q8_0, Q4_0 or
+// Q5_0 matrix keeps, next to its Data, a copy whose rows are interleaved
+// 16 at a time (packRows): for group g (rows 16g…16g+15) and block b, a
+// unit of 16·BlockBytes bytes holds the 16 rows' F16 scales (32 bytes),
+// for Q5_0 then the 16 rows' qh (64 bytes), then for each 4-byte word k of
+// a block's codes (8 for Q8_0, 4 for Q4_0 and Q5_0's qs) that word of each
+// of the 16 rows (64 bytes). Word k of Q8_0 holds the codes of lane k of
+// dotQuant's definition (act.go); word k of Q4_0 and Q5_0 holds in its low
+// nibbles the codes (Q5_0: their low 4 bits) of lane k and in its high
+// nibbles those of lane k+4. So the packed tiles compute lane l of 16 rows
+// with one VPDPBUSD, and the 8 lanes of 16 rows are 8 registers
+// (gen_kernels.go, packedAVX512). The rows
 // past the last whole group are not packed: the row-major tiles compute
 // them from Data.
 //
@@ -32,8 +34,8 @@ const packRows = 16
 // packing enables the packed tiles (benchmarks compare with it off).
 var packing = true
 
-// packedRows returns m's packed rows (nil when m is not Q8_0, Q4_0, Q4_K
-// or Q6_K or has fewer rows than a group), making them on first use.
+// packedRows returns m's packed rows (nil when m is not Q8_0, Q4_0, Q5_0,
+// Q4_K or Q6_K or has fewer rows than a group), making them on first use.
 // Concurrent first uses may each pack; one copy wins and the others are
 // dropped.
 func (m *Matrix) packedRows() []byte {
@@ -42,7 +44,7 @@ func (m *Matrix) packedRows() []byte {
 	}
 	var p []byte
 	switch {
-	case (m.Type == Q8_0 || m.Type == Q4_0) && m.Rows >= packRows:
+	case (m.Type == Q8_0 || m.Type == Q4_0 || m.Type == Q5_0) && m.Rows >= packRows:
 		p = packBlocks(m.Data, m.Type, m.Rows, m.Cols, m.release)
 	case (m.Type == Q4_K || m.Type == Q6_K) && m.Rows >= kPackRows:
 		p = packK(m.Data, m.Type.BlockBytes(), m.Rows, m.rowBytes, m.release)
@@ -141,11 +143,10 @@ func unpackKRow(dst, packed []byte, bb, r, nb int) {
 }
 
 // packBlocks packs the whole groups of 16 rows of a rows × cols matrix of
-// type t (Q8_0 or Q4_0) as packGroups does, one unit (the group's blocks
-// b) after another.
+// type t (Q8_0, Q4_0 or Q5_0) as packGroups does, one unit (the group's
+// blocks b) after another.
 func packBlocks(data []byte, t DType, rows, cols int, release func([]byte)) []byte {
 	bb := t.BlockBytes()
-	words := (bb - 2) / 4
 	unitBytes := packRows * bb
 	nb := cols / QK
 	rb := nb * bb
@@ -156,10 +157,14 @@ func packBlocks(data []byte, t DType, rows, cols int, release func([]byte)) []by
 			for r := 0; r < packRows; r++ {
 				blk := src[r*rb+bb*b:][:bb]
 				le.PutUint16(unit[2*r:], le.Uint16(blk))
-				if words == 8 {
+				switch t {
+				case Q8_0:
 					packWords8(unit[32+4*r:], blk[2:])
-				} else {
+				case Q4_0:
 					packWords4(unit[32+4*r:], blk[2:])
+				default: // Q5_0: qh, then the words of qs
+					le.PutUint32(unit[32+4*r:], le.Uint32(blk[2:]))
+					packWords4(unit[96+4*r:], blk[6:])
 				}
 			}
 		}
@@ -200,8 +205,13 @@ func unpackRow(dst, packed []byte, t DType, r, nb int) {
 		unit := packed[(g*nb+b)*unitBytes:][:unitBytes]
 		blk := dst[b*bb:][:bb]
 		copy(blk[:2], unit[2*i:])
-		for k := 0; k < (bb-2)/4; k++ {
-			copy(blk[2+4*k:][:4], unit[32+64*k+4*i:][:4])
+		words := unit[32:] // the words of codes, after Q5_0's qh
+		if t == Q5_0 {
+			copy(blk[2:6], unit[32+4*i:])
+			words, blk = unit[96:], blk[4:]
+		}
+		for k := 0; k < (len(blk)-2)/4; k++ {
+			copy(blk[2+4*k:][:4], words[64*k+4*i:][:4])
 		}
 	}
 }
@@ -251,8 +261,11 @@ func (p *product) forGroups(lo, hi, size int, group func(r int)) {
 
 // packedTiles are the level's tiles of packed rows of p's type.
 func (p *product) packedTiles() *[3]qTileFn {
-	if p.w.Type == Q4_0 {
+	switch p.w.Type {
+	case Q4_0:
 		return &p.ks.q4packed
+	case Q5_0:
+		return &p.ks.q5packed
 	}
 	return &p.ks.q8packed
 }

@@ -15,7 +15,7 @@ import (
 // of the groups' rows, and it is made once.
 func TestPackBlocks(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
-	for _, typ := range []DType{Q8_0, Q4_0} {
+	for _, typ := range []DType{Q8_0, Q4_0, Q5_0} {
 		for _, shape := range [][2]int{{16, 32}, {17, 64}, {40, 96}, {64, 768}} {
 			rows, cols := shape[0], shape[1]
 			base, _ := NewF32(rows, cols, randVec(rng, rows*cols))
@@ -41,7 +41,7 @@ func TestPackBlocks(t *testing.T) {
 		}
 	}
 	small, _ := NewF32(15, 32, randVec(rng, 15*32))
-	for _, typ := range []DType{Q8_0, Q4_0, F16} {
+	for _, typ := range []DType{Q8_0, Q4_0, Q5_0, F16} {
 		q, _ := small.Convert(typ)
 		if q.packedRows() != nil {
 			t.Fatalf("%v: a matrix of fewer than 16 rows was packed", typ)
@@ -108,7 +108,7 @@ func TestPackLarge(t *testing.T) {
 //	go test -run='^$' -bench=PackBlocks ./tensor
 func BenchmarkPackBlocks(b *testing.B) {
 	const rows, cols = 4096, 4096
-	for _, typ := range []DType{Q8_0, Q4_0} {
+	for _, typ := range []DType{Q8_0, Q4_0, Q5_0} {
 		data := make([]byte, rows*cols/QK*typ.BlockBytes())
 		for i := range data {
 			data[i] = byte(i * 7)
@@ -130,7 +130,7 @@ func TestPackConcurrentFirstUse(t *testing.T) {
 	const rows, cols, n, workers = 48, 128, 3, 4
 	base, _ := NewF32(rows, cols, randVec(rng, rows*cols))
 	x := randVec(rng, n*cols)
-	for _, typ := range []DType{Q8_0, Q4_0} {
+	for _, typ := range []DType{Q8_0, Q4_0, Q5_0} {
 		m, err := base.Convert(typ)
 		if err != nil {
 			t.Fatal(err)
@@ -168,7 +168,7 @@ func TestReleaseData(t *testing.T) {
 	defer SetThreads(0)
 	for _, threads := range []int{1, 2} {
 		SetThreads(threads)
-		for _, typ := range []DType{Q8_0, Q4_0, F16} {
+		for _, typ := range []DType{Q8_0, Q4_0, Q5_0, F16} {
 			for _, sh := range []struct{ rows, cols int }{{8, 64}, {32, 64}, {16*41 + 5, 2048}} {
 				rows, cols := sh.rows, sh.cols
 				base, _ := NewF32(rows, cols, randVec(rng, rows*cols))

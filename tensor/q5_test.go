@@ -201,8 +201,9 @@ func TestQ5_0Sizes(t *testing.T) {
 }
 
 // BenchmarkQ5_0 is the Q5_0 product at Gemma 3 1B's shape of the query
-// projection (1152 → 1024) for 1, 4, 8 and 16 tokens on one thread, at each
-// level, with Q4_0 and Q8_0 of the same shape for comparison.
+// projection (1152 → 1024) for 1, 4, 8 and 16 tokens at each level, with
+// Q4_0 and Q8_0 of the same shape for comparison; at the levels that pack
+// rows (pack.go), also with the row-major tiles (rowmajor).
 //
 //	go test -run='^$' -bench=Q5_0 -benchtime=200x ./tensor
 func BenchmarkQ5_0(b *testing.B) {
@@ -218,6 +219,13 @@ func BenchmarkQ5_0(b *testing.B) {
 				b.Run(fmt.Sprintf("%v/%s/n=%d", typ, levelNames[l], n), func(b *testing.B) {
 					atLevel(l, func() { benchMatMul1(b, out, m, x, n) })
 				})
+				if ks := kernelSets[l]; ks != nil && ks.q5packed[1] != nil {
+					b.Run(fmt.Sprintf("%v/%s/rowmajor/n=%d", typ, levelNames[l], n), func(b *testing.B) {
+						packing = false
+						defer func() { packing = true }()
+						atLevel(l, func() { benchMatMul1(b, out, m, x, n) })
+					})
+				}
 			}
 		}
 	}

@@ -94,11 +94,11 @@ func atPortable(f func() float32) (v float32) {
 	return v
 }
 
-// TestPackedTiles calls the packed Q8_0 and Q4_0 tiles (16 rows × 1 or 2
-// tokens) of every level that has them (avx512; avx512-zen4's one-token
-// tiles without prefetch) directly on each group of a packed matrix: every
-// output has the bits of dotQuant for its row and token, and nothing else
-// is written.
+// TestPackedTiles calls the packed Q8_0, Q4_0 and Q5_0 tiles (16 rows × 1
+// or 2 tokens) of every level that has them (avx512; avx512-zen4's
+// one-token tiles without prefetch) directly on each group of a packed
+// matrix: every output has the bits of dotQuant (Q5_0: dotQ5) for its row
+// and token, and nothing else is written.
 func TestPackedTiles(t *testing.T) {
 	tested := 0
 	for _, l := range levels() {
@@ -114,10 +114,11 @@ func TestPackedTiles(t *testing.T) {
 
 func checkPackedTiles(t *testing.T, ks *kernelSet) {
 	rng := rand.New(rand.NewPCG(73, 74))
-	for _, typ := range []DType{Q8_0, Q4_0} {
-		tiles := &ks.q8packed
-		if typ == Q4_0 {
-			tiles = &ks.q4packed
+	for _, typ := range []DType{Q8_0, Q4_0, Q5_0} {
+		tiles := map[DType]*[3]qTileFn{Q8_0: &ks.q8packed, Q4_0: &ks.q4packed, Q5_0: &ks.q5packed}[typ]
+		dot := func(w []byte, a []actBlock) float32 { return dotQuant(typ, w, a) }
+		if typ == Q5_0 {
+			dot = dotQ5
 		}
 		for _, nb := range []int{1, 3, 24} {
 			rows, cols, n := 2*packRows, nb*QK, 3
@@ -133,7 +134,7 @@ func checkPackedTiles(t *testing.T, ks *kernelSet) {
 								tiles[T](&packed[uintptr(g)*ldg], ldg, &acts[t0*nb], ldx, nb, out, ldo)
 							},
 							func(tok, r int) float32 {
-								return dotQuant(typ, m.row(g*packRows+r), acts[(t0+tok)*nb:(t0+tok+1)*nb])
+								return dot(m.row(g*packRows+r), acts[(t0+tok)*nb:(t0+tok+1)*nb])
 							})
 					}
 				}

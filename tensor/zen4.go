@@ -20,6 +20,7 @@ type streamTiles struct {
 	k4                 [streamKRows + 1]kTileFn // 2…streamKRows Q4_K rows at once
 	k4seq, k6seq       [maxR + 1]kTileFn        // 1…maxR rows one after another
 	q8packed, q4packed qTileFn                  // 16 packed rows (pack.go), one token
+	q5packed           qTileFn                  // the same for Q5_0
 	kPacked            packedKTiles             // packed K rows (pack.go, packK)
 }
 
@@ -90,7 +91,7 @@ func zen4Kernels(k512 *kernelSet, st *streamTiles) *kernelSet {
 	for R := 2; R <= streamKRows; R++ {
 		k.k4Wide[R][1] = st.k4[R]
 	}
-	k.q8packed[1], k.q4packed[1] = st.q8packed, st.q4packed
+	k.q8packed[1], k.q4packed[1], k.q5packed[1] = st.q8packed, st.q4packed, st.q5packed
 	k.kPacked = &st.kPacked
 	k.wide, k.streamF32Cols, k.streamF16Cols = k512, 2048, 4096
 	return &k
