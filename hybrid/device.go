@@ -110,6 +110,9 @@ type Step struct {
 	// budgetEnd: a budget-filled batch ended because its next draft did
 	// not fit the bit budget (not because of the tokens left).
 	budgetEnd bool
+	// overBudget: the round's first draft alone cost more than the bit
+	// budget, and went anyway (a round always carries one).
+	overBudget bool
 }
 
 // NewDevice opens a device session for prompt (token ids, BOS included).

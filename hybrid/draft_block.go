@@ -58,7 +58,7 @@ func (b encodedBlock) step(d *Device, room int) (Step, error) {
 		return Step{}, err
 	}
 	var drafts []drafted
-	used, full := 0, false
+	used, full, over := 0, false, false
 	ctx := append([]int(nil), d.seq...)
 	for len(drafts) < L {
 		logits, err := d.slm.last(ctx)
@@ -74,9 +74,12 @@ func (b encodedBlock) step(d *Device, room int) (Step, error) {
 			// SQS Sec. 4's rule (codec.FitsBudget), except that a round
 			// always carries its first draft: a budget smaller than one
 			// draft would otherwise stall the generation.
-			if len(drafts) > 0 && !codec.FitsBudget(used, bits, d.p.Budget) {
-				full = true
-				break
+			if !codec.FitsBudget(used, bits, d.p.Budget) {
+				if len(drafts) > 0 {
+					full = true
+					break
+				}
+				over = true
 			}
 			used += bits
 		}
@@ -96,7 +99,7 @@ func (b encodedBlock) step(d *Device, room int) (Step, error) {
 		ctx = append(ctx, dr.token)
 	}
 	st := d.sendBlock(drafts)
-	st.budgetEnd = full
+	st.budgetEnd, st.overBudget = full, over
 	return st, nil
 }
 

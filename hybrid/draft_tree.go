@@ -103,6 +103,7 @@ func (treeBlock) step(d *Device, room int) (Step, error) {
 	}
 	// A round always carries its first candidate: a budget smaller than
 	// one node would otherwise stall the generation.
+	over := tr.cost(0) > tr.budget
 	tr.draw(0, true)
 	if shape == nil {
 		err = tr.growDynamic()
@@ -112,7 +113,9 @@ func (treeBlock) step(d *Device, room int) (Step, error) {
 	if err != nil {
 		return Step{}, err
 	}
-	return tr.send(), nil
+	st := tr.send()
+	st.overBudget = over
+	return st, nil
 }
 
 // path is the tokens from the root to node n.

@@ -334,7 +334,7 @@ var registry = []Key{
 	floatKey("rand_p", "Rand-HLM upload probability", unit, func(p *Params) *float64 { return &p.RandP }),
 	intKey("imp_k", "U+I top-k attention test: k weights above the threshold", 1, maxIndex, func(p *Params) *int { return &p.ImpK }).typical(1, 8),
 	floatKey("gamma", "U+I threshold margin γ·std(A) below max(A)", nonNegative, func(p *Params) *float64 { return &p.Gamma }).typical(0, 2),
-	intKey("budget_bits", "bits per batch for k-sqs and c-sqs (SQS B), per round for the tree methods", 1, maxBudgetBits, func(p *Params) *int { return &p.Budget }).typical(100, 8000),
+	intKey("budget_bits", "bits per batch for k-sqs and c-sqs (SQS B), per round for the tree methods (a round always sends at least one draft, whatever its size)", 1, maxBudgetBits, func(p *Params) *int { return &p.Budget }).typical(100, 8000),
 	intKey("tree_nodes", "tree methods: nodes per round at most", 1, wire.MaxTreeNodes, func(p *Params) *int { return &p.TreeNodes }).typical(1, 24),
 	intKey("tree_depth", "tree methods: levels per round at most", 1, maxDraftLen, func(p *Params) *int { return &p.TreeDepth }).typical(1, 8),
 	treeShapeKey(),

@@ -107,6 +107,7 @@ type ender interface {
 // tally counts rounds, uploads and the fate of the drafts.
 type tally struct {
 	rounds, uploads, drafted, skipped, verified, accepted, resampled, bonus int
+	overBudget                                                              int
 }
 
 func (t *tally) observe(r *round) error {
@@ -117,6 +118,9 @@ func (t *tally) observe(r *round) error {
 		return nil
 	}
 	t.uploads++
+	if r.step.overBudget {
+		t.overBudget++
+	}
 	t.verified += len(r.step.Upload.Drafts)
 	t.accepted += r.verdict.Accepted
 	if r.verdict.Resampled {
@@ -130,6 +134,7 @@ func (t *tally) observe(r *round) error {
 func (t *tally) fill(res *Result) {
 	res.Rounds, res.Uploads, res.Drafted, res.Skipped = t.rounds, t.uploads, t.drafted, t.skipped
 	res.Verified, res.Accepted, res.Resampled, res.Bonus = t.verified, t.accepted, t.resampled, t.bonus
+	res.OverBudget = t.overBudget
 }
 
 // ledger counts what crossed the link: the papers' bits (Step.UplinkBits,

@@ -1,6 +1,7 @@
 package hybrid
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -90,6 +91,55 @@ func TestWarnings(t *testing.T) {
 			t.Errorf("%s, %d uploads, %d tokens: unexpected warning %q", c.method, c.uploads, len(c.tokens), w)
 		case c.want != "" && (len(w) != 1 || !strings.Contains(w[0], c.want) || !strings.Contains(w[0], "never consulted")):
 			t.Errorf("%s: warnings %q, want one naming %q", c.method, w, c.want)
+		}
+	}
+}
+
+// TestTreeSettingsWarned: a fixed tree_shape that tree_depth or tree_nodes
+// cut, and uploads whose first draft alone exceeded budget_bits, are
+// reported with what was cut; shapes that fit and budgets that held are not.
+func TestTreeSettingsWarned(t *testing.T) {
+	for _, c := range []struct {
+		method, shape string
+		depth, nodes  int
+		over          int
+		want          []string // substrings, one warning each; nil: none
+	}{
+		{TreeQS, "3,2,1", 8, 32, 0, nil},
+		{TreeQS, "dynamic", 8, 32, 0, nil},
+		{TreeQS, "4,4", 8, 20, 0, nil}, // 4 + 16 nodes: exactly full
+		{TreeQS, "4,4", 8, 19, 0, []string{"level 2 is cut after 15 of its 16 nodes"}},
+		{TreeQS, "64,64,64", 8, 32, 0, []string{"level 1 is cut after 32 of its 64 nodes"}},
+		{TreeKSQS, "1,1,1,1,1,1,1,1,1,1,1,1", 8, 32, 0, []string{"12 levels but tree_depth=8: levels 9… never grow; set tree_depth=12"}},
+		{TreeQS, "2,2,2", 2, 4, 0, []string{"3 levels but tree_depth=2", "level 2 is cut after 2 of its 4"}},
+		{QS, "64,64,64", 1, 1, 0, nil}, // not a tree method
+		{TreeQS, "dynamic", 8, 32, 3, []string{"budget_bits=100 is below what one draft costs in 3 of 5 uploads"}},
+		{KSQS, "dynamic", 8, 32, 5, []string{"in 5 of 5 uploads"}},
+	} {
+		p := DefaultParams()
+		p.Method, p.TreeShape, p.TreeDepth, p.TreeNodes, p.Budget = c.method, c.shape, c.depth, c.nodes, 100
+		w := Warnings(p, Result{Uploads: 5, OverBudget: c.over, UplinkBits: 500})
+		ok := len(w) == len(c.want)
+		for i := 0; ok && i < len(w); i++ {
+			ok = strings.Contains(w[i], c.want[i])
+		}
+		if !ok {
+			t.Errorf("%s tree_shape=%s depth %d nodes %d, %d over budget: warnings %q, want %q", c.method, c.shape, c.depth, c.nodes, c.over, w, c.want)
+		}
+	}
+}
+
+// TestTreeSampleFromSLMRefused: a tree's candidates must come from what is
+// sent (the server checks each against that support), so sample_from=slm
+// with a tree method is refused before any round; chains keep it.
+func TestTreeSampleFromSLMRefused(t *testing.T) {
+	for _, m := range []string{TreeQS, TreeKSQS, QS, KSQS} {
+		p := DefaultParams()
+		p.Method, p.SampleFrom = m, SampleSLM
+		err := p.Validate()
+		tree := m == TreeQS || m == TreeKSQS
+		if tree != (err != nil) || tree && (!errors.Is(err, ErrParam) || !strings.Contains(err.Error(), "sample_from=slm with "+m)) {
+			t.Errorf("%s with sample_from=slm: %v", m, err)
 		}
 	}
 }

@@ -218,6 +218,10 @@ func (p Params) Validate() error {
 		return fmt.Errorf("%w: l_max=%d is below l_min=%d (0: no cap)", ErrParam, p.LMax, p.LMin)
 	case p.Draft == DraftDDQN && !m.Controlled:
 		return fmt.Errorf("%w: draft=ddqn chooses L and ℓ of the lattice methods q-s and s-q, not %s", ErrParam, p.Method)
+	case m.Tree && p.SampleFrom == SampleSLM:
+		// A tree's candidates are drawn without replacement from what is
+		// sent; the server checks each against that support.
+		return fmt.Errorf("%w: sample_from=slm with %s: a tree's candidates are drawn from the distributions sent (recon), and one drawn from the SLM's own may lie outside what was sent; use a chain method (q-s, k-sqs) to draft from the SLM", ErrParam, p.Method)
 	}
 	return p.Channel.Validate()
 }

@@ -23,6 +23,10 @@ type Result struct {
 	Accepted  int `json:"accepted"`  // drafts accepted by the server
 	Resampled int `json:"resampled"` // rejections (a token resampled from the residual)
 	Bonus     int `json:"bonus"`     // bonus tokens after fully accepted blocks (incl. LLM-only steps)
+	// OverBudget counts the uploads whose first draft alone cost more than
+	// budget_bits (k-sqs, c-sqs, the tree methods): a round always sends
+	// one.
+	OverBudget int `json:"over_budget_uploads,omitempty"`
 
 	TransmissionRate float64  `json:"transmission_rate"` // uploads / rounds
 	TrueSkipRate     *float64 `json:"true_skip_rate"`    // mean acceptance probability of skipped tokens (null: none measured)

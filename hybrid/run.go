@@ -263,8 +263,9 @@ const neverConsultedAfter = 16
 // lie below them.)
 func Warnings(p Params, r Result) []string {
 	m := p.method()
+	w := append(treeShapeWarnings(p), budgetWarnings(p, r)...)
 	if m.Family != FamilySkip || m.Name == SLM || r.Uploads > 0 || len(r.Tokens) < neverConsultedAfter {
-		return nil
+		return w
 	}
 	uth := fmt.Sprintf("u_th=%g", p.UploadThreshold())
 	if math.IsNaN(p.UTh) {
@@ -282,7 +283,41 @@ func Warnings(p Params, r Result) []string {
 	case m.Name == RandHLM:
 		why = fmt.Sprintf(" (rand_p=%g)", p.RandP)
 	}
-	return []string{fmt.Sprintf("method %s skipped all %d tokens: the LLM was never consulted and the output is the draft's alone%s", p.Method, len(r.Tokens), why)}
+	return append(w, fmt.Sprintf("method %s skipped all %d tokens: the LLM was never consulted and the output is the draft's alone%s", p.Method, len(r.Tokens), why))
+}
+
+// treeShapeWarnings says where tree_depth or tree_nodes cut a fixed
+// tree_shape (growShape stops at either): the levels past the cut never
+// grow, whatever the shape asks.
+func treeShapeWarnings(p Params) []string {
+	shape, err := parseTreeShape(p.TreeShape)
+	if !p.method().Tree || err != nil || shape == nil {
+		return nil
+	}
+	var w []string
+	if len(shape) > p.TreeDepth {
+		w = append(w, fmt.Sprintf("tree_shape=%s has %d levels but tree_depth=%d: levels %d… never grow; set tree_depth=%d", p.TreeShape, len(shape), p.TreeDepth, p.TreeDepth+1, min(len(shape), maxDraftLen)))
+	}
+	nodes, width := 0, 1
+	for i, k := range shape[:min(len(shape), p.TreeDepth)] {
+		width *= k
+		if nodes+width > p.TreeNodes {
+			w = append(w, fmt.Sprintf("tree_shape=%s needs more than tree_nodes=%d nodes: level %d is cut after %d of its %d nodes, the levels after it never grow", p.TreeShape, p.TreeNodes, i+1, p.TreeNodes-nodes, width))
+			break
+		}
+		nodes += width
+	}
+	return w
+}
+
+// budgetWarnings says when budget_bits was below what one draft costs: a
+// round (tree methods) or a batch (k-sqs, c-sqs) always sends at least one
+// draft, so those uploads sent more than the budget.
+func budgetWarnings(p Params, r Result) []string {
+	if r.OverBudget == 0 {
+		return nil
+	}
+	return []string{fmt.Sprintf("budget_bits=%d is below what one draft costs in %d of %d uploads: each sent its first draft anyway (an upload always carries one), %d bits on average per upload", p.Budget, r.OverBudget, r.Uploads, r.UplinkBits/int64(max(1, r.Uploads)))}
 }
 
 // emit passes newly committed tokens to OnTokens, stopping at an EOG
