@@ -336,7 +336,10 @@ func meanOf(xs []float64) float64 {
 	return s.Mean
 }
 
-// Grid expands methods × the cartesian product of sweeps ("key=v1,v2,…").
+// Grid expands methods × the cartesian product of sweeps ("key=v1,v2,…",
+// or "key=v1;v2;…" for values with commas: a sweep holding a ';' is split
+// at its semicolons, and so is a sweep of a key whose values are lists,
+// tree_shape, whose "3,2,1" is one shape).
 func Grid(methods []string, sweeps []string) ([]Point, error) {
 	type axis struct {
 		key  string
@@ -348,7 +351,12 @@ func Grid(methods []string, sweeps []string) ([]Point, error) {
 		if !ok || k == "" || v == "" {
 			return nil, fmt.Errorf("sweep %q: want key=v1,v2,…", s)
 		}
-		axes = append(axes, axis{strings.TrimSpace(k), strings.Split(v, ",")})
+		k = strings.TrimSpace(k)
+		sep := ","
+		if strings.Contains(v, ";") || listKeys[k] {
+			sep = ";"
+		}
+		axes = append(axes, axis{k, strings.Split(v, sep)})
 	}
 	var points []Point
 	var rec func(i int, sets []string)
@@ -371,3 +379,7 @@ func Grid(methods []string, sweeps []string) ([]Point, error) {
 	}
 	return points, nil
 }
+
+// listKeys are the keys whose values are comma-separated lists: Grid
+// separates their swept values with ';'.
+var listKeys = map[string]bool{"tree_shape": true}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/hlmproject/hlm/dataset"
@@ -21,6 +22,25 @@ func TestGrid(t *testing.T) {
 	}
 	if _, err := Grid([]string{"hlm"}, []string{"bad"}); err == nil {
 		t.Error("malformed sweep: no error")
+	}
+	// Values with commas: tree_shape's are always separated by ';', any
+	// other key's when the sweep holds one.
+	for _, c := range []struct {
+		sweep string
+		want  []string
+	}{
+		{"tree_shape=3,2,1", []string{"tree-q-s tree_shape=3,2,1"}},
+		{"tree_shape=dynamic; 3,2,1;4,4", []string{"tree-q-s tree_shape=dynamic", "tree-q-s tree_shape=3,2,1", "tree-q-s tree_shape=4,4"}},
+		{"l=2;4", []string{"tree-q-s l=2", "tree-q-s l=4"}},
+	} {
+		pts, err := Grid([]string{"tree-q-s"}, []string{c.sweep})
+		var got []string
+		for _, p := range pts {
+			got = append(got, p.Label)
+		}
+		if err != nil || !slices.Equal(got, c.want) {
+			t.Errorf("sweep %q: %q, %v; want %q", c.sweep, got, err, c.want)
+		}
 	}
 }
 

@@ -117,7 +117,7 @@ hlm eval paper NAME reruns a paper's tables and figures (NAME: `+strings.Join(ev
 	threads := threadsFlag(fs, "worker threads (0: all cores)")
 	var sets, sweeps setFlags
 	fs.Var(&sets, "set", "parameter override key=value for every point (repeatable)")
-	fs.Var(&sweeps, "sweep", "swept parameter key=v1,v2,… (repeatable: the grid is their product)")
+	fs.Var(&sweeps, "sweep", "swept parameter key=v1,v2,… (repeatable: the grid is their product); values with commas are separated by ';', and tree_shape's always are: --sweep 'tree_shape=dynamic;3,2,1;4,4'")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
