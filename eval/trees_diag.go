@@ -62,39 +62,9 @@ func (p *paper) treeDiagnose(ctx context.Context, s Setup, ex []dataset.Example,
 	}
 	d := treeDiag{point: g, cfg: t, row: row}
 	for _, r := range reps {
-		addTreeReport(&d.rep, r)
+		d.rep.Add(r)
 	}
 	return d, nil
-}
-
-// addTreeReport adds r's counts to a.
-func addTreeReport(a *hybrid.TreeReport, r hybrid.TreeReport) {
-	a.Trees += r.Trees
-	a.Nodes += r.Nodes
-	a.Internal += r.Internal
-	a.Depth += r.Depth
-	a.PayloadBits += r.PayloadBits
-	a.IDBits += r.IDBits
-	a.ParentBits += r.ParentBits
-	a.Dups += r.Dups
-	a.Predicted += r.Predicted
-	a.Accepted += r.Accepted
-	a.LaterPaths += r.LaterPaths
-	add2 := func(dst *[2]int, src [2]int) { dst[0] += src[0]; dst[1] += src[1] }
-	add2(&a.First, r.First)
-	for b := range r.FirstBy {
-		add2(&a.FirstBy[b], r.FirstBy[b])
-	}
-	grow := func(dst *[][2]int, src [][2]int) {
-		for k, c := range src {
-			for len(*dst) <= k {
-				*dst = append(*dst, [2]int{})
-			}
-			add2(&(*dst)[k], c)
-		}
-	}
-	grow(&a.Levels, r.Levels)
-	grow(&a.Later, r.Later)
 }
 
 // frac is a/b (NaN when b is 0).

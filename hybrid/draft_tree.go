@@ -469,36 +469,68 @@ func (tr *tree) next(n int) float64 {
 // (package eval's trees rerun reads it); the growth reads only treeStats'
 // rates.
 type TreeReport struct {
-	Trees    int // rounds that sent a tree
-	Nodes    int // Σ nodes sent (the root, the context, excluded)
-	Internal int // Σ nodes whose distribution was sent (one SLM pass each; the root included)
-	Depth    int // Σ of each tree's depth
+	Trees    int `json:"trees"`     // rounds that sent a tree
+	Nodes    int `json:"nodes"`     // Σ nodes sent (the root, the context, excluded)
+	Internal int `json:"internal"`  // Σ nodes whose distribution was sent (one SLM pass each; the root included)
+	Depth    int `json:"depth_sum"` // Σ of each tree's depth
 	// The uplink bits of the trees by what they carry: the encoded
 	// distributions, the candidates' token ids and the parent indices.
-	PayloadBits, IDBits, ParentBits int64
+	PayloadBits int64 `json:"payload_bits"`
+	IDBits      int64 `json:"id_bits"`
+	ParentBits  int64 `json:"parent_bits"`
 	// Dups counts the candidates that repeat an earlier one of their node
 	// (drawn independently from the same distribution, they must be sent,
 	// and can never be accepted).
-	Dups int
+	Dups int `json:"repeats"`
 	// Predicted is Σ over the trees of the growth's own estimate of the
 	// accepted drafts (Σ of its nodes' values); Accepted what the
 	// verification accepted.
-	Predicted float64
-	Accepted  int
+	Predicted float64 `json:"predicted"`
+	Accepted  int     `json:"accepted"`
 	// Levels[k] counts the walk at depth k of the accepted paths (k = 0:
 	// the root): nodes reached that had candidates [1] and those where one
 	// was accepted [0].
-	Levels [][2]int
+	Levels [][2]int `json:"levels"`
 	// First counts the first candidates the walk checked [1] and accepted
 	// [0]; FirstBy the same by the draft's probability of them, in tenths;
 	// Later[r−1] the candidates of rank r+1 (checked after r rejections at
 	// their node), repeats included.
-	First   [2]int
-	FirstBy [10][2]int
-	Later   [][2]int
+	First   [2]int     `json:"first"`
+	FirstBy [10][2]int `json:"first_by_tenth"`
+	Later   [][2]int   `json:"later"`
 	// LaterPaths counts the trees whose accepted path took a later
 	// candidate at some node.
-	LaterPaths int
+	LaterPaths int `json:"later_paths"`
+}
+
+// Add adds r's counts to a (the report of several runs).
+func (a *TreeReport) Add(r TreeReport) {
+	a.Trees += r.Trees
+	a.Nodes += r.Nodes
+	a.Internal += r.Internal
+	a.Depth += r.Depth
+	a.PayloadBits += r.PayloadBits
+	a.IDBits += r.IDBits
+	a.ParentBits += r.ParentBits
+	a.Dups += r.Dups
+	a.Predicted += r.Predicted
+	a.Accepted += r.Accepted
+	a.LaterPaths += r.LaterPaths
+	add2 := func(dst *[2]int, src [2]int) { dst[0] += src[0]; dst[1] += src[1] }
+	add2(&a.First, r.First)
+	for b := range r.FirstBy {
+		add2(&a.FirstBy[b], r.FirstBy[b])
+	}
+	grow := func(dst *[][2]int, src [][2]int) {
+		for k, c := range src {
+			for len(*dst) <= k {
+				*dst = append(*dst, [2]int{})
+			}
+			add2(&(*dst)[k], c)
+		}
+	}
+	grow(&a.Levels, r.Levels)
+	grow(&a.Later, r.Later)
 }
 
 // TreeReport is the run's report on its token trees so far.

@@ -23,6 +23,9 @@ type Result struct {
 	Accepted  int `json:"accepted"`  // drafts accepted by the server
 	Resampled int `json:"resampled"` // rejections (a token resampled from the residual)
 	Bonus     int `json:"bonus"`     // bonus tokens after fully accepted blocks (incl. LLM-only steps)
+	// Tree (tree methods) is what the run's token trees were: their nodes,
+	// depths, SLM passes and how their bits split.
+	Tree *TreeReport `json:"tree,omitempty"`
 	// OverBudget counts the uploads whose first draft alone cost more than
 	// budget_bits (k-sqs, c-sqs, the tree methods): a round always sends
 	// one.

@@ -248,6 +248,10 @@ func (c Config) summarize(res *Result, clk *clock, meters []meter, wall time.Dur
 	res.WallSeconds = wall.Seconds()
 	res.SetRates()
 	res.Energy = p.Energy().Total(res.UplinkBits, res.Resampled, res.Drafted)
+	if c.Device.m.Tree {
+		tr := c.Device.TreeReport()
+		res.Tree = &tr
+	}
 	res.Warnings = Warnings(p, *res)
 }
 

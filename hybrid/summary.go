@@ -47,6 +47,13 @@ func Aggregate(runs []Result) Summary {
 		a.Accepted += r.Accepted
 		a.Resampled += r.Resampled
 		a.Bonus += r.Bonus
+		a.OverBudget += r.OverBudget
+		if r.Tree != nil {
+			if a.Tree == nil {
+				a.Tree = &TreeReport{}
+			}
+			a.Tree.Add(*r.Tree)
+		}
 		a.UplinkBits += r.UplinkBits
 		a.DownlinkBits += r.DownlinkBits
 		a.CodecBits += r.CodecBits

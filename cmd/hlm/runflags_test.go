@@ -51,3 +51,37 @@ func TestFlagsAndSet(t *testing.T) {
 		}
 	}
 }
+
+// TestSimTreeSummary: a tree run's summary counts its drafts as sent (all
+// of a tree's nodes go, the walk checks a few) and says what its trees
+// were; --json carries the same report; a chain's summary keeps "drafts
+// verified".
+func TestSimTreeSummary(t *testing.T) {
+	out, _, err := runHLM(t, "sim", "--prompt", "Once upon a time", "--max-tokens", "12", "--method", "tree-q-s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"drafts sent ", "(tree nodes)", "trees: ", "nodes/round", "SLM passes", "tree bits: payload "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("tree-q-s summary lacks %q:\n%s", want, out)
+		}
+	}
+	js, _, err := runHLM(t, "sim", "--prompt", "Once upon a time", "--max-tokens", "12", "--method", "tree-k-sqs", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r struct {
+		Verified int `json:"verified"`
+		Tree     *struct {
+			Trees int `json:"trees"`
+			Nodes int `json:"nodes"`
+		} `json:"tree"`
+	}
+	if err := json.Unmarshal([]byte(js), &r); err != nil || r.Tree == nil || r.Tree.Trees == 0 || r.Tree.Nodes != r.Verified {
+		t.Errorf("tree-k-sqs --json: tree %+v, verified %d (%v)", r.Tree, r.Verified, err)
+	}
+	out, _, err = runHLM(t, "sim", "--prompt", "Once upon a time", "--max-tokens", "12", "--method", "q-s")
+	if err != nil || !strings.Contains(out, "drafts verified ") || strings.Contains(out, "trees: ") {
+		t.Errorf("q-s summary (%v):\n%s", err, out)
+	}
+}

@@ -159,7 +159,16 @@ func printSummary(w io.Writer, r *hybrid.Result) {
 	fmt.Fprintf(w, "%s\n\n", r.Text)
 	fmt.Fprintf(w, "method %s, seed %d: %d tokens (%s)\n", r.Method, r.Seed, len(r.Tokens), r.Stop)
 	fmt.Fprintf(w, "  rounds %d, uploads %d (TR %.3f), skipped %d (TSR %s)\n", r.Rounds, r.Uploads, r.TransmissionRate, r.Skipped, f(r.TrueSkipRate))
-	fmt.Fprintf(w, "  drafts verified %d, accepted %d, resampled %d (rejection rate %s), bonus %d, accepted/round %.2f\n", r.Verified, r.Accepted, r.Resampled, f(r.RejectionRate), r.Bonus, r.AcceptedPerRound)
+	if t := r.Tree; t != nil && t.Trees > 0 {
+		// A tree's nodes are all sent, and the walk reaches a few: the
+		// rejection rate counts the candidates it checked.
+		n := float64(t.Trees)
+		fmt.Fprintf(w, "  drafts sent %d (tree nodes), accepted %d, resampled %d (rejection rate %s of those checked), bonus %d, accepted/round %.2f\n", r.Verified, r.Accepted, r.Resampled, f(r.RejectionRate), r.Bonus, r.AcceptedPerRound)
+		fmt.Fprintf(w, "  trees: %.1f nodes/round (%d repeats, never acceptable), depth %.2f, SLM passes %.2f/round; tree bits: payload %d, ids %d, parents %d\n",
+			float64(t.Nodes)/n, t.Dups, float64(t.Depth)/n, float64(t.Internal)/n, t.PayloadBits, t.IDBits, t.ParentBits)
+	} else {
+		fmt.Fprintf(w, "  drafts verified %d, accepted %d, resampled %d (rejection rate %s), bonus %d, accepted/round %.2f\n", r.Verified, r.Accepted, r.Resampled, f(r.RejectionRate), r.Bonus, r.AcceptedPerRound)
+	}
 	fmt.Fprintf(w, "  uplink %d bits (%.1f bits/token, compression %s), downlink %d bits; frames %d B up, %d B down\n", r.UplinkBits, r.BitsPerToken, f(r.CompressionRatio), r.DownlinkBits, r.UplinkBytes, r.DownlinkBytes)
 	fmt.Fprintf(w, "  virtual time %.3f s: %.2f tokens/s; energy %.1f; mean deviation from the LLM %s; wall %.2f s\n", r.VirtualSeconds, r.ThroughputTPS, r.Energy, g(r.MeanDeviation), r.WallSeconds)
 	fmt.Fprintf(w, "  virtual time spent: SLM %.3f s, uplink %.3f s, LLM %.3f s, downlink %.3f s\n", r.SLMSeconds, r.UplinkSeconds, r.LLMSeconds, r.DownlinkSeconds)
