@@ -3,6 +3,7 @@ package hybrid
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"strings"
 	"testing"
@@ -91,6 +92,20 @@ func TestWarnings(t *testing.T) {
 			t.Errorf("%s, %d uploads, %d tokens: unexpected warning %q", c.method, c.uploads, len(c.tokens), w)
 		case c.want != "" && (len(w) != 1 || !strings.Contains(w[0], c.want) || !strings.Contains(w[0], "never consulted")):
 			t.Errorf("%s: warnings %q, want one naming %q", c.method, w, c.want)
+		}
+	}
+}
+
+// TestWarningsExplicitThreshold: a u_th the user set gets no advice to
+// measure one with hlm calibrate (the default's warning does).
+func TestWarningsExplicitThreshold(t *testing.T) {
+	toks := make([]int, neverConsultedAfter)
+	for _, uth := range []float64{math.NaN(), 0.9} {
+		p := DefaultParams()
+		p.Method, p.UTh = UHLM, uth
+		w := Warnings(p, Result{Tokens: toks})
+		if len(w) != 1 || strings.Contains(w[0], "hlm calibrate") != math.IsNaN(uth) || !strings.Contains(w[0], "set a lower u_th") {
+			t.Errorf("u_th=%g: %q", uth, w)
 		}
 	}
 }

@@ -272,16 +272,18 @@ func Warnings(p Params, r Result) []string {
 		return w
 	}
 	uth := fmt.Sprintf("u_th=%g", p.UploadThreshold())
+	lower := "set a lower u_th"
 	if math.IsNaN(p.UTh) {
 		uth += " (the method's default, calibrated for another pair)"
+		lower = "measure this pair's threshold with hlm calibrate, or " + lower
 	}
 	imp := fmt.Sprintf("the importance test (imp_k=%d, gamma=%g)", p.ImpK, p.Gamma)
 	why := ""
 	switch {
 	case m.Uncertainty && m.Attention:
-		why = ": no draft was both more uncertain than " + uth + " and passed " + imp + "; measure this pair's threshold with hlm calibrate, or lower u_th or gamma"
+		why = ": no draft was both more uncertain than " + uth + " and passed " + imp + "; " + lower + " or gamma"
 	case m.Uncertainty:
-		why = ": every draft's uncertainty was at most " + uth + "; measure this pair's threshold with hlm calibrate, or set a lower u_th"
+		why = ": every draft's uncertainty was at most " + uth + "; " + lower
 	case m.Attention:
 		why = ": no draft passed " + imp
 	case m.Name == RandHLM:

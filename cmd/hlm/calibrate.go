@@ -89,10 +89,11 @@ ones you evaluate on.`, stderr)
 	} else {
 		fmt.Fprintf(stdout, "offline k*: no k reaches mean U_TV <= %g over %d tokens\n", res.Theta, res.Pairs)
 	}
-	fmt.Fprintf(stdout, "use: --set calib_a=%.4f --set calib_b=%.4f", res.Fit.A, res.Fit.B)
-	if !res.Degenerate {
-		fmt.Fprintf(stdout, " --set u_th=%.4f", clamp01(res.RiskProne))
+	uth, note := uthAdvice(res.Degenerate, res.RiskProne)
+	if note != "" {
+		fmt.Fprintln(stdout, note)
 	}
+	fmt.Fprintf(stdout, "use: --set calib_a=%.4f --set calib_b=%.4f%s", res.Fit.A, res.Fit.B, uth)
 	if res.KOffline > 0 {
 		fmt.Fprintf(stdout, " --set k=%d", res.KOffline)
 	}
@@ -107,4 +108,21 @@ ones you evaluate on.`, stderr)
 	return nil
 }
 
-func clamp01(x float64) float64 { return min(1, max(0, x)) }
+// uthAdvice is calibrate's u_th for the "use:" line (" --set u_th=…", or
+// "" when there is none to give) and, when Theorem 1's risk-prone
+// threshold cannot serve, a line that says why. u-hlm uploads a draft
+// whose uncertainty u ∈ [0, 1] exceeds u_th: a threshold of 1 or more
+// never uploads, one of 0 or less uploads every draft.
+func uthAdvice(degenerate bool, riskProne float64) (uth, note string) {
+	switch {
+	case degenerate:
+		return "", ""
+	case riskProne > 0 && riskProne < 1:
+		return fmt.Sprintf(" --set u_th=%.4f", riskProne), ""
+	}
+	what := "u-hlm would never upload with it (u ≤ 1)"
+	if riskProne <= 0 {
+		what = "u-hlm would upload every draft with it"
+	}
+	return "", fmt.Sprintf("u_th: Theorem 1's risk-prone threshold %.4f is outside (0, 1) for this pair: %s, so the line below leaves u_th out; choose one for the transmission rate you want (hlm sim --method u-hlm --set u_th=…)", riskProne, what)
+}

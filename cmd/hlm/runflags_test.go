@@ -85,3 +85,26 @@ func TestSimTreeSummary(t *testing.T) {
 		t.Errorf("q-s summary (%v):\n%s", err, out)
 	}
 }
+
+// TestUthAdvice: calibrate suggests Theorem 1's risk-prone threshold only
+// inside (0, 1), where u-hlm both uploads and skips; outside, it says why
+// it gives none (before, 1.19 was clamped to u_th=1: never upload).
+func TestUthAdvice(t *testing.T) {
+	for _, c := range []struct {
+		degenerate      bool
+		prone           float64
+		uth, noteSubstr string
+	}{
+		{false, 0.42, " --set u_th=0.4200", ""},
+		{false, 1.1936, "", "never upload"},
+		{false, 1, "", "never upload"},
+		{false, -0.3, "", "upload every draft"},
+		{false, 0, "", "upload every draft"},
+		{true, 0.5, "", ""},
+	} {
+		uth, note := uthAdvice(c.degenerate, c.prone)
+		if uth != c.uth || (c.noteSubstr == "") != (note == "") || !strings.Contains(note, c.noteSubstr) {
+			t.Errorf("uthAdvice(%v, %g) = %q, %q; want %q and a note with %q", c.degenerate, c.prone, uth, note, c.uth, c.noteSubstr)
+		}
+	}
+}
