@@ -99,14 +99,28 @@ func TestSet(t *testing.T) {
 	}
 	for _, kv := range [][2]string{
 		{"fading", "nakagami"}, {"bandwidth_hz", "1MHz"}, {"link_seed", "-1"}, {"trace_loop", "maybe"},
-		{"up_overhead_s", "-1"}, {"channel", ""},
+		{"up_overhead_s", "-1"}, {"channel", ""}, {"snr_db", "abc"}, {"snr_db", "+Inf"}, {"bandwidth_hz", "-1"},
+		{"p_low_high", "1.5"}, {"downlink_bps", "0"}, {"pathloss_exp", "-2"}, {"tx_power_dbm", "NaN"},
 	} {
 		before := cfg
-		if err := cfg.Set(kv[0], kv[1]); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), kv[0]) {
-			t.Errorf("Set(%s, %q): %v, want ErrConfig naming the key", kv[0], kv[1], err)
+		k, _ := lookup(kv[0])
+		// The error names the key and what it accepts, not a parser's
+		// message.
+		if err := cfg.Set(kv[0], kv[1]); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), kv[0]) ||
+			!strings.Contains(err.Error(), k.Accepts) || strings.Contains(err.Error(), "strconv") {
+			t.Errorf("Set(%s, %q): %v, want ErrConfig naming the key and %q", kv[0], kv[1], err, k.Accepts)
 		}
 		if cfg.String() != before.String() {
 			t.Errorf("failed Set(%s, %q) changed the config", kv[0], kv[1])
+		}
+	}
+}
+
+// TestKeysSayWhatTheyAccept: every key says what it accepts.
+func TestKeysSayWhatTheyAccept(t *testing.T) {
+	for _, k := range Keys() {
+		if k.Accepts == "" {
+			t.Errorf("key %s: no Accepts", k.Name)
 		}
 	}
 }

@@ -10,10 +10,12 @@ import (
 	"time"
 )
 
-// Key is one flat configuration key with its one-line help.
+// Key is one flat configuration key with its one-line help and what it
+// accepts (Set refuses anything else; Validate checks the combinations).
 type Key struct {
-	Name string
-	Help string
+	Name    string
+	Help    string
+	Accepts string
 }
 
 // key binds a flat key to its Config field.
@@ -25,14 +27,15 @@ type key struct {
 
 func fmtFloat(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 
-func floatKey(name, help string, field func(c *Config) *float64) key {
+// floatKey is a number key; ok (nil: any) is the range accepts names.
+func floatKey(name, help, accepts string, ok func(float64) bool, field func(c *Config) *float64) key {
 	return key{
-		Key: Key{name, help},
+		Key: Key{name, help, accepts},
 		get: func(c *Config) string { return fmtFloat(*field(c)) },
 		set: func(c *Config, v string) error {
 			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-			if err != nil {
-				return err
+			if err != nil || ok != nil && !ok(f) {
+				return fmt.Errorf("want %s", accepts)
 			}
 			*field(c) = f
 			return nil
@@ -40,9 +43,17 @@ func floatKey(name, help string, field func(c *Config) *float64) key {
 	}
 }
 
+// The ranges of the number keys (Validate checks the same, and the
+// combinations).
+var (
+	finiteNum = func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+	positive  = func(v float64) bool { return v > 0 && !math.IsInf(v, 0) }
+	probVal   = func(v float64) bool { return v >= 0 && v <= 1 }
+)
+
 func enumKey(name, help string, valid []string, field func(c *Config) *string) key {
 	return key{
-		Key: Key{name, help},
+		Key: Key{name, help, "one of " + strings.Join(valid, ", ")},
 		get: func(c *Config) string { return *field(c) },
 		set: func(c *Config, v string) error {
 			v = strings.ToLower(strings.TrimSpace(v))
@@ -56,16 +67,14 @@ func enumKey(name, help string, valid []string, field func(c *Config) *string) k
 }
 
 func secondsKey(name, help string, field func(c *Config) *time.Duration) key {
+	accepts := fmt.Sprintf("seconds in [0, %.0f]", float64(math.MaxInt64)/1e9)
 	return key{
-		Key: Key{name, help},
+		Key: Key{name, help, accepts},
 		get: func(c *Config) string { return fmtFloat(field(c).Seconds()) },
 		set: func(c *Config, v string) error {
 			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-			if err != nil {
-				return err
-			}
-			if !(f >= 0) || f*1e9 >= math.MaxInt64 {
-				return fmt.Errorf("must be between 0 and %g seconds", float64(math.MaxInt64)/1e9)
+			if err != nil || !(f >= 0) || f*1e9 >= math.MaxInt64 {
+				return fmt.Errorf("want %s", accepts)
 			}
 			*field(c) = time.Duration(math.Round(f * 1e9))
 			return nil
@@ -77,10 +86,10 @@ func secondsKey(name, help string, field func(c *Config) *time.Duration) key {
 var keys = []key{
 	enumKey("channel", "link model: shannon (W·log2(1+SNR), block fading), markov (Q-S two-state), fixed, trace",
 		channels, func(c *Config) *string { return &c.Channel }),
-	floatKey("bandwidth_hz", "shannon: uplink bandwidth W in Hz",
+	floatKey("bandwidth_hz", "shannon: uplink bandwidth W in Hz", "a number > 0 (Hz)", positive,
 		func(c *Config) *float64 { return &c.BandwidthHz }),
 	{
-		Key: Key{"snr_db", "shannon: average SNR in dB; overrides tx_power/noise/distance/pathloss when set (empty or none = unset)"},
+		Key: Key{"snr_db", "shannon: average SNR in dB; overrides tx_power/noise/distance/pathloss when set (empty or none = unset)", "a finite number (dB), or none"},
 		get: func(c *Config) string {
 			if c.SNRdB == nil {
 				return ""
@@ -94,67 +103,67 @@ var keys = []key{
 				return nil
 			}
 			f, err := strconv.ParseFloat(v, 64)
-			if err != nil {
-				return err
+			if err != nil || !finiteNum(f) {
+				return fmt.Errorf("want a finite number (dB), or none")
 			}
 			c.SNRdB = &f
 			return nil
 		},
 	},
-	floatKey("tx_power_dbm", "shannon: device transmit power p in dBm",
+	floatKey("tx_power_dbm", "shannon: device transmit power p in dBm", "a finite number (dBm)", finiteNum,
 		func(c *Config) *float64 { return &c.TxPowerDBm }),
-	floatKey("noise_dbm", "shannon: noise power N in dBm",
+	floatKey("noise_dbm", "shannon: noise power N in dBm", "a finite number (dBm)", finiteNum,
 		func(c *Config) *float64 { return &c.NoiseDBm }),
-	floatKey("distance_m", "shannon: device–base-station distance d in metres",
+	floatKey("distance_m", "shannon: device–base-station distance d in metres", "a number > 0 (metres)", positive,
 		func(c *Config) *float64 { return &c.DistanceM }),
-	floatKey("pathloss_exp", "shannon: path-loss exponent α (SNR = h·p·d^−α/N)",
+	floatKey("pathloss_exp", "shannon: path-loss exponent α (SNR = h·p·d^−α/N)", "a finite number ≥ 0", func(v float64) bool { return v >= 0 && finiteNum(v) },
 		func(c *Config) *float64 { return &c.PathLossExp }),
 	enumKey("fading", "shannon: block fading of the power gain h: none (h=1), rayleigh (h~Exp(1)), rician",
 		fadings, func(c *Config) *string { return &c.Fading }),
-	floatKey("rician_k_db", "shannon, fading=rician: K-factor in dB (LOS power over scattered power)",
+	floatKey("rician_k_db", "shannon, fading=rician: K-factor in dB (LOS power over scattered power)", "a finite number (dB)", finiteNum,
 		func(c *Config) *float64 { return &c.RicianKdB }),
-	floatKey("rate_bps", "fixed: uplink rate in bit/s",
+	floatKey("rate_bps", "fixed: uplink rate in bit/s", "a number > 0 (bit/s)", positive,
 		func(c *Config) *float64 { return &c.RateBps }),
-	floatKey("rate_low_bps", "markov: uplink rate of the low state in bit/s",
+	floatKey("rate_low_bps", "markov: uplink rate of the low state in bit/s", "a number > 0 (bit/s)", positive,
 		func(c *Config) *float64 { return &c.RateLowBps }),
-	floatKey("rate_high_bps", "markov: uplink rate of the high state in bit/s",
+	floatKey("rate_high_bps", "markov: uplink rate of the high state in bit/s", "a number > 0 (bit/s)", positive,
 		func(c *Config) *float64 { return &c.RateHighBps }),
-	floatKey("p_low_high", "markov: probability per round of moving from the low to the high state",
+	floatKey("p_low_high", "markov: probability per round of moving from the low to the high state", "a probability in [0, 1]", probVal,
 		func(c *Config) *float64 { return &c.PLowHigh }),
-	floatKey("p_high_low", "markov: probability per round of moving from the high to the low state",
+	floatKey("p_high_low", "markov: probability per round of moving from the high to the low state", "a probability in [0, 1]", probVal,
 		func(c *Config) *float64 { return &c.PHighLow }),
 	enumKey("markov_init", "markov: first state: stationary (drawn from the stationary distribution), low, high",
 		markovInits, func(c *Config) *string { return &c.MarkovInit }),
 	{
-		Key: Key{"trace_file", "trace: file of \"time_seconds rate_bps\" lines, piecewise constant (# comments)"},
+		Key: Key{"trace_file", "trace: file of \"time_seconds rate_bps\" lines, piecewise constant (# comments)", "a file's path"},
 		get: func(c *Config) string { return c.TraceFile },
 		set: func(c *Config, v string) error { c.TraceFile = v; return nil },
 	},
 	{
-		Key: Key{"trace_loop", "trace: repeat the trace with period = time of its last line"},
+		Key: Key{"trace_loop", "trace: repeat the trace with period = time of its last line", "true or false"},
 		get: func(c *Config) string { return strconv.FormatBool(c.TraceLoop) },
 		set: func(c *Config, v string) error {
 			b, err := strconv.ParseBool(strings.TrimSpace(v))
 			if err != nil {
-				return err
+				return fmt.Errorf("want true or false")
 			}
 			c.TraceLoop = b
 			return nil
 		},
 	},
-	floatKey("downlink_bps", "every link: downlink rate in bit/s (+Inf = no delay, as the HLM papers assume)",
+	floatKey("downlink_bps", "every link: downlink rate in bit/s (+Inf = no delay, as the HLM papers assume)", "a number > 0 (bit/s), or +Inf", func(v float64) bool { return v > 0 },
 		func(c *Config) *float64 { return &c.DownlinkBps }),
 	secondsKey("up_overhead_s", "every link: fixed time per uplink message in seconds (preamble)",
 		func(c *Config) *time.Duration { return &c.UpOverhead }),
 	secondsKey("down_overhead_s", "every link: fixed time per downlink message in seconds",
 		func(c *Config) *time.Duration { return &c.DownOverhead }),
 	{
-		Key: Key{"link_seed", "seed of the link's random source (fading draws, Markov transitions), added to the run's seed"},
+		Key: Key{"link_seed", "seed of the link's random source (fading draws, Markov transitions), added to the run's seed", "an integer in [0, 2^64)"},
 		get: func(c *Config) string { return strconv.FormatUint(c.Seed, 10) },
 		set: func(c *Config, v string) error {
 			u, err := strconv.ParseUint(strings.TrimSpace(v), 10, 64)
 			if err != nil {
-				return err
+				return fmt.Errorf("want an integer in [0, 2^64)")
 			}
 			c.Seed = u
 			return nil

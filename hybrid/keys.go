@@ -511,7 +511,7 @@ func KeyHelp() []KeyDoc {
 	def := DefaultParams().Channel
 	for _, k := range channel.Keys() {
 		v, _ := def.Get(k.Name)
-		out = append(out, KeyDoc{Name: k.Name, Help: k.Help, Default: v})
+		out = append(out, KeyDoc{Name: k.Name, Help: k.Help, Default: v, Accepts: k.Accepts})
 	}
 	slices.SortFunc(out, func(a, b KeyDoc) int { return strings.Compare(a.Name, b.Name) })
 	return out
