@@ -24,12 +24,12 @@ func runConvert(ctx context.Context, args []string, stdout, stderr io.Writer) er
 Convert a model to GGUF v3 (its own architecture, llama.cpp's tensor names)
 with its tokenizer in the metadata. Norms stay F32; a matrix whose rows are not a
 multiple of 32 elements stays F32 when a block type is asked for. An early-exit
-spec (PATH@exit=N) still writes all layers: exit is a view, not a cut. The
-file records the fingerprint of the full-precision model its weights come
-from (hlm.origin), so that a quantized copy is known as that model: the
-draft hlm ships for it is its default draft too. The model defaults to the
-built-in stories260K.`, stderr)
-	spec := fs.String("model", builtin.DefaultLLM, "model spec to read")
+spec (PATH@exit=N) is refused: exit is a view of the first N layers, not a
+cut; convert the full model and use FILE.gguf@exit=N. The file records the
+fingerprint of the full-precision model its weights come from (hlm.origin),
+so that a quantized copy is known as that model: the draft hlm ships for it
+is its default draft too. The model defaults to the built-in stories260K.`, stderr)
+	spec := fs.String("model", builtin.DefaultLLM, "model spec to read (@q8 and @q4 apply; @exit=N is refused)")
 	tokPath := fs.String("tokenizer", "", "tokenizer file, when not found with the model")
 	out := fs.String("out", "", "GGUF file to write")
 	typ := fs.String("type", "f32", "storage type of the matrices: f32, f16, q8_0 or q4_0")
@@ -45,6 +45,11 @@ built-in stories260K.`, stderr)
 	t, ok := map[string]tensor.DType{"f32": tensor.F32, "f16": tensor.F16, "q8_0": tensor.Q8_0, "q8": tensor.Q8_0, "q4_0": tensor.Q4_0}[strings.ToLower(*typ)]
 	if !ok {
 		return usageError{fmt.Errorf("--type %q: want f32, f16, q8_0 or q4_0", *typ)}
+	}
+	if sp, err := model.ParseSpec(*spec); err == nil && sp.Exit > 0 {
+		full := sp
+		full.Exit = 0
+		return usageError{fmt.Errorf("--model %s: convert writes whole models; @exit=%d is a view of the first %d layers, not a cut: convert the full model (--model %s), then use %s@exit=%d", *spec, sp.Exit, sp.Exit, full, *out, sp.Exit)}
 	}
 	m, err := llama.OpenSpec(*spec, *tokPath)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -215,6 +216,46 @@ func TestOutRefusedBeforeWork(t *testing.T) {
 		_, stderr, err := runHLM(t, c.args...)
 		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(stderr, "runs") {
 			t.Errorf("hlm %s: %v (stderr %q); want %q before any work", strings.Join(c.args, " "), err, stderr, c.want)
+		}
+	}
+}
+
+// TestConvertRefusesExit: an early-exit spec is a view of the model, not a
+// cut, so convert refuses it (it wrote the whole teacher under the draft's
+// name) and says what to do instead, before writing anything; the other
+// spec options still convert.
+func TestConvertRefusesExit(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		spec string
+		want []string // nil: converted
+	}{
+		{"builtin:stories260K@exit=1", []string{"convert writes whole models; @exit=1 is a view of the first 1 layers, not a cut", "--model builtin:stories260K)", "@exit=1"}},
+		{"builtin:stories260K@exit=2@q8", []string{"@exit=2 is a view", "--model builtin:stories260K@q8)"}},
+		{"builtin:stories260K@q8", nil},
+		{"builtin:stories260K", nil},
+	} {
+		out := filepath.Join(dir, strings.NewReplacer(":", "-", "@", "-", "=", "-").Replace(c.spec)+".gguf")
+		_, _, err := runHLM(t, "convert", "--model", c.spec, "--out", out)
+		_, statErr := os.Stat(out)
+		if c.want == nil {
+			if err != nil || statErr != nil {
+				t.Errorf("%s: %v (%v)", c.spec, err, statErr)
+			}
+			continue
+		}
+		var ue usageError
+		if !errors.As(err, &ue) {
+			t.Errorf("%s: %v, want a usage error", c.spec, err)
+			continue
+		}
+		for _, w := range append(c.want, "then use "+out+"@exit=") {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: %v, want it to say %q", c.spec, err, w)
+			}
+		}
+		if statErr == nil {
+			t.Errorf("%s: %s written", c.spec, out)
 		}
 	}
 }

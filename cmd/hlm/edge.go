@@ -45,7 +45,10 @@ func runEdge(ctx context.Context, args []string, stdout, stderr io.Writer) error
 // tlsHint adds to a handshake error that usually means that the device and
 // the server disagree on TLS what to change.
 func tlsHint(err error) error {
+	var unknownCA x509.UnknownAuthorityError
 	switch {
+	case errors.As(err, &unknownCA):
+		return fmt.Errorf("%w: the server's certificate is not signed by a CA this machine trusts; for a certificate from hlm tls-cert pass --tls-ca CERT.pem (the file the server's --tls-cert names)", err)
 	case errors.Is(err, edge.ErrClosedAtHandshake):
 		return fmt.Errorf("%w: if the server runs with --tls-cert, connect with --tls (and --tls-ca CERT.pem to trust a certificate from hlm tls-cert)", err)
 	case errors.Is(err, edge.ErrNotTLS):

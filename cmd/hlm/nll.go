@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"github.com/hlmproject/hlm/model/builtin"
 	"io"
@@ -71,10 +72,11 @@ choices apart from the files' own.
 
 --kl-base-logits FILE takes the base from a file written by
 llama-perplexity --kl-divergence-base (or --kl-save): its tokens, windows
-and stored log-probabilities, compared as llama.cpp compares them (--text,
---ctx and --chunks are not used). --kl-save FILE writes the model's own
-log-probabilities on the text's windows as such a file, for
-llama-perplexity --kl-divergence-base FILE --kl-divergence.
+and stored log-probabilities, compared as llama.cpp compares them (the
+file fixes the text and the windows: --text, --ctx and --chunks are
+refused with it). --kl-save FILE writes the model's own log-probabilities
+on the text's windows as such a file, for llama-perplexity
+--kl-divergence-base FILE --kl-divergence.
 
 --kl-pair FILE, with --kl-base-logits, compares hlm's run of the model with
 another engine's run of the same model on the same windows, saved by
@@ -95,23 +97,42 @@ type nllFlags struct {
 // parseNLL parses and checks hlm nll's flags.
 func parseNLL(args []string, stderr io.Writer) (nllFlags, error) {
 	var f nllFlags
-	fs := newFlags("nll", "[--model SPEC] --text FILE [--kl-base SPEC | --kl-base-logits FILE [--kl-pair FILE] | --kl-save FILE] [--ctx 512] [--chunks N] [--llama-numerics] [--llama-inputs] [--json]", nllAbout, stderr)
+	fs := newFlags("nll", "[--model SPEC] (--text FILE [--kl-base SPEC | --kl-save FILE] [--ctx 512] [--chunks N] | --kl-base-logits FILE [--kl-pair FILE]) [--llama-numerics] [--llama-inputs] [--json]", nllAbout, stderr)
 	fs.StringVar(&f.spec, "model", builtin.DefaultLLM, "model spec")
 	fs.StringVar(&f.tokPath, "tokenizer", "", "tokenizer file, when not found with the model")
 	addLlamaLibFlag(fs)
-	fs.StringVar(&f.text, "text", "", "text file (e.g. ../shared/data/tinystories/TinyStories-valid-sample.txt)")
+	fs.StringVar(&f.text, "text", "", "text file (e.g. ../shared/data/tinystories/TinyStories-valid-sample.txt); not with --kl-base-logits, whose file holds the tokens")
 	threadsVar(fs, &f.threads, "worker threads (0: all cores)")
 	fs.StringVar(&f.klBase, "kl-base", "", "base model spec: report the KL divergence of --model from it")
 	fs.StringVar(&f.klFile, "kl-base-logits", "", "base log-probabilities from llama-perplexity --kl-divergence-base")
 	fs.StringVar(&f.klPair, "kl-pair", "", "with --kl-base-logits: another engine's log-probabilities of the model (llama-perplexity --kl-divergence-base), compared position by position")
 	fs.StringVar(&f.klSave, "kl-save", "", "write the model's log-probabilities as a llama-perplexity --kl-divergence-base file")
-	fs.IntVar(&f.window, "ctx", score.DefaultWindow, "tokens per window with --kl-base and --kl-save (llama-perplexity -c)")
-	fs.IntVar(&f.chunks, "chunks", 0, "at most this many windows with --kl-base and --kl-save (0: all; llama-perplexity --chunks)")
+	fs.IntVar(&f.window, "ctx", score.DefaultWindow, "tokens per window with --kl-base and --kl-save, at least 4 (llama-perplexity -c; --kl-base-logits takes the file's)")
+	fs.IntVar(&f.chunks, "chunks", 0, "at most this many windows with --kl-base and --kl-save (0: all; llama-perplexity --chunks; --kl-base-logits takes the file's)")
 	fs.BoolVar(&f.llamaNum, "llama-numerics", false, "with --kl-base: store the base's log-probabilities as llama.cpp does (16 bits, −16 nats floor)")
 	fs.BoolVar(&f.llamaInputs, "llama-inputs", false, "quantize the inputs of quantized matrices' products as llama.cpp does (float16 block scales)")
 	fs.BoolVar(&f.asJSON, "json", false, "print the results as JSON")
 	if err := parse(fs, args); err != nil {
 		return f, err
+	}
+	if f.klFile != "" {
+		// The file fixes the tokens and windows: a flag that would change
+		// them is refused, not ignored.
+		var fixed []string
+		fs.Visit(func(fl *flag.Flag) {
+			if fl.Name == "text" || fl.Name == "ctx" || fl.Name == "chunks" {
+				fixed = append(fixed, "--"+fl.Name)
+			}
+		})
+		if len(fixed) > 0 {
+			return f, usageError{fmt.Errorf("--kl-base-logits %s fixes the text's tokens and windows (llama-perplexity's -f, -c and --chunks when it wrote the file): drop %s", f.klFile, strings.Join(fixed, ", "))}
+		}
+	}
+	if f.window < 4 {
+		return f, usageError{fmt.Errorf("--ctx %d: want a window of 4 tokens or more, up to the model's context length (default %d)", f.window, score.DefaultWindow)}
+	}
+	if f.chunks < 0 {
+		return f, usageError{fmt.Errorf("--chunks %d: want 0 (all windows) or more", f.chunks)}
 	}
 	modes := 0
 	for _, s := range []string{f.klBase, f.klFile, f.klSave} {

@@ -2,7 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -85,6 +87,42 @@ func TestNLLKLDivergence(t *testing.T) {
 	} {
 		if _, _, err := runHLM(t, append([]string{"nll"}, bad...)...); err == nil {
 			t.Errorf("%v: no error", bad)
+		}
+	}
+}
+
+// TestNLLFlagsRefused: a window hlm nll would replace by its default (--ctx
+// 0) or cannot use, and the text and window flags that --kl-base-logits's
+// file fixes, are refused as usage errors — explicitly given, even with
+// their default values — not ignored.
+func TestNLLFlagsRefused(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string // "": accepted
+	}{
+		{[]string{"--text", "t.txt", "--ctx", "0"}, "--ctx 0: want a window of 4 tokens or more"},
+		{[]string{"--text", "t.txt", "--ctx", "-512"}, "--ctx -512: want a window of 4 tokens or more"},
+		{[]string{"--text", "t.txt", "--ctx", "3", "--kl-save", "b.kld"}, "--ctx 3: want"},
+		{[]string{"--text", "t.txt", "--chunks", "-1", "--kl-save", "b.kld"}, "--chunks -1: want 0 (all windows) or more"},
+		{[]string{"--kl-base-logits", "b.kld", "--text", "t.txt"}, "--kl-base-logits b.kld fixes the text's tokens and windows (llama-perplexity's -f, -c and --chunks when it wrote the file): drop --text"},
+		{[]string{"--kl-base-logits", "b.kld", "--ctx", "512"}, "drop --ctx"},
+		{[]string{"--kl-base-logits", "b.kld", "--chunks", "0"}, "drop --chunks"},
+		{[]string{"--text", "t.txt", "--ctx", "32", "--chunks", "2", "--kl-base-logits", "b.kld"}, "drop --chunks, --ctx, --text"},
+		{[]string{"--text", "t.txt", "--ctx", "4", "--kl-save", "b.kld"}, ""},
+		{[]string{"--text", "t.txt"}, ""},
+		{[]string{"--kl-base-logits", "b.kld"}, ""},
+		{[]string{"--kl-base-logits", "b.kld", "--kl-pair", "p.kld", "--json"}, ""},
+	} {
+		_, err := parseNLL(c.args, io.Discard)
+		if c.want == "" {
+			if err != nil {
+				t.Errorf("%v: %v", c.args, err)
+			}
+			continue
+		}
+		var ue usageError
+		if !errors.As(err, &ue) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %v, want a usage error saying %q", c.args, err, c.want)
 		}
 	}
 }

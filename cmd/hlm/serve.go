@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"flag"
 	"fmt"
@@ -80,6 +81,16 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if (*f.certFile == "") != (*f.keyFile == "") {
 		return usageError{errors.New("--tls-cert and --tls-key go together")}
 	}
+	// The certificate is checked before the model loads: a server that
+	// every device would refuse is not started.
+	var cert *tls.Certificate
+	if *f.certFile != "" {
+		c, err := loadServeCert(*f.certFile, *f.keyFile, time.Now())
+		if err != nil {
+			return err
+		}
+		cert = &c
+	}
 	if *f.token == "" {
 		*f.token = os.Getenv("HLM_AUTH_TOKEN")
 	}
@@ -131,12 +142,12 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	ln, err := listenTLS(*f.listen, *f.certFile, *f.keyFile)
+	ln, err := listenTLS(*f.listen, cert)
 	if err != nil {
 		return err
 	}
-	if *f.certFile != "" {
-		log.Info("TLS enabled", "cert", *f.certFile)
+	if cert != nil {
+		log.Info("TLS enabled", "cert", *f.certFile, "expires", cert.Leaf.NotAfter.Format(time.DateOnly))
 	}
 	if *f.token == "" {
 		log.Warn("no --auth-token: any client can open sessions")
@@ -201,17 +212,36 @@ func serveEndpoints(health, metrics string, current func() *cloud.Server, prom *
 }
 
 // listenTLS listens on addr, with TLS when a certificate is given.
-func listenTLS(addr, certFile, keyFile string) (net.Listener, error) {
+func listenTLS(addr string, cert *tls.Certificate) (net.Listener, error) {
 	ln, err := net.Listen("tcp", addr)
-	if err != nil || certFile == "" {
+	if err != nil || cert == nil {
 		return ln, err
 	}
+	return tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{*cert}, MinVersion: tls.VersionTLS12}), nil
+}
+
+// loadServeCert loads --tls-cert and --tls-key and refuses a certificate
+// that is not valid at now (expired, or not yet valid): devices would
+// refuse every handshake. Its Leaf is set.
+func loadServeCert(certFile, keyFile string, now time.Time) (tls.Certificate, error) {
 	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
 	if err != nil {
-		ln.Close()
-		return nil, err
+		return cert, fmt.Errorf("--tls-cert %s with --tls-key %s: %w", certFile, keyFile, err)
 	}
-	return tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}), nil
+	if cert.Leaf == nil {
+		if cert.Leaf, err = x509.ParseCertificate(cert.Certificate[0]); err != nil {
+			return cert, fmt.Errorf("--tls-cert %s: %w", certFile, err)
+		}
+	}
+	const stamp = time.DateTime + " MST"
+	nb, na := cert.Leaf.NotBefore.UTC().Format(stamp), cert.Leaf.NotAfter.UTC().Format(stamp)
+	switch {
+	case now.After(cert.Leaf.NotAfter):
+		return cert, fmt.Errorf("--tls-cert %s expired on %s (valid from %s): devices would refuse it; make a new one with hlm tls-cert (and give it to the devices' --tls-ca)", certFile, na, nb)
+	case now.Before(cert.Leaf.NotBefore):
+		return cert, fmt.Errorf("--tls-cert %s is not valid before %s (until %s) and it is %s here: check this machine's clock, or make a new certificate with hlm tls-cert", certFile, nb, na, now.UTC().Format(stamp))
+	}
+	return cert, nil
 }
 
 // serveFlags are hlm serve's flags.

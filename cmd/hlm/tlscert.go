@@ -8,75 +8,139 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
-	"errors"
 	"fmt"
 	"io"
 	"math/big"
 	"net"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/hlmproject/hlm/internal/atomicfile"
 )
 
 func init() {
 	register("tls-cert", "make a self-signed TLS certificate and key for hlm serve", runTLSCert)
 }
 
+// maxCertDays is the longest validity hlm tls-cert writes: 100 years.
+const maxCertDays = 36500
+
 func runTLSCert(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("tls-cert", "[--host NAMES] [--cert cert.pem --key key.pem] [--days N]", `
 Write a self-signed ECDSA P-256 certificate valid for the given host names
-and IP addresses, and its private key (mode 0600). Give the certificate to
-devices with hlm edge --tls-ca cert.pem.`, stderr)
-	hosts := fs.String("host", "localhost,127.0.0.1", "comma-separated DNS names and IP addresses")
+and IP addresses, and its private key (mode 0600, also when the key file
+existed). Give the certificate to devices with hlm edge --tls-ca cert.pem.`, stderr)
+	hosts := fs.String("host", "localhost,127.0.0.1", "comma-separated DNS names and IP addresses (at least one)")
 	certPath := fs.String("cert", "cert.pem", "certificate file to write")
 	keyPath := fs.String("key", "key.pem", "private key file to write")
-	days := fs.Int("days", 365, "validity in days")
+	days := fs.Int("days", 365, fmt.Sprintf("validity in days, 1 to %d", maxCertDays))
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if *days < 1 {
-		return usageError{errors.New("--days must be at least 1")}
+	if *days < 1 || *days > maxCertDays {
+		return usageError{fmt.Errorf("--days %d: want 1 to %d (100 years)", *days, maxCertDays)}
 	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	names := hostList(*hosts)
+	if len(names) == 0 {
+		return usageError{fmt.Errorf("--host %q names no host: clients refuse a certificate valid for none; give the DNS names and IP addresses they connect to, e.g. --host server.example.org,10.0.0.5", *hosts)}
+	}
+	now := time.Now()
+	certPEM, keyPEM, err := selfSigned(names, now.Add(-time.Hour), now.AddDate(0, 0, *days))
 	if err != nil {
 		return err
+	}
+	if err := writePrivate(*keyPath, keyPEM); err != nil {
+		return err
+	}
+	if err := atomicfile.Write(*certPath, func(w io.Writer) error { _, err := w.Write(certPEM); return err }); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "hlm tls-cert: wrote %s and %s for %s, valid %d days (until %s)\n", *certPath, *keyPath, strings.Join(names, ","), *days, now.AddDate(0, 0, *days).Format(time.DateOnly))
+	return nil
+}
+
+// hostList splits a comma-separated --host value, dropping blanks.
+func hostList(s string) []string {
+	var names []string
+	for _, h := range strings.Split(s, ",") {
+		if h = strings.TrimSpace(h); h != "" {
+			names = append(names, h)
+		}
+	}
+	return names
+}
+
+// selfSigned makes a self-signed ECDSA P-256 certificate for hosts (DNS
+// names and IP addresses), valid from notBefore to notAfter, and its
+// private key, both PEM-encoded.
+func selfSigned(hosts []string, notBefore, notAfter time.Time) (certPEM, keyPEM []byte, err error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, nil, err
 	}
 	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 127))
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	tmpl := &x509.Certificate{
 		SerialNumber:          serial,
 		Subject:               pkix.Name{Organization: []string{"hlm"}, CommonName: "hlm serve"},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(time.Duration(*days) * 24 * time.Hour),
+		NotBefore:             notBefore,
+		NotAfter:              notAfter,
 		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
 		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 		BasicConstraintsValid: true,
 		IsCA:                  true,
 	}
-	for _, h := range strings.Split(*hosts, ",") {
-		h = strings.TrimSpace(h)
+	for _, h := range hosts {
 		if ip := net.ParseIP(h); ip != nil {
 			tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
-		} else if h != "" {
+		} else {
 			tmpl.DNSNames = append(tmpl.DNSNames, h)
 		}
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	kb, err := x509.MarshalPKCS8PrivateKey(key)
 	if err != nil {
+		return nil, nil, err
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: kb}), nil
+}
+
+// writePrivate writes data to path readable by its owner only (0600): to a
+// temporary file created 0600 beside it, renamed over path when complete,
+// so that a key file that existed with a wider mode ends up 0600 too and
+// the key is never readable by others, not even halfway.
+func writePrivate(path string, data []byte) (err error) {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(*certPath, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644); err != nil {
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	if err = f.Chmod(0o600); err != nil {
 		return err
 	}
-	if err := os.WriteFile(*keyPath, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: kb}), 0o600); err != nil {
+	if _, err = f.Write(data); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err = f.Sync(); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err = f.Close(); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err = os.Rename(f.Name(), path); err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "hlm tls-cert: wrote %s and %s for %s, valid %d days\n", *certPath, *keyPath, *hosts, *days)
 	return nil
 }

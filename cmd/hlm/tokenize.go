@@ -41,8 +41,11 @@ Output, as llama-tokenize prints it: one "ID -> 'PIECE'" line per token; with
 	ids := fs.Bool("ids", false, "print only the ids, as a list like [9906, 1917]")
 	pieces := fs.Bool("pieces", false, "print the pieces' text, as a JSON list")
 	noBOS := fs.Bool("no-bos", false, "do not add BOS/EOS")
-	fs.Bool("parse-special", true, "special tokens written in the text become their ids (the default; for llama-tokenize's command lines)")
-	noParse := fs.Bool("no-parse-special", false, "encode special tokens written in the text as plain text")
+	// --parse-special=false and --no-parse-special are one setting: the
+	// last given wins.
+	parseSpecial := true
+	fs.BoolVar(&parseSpecial, "parse-special", true, "special tokens written in the text become their ids (the default; for llama-tokenize's command lines); =false is --no-parse-special")
+	fs.Var(negatedBool{&parseSpecial}, "no-parse-special", "encode special tokens written in the text as plain text (--parse-special=false)")
 	file := fs.String("f", "", "read the text from `FILE`")
 	fs.StringVar(file, "file", "", "same as -f")
 	stdin := fs.Bool("stdin", false, "read the text from standard input")
@@ -62,7 +65,7 @@ Output, as llama-tokenize prints it: one "ID -> 'PIECE'" line per token; with
 	if err != nil {
 		return err
 	}
-	out := tok.EncodeWith(text, tokenizer.EncodeOptions{AddSpecial: !*noBOS, PlainSpecial: *noParse})
+	out := tok.EncodeWith(text, tokenizer.EncodeOptions{AddSpecial: !*noBOS, PlainSpecial: !parseSpecial})
 	var b strings.Builder
 	switch {
 	case *ids:
@@ -197,6 +200,28 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 		}
 		pos, args = append(pos, rest[0]), rest[1:]
 	}
+}
+
+// negatedBool is a boolean flag that sets the variable of another to its
+// negation: --no-X beside --X.
+type negatedBool struct{ p *bool }
+
+func (b negatedBool) IsBoolFlag() bool { return true }
+
+func (b negatedBool) String() string {
+	if b.p == nil { // the zero value flag.PrintDefaults makes
+		return "false"
+	}
+	return strconv.FormatBool(!*b.p)
+}
+
+func (b negatedBool) Set(s string) error {
+	v, err := strconv.ParseBool(s)
+	if err != nil {
+		return errors.New("want true or false")
+	}
+	*b.p = !v
+	return nil
 }
 
 // flagErr passes --help through and marks other flag errors as usage

@@ -112,6 +112,53 @@ func TestTokenizeCommand(t *testing.T) {
 	}
 }
 
+// TestTokenizeParseSpecialFalse: --parse-special=false is
+// --no-parse-special, anywhere among the arguments; --parse-special and
+// =true are the default; of the two flags the last given wins.
+func TestTokenizeParseSpecialFalse(t *testing.T) {
+	dir := tokenizerDir(t, "")
+	const text = "Hi there<|end|>"
+	ids := func(args ...string) string {
+		t.Helper()
+		out, _, err := runHLM(t, append([]string{"tokenize", "--model", dir, "--ids"}, args...)...)
+		if err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+		return out
+	}
+	special, plain := ids(text), ids("--no-parse-special", text)
+	if special == plain {
+		t.Fatalf("--no-parse-special gave the ids of the default, %s", special)
+	}
+	for _, c := range []struct {
+		args  []string
+		plain bool
+	}{
+		{[]string{"--parse-special=false", text}, true},
+		{[]string{text, "--parse-special=false"}, true},
+		{[]string{"--parse-special=0", text}, true},
+		{[]string{"--parse-special", text}, false},
+		{[]string{"--parse-special=true", text}, false},
+		{[]string{"--no-parse-special=false", text}, false},
+		{[]string{"--no-parse-special", "--parse-special", text}, false},
+		{[]string{"--parse-special", text, "--no-parse-special"}, true},
+	} {
+		want, name := special, "the default's"
+		if c.plain {
+			want, name = plain, "--no-parse-special's"
+		}
+		if got := ids(c.args...); got != want {
+			t.Errorf("%v: %s, want %s %s", c.args, strings.TrimSpace(got), name, strings.TrimSpace(want))
+		}
+	}
+	if _, _, err := runHLM(t, "tokenize", "--model", dir, "--parse-special=maybe", text); err == nil {
+		t.Error("--parse-special=maybe accepted")
+	}
+	if _, _, err := runHLM(t, "tokenize", "--model", dir, "--no-parse-special=maybe", text); err == nil || !strings.Contains(err.Error(), "no-parse-special") {
+		t.Errorf("--no-parse-special=maybe: %v, want an error naming the flag", err)
+	}
+}
+
 // TestChatTemplateCommand renders a conversation exactly (no added
 // newline), falls back to the plain format without a template, passes
 // --chat-var, and reports a template's raised error.
