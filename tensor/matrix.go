@@ -18,7 +18,7 @@ type Matrix struct {
 	Data       []byte    // other types: Rows*RowBytes bytes
 	rowBytes   int
 
-	packed  atomic.Pointer[[]byte] // Q8_0 and Q4_0 rows packed for the AVX-512 tiles (pack.go)
+	packed  atomic.Pointer[[]byte] // Q8_0, Q4_0, Q5_0 (and long K-quant) rows packed for the AVX-512 tiles (pack.go)
 	release func([]byte)           // drops Data's pages while they are not read (SetDataRelease)
 }
 

@@ -117,5 +117,7 @@ type q5Set struct {
 
 // q5Sets holds the Q5_0 tiles per level (nil: dotQ5 in Go). The AVX-512
 // levels run the AVX2 tiles for one token (the same bits) and their own
-// token-pair tiles for more.
+// token-pair tiles for more on the rows that are not packed: a matrix of
+// 16 rows or more is packed there (pack.go) and takes kernelSet.q5packed,
+// those tiles only for the rows past its last group of 16.
 var q5Sets [numLevels]*q5Set
