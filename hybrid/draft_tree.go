@@ -146,12 +146,10 @@ func (tr *tree) open(n int) error {
 }
 
 // sample is the distribution node n's candidates are drafted from: what
-// is sent (lossless), or the SLM's own with sample_from=slm.
+// is sent (lossless; Validate refuses sample_from=slm for the tree
+// methods, whose server checks each candidate against what was sent).
 func (tr *tree) sample(n int) []float64 {
-	if tr.d.p.SamplesRecon() {
-		return tr.nodes[n].enc.Recon
-	}
-	return tr.nodes[n].x
+	return tr.nodes[n].enc.Recon
 }
 
 // treeDraftFrom is the distribution candidates are drawn from: sample (a
@@ -315,10 +313,7 @@ func (tr *tree) send() Step {
 	internal := 0
 	for i, nd := range tr.nodes[1:] {
 		p := tr.nodes[nd.parent]
-		dr := drafted{token: nd.token, sample: tr.sample(nd.parent), recon: p.enc.Recon, u: math.NaN()}
-		if d.p.SamplesRecon() {
-			dr.slm = p.x
-		}
+		dr := drafted{token: nd.token, sample: tr.sample(nd.parent), recon: p.enc.Recon, slm: p.x, u: math.NaN()}
 		if p.kids[0] == i+1 { // the first child carries the distribution
 			dr.payload, dr.bits, dr.support, dr.dropped = p.enc.Payload, p.enc.Bits, p.enc.Support, p.enc.Dropped
 			internal++
@@ -352,7 +347,7 @@ func treeBits(n int) int {
 func (d *Device) applyTree(v *wire.Verdict) ([]int, []drafted, error) {
 	tr := d.tree
 	if tr == nil || !v.HasNode || v.Node < 0 || v.Node >= len(tr.nodes) {
-		return nil, nil, fmt.Errorf("hybrid: inconsistent verdict (tree node %d of %d)", v.Node, len(d.pending))
+		return nil, nil, fmt.Errorf("hybrid: inconsistent verdict (tree node %d of %d)", v.Node, len(tr.nodes)-1)
 	}
 	n := v.Node // node index in tr.nodes: the verdict's node + 1 is ours, the root 0
 	path := tr.path(n)

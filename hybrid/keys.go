@@ -272,7 +272,7 @@ const (
 // registry is every run parameter of Params, in the order of the session
 // parameters for the keys that travel; the rest follow by topic.
 var registry = []Key{
-	enumKey("method", "method name (see Methods)", methodNames(), func(p *Params) *string { return &p.Method }).wire().flag(),
+	enumKey("method", "method name (docs/design.md, Methods; hlm sim --help lists them)", methodNames(), func(p *Params) *string { return &p.Method }).wire().flag(),
 	{Name: "seed", Help: "random seed of the run", Accepts: "an integer in [0, 18446744073709551615]",
 		get: func(p *Params) string { return strconv.FormatUint(p.Seed, 10) },
 		set: func(p *Params, v string) error {

@@ -12,8 +12,6 @@ import (
 	"io"
 	"math/big"
 	"net"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -112,35 +110,8 @@ func selfSigned(hosts []string, notBefore, notAfter time.Time) (certPEM, keyPEM 
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: kb}), nil
 }
 
-// writePrivate writes data to path readable by its owner only (0600): to a
-// temporary file created 0600 beside it, renamed over path when complete,
-// so that a key file that existed with a wider mode ends up 0600 too and
-// the key is never readable by others, not even halfway.
-func writePrivate(path string, data []byte) (err error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	if err = f.Chmod(0o600); err != nil {
-		return err
-	}
-	if _, err = f.Write(data); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err = f.Sync(); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err = f.Close(); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err = os.Rename(f.Name(), path); err != nil {
-		return err
-	}
-	return nil
+// writePrivate writes data to path readable by its owner only (0600),
+// also when path existed with a wider mode (atomicfile.WriteMode).
+func writePrivate(path string, data []byte) error {
+	return atomicfile.WriteMode(path, 0o600, func(w io.Writer) error { _, err := w.Write(data); return err })
 }

@@ -16,7 +16,14 @@ import (
 // Write creates or replaces path with what write produces. The file is
 // created with mode 0666 before the umask (0644 typically), like os.Create.
 // On any error the destination is untouched and the temporary file removed.
-func Write(path string, write func(io.Writer) error) (err error) {
+func Write(path string, write func(io.Writer) error) error {
+	return WriteMode(path, 0o666, write)
+}
+
+// WriteMode is Write with the file created with perm (before the umask)
+// instead of 0666: 0600 for a private key, which then is never readable by
+// others, not even halfway, and replaces a file that was.
+func WriteMode(path string, perm os.FileMode, write func(io.Writer) error) (err error) {
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
@@ -24,7 +31,7 @@ func Write(path string, write func(io.Writer) error) (err error) {
 	var f *os.File
 	for range 100 {
 		tmp := filepath.Join(dir, fmt.Sprintf(".%s.tmp-%d-%08x", base, os.Getpid(), rand.Uint32()))
-		f, err = os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+		f, err = os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
 		if !os.IsExist(err) {
 			break
 		}

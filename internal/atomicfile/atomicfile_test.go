@@ -68,3 +68,23 @@ func TestWriteFullDisk(t *testing.T) {
 		t.Fatalf("destination exists after a failed write: %v", err)
 	}
 }
+
+// TestWriteModeReplacesWiderFile: WriteMode(0600) over a file that was 0644
+// leaves it 0600 with the new contents.
+func TestWriteModeReplacesWiderFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "key.pem")
+	if err := os.WriteFile(path, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(path, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteMode(path, 0o600, func(w io.Writer) error { _, err := io.WriteString(w, "new"); return err }); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(path)
+	b, _ := os.ReadFile(path)
+	if err != nil || fi.Mode().Perm() != 0o600 || string(b) != "new" {
+		t.Errorf("after WriteMode: mode %v, contents %q (%v); want 0600 and \"new\"", fi.Mode().Perm(), b, err)
+	}
+}
