@@ -40,8 +40,9 @@
 #                           llama.cpp's tg, hlm's tg, llama.cpp's pp8,
 #                           hlm's pp8, so the two engines alternate; the
 #                           table shows each engine's median over the
-#                           rounds, and the rounds' values follow it (this
-#                           machine's neighbours move a single run by 10–40%)
+#                           rounds, and the rounds' values and per-round
+#                           ratios follow it (this machine's neighbours
+#                           move a single run by 10–40%)
 #     FILES_ONLY=1          make the files, measure nothing
 #     KEEP_F16=1            keep the F16 files of the larger shapes
 #     PROFILE=1             after each row where hlm falls short of the
@@ -150,6 +151,13 @@ median() {
   for v in "$@"; do [[ -n $v ]] || return 0; done
   [[ $# -gt 0 ]] && calc "f'{__import__(\"statistics\").median([$(IFS=,; echo "$*")]):.2f}'"
 }
+# ratios "H…" "L…": the per-round ratios H_i/L_i and their median, e.g.
+# "1.12/1.10/1.04 (median 1.10)": alternated rounds pair the two engines
+# minutes apart, so their ratios are steadier than the medians' ratio when
+# the host drifts through a run.
+ratios() {
+  calc "(lambda h, l: '/'.join(f'{a/b:.2f}' for a, b in zip(h, l)) + f' (median {__import__(\"statistics\").median([a/b for a, b in zip(h, l)]):.2f})')([$(echo $1 | tr ' ' ,)], [$(echo $2 | tr ' ' ,)])"
+}
 # calc EXPR: a Python expression of numbers, or "-" when one is missing.
 calc() { $py -c "print($1)" 2>/dev/null || echo -; }
 # rss CMD…: peak resident MiB of CMD (its output in $fam/last.log), or
@@ -230,7 +238,7 @@ for s in $shapes; do
       hpps+=("$("$work/hlm" bench -m "$g" -t "$threads" -p 8 -n 0 -r 5 2>>"$fam/herr.log" | ts pp8)") || true
     done
     ltg=$(median "${ltgs[@]}") htg=$(median "${htgs[@]}") lpp=$(median "${lpps[@]}") hpp=$(median "${hpps[@]}")
-    ((rounds > 1)) && rounds_log+=("$s $t, tg$tg llama.cpp ${ltgs[*]}, hlm ${htgs[*]}; pp8 llama.cpp ${lpps[*]}, hlm ${hpps[*]}")
+    ((rounds > 1)) && rounds_log+=("$s $t, tg$tg llama.cpp ${ltgs[*]}, hlm ${htgs[*]}, ratios $(ratios "${htgs[*]}" "${ltgs[*]}"); pp8 llama.cpp ${lpps[*]}, hlm ${hpps[*]}, ratios $(ratios "${hpps[*]}" "${lpps[*]}")")
     log "$s $t: peak RSS llama-simple"
     lrss=$(rss "$lb/llama-simple" -m "$g" -n 16 "$prompt")
     [[ $lrss == fail ]] && log "llama-simple failed: $(tail -3 "$fam/last.log")"
