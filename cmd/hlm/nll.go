@@ -128,6 +128,19 @@ func parseNLL(args []string, stderr io.Writer) (nllFlags, error) {
 			return f, usageError{fmt.Errorf("--kl-base-logits %s fixes the text's tokens and windows (llama-perplexity's -f, -c and --chunks when it wrote the file): drop %s", f.klFile, strings.Join(fixed, ", "))}
 		}
 	}
+	if f.klBase == "" && f.klSave == "" && f.klFile == "" {
+		// Plain scoring reads the text in windows of the model's own
+		// context: the windowing flags would be ignored, so they are refused.
+		var windowed []string
+		fs.Visit(func(fl *flag.Flag) {
+			if fl.Name == "ctx" || fl.Name == "chunks" {
+				windowed = append(windowed, "--"+fl.Name)
+			}
+		})
+		if len(windowed) > 0 {
+			return f, usageError{fmt.Errorf("%s apply with --kl-base or --kl-save (llama-perplexity's windows); plain nll scores the text in windows of the model's context: drop them, or add --kl-save FILE", strings.Join(windowed, " and "))}
+		}
+	}
 	if f.window < 4 {
 		return f, usageError{fmt.Errorf("--ctx %d: want a window of 4 tokens or more, up to the model's context length (default %d)", f.window, score.DefaultWindow)}
 	}

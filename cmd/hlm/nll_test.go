@@ -100,8 +100,10 @@ func TestNLLFlagsRefused(t *testing.T) {
 		args []string
 		want string // "": accepted
 	}{
-		{[]string{"--text", "t.txt", "--ctx", "0"}, "--ctx 0: want a window of 4 tokens or more"},
-		{[]string{"--text", "t.txt", "--ctx", "-512"}, "--ctx -512: want a window of 4 tokens or more"},
+		{[]string{"--text", "t.txt", "--ctx", "0", "--kl-save", "b.kld"}, "--ctx 0: want a window of 4 tokens or more"},
+		{[]string{"--text", "t.txt", "--ctx", "-512", "--kl-base", "m.gguf"}, "--ctx -512: want a window of 4 tokens or more"},
+		{[]string{"--text", "t.txt", "--ctx", "128"}, "--ctx apply with --kl-base or --kl-save"},
+		{[]string{"--text", "t.txt", "--ctx", "128", "--chunks", "2"}, "--chunks and --ctx apply with"},
 		{[]string{"--text", "t.txt", "--ctx", "3", "--kl-save", "b.kld"}, "--ctx 3: want"},
 		{[]string{"--text", "t.txt", "--chunks", "-1", "--kl-save", "b.kld"}, "--chunks -1: want 0 (all windows) or more"},
 		{[]string{"--kl-base-logits", "b.kld", "--text", "t.txt"}, "--kl-base-logits b.kld fixes the text's tokens and windows (llama-perplexity's -f, -c and --chunks when it wrote the file): drop --text"},
