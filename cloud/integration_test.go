@@ -127,7 +127,8 @@ func simMatchesNetwork(t *testing.T, ms *sim.Models, addr, name, m, prompt strin
 // RandomParams is a parameter set of method drawn from the registry's
 // own typical ranges (hybrid.Key.Draw): every key that has one, so a new
 // key is drawn as soon as it is registered. Combinations no single key can
-// check are repaired (l_max below l_min: no cap).
+// check are repaired (l_max below l_min: no cap; sample_from=slm with a
+// tree method, which Validate refuses: the method's default).
 func RandomParams(rng *rand.Rand, method string) (hybrid.Params, error) {
 	p := hybrid.DefaultParams()
 	for _, k := range hybrid.Keys() {
@@ -140,6 +141,9 @@ func RandomParams(rng *rand.Rand, method string) (hybrid.Params, error) {
 	p.Method = method
 	if p.LMax > 0 && p.LMax < p.LMin {
 		p.LMax = 0
+	}
+	if (method == hybrid.TreeQS || method == hybrid.TreeKSQS) && p.SampleFrom == hybrid.SampleSLM {
+		p.SampleFrom = hybrid.SampleDefault
 	}
 	return p, p.Validate()
 }
