@@ -137,7 +137,7 @@ func bf16AVX512R1T4(w *byte, ldw uintptr, x *float32, ldx uintptr, cols int, out
 func bf16AVX512R2T4(w *byte, ldw uintptr, x *float32, ldx uintptr, cols int, out *float32, ldo uintptr)
 
 //go:noescape
-func f16AVX2T1(w *byte, ldw uintptr, x *float32, ldx uintptr, cols int, out *float32, ldo uintptr)
+func f16AVX2T1NP(w *byte, ldw uintptr, x *float32, ldx uintptr, cols int, out *float32, ldo uintptr)
 
 //go:noescape
 func f16AVX2T2(w *byte, ldw uintptr, x *float32, ldx uintptr, cols int, out *float32, ldo uintptr)
@@ -1152,7 +1152,7 @@ func init() {
 	k512.bf16[2][3] = bf16AVX512R2T3
 	k512.bf16[1][4] = bf16AVX512R1T4
 	k512.bf16[2][4] = bf16AVX512R2T4
-	k2.f16[1][1] = f16AVX2T1
+	k2.f16[1][1] = f16AVX2T1NP
 	k2.f16[1][2] = f16AVX2T2
 	k2.f16[1][3] = f16AVX2T3
 	k2.bf16[1][1] = bf16AVX2T1
