@@ -334,7 +334,7 @@ func (p *paper) treesPair(ctx context.Context, sc treesScale, pr treePair, ex []
 			if t.method == hybrid.TreeQS && t.budget < qsDraft {
 				continue
 			}
-			d, err := p.treeDiagnose(ctx, s, ex, g, t, o.tree[i][t.label()])
+			d, err := treeDiagnose(g, t, o.tree[i][t.label()])
 			if err != nil {
 				return nil, err
 			}

@@ -1,12 +1,9 @@
 package eval
 
 import (
-	"context"
 	"fmt"
 	"math"
-	"slices"
 
-	"github.com/hlmproject/hlm/dataset"
 	"github.com/hlmproject/hlm/hybrid"
 	"github.com/hlmproject/hlm/metrics"
 )
@@ -21,48 +18,16 @@ type treeDiag struct {
 	row   Row
 }
 
-// treeDiagnose reruns a tree configuration at point g on every prompt as
-// Evaluate runs it (seed + i, fitted prompts) and sums the devices'
-// reports. The runs must commit exactly the tokens of row's runs: the
-// diagnostics describe the rows' own trees (an error otherwise).
-func (p *paper) treeDiagnose(ctx context.Context, s Setup, ex []dataset.Example, g treePoint, t treeCfg, row Row) (treeDiag, error) {
-	pp := s.Base
-	pp.Method = t.method
-	if err := pp.SetAll(append(t.sets(), g.sets()...)); err != nil {
-		return treeDiag{}, err
-	}
-	if len(row.Runs) != len(ex) {
-		return treeDiag{}, fmt.Errorf("diagnostics of %s at %s: the row has %d runs for %d prompts", t.label(), g, len(row.Runs), len(ex))
-	}
-	reps := make([]hybrid.TreeReport, len(ex))
-	err := forEach(ctx, len(ex), s.Workers, func(i int) error {
-		q := pp
-		q.Seed += uint64(i)
-		q.FitPrompt = true
-		sess, err := s.Models.Session(q, ex[i].Prompt, hybrid.SessionConfig{})
-		if err != nil {
-			return err
-		}
-		local, err := s.Models.Server(sess)
-		if err != nil {
-			return err
-		}
-		r, err := sess.Run(ctx, local, local)
-		if err != nil {
-			return err
-		}
-		if !slices.Equal(r.Tokens, row.Runs[i].Tokens) {
-			return fmt.Errorf("diagnostics of %s at %s, prompt %d: the rerun committed other tokens than the evaluated run", t.label(), g, i)
-		}
-		reps[i] = sess.Device.TreeReport()
-		return nil
-	})
-	if err != nil {
-		return treeDiag{}, err
-	}
+// treeDiagnose sums the tree reports of row's runs (a tree configuration
+// at point g on every prompt; each run's Result.Tree is its device's
+// hybrid.TreeReport).
+func treeDiagnose(g treePoint, t treeCfg, row Row) (treeDiag, error) {
 	d := treeDiag{point: g, cfg: t, row: row}
-	for _, r := range reps {
-		d.rep.Add(r)
+	for i, r := range row.Runs {
+		if r.Tree == nil {
+			return treeDiag{}, fmt.Errorf("diagnostics of %s at %s, prompt %d: the run has no tree report", t.label(), g, i)
+		}
+		d.rep.Add(*r.Tree)
 	}
 	return d, nil
 }

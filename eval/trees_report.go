@@ -477,7 +477,7 @@ func (p *paper) treesDiagnostics(o *treesOutcome) error {
 			report.Float(r.Predicted/T, 3), report.Float(float64(r.Accepted)/T, 3), strings.Join(levels, ", "))
 	}
 	p.doc.H(3, "What the trees did")
-	p.doc.P("The devices' own counts (hybrid.TreeReport) for tree-q-s at the best chain's bits and with the loosest budget, and tree-k-sqs with the loosest budget, at the reference setting (T = %g, %s) and every round trip; the runs are those of the tables above (the diagnostics rerun them and check that they commit the same tokens). "+
+	p.doc.P("The devices' own counts (hybrid.TreeReport) for tree-q-s at the best chain's bits and with the loosest budget, and tree-k-sqs with the loosest budget, at the reference setting (T = %g, %s) and every round trip; the runs are those of the tables above (each run's Result.Tree). "+
 		"*Repeats* are candidates that repeat an earlier candidate of their node: drawn independently from the same distribution, they must be sent (the proof of VerifyCandidates needs every draw) and can never be accepted. "+
 		"Bits split into the encoded distributions (payload), the candidates' ids and the parent indices. *First accepted*: the first candidates the walk checked that it accepted; *node accepted*: nodes with candidates that the walk reached where one was accepted; *later / accepted*: the share of accepted drafts that were not their node's first candidate; *paths via a later*: rounds whose accepted path took one. "+
 		"*Predicted* is the growth's own estimate (Σ of its nodes' values), next to what was accepted; the last column is the node acceptance at depth 0, 1, … of the accepted paths (with the nodes reached).", treesRefTemp, rateName(treesRefRate))
