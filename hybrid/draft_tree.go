@@ -346,7 +346,10 @@ func treeBits(n int) int {
 // verdict is one the tree allows.
 func (d *Device) applyTree(v *wire.Verdict) ([]int, []drafted, error) {
 	tr := d.tree
-	if tr == nil || !v.HasNode || v.Node < 0 || v.Node >= len(tr.nodes) {
+	if tr == nil {
+		return nil, nil, fmt.Errorf("hybrid: inconsistent verdict (tree node %d, no tree in flight)", v.Node)
+	}
+	if !v.HasNode || v.Node < 0 || v.Node >= len(tr.nodes) {
 		return nil, nil, fmt.Errorf("hybrid: inconsistent verdict (tree node %d of %d)", v.Node, len(tr.nodes)-1)
 	}
 	n := v.Node // node index in tr.nodes: the verdict's node + 1 is ours, the root 0
