@@ -165,9 +165,6 @@ func (c Config) Validate() error {
 	bad := func(key, format string, args ...any) error {
 		return fmt.Errorf("%w: %s: %s", ErrConfig, key, fmt.Sprintf(format, args...))
 	}
-	finite := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
-	positive := func(v float64) bool { return v > 0 && !math.IsInf(v, 0) }
-	prob := func(v float64) bool { return v >= 0 && v <= 1 }
 
 	if !slices.Contains(channels, c.Channel) {
 		return bad("channel", "%q is not one of %s", c.Channel, strings.Join(channels, ", "))
@@ -175,25 +172,25 @@ func (c Config) Validate() error {
 	if !positive(c.BandwidthHz) {
 		return bad("bandwidth_hz", "%g must be positive and finite", c.BandwidthHz)
 	}
-	if c.SNRdB != nil && !finite(*c.SNRdB) {
+	if c.SNRdB != nil && !finiteNum(*c.SNRdB) {
 		return bad("snr_db", "%g must be finite", *c.SNRdB)
 	}
-	if !finite(c.TxPowerDBm) {
+	if !finiteNum(c.TxPowerDBm) {
 		return bad("tx_power_dbm", "%g must be finite", c.TxPowerDBm)
 	}
-	if !finite(c.NoiseDBm) {
+	if !finiteNum(c.NoiseDBm) {
 		return bad("noise_dbm", "%g must be finite", c.NoiseDBm)
 	}
 	if !positive(c.DistanceM) {
 		return bad("distance_m", "%g must be positive and finite", c.DistanceM)
 	}
-	if !(c.PathLossExp >= 0) || !finite(c.PathLossExp) {
+	if !(c.PathLossExp >= 0) || !finiteNum(c.PathLossExp) {
 		return bad("pathloss_exp", "%g must be non-negative and finite", c.PathLossExp)
 	}
 	if !slices.Contains(fadings, c.Fading) {
 		return bad("fading", "%q is not one of %s", c.Fading, strings.Join(fadings, ", "))
 	}
-	if !finite(c.RicianKdB) {
+	if !finiteNum(c.RicianKdB) {
 		return bad("rician_k_db", "%g must be finite", c.RicianKdB)
 	}
 	if m := MeanSNR(c); !positive(m) {
@@ -211,10 +208,10 @@ func (c Config) Validate() error {
 	if c.RateLowBps > c.RateHighBps {
 		return bad("rate_low_bps", "%g exceeds rate_high_bps %g", c.RateLowBps, c.RateHighBps)
 	}
-	if !prob(c.PLowHigh) {
+	if !probVal(c.PLowHigh) {
 		return bad("p_low_high", "%g is not a probability in [0, 1]", c.PLowHigh)
 	}
-	if !prob(c.PHighLow) {
+	if !probVal(c.PHighLow) {
 		return bad("p_high_low", "%g is not a probability in [0, 1]", c.PHighLow)
 	}
 	if !slices.Contains(markovInits, c.MarkovInit) {

@@ -43,8 +43,8 @@ func floatKey(name, help, accepts string, ok func(float64) bool, field func(c *C
 	}
 }
 
-// The ranges of the number keys (Validate checks the same, and the
-// combinations).
+// The ranges of the number keys, which Validate checks too (a Config made
+// in Go never went through Set), with the combinations.
 var (
 	finiteNum = func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 	positive  = func(v float64) bool { return v > 0 && !math.IsInf(v, 0) }
