@@ -339,7 +339,7 @@ func meanOf(xs []float64) float64 {
 // Grid expands methods × the cartesian product of sweeps ("key=v1,v2,…",
 // or "key=v1;v2;…" for values with commas: a sweep holding a ';' is split
 // at its semicolons, and so is a sweep of a key whose values are lists,
-// tree_shape, whose "3,2,1" is one shape).
+// hybrid.Key.List: tree_shape, whose "3,2,1" is one shape).
 func Grid(methods []string, sweeps []string) ([]Point, error) {
 	type axis struct {
 		key  string
@@ -353,7 +353,7 @@ func Grid(methods []string, sweeps []string) ([]Point, error) {
 		}
 		k = strings.TrimSpace(k)
 		sep := ","
-		if strings.Contains(v, ";") || listKeys[k] {
+		if key, ok := hybrid.LookupKey(k); strings.Contains(v, ";") || ok && key.List {
 			sep = ";"
 		}
 		axes = append(axes, axis{k, strings.Split(v, sep)})
@@ -379,7 +379,3 @@ func Grid(methods []string, sweeps []string) ([]Point, error) {
 	}
 	return points, nil
 }
-
-// listKeys are the keys whose values are comma-separated lists: Grid
-// separates their swept values with ';'.
-var listKeys = map[string]bool{"tree_shape": true}

@@ -39,6 +39,9 @@ type Key struct {
 	// Action: setting it changes other fields (channel_preset) instead of
 	// holding a value of its own: it has no default and never travels.
 	Action bool
+	// List: its values are comma-separated lists (tree_shape's "3,2,1"), so
+	// a list of its values is separated otherwise (eval's sweeps: ';').
+	List bool
 
 	get func(p *Params) string
 	// set parses v, checks it against Accepts and stores it; its error
@@ -377,7 +380,7 @@ var registry = []Key{
 // depth 0, 1, … draws ("3,2,1").
 func treeShapeKey() Key {
 	const accepts = "dynamic, or candidates per node at each depth: 1 to 64 each, at most 32 depths (3,2,1)"
-	return Key{Name: "tree_shape", Help: "tree methods: grow the tree by the expected accepted tokens per bit and per second, from the run's measured acceptance (dynamic), or to a fixed shape", Accepts: accepts,
+	return Key{Name: "tree_shape", Help: "tree methods: grow the tree by the expected accepted tokens per bit and per second, from the run's measured acceptance (dynamic), or to a fixed shape", Accepts: accepts, List: true,
 		get: func(p *Params) string { return p.TreeShape },
 		set: func(p *Params, v string) error {
 			if _, err := parseTreeShape(v); err != nil {
