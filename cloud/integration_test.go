@@ -142,7 +142,7 @@ func RandomParams(rng *rand.Rand, method string) (hybrid.Params, error) {
 	if p.LMax > 0 && p.LMax < p.LMin {
 		p.LMax = 0
 	}
-	if (method == hybrid.TreeQS || method == hybrid.TreeKSQS) && p.SampleFrom == hybrid.SampleSLM {
+	if m, err := hybrid.MethodByName(method); err == nil && m.Tree && p.SampleFrom == hybrid.SampleSLM {
 		p.SampleFrom = hybrid.SampleDefault
 	}
 	return p, p.Validate()
