@@ -115,31 +115,25 @@ func parseNLL(args []string, stderr io.Writer) (nllFlags, error) {
 	if err := parse(fs, args); err != nil {
 		return f, err
 	}
-	if f.klFile != "" {
-		// The file fixes the tokens and windows: a flag that would change
-		// them is refused, not ignored.
-		var fixed []string
+	// given lists the flags of names the command line set, in fs.Visit's
+	// (lexical) order, as "--NAME": flags that would be ignored are
+	// refused, not ignored.
+	given := func(names ...string) []string {
+		var out []string
 		fs.Visit(func(fl *flag.Flag) {
-			if fl.Name == "text" || fl.Name == "ctx" || fl.Name == "chunks" {
-				fixed = append(fixed, "--"+fl.Name)
+			if slices.Contains(names, fl.Name) {
+				out = append(out, "--"+fl.Name)
 			}
 		})
-		if len(fixed) > 0 {
-			return f, usageError{fmt.Errorf("--kl-base-logits %s fixes the text's tokens and windows (llama-perplexity's -f, -c and --chunks when it wrote the file): drop %s", f.klFile, strings.Join(fixed, ", "))}
-		}
+		return out
 	}
-	if f.klBase == "" && f.klSave == "" && f.klFile == "" {
-		// Plain scoring reads the text in windows of the model's own
-		// context: the windowing flags would be ignored, so they are refused.
-		var windowed []string
-		fs.Visit(func(fl *flag.Flag) {
-			if fl.Name == "ctx" || fl.Name == "chunks" {
-				windowed = append(windowed, "--"+fl.Name)
-			}
-		})
-		if len(windowed) > 0 {
-			return f, usageError{fmt.Errorf("%s apply with --kl-base or --kl-save (llama-perplexity's windows); plain nll scores the text in windows of the model's context: drop them, or add --kl-save FILE", strings.Join(windowed, " and "))}
-		}
+	if fixed := given("text", "ctx", "chunks"); f.klFile != "" && len(fixed) > 0 {
+		// The file fixes the tokens and windows.
+		return f, usageError{fmt.Errorf("--kl-base-logits %s fixes the text's tokens and windows (llama-perplexity's -f, -c and --chunks when it wrote the file): drop %s", f.klFile, strings.Join(fixed, ", "))}
+	}
+	if windowed := given("ctx", "chunks"); f.klBase == "" && f.klSave == "" && f.klFile == "" && len(windowed) > 0 {
+		// Plain scoring reads the text in windows of the model's own context.
+		return f, usageError{fmt.Errorf("%s apply with --kl-base or --kl-save (llama-perplexity's windows); plain nll scores the text in windows of the model's context: drop them, or add --kl-save FILE", strings.Join(windowed, " and "))}
 	}
 	if f.window < 4 {
 		return f, usageError{fmt.Errorf("--ctx %d: want a window of 4 tokens or more, up to the model's context length (default %d)", f.window, score.DefaultWindow)}
