@@ -301,7 +301,7 @@ func (p *product) prepare(out []float32, w *Matrix, x []float32, n int, acts *ac
 		p.acts = acts.get(Q8_0, x)
 		if ts := q5Sets[level]; ks != nil && ts != nil && cols/QK > 0 {
 			p.ks, p.q5 = ks, ts
-			if packing && ks.q5packed[1] != nil {
+			if packing && p.packedTiles()[1] != nil {
 				p.packed = w.packedRows()
 				if p.packed != nil && w.Rows%packRows == 0 {
 					return // no rows for the row-major tiles
