@@ -47,7 +47,10 @@ var defaultLevel = tunedLevel(cpuLevel)
 // those of level max runs by default: Zen 4 (AMD family 25, the one
 // family-25 design with AVX-512) runs avx512-zen4, whose single-token
 // products stream memory faster there (docs/BENCHMARKS.md, "Single-token products per kernel level");
-// every other CPU its best level, max.
+// every other CPU its best level, max. On the Zen 5 (family 26, full-width
+// 512-bit units) avx512's own tiles read at the memory's rate even on one
+// thread and its Q4_K tile computes faster than the stream tile
+// (docs/BENCHMARKS.md, "Real shapes on the Zen 5").
 func tunedLevel(max int) int {
 	if max == levelAVX512 && cpuVendor == "AuthenticAMD" && cpuFamily == 25 {
 		return levelAVX512Zen4
