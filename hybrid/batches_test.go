@@ -63,8 +63,9 @@ func checkBatchLengths(t *testing.T, method string, sets []string, p Params, bs 
 			t.Errorf("%s %v batch %d: %d drafts > batch_max %d", method, sets, i, b.L, cap)
 		case b.BudgetEnd && perDraft > 0 && b.L != p.Budget/perDraft:
 			t.Errorf("%s %v batch %d: B ended it at %d drafts of %d bits, want ⌊B/b⌋ = %d", method, sets, i, b.L, perDraft, p.Budget/perDraft)
-		case !b.BudgetEnd && cap == 0 && b.L != left:
-			t.Errorf("%s %v batch %d: %d drafts, not ended by B, with %d tokens left", method, sets, i, b.L, left)
+		case !b.BudgetEnd && cap == 0 && b.L != max(1, left-1):
+			// The room left, less the bonus that follows a fully accepted batch.
+			t.Errorf("%s %v batch %d: %d drafts, not ended by B, with %d tokens left (want %d)", method, sets, i, b.L, left, max(1, left-1))
 		}
 		if b.BudgetEnd {
 			byB++
@@ -107,5 +108,58 @@ func checkBatchTerms(t *testing.T, method string, sets []string, p Params, bs []
 			t.Errorf("%s %v batch %d: β after %v, eq. 8 over the examined drafts gives %v", method, sets, i, b.Beta, beta)
 		}
 		beta = b.Beta
+	}
+}
+
+// TestBlockDraftsRoomLessOne: with room for r more tokens, a block round
+// drafts at most r−1 (one when r = 1), a tree round grows at most r−1
+// levels: the bonus after a fully accepted block is the r-th token, so an
+// r-th draft would be uploaded for nothing.
+func TestBlockDraftsRoomLessOne(t *testing.T) {
+	llm, slm := openPair(t, stories+"@exit=2")
+	prompt := llm.Tokenizer().Encode("Once upon a time", true)
+	for _, tc := range []struct {
+		method string
+		sets   []string
+	}{
+		{QS, []string{"l=8"}}, {SQ, []string{"l=8"}},
+		{KSQS, []string{"budget_bits=1000000"}}, {CSQS, []string{"budget_bits=1000000"}},
+		{Coupled, []string{"l=8"}}, {Replica, []string{"l=8"}},
+		{TreeQS, []string{"tree_depth=8", "budget_bits=1000000"}},
+	} {
+		for _, room := range []int{1, 2, 3, 6} {
+			p := DefaultParams()
+			p.Method, p.Seed = tc.method, 3
+			if err := p.SetAll(tc.sets); err != nil {
+				t.Fatalf("%s %v: %v", tc.method, tc.sets, err)
+			}
+			dev, err := NewDevice(p, slm, llm.Config().Vocab, prompt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			st, err := dev.Step(room)
+			if err != nil {
+				t.Fatalf("%s room %d: %v", tc.method, room, err)
+			}
+			if st.Upload == nil {
+				t.Fatalf("%s room %d: nothing uploaded", tc.method, room)
+			}
+			want := max(1, room-1)
+			got := len(st.Upload.Drafts)
+			if ps := st.Upload.Parents; ps != nil {
+				depth := make([]int, len(ps))
+				got = 0
+				for i, pa := range ps {
+					depth[i] = 1
+					if pa >= 0 {
+						depth[i] = depth[pa] + 1
+					}
+					got = max(got, depth[i])
+				}
+			}
+			if got != want {
+				t.Errorf("%s %v, room %d: %d drafts (levels), want %d", tc.method, tc.sets, room, got, want)
+			}
+		}
 	}
 }

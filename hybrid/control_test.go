@@ -61,13 +61,17 @@ func TestControllerRounds(t *testing.T) {
 	if len(rounds) != r.Uploads || len(ctl.states) != r.Uploads {
 		t.Fatalf("%d rounds reported, %d controller calls, %d uploads", len(rounds), len(ctl.states), r.Uploads)
 	}
+	done := 0
 	for i, ri := range rounds {
 		if ri.State.Rate != 1e5 && ri.State.Rate != 1e6 || ri.Seconds <= 0 || ri.Committed != ri.Accepted+1 {
 			t.Fatalf("round %d: %+v", i, ri)
 		}
-		if want := map[bool]int{true: 2, false: 3}[i%2 == 1]; ri.L != want && !ri.Done {
-			t.Errorf("round %d: L = %d, want %d", i, ri.L, want)
+		// The controller's L, capped by the room left less the bonus.
+		want := min(map[bool]int{true: 2, false: 3}[i%2 == 1], max(1, 30-done-1))
+		if ri.L != want && !ri.Done {
+			t.Errorf("round %d: L = %d, want %d (%d tokens committed before it)", i, ri.L, want, done)
 		}
+		done += ri.Committed
 	}
 	if !rounds[len(rounds)-1].Done {
 		t.Error("last round not marked done")

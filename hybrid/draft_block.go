@@ -9,13 +9,14 @@ import (
 	"github.com/hlmproject/hlm/speculative"
 )
 
-// blockLength is the number of drafts a block round may make: the room
-// left, capped by the controller's choice (draft=ddqn, which also sets
-// the round's ℓ) or the draft-length policy. A budget-filled batch
-// (K-SQS, C-SQS) is capped only by batch_max when set; by default the
-// bit budget alone ends it (encodedBlock.step).
+// blockLength is the number of drafts a block round may make: one less
+// than the room left (blockRoom), capped by the controller's choice
+// (draft=ddqn, which also sets the round's ℓ) or the draft-length
+// policy. A budget-filled batch (K-SQS, C-SQS) is capped only by
+// batch_max when set; by default the bit budget alone ends it
+// (encodedBlock.step).
 func (d *Device) blockLength(room int, budget bool) (int, error) {
-	L := room
+	L := blockRoom(room)
 	switch {
 	case d.p.Draft == DraftDDQN && d.ctrl == nil && d.m.Controlled:
 		return 0, fmt.Errorf("%w: draft=ddqn needs a trained policy (ddqn_model=FILE, see hlm train-ddqn)", ErrParam)
@@ -157,4 +158,14 @@ func (d *Device) sendBlock(drafts []drafted) Step {
 	st := d.send(drafts)
 	st.Drafted = len(drafts)
 	return st
+}
+
+// blockRoom is the most drafts a block round needs when room tokens may
+// still be committed: a fully accepted block is followed by the server's
+// bonus token (Q-S eq. 3), so room−1 drafts already yield room tokens,
+// and a room-th draft would cost an SLM pass and its uplink bits for a
+// token the bonus gives anyway (the bonus would be cut). A round with
+// room for one token still drafts one.
+func blockRoom(room int) int {
+	return max(1, room-1)
 }

@@ -97,7 +97,7 @@ func (treeBlock) step(d *Device, room int) (Step, error) {
 		d.stats = &treeStats{}
 	}
 	tr := &tree{d: d, nodes: []*tnode{{parent: -1, value: 1}}, budget: d.p.Budget, clock: roundTimeOf(d.p),
-		limit: d.p.TreeNodes, depth: min(d.p.TreeDepth, room), idb: idBits(d.vocab)}
+		limit: d.p.TreeNodes, depth: min(d.p.TreeDepth, blockRoom(room)), idb: idBits(d.vocab)}
 	if err := tr.open(0); err != nil {
 		return Step{}, err
 	}
