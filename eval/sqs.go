@@ -137,6 +137,17 @@ func (p *paper) sqsRuns(ctx context.Context, base hybrid.Params) (*sqsGrid, erro
 	if err != nil {
 		return nil, err
 	}
+	// The dataset may hold fewer prompts than asked (TinyStories: 19):
+	// the setting's text and the seed and prompt of each batch in
+	// batches.csv count the prompts that ran.
+	if len(rows) > 0 {
+		g.scale.n = len(rows[0].Runs)
+	}
+	for _, r := range rows {
+		if len(r.Runs) != g.scale.n {
+			return nil, fmt.Errorf("sqs: %s ran %d prompts, another point %d", r.Label, len(r.Runs), g.scale.n)
+		}
+	}
 	i := 0
 	for _, v := range g.vs {
 		for _, t := range sc.temps {
