@@ -46,6 +46,7 @@ func TestBudgetDecidesBatch(t *testing.T) {
 			perDraft = b
 		}
 		checkBatchLengths(t, tc.method, tc.sets, p, r.Batches, perDraft, tc.cap)
+		checkProbes(t, tc.method, tc.sets, p, r)
 		checkBatchTerms(t, tc.method, tc.sets, p, r.Batches)
 	}
 }
@@ -161,5 +162,31 @@ func TestBlockDraftsRoomLessOne(t *testing.T) {
 				t.Errorf("%s %v, room %d: %d drafts (levels), want %d", tc.method, tc.sets, room, got, want)
 			}
 		}
+	}
+}
+
+// checkProbes: a C-SQS batch that B ended computed the draft that did not
+// fit, and the virtual clock and the energy model charge that SLM pass; a
+// K-SQS batch knows its drafts' size beforehand and computes none.
+func checkProbes(t *testing.T, method string, sets []string, p Params, r Result) {
+	t.Helper()
+	byB := 0
+	for _, b := range r.Batches {
+		if b.BudgetEnd {
+			byB++
+		}
+	}
+	want := 0
+	if method == CSQS {
+		want = byB
+	}
+	if r.Probed != want {
+		t.Errorf("%s %v: %d SLM passes not sent, want %d (%d batches ended by B)", method, sets, r.Probed, want, byB)
+	}
+	if slm := float64(r.Drafted+r.Probed) * p.TauSLM; math.Abs(r.SLMSeconds-slm) > 1e-9*slm {
+		t.Errorf("%s %v: SLM time %g s, want (%d drafts + %d probes) × τ_SLM = %g s", method, sets, r.SLMSeconds, r.Drafted, r.Probed, slm)
+	}
+	if e := p.Energy().Total(r.UplinkBits, r.Resampled, r.Drafted+r.Probed); math.Abs(r.Energy-e) > 1e-9*math.Abs(e) {
+		t.Errorf("%s %v: energy %g, want %g", method, sets, r.Energy, e)
 	}
 }

@@ -83,6 +83,11 @@ type Step struct {
 	Upload *wire.Upload
 	// Drafted counts SLM tokens produced this round (each costs τ_SLM).
 	Drafted int
+	// Probed counts the SLM passes of the round whose draft was not sent:
+	// the draft a budget-filled C-SQS batch computes to learn that it
+	// does not fit (its support decides its bits). Each costs τ_SLM and
+	// the SLM's energy as a draft does.
+	Probed int
 	// Local is the token committed without verification, when skipped.
 	Local int
 	// U is the skipped token's uncertainty (NaN when not measured).

@@ -59,9 +59,23 @@ func (b encodedBlock) step(d *Device, room int) (Step, error) {
 		return Step{}, err
 	}
 	var drafts []drafted
-	used, full, over := 0, false, false
+	used, full, over, probed := 0, false, false, 0
 	ctx := append([]int(nil), d.seq...)
 	for len(drafts) < L {
+		if b.budget && len(drafts) > 0 {
+			// A payload size known without the draft (K-SQS) ends the
+			// batch before the SLM pass that would not be sent.
+			if fb, ok := d.enc.(fixedBits); ok {
+				bits, err := fb.Bits(d.vocab)
+				if err != nil {
+					return Step{}, err
+				}
+				if !codec.FitsBudget(used, bits, d.p.Budget) {
+					full = true
+					break
+				}
+			}
+		}
 		logits, err := d.slm.last(ctx)
 		if err != nil {
 			return Step{}, err
@@ -77,7 +91,7 @@ func (b encodedBlock) step(d *Device, room int) (Step, error) {
 			// draft would otherwise stall the generation.
 			if !codec.FitsBudget(used, bits, d.p.Budget) {
 				if len(drafts) > 0 {
-					full = true
+					full, probed = true, 1
 					break
 				}
 				over = true
@@ -100,8 +114,15 @@ func (b encodedBlock) step(d *Device, room int) (Step, error) {
 		ctx = append(ctx, dr.token)
 	}
 	st := d.sendBlock(drafts)
-	st.budgetEnd, st.overBudget = full, over
+	st.budgetEnd, st.overBudget, st.Probed = full, over, probed
 	return st, nil
+}
+
+// fixedBits is a budgeted codec whose payload size the vocabulary alone
+// fixes (codec.KSQS: K and V), so a batch needs no draft to know that
+// the next one will not fit.
+type fixedBits interface {
+	Bits(vocab int) (int, error)
 }
 
 // bitsFor is the codec payload size a budget-filled batch will spend on x.

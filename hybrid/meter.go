@@ -107,12 +107,13 @@ type ender interface {
 // tally counts rounds, uploads and the fate of the drafts.
 type tally struct {
 	rounds, uploads, drafted, skipped, verified, accepted, resampled, bonus int
-	overBudget                                                              int
+	overBudget, probed                                                      int
 }
 
 func (t *tally) observe(r *round) error {
 	t.rounds++
 	t.drafted += r.step.Drafted
+	t.probed += r.step.Probed
 	if !r.verified() {
 		t.skipped++
 		return nil
@@ -134,7 +135,7 @@ func (t *tally) observe(r *round) error {
 func (t *tally) fill(res *Result) {
 	res.Rounds, res.Uploads, res.Drafted, res.Skipped = t.rounds, t.uploads, t.drafted, t.skipped
 	res.Verified, res.Accepted, res.Resampled, res.Bonus = t.verified, t.accepted, t.resampled, t.bonus
-	res.OverBudget = t.overBudget
+	res.OverBudget, res.Probed = t.overBudget, t.probed
 }
 
 // ledger counts what crossed the link: the papers' bits (Step.UplinkBits,

@@ -15,9 +15,13 @@ type Result struct {
 	// (Warnings): a rule that never consulted the LLM, say.
 	Warnings []string `json:"warnings,omitempty"`
 
-	Rounds    int `json:"rounds"`    // device rounds (uploads + local commits)
-	Uploads   int `json:"uploads"`   // rounds that went to the server
-	Drafted   int `json:"drafted"`   // SLM draft tokens
+	Rounds  int `json:"rounds"`  // device rounds (uploads + local commits)
+	Uploads int `json:"uploads"` // rounds that went to the server
+	Drafted int `json:"drafted"` // SLM draft tokens
+	// Probed counts SLM passes whose draft was not sent (Step.Probed:
+	// C-SQS's test of the draft that ends a budget-filled batch); the
+	// virtual clock and the energy model charge them as drafts.
+	Probed    int `json:"probed,omitempty"`
 	Skipped   int `json:"skipped"`   // drafts committed without verification
 	Verified  int `json:"verified"`  // drafts sent for verification
 	Accepted  int `json:"accepted"`  // drafts accepted by the server

@@ -185,7 +185,7 @@ func (c Config) play(ctx context.Context, clk *clock, n, room int) (*round, erro
 	if err != nil {
 		return nil, err
 	}
-	clk.draft(st.Drafted, time.Since(t))
+	clk.draft(st.Drafted+st.Probed, time.Since(t))
 	r := &round{n: n, step: st}
 	if st.Upload == nil { // committed locally
 		r.committed, r.pos, r.at = []int{st.Local}, len(d.Sequence())-1, clk.now
@@ -247,7 +247,7 @@ func (c Config) summarize(res *Result, clk *clock, meters []meter, wall time.Dur
 	clk.fill(res)
 	res.WallSeconds = wall.Seconds()
 	res.SetRates()
-	res.Energy = p.Energy().Total(res.UplinkBits, res.Resampled, res.Drafted)
+	res.Energy = p.Energy().Total(res.UplinkBits, res.Resampled, res.Drafted+res.Probed)
 	if c.Device.m.Tree {
 		tr := c.Device.TreeReport()
 		res.Tree = &tr

@@ -42,6 +42,7 @@ func Aggregate(runs []Result) Summary {
 		a.Rounds += r.Rounds
 		a.Uploads += r.Uploads
 		a.Drafted += r.Drafted
+		a.Probed += r.Probed
 		a.Skipped += r.Skipped
 		a.Verified += r.Verified
 		a.Accepted += r.Accepted
