@@ -59,63 +59,107 @@ func (b encodedBlock) step(d *Device, room int) (Step, error) {
 		return Step{}, err
 	}
 	var drafts []drafted
-	used, full, over, probed := 0, false, false, 0
+	fill := batchFill{on: b.budget, budget: d.p.Budget}
 	ctx := append([]int(nil), d.seq...)
 	for len(drafts) < L {
-		if b.budget && len(drafts) > 0 {
-			// A payload size known without the draft (K-SQS) ends the
-			// batch before the SLM pass that would not be sent.
-			if fb, ok := d.enc.(fixedBits); ok {
-				bits, err := fb.Bits(d.vocab)
-				if err != nil {
-					return Step{}, err
-				}
-				if !codec.FitsBudget(used, bits, d.p.Budget) {
-					full = true
-					break
-				}
-			}
+		stop, err := fill.ahead(d, len(drafts))
+		if err != nil {
+			return Step{}, err
+		}
+		if stop {
+			break
 		}
 		logits, err := d.slm.last(ctx)
 		if err != nil {
 			return Step{}, err
 		}
 		x := d.p.distOf(nil, logits)
-		if b.budget {
-			bits, err := d.bitsFor(x)
-			if err != nil {
-				return Step{}, err
-			}
-			// SQS Sec. 4's rule (codec.FitsBudget), except that a round
-			// always carries its first draft: a budget smaller than one
-			// draft would otherwise stall the generation.
-			if !codec.FitsBudget(used, bits, d.p.Budget) {
-				if len(drafts) > 0 {
-					full, probed = true, 1
-					break
-				}
-				over = true
-			}
-			used += bits
-		}
-		enc, err := d.enc.Encode(x, -1)
+		stop, err = fill.admit(d, x, len(drafts))
 		if err != nil {
 			return Step{}, err
 		}
-		dr := drafted{sample: x, recon: enc.Recon, payload: enc.Payload, bits: enc.Bits, support: enc.Support, dropped: enc.Dropped, u: math.NaN()}
-		if d.p.SamplesRecon() {
-			dr.sample, dr.slm = enc.Recon, x
+		if stop {
+			break
 		}
-		dr.token = sampling.Sample(dr.sample, d.rng)
-		if dr.token < 0 {
-			return Step{}, fmt.Errorf("hybrid: the draft distribution has no mass")
+		dr, err := d.encodeDraft(x)
+		if err != nil {
+			return Step{}, err
 		}
 		drafts = append(drafts, dr)
 		ctx = append(ctx, dr.token)
 	}
 	st := d.sendBlock(drafts)
-	st.budgetEnd, st.overBudget, st.Probed = full, over, probed
+	st.budgetEnd, st.overBudget, st.Probed = fill.full, fill.over, fill.probed
 	return st, nil
+}
+
+// encodeDraft encodes x with the device's codec and samples the draft
+// from what the server will verify against (x, or its reconstruction for
+// the methods that sample it).
+func (d *Device) encodeDraft(x []float64) (drafted, error) {
+	enc, err := d.enc.Encode(x, -1)
+	if err != nil {
+		return drafted{}, err
+	}
+	dr := drafted{sample: x, recon: enc.Recon, payload: enc.Payload, bits: enc.Bits, support: enc.Support, dropped: enc.Dropped, u: math.NaN()}
+	if d.p.SamplesRecon() {
+		dr.sample, dr.slm = enc.Recon, x
+	}
+	dr.token = sampling.Sample(dr.sample, d.rng)
+	if dr.token < 0 {
+		return drafted{}, fmt.Errorf("hybrid: the draft distribution has no mass")
+	}
+	return dr, nil
+}
+
+// batchFill fills a K-SQS or C-SQS batch to the bit budget (SQS Sec. 4's
+// rule, codec.FitsBudget), except that a round always carries its first
+// draft: a budget smaller than one draft would otherwise stall the
+// generation. It is inert for the blocks of a fixed length (on false).
+type batchFill struct {
+	on     bool
+	budget int
+	used   int
+	full   bool // the budget ended the batch
+	over   bool // the first draft alone exceeded the budget
+	probed int  // SLM passes computed for a draft that did not fit
+}
+
+// ahead tells, before the SLM pass of draft n, whether a payload size the
+// vocabulary alone fixes (K-SQS) already leaves no room for it.
+func (f *batchFill) ahead(d *Device, n int) (bool, error) {
+	fb, ok := d.enc.(fixedBits)
+	if !f.on || n == 0 || !ok {
+		return false, nil
+	}
+	bits, err := fb.Bits(d.vocab)
+	if err != nil {
+		return false, err
+	}
+	f.full = !codec.FitsBudget(f.used, bits, f.budget)
+	return f.full, nil
+}
+
+// admit tells whether draft n, of distribution x, ends the batch instead
+// of joining it: its payload (C-SQS: decided by its support) would exceed
+// the budget. The pass that computed x is then counted as probed.
+func (f *batchFill) admit(d *Device, x []float64, n int) (bool, error) {
+	if !f.on {
+		return false, nil
+	}
+	bits, err := d.bitsFor(x)
+	if err != nil {
+		return false, err
+	}
+	if !codec.FitsBudget(f.used, bits, f.budget) {
+		if n > 0 {
+			f.full, f.probed = true, 1
+			return true, nil
+		}
+		f.over = true
+	}
+	f.used += bits
+	return false, nil
 }
 
 // fixedBits is a budgeted codec whose payload size the vocabulary alone
