@@ -108,3 +108,29 @@ func TestUthAdvice(t *testing.T) {
 		}
 	}
 }
+
+// TestSimBudgetTests: a C-SQS run's summary says how many SLM passes
+// tested a draft that did not fit the budget (charged, not sent), and
+// --json carries the count; K-SQS, whose draft size is known beforehand,
+// has none.
+func TestSimBudgetTests(t *testing.T) {
+	out, _, err := runHLM(t, "sim", "--prompt", "Once upon a time", "--max-tokens", "64", "--seed", "1", "--method", "c-sqs")
+	if err != nil || !strings.Contains(out, "budget tests (") {
+		t.Errorf("c-sqs summary (%v) lacks the budget tests:\n%s", err, out)
+	}
+	for _, c := range []struct {
+		method string
+		some   bool
+	}{{"c-sqs", true}, {"k-sqs", false}} {
+		js, _, err := runHLM(t, "sim", "--prompt", "Once upon a time", "--max-tokens", "64", "--seed", "1", "--method", c.method, "--json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r struct {
+			Probed int `json:"probed"`
+		}
+		if err := json.Unmarshal([]byte(js), &r); err != nil || (r.Probed > 0) != c.some {
+			t.Errorf("%s --json: probed %d (%v), want some: %v", c.method, r.Probed, err, c.some)
+		}
+	}
+}

@@ -172,6 +172,9 @@ func printSummary(w io.Writer, r *hybrid.Result) {
 	fmt.Fprintf(w, "  uplink %d bits (%.1f bits/token, compression %s), downlink %d bits; frames %d B up, %d B down\n", r.UplinkBits, r.BitsPerToken, f(r.CompressionRatio), r.DownlinkBits, r.UplinkBytes, r.DownlinkBytes)
 	fmt.Fprintf(w, "  virtual time %.3f s: %.2f tokens/s; energy %.1f; mean deviation from the LLM %s; wall %.2f s\n", r.VirtualSeconds, r.ThroughputTPS, r.Energy, g(r.MeanDeviation), r.WallSeconds)
 	fmt.Fprintf(w, "  virtual time spent: SLM %.3f s, uplink %.3f s, LLM %.3f s, downlink %.3f s\n", r.SLMSeconds, r.UplinkSeconds, r.LLMSeconds, r.DownlinkSeconds)
+	if r.Probed > 0 {
+		fmt.Fprintf(w, "  SLM passes: %d drafts and %d budget tests (a batch's next draft computed to learn that its bits do not fit budget_bits, not sent)\n", r.Drafted, r.Probed)
+	}
 	for _, warn := range r.Warnings {
 		fmt.Fprintf(w, "warning: %s\n", warn)
 	}
