@@ -81,7 +81,7 @@ func (c *sqsCell) batchStats(ell int) sqsBatchStats {
 func (p *paper) sqsBatchTables(g *sqsGrid) error {
 	p.doc.H(2, "Batches: L^t, support size K_n and dropped mass")
 	p.doc.P("Per variant and temperature, over all runs: L^t is the number of drafts of a batch (mean [min–max]); *ended by B* is the share of batches whose next draft would not have fitted the budget (the rest ran out of tokens to generate); K_n the support size of each draft; α_n the SLM's mass outside the support (SQS eq. 4). " +
-		"C-SQS computes the distribution of the draft that does not fit (to learn its support size) and does not send it: one SLM pass per batch ended by B that the virtual clock does not charge (one τ_SLM against the L^t·τ_SLM of the batch). Every batch of every run is in batches.csv.")
+		"C-SQS computes the distribution of the draft that does not fit (to learn its support size) and does not send it: one SLM pass per batch ended by B, which the virtual clock charges (one τ_SLM against the L^t·τ_SLM of the batch; `hlm sim` counts them as budget tests). K-SQS knows its drafts' size beforehand and computes no such pass. Every batch of every run is in batches.csv.")
 	t := &report.Table{Columns: []string{"variant", "T", "batches", "L^t", "ended by B", "bits/batch", "T^t (accepted)", "K_n", "α_n (mean)"}}
 	for _, v := range g.vs {
 		for ti, temp := range g.scale.temps {

@@ -50,6 +50,20 @@ func loadDataset(name, path, pathFlag string) ([]dataset.Example, error) {
 	return dataset.Load(name, path)
 }
 
+// datasetUsed is the name of the set loadDataset(name, path, …) loads:
+// name, or the built-in set it falls back to when its file is absent.
+func datasetUsed(name, path string) string {
+	if path != "" || name == "prompts" || dataset.HasBuiltin(name) {
+		return name
+	}
+	if _, err := os.Stat(dataset.Default(name, sharedDir())); err != nil {
+		if fb := dataset.Fallback(name); fb != "" {
+			return fb
+		}
+	}
+	return name
+}
+
 // promptFlags are the flags of the commands that take prompts from a
 // dataset or from a file of prompts.
 type promptFlags struct {

@@ -54,7 +54,38 @@ func TestCommandsRunWithoutShared(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "eval", "report.md")); err != nil {
 		t.Errorf("hlm eval wrote no report: %v", err)
 	}
+	// The report and the results name the prompts that ran, not the set
+	// they stood in for.
+	rep, _ := os.ReadFile(filepath.Join(dir, "eval", "report.md"))
+	res, _ := os.ReadFile(filepath.Join(dir, "eval", "results.csv"))
+	if !strings.Contains(string(rep), "dataset stories (the built-in set standing in for tinystories") || !strings.Contains(string(res), ",stories,") || strings.Contains(string(res), ",tinystories,") {
+		t.Errorf("eval on the fallback set: report %q…, results:\n%s", firstLines(string(rep), 8), res)
+	}
 	if n := strings.Count(said.String(), "using the prompts built into hlm (--dataset stories) instead of tinystories"); n != 4 {
 		t.Errorf("%d notices of the fallback for 4 runs without --dataset:\n%s", n, said.String())
+	}
+}
+
+func firstLines(s string, n int) string {
+	ls := strings.SplitN(s, "\n", n+1)
+	return strings.Join(ls[:min(n, len(ls))], "\n")
+}
+
+// TestShellJoin: a report's command line pastes back into a shell.
+func TestShellJoin(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--out", "out/x", "--sweep", "l=1,2,3"}, "--out out/x --sweep l=1,2,3"},
+		{[]string{"--sweep", "tree_shape=dynamic;3,2,1"}, "--sweep 'tree_shape=dynamic;3,2,1'"},
+		{[]string{"--prompt", "Once upon a time"}, "--prompt 'Once upon a time'"},
+		{[]string{"--prompt", "it's"}, `--prompt 'it'\''s'`},
+		{[]string{"--llm", "m.gguf@exit=1", ""}, "--llm m.gguf@exit=1 ''"},
+		{[]string{"*", "$HOME"}, "'*' '$HOME'"},
+	} {
+		if got := shellJoin(c.args); got != c.want {
+			t.Errorf("shellJoin(%q) = %s, want %s", c.args, got, c.want)
+		}
 	}
 }

@@ -158,14 +158,14 @@ hlm eval paper NAME reruns a paper's tables and figures (NAME: `+strings.Join(ev
 	if g := filepath.Join(sharedDir(), "models", "glove", "glove-100d-top40k.txt.gz"); fileExists(g) {
 		setup.GloVe = metrics.LazyGloVe(g)
 	}
-	rows, err := eval.Evaluate(ctx, setup, *ds, ex, points)
+	rows, err := eval.Evaluate(ctx, setup, datasetUsed(*ds, *dsPath), ex, points)
 	if err != nil {
 		return err
 	}
 	if err := eval.WriteResults(*out, "results", rows); err != nil {
 		return err
 	}
-	header := fmt.Sprintf("    hlm eval %s\n\nLLM `%s`, SLM `%s`, dataset %s (%d prompts × %d tokens), seed %d.", strings.Join(args, " "), *mf.llm, draftName(ms), *ds, len(ex), *maxTokens, *seed)
+	header := fmt.Sprintf("    hlm eval %s\n\nLLM `%s`, SLM `%s`, dataset %s (%d prompts × %d tokens), seed %d.", shellJoin(args), *mf.llm, draftName(ms), datasetLabel(*ds, *dsPath), len(ex), *maxTokens, *seed)
 	if err := writeEvalReport(*out, header, rows, strings.Split(*methods, ","), sweeps, stderr); err != nil {
 		return err
 	}
@@ -221,6 +221,30 @@ func writeEvalReport(out, header string, rows []eval.Row, methods, sweeps []stri
 		}
 	}
 	return doc.Save()
+}
+
+// datasetLabel names the prompts a report's header describes: the dataset,
+// or the built-in set that stood in for it.
+func datasetLabel(name, path string) string {
+	if used := datasetUsed(name, path); used != name {
+		return fmt.Sprintf("%s (the built-in set standing in for %s, whose file is absent)", used, name)
+	}
+	return name
+}
+
+// shellJoin writes args as a shell command line: an argument holding a
+// character the shell would take apart (spaces, ';', quotes, globs, …) is
+// single-quoted, so that a report's command can be pasted back.
+func shellJoin(args []string) string {
+	q := make([]string, len(args))
+	for i, a := range args {
+		if a != "" && strings.Trim(a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_=.,/:+@%") == "" {
+			q[i] = a
+			continue
+		}
+		q[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	}
+	return strings.Join(q, " ")
 }
 
 func fileExists(p string) bool {
@@ -279,7 +303,7 @@ NAME: `+strings.Join(eval.Papers, ", ")+`.`, stderr)
 	}
 	tensor.SetThreads(*threads)
 	cfg := eval.PaperConfig{Ablation: drafts, Name: name, Out: *out, LLM: *mf.llm, SLM: *mf.slm, Tokenizer: *mf.tok, Shared: sharedDir(),
-		N: *n, NCurve: *nc, NCal: *ncal, NMeasure: *nm, WordNet: *wn, MaxTokens: *maxTokens, Seed: *seed, Quick: *quick, Command: "hlm eval paper " + strings.Join(args, " "), Progress: progressBar(stderr)}
+		N: *n, NCurve: *nc, NCal: *ncal, NMeasure: *nm, WordNet: *wn, MaxTokens: *maxTokens, Seed: *seed, Quick: *quick, Command: "hlm eval paper " + shellJoin(args), Progress: progressBar(stderr)}
 	if err := eval.RunPaper(ctx, cfg); err != nil {
 		return err
 	}

@@ -55,7 +55,9 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 Run one method of hybrid inference: the SLM drafts on the "device", the LLM
 verifies on the "server", and a link model carries the uplink. Time is
 virtual: per round L·tau_slm + uplink time + tau_llm + downlink time (Q-S
-eq. 9). The same command and seed give byte-identical results.
+eq. 9). The same command and seed give the same tokens and figures;
+only the wall-clock fields (wall_seconds, wall_throughput_tps) differ
+from run to run.
 
 Methods: `+strings.Join(hybrid.Methods, ", ")+`
 
