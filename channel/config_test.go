@@ -262,3 +262,45 @@ func TestNominalRate(t *testing.T) {
 		}
 	}
 }
+
+// TestUnused: a key that the configured link does not read is named with
+// the reason; the keys it reads, the keys of every link and unknown keys
+// are not.
+func TestUnused(t *testing.T) {
+	shannon := DefaultConfig()
+	shannon.Channel = ChannelShannon
+	snr := 10.0
+	shannon.SNRdB = &snr
+	noSNR := shannon
+	noSNR.SNRdB = nil
+	fixed := shannon
+	fixed.Channel = ChannelFixed
+	rician := noSNR
+	rician.Fading = "rician"
+	for _, c := range []struct {
+		cfg  Config
+		key  string
+		want string // a fragment of the reason; "": used
+	}{
+		{shannon, "rate_bps", "channel=shannon"},
+		{fixed, "rate_bps", ""},
+		{fixed, "bandwidth_hz", "the shannon link"},
+		{fixed, "rician_k_db", "the shannon link"},
+		{shannon, "distance_m", "snr_db=10 overrides"},
+		{noSNR, "distance_m", ""},
+		{shannon, "snr_db", ""},
+		{shannon, "markov_init", "the markov link"},
+		{shannon, "trace_file", "the trace link"},
+		{noSNR, "rician_k_db", "fading=rician"},
+		{rician, "rician_k_db", ""},
+		{fixed, "downlink_bps", ""},
+		{fixed, "channel", ""},
+		{fixed, "link_seed", ""},
+		{fixed, "nonesuch", ""},
+	} {
+		got := c.cfg.Unused(c.key)
+		if c.want == "" && got != "" || c.want != "" && !strings.Contains(got, c.want) {
+			t.Errorf("channel=%s snr=%v fading=%s: Unused(%s) = %q, want %q", c.cfg.Channel, c.cfg.SNRdB != nil, c.cfg.Fading, c.key, got, c.want)
+		}
+	}
+}

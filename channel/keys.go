@@ -271,3 +271,31 @@ func (c *Config) UnmarshalJSON(data []byte) error {
 	}
 	return nil
 }
+
+// Unused says why the flat key name has no effect on the link c
+// configures ("" when it has one, or is unknown): a key whose help names
+// a link ("fixed: …", "markov: …") is read by that link alone, the
+// power/distance keys are overridden by snr_db, and rician_k_db is read
+// with fading=rician only.
+func (c Config) Unused(name string) string {
+	k, err := lookup(name)
+	if err != nil {
+		return ""
+	}
+	model, _, _ := strings.Cut(k.Help, ":")
+	model, _, _ = strings.Cut(model, ",") // "shannon, fading=rician: …"
+	if slices.Contains(channels, model) && model != c.Channel {
+		return fmt.Sprintf("it sets the %s link, and channel=%s", model, c.Channel)
+	}
+	switch name {
+	case "tx_power_dbm", "noise_dbm", "distance_m", "pathloss_exp":
+		if c.SNRdB != nil {
+			return fmt.Sprintf("snr_db=%s overrides the SNR from power, noise, distance and path loss (--set snr_db=none to use them)", fmtFloat(*c.SNRdB))
+		}
+	case "rician_k_db":
+		if c.Fading != "rician" {
+			return fmt.Sprintf("it is read with fading=rician, and fading=%s", c.Fading)
+		}
+	}
+	return ""
+}

@@ -2,6 +2,7 @@ package hybrid
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/hlmproject/hlm/codec"
@@ -63,6 +64,10 @@ type Method struct {
 	// Tree: the drafts are a token tree (Upload.Parents), verified in one
 	// pass by recursive rejection sampling (draft_tree.go).
 	Tree bool
+	// Keys are the method-specific run parameters the method reads (a
+	// key in no row's Keys is read by every method); Params.Unused
+	// warns of the others.
+	Keys []string
 
 	uploader func(Params) policy.Uploader
 	codec    func(Params) (codec.Codec, error) // nil: token ids only
@@ -72,58 +77,58 @@ type Method struct {
 
 // methods is the method table, in the order the documentation lists it.
 var methods = []*Method{
-	{Name: LLM, Family: FamilyLLM, Lossless: true, Summary: "LLM only: the server samples every token",
+	{Name: LLM, Keys: []string{"sampler"}, Family: FamilyLLM, Lossless: true, Summary: "LLM only: the server samples every token",
 		drafter: noDrafts{}, verifier: llmVerifier{}},
-	{Name: SLM, Family: FamilySkip, Summary: "SLM only: the device samples every token, nothing is sent",
+	{Name: SLM, Keys: []string{"m", "theta_max"}, Family: FamilySkip, Summary: "SLM only: the device samples every token, nothing is sent",
 		uploader: never, drafter: oneDraft{}, verifier: standard{}},
-	{Name: HLM, Family: FamilySkip, Lossless: true, Summary: "every token verified, the full distribution uploaded",
+	{Name: HLM, Keys: []string{"prob_bits", "index_bits", "bonus", "m", "theta_max"}, Family: FamilySkip, Lossless: true, Summary: "every token verified, the full distribution uploaded",
 		uploader: always, codec: fullCodec, drafter: oneDraft{}, verifier: standard{}},
-	{Name: RandHLM, Family: FamilySkip, Summary: "upload at random with probability rand_p (U-HLM's baseline)",
+	{Name: RandHLM, Keys: []string{"rand_p", "prob_bits", "index_bits", "bonus", "m", "theta_max"}, Family: FamilySkip, Summary: "upload at random with probability rand_p (U-HLM's baseline)",
 		uploader: func(p Params) policy.Uploader { return policy.Random{P: p.RandP} }, codec: fullCodec, drafter: oneDraft{}, verifier: standard{}},
-	{Name: UHLM, Family: FamilySkip, Uncertainty: true, Summary: "upload when the uncertainty exceeds u_th (U-HLM eq. 6–7)",
+	{Name: UHLM, Keys: []string{"u_th", "m", "theta_max", "prob_bits", "index_bits", "bonus"}, Family: FamilySkip, Uncertainty: true, Summary: "upload when the uncertainty exceeds u_th (U-HLM eq. 6–7)",
 		uploader: threshold, codec: fullCodec, drafter: oneDraft{}, verifier: standard{}},
-	{Name: CUHLMOffline, Family: FamilySkip, Uncertainty: true, SamplesSLM: true, CUHLMThreshold: true,
+	{Name: CUHLMOffline, Keys: []string{"u_th", "m", "theta_max", "k", "prob_bits", "bonus"}, Family: FamilySkip, Uncertainty: true, SamplesSLM: true, CUHLMThreshold: true,
 		Summary:  "U-HLM skipping and a fixed top-k of the SLM's distribution (CU-HLM eq. 21)",
 		uploader: threshold, codec: func(p Params) (codec.Codec, error) { return codec.TopK{K: p.K, ProbBits: p.ProbBits}, nil },
 		drafter: oneDraft{}, verifier: standard{}},
-	{Name: CUHLMOnline, Family: FamilySkip, Uncertainty: true, SamplesSLM: true, CUHLMThreshold: true,
+	{Name: CUHLMOnline, Keys: []string{"u_th", "m", "theta_max", "prob_bits", "theta", "eta", "calib_a", "calib_b", "bonus"}, Family: FamilySkip, Uncertainty: true, SamplesSLM: true, CUHLMThreshold: true,
 		Summary:  "U-HLM skipping and a per-token top-k from the predicted rejection (CU-HLM eq. 23–24)",
 		uploader: threshold, codec: func(p Params) (codec.Codec, error) {
 			return codec.TopK{K: 0, ProbBits: p.ProbBits, Theta: p.Theta, Eta: p.Eta}, nil
 		}, drafter: oneDraft{}, verifier: standard{}},
-	{Name: UIHLM, Family: FamilySkip, Uncertainty: true, Attention: true, Summary: "upload when uncertain and important (U+I eq. 7)",
+	{Name: UIHLM, Keys: []string{"u_th", "m", "theta_max", "imp_k", "gamma", "prob_bits", "index_bits", "bonus"}, Family: FamilySkip, Uncertainty: true, Attention: true, Summary: "upload when uncertain and important (U+I eq. 7)",
 		uploader: func(p Params) policy.Uploader {
 			return policy.UncertaintyImportance{UTh: p.UploadThreshold(), K: p.ImpK, Gamma: p.Gamma}
 		}, codec: fullCodec, drafter: oneDraft{}, verifier: standard{}},
-	{Name: IHLM, Family: FamilySkip, Attention: true, Summary: "upload when important (U+I's importance-only baseline)",
+	{Name: IHLM, Keys: []string{"imp_k", "gamma", "prob_bits", "index_bits", "bonus", "m", "theta_max"}, Family: FamilySkip, Attention: true, Summary: "upload when important (U+I's importance-only baseline)",
 		uploader: func(p Params) policy.Uploader { return policy.ImportanceOnly{K: p.ImpK, Gamma: p.Gamma} },
 		codec:    fullCodec, drafter: oneDraft{}, verifier: standard{}},
-	{Name: KSQS, Family: FamilyBlock, Lossless: true, Summary: "top-K sparse lattice drafts filled to a bit budget (SQS)",
+	{Name: KSQS, Keys: []string{"sqs_k", "ell", "budget_bits", "batch_max"}, Family: FamilyBlock, Lossless: true, Summary: "top-K sparse lattice drafts filled to a bit budget (SQS)",
 		uploader: always, codec: func(p Params) (codec.Codec, error) { return codec.KSQS{K: p.SQSK, L: p.Ell}, nil },
 		drafter: encodedBlock{budget: true}, verifier: standard{}},
-	{Name: CSQS, Family: FamilyBlock, Lossless: true, Summary: "conformal sparse lattice drafts filled to a bit budget (SQS)",
+	{Name: CSQS, Keys: []string{"ell", "conf_alpha", "conf_eta", "conf_beta", "budget_bits", "batch_max"}, Family: FamilyBlock, Lossless: true, Summary: "conformal sparse lattice drafts filled to a bit budget (SQS)",
 		uploader: always, codec: func(p Params) (codec.Codec, error) {
 			cs := codec.NewCSQS()
 			cs.L = p.Ell
 			cs.Alpha, cs.Eta, cs.Beta = p.ConfAlpha, p.ConfEta, p.ConfBeta
 			return cs, nil
 		}, drafter: encodedBlock{budget: true}, verifier: standard{}},
-	{Name: SQ, Family: FamilyBlock, SamplesSLM: true, Controlled: true, Summary: "sample, then lattice-quantize (Q-S's lossy baseline)",
+	{Name: SQ, Keys: []string{"ell", "l", "draft", "l_min", "l_max", "ddqn_model"}, Family: FamilyBlock, SamplesSLM: true, Controlled: true, Summary: "sample, then lattice-quantize (Q-S's lossy baseline)",
 		uploader: always, codec: latticeCodec, drafter: encodedBlock{}, verifier: standard{}},
-	{Name: QS, Family: FamilyBlock, Lossless: true, Controlled: true,
+	{Name: QS, Keys: []string{"ell", "l", "draft", "l_min", "l_max", "ddqn_model"}, Family: FamilyBlock, Lossless: true, Controlled: true,
 		Summary:  "lattice-quantize, then sample: a block of L drafts (Q-S Proposition 1)",
 		uploader: always, codec: latticeCodec, drafter: encodedBlock{}, verifier: standard{}},
-	{Name: Coupled, Family: FamilyBlock, Lossless: true, Summary: "draft ids only, drawn by keyed-noise races the server repeats (drafter-invariant)",
+	{Name: Coupled, Keys: []string{"l", "draft", "l_min", "l_max"}, Family: FamilyBlock, Lossless: true, Summary: "draft ids only, drawn by keyed-noise races the server repeats (drafter-invariant)",
 		uploader: always, drafter: idsBlock{coupled: true}, verifier: coupledVerifier{}},
-	{Name: Replica, Family: FamilyBlock, Lossless: true, ServerDraft: true, Summary: "draft ids only; the server recomputes x with its own SLM copy and checks a hash",
+	{Name: Replica, Keys: []string{"l", "draft", "l_min", "l_max"}, Family: FamilyBlock, Lossless: true, ServerDraft: true, Summary: "draft ids only; the server recomputes x with its own SLM copy and checks a hash",
 		uploader: always, drafter: idsBlock{}, verifier: replicaVerifier{}},
-	{Name: CoupledList, Family: FamilyBlock, Lossless: true, ListK: true,
+	{Name: CoupledList, Keys: []string{"list_k", "l", "draft", "l_min", "l_max"}, Family: FamilyBlock, Lossless: true, ListK: true,
 		Summary:  "list_k coupled drafts per position, list matching (Rowan, Phan, Khisti 2025)",
 		uploader: always, drafter: listBlock{}, verifier: listVerifier{}},
-	{Name: TreeQS, Family: FamilyBlock, Lossless: true, Tree: true,
+	{Name: TreeQS, Keys: []string{"ell", "budget_bits", "tree_nodes", "tree_depth", "tree_shape"}, Family: FamilyBlock, Lossless: true, Tree: true,
 		Summary:  "a token tree within budget_bits: lattice-quantized distributions, candidates drafted from them, recursive rejection sampling (beyond the papers)",
 		uploader: always, codec: latticeCodec, drafter: treeBlock{}, verifier: treeVerifier{}},
-	{Name: TreeKSQS, Family: FamilyBlock, Lossless: true, Tree: true,
+	{Name: TreeKSQS, Keys: []string{"sqs_k", "ell", "budget_bits", "tree_nodes", "tree_depth", "tree_shape"}, Family: FamilyBlock, Lossless: true, Tree: true,
 		Summary:  "a token tree within budget_bits: top-K sparse lattice distributions (SQS), candidates drafted from them, recursive rejection sampling (beyond the papers)",
 		uploader: always, codec: func(p Params) (codec.Codec, error) { return codec.KSQS{K: p.SQSK, L: p.Ell}, nil },
 		drafter: treeBlock{}, verifier: treeVerifier{}},
@@ -210,4 +215,44 @@ func uploaderOf(p Params) policy.Uploader {
 		return u(p)
 	}
 	return policy.Always{}
+}
+
+// methodSpecific are the keys some rows of the method table list in Keys.
+var methodSpecific = func() map[string]bool {
+	m := map[string]bool{}
+	for _, row := range methods {
+		for _, k := range row.Keys {
+			if _, ok := keyIndex[k]; !ok {
+				panic(fmt.Sprintf("hybrid: method %s lists unknown key %q", row.Name, k))
+			}
+			m[k] = true
+		}
+	}
+	return m
+}()
+
+// Unused says why setting key has no effect on a run with p: a link key
+// its channel does not read (channel.Config.Unused), a method's key that
+// p's method does not read, or a draft-policy key another policy reads.
+// It is "" for a key that has an effect, or that is unknown (Set refuses
+// those).
+func (p Params) Unused(key string) string {
+	if _, ok := keyIndex[key]; !ok {
+		return p.Channel.Unused(key)
+	}
+	m := p.method()
+	if methodSpecific[key] && !slices.Contains(m.Keys, key) {
+		return fmt.Sprintf("method %s does not read it (its own keys: %s)", m.Name, strings.Join(m.Keys, ", "))
+	}
+	switch key {
+	case "l_min", "l_max":
+		if p.Draft != DraftHeuristic {
+			return fmt.Sprintf("it is read with draft=heuristic, and draft=%s", p.Draft)
+		}
+	case "ddqn_model":
+		if p.Draft != DraftDDQN {
+			return fmt.Sprintf("it is read with draft=ddqn, and draft=%s", p.Draft)
+		}
+	}
+	return ""
 }

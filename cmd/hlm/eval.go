@@ -140,6 +140,10 @@ hlm eval paper NAME reruns a paper's tables and figures (NAME: `+strings.Join(ev
 	if err != nil {
 		return usageError{err}
 	}
+	warnings := unusedInGrid(p, sets, points)
+	for _, w := range warnings {
+		fmt.Fprintf(stderr, "warning: %s\n", w)
+	}
 	// Made before the evaluation, so that a bad --out fails in a second,
 	// not after hours of work.
 	if err := os.MkdirAll(*out, 0o755); err != nil {
@@ -166,6 +170,9 @@ hlm eval paper NAME reruns a paper's tables and figures (NAME: `+strings.Join(ev
 		return err
 	}
 	header := fmt.Sprintf("    hlm eval %s\n\nLLM `%s`, SLM `%s`, dataset %s (%d prompts × %d tokens), seed %d.", shellJoin(args), *mf.llm, draftName(ms), datasetLabel(*ds, *dsPath), len(ex), *maxTokens, *seed)
+	if len(warnings) > 0 {
+		header += "\n\nWarnings (the rows of these keys' values are the same run): " + strings.Join(warnings, "; ") + "."
+	}
 	if err := writeEvalReport(*out, header, rows, strings.Split(*methods, ","), sweeps, stderr); err != nil {
 		return err
 	}
@@ -221,6 +228,30 @@ func writeEvalReport(out, header string, rows []eval.Row, methods, sweeps []stri
 		}
 	}
 	return doc.Save()
+}
+
+// unusedInGrid are the warnings for the --set keys and swept keys that
+// have no effect on some point of the grid: "q-s: --sweep budget_bits=…
+// has no effect: …", once per method and key.
+func unusedInGrid(base hybrid.Params, sets []string, points []eval.Point) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, pt := range points {
+		p := base
+		p.Method = pt.Method
+		if err := p.SetAll(pt.Sets); err != nil {
+			continue // Evaluate reports it
+		}
+		for _, w := range append(unusedSets("--set", sets, p), unusedSets("--sweep", pt.Sets, p)...) {
+			// One warning per method and key, whatever the value.
+			key := pt.Method + " " + strings.SplitN(strings.SplitN(w, "=", 2)[0], " has no effect", 2)[0]
+			if !seen[key] {
+				seen[key] = true
+				out = append(out, pt.Method+": "+w)
+			}
+		}
+	}
+	return out
 }
 
 // datasetLabel names the prompts a report's header describes: the dataset,

@@ -216,3 +216,27 @@ func disagreement(sets setFlags, given func(key string) (flag, value string, ok 
 	}
 	return nil
 }
+
+// unusedSets are the warnings for the keys of sets (key=value) that have
+// no effect on a run with p (hybrid.Params.Unused), each named as given
+// with flag ("--set", "--sweep"), once per key.
+func unusedSets(flag string, sets []string, p hybrid.Params) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, kv := range sets {
+		k, _, _ := strings.Cut(kv, "=")
+		k = strings.TrimSpace(k)
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		if why := p.Unused(k); why != "" {
+			given := strings.TrimSpace(kv)
+			if flag == "--sweep" { // every value of it: the key alone
+				given = k
+			}
+			out = append(out, fmt.Sprintf("%s %s has no effect: %s", flag, given, why))
+		}
+	}
+	return out
+}

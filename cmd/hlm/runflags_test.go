@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -132,5 +134,24 @@ func TestSimBudgetTests(t *testing.T) {
 		if err := json.Unmarshal([]byte(js), &r); err != nil || (r.Probed > 0) != c.some {
 			t.Errorf("%s --json: probed %d (%v), want some: %v", c.method, r.Probed, err, c.some)
 		}
+	}
+}
+
+// TestUnusedKeyWarnings: a --set or --sweep key that the run does not
+// read (rate_bps on the default Shannon link, budget_bits for q-s) is
+// named in a warning by sim and eval, and in eval's report; a key it
+// reads is not.
+func TestUnusedKeyWarnings(t *testing.T) {
+	_, stderr, err := runHLM(t, "sim", "--prompt", "Once", "--max-tokens", "4", "--method", "q-s", "--set", "rate_bps=1e3", "--set", "l=2")
+	if err != nil || !strings.Contains(stderr, "warning: --set rate_bps=1e3 has no effect: it sets the fixed link, and channel=shannon") || strings.Contains(stderr, "l=2 has no effect") {
+		t.Errorf("sim (%v): stderr\n%s", err, stderr)
+	}
+	out := t.TempDir()
+	_, stderr, err = runHLM(t, "eval", "--out", out, "--methods", "q-s,k-sqs", "--sweep", "budget_bits=400,1600", "--n", "1", "--max-tokens", "4", "--no-nll")
+	if err != nil || !strings.Contains(stderr, "warning: q-s: --sweep budget_bits has no effect: method q-s does not read it") || strings.Contains(stderr, "k-sqs: --sweep budget_bits") {
+		t.Errorf("eval (%v): stderr\n%s", err, stderr)
+	}
+	if rep, _ := os.ReadFile(filepath.Join(out, "report.md")); !strings.Contains(string(rep), "q-s: --sweep budget_bits has no effect") {
+		t.Errorf("eval's report does not carry the warning:\n%s", rep)
 	}
 }

@@ -74,6 +74,9 @@ Parameters (--set key=value, repeatable):
 	if err != nil {
 		return err
 	}
+	for _, w := range unusedSets("--set", rf.sets, p) {
+		fmt.Fprintf(stderr, "warning: %s\n", w)
+	}
 	cfg := sim.Config{LLM: *mf.llm, SLM: *mf.slm, Tokenizer: *mf.tok, Params: p}
 	if cfg.Prompts, err = rf.promptTexts(); err != nil {
 		return err
