@@ -352,6 +352,11 @@ func Grid(methods []string, sweeps []string) ([]Point, error) {
 			return nil, fmt.Errorf("sweep %q: want key=v1,v2,…", s)
 		}
 		k = strings.TrimSpace(k)
+		for _, a := range axes {
+			if a.key == k {
+				return nil, fmt.Errorf("sweep %s given twice: give all its values in one --sweep %s=v1,v2,…", k, k)
+			}
+		}
 		sep := ","
 		if key, ok := hybrid.LookupKey(k); strings.Contains(v, ";") || ok && key.List {
 			sep = ";"

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/hlmproject/hlm/dataset"
@@ -22,6 +23,9 @@ func TestGrid(t *testing.T) {
 	}
 	if _, err := Grid([]string{"hlm"}, []string{"bad"}); err == nil {
 		t.Error("malformed sweep: no error")
+	}
+	if _, err := Grid([]string{"q-s"}, []string{"temperature=0.5", "temperature=1"}); err == nil || !strings.Contains(err.Error(), "given twice") {
+		t.Errorf("a key swept twice: %v", err)
 	}
 	// Values with commas: tree_shape's are always separated by ';', any
 	// other key's when the sweep holds one.
@@ -90,5 +94,28 @@ func TestEvaluateReproducible(t *testing.T) {
 	}
 	if !bytes.Equal(files[0], files[1]) {
 		t.Error("two identical evaluations wrote different results files")
+	}
+}
+
+// TestProseLists: the reports' prose writes lists and rates as a reader
+// expects, not in Go's notation.
+func TestProseLists(t *testing.T) {
+	if got := list([]float64{0, 0.2, 1}); got != "0, 0.2, 1" {
+		t.Errorf("list = %q", got)
+	}
+	if got := list([]int{4}); got != "4" {
+		t.Errorf("list of one = %q", got)
+	}
+	for _, c := range []struct {
+		bps  float64
+		want string
+	}{{16e6, "16 Mbit/s"}, {1e6, "1 Mbit/s"}, {256e3, "256 kbit/s"}, {500, "500 bit/s"}} {
+		if got := rateWords(c.bps); got != c.want {
+			t.Errorf("rateWords(%g) = %q, want %q", c.bps, got, c.want)
+		}
+	}
+	s := sqsScale{betas: []float64{0.001, 0.01}}
+	if got := s.fig5(); !slices.Equal(got, []float64{0.001, 0.01}) {
+		t.Errorf("fig5 of the quick scale = %v", got)
 	}
 }

@@ -189,7 +189,7 @@ func (p *paper) qsLearning(sc qsScale, all []qsOutcome) error {
 		"reward: Q-S eq. 13, the expected number of tokens the round commits given its drafts (g(x) of eq. 14, speculative.ExpectedTokens) over the round's duration (eq. 9), divided by 1/(τ_SLM+τ_LLM). "+
 		"DDQN: hidden layers %v, γ = %g, Adam %g, batch %d, replay %d, target copy every %d updates, ε %g → %g over %d rounds, one update per round. "+
 		"The curve evaluates the greedy policy before training and after every %d episodes on %d held-out BOS-only runs per temperature (seeds apart from training's); the flat line is Q-S static (L = 4, ℓ = 100) on the same runs. Training time (wall clock, this machine, with the other three training beside it): %s.",
-		sc.episodes, p.cfg.MaxTokens, sc.temps, hybrid.ConfWindow, cfg.Hidden, cfg.Gamma, cfg.LearningRate, cfg.BatchSize, cfg.Replay, cfg.TargetEvery, cfg.EpsStart, cfg.EpsEnd, cfg.EpsDecaySteps,
+		sc.episodes, p.cfg.MaxTokens, list(sc.temps), hybrid.ConfWindow, list(cfg.Hidden), cfg.Gamma, cfg.LearningRate, cfg.BatchSize, cfg.Replay, cfg.TargetEvery, cfg.EpsStart, cfg.EpsEnd, cfg.EpsDecaySteps,
 		sc.evalEvery, sc.curveRuns, strings.Join(walls, ", "))
 	for _, tm := range qsTimings {
 		lp := &report.LinePlot{Title: "DDQN learning curves, " + tm.title, XLabel: "training episodes", YLabel: "throughput on held-out runs (tokens/s)", Legend: "bottom-right"}

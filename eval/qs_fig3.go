@@ -196,7 +196,7 @@ func (p *paper) qsRatePlot(tm qsTiming, rows []Row, variants []Point, t *report.
 			knee = SetValue(r, "rate_bps")
 		}
 	}
-	p.doc.P("%s: Q-S static (L = 4, ℓ = 100) is within 5%% of its 16 Mbit/s throughput from %.0f kbit/s up; below that the link costs more.", tm.title, knee/1000)
+	p.doc.P("%s: Q-S static (L = 4, ℓ = 100) is within 5%% of its throughput at %s from %s up; below that the link costs more.", tm.title, rateWords(SetValue(qs[len(qs)-1], "rate_bps")), rateWords(knee))
 	return p.doc.Plot("rate_"+tm.name, "Throughput vs uplink rate, "+tm.title, lp)
 }
 

@@ -49,3 +49,24 @@ func (d *Doc) Plot(name, caption string, p saver) error {
 func (d *Doc) Save() error {
 	return os.WriteFile(filepath.Join(d.Dir, "report.md"), []byte(d.b.String()), 0o644)
 }
+
+// list writes xs as a report's prose lists them: "0, 0.2, 0.4" (not Go's
+// "[0 0.2 0.4]", which reads as an interval).
+func list[T any](xs []T) string {
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = fmt.Sprint(x)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// rateWords writes a rate in bit/s with its unit: "16 Mbit/s", "256 kbit/s".
+func rateWords(bps float64) string {
+	switch {
+	case bps >= 1e6:
+		return fmt.Sprintf("%g Mbit/s", bps/1e6)
+	case bps >= 1e3:
+		return fmt.Sprintf("%g kbit/s", bps/1e3)
+	}
+	return fmt.Sprintf("%g bit/s", bps)
+}

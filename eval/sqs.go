@@ -53,6 +53,17 @@ func (p *paper) sqsScale() sqsScale {
 	return s
 }
 
+// fig5 are the β₁ of the scale run with η = 0 too: fig5Betas among betas.
+func (s sqsScale) fig5() []float64 {
+	var out []float64
+	for _, b := range s.betas {
+		if slices.Contains(fig5Betas, b) {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
 // fig5Betas are the β₁ of Fig. 5's non-adaptive C-SQS (η = 0).
 var fig5Betas = []float64{0.001, 0.01, 0.05}
 
@@ -172,5 +183,5 @@ func (p *paper) sqsSetting(g *sqsGrid, base hybrid.Params) {
 		"K-SQS K ∈ %v; C-SQS β₁ ∈ %v with η = %g, and with η = 0 (a fixed threshold, Fig. 5) for β₁ ∈ %v. "+
 		"Comparisons between two methods are paired (same prompt and seed): the difference of the latencies, run by run, with its own interval. Both methods are lossless, so no quality scores are computed.",
 		base.Budget, base.Ell, sqsEta, sqsAlpha, base.Channel.RateBps/1e6, base.TauSLM*1000, base.TauLLM*1000, base.MaxTokens,
-		sc.temps, sc.seeds, sc.n, sc.n*len(sc.seeds), sc.ks, sc.betas, sqsEta, fig5Betas)
+		list(sc.temps), list(sc.seeds), sc.n, sc.n*len(sc.seeds), list(sc.ks), list(sc.betas), sqsEta, list(sc.fig5()))
 }

@@ -378,5 +378,5 @@ func (p *paper) treesIntro(sc treesScale, pairs []treePair, skipped string, ex [
 		"A tree counts its parent indices in its bits (⌈log2 i⌉ for node i) and so affords a little less than the chain at the same budget; its growth also stops short of the budget when another SLM pass would lower the round's expected tokens per second (below), so its measured bits per round are at most the chain's. "+
 		"**The best chain** at a grid point is the chain configuration with the highest throughput there; at each point the trees are run at its bits and with the loosest budget (that of q-s at the largest L), where only the time test and the node limit stop the growth. "+
 		"Means carry the half-width of their 95%% interval over prompts (pooled rates by the ratio-of-sums linearization, metrics.RatioCI); a difference between two configurations is paired (same prompts and seeds) and its interval is the linearization of the difference of the two pooled rates, prompt by prompt; a ratio's interval is that of its logarithm.",
-		strings.Join(rtts, ", "), strings.Join(rates, " and "), sc.temps, sc.ls, treesNodes)
+		strings.Join(rtts, ", "), strings.Join(rates, " and "), list(sc.temps), list(sc.ls), treesNodes)
 }

@@ -510,7 +510,7 @@ func (p *paper) treesNodes(sc treesScale, o *treesOutcome) error {
 		}
 	}
 	p.doc.H(3, "The node limit")
-	p.doc.P("tree-q-s with the loosest budget (%d bits) at tree_nodes %v, T = %g, %s (hlm's default is %d; the rest of this report uses %d).", o.looseBudget(), sc.nodes, treesRefTemp, rateName(treesRefRate), hybrid.DefaultParams().TreeNodes, treesNodes)
+	p.doc.P("tree-q-s with the loosest budget (%d bits) at tree_nodes %v, T = %g, %s (hlm's default is %d; the rest of this report uses %d).", o.looseBudget(), list(sc.nodes), treesRefTemp, rateName(treesRefRate), hybrid.DefaultParams().TreeNodes, treesNodes)
 	return p.doc.Table(tag+"_nodes", t)
 }
 

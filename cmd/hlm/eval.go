@@ -140,6 +140,14 @@ hlm eval paper NAME reruns a paper's tables and figures (NAME: `+strings.Join(ev
 	if err != nil {
 		return usageError{err}
 	}
+	for _, sw := range sweeps {
+		k, _, _ := strings.Cut(sw, "=")
+		for _, kv := range sets {
+			if sk, _, _ := strings.Cut(kv, "="); strings.TrimSpace(sk) == strings.TrimSpace(k) {
+				return usageError{fmt.Errorf("--set %s and --sweep %s: the sweep sets %s at every point; give one", kv, sw, strings.TrimSpace(k))}
+			}
+		}
+	}
 	warnings := unusedInGrid(p, sets, points)
 	for _, w := range warnings {
 		fmt.Fprintf(stderr, "warning: %s\n", w)

@@ -155,3 +155,21 @@ func TestUnusedKeyWarnings(t *testing.T) {
 		t.Errorf("eval's report does not carry the warning:\n%s", rep)
 	}
 }
+
+// TestEvalSweepConflicts: a key swept twice, or both set and swept, is
+// refused (before, the later value won silently).
+func TestEvalSweepConflicts(t *testing.T) {
+	out := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--sweep", "temperature=0.5", "--sweep", "temperature=1"}, "given twice"},
+		{[]string{"--sweep", "budget_bits=400", "--set", "budget_bits=800"}, "give one"},
+	} {
+		args := append([]string{"eval", "--out", out, "--methods", "k-sqs", "--n", "1", "--max-tokens", "4", "--no-nll"}, c.args...)
+		if _, _, err := runHLM(t, args...); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %v, want an error saying %q", c.args, err, c.want)
+		}
+	}
+}
