@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -291,6 +292,9 @@ func fileExists(p string) bool {
 	return err == nil
 }
 
+// quickPapers are the reruns with a small version (PaperConfig.Quick).
+var quickPapers = []string{"sqs", "qs", "trees"}
+
 func runEvalPaper(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("eval paper", "NAME --out DIR [--llm SPEC] [--slm SPEC] [--n N] [--quick]", `
 Rerun the shape of one paper's main tables and figures on the models at
@@ -331,6 +335,20 @@ NAME: `+strings.Join(eval.Papers, ", ")+`.`, stderr)
 	}
 	if *out == "" {
 		return usageError{errors.New("--out is required")}
+	}
+	if *quick {
+		if !slices.Contains(quickPapers, name) {
+			return usageError{fmt.Errorf("--quick: %s has no small rerun (%s have one); give --n, --n-curve and --n-cal to make it smaller", name, strings.Join(quickPapers, ", "))}
+		}
+		var sized []string
+		fs.Visit(func(f *flag.Flag) {
+			if f.Name == "n" || f.Name == "n-curve" || f.Name == "n-cal" || f.Name == "n-measure" {
+				sized = append(sized, "--"+f.Name)
+			}
+		})
+		if len(sized) > 0 {
+			return usageError{fmt.Errorf("--quick fixes the rerun's sizes, so %s would be ignored: give one or the other", strings.Join(sized, ", "))}
+		}
 	}
 	var drafts []eval.Draft
 	for _, a := range ablation {

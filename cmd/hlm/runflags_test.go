@@ -173,3 +173,24 @@ func TestEvalSweepConflicts(t *testing.T) {
 		}
 	}
 }
+
+// TestEvalPaperQuickRefusals: --quick on a paper without a small rerun,
+// or with size flags it would ignore, is refused (before, the first ran
+// the full rerun and the second ignored the sizes).
+func TestEvalPaperQuickRefusals(t *testing.T) {
+	out := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"u-hlm", "--quick"}, "has no small rerun"},
+		{[]string{"coupling", "--quick"}, "has no small rerun"},
+		{[]string{"sqs", "--quick", "--n", "2"}, "--n would be ignored"},
+		{[]string{"trees", "--quick", "--n-curve", "1", "--n-cal", "1"}, "--n-cal, --n-curve would be ignored"},
+	} {
+		args := append(append([]string{"eval", "paper"}, c.args...), "--out", out)
+		if _, _, err := runHLM(t, args...); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %v, want an error saying %q", c.args, err, c.want)
+		}
+	}
+}
