@@ -38,6 +38,8 @@ func keysHelp() string {
 	for _, k := range hybrid.KeyHelp() {
 		fmt.Fprintf(&b, "  %-16s %s\n", k.Name, k.Help)
 		switch {
+		case k.Default == "default": // u_th, sample_from: the method decides
+			fmt.Fprintf(&b, "  %-16s default: the method's own; %s\n", "", k.Accepts)
 		case k.Accepts != "" && k.Default != "":
 			fmt.Fprintf(&b, "  %-16s default %s; %s\n", "", k.Default, k.Accepts)
 		case k.Accepts != "":
