@@ -208,7 +208,7 @@ func evalExamples(name, path string, n int, seed uint64) ([]dataset.Example, err
 
 // writeEvalReport writes out/report.md: the header paragraph, the table of
 // rows and, when parameters are swept, a plot per metric against the first
-// swept key with a line per method.
+// swept key with a line per method and value of the other swept keys.
 func writeEvalReport(out, header string, rows []eval.Row, methods, sweeps []string, stderr io.Writer) error {
 	doc := &eval.Doc{Dir: out}
 	doc.H(1, "hlm eval")
@@ -217,19 +217,34 @@ func writeEvalReport(out, header string, rows []eval.Row, methods, sweeps []stri
 	if err := doc.Table("", eval.Table("", rows, cols)); err != nil {
 		return err
 	}
-	// One plot per metric against the first numeric sweep, a line per method.
+	// One plot per metric against the first numeric sweep, a line per method (and value of the other swept keys, below).
 	if len(sweeps) > 0 {
 		key, _, _ := strings.Cut(sweeps[0], "=")
 		for _, metric := range []string{"throughput_tps", "transmission_rate", "uplink_bits_per_token", "rougeL"} {
 			lp := &report.LinePlot{Title: metric + " vs " + key, XLabel: key, YLabel: metric}
+			// A line per method and per value of the other swept keys, so
+			// that no line joins points that differ in more than key.
 			for _, m := range methods {
-				var rs []eval.Row
+				var labels []string
+				groups := map[string][]eval.Row{}
 				for _, r := range rows {
-					if r.Method == strings.TrimSpace(m) {
-						rs = append(rs, r)
+					if r.Method != strings.TrimSpace(m) {
+						continue
 					}
+					label := strings.TrimSpace(m)
+					for _, kv := range r.Sets {
+						if k, _, _ := strings.Cut(kv, "="); k != key {
+							label += " " + kv
+						}
+					}
+					if _, ok := groups[label]; !ok {
+						labels = append(labels, label)
+					}
+					groups[label] = append(groups[label], r)
 				}
-				lp.Series = append(lp.Series, eval.Curve(m, rs, func(r eval.Row) float64 { return eval.SetValue(r, key) }, metric))
+				for _, label := range labels {
+					lp.Series = append(lp.Series, eval.Curve(label, groups[label], func(r eval.Row) float64 { return eval.SetValue(r, key) }, metric))
+				}
 			}
 			if err := doc.Plot(metric, metric+" vs "+key, lp); err != nil {
 				fmt.Fprintf(stderr, "hlm eval: no plot of %s: %v\n", metric, err)

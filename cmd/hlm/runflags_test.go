@@ -194,3 +194,22 @@ func TestEvalPaperQuickRefusals(t *testing.T) {
 		}
 	}
 }
+
+// TestEvalPlotsTwoSweeps: with two swept keys, the plots against the
+// first have a line per method and value of the second (before, a line
+// per method joined points of different rates).
+func TestEvalPlotsTwoSweeps(t *testing.T) {
+	out := t.TempDir()
+	if _, _, err := runHLM(t, "eval", "--out", out, "--methods", "q-s", "--sweep", "l=1,2", "--sweep", "rate_bps=64e3,1e6", "--set", "channel=fixed", "--n", "1", "--max-tokens", "4", "--no-nll"); err != nil {
+		t.Fatal(err)
+	}
+	svg, err := os.ReadFile(filepath.Join(out, "throughput_tps.svg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"q-s rate_bps=64e3", "q-s rate_bps=1e6"} {
+		if !strings.Contains(string(svg), want) {
+			t.Errorf("throughput_tps.svg has no line %q", want)
+		}
+	}
+}
