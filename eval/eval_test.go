@@ -114,6 +114,9 @@ func TestProseLists(t *testing.T) {
 			t.Errorf("rateWords(%g) = %q, want %q", c.bps, got, c.want)
 		}
 	}
+	if times(1) != "once" || times(2) != "twice" || times(3) != "3 times" {
+		t.Errorf("times: %s, %s, %s", times(1), times(2), times(3))
+	}
 	s := sqsScale{betas: []float64{0.001, 0.01}}
 	if got := s.fig5(); !slices.Equal(got, []float64{0.001, 0.01}) {
 		t.Errorf("fig5 of the quick scale = %v", got)

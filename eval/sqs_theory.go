@@ -91,17 +91,18 @@ func (g *sqsGrid) orderingSummary(verdicts []string) string {
 			firstC = i
 		}
 	}
-	list := func(v string) string {
+	// "K-SQS faster at T = 0, 0.2", or "at no T" when it never is.
+	where := func(v string) string {
 		if len(at[v]) == 0 {
-			return "none"
+			return "at no T"
 		}
-		return strings.Join(at[v], ", ")
+		return "at T = " + strings.Join(at[v], ", ")
 	}
 	cross := "no"
 	if lastK >= 0 && firstC < len(verdicts) && lastK < firstC {
 		cross = "**yes**"
 	}
-	return fmt.Sprintf("K-SQS faster at T = %s, C-SQS faster at T = %s, tie at T = %s (the paper's crossover: %s)", list("K-SQS"), list("C-SQS"), list("tie"), cross)
+	return fmt.Sprintf("K-SQS faster %s, C-SQS faster %s, tie %s (the paper's crossover: %s)", where("K-SQS"), where("C-SQS"), where("tie"), cross)
 }
 
 // sqsFig5 is SQS Fig. 5: C-SQS with and without adaptation (η = 0.001 vs
