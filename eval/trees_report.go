@@ -433,8 +433,19 @@ func (p *paper) treesDiagnostics(o *treesOutcome) error {
 	tag := o.pair.tag
 	t := &report.Table{Columns: []string{"RTT (ms)", "tree", "tokens/round", "nodes/round", "repeats", "SLM passes/round", "depth", "bits/round", "payload", "ids", "parents",
 		"first accepted", "node accepted", "later / accepted", "paths via a later", "predicted accepted/round", "accepted/round", "node acceptance by depth"}}
-	var shown []treeDiag // the loose trees at the shown round trip, for the table by q
+	// A tree at the best chain's bits is the loose one where the best chain
+	// is the largest (quick reruns): each configuration once per point.
+	var diags []treeDiag
+	seenCfg := map[string]bool{}
 	for _, d := range o.diags {
+		key := fmt.Sprint(d.point.rtt, d.point.rate, d.point.temp, " ", d.cfg.label())
+		if !seenCfg[key] {
+			seenCfg[key] = true
+			diags = append(diags, d)
+		}
+	}
+	var shown []treeDiag // the loose trees at the shown round trip, for the table by q
+	for _, d := range diags {
 		if d.point.rtt == o.shownRTT() && d.cfg.budget == o.looseBudget() && d.rep.Trees > 0 {
 			shown = append(shown, d)
 		}
@@ -451,7 +462,7 @@ func (p *paper) treesDiagnostics(o *treesOutcome) error {
 		}
 		q.AddRow(row...)
 	}
-	for _, d := range o.diags {
+	for _, d := range diags {
 		r := d.rep
 		if r.Trees == 0 {
 			continue
