@@ -122,3 +122,37 @@ func TestProseLists(t *testing.T) {
 		t.Errorf("fig5 of the quick scale = %v", got)
 	}
 }
+
+// TestColumnsDocumented: every column of the results files is in
+// docs/design.md's table "Results of hlm eval", and the table names no
+// column the files lack.
+func TestColumnsDocumented(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "docs", "design.md"))
+	if err != nil {
+		t.Skipf("docs/design.md: %v", err)
+	}
+	_, sec, ok := strings.Cut(string(b), "## Results of `hlm eval`")
+	if !ok {
+		t.Fatal("docs/design.md has no section \"Results of `hlm eval`\"")
+	}
+	sec, _, _ = strings.Cut(sec, "\n## ")
+	documented := map[string]bool{}
+	for _, line := range strings.Split(sec, "\n") {
+		cell, _, ok := strings.Cut(strings.TrimPrefix(line, "| "), " |")
+		if !ok || !strings.HasPrefix(line, "| `") {
+			continue
+		}
+		for _, name := range strings.Split(cell, ", ") {
+			documented[strings.Trim(name, "`")] = true
+		}
+	}
+	for _, c := range Columns {
+		if !documented[c] {
+			t.Errorf("column %s is not in docs/design.md's table", c)
+		}
+		delete(documented, c)
+	}
+	for c := range documented {
+		t.Errorf("docs/design.md's table names %s, which the results files do not have", c)
+	}
+}
