@@ -26,7 +26,7 @@ lossless method (hlm, q-s, k-sqs, c-sqs, replica). Prints the mean with its
 token at the mean position (and the largest ratio of the two at any
 position of the LLM's context). With no flags it measures the built-in
 stories260K and its shipped draft on TinyStories' prompts from $HLM_SHARED
-(else the stories built into hlm, with a notice).`, stderr)
+(else the stories built into hlm, with a notice).`, stdout)
 	mf := addModelFlags(fs)
 	pf := addPromptFlags(fs)
 	n := fs.Int("n", 32, "prompts (a seeded sample of the dataset; 0 or more than it has: all)")

@@ -30,7 +30,7 @@ bound next to the measured risk (U-HLM/CU-HLM Theorem 1), and the offline
 k* (CU-HLM eq. 21) over every logged token, with k* on each half of the
 prompts to show whether it is stable. The numbers feed hlm sim as
 --set calib_a=… calib_b=… u_th=… k=…; calibrate on other prompts than the
-ones you evaluate on.`, stderr)
+ones you evaluate on.`, stdout)
 	mf := addModelFlags(fs)
 	pf := addPromptFlags(fs)
 	n := fs.Int("n", 30, "number of prompts (a seeded random sample of the dataset; 0 or more than it has: all)")

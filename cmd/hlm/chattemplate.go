@@ -28,7 +28,7 @@ built-in stories260K. --messages is a JSON array of
 {"type": "text", "text": ...} parts; other members, such as tool_calls, reach
 the template as they are). A template that raises (Gemma's "System role not
 supported") is an error carrying the template's message. No weights are
-loaded.`, stderr)
+loaded.`, stdout)
 	spec := fs.String("model", builtin.DefaultLLM, "model spec or tokenizer directory/file")
 	tokPath := fs.String("tokenizer", "", "tokenizer file, instead of the model's")
 	messages := fs.String("messages", "", "JSON file of the conversation (required)")

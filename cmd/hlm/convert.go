@@ -28,7 +28,7 @@ spec (PATH@exit=N) is refused: exit is a view of the first N layers, not a
 cut; convert the full model and use FILE.gguf@exit=N. The file records the
 fingerprint of the full-precision model its weights come from (hlm.origin),
 so that a quantized copy is known as that model: the draft hlm ships for it
-is its default draft too. The model defaults to the built-in stories260K.`, stderr)
+is its default draft too. The model defaults to the built-in stories260K.`, stdout)
 	spec := fs.String("model", builtin.DefaultLLM, "model spec to read (@q8 and @q4 apply; @exit=N is refused)")
 	tokPath := fs.String("tokenizer", "", "tokenizer file, when not found with the model")
 	out := fs.String("out", "", "GGUF file to write")

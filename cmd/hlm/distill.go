@@ -52,7 +52,7 @@ on teacher samples never trained on, writes DRAFT.gguf (with the teacher's
 tokenizer), a checkpoint DRAFT.ckpt, and the learning curve DRAFT.curve.csv
 and DRAFT.curve.png. Ctrl-C stops after the current step with a usable
 checkpoint and draft; --resume continues bit for bit. The same flags and
-seed write the same bytes.`, stderr)
+seed write the same bytes.`, stdout)
 	f := addDistillFlags(fs, &c)
 	if err := parse(fs, args); err != nil {
 		return err

@@ -59,7 +59,7 @@ func tlsHint(err error) error {
 
 func edgeMain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	p := hybrid.DefaultParams()
-	fs := newFlags("edge", "[--server ADDR] [--slm SPEC] [--method NAME] [--prompt TEXT | --prompts FILE | --openai ADDR] [--set key=value ...] [--json] [--ui ADDR]", edgeHelp, stderr)
+	fs := newFlags("edge", "[--server ADDR] [--slm SPEC] [--method NAME] [--prompt TEXT | --prompts FILE | --openai ADDR] [--set key=value ...] [--json] [--ui ADDR]", edgeHelp, stdout)
 	f := addEdgeFlags(fs)
 	slmSpec := addDraftFlag(fs)
 	vars := chatVars{}

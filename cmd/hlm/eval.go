@@ -105,7 +105,7 @@ sample from $HLM_SHARED (else the stories built into hlm, with a notice).
 `+datasetsHelp+`
 
 hlm eval paper NAME reruns a paper's tables and figures (NAME: `+strings.Join(eval.Papers, ", ")+`;
---quick makes a small rerun of sqs, qs and trees); hlm eval paper --help lists its flags.`, stderr)
+--quick makes a small rerun of sqs, qs and trees); hlm eval paper --help lists its flags.`, stdout)
 	mf := addModelFlags(fs)
 	methods := fs.String("methods", "llm,slm,hlm,u-hlm,cu-hlm-online,q-s", "comma-separated methods")
 	ds := fs.String("dataset", "tinystories", "dataset name (see above)")
@@ -320,7 +320,7 @@ no prompt that a table or curve evaluates is seen. Prompt perturbation
 (u-hlm, cu-hlm) reads WordNet 3.0's database files (Debian: apt-get install
 wordnet-base) and is left out, with a note in the report, when they are
 absent. Run times on the 2-core machine: docs/REPRODUCTION.md.
-NAME: `+strings.Join(eval.Papers, ", ")+`.`, stderr)
+NAME: `+strings.Join(eval.Papers, ", ")+`.`, stdout)
 	mf := addModelFlags(fs)
 	out := fs.String("out", "", "output directory (required)")
 	n := fs.Int("n", eval.DefaultN, "prompts per dataset for tables (the papers use 100)")

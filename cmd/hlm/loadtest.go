@@ -45,7 +45,7 @@ machine, not a cluster.`
 func runLoadtest(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	p := hybrid.DefaultParams()
 	p.Method = hybrid.QS
-	fs := newFlags("loadtest", "[--replicas 1,2,3] [--devices 8,32] [--balance roundrobin,source] [--drop-every 0,8] [--duration 10s] [--json]", loadtestHelp, stderr)
+	fs := newFlags("loadtest", "[--replicas 1,2,3] [--devices 8,32] [--balance roundrobin,source] [--drop-every 0,8] [--duration 10s] [--json]", loadtestHelp, stdout)
 	mf := addModelFlags(fs)
 	replicas := fs.String("replicas", "1,2,3", "replica counts (comma-separated)")
 	devices := fs.String("devices", "8,32", "device counts (comma-separated)")

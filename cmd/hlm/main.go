@@ -144,8 +144,9 @@ type usageError struct{ error }
 var newFlagSet func(*flag.FlagSet)
 
 // newFlags makes a flag set whose --help prints the summary, the usage line
-// and the flag defaults.
-func newFlags(name, usageLine, about string, stderr io.Writer) *flag.FlagSet {
+// and the flag defaults to help (the command's standard output, so that
+// `hlm sim --help | grep budget` finds it; errors go to standard error).
+func newFlags(name, usageLine, about string, help io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	if newFlagSet != nil {
 		newFlagSet(fs)
@@ -160,9 +161,9 @@ func newFlags(name, usageLine, about string, stderr io.Writer) *flag.FlagSet {
 			out.failed = false
 			return
 		}
-		fs.SetOutput(stderr)
+		fs.SetOutput(help)
 		defer fs.SetOutput(out)
-		fmt.Fprintf(stderr, "Usage: hlm %s %s\n\n%s\n\nFlags:\n", name, usageLine, strings.TrimSpace(about))
+		fmt.Fprintf(help, "Usage: hlm %s %s\n\n%s\n\nFlags:\n", name, usageLine, strings.TrimSpace(about))
 		fs.PrintDefaults()
 	}
 	return fs

@@ -65,8 +65,9 @@ func TestFlagErrorIsShort(t *testing.T) {
 			t.Errorf("hlm %s --no-such-flag printed:\n%s\nwant the error and a pointer to --help, two lines", name, errb.String())
 		}
 		errb.Reset()
-		if code := run(context.Background(), []string{name, "--help"}, &out, &errb); code != 0 || !strings.Contains(errb.String(), "Usage: hlm "+name) || !strings.Contains(errb.String(), "Flags:") {
-			t.Errorf("hlm %s --help: exit %d, output:\n%s", name, code, errb.String())
+		out.Reset()
+		if code := run(context.Background(), []string{name, "--help"}, &out, &errb); code != 0 || !strings.Contains(out.String(), "Usage: hlm "+name) || !strings.Contains(out.String(), "Flags:") || errb.Len() > 0 {
+			t.Errorf("hlm %s --help: exit %d, standard output:\n%s\nstandard error:\n%s", name, code, out.String(), errb.String())
 		}
 	}
 }

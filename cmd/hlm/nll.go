@@ -95,9 +95,9 @@ type nllFlags struct {
 }
 
 // parseNLL parses and checks hlm nll's flags.
-func parseNLL(args []string, stderr io.Writer) (nllFlags, error) {
+func parseNLL(args []string, stdout io.Writer) (nllFlags, error) {
 	var f nllFlags
-	fs := newFlags("nll", "[--model SPEC] (--text FILE [--kl-base SPEC | --kl-save FILE] [--ctx 512] [--chunks N] | --kl-base-logits FILE [--kl-pair FILE]) [--llama-numerics] [--llama-inputs] [--json]", nllAbout, stderr)
+	fs := newFlags("nll", "[--model SPEC] (--text FILE [--kl-base SPEC | --kl-save FILE] [--ctx 512] [--chunks N] | --kl-base-logits FILE [--kl-pair FILE]) [--llama-numerics] [--llama-inputs] [--json]", nllAbout, stdout)
 	fs.StringVar(&f.spec, "model", builtin.DefaultLLM, "model spec")
 	fs.StringVar(&f.tokPath, "tokenizer", "", "tokenizer file, when not found with the model")
 	addLlamaLibFlag(fs)
@@ -161,7 +161,7 @@ func parseNLL(args []string, stderr io.Writer) (nllFlags, error) {
 }
 
 func runNLL(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	f, err := parseNLL(args, stderr)
+	f, err := parseNLL(args, stdout)
 	if err != nil {
 		return err
 	}

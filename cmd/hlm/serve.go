@@ -68,7 +68,7 @@ balancer to another replica and continue with the same tokens
 (docs/deploy.md: replicas behind HAProxy).`
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("serve", "[--listen ADDR] [--llm SPEC] [--auth-token T] [--tls-cert F --tls-key F] [--metrics ADDR] [--health ADDR]", serveHelp, stderr)
+	fs := newFlags("serve", "[--listen ADDR] [--llm SPEC] [--auth-token T] [--tls-cert F --tls-key F] [--metrics ADDR] [--health ADDR]", serveHelp, stdout)
 	f := addServeFlags(fs)
 	var replicas listFlag
 	fs.Var(&replicas, "replica", "draft model spec the replica method may use (repeatable)")

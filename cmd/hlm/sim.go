@@ -64,7 +64,7 @@ from run to run.
 Methods: `+strings.Join(hybrid.Methods, ", ")+`
 
 Parameters (--set key=value, repeatable):
-`+keysHelp(), stderr)
+`+keysHelp(), stdout)
 	mf := addModelFlags(fs)
 	threads := threadsFlag(fs, "worker threads for the models (0: all cores)")
 	rf := addRunFlags(fs, p, "parameter override key=value (repeatable; see the list above)")

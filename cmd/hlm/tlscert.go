@@ -29,7 +29,7 @@ func runTLSCert(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs := newFlags("tls-cert", "[--host NAMES] [--cert cert.pem --key key.pem] [--days N]", `
 Write a self-signed ECDSA P-256 certificate valid for the given host names
 and IP addresses, and its private key (mode 0600, also when the key file
-existed). Give the certificate to devices with hlm edge --tls-ca cert.pem.`, stderr)
+existed). Give the certificate to devices with hlm edge --tls-ca cert.pem.`, stdout)
 	hosts := fs.String("host", "localhost,127.0.0.1", "comma-separated DNS names and IP addresses (at least one)")
 	certPath := fs.String("cert", "cert.pem", "certificate file to write")
 	keyPath := fs.String("key", "key.pem", "private key file to write")

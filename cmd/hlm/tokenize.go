@@ -35,7 +35,7 @@ ids, as Hugging Face does and llama-tokenize does with --parse-special;
 tokenizer's configuration says unless --no-bos.
 
 Output, as llama-tokenize prints it: one "ID -> 'PIECE'" line per token; with
---ids a list like [9906, 1917]; with --pieces a JSON list of the pieces' text.`, stderr)
+--ids a list like [9906, 1917]; with --pieces a JSON list of the pieces' text.`, stdout)
 	spec := fs.String("model", builtin.DefaultLLM, "model spec or tokenizer directory/file")
 	tokPath := fs.String("tokenizer", "", "tokenizer file, instead of the model's")
 	ids := fs.Bool("ids", false, "print only the ids, as a list like [9906, 1917]")
@@ -105,7 +105,7 @@ Print the text of token ids under the model's tokenizer, exactly, with no
 added newline. The ids are integers separated by spaces or commas, with or
 without brackets (the output of hlm tokenize --ids, or of llama-tokenize).
 Control tokens (BOS, EOS, end of turn) are left out unless --special. The
-model defaults to the built-in stories260K, as in hlm tokenize.`, stderr)
+model defaults to the built-in stories260K, as in hlm tokenize.`, stdout)
 	spec := fs.String("model", builtin.DefaultLLM, "model spec or tokenizer directory/file")
 	tokPath := fs.String("tokenizer", "", "tokenizer file, instead of the model's")
 	special := fs.Bool("special", false, "print control tokens by their names")

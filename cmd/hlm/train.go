@@ -39,7 +39,7 @@ hlm eval.`
 func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	p := hybrid.DefaultParams()
 	p.Method = hybrid.QS
-	fs := newFlags("train-ddqn", "--out policy.json [--llm SPEC] [--slm SPEC] [--episodes N] [--dataset NAME | --prompts FILE] [--set key=value ...]", trainHelp, stderr)
+	fs := newFlags("train-ddqn", "--out policy.json [--llm SPEC] [--slm SPEC] [--episodes N] [--dataset NAME | --prompts FILE] [--set key=value ...]", trainHelp, stdout)
 	mf := addModelFlags(fs)
 	pf := addPromptFlags(fs)
 	method := fs.String("method", hybrid.QS, "q-s or s-q")

@@ -17,7 +17,7 @@ func runVersion(ctx context.Context, args []string, stdout, stderr io.Writer) er
 Print the module version hlm was built as (the tag or pseudo-version that go
 install records; "(devel)" for a build in a checkout), the commit and its
 time when the build knows them, and the Go release and platform. 'hlm
---version' does the same.`, stderr)
+--version' does the same.`, stdout)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
