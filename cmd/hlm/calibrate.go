@@ -99,7 +99,14 @@ ones you evaluate on.`, stdout)
 	}
 	fmt.Fprintln(stdout)
 	if *out != "" {
-		b, err := json.MarshalIndent(res, "", "  ")
+		// The result with what made it, so that a file read later says
+		// which pair, prompts and sampling it describes.
+		file := struct {
+			sim.CalibrationResult
+			Source calibrationSource `json:"source"`
+		}{res, calibrationSource{LLM: *mf.llm, SLM: draftName(ms), Prompts: len(texts), Dataset: pf.label(), MaxTokens: p.MaxTokens,
+			Seed: p.Seed, Temperature: p.Temperature, Theta: *theta, Density: *density, FitOn: *fitOn}}
+		b, err := json.MarshalIndent(file, "", "  ")
 		if err != nil {
 			return err
 		}
@@ -125,4 +132,19 @@ func uthAdvice(degenerate bool, riskProne float64) (uth, note string) {
 		what = "u-hlm would upload every draft with it"
 	}
 	return "", fmt.Sprintf("u_th: Theorem 1's risk-prone threshold %.4f is outside (0, 1) for this pair: %s, so the line below leaves u_th out; choose one for the transmission rate you want (hlm sim --method u-hlm --set u_th=…)", riskProne, what)
+}
+
+// calibrationSource is what a calibration was made from: the pair, the
+// prompts, the sampling and the analysis options.
+type calibrationSource struct {
+	LLM         string  `json:"llm"`
+	SLM         string  `json:"slm"`
+	Dataset     string  `json:"dataset"`
+	Prompts     int     `json:"prompts"`
+	MaxTokens   int     `json:"max_tokens"`
+	Seed        uint64  `json:"seed"`
+	Temperature float64 `json:"temperature"`
+	Theta       float64 `json:"theta"`
+	Density     string  `json:"density"`
+	FitOn       string  `json:"fit_on"`
 }

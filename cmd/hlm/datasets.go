@@ -90,6 +90,18 @@ func (f *promptFlags) texts(n int, seed uint64) ([]string, error) {
 	return datasetPrompts(*f.prompts, *f.dataset, *f.path, n, seed)
 }
 
+// label names the prompts texts reads: the --prompts file, or the
+// dataset that ran (datasetLabel: the built-in set where it stood in).
+func (f *promptFlags) label() string {
+	if *f.prompts != "" {
+		return "prompts file " + *f.prompts
+	}
+	if *f.path != "" {
+		return *f.dataset + " (" + *f.path + ")"
+	}
+	return datasetLabel(*f.dataset, *f.path)
+}
+
 // promptTexts reads prompts from a file, or samples n from a dataset (its
 // built-in or shared file).
 func promptTexts(file, ds string, n int, seed uint64) ([]string, error) {

@@ -213,3 +213,29 @@ func TestEvalPlotsTwoSweeps(t *testing.T) {
 		}
 	}
 }
+
+// TestCalibrateJSONSource: calibrate --out records what the calibration
+// was made from beside its result (fields at the top level as before).
+func TestCalibrateJSONSource(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "cal.json")
+	if _, _, err := runHLM(t, "calibrate", "--n", "2", "--max-tokens", "8", "--seed", "3", "--temperature", "0.7", "--out", out); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f struct {
+		Delta  *float64 `json:"delta"`
+		Source struct {
+			LLM         string  `json:"llm"`
+			Prompts     int     `json:"prompts"`
+			Seed        uint64  `json:"seed"`
+			Temperature float64 `json:"temperature"`
+			MaxTokens   int     `json:"max_tokens"`
+		} `json:"source"`
+	}
+	if err := json.Unmarshal(b, &f); err != nil || f.Delta == nil || f.Source.LLM == "" || f.Source.Prompts != 2 || f.Source.Seed != 3 || f.Source.Temperature != 0.7 || f.Source.MaxTokens != 8 {
+		t.Errorf("calibrate --out (%v):\n%s", err, b)
+	}
+}
