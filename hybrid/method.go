@@ -75,60 +75,76 @@ type Method struct {
 	verifier verifier
 }
 
+// The method-specific keys that several rows of the table read.
+var (
+	// observedKeys: the skip family's draft uncertainty, measured for the
+	// upload rule or, by the simulator, only observed.
+	observedKeys   = []string{"m", "theta_max"}
+	uncertainKeys  = keyGroups([]string{"u_th"}, observedKeys)
+	fullKeys       = []string{"prob_bits", "index_bits", "bonus"} // the full codec, one-token rounds
+	importanceKeys = []string{"imp_k", "gamma"}
+	lengthKeys     = []string{"l", "draft", "l_min", "l_max"} // the draft-length policy of a block
+	batchKeys      = []string{"ell", "budget_bits", "batch_max"}
+	treeKeys       = []string{"ell", "budget_bits", "tree_nodes", "tree_depth", "tree_shape"}
+)
+
+// keyGroups is the concatenation of groups of keys.
+func keyGroups(groups ...[]string) []string { return slices.Concat(groups...) }
+
 // methods is the method table, in the order the documentation lists it.
 var methods = []*Method{
 	{Name: LLM, Keys: []string{"sampler"}, Family: FamilyLLM, Lossless: true, Summary: "LLM only: the server samples every token",
 		drafter: noDrafts{}, verifier: llmVerifier{}},
-	{Name: SLM, Keys: []string{"m", "theta_max"}, Family: FamilySkip, Summary: "SLM only: the device samples every token, nothing is sent",
+	{Name: SLM, Keys: observedKeys, Family: FamilySkip, Summary: "SLM only: the device samples every token, nothing is sent",
 		uploader: never, drafter: oneDraft{}, verifier: standard{}},
-	{Name: HLM, Keys: []string{"prob_bits", "index_bits", "bonus", "m", "theta_max"}, Family: FamilySkip, Lossless: true, Summary: "every token verified, the full distribution uploaded",
+	{Name: HLM, Keys: keyGroups(fullKeys, observedKeys), Family: FamilySkip, Lossless: true, Summary: "every token verified, the full distribution uploaded",
 		uploader: always, codec: fullCodec, drafter: oneDraft{}, verifier: standard{}},
-	{Name: RandHLM, Keys: []string{"rand_p", "prob_bits", "index_bits", "bonus", "m", "theta_max"}, Family: FamilySkip, Summary: "upload at random with probability rand_p (U-HLM's baseline)",
+	{Name: RandHLM, Keys: keyGroups([]string{"rand_p"}, fullKeys, observedKeys), Family: FamilySkip, Summary: "upload at random with probability rand_p (U-HLM's baseline)",
 		uploader: func(p Params) policy.Uploader { return policy.Random{P: p.RandP} }, codec: fullCodec, drafter: oneDraft{}, verifier: standard{}},
-	{Name: UHLM, Keys: []string{"u_th", "m", "theta_max", "prob_bits", "index_bits", "bonus"}, Family: FamilySkip, Uncertainty: true, Summary: "upload when the uncertainty exceeds u_th (U-HLM eq. 6–7)",
+	{Name: UHLM, Keys: keyGroups(uncertainKeys, fullKeys), Family: FamilySkip, Uncertainty: true, Summary: "upload when the uncertainty exceeds u_th (U-HLM eq. 6–7)",
 		uploader: threshold, codec: fullCodec, drafter: oneDraft{}, verifier: standard{}},
-	{Name: CUHLMOffline, Keys: []string{"u_th", "m", "theta_max", "k", "prob_bits", "bonus"}, Family: FamilySkip, Uncertainty: true, SamplesSLM: true, CUHLMThreshold: true,
+	{Name: CUHLMOffline, Keys: keyGroups(uncertainKeys, []string{"k", "prob_bits", "bonus"}), Family: FamilySkip, Uncertainty: true, SamplesSLM: true, CUHLMThreshold: true,
 		Summary:  "U-HLM skipping and a fixed top-k of the SLM's distribution (CU-HLM eq. 21)",
 		uploader: threshold, codec: func(p Params) (codec.Codec, error) { return codec.TopK{K: p.K, ProbBits: p.ProbBits}, nil },
 		drafter: oneDraft{}, verifier: standard{}},
-	{Name: CUHLMOnline, Keys: []string{"u_th", "m", "theta_max", "prob_bits", "theta", "eta", "calib_a", "calib_b", "bonus"}, Family: FamilySkip, Uncertainty: true, SamplesSLM: true, CUHLMThreshold: true,
+	{Name: CUHLMOnline, Keys: keyGroups(uncertainKeys, []string{"prob_bits", "theta", "eta", "calib_a", "calib_b", "bonus"}), Family: FamilySkip, Uncertainty: true, SamplesSLM: true, CUHLMThreshold: true,
 		Summary:  "U-HLM skipping and a per-token top-k from the predicted rejection (CU-HLM eq. 23–24)",
 		uploader: threshold, codec: func(p Params) (codec.Codec, error) {
 			return codec.TopK{K: 0, ProbBits: p.ProbBits, Theta: p.Theta, Eta: p.Eta}, nil
 		}, drafter: oneDraft{}, verifier: standard{}},
-	{Name: UIHLM, Keys: []string{"u_th", "m", "theta_max", "imp_k", "gamma", "prob_bits", "index_bits", "bonus"}, Family: FamilySkip, Uncertainty: true, Attention: true, Summary: "upload when uncertain and important (U+I eq. 7)",
+	{Name: UIHLM, Keys: keyGroups(uncertainKeys, importanceKeys, fullKeys), Family: FamilySkip, Uncertainty: true, Attention: true, Summary: "upload when uncertain and important (U+I eq. 7)",
 		uploader: func(p Params) policy.Uploader {
 			return policy.UncertaintyImportance{UTh: p.UploadThreshold(), K: p.ImpK, Gamma: p.Gamma}
 		}, codec: fullCodec, drafter: oneDraft{}, verifier: standard{}},
-	{Name: IHLM, Keys: []string{"imp_k", "gamma", "prob_bits", "index_bits", "bonus", "m", "theta_max"}, Family: FamilySkip, Attention: true, Summary: "upload when important (U+I's importance-only baseline)",
+	{Name: IHLM, Keys: keyGroups(importanceKeys, fullKeys, observedKeys), Family: FamilySkip, Attention: true, Summary: "upload when important (U+I's importance-only baseline)",
 		uploader: func(p Params) policy.Uploader { return policy.ImportanceOnly{K: p.ImpK, Gamma: p.Gamma} },
 		codec:    fullCodec, drafter: oneDraft{}, verifier: standard{}},
-	{Name: KSQS, Keys: []string{"sqs_k", "ell", "budget_bits", "batch_max"}, Family: FamilyBlock, Lossless: true, Summary: "top-K sparse lattice drafts filled to a bit budget (SQS)",
+	{Name: KSQS, Keys: keyGroups([]string{"sqs_k"}, batchKeys), Family: FamilyBlock, Lossless: true, Summary: "top-K sparse lattice drafts filled to a bit budget (SQS)",
 		uploader: always, codec: func(p Params) (codec.Codec, error) { return codec.KSQS{K: p.SQSK, L: p.Ell}, nil },
 		drafter: encodedBlock{budget: true}, verifier: standard{}},
-	{Name: CSQS, Keys: []string{"ell", "conf_alpha", "conf_eta", "conf_beta", "budget_bits", "batch_max"}, Family: FamilyBlock, Lossless: true, Summary: "conformal sparse lattice drafts filled to a bit budget (SQS)",
+	{Name: CSQS, Keys: keyGroups([]string{"conf_alpha", "conf_eta", "conf_beta"}, batchKeys), Family: FamilyBlock, Lossless: true, Summary: "conformal sparse lattice drafts filled to a bit budget (SQS)",
 		uploader: always, codec: func(p Params) (codec.Codec, error) {
 			cs := codec.NewCSQS()
 			cs.L = p.Ell
 			cs.Alpha, cs.Eta, cs.Beta = p.ConfAlpha, p.ConfEta, p.ConfBeta
 			return cs, nil
 		}, drafter: encodedBlock{budget: true}, verifier: standard{}},
-	{Name: SQ, Keys: []string{"ell", "l", "draft", "l_min", "l_max", "ddqn_model"}, Family: FamilyBlock, SamplesSLM: true, Controlled: true, Summary: "sample, then lattice-quantize (Q-S's lossy baseline)",
+	{Name: SQ, Keys: keyGroups([]string{"ell"}, lengthKeys, []string{"ddqn_model"}), Family: FamilyBlock, SamplesSLM: true, Controlled: true, Summary: "sample, then lattice-quantize (Q-S's lossy baseline)",
 		uploader: always, codec: latticeCodec, drafter: encodedBlock{}, verifier: standard{}},
-	{Name: QS, Keys: []string{"ell", "l", "draft", "l_min", "l_max", "ddqn_model"}, Family: FamilyBlock, Lossless: true, Controlled: true,
+	{Name: QS, Keys: keyGroups([]string{"ell"}, lengthKeys, []string{"ddqn_model"}), Family: FamilyBlock, Lossless: true, Controlled: true,
 		Summary:  "lattice-quantize, then sample: a block of L drafts (Q-S Proposition 1)",
 		uploader: always, codec: latticeCodec, drafter: encodedBlock{}, verifier: standard{}},
-	{Name: Coupled, Keys: []string{"l", "draft", "l_min", "l_max"}, Family: FamilyBlock, Lossless: true, Summary: "draft ids only, drawn by keyed-noise races the server repeats (drafter-invariant)",
+	{Name: Coupled, Keys: lengthKeys, Family: FamilyBlock, Lossless: true, Summary: "draft ids only, drawn by keyed-noise races the server repeats (drafter-invariant)",
 		uploader: always, drafter: idsBlock{coupled: true}, verifier: coupledVerifier{}},
-	{Name: Replica, Keys: []string{"l", "draft", "l_min", "l_max"}, Family: FamilyBlock, Lossless: true, ServerDraft: true, Summary: "draft ids only; the server recomputes x with its own SLM copy and checks a hash",
+	{Name: Replica, Keys: lengthKeys, Family: FamilyBlock, Lossless: true, ServerDraft: true, Summary: "draft ids only; the server recomputes x with its own SLM copy and checks a hash",
 		uploader: always, drafter: idsBlock{}, verifier: replicaVerifier{}},
-	{Name: CoupledList, Keys: []string{"list_k", "l", "draft", "l_min", "l_max"}, Family: FamilyBlock, Lossless: true, ListK: true,
+	{Name: CoupledList, Keys: keyGroups([]string{"list_k"}, lengthKeys), Family: FamilyBlock, Lossless: true, ListK: true,
 		Summary:  "list_k coupled drafts per position, list matching (Rowan, Phan, Khisti 2025)",
 		uploader: always, drafter: listBlock{}, verifier: listVerifier{}},
-	{Name: TreeQS, Keys: []string{"ell", "budget_bits", "tree_nodes", "tree_depth", "tree_shape"}, Family: FamilyBlock, Lossless: true, Tree: true,
+	{Name: TreeQS, Keys: treeKeys, Family: FamilyBlock, Lossless: true, Tree: true,
 		Summary:  "a token tree within budget_bits: lattice-quantized distributions, candidates drafted from them, recursive rejection sampling (beyond the papers)",
 		uploader: always, codec: latticeCodec, drafter: treeBlock{}, verifier: treeVerifier{}},
-	{Name: TreeKSQS, Keys: []string{"sqs_k", "ell", "budget_bits", "tree_nodes", "tree_depth", "tree_shape"}, Family: FamilyBlock, Lossless: true, Tree: true,
+	{Name: TreeKSQS, Keys: keyGroups([]string{"sqs_k"}, treeKeys), Family: FamilyBlock, Lossless: true, Tree: true,
 		Summary:  "a token tree within budget_bits: top-K sparse lattice distributions (SQS), candidates drafted from them, recursive rejection sampling (beyond the papers)",
 		uploader: always, codec: func(p Params) (codec.Codec, error) { return codec.KSQS{K: p.SQSK, L: p.Ell}, nil },
 		drafter: treeBlock{}, verifier: treeVerifier{}},

@@ -28,20 +28,8 @@ func TestTreeGolden(t *testing.T) {
 		Check: 0x1122334455667788, HasCheck: true, Parents: []int32{-1, -1, 0}}
 	// … | drafts | check | parents+1: the tree comes after the check
 	allHex := "09000000" + "07" + "01" + "04" + "0000003f" + "03" + "0a03e0" + "0b00" + "0c0240" + "8877665544332211" + "00" + "00" + "01"
-	for _, c := range []struct {
-		name string
-		u    *Upload
-		want string
-	}{{"session", session, sessionHex}, {"every field", all, allHex}} {
-		b := AppendUpload(nil, c.u)
-		if got := hex.EncodeToString(b); got != c.want {
-			t.Errorf("%s upload bytes\n got %s\nwant %s", c.name, got, c.want)
-			continue
-		}
-		if back, err := ParseUpload(b, 512); err != nil || !reflect.DeepEqual(back, c.u) {
-			t.Errorf("%s upload round trip: %+v, %v", c.name, back, err)
-		}
-	}
+	checkGolden(t, "session upload", session, sessionHex, AppendUpload, ParseUpload)
+	checkGolden(t, "every field upload", all, allHex, AppendUpload, ParseUpload)
 
 	// The answer to session: node 0 then node 2 accepted (node 2 + 1 = 3,
 	// depth 2), a leaf, so the token is the bonus token (not resampled).
@@ -54,19 +42,22 @@ func TestTreeGolden(t *testing.T) {
 	// A tree whose walk accepted nothing still names the node: 0.
 	none := &Verdict{Round: 9, Token: 7, Resampled: true, HasNode: true}
 	noneHex := "09000000" + "09" + "00" + "07" + "00"
-	for _, c := range []struct {
-		name string
-		v    *Verdict
-		want string
-	}{{"session", answer, answerHex}, {"every field", every, everyHex}, {"no node accepted", none, noneHex}} {
-		b := AppendVerdict(nil, c.v)
-		if got := hex.EncodeToString(b); got != c.want {
-			t.Errorf("%s verdict bytes\n got %s\nwant %s", c.name, got, c.want)
-			continue
-		}
-		if back, err := ParseVerdict(b, 512); err != nil || !reflect.DeepEqual(back, c.v) {
-			t.Errorf("%s verdict round trip: %+v, %v", c.name, back, err)
-		}
+	checkGolden(t, "session verdict", answer, answerHex, AppendVerdict, ParseVerdict)
+	checkGolden(t, "every field verdict", every, everyHex, AppendVerdict, ParseVerdict)
+	checkGolden(t, "no node accepted verdict", none, noneHex, AppendVerdict, ParseVerdict)
+}
+
+// checkGolden: m encodes to the bytes of want (hex) and parses back to
+// itself (vocabulary 512).
+func checkGolden[M any](t *testing.T, name string, m M, want string, appendTo func([]byte, M) []byte, parse func([]byte, int) (M, error)) {
+	t.Helper()
+	b := appendTo(nil, m)
+	if got := hex.EncodeToString(b); got != want {
+		t.Errorf("%s bytes\n got %s\nwant %s", name, got, want)
+		return
+	}
+	if back, err := parse(b, 512); err != nil || !reflect.DeepEqual(back, m) {
+		t.Errorf("%s round trip: %+v, %v", name, back, err)
 	}
 }
 

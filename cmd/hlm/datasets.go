@@ -40,18 +40,19 @@ func loadDataset(name, path, pathFlag string) ([]dataset.Example, error) {
 		return dataset.LoadBuiltin(name)
 	}
 	path = dataset.Default(name, sharedDir())
+	if fb := datasetUsed(name, ""); fb != name {
+		fmt.Fprintf(notice, "hlm: %s is not there: using the prompts built into hlm (--dataset %s) instead of %s; give %s's file with %s FILE or set HLM_SHARED\n", path, fb, name, name, pathFlag)
+		return dataset.LoadBuiltin(fb)
+	}
 	if _, err := os.Stat(path); err != nil {
-		if fb := dataset.Fallback(name); fb != "" {
-			fmt.Fprintf(notice, "hlm: %s is not there: using the prompts built into hlm (--dataset %s) instead of %s; give %s's file with %s FILE or set HLM_SHARED\n", path, fb, name, name, pathFlag)
-			return dataset.LoadBuiltin(fb)
-		}
 		return nil, fmt.Errorf("dataset %s: %s is not there: give its file with %s FILE, or set HLM_SHARED to the directory that holds data/ (stories is built in)", name, path, pathFlag)
 	}
 	return dataset.Load(name, path)
 }
 
 // datasetUsed is the name of the set loadDataset(name, path, …) loads:
-// name, or the built-in set it falls back to when its file is absent.
+// name, or the built-in set it falls back to when its file is absent
+// (the one place that decides the fallback).
 func datasetUsed(name, path string) string {
 	if path != "" || name == "prompts" || dataset.HasBuiltin(name) {
 		return name
@@ -99,7 +100,7 @@ func (f *promptFlags) label() string {
 	if *f.path != "" {
 		return *f.dataset + " (" + *f.path + ")"
 	}
-	return datasetLabel(*f.dataset, *f.path)
+	return datasetLabel(*f.dataset, datasetUsed(*f.dataset, *f.path))
 }
 
 // promptTexts reads prompts from a file, or samples n from a dataset (its

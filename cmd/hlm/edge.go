@@ -88,8 +88,8 @@ func edgeMain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	for _, w := range unusedSets("--set", rf.sets, p) {
-		fmt.Fprintf(stderr, "warning: %s\n", w)
+	for _, u := range unusedSets("--set", rf.sets, p) {
+		fmt.Fprintf(stderr, "warning: %s\n", u)
 	}
 	if *f.token == "" {
 		*f.token = os.Getenv("HLM_AUTH_TOKEN")

@@ -171,14 +171,15 @@ hlm eval paper NAME reruns a paper's tables and figures (NAME: `+strings.Join(ev
 	if g := filepath.Join(sharedDir(), "models", "glove", "glove-100d-top40k.txt.gz"); fileExists(g) {
 		setup.GloVe = metrics.LazyGloVe(g)
 	}
-	rows, err := eval.Evaluate(ctx, setup, datasetUsed(*ds, *dsPath), ex, points)
+	used := datasetUsed(*ds, *dsPath)
+	rows, err := eval.Evaluate(ctx, setup, used, ex, points)
 	if err != nil {
 		return err
 	}
 	if err := eval.WriteResults(*out, "results", rows); err != nil {
 		return err
 	}
-	header := fmt.Sprintf("    hlm eval %s\n\nLLM `%s`, SLM `%s`, dataset %s (%d prompts × %d tokens), seed %d.", shellJoin(args), *mf.llm, draftName(ms), datasetLabel(*ds, *dsPath), len(ex), *maxTokens, *seed)
+	header := fmt.Sprintf("    hlm eval %s\n\nLLM `%s`, SLM `%s`, dataset %s (%d prompts × %d tokens), seed %d.", shellJoin(args), *mf.llm, draftName(ms), datasetLabel(*ds, used), len(ex), *maxTokens, *seed)
 	if len(warnings) > 0 {
 		header += "\n\nWarnings (the rows of these keys' values are the same run): " + strings.Join(warnings, "; ") + "."
 	}
@@ -255,7 +256,7 @@ func writeEvalReport(out, header string, rows []eval.Row, methods, sweeps []stri
 }
 
 // unusedInGrid are the warnings for the --set keys and swept keys that
-// have no effect on some point of the grid: "q-s: --sweep budget_bits=…
+// have no effect on some point of the grid: "q-s: --sweep budget_bits
 // has no effect: …", once per method and key.
 func unusedInGrid(base hybrid.Params, sets []string, points []eval.Point) []string {
 	var out []string
@@ -266,22 +267,21 @@ func unusedInGrid(base hybrid.Params, sets []string, points []eval.Point) []stri
 		if err := p.SetAll(pt.Sets); err != nil {
 			continue // Evaluate reports it
 		}
-		for _, w := range append(unusedSets("--set", sets, p), unusedSets("--sweep", pt.Sets, p)...) {
+		for _, u := range append(unusedSets("--set", sets, p), unusedSets("--sweep", pt.Sets, p)...) {
 			// One warning per method and key, whatever the value.
-			key := pt.Method + " " + strings.SplitN(strings.SplitN(w, "=", 2)[0], " has no effect", 2)[0]
-			if !seen[key] {
-				seen[key] = true
-				out = append(out, pt.Method+": "+w)
+			if id := pt.Method + " " + u.flag + " " + u.key; !seen[id] {
+				seen[id] = true
+				out = append(out, pt.Method+": "+u.String())
 			}
 		}
 	}
 	return out
 }
 
-// datasetLabel names the prompts a report's header describes: the dataset,
-// or the built-in set that stood in for it.
-func datasetLabel(name, path string) string {
-	if used := datasetUsed(name, path); used != name {
+// datasetLabel names the prompts a report's header describes: the dataset
+// name, or used, the built-in set that stood in for it (datasetUsed).
+func datasetLabel(name, used string) string {
+	if used != name {
 		return fmt.Sprintf("%s (the built-in set standing in for %s, whose file is absent)", used, name)
 	}
 	return name

@@ -217,11 +217,21 @@ func disagreement(sets setFlags, given func(key string) (flag, value string, ok 
 	return nil
 }
 
-// unusedSets are the warnings for the keys of sets (key=value) that have
-// no effect on a run with p (hybrid.Params.Unused), each named as given
-// with flag ("--set", "--sweep"), once per key.
-func unusedSets(flag string, sets []string, p hybrid.Params) []string {
-	var out []string
+// unusedKey is a --set or --sweep key that has no effect on a run, and
+// why (hybrid.Params.Unused).
+type unusedKey struct {
+	flag, key, given, why string
+}
+
+func (u unusedKey) String() string {
+	return fmt.Sprintf("%s %s has no effect: %s", u.flag, u.given, u.why)
+}
+
+// unusedSets are the keys of sets (key=value) that have no effect on a
+// run with p, each once, named as given with flag ("--set"; "--sweep"
+// names the key alone, for every value of it).
+func unusedSets(flag string, sets []string, p hybrid.Params) []unusedKey {
+	var out []unusedKey
 	seen := map[string]bool{}
 	for _, kv := range sets {
 		k, _, _ := strings.Cut(kv, "=")
@@ -232,10 +242,10 @@ func unusedSets(flag string, sets []string, p hybrid.Params) []string {
 		seen[k] = true
 		if why := p.Unused(k); why != "" {
 			given := strings.TrimSpace(kv)
-			if flag == "--sweep" { // every value of it: the key alone
+			if flag == "--sweep" {
 				given = k
 			}
-			out = append(out, fmt.Sprintf("%s %s has no effect: %s", flag, given, why))
+			out = append(out, unusedKey{flag, k, given, why})
 		}
 	}
 	return out

@@ -76,8 +76,8 @@ Parameters (--set key=value, repeatable):
 	if err != nil {
 		return err
 	}
-	for _, w := range unusedSets("--set", rf.sets, p) {
-		fmt.Fprintf(stderr, "warning: %s\n", w)
+	for _, u := range unusedSets("--set", rf.sets, p) {
+		fmt.Fprintf(stderr, "warning: %s\n", u)
 	}
 	cfg := sim.Config{LLM: *mf.llm, SLM: *mf.slm, Tokenizer: *mf.tok, Params: p}
 	if cfg.Prompts, err = rf.promptTexts(); err != nil {
