@@ -1,13 +1,11 @@
 package eval
 
 import (
-	"encoding/csv"
 	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/hlmproject/hlm/hybrid"
@@ -40,31 +38,24 @@ func TestQSQuick(t *testing.T) {
 // report's table; entropy is not a column of the results files).
 func checkFig3(t *testing.T, out string) {
 	t.Helper()
-	f, err := os.Open(filepath.Join(out, "fig3_table.csv"))
+	for _, r := range readCSV(t, filepath.Join(out, "fig3_table.csv")) {
+		label, ent, dev := r["label"], r["mean_entropy"], r["mean_deviation"]
+		if !(parse(ent) > 0) {
+			t.Errorf("%s %s: entropy %q", label, r["sets"], ent)
+		}
+		if label == "Q-S" && !(parse(dev) < 1e-9) || label == "S-Q" && !(parse(dev) > 1e-6) {
+			t.Errorf("%s %s: deviation %q", label, r["sets"], dev)
+		}
+	}
+}
+
+// parse reads a number cell (NaN when it is not one).
+func parse(s string) float64 {
+	x, err := strconv.ParseFloat(s, 64)
 	if err != nil {
-		t.Fatal(err)
+		return math.NaN()
 	}
-	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
-	if err != nil || len(recs) < 2 {
-		t.Fatalf("fig3_table.csv: %d records, %v", len(recs), err)
-	}
-	num := func(cell string) float64 {
-		x, err := strconv.ParseFloat(strings.TrimSpace(strings.Split(cell, "±")[0]), 64)
-		if err != nil {
-			return math.NaN()
-		}
-		return x
-	}
-	for _, r := range recs[1:] { // label, sets, rouge2, mean_entropy, nll, mean_deviation
-		label, ent, dev := r[0], num(r[3]), num(r[5])
-		if !(ent > 0) {
-			t.Errorf("%s %s: entropy %q", label, r[1], r[3])
-		}
-		if label == "Q-S" && !(dev < 1e-9) || label == "S-Q" && !(dev > 1e-6) {
-			t.Errorf("%s %s: deviation %q", label, r[1], r[5])
-		}
-	}
+	return x
 }
 
 // checkPolicies: each setting's policy loads as a controller of the

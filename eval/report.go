@@ -30,7 +30,17 @@ func (d *Doc) Table(name string, t *report.Table) error {
 	if name == "" {
 		return nil
 	}
-	return report.WriteFile(filepath.Join(d.Dir, name+".csv"), t.WriteCSV)
+	return writeCSV(filepath.Join(d.Dir, name+".csv"), t)
+}
+
+// writeCSV writes a report table as CSV: its "x ± h" cells, whose h is
+// always a 95% half-width in eval's tables, as x and a COL_ci95 column, as
+// results.csv has them (report.Table.WriteCSV).
+func writeCSV(path string, t *report.Table) error {
+	if t.HalfWidth == "" {
+		t.HalfWidth = "_ci95"
+	}
+	return report.WriteFile(path, t.WriteCSV)
 }
 
 // saver is a plot that writes .svg and .png files.

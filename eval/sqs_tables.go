@@ -130,7 +130,7 @@ func (p *paper) writeBatches(g *sqsGrid) error {
 			}
 		}
 	}
-	return report.WriteFile(p.cfg.Out+"/batches.csv", t.WriteCSV)
+	return writeCSV(p.cfg.Out+"/batches.csv", t)
 }
 
 // batchExcerpt shows the batches of the first prompt (first seed) for the

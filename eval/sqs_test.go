@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/hlmproject/hlm/internal/sharedtest"
@@ -59,28 +58,28 @@ func readCSV(t *testing.T, path string) []map[string]string {
 
 func num(t *testing.T, m map[string]string, col string) float64 {
 	t.Helper()
-	s, _, _ := strings.Cut(m[col], " ±")
-	x, err := strconv.ParseFloat(s, 64)
+	x, err := strconv.ParseFloat(m[col], 64)
 	if err != nil {
 		t.Fatalf("column %q: %v", col, err)
 	}
 	return x
 }
 
-// pm reads "v ± h" (h = 0 when absent).
-func pm(t *testing.T, s string) (float64, float64) {
+// pm reads column col of a report table's CSV and its 95% half-width
+// (COL_ci95; 0 when empty).
+func pm(t *testing.T, m map[string]string, col string) (float64, float64) {
 	t.Helper()
-	a, b, _ := strings.Cut(s, " ± ")
-	v, err := strconv.ParseFloat(a, 64)
-	if err != nil {
-		t.Fatalf("%q: %v", s, err)
+	v := num(t, m, col)
+	s, ok := m[col+"_ci95"]
+	if !ok {
+		t.Fatalf("no column %q", col+"_ci95")
 	}
-	if b == "" {
+	if s == "" {
 		return v, 0
 	}
-	h, err := strconv.ParseFloat(b, 64)
+	h, err := strconv.ParseFloat(s, 64)
 	if err != nil {
-		t.Fatalf("%q: %v", s, err)
+		t.Fatalf("column %q: %v", col+"_ci95", err)
 	}
 	return v, h
 }
@@ -118,7 +117,7 @@ func checkTheorem1(t *testing.T, rows []map[string]string) {
 		if exact > bound+1e-3 {
 			t.Errorf("%s T=%s: Σ TV(q̂,p) = %v above the bound %v", r["variant"], r["T"], exact, bound)
 		}
-		gap, h := pm(t, r["measured − Σ TV(q̂,p)"])
+		gap, h := pm(t, r, "measured − Σ TV(q̂,p)")
 		if math.Abs(gap) > 2*h+1e-9 {
 			t.Errorf("%s T=%s: measured − expected = %v ± %v: more than 4 standard errors from 0", r["variant"], r["T"], gap, h)
 		}

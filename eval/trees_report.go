@@ -165,7 +165,7 @@ func (p *paper) treesTargets(outs []*treesOutcome) error {
 	if err := p.doc.Table("", t); err != nil {
 		return err
 	}
-	if err := report.WriteFile(filepath.Join(p.cfg.Out, "targets_tokens.csv"), full.WriteCSV); err != nil {
+	if err := writeCSV(filepath.Join(p.cfg.Out, "targets_tokens.csv"), full); err != nil {
 		return err
 	}
 	// Target 2: throughput against the best chain where RTT ≥ 50 ms.
@@ -366,7 +366,7 @@ func (p *paper) treesEqualBits(o *treesOutcome) error {
 	if err := p.doc.Table("", t); err != nil {
 		return err
 	}
-	if err := report.WriteFile(filepath.Join(p.cfg.Out, tag+"_equal_bits.csv"), full.WriteCSV); err != nil {
+	if err := writeCSV(filepath.Join(p.cfg.Out, tag+"_equal_bits.csv"), full); err != nil {
 		return err
 	}
 	lp := &report.LinePlot{Title: fmt.Sprintf("%s, T = %g, %s, RTT %g ms", o.pair.short, treesRefTemp, rateName(treesRefRate), 1000*shown),

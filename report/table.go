@@ -18,6 +18,10 @@ type Table struct {
 	Title   string
 	Columns []string
 	Rows    [][]string
+	// HalfWidth names, after a column's name, the column WriteCSV adds
+	// for the half-widths of its "x ± h" cells: "_pm" when empty (hlm
+	// eval's tables, whose intervals are 95%, set "_ci95").
+	HalfWidth string
 }
 
 // AddRow appends a row.
@@ -127,15 +131,40 @@ func isNumber(s string) bool {
 }
 
 // WriteCSV writes the header and the rows as CSV (RFC 4180, via
-// encoding/csv); every record has the table's full width. The title is
-// not written.
+// encoding/csv); every record has the same width. The title is not
+// written. The cells are written as numbers a program reads back: in a
+// column whose non-empty cells are all numbers (as Float, PlusMinus and
+// Percent write them), "0.85 ± 0.01" becomes 0.85 and, in a column of its
+// own named by HalfWidth, 0.01; a column of percentages loses its "%" and
+// gains " (%)" in its name, unless the name has a "%" already; and "–"
+// (missing) becomes an empty cell. Other columns are written as they are.
+// The numbers keep the decimals the cells were formatted with.
 func (t Table) WriteCSV(w io.Writer) error {
-	n := t.width()
+	cols := t.csvColumns()
 	cw := csv.NewWriter(w)
-	rec := make([]string, n)
-	for _, r := range append([][]string{t.Columns}, t.Rows...) {
-		for c := range rec {
-			rec[c] = cell(r, c)
+	var rec []string
+	for c := range cols {
+		rec = append(rec, cols[c].name)
+		if cols[c].pm {
+			rec = append(rec, cols[c].name+t.halfWidth())
+		}
+	}
+	if err := cw.Write(rec); err != nil {
+		return err
+	}
+	for _, r := range t.Rows {
+		rec = rec[:0]
+		for c, col := range cols {
+			s := cell(r, c)
+			if !col.numeric {
+				rec = append(rec, s)
+				continue
+			}
+			v, h, _ := strings.Cut(strings.TrimSpace(s), " ± ")
+			rec = append(rec, csvNumber(v))
+			if col.pm {
+				rec = append(rec, csvNumber(h))
+			}
 		}
 		if err := cw.Write(rec); err != nil {
 			return err
@@ -143,6 +172,64 @@ func (t Table) WriteCSV(w io.Writer) error {
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// halfWidth is the suffix of a ± column's half-width column in CSV.
+func (t Table) halfWidth() string {
+	if t.HalfWidth != "" {
+		return t.HalfWidth
+	}
+	return "_pm"
+}
+
+// csvColumn is how WriteCSV writes one column.
+type csvColumn struct {
+	name    string
+	numeric bool // the cells are numbers: written without "%", "–" or " ± h"
+	pm      bool // some cells have a half-width: written in a column of their own
+}
+
+// csvColumns decides, for every column, how WriteCSV writes it.
+func (t Table) csvColumns() []csvColumn {
+	cols := make([]csvColumn, t.width())
+	for c := range cols {
+		name := cell(t.Columns, c)
+		numeric, any, pct, plain := true, false, false, false
+		for _, r := range t.Rows {
+			s := strings.TrimSpace(cell(r, c))
+			if s == "" || s == dash {
+				continue
+			}
+			any = true
+			numeric = numeric && isNumber(s)
+			cols[c].pm = cols[c].pm || strings.Contains(s, " ± ")
+			if v, _, _ := strings.Cut(s, " ± "); strings.HasSuffix(v, "%") {
+				pct = true
+			} else {
+				plain = true
+			}
+		}
+		if !numeric || !any || (pct && plain) {
+			// Text, or numbers of two units: written as they are.
+			cols[c] = csvColumn{name: name}
+			continue
+		}
+		if pct && !strings.Contains(name, "%") {
+			name += " (%)"
+		}
+		cols[c].name, cols[c].numeric = name, true
+	}
+	return cols
+}
+
+// csvNumber is a number cell as CSV holds it: without its "%", and empty
+// for "–".
+func csvNumber(s string) string {
+	s = strings.TrimSpace(s)
+	if s == dash {
+		return ""
+	}
+	return strings.TrimSuffix(s, "%")
 }
 
 // Save writes the table to pathWithoutExt+".md" (Markdown) and

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"testing"
 )
 
@@ -89,6 +90,42 @@ func TestFormat(t *testing.T) {
 	} {
 		if tc.got != tc.want {
 			t.Errorf("got %q, want %q", tc.got, tc.want)
+		}
+	}
+}
+
+func TestCSVNumbers(t *testing.T) {
+	tb := Table{
+		Columns: []string{"method", "cosine", "rate", "saving (%)", "ratio", "mixed", "note"},
+		Rows: [][]string{
+			{"a", PlusMinus(0.853, 0.012, 3), Percent(0.459, 1), PlusMinus(12.5, 1.25, 1), Float(1.25, 2), "3%", "1.1× [1.0, 1.2]"},
+			{"b", Float(0.8, 3), Percent(math.NaN(), 1), Float(math.NaN(), 1), "", "4", "x"},
+		},
+	}
+	var buf bytes.Buffer
+	if err := tb.WriteCSV(&buf); err != nil {
+		t.Fatal(err)
+	}
+	want := "method,cosine,cosine_pm,rate (%),saving (%),saving (%)_pm,ratio,mixed,note\n" +
+		"a,0.853,0.012,45.9,12.5,1.2,1.25,3%,\"1.1× [1.0, 1.2]\"\n" +
+		"b,0.800,,,,,,4,x\n"
+	if got := buf.String(); got != want {
+		t.Errorf("CSV:\n got %q\nwant %q", got, want)
+	}
+	tb.HalfWidth = "_ci95"
+	buf.Reset()
+	if err := tb.WriteCSV(&buf); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(&buf).ReadAll()
+	if err != nil || len(recs) != 3 || recs[0][2] != "cosine_ci95" {
+		t.Fatalf("with HalfWidth: %q, %v", recs, err)
+	}
+	for _, r := range recs[1:] {
+		for c, s := range r[1:7] {
+			if _, err := strconv.ParseFloat(s, 64); s != "" && err != nil {
+				t.Errorf("numeric column %q holds %q", recs[0][c+1], s)
+			}
 		}
 	}
 }
