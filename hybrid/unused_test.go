@@ -9,9 +9,9 @@ import (
 // unusedAlt is a value other than the default for each method-specific
 // key, valid with the defaults of the others.
 var unusedAlt = map[string]string{
-	"sampler": "gumbel", "rand_p": "0.3", "prob_bits": "8", "index_bits": "true", "bonus": "true",
+	"sampler": "gumbel", "rand_p": "0.3", "prob_bits": "16", "index_bits": "false", "bonus": "true",
 	"m": "3", "theta_max": "0.5", "u_th": "0.2", "k": "3", "theta": "0.3", "eta": "3",
-	"calib_a": "0.3", "calib_b": "0.2", "imp_k": "3", "gamma": "0.2", "sqs_k": "3", "ell": "20",
+	"calib_a": "0.3", "calib_b": "0.2", "imp_k": "5", "gamma": "0.2", "sqs_k": "3", "ell": "20",
 	"budget_bits": "300", "batch_max": "2", "conf_alpha": "0.05", "conf_eta": "0.05", "conf_beta": "0.02",
 	"l": "2", "draft": "heuristic", "l_min": "2", "l_max": "3", "ddqn_model": "absent.json",
 	"list_k": "3", "tree_nodes": "5", "tree_depth": "2", "tree_shape": "2,1",
@@ -26,8 +26,17 @@ func TestUnusedKeysHaveNoEffect(t *testing.T) {
 	llm, slm := openPair(t, stories+"@exit=2")
 	prompt := llm.Tokenizer().Encode("Once upon a time", true)
 	for k := range methodSpecific {
-		if _, ok := unusedAlt[k]; !ok {
+		alt, ok := unusedAlt[k]
+		if !ok {
 			t.Fatalf("no alternative value for method key %s", k)
+		}
+		p := DefaultParams()
+		def, _ := p.Get(k)
+		if err := p.Set(k, alt); err != nil {
+			t.Fatalf("%s=%s: %v", k, alt, err)
+		}
+		if got, _ := p.Get(k); got == def {
+			t.Errorf("unusedAlt's %s=%s is the default: setting it tests nothing", k, alt)
 		}
 	}
 	run := func(p Params) string {
