@@ -3,6 +3,7 @@ package eval
 import (
 	"bytes"
 	"context"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -154,5 +155,58 @@ func TestColumnsDocumented(t *testing.T) {
 	}
 	for c := range documented {
 		t.Errorf("docs/design.md's table names %s, which the results files do not have", c)
+	}
+}
+
+// TestColumnsMeasured: every numeric column of the results files is
+// measured by some method (a column added to Columns but not to
+// Row.Value would be silently empty), and every pooled rate's value is
+// the Σ num / Σ den over the prompts that its interval is computed from
+// (ratioColumns), so the two definitions cannot drift apart. cosine needs
+// GloVe vectors and is left out.
+func TestColumnsMeasured(t *testing.T) {
+	ms, _ := storiesPair(t)
+	ex, err := dataset.SplitStories("Once upon a time there was a cat. It liked milk.\n\nTom had a red car. He drove it fast.", "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range ex {
+		ex[i].Reference = ex[i].Text
+	}
+	base := hybrid.DefaultParams()
+	base.MaxTokens = 16
+	pts, _ := Grid([]string{"hlm", "q-s", "u-hlm", "k-sqs"}, nil)
+	rows, err := Evaluate(context.Background(), Setup{Models: ms, Base: base, NLL: true}, "t", ex, pts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range Columns {
+		switch c {
+		case "label", "method", "dataset", "sets", "cosine":
+			continue
+		}
+		measured := false
+		for _, r := range rows {
+			measured = measured || !math.IsNaN(r.Value(c))
+		}
+		if !measured {
+			t.Errorf("column %s: no method measures it (Row.Value lacks it?)", c)
+		}
+	}
+	for col, f := range ratioColumns {
+		for _, r := range rows {
+			var num, den float64
+			for _, run := range r.Runs {
+				n, d := f(run)
+				num, den = num+n, den+d
+			}
+			got := r.Value(col)
+			if den == 0 {
+				continue
+			}
+			if want := num / den; math.Abs(got-want) > 1e-9*math.Max(1, math.Abs(want)) {
+				t.Errorf("%s %s: Value %v, Σ num / Σ den over the prompts %v", r.Label, col, got, want)
+			}
+		}
 	}
 }
