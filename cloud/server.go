@@ -600,7 +600,7 @@ func (s *Server) upload(ss *session, body []byte) (*wire.Verdict, error) {
 	start := time.Now()
 	v, err := s.verify(ss, up)
 	if err != nil {
-		return nil, coreError(err)
+		return nil, coreError(fmt.Errorf("round %d: %w", up.Round, err))
 	}
 	s.cfg.Metrics.Round(len(up.Drafts), v.Accepted, v.Resampled, time.Since(start))
 	s.cfg.Metrics.Bits(hybrid.UplinkBits(up, ss.vocab), ss.hs.VerdictBits(len(up.Drafts)))

@@ -62,8 +62,11 @@
 // Verifier.Verify, Device.Apply) while a clock charges its virtual time,
 // then shows the finished round to the meters, each a type with one job:
 // tally (rounds and the drafts' fates), ledger (bits, frame bytes, codec
-// payloads), skipRate (the true skip rate from the diagnostics), oracle
-// (the simulator's deviation from the LLM) and tracer (the per-token
-// trace). At the end each meter fills its figures into the Result. A new
-// figure is a new meter or a field of one, not a branch in the loop.
+// payloads), skipRate (the true skip rate from the diagnostics), and in
+// the simulator oracle (the deviation from the LLM), entropyMeter (the
+// committed tokens' entropy, with entropy=true) and batches (SQS's
+// budget-filled batches), then draftObserver (Config.OnDraft) and tracer
+// (the per-token trace); Config.meters lists them. At the end each meter
+// fills its figures into the Result. A new figure is a new meter or a
+// field of one, not a branch in the loop.
 package hybrid

@@ -22,8 +22,13 @@ import (
 // Get, the ranges Validate checks, the session parameters (SessionParams,
 // ParseSessionParams), the --help listing with defaults, the flags and
 // their conflict check, docs/protocol.md's table, and the randomized
-// simulator ≡ network test's parameter draws. Adding a parameter is one
-// entry.
+// simulator ≡ network test's parameter draws. Adding a parameter is its
+// field of Params, its default in DefaultParams and one entry here; a
+// method-specific key is also named in its methods' Method.Keys (and
+// given a non-default value in hybrid/unused_test.go's unusedAlt), and a
+// key marked wire changes the session format (sessionFormats in
+// params_wire_test.go says what to bump). docs/design.md, "Run
+// parameters", lists the tests that name what was forgotten.
 //
 // The link's keys (bandwidth_hz, snr_db, …) are package channel's own
 // registry (channel.Keys); Set and KeyHelp reach them too.

@@ -70,9 +70,12 @@ type Method struct {
 	Keys []string
 
 	uploader func(Params) policy.Uploader
-	codec    func(Params) (codec.Codec, error) // nil: token ids only
-	drafter  drafter
-	verifier verifier
+	// uploadKeys are the keys the upload rule reads, named when it never
+	// uploaded (Warnings) where neither Uncertainty nor Attention says it.
+	uploadKeys []string
+	codec      func(Params) (codec.Codec, error) // nil: token ids only
+	drafter    drafter
+	verifier   verifier
 }
 
 // The method-specific keys that several rows of the table read.
@@ -100,7 +103,7 @@ var methods = []*Method{
 	{Name: HLM, Keys: keyGroups(fullKeys, observedKeys), Family: FamilySkip, Lossless: true, Summary: "every token verified, the full distribution uploaded",
 		uploader: always, codec: fullCodec, drafter: oneDraft{}, verifier: standard{}},
 	{Name: RandHLM, Keys: keyGroups([]string{"rand_p"}, fullKeys, observedKeys), Family: FamilySkip, Summary: "upload at random with probability rand_p (U-HLM's baseline)",
-		uploader: func(p Params) policy.Uploader { return policy.Random{P: p.RandP} }, codec: fullCodec, drafter: oneDraft{}, verifier: standard{}},
+		uploader: func(p Params) policy.Uploader { return policy.Random{P: p.RandP} }, uploadKeys: []string{"rand_p"}, codec: fullCodec, drafter: oneDraft{}, verifier: standard{}},
 	{Name: UHLM, Keys: keyGroups(uncertainKeys, fullKeys), Family: FamilySkip, Uncertainty: true, Summary: "upload when the uncertainty exceeds u_th (U-HLM eq. 6–7)",
 		uploader: threshold, codec: fullCodec, drafter: oneDraft{}, verifier: standard{}},
 	{Name: CUHLMOffline, Keys: keyGroups(uncertainKeys, []string{"k", "prob_bits", "bonus"}), Family: FamilySkip, Uncertainty: true, SamplesSLM: true, CUHLMThreshold: true,

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -188,6 +189,35 @@ func TestTreeOnePassEqualsPathByPath(t *testing.T) {
 			paths := runOnce(t, p, pathsOnly{llm}, slm, prompt)
 			if fmt.Sprint(one.Tokens) != fmt.Sprint(paths.Tokens) || one.UplinkBits != paths.UplinkBits {
 				t.Errorf("%s seed %d: one pass %v, path by path %v", m, seed, one.Tokens, paths.Tokens)
+			}
+		}
+	}
+}
+
+// TestUploadersParse: every upload rule the method table builds, with the
+// defaults and with each uncertainty rule's key moved, prints a form
+// (String) that policy.Parse reads back as an equal rule — the promise of
+// package policy's doc, kept for the rules the methods actually use.
+func TestUploadersParse(t *testing.T) {
+	for _, m := range methods {
+		if m.uploader == nil {
+			continue
+		}
+		for _, sets := range [][]string{nil, {"u_th=0.2", "imp_k=5", "gamma=0.2", "rand_p=0.3"}} {
+			p := DefaultParams()
+			p.Method = m.Name
+			if err := p.SetAll(sets); err != nil {
+				t.Fatal(err)
+			}
+			up := m.uploader(p)
+			s := fmt.Sprint(up)
+			back, err := policy.Parse(s)
+			if err != nil {
+				t.Errorf("%s: its upload rule %q does not parse: %v", m.Name, s, err)
+				continue
+			}
+			if !reflect.DeepEqual(back, up) {
+				t.Errorf("%s: %q parses to %#v, want %#v", m.Name, s, back, up)
 			}
 		}
 	}

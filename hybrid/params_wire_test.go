@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -72,6 +73,47 @@ func TestSessionParamsRoundTrip(t *testing.T) {
 		p.UTh, got.UTh = 0.5, 0.5 // NaN ≠ NaN for DeepEqual; u_th does not travel
 		if !reflect.DeepEqual(got, p) {
 			t.Fatalf("round trip changed the parameters:\n got %+v\nwant %+v", got, p)
+		}
+	}
+}
+
+// TestEveryWireKeyTravels: each wire key of the registry, set alone to a
+// value other than its default (drawn from its typical range, or
+// unusedAlt's), reads back from the wire form with that value — a key
+// added to the registry is covered without editing this test (the round
+// trip above sets the struct's fields by hand).
+func TestEveryWireKeyTravels(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, k := range Keys() {
+		if !k.Wire {
+			continue
+		}
+		def, alt := k.Default(), ""
+		for range 100 {
+			if v := k.Draw(rng); v != "" && v != def {
+				alt = v
+				break
+			}
+		}
+		if v, ok := unusedAlt[k.Name]; alt == "" && ok {
+			alt = v
+		}
+		if alt == "" {
+			t.Errorf("wire key %s: no value other than its default to test it with (give it a draw or an unusedAlt entry)", k.Name)
+			continue
+		}
+		p := DefaultParams()
+		if err := p.Set(k.Name, alt); err != nil {
+			t.Fatalf("%s=%s: %v", k.Name, alt, err)
+		}
+		want, _ := p.Get(k.Name)
+		got, err := ParseSessionParams(p.SessionParams())
+		if err != nil {
+			t.Errorf("%s=%s: the server refuses it: %v", k.Name, alt, err)
+			continue
+		}
+		if g, _ := got.Get(k.Name); g != want {
+			t.Errorf("%s=%s: the server reads %s", k.Name, want, g)
 		}
 	}
 }
@@ -274,5 +316,46 @@ func TestProtocolDoc(t *testing.T) {
 			return
 		}
 		t.Errorf("%s's session parameters are stale: run go test ./hybrid -run TestProtocolDoc -update-session", path)
+	}
+	// The format's name, wherever the docs give it, is SessionFormat.
+	for _, f := range []string{"protocol.md", "design.md"} {
+		b, err := os.ReadFile(filepath.Join("..", "docs", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range sessionFormatName.FindAllString(string(b), -1) {
+			if m != SessionFormat {
+				t.Errorf("docs/%s names the session format %s; it is %s", f, m, SessionFormat)
+			}
+		}
+	}
+}
+
+var sessionFormatName = regexp.MustCompile(`hlm-session/[0-9]+`)
+
+// sessionFormats are the wire keys of each session format, in order. A
+// change of the keys that travel is a change of the format: bump
+// SessionFormat (hybrid/params_wire.go), add its keys here, rewrite the
+// golden file and docs/protocol.md (-update-session) and the format's
+// name in the docs (TestProtocolDoc checks them).
+var sessionFormats = map[string]string{
+	"hlm-session/2": "method,seed,temperature,top_k,top_p,bonus,sampler,list_k,prob_bits,index_bits,k,sqs_k,ell,draft",
+}
+
+// TestSessionFormatVersioned: the keys that travel are those recorded
+// for SessionFormat, so a new wire key cannot reach old servers under
+// the old format's name.
+func TestSessionFormatVersioned(t *testing.T) {
+	var names []string
+	for _, k := range sessionKeys() {
+		names = append(names, k.Name)
+	}
+	got := strings.Join(names, ",")
+	want, ok := sessionFormats[SessionFormat]
+	switch {
+	case !ok:
+		t.Errorf("format %s has no entry in sessionFormats; its keys are %s", SessionFormat, got)
+	case got != want:
+		t.Errorf("the wire keys changed under format %s:\n got %s\nwant %s\nbump SessionFormat and record the new keys in sessionFormats", SessionFormat, got, want)
 	}
 }

@@ -5,10 +5,13 @@ import (
 	"math"
 )
 
-// ErrReplicaMismatch reports that the server's copy of the draft model did
-// not compute bit-identical logits: standard verification against its x
-// would no longer be lossless, so the server refuses the block.
-var ErrReplicaMismatch = errors.New("hybrid: replica numerics mismatch: the server's draft model computes different logits than the device's")
+// ErrReplicaMismatch reports that the hash of the server's draft logits
+// (its copy of the draft model) is not the one the device sent: a
+// different draft model or numerics, or session parameters on which the
+// two sides disagree (a key the server needs that is not sent in the
+// session's parameters, Key.wire). Standard verification against the
+// server's x̂ would no longer be lossless, so the server refuses the block.
+var ErrReplicaMismatch = errors.New("hybrid: replica numerics mismatch: the server's draft logits differ from the device's (another draft model or numerics, or session parameters the two sides disagree on)")
 
 // checkBits is what the replica check costs on the uplink per block.
 const checkBits = 64

@@ -3,9 +3,11 @@ package hybrid
 import (
 	"context"
 	"fmt"
+	"github.com/hlmproject/hlm/policy"
 	"io"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/hlmproject/hlm/channel"
@@ -268,7 +270,11 @@ const neverConsultedAfter = 16
 func Warnings(p Params, r Result) []string {
 	m := p.method()
 	w := append(treeShapeWarnings(p), budgetWarnings(p, r)...)
-	if m.Family != FamilySkip || m.Name == SLM || r.Uploads > 0 || len(r.Tokens) < neverConsultedAfter {
+	if m.Family != FamilySkip || m.uploader == nil || r.Uploads > 0 || len(r.Tokens) < neverConsultedAfter {
+		return w
+	}
+	up := m.uploader(p)
+	if _, never := up.(policy.Never); never { // the SLM alone: by design
 		return w
 	}
 	uth := fmt.Sprintf("u_th=%g", p.UploadThreshold())
@@ -286,8 +292,15 @@ func Warnings(p Params, r Result) []string {
 		why = ": every draft's uncertainty was at most " + uth + "; " + lower
 	case m.Attention:
 		why = ": no draft passed " + imp
-	case m.Name == RandHLM:
-		why = fmt.Sprintf(" (rand_p=%g)", p.RandP)
+	case len(m.uploadKeys) > 0:
+		var kv []string
+		for _, k := range m.uploadKeys {
+			v, _ := p.Get(k)
+			kv = append(kv, k+"="+v)
+		}
+		why = " (" + strings.Join(kv, ", ") + ")"
+	default:
+		why = fmt.Sprintf(" (its upload rule: %v)", up)
 	}
 	return append(w, fmt.Sprintf("method %s skipped all %d tokens: the LLM was never consulted and the output is the draft's alone%s", p.Method, len(r.Tokens), why))
 }

@@ -152,7 +152,7 @@ func (replicaVerifier) recon(s *Server, up *wire.Upload, target []int, m int) ([
 		xhats[l] = s.p.distOf(nil, rows[l])
 	}
 	if !up.HasCheck || up.Check != h {
-		return nil, fmt.Errorf("round %d: %w (device hash %#x, server %#x)", up.Round, ErrReplicaMismatch, up.Check, h)
+		return nil, fmt.Errorf("%w (device hash %#x, server %#x)", ErrReplicaMismatch, up.Check, h)
 	}
 	return xhats, nil
 }

@@ -206,7 +206,7 @@ func TestOutRefusedBeforeWork(t *testing.T) {
 		{[]string{"calibrate", "-n", "1", "--max-tokens", "2", "--density", "foo"}, "want kde or histogram"},
 		{[]string{"calibrate", "-n", "1", "--max-tokens", "2", "--fit-on", "foo"}, "want bins or points"},
 		{[]string{"train-ddqn", "--episodes", "1", "--out", filepath.Join(dir, "no", "p.json")}, "does not exist"},
-		{[]string{"train-ddqn", "--episodes", "1", "--out", filepath.Join(dir, "p.json"), "--method", "hlm"}, "trains the (L, ℓ) policy of q-s or s-q"},
+		{[]string{"train-ddqn", "--episodes", "1", "--out", filepath.Join(dir, "p.json"), "--method", "hlm"}, "trains the (L, ℓ) policy of a method that draft=ddqn controls (s-q, q-s)"},
 		{[]string{"train-ddqn", "--episodes", "1", "--out", filepath.Join(dir, "p.json"), "--method", "q-s", "--set", "method=s-q"}, "disagree"},
 		{[]string{"eval", "--out", filepath.Join(dir, "e"), "--methods", "hlm", "--set", "method=q-s"}, "--methods"},
 		{[]string{"eval", "--out", filepath.Join(dir, "e"), "--methods", "hlm", "--max-tokens", "16", "--set", "max_tokens=8"}, "disagree"},

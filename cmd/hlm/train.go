@@ -68,8 +68,10 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := p.SetAll(sets); err != nil {
 		return usageError{err}
 	}
-	if p.Method != hybrid.QS && p.Method != hybrid.SQ {
-		return usageError{fmt.Errorf("method %s: train-ddqn trains the (L, ℓ) policy of %s or %s", p.Method, hybrid.QS, hybrid.SQ)}
+	if m, err := hybrid.MethodByName(p.Method); err != nil {
+		return usageError{err}
+	} else if !m.Controlled {
+		return usageError{fmt.Errorf("method %s: train-ddqn trains the (L, ℓ) policy of a method that draft=ddqn controls (%s)", p.Method, strings.Join(controlledMethods(), ", "))}
 	}
 	temperatures, err := parseFloats(*temps)
 	if err != nil {
@@ -146,4 +148,15 @@ func parseFloats(s string) ([]float64, error) {
 		out = append(out, x)
 	}
 	return out, nil
+}
+
+// controlledMethods are the methods whose (L, ℓ) draft=ddqn chooses.
+func controlledMethods() []string {
+	var out []string
+	for _, name := range hybrid.Methods {
+		if m, _ := hybrid.MethodByName(name); m != nil && m.Controlled {
+			out = append(out, name)
+		}
+	}
+	return out
 }
