@@ -154,6 +154,7 @@ func Open(path string) (*Lib, error) {
 			return nil, fmt.Errorf("%w: %v; %s", ErrLibrary, err, BuildHint)
 		}
 	}
+	quietAborts()
 	l := &Lib{path: path, rpcSet: map[string]bool{}}
 	if err := bind(l, path); err != nil {
 		return nil, err
@@ -170,6 +171,17 @@ func Open(path string) (*Lib, error) {
 	l.f.backendInit()
 	opened[path] = l
 	return l, nil
+}
+
+// quietAborts sets GGML_NO_BACKTRACE (unless it or HLM_LLAMA_LOG=1 is
+// set): where llama.cpp still aborts (a ggml-rpc-server lost in the middle
+// of a run, a failed assertion), it then prints its one-line reason
+// instead of attaching gdb and dumping every thread's stack. os.Setenv
+// reaches the C library's environment (purego's runtime sets it there).
+func quietAborts() {
+	if os.Getenv("GGML_NO_BACKTRACE") == "" && os.Getenv("HLM_LLAMA_LOG") != "1" {
+		os.Setenv("GGML_NO_BACKTRACE", "1")
+	}
 }
 
 // checkVersion accepts 0.5.x.
@@ -209,6 +221,9 @@ func (l *Lib) AddRPCServers(endpoints []string) error {
 	for _, ep := range endpoints {
 		if l.rpcSet[ep] {
 			continue
+		}
+		if err := probeRPC(ep); err != nil {
+			return fmt.Errorf("%w: %v", ErrLoad, err)
 		}
 		mark := logMark()
 		r := callPtrString(add, ep)

@@ -1,0 +1,78 @@
+package libllama
+
+import (
+	"encoding/binary"
+	"io"
+	"net"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestProbeRPC: the probe accepts a server that answers the handshake as
+// ggml-rpc-server does and refuses, with a reason and without hanging,
+// what llama.cpp's client would abort the process on: nothing listening,
+// a server that never answers, one that hangs up, one that answers
+// something else, and an endpoint that is not host:port.
+func TestProbeRPC(t *testing.T) {
+	old := rpcProbeTimeout
+	rpcProbeTimeout = 300 * time.Millisecond
+	t.Cleanup(func() { rpcProbeTimeout = old })
+	serve := func(handle func(c net.Conn)) string {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ln.Close() })
+		go func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				go func() { defer c.Close(); handle(c) }()
+			}
+		}()
+		return ln.Addr().String()
+	}
+	hello := func(answer []byte) func(c net.Conn) {
+		return func(c net.Conn) {
+			req := make([]byte, 1+8+rpcCapsSize)
+			if _, err := io.ReadFull(c, req); err != nil || req[0] != rpcCmdHello || binary.LittleEndian.Uint64(req[1:]) != rpcCapsSize {
+				return // as ggml-rpc-server: a client that does not say HELLO is dropped
+			}
+			c.Write(answer)
+		}
+	}
+	good := make([]byte, 8+rpcHelloSize)
+	binary.LittleEndian.PutUint64(good, rpcHelloSize)
+	good[8] = 7 // protocol 7.0.0
+	short := make([]byte, 8+3)
+	binary.LittleEndian.PutUint64(short, 3)
+	closed, _ := net.Listen("tcp", "127.0.0.1:0")
+	closedAddr := closed.Addr().String()
+	closed.Close()
+	for _, c := range []struct {
+		name, ep, want string
+	}{
+		{"ggml-rpc-server", serve(hello(good)), ""},
+		{"nothing listening", closedAddr, "is ggml-rpc-server running there"},
+		{"silent", serve(func(c net.Conn) { time.Sleep(2 * time.Second) }), "did not answer the handshake"},
+		{"hangs up", serve(func(c net.Conn) {}), "closed the connection"},
+		{"another answer", serve(hello(short)), "not a ggml-rpc-server"},
+		{"no port", "localhost", "want host:port"},
+		{"bad port", "localhost:http", "want host:port"},
+	} {
+		start := time.Now()
+		err := probeRPC(c.ep)
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s: %v", c.name, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%s: error %v, want one saying %q", c.name, err, c.want)
+		}
+		if d := time.Since(start); d > 2*time.Second {
+			t.Errorf("%s: the probe took %v", c.name, d)
+		}
+	}
+}
