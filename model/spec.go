@@ -75,6 +75,9 @@ func ParseSpec(s string) (Spec, error) {
 			}
 			sp.Quantize = key
 		default:
+			if k := listOptionMidSegment(s[i+1:]); k != "" {
+				return Spec{}, fmt.Errorf("model spec %q: unknown option %q: %s= takes the rest of its '@' segment, commas included, so give it a segment of its own (…@%s=3,1@np=8, not …,%s=3,1)", s, opt, k, k, k)
+			}
 			return Spec{}, fmt.Errorf("model spec %q: unknown option %q (want exit=N, q8, q4, or llama.cpp and its options %s)", s, opt, strings.Join(llamaCppKeys, ", "))
 		}
 	}

@@ -83,9 +83,51 @@ func splitOptions(s string) []string {
 	return out
 }
 
+// listOptionMidSegment is the list option (ts, rpc) that follows a comma
+// inside an '@' segment of opts, where splitOptions cannot see it ("" if
+// none): "np=8,ts=3,1" splits into np=8, ts=3 and a stray "1".
+func listOptionMidSegment(opts string) string {
+	for _, seg := range strings.Split(opts, "@") {
+		parts := strings.Split(seg, ",")
+		for _, p := range parts[1:] {
+			if key, _, _ := strings.Cut(p, "="); llamaCppList[key] {
+				return key
+			}
+		}
+	}
+	return ""
+}
+
 // llamaCppKeys are the short names of the llama.cpp options, in the order
 // an error lists them (each also has llama.cpp's long name).
 var llamaCppKeys = []string{"ngl", "sm", "ts", "mg", "rpc", "t", "c", "np", "ub", "fa", "repack", "ctk", "ctv"}
+
+// llamaCppHelp says what each of llamaCppKeys does, for LlamaCppHelp.
+var llamaCppHelp = map[string]string{
+	"ngl":    "layers on the GPUs: -1 all (default), 0 none (no GPU: ignored)",
+	"sm":     "split over several GPUs: layer (default), row or none",
+	"ts":     "proportion of the model per GPU, ts=3,1 (its own @ segment)",
+	"mg":     "the GPU of sm=none, and of the KV cache with sm=row",
+	"rpc":    "ggml-rpc-server host:port,… to join (own @ segment; private nets)",
+	"t":      "llama.cpp's CPU threads (default: the command's --threads)",
+	"c":      "positions per session (default: training context, ≤ 4096)",
+	"np":     "sessions in the KV cache at once, 1…256 (default 4)",
+	"ub":     "micro-batch: the most tokens of one evaluation (default 512)",
+	"fa":     "flash attention: off (default), on or auto",
+	"repack": "CPU weight repacking: on or off (default off, for determinism)",
+	"ctk":    "KV cache type of keys: f32, f16 (default), bf16 or q8_0",
+	"ctv":    "KV cache type of values, as ctk (q8_0 needs fa=on)",
+}
+
+// LlamaCppHelp lists the options of a PATH.gguf@llama.cpp spec, one per
+// line, for --help texts.
+func LlamaCppHelp() string {
+	var b strings.Builder
+	for _, k := range llamaCppKeys {
+		fmt.Fprintf(&b, "  %-7s %s\n", k, llamaCppHelp[k])
+	}
+	return b.String()
+}
 
 // setLlamaCpp applies a llama.cpp option; ok is false when key is not one.
 func (sp *Spec) setLlamaCpp(key, val string, hasVal bool) (ok bool, err error) {
@@ -170,6 +212,8 @@ func (sp *Spec) checkLlamaCpp(opts []string) error {
 		return errors.New("exit=N needs hlm's engine: llama.cpp runs whole models and exposes no early exit (drop @llama.cpp)")
 	case sp.Quantize != "":
 		return fmt.Errorf("%s needs hlm's engine: quantize the file with llama-quantize for llama.cpp (or drop @llama.cpp)", sp.Quantize)
+	case sp.LlamaCpp.CacheTypeV == "q8_0" && (sp.LlamaCpp.FlashAttn == "" || sp.LlamaCpp.FlashAttn == "off"):
+		return errors.New("ctv=q8_0 needs fa=on (or auto): llama.cpp quantizes the V cache only with flash attention")
 	}
 	return nil
 }

@@ -23,7 +23,7 @@ func TestParseSpecLlamaCpp(t *testing.T) {
 		{in: "m.gguf@llama.cpp@tensor-split=0.5,0.25,0.25", want: lc(LlamaCppOptions{GPULayers: -1, TensorSplit: "0.5,0.25,0.25"})},
 		{in: "m.gguf@llama.cpp@rpc=10.0.0.2:50052,[::1]:50053", want: lc(LlamaCppOptions{GPULayers: -1, RPC: "10.0.0.2:50052,[::1]:50053"})},
 		{in: "m.gguf@llama.cpp@ub=64@fa=auto", want: lc(LlamaCppOptions{GPULayers: -1, UBatch: 64, FlashAttn: "auto"})},
-		{in: "m.gguf@llama.cpp@ctk=f32@ctv=q8_0", want: lc(LlamaCppOptions{GPULayers: -1, CacheTypeK: "f32", CacheTypeV: "q8_0"})},
+		{in: "m.gguf@llama.cpp@ctk=f32@ctv=q8_0@fa=on", want: lc(LlamaCppOptions{GPULayers: -1, CacheTypeK: "f32", CacheTypeV: "q8_0", FlashAttn: "on"})},
 		{in: "m.gguf@llama.cpp@ctk=q4_1", err: "ctk wants"},
 		{in: "m.gguf@llama.cpp@repack=off", want: lc(LlamaCppOptions{GPULayers: -1, Repack: "off"})},
 		{in: "m.gguf@llama.cpp@repack", err: "repack wants"},
@@ -118,6 +118,23 @@ func TestLlamaCppKeysListed(t *testing.T) {
 		var sp Spec
 		if ok, _ := sp.setLlamaCpp(k, "", false); !ok {
 			t.Errorf("llamaCppKeys lists %q, which setLlamaCpp does not take", k)
+		}
+		if llamaCppHelp[k] == "" || !strings.Contains(LlamaCppHelp(), "  "+k+" ") {
+			t.Errorf("option %s has no help line", k)
+		}
+	}
+	if len(llamaCppHelp) != len(llamaCppKeys) {
+		t.Errorf("%d help lines for %d options", len(llamaCppHelp), len(llamaCppKeys))
+	}
+	if _, err := ParseSpec("m.gguf@llama.cpp@ctv=q8_0"); err == nil || !strings.Contains(err.Error(), "needs fa=on") {
+		t.Errorf("ctv=q8_0 without fa=on: %v", err)
+	}
+	if _, err := ParseSpec("m.gguf@llama.cpp@ctv=q8_0@fa=on"); err != nil {
+		t.Errorf("ctv=q8_0 with fa=on: %v", err)
+	}
+	for _, s := range []string{"m.gguf@llama.cpp,np=8,ts=3,1", "m.gguf@llama.cpp@np=8,rpc=h:1,h:2"} {
+		if _, err := ParseSpec(s); err == nil || !strings.Contains(err.Error(), "segment of its own") {
+			t.Errorf("ParseSpec(%q): %v; want the list option's own segment asked for", s, err)
 		}
 	}
 	_, err := ParseSpec("m.gguf@llama.cpp@ngls=99")

@@ -21,6 +21,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/hlmproject/hlm/model"
 	"github.com/hlmproject/hlm/model/builtin"
 	"github.com/hlmproject/hlm/model/llamacpp"
 )
@@ -114,10 +115,14 @@ A model is named by a spec: PATH (a llama2.c .bin, a .gguf file or a Hugging
 Face directory), builtin:NAME (a model built into hlm), PATH@exit=N (its
 first N layers: an early-exit draft) or PATH@q8 or PATH@q4 (a Q8_0 or Q4_0
 copy); options combine, e.g. PATH@exit=2@q8. PATH.gguf@llama.cpp runs the
-model on llama.cpp's library instead (GPUs, several GPUs, RPC hosts; for the
-LLM of serve, sim, eval, generate, bench, nll and acceptance), with
-llama.cpp's flags as options, e.g. PATH.gguf@llama.cpp@ngl=99@np=32; the
-library is --llama-lib or $%s (internal/libllama/build.sh makes one).
+model on llama.cpp's library instead (GPUs, several GPUs, RPC hosts), in
+serve, sim and eval (the LLM; sim's draft too), generate, bench, nll,
+acceptance, calibrate and tokenize; edge's draft, convert and distill
+need hlm's engine. The library is --llama-lib or $%s
+(internal/libllama/build.sh makes one). Its options are llama.cpp's flags,
+e.g. PATH.gguf@llama.cpp@ngl=99@np=32:
+%sWhere other processes share the CPU, set OMP_WAIT_POLICY=PASSIVE
+(docs/deploy.md, "On the CPU").
 Built-in models: %s.
 
 Every command has the same defaults, so that it runs with nothing beside hlm:
@@ -132,7 +137,7 @@ Shared data (the other datasets) is read from $HLM_SHARED, default ../shared.
 
 Run 'hlm <command> --help' for the flags of a command, 'hlm version' for
 the version.
-`, llamacpp.EnvLibrary, strings.Join(builtin.Names(), ", "), builtin.DefaultLLM, defaultMaxTokens, defaultSeed)
+`, llamacpp.EnvLibrary, model.LlamaCppHelp(), strings.Join(builtin.Names(), ", "), builtin.DefaultLLM, defaultMaxTokens, defaultSeed)
 	io.WriteString(w, b.String())
 }
 

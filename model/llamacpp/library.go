@@ -24,6 +24,13 @@ func SetLibrary(path string) {
 	libFlag.path = path
 }
 
+// LibraryFlag is the path SetLibrary named, if any.
+func LibraryFlag() (path string, named bool) {
+	libFlag.mu.Lock()
+	defer libFlag.mu.Unlock()
+	return libFlag.path, libFlag.path != ""
+}
+
 // LibraryPath is the libllama the backend loads: SetLibrary's path, else
 // $HLM_LLAMA_LIB, else the one internal/libllama/build.sh built last
 // ($HLM_PEERS/libllama/current/libllama.so, $HLM_PEERS defaulting to
