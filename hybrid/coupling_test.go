@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/hlmproject/hlm/channel"
 	"github.com/hlmproject/hlm/internal/stattest"
+	"github.com/hlmproject/hlm/model"
 	"github.com/hlmproject/hlm/model/builtin"
 	"github.com/hlmproject/hlm/model/llama"
 	"github.com/hlmproject/hlm/sampling"
@@ -157,5 +159,30 @@ func TestCoupledListSecondToken(t *testing.T) {
 	t.Logf("y(first) = %.3f: %d runs; chi-square %.1f on %d df (critical %.1f)", y0[mode], n, chi, df, crit)
 	if chi > crit {
 		t.Errorf("second token deviates from the LLM: chi-square %.1f > %.1f", chi, crit)
+	}
+}
+
+// blockVariantModel is a draft model that says its logits depend on the
+// evaluation's shape (as llama.cpp's backend does).
+type blockVariantModel struct{ model.Model }
+
+func (blockVariantModel) BlockVariant() string { return "a test model: draft on hlm's engine" }
+
+// TestReplicaRefusesBlockVariantDraft: a replica server is refused before
+// any round when its draft model's logits depend on one-token vs block
+// evaluation, with the model's own reason, instead of failing at the
+// first round's hash.
+func TestReplicaRefusesBlockVariantDraft(t *testing.T) {
+	llm, slm := openPair(t, stories+"@exit=2")
+	prompt := llm.Tokenizer().Encode("Tom had a red car", true)
+	p := DefaultParams()
+	p.Method = Replica
+	_, err := NewReplicaServer(p, llm, blockVariantModel{slm}, prompt)
+	if !errors.Is(err, ErrParam) || !strings.Contains(err.Error(), "a test model: draft on hlm's engine") {
+		t.Fatalf("err = %v, want ErrParam with the model's reason", err)
+	}
+	p.Method = QS // only the replica method runs the draft on the server
+	if _, err := NewReplicaServer(p, llm, blockVariantModel{slm}, prompt); err != nil {
+		t.Fatalf("q-s with the same draft: %v", err)
 	}
 }

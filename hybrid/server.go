@@ -42,6 +42,13 @@ func NewServer(p Params, llm model.Model, prompt []int) (*Server, error) {
 	return NewReplicaServer(p, llm, nil, prompt)
 }
 
+// blockVariant is a model whose logits at a position may differ in their
+// bits with how the position was evaluated (alone or in a block): the
+// replica method, whose server recomputes the device's one-token draft
+// passes in one block, cannot use it as the draft. BlockVariant says why,
+// and what to use instead.
+type blockVariant interface{ BlockVariant() string }
+
 // NewReplicaServer opens a server session that also runs slm, the device's
 // draft model, to compute the draft distributions itself (method replica).
 func NewReplicaServer(p Params, llm, slm model.Model, prompt []int) (*Server, error) {
@@ -71,6 +78,9 @@ func NewReplicaServer(p Params, llm, slm model.Model, prompt []int) (*Server, er
 		}
 		if slm.Config().Vocab != vocab {
 			return nil, fmt.Errorf("%w: replica draft vocabulary %d, LLM %d", ErrParam, slm.Config().Vocab, vocab)
+		}
+		if bv, ok := slm.(blockVariant); ok {
+			return nil, fmt.Errorf("%w: the replica method recomputes the device's draft logits bit for bit, in one block; %s", ErrParam, bv.BlockVariant())
 		}
 		s.slm = newCache(slm.NewSession())
 		s.ctx = min(s.ctx, slm.Config().SeqLen)

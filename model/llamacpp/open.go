@@ -342,6 +342,14 @@ func quote(s string) string {
 }
 
 // Config is the model's shape; SeqLen is the positions of one session.
+// BlockVariant says that this backend's logits at a position are not
+// bit-identical between an evaluation of one token and one of a block
+// (docs/design.md's determinism contract), which the replica method needs
+// of its draft (hybrid's blockVariant).
+func (m *Model) BlockVariant() string {
+	return "on llama.cpp's library a position's logits differ in their last bits between one-token and block evaluations, so the draft must run on hlm's engine (drop @llama.cpp from the draft's spec)"
+}
+
 func (m *Model) Config() model.Config { return m.cfg }
 
 // Tokenizer is hlm's tokenizer of the file, checked against llama.cpp's.
