@@ -48,7 +48,13 @@ func main() {
 	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
 }
 
+// notices is where a command's notices go (run's stderr): what the user
+// should know but that is not an error.
+var notices io.Writer = os.Stderr
+
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	notices = stderr
+	llamacpp.Notify = func(msg string) { fmt.Fprintf(notices, "hlm: %s\n", msg) }
 	if len(args) > 0 && (args[0] == "--version" || args[0] == "-version") {
 		args = []string{"version"}
 	}
@@ -193,6 +199,14 @@ func parse(fs *flag.FlagSet, args []string) error {
 	}
 	if fs.NArg() > 0 {
 		return usageError{fmt.Errorf("unexpected argument %q (flags go before it?)", fs.Arg(0))}
+	}
+	lib, uses := false, false
+	fs.Visit(func(f *flag.Flag) {
+		lib = lib || f.Name == "llama-lib"
+		uses = uses || strings.Contains(f.Value.String(), "@"+model.BackendLlamaCpp)
+	})
+	if lib && !uses {
+		fmt.Fprintf(notices, "hlm: --llama-lib is given, but no model spec here ends in @%s, so the library is not used: hlm's own engine runs every model (add @%s to a .gguf spec)\n", model.BackendLlamaCpp, model.BackendLlamaCpp)
 	}
 	return nil
 }

@@ -154,7 +154,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	fmt.Fprintf(say, "hlm serve: listening on %s (LLM %s, vocabulary %d, context %d)\n", ln.Addr(), llm.Name(), llm.Config().Vocab, llm.Config().SeqLen)
 	if lc, ok := llm.(*llamacpp.Model); ok {
-		fmt.Fprintf(say, "hlm serve: LLM on llama.cpp %s (%s): %d sessions in its KV cache at once (np); more take turns, saved and restored\n", lc.Library().Version(), lc.Describe(), lc.Slots())
+		on := "the CPU"
+		if acc := lc.Accelerators(); len(acc) > 0 {
+			on = strings.Join(acc, "; ") + fmt.Sprintf(" and the CPU (ngl=%d)", lc.Spec().LlamaCpp.GPULayers)
+		}
+		fmt.Fprintf(say, "hlm serve: LLM on llama.cpp %s (%s), on %s: %d sessions in its KV cache at once (np); more take turns, each evicted one %s\n", lc.Library().Version(), lc.Describe(), on, lc.Slots(), lc.Evicted())
 	}
 	current.Store(srv)
 	err = srv.ServeUntil(ctx, ln, *f.drainTimeout, func() {

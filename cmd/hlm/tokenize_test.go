@@ -245,3 +245,19 @@ func TestChatMessagesChecked(t *testing.T) {
 		}
 	}
 }
+
+// TestLlamaLibUnused: --llama-lib with no @llama.cpp spec says that the
+// library is not used (a deployer may think the flag alone switches the
+// engine), and says nothing when a spec uses it.
+func TestLlamaLibUnused(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := run(context.Background(), []string{"generate", "--llama-lib", "/nope/libllama.so", "--max-tokens", "1", "--prompt", "Hi"}, &out, &errb)
+	if code != 0 || !strings.Contains(errb.String(), "--llama-lib is given, but no model spec here ends in @llama.cpp") {
+		t.Errorf("exit %d, stderr %q; want the notice", code, errb.String())
+	}
+	errb.Reset()
+	run(context.Background(), []string{"generate", "--llama-lib", "/nope/libllama.so", "--model", "m.gguf@llama.cpp", "--max-tokens", "1", "--prompt", "Hi"}, &out, &errb)
+	if strings.Contains(errb.String(), "no model spec here") {
+		t.Errorf("with a llama.cpp spec: %q", errb.String())
+	}
+}

@@ -15,7 +15,8 @@ import (
 func bind(l *Lib, path string) error {
 	h, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_LOCAL)
 	if err != nil {
-		return fmt.Errorf("%w: %s: %v; %s", ErrLibrary, path, err, BuildHint)
+		// The loader's message names the file.
+		return fmt.Errorf("%w: %v; %s", ErrLibrary, err, BuildHint)
 	}
 	syms := l.f.symbols()
 	// The version first: a library without it is not llama.cpp's.
@@ -24,13 +25,20 @@ func bind(l *Lib, path string) error {
 		names = append(names, name)
 	}
 	sort.Strings(names)
-	for _, name := range append([]string{"llama_version", "ggml_commit"}, names...) {
+	for i, name := range append([]string{"llama_version", "ggml_commit"}, names...) {
+		if i == 2 {
+			// The version is known: a library of another one is refused
+			// by it, not by the first symbol it lacks.
+			if err := checkVersion(l.f.version()); err != nil {
+				return fmt.Errorf("%s: %w (build %s)", path, err, l.f.ggmlCommit())
+			}
+		}
 		p, err := purego.Dlsym(h, name)
 		if err != nil || p == 0 {
 			if name == "llama_version" || name == "ggml_commit" {
 				return fmt.Errorf("%w: %s does not export %s: not llama.cpp's libllama; %s", ErrLibrary, path, name, BuildHint)
 			}
-			return fmt.Errorf("%w: %s does not export %s: hlm supports %s", ErrVersion, path, name, SupportedVersions)
+			return fmt.Errorf("%w: %s (llama.cpp %s) does not export %s: hlm supports %s", ErrVersion, path, l.f.version(), name, SupportedVersions)
 		}
 		purego.RegisterFunc(syms[name], p)
 	}

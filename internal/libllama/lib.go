@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -112,6 +113,16 @@ func (l *Lib) Devices() []string {
 	return out
 }
 
+// LibraryFile is the library's file name on this system: a directory
+// given as the library is searched for it.
+var LibraryFile = map[bool]string{true: "libllama.dylib", false: "libllama.so"}[runtime.GOOS == "darwin"]
+
+// fileExists reports whether path is a file (not a directory).
+func fileExists(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && !fi.IsDir()
+}
+
 // BuiltPath is the library internal/libllama/build.sh built last
 // ($HLM_PEERS/libllama/current/libllama.so, $HLM_PEERS defaulting to
 // ~/.cache/hlm-peers), or "" when there is none.
@@ -124,7 +135,7 @@ func BuiltPath() string {
 		}
 		peers = filepath.Join(home, ".cache", "hlm-peers")
 	}
-	p := filepath.Join(peers, "libllama", "current", "libllama.so")
+	p := filepath.Join(peers, "libllama", "current", LibraryFile)
 	if _, err := os.Stat(p); err != nil {
 		return ""
 	}
@@ -150,8 +161,17 @@ func Open(path string) (*Lib, error) {
 		return l, nil
 	}
 	if strings.ContainsRune(path, os.PathSeparator) {
-		if _, err := os.Stat(path); err != nil {
+		fi, err := os.Stat(path)
+		if err != nil {
 			return nil, fmt.Errorf("%w: %v; %s", ErrLibrary, err, BuildHint)
+		}
+		if fi.IsDir() { // the directory build.sh prints, or one holding the library
+			if path = filepath.Join(path, LibraryFile); !fileExists(path) {
+				return nil, fmt.Errorf("%w: %s is a directory without %s; give the library's file; %s", ErrLibrary, filepath.Dir(path), LibraryFile, BuildHint)
+			}
+			if l := opened[path]; l != nil {
+				return l, nil
+			}
 		}
 	}
 	quietAborts()

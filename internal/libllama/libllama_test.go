@@ -169,6 +169,10 @@ func TestOpenBadLibrary(t *testing.T) {
 		{"missing", filepath.Join(dir, "nothing.so"), "no such file"},
 		{"empty", "", "no library given"},
 		{"not a library", text, "build one with"},
+		// A directory is searched for the library: this one holds the
+		// text file above under the library's name.
+		{"directory", dir, filepath.Join(dir, LibraryFile)},
+		{"directory without it", t.TempDir(), "is a directory without " + LibraryFile},
 	}
 	if libm != "" {
 		cases = append(cases, struct{ name, path, want string }{"libm", libm, "does not export llama_version"})

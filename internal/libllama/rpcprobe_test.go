@@ -49,17 +49,20 @@ func TestProbeRPC(t *testing.T) {
 	good[8] = 7 // protocol 7.0.0
 	short := make([]byte, 8+3)
 	binary.LittleEndian.PutUint64(short, 3)
+	goodEP, silentEP := serve(hello(good)), serve(func(c net.Conn) { time.Sleep(2 * time.Second) })
+	hangupEP, shortEP := serve(func(c net.Conn) {}), serve(hello(short))
+	// Last, so that no listener above takes its port again.
 	closed, _ := net.Listen("tcp", "127.0.0.1:0")
-	closedAddr := closed.Addr().String()
+	closedEP := closed.Addr().String()
 	closed.Close()
 	for _, c := range []struct {
 		name, ep, want string
 	}{
-		{"ggml-rpc-server", serve(hello(good)), ""},
-		{"nothing listening", closedAddr, "is ggml-rpc-server running there"},
-		{"silent", serve(func(c net.Conn) { time.Sleep(2 * time.Second) }), "did not answer the handshake"},
-		{"hangs up", serve(func(c net.Conn) {}), "closed the connection"},
-		{"another answer", serve(hello(short)), "not a ggml-rpc-server"},
+		{"ggml-rpc-server", goodEP, ""},
+		{"nothing listening", closedEP, "is ggml-rpc-server running there"},
+		{"silent", silentEP, "did not answer the handshake"},
+		{"hangs up", hangupEP, "closed the connection"},
+		{"another answer", shortEP, "not a ggml-rpc-server"},
 		{"no port", "localhost", "want host:port"},
 		{"bad port", "localhost:http", "want host:port"},
 	} {

@@ -11,6 +11,17 @@ import (
 // EnvLibrary is the environment variable naming libllama.
 const EnvLibrary = "HLM_LLAMA_LIB"
 
+// Notify, when set, is told what a user should know about a model as it
+// opens: options that have no effect on this library (GPU options without
+// a GPU). hlm's commands print it; nil keeps the package quiet.
+var Notify func(msg string)
+
+func notify(format string, args ...any) {
+	if Notify != nil {
+		Notify(fmt.Sprintf(format, args...))
+	}
+}
+
 var libFlag struct {
 	mu   sync.Mutex
 	path string

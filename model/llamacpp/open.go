@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/hlmproject/hlm/internal/libllama"
@@ -164,7 +165,38 @@ func open(spec model.Spec) (*Model, error) {
 		lm.Free()
 		return nil, err
 	}
+	if gpuOptions(o) && len(m.Accelerators()) == 0 {
+		notify("%s: the libllama loaded (%s) has no GPU or RPC device (devices: %s), so ngl, sm, ts and mg have no effect: the model runs on the CPU", path, lib.Path(), strings.Join(lib.Devices(), "; "))
+	}
 	return m, nil
+}
+
+// Evicted says what becomes of a session that leaves its sequence to
+// make room for another: "saved and restored", or, for models with
+// sliding-window layers, "evaluated again from its tokens".
+func (m *Model) Evicted() string {
+	if m.recomputeEvicted {
+		return "evaluated again from its tokens (sliding-window layers)"
+	}
+	return "saved and restored"
+}
+
+// gpuOptions reports whether o asks for GPUs: ngl other than its default
+// (all) or none, or a split over several.
+func gpuOptions(o model.LlamaCppOptions) bool {
+	return o.GPULayers > 0 || o.SplitMode != "" || o.TensorSplit != "" || o.MainGPU != 0
+}
+
+// Accelerators are the devices other than the CPU that llama.cpp sees
+// (GPUs, RPC servers), as Lib.Devices names them.
+func (m *Model) Accelerators() []string {
+	var out []string
+	for _, d := range m.lib.Devices() {
+		if !strings.HasPrefix(d, "CPU") {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // start checks the vocabulary, makes the context and fills the config.
@@ -363,6 +395,9 @@ func (m *Model) Library() *libllama.Lib { return m.lib }
 
 // Describe is llama.cpp's description of the model ("qwen3 0.6B Q8_0").
 func (m *Model) Describe() string { return m.lm.Desc() }
+
+// Spec is the spec the model was opened with.
+func (m *Model) Spec() model.Spec { return m.spec }
 
 // Path is the GGUF file.
 func (m *Model) Path() string { return m.path }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/hlmproject/hlm/model"
@@ -39,5 +40,30 @@ func TestConvertedFileFindsItsOrigin(t *testing.T) {
 	}
 	if _, ok := builtin.DraftFor(model.OriginOf(m)); !ok {
 		t.Error("no shipped draft found for the converted file on llama.cpp")
+	}
+}
+
+// TestGPUOptionsWithoutGPU: GPU options on a library without a GPU or RPC
+// device are reported through Notify (they would do nothing silently),
+// and nothing is reported without them.
+func TestGPUOptionsWithoutGPU(t *testing.T) {
+	needLib(t)
+	if os.Getenv("HLM_TEST_NGL") != "" {
+		t.Skip("HLM_TEST_NGL: a GPU library")
+	}
+	var got []string
+	Notify = func(m string) { got = append(got, m) }
+	t.Cleanup(func() { Notify = nil })
+	m := openLC(t, "qwen3.gguf", "@c=64@np=1@t=1@ts=3,1")
+	if len(m.Accelerators()) > 0 {
+		t.Skipf("the library sees %v", m.Accelerators())
+	}
+	if len(got) != 1 || !strings.Contains(got[0], "have no effect") {
+		t.Errorf("notices %q; want one saying the GPU options have no effect", got)
+	}
+	got = nil
+	openLC(t, "qwen3.gguf", "@c=64@np=1@t=2")
+	if len(got) != 0 {
+		t.Errorf("without GPU options: %q", got)
 	}
 }
