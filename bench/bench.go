@@ -26,6 +26,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -153,7 +154,14 @@ func Run(ctx context.Context, cfg Config, progress io.Writer) ([]Result, error) 
 // with the kernels in use, appending to out.
 func runModel(ctx context.Context, cfg Config, m model.Model, spec string, rng *rand.Rand, progress io.Writer, out []Result) ([]Result, error) {
 	base := describe(m, spec)
-	for _, th := range cfg.Threads {
+	threads := cfg.Threads
+	if lc, ok := m.(*llamacpp.Model); ok && lc.Spec().LlamaCpp.Threads > 0 {
+		threads = []int{lc.Spec().LlamaCpp.Threads} // the spec's t= names this model's threads
+		if !slices.Equal(cfg.Threads, threads) {
+			fmt.Fprintf(progress, "hlm bench: %s: its t=%d sets its threads (not -t %s)\n", spec, threads[0], joinInts(cfg.Threads))
+		}
+	}
+	for _, th := range threads {
 		tensor.SetThreads(th)
 		if lc, ok := m.(*llamacpp.Model); ok {
 			lc.SetThreads(th)
@@ -376,4 +384,13 @@ func meanSD(x []float64) (mean, sd float64) {
 		sd = 0
 	}
 	return mean, sd
+}
+
+// joinInts writes xs as a flag takes them: "1,2".
+func joinInts(xs []int) string {
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = strconv.Itoa(x)
+	}
+	return strings.Join(parts, ",")
 }

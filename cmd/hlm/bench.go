@@ -95,7 +95,7 @@ results are bit-identical, only the speed differs.`, stdout)
 	}{
 		{[]string{"p", "n-prompt"}, &cfg.Prompt, "prompt (block) sizes; 0: no prompt test"},
 		{[]string{"n", "n-gen"}, &cfg.Gen, "tokens to generate; 0: no generation test"},
-		{[]string{"t", "threads"}, &cfg.Threads, "thread counts"},
+		{[]string{"t", "threads"}, &cfg.Threads, "thread counts (a @llama.cpp spec's t= sets its own)"},
 		{[]string{"batch-sessions"}, &cfg.Sessions, "sessions evaluated together in each pass"},
 	} {
 		l := &intsFlag{v: f.v}

@@ -30,7 +30,7 @@ import (
 // refused: model/engine opens it.
 func Open(spec model.Spec) (*Model, error) {
 	if spec.Backend != "" {
-		return nil, fmt.Errorf("%w: %s runs on %s, but this needs hlm's own engine (its weights, early-exit or quantized views, or a replica bit-identical to the device's): drop @%s (package model/engine opens either)", model.ErrUnsupported, spec, spec.Backend, spec.Backend)
+		return nil, fmt.Errorf("%w: %s runs on %s, but this needs hlm's own engine for it (the device's draft in hlm edge, weights to convert or distill, an early-exit or quantized view, or a replica bit-identical to the device's): drop @%s", model.ErrUnsupported, spec, spec.Backend, spec.Backend)
 	}
 	base, err := openBase(spec.Path, spec.Tokenizer)
 	if err != nil {

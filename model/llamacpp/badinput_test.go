@@ -91,7 +91,7 @@ func TestBadModels(t *testing.T) {
 	for _, tc := range []struct {
 		name, spec, tok, want string
 	}{
-		{"truncated GGUF", trunc, "", ""},
+		{"truncated GGUF", trunc, "", "malformed file"},
 		{"GGUF header only", header, "", ""},
 		{"not GGUF", notGGUF, "", "reads GGUF only"},
 		{"missing", filepath.Join(dir, "none.gguf"), "", "no such file"},

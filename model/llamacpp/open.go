@@ -14,6 +14,7 @@ import (
 
 	"github.com/hlmproject/hlm/internal/libllama"
 	"github.com/hlmproject/hlm/model"
+	"github.com/hlmproject/hlm/model/gguf"
 	"github.com/hlmproject/hlm/model/llama"
 	"github.com/hlmproject/hlm/tensor"
 	"github.com/hlmproject/hlm/tokenizer"
@@ -135,7 +136,10 @@ func open(spec model.Spec) (*Model, error) {
 		tokPath = path
 	}
 	tok, err := llama.LoadTokenizer(tokPath, 0)
-	if err != nil {
+	switch {
+	case errors.Is(err, gguf.ErrFormat):
+		return nil, err // a truncated or broken file (the error names it): say so first
+	case err != nil:
 		return nil, fmt.Errorf("%s: the llama.cpp backend checks llama.cpp's vocabulary against hlm's tokenizer of the file, which failed: %w", path, err)
 	}
 	if err := lib.AddRPCServers(o.RPCEndpoints()); err != nil {
