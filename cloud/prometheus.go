@@ -29,6 +29,15 @@ import (
 //	hlm_verify_seconds                  histogram: verification latency, queueing included
 //	hlm_batch_sessions                  histogram: sessions evaluated per LLM pass
 //	hlm_errors_total{code}              counter: protocol errors sent, by wire error code
+//
+// With an LLM that holds sessions in slots (the llama.cpp backend,
+// AddSlots):
+//
+//	hlm_llm_slots{state}                gauge: the slots, "used" or "free"
+//	hlm_llm_decodes_total               counter: the LLM's evaluation calls
+//	hlm_llm_slot_evictions_total        counter: sessions moved out of a slot for another
+//	hlm_llm_slot_restores_total         counter: evicted sessions restored from their saved state
+//	hlm_llm_slot_recomputes_total       counter: evicted sessions evaluated again from their tokens
 type Prometheus struct {
 	reg       *prometheus.Registry
 	active    prometheus.Gauge
@@ -81,6 +90,30 @@ func NewPrometheus() *Prometheus {
 	p.reg.MustRegister(p.active, p.prefill, p.accepted, p.verify, p.batch, p.errors,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return p
+}
+
+// SlotStats is what an LLM with slots reports for AddSlots: its slots in
+// use and in all, and its counts since it opened.
+type SlotStats struct {
+	Used, Total                              int
+	Decodes, Evictions, Restores, Recomputes int
+}
+
+// AddSlots exports an LLM's slots, read from stats at every scrape (the
+// llama.cpp backend's sequences: np of them; more sessions take turns).
+func (p *Prometheus) AddSlots(stats func() SlotStats) {
+	gauge := func(name, help string, f func(SlotStats) int, labels prometheus.Labels) {
+		p.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help, ConstLabels: labels}, func() float64 { return float64(f(stats())) }))
+	}
+	counter := func(name, help string, f func(SlotStats) int) {
+		p.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help}, func() float64 { return float64(f(stats())) }))
+	}
+	gauge("hlm_llm_slots", "The LLM's session slots (llama.cpp sequences), used or free.", func(s SlotStats) int { return s.Used }, prometheus.Labels{"state": "used"})
+	gauge("hlm_llm_slots", "The LLM's session slots (llama.cpp sequences), used or free.", func(s SlotStats) int { return s.Total - s.Used }, prometheus.Labels{"state": "free"})
+	counter("hlm_llm_decodes_total", "The LLM's evaluation calls (llama_decode).", func(s SlotStats) int { return s.Decodes })
+	counter("hlm_llm_slot_evictions_total", "Sessions moved out of their slot to make room for another.", func(s SlotStats) int { return s.Evictions })
+	counter("hlm_llm_slot_restores_total", "Evicted sessions restored from their saved state.", func(s SlotStats) int { return s.Restores })
+	counter("hlm_llm_slot_recomputes_total", "Evicted sessions evaluated again from their tokens.", func(s SlotStats) int { return s.Recomputes })
 }
 
 // Handler serves the metrics in the Prometheus text format.

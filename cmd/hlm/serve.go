@@ -154,6 +154,13 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	fmt.Fprintf(say, "hlm serve: listening on %s (LLM %s, vocabulary %d, context %d)\n", ln.Addr(), llm.Name(), llm.Config().Vocab, llm.Config().SeqLen)
 	if lc, ok := llm.(*llamacpp.Model); ok {
+		if prom != nil {
+			prom.AddSlots(func() cloud.SlotStats {
+				st := lc.Stats()
+				used, total := lc.Sequences()
+				return cloud.SlotStats{Used: used, Total: total, Decodes: st.Decodes, Evictions: st.Evictions, Restores: st.Restores, Recomputes: st.Recomputes}
+			})
+		}
 		on := "the CPU"
 		if acc := lc.Accelerators(); len(acc) > 0 {
 			on = strings.Join(acc, "; ") + fmt.Sprintf(" and the CPU (ngl=%d)", lc.Spec().LlamaCpp.GPULayers)
