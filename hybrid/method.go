@@ -91,6 +91,33 @@ var (
 	treeKeys       = []string{"ell", "budget_bits", "tree_nodes", "tree_depth", "tree_shape"}
 )
 
+// MethodHelp lists the methods for --help texts: a line per method with
+// its summary, "lossless" where it is, and the method-specific keys it
+// reads (the others' keys do nothing to it: Params.Unused), wrapped at
+// width columns.
+func MethodHelp(width int) string {
+	var b strings.Builder
+	for _, m := range methods {
+		text := m.Summary
+		if m.Lossless {
+			text += "; lossless"
+		}
+		if len(m.Keys) > 0 {
+			text += "; reads " + strings.Join(m.Keys, ", ")
+		}
+		line := fmt.Sprintf("  %-15s", m.Name)
+		for _, w := range strings.Fields(text) {
+			if len(line)+1+len(w) > width && len(line) > 18 {
+				b.WriteString(line + "\n")
+				line = strings.Repeat(" ", 17)
+			}
+			line += " " + w
+		}
+		b.WriteString(line + "\n")
+	}
+	return b.String()
+}
+
 // keyGroups is the concatenation of groups of keys.
 func keyGroups(groups ...[]string) []string { return slices.Concat(groups...) }
 

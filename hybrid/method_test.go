@@ -222,3 +222,23 @@ func TestUploadersParse(t *testing.T) {
 		}
 	}
 }
+
+// TestMethodHelp: --help's method list has a line for every method,
+// fits its width, and names the keys each method reads.
+func TestMethodHelp(t *testing.T) {
+	h := MethodHelp(80)
+	for _, l := range strings.Split(strings.TrimSuffix(h, "\n"), "\n") {
+		if len(l) > 80 {
+			t.Errorf("line of %d columns: %q", len(l), l)
+		}
+	}
+	flat := strings.Join(strings.Fields(h), " ")
+	for _, m := range methods {
+		if !strings.Contains(h, "\n  "+m.Name+" ") && !strings.HasPrefix(h, "  "+m.Name+" ") {
+			t.Errorf("no line for %s", m.Name)
+		}
+		if len(m.Keys) > 0 && !strings.Contains(flat, "reads "+strings.Join(m.Keys, ", ")) {
+			t.Errorf("%s: its keys %v are not listed", m.Name, m.Keys)
+		}
+	}
+}

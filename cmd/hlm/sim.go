@@ -61,8 +61,8 @@ eq. 9). The same command and seed give the same tokens and figures;
 only the wall-clock fields (wall_seconds, wall_throughput_tps) differ
 from run to run.
 
-Methods: `+strings.Join(hybrid.Methods, ", ")+`
-
+Methods (docs/design.md, Methods), with the method-specific keys each reads:
+`+hybrid.MethodHelp(80)+`
 Parameters (--set key=value, repeatable):
 `+keysHelp(), stdout)
 	mf := addModelFlags(fs)
