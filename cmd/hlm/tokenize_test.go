@@ -261,3 +261,20 @@ func TestLlamaLibUnused(t *testing.T) {
 		t.Errorf("with a llama.cpp spec: %q", errb.String())
 	}
 }
+
+// TestReplicaThreadEnv: loadtest's replicas of a llama.cpp LLM sleep
+// instead of spinning unless OMP_WAIT_POLICY says otherwise; hlm's own
+// engine gets nothing.
+func TestReplicaThreadEnv(t *testing.T) {
+	t.Setenv("OMP_WAIT_POLICY", "")
+	if env, ok := replicaThreadEnv("m.gguf@llama.cpp@np=8"); !ok || env != "OMP_WAIT_POLICY=PASSIVE" {
+		t.Errorf("llama.cpp LLM: %q, %v", env, ok)
+	}
+	if _, ok := replicaThreadEnv("builtin:stories260K"); ok {
+		t.Error("hlm's engine got an OpenMP setting")
+	}
+	t.Setenv("OMP_WAIT_POLICY", "ACTIVE")
+	if _, ok := replicaThreadEnv("m.gguf@llama.cpp"); ok {
+		t.Error("the user's OMP_WAIT_POLICY was overridden")
+	}
+}
