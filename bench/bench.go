@@ -173,8 +173,8 @@ func runModel(ctx context.Context, cfg Config, m model.Model, spec string, rng *
 				}
 				r := base
 				r.Threads, r.Sessions, r.Prompt, r.Gen = th, s, tc.prompt, tc.gen
-				r.Test = testName(tc.prompt, tc.gen, s, cfg.AllLogits)
-				fmt.Fprintf(progress, "hlm bench: %s, %s kernels, %d threads: %s …\n", r.Model, r.Kernels, th, r.Test)
+				r.Test = testName(tc.prompt, tc.gen, cfg.AllLogits)
+				fmt.Fprintf(progress, "hlm bench: %s, %s kernels, %d threads: %s …\n", r.Model, r.Kernels, th, r.Label())
 				if !cfg.NoWarmup {
 					warm := tc
 					warm.gen = min(warm.gen, 16)
@@ -232,7 +232,10 @@ func tests(cfg Config) []test {
 	return ts
 }
 
-func testName(prompt, gen, sessions int, allLogits bool) string {
+// testName is llama-bench's name of a test ("pp8", "tg128"; "vb8" for a
+// block with every position's logits); the sessions are a column of their
+// own (Result.Sessions), as the threads are.
+func testName(prompt, gen int, allLogits bool) string {
 	name := fmt.Sprintf("tg%d", gen)
 	switch {
 	case prompt > 0 && allLogits:
@@ -240,10 +243,16 @@ func testName(prompt, gen, sessions int, allLogits bool) string {
 	case prompt > 0:
 		name = fmt.Sprintf("pp%d", prompt)
 	}
-	if sessions > 1 {
-		name += fmt.Sprintf(" ×%d sessions", sessions)
-	}
 	return name
+}
+
+// Label is the test's name as the Markdown table and the progress lines
+// show it: with the sessions when there are several ("pp8 ×4 sessions").
+func (r Result) Label() string {
+	if r.Sessions > 1 {
+		return fmt.Sprintf("%s ×%d sessions", r.Test, r.Sessions)
+	}
+	return r.Test
 }
 
 // once runs one repetition of a test on fresh sessions and returns its wall

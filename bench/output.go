@@ -27,7 +27,7 @@ func WriteMarkdown(w io.Writer, rs []Result) error {
 			sizeString(r.Size),
 			paramString(r.Params),
 			fmt.Sprint(r.Threads),
-			r.Test,
+			r.Label(),
 			fmt.Sprintf("%.2f ± %.2f", r.AvgTS, r.StddevTS),
 		})
 	}
