@@ -123,10 +123,10 @@ first N layers: an early-exit draft) or PATH@q8 or PATH@q4 (a Q8_0 or Q4_0
 copy); options combine, e.g. PATH@exit=2@q8. PATH.gguf@llama.cpp runs the
 model on llama.cpp's library instead (GPUs, several GPUs, RPC hosts), in
 serve, sim and eval (the LLM; sim's draft too), generate, bench, nll,
-acceptance, calibrate and tokenize; edge's draft, convert and distill
-need hlm's engine. The library is --llama-lib or $%s
-(internal/libllama/build.sh makes one). Its options are llama.cpp's flags,
-e.g. PATH.gguf@llama.cpp@ngl=99@np=32:
+acceptance and calibrate; edge's draft, convert and distill need hlm's
+engine (tokenize reads only the file's tokenizer). The library is
+--llama-lib or $%s (internal/libllama/build.sh makes one). Its
+options are llama.cpp's flags, e.g. PATH.gguf@llama.cpp@ngl=99@np=32:
 %sWhere other processes share the CPU, set OMP_WAIT_POLICY=PASSIVE
 (docs/deploy.md, "On the CPU").
 Built-in models: %s.
