@@ -242,3 +242,39 @@ func TestMethodHelp(t *testing.T) {
 		}
 	}
 }
+
+// TestOneTokenMethodsDocumented: docs/protocol.md's list of the methods
+// whose rounds commit one token without the bonus is the skip family's
+// methods that upload (cu-hlm-* standing for both CU-HLM variants).
+func TestOneTokenMethodsDocumented(t *testing.T) {
+	b, err := os.ReadFile("../docs/protocol.md")
+	if err != nil {
+		t.Skipf("docs/protocol.md: %v", err)
+	}
+	const lead = "one-token round without the bonus ("
+	doc := strings.Join(strings.Fields(string(b)), " ")
+	i := strings.Index(doc, lead)
+	if i < 0 {
+		t.Fatalf("docs/protocol.md has no %q", lead)
+	}
+	list, _, _ := strings.Cut(doc[i+len(lead):], ")")
+	list = strings.TrimSuffix(list, " by default")
+	got := map[string]bool{}
+	for _, n := range strings.Split(list, ", ") {
+		if n == "cu-hlm-*" {
+			got[CUHLMOffline], got[CUHLMOnline] = true, true
+			continue
+		}
+		got[n] = true
+	}
+	for _, m := range methods {
+		want := m.Family == FamilySkip && m.Name != SLM
+		if got[m.Name] != want {
+			t.Errorf("%s: in docs/protocol.md's one-token list: %v, want %v", m.Name, got[m.Name], want)
+		}
+		delete(got, m.Name)
+	}
+	for n := range got {
+		t.Errorf("docs/protocol.md's one-token list names %q, which is no method", n)
+	}
+}
