@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hlmproject/hlm/model/builtin"
 	"github.com/hlmproject/hlm/sim"
 	"github.com/hlmproject/hlm/uncertainty"
 )
@@ -57,4 +58,13 @@ func TestFisherCI(t *testing.T) {
 	if math.Abs(lo-math.Tanh(0.549306-0.195996)) > 1e-5 || math.Abs(hi-math.Tanh(0.549306+0.195996)) > 1e-5 {
 		t.Errorf("fisherCI(0.5, 103) = [%v, %v]", lo, hi)
 	}
+}
+
+// TestCouplingSmall: the coupling rerun at a small size — what a
+// researcher shrinks it to for a bigger LLM, since it has no --quick —
+// finishes its report: its log-axis SNR curve drops the error bars that
+// would reach below zero instead of refusing the plot.
+func TestCouplingSmall(t *testing.T) {
+	cfg := PaperConfig{Name: "coupling", Out: t.TempDir(), LLM: builtin.DefaultLLM, N: 3, NCurve: 3, NCal: 5, MaxTokens: 16, Command: "test"}
+	runQuickPaper(t, cfg, []string{"per_bit.png", "snr.png", "snr.csv"}, []string{"Throughput vs average SNR"})
 }

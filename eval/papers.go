@@ -72,7 +72,7 @@ func (p *paper) coupling(ctx context.Context) error {
 				rs = append(rs, r)
 			}
 		}
-		lp.Series = append(lp.Series, Curve(v.Label, rs, func(r Row) float64 { return SetValue(r, "snr_db") }, "throughput_tps"))
+		lp.Series = append(lp.Series, logSafe(Curve(v.Label, rs, func(r Row) float64 { return SetValue(r, "snr_db") }, "throughput_tps")))
 	}
 	p.doc.H(2, "Throughput vs average SNR (CU-HLM Fig. 10 setting)")
 	return p.doc.Plot("snr", "Throughput vs average SNR, Rayleigh fading, 10 MHz", lp)
