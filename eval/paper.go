@@ -251,9 +251,20 @@ func (p *paper) header(title, source string) {
 		"Deviation is the exact mean L1 distance between the distribution each committed token followed and the LLM's (0 = lossless; for CU-HLM averaged over the draft as eq. 17 does). "+
 		"For the methods that are lossless by construction (HLM, Q-S, K-SQS, C-SQS and replica sample each draft from what the server verifies against; coupled and coupled-list commit the winner of a race over the LLM's distribution) it is an identity, OutputDist(x̂, x̂, y) = y or RaceDist(y) = y, and reads 0 up to rounding: a check of the code's bookkeeping, not evidence; the chi-square tests of package hybrid (TestLosslessOnRealPair, TestBlocksFollowTheLLMOnRealPair) are what test the sampling. "+
 		"Tables give each mean with the half-width of its 95%% confidence interval over prompts (± ; Student's t, pooled rates by the ratio-of-sums linearization). "+
-		"Tables use %d prompts per dataset (TinyStories: at most the 19 stories of the shared sample), curves %d per point; calibration (a, b, Δ, k*) uses %d runs generated from BOS alone, so no evaluated prompt is seen. "+
+		"%s"+
 		"Verified rounds of the one-token methods commit exactly one token (the papers' rule; rows marked \"+bonus\" add the LLM's bonus token after an accepted draft for comparison).",
-		source, p.cfg.LLM, p.draftName(), p.setup.Models.LLM.Config().Vocab, p.cfg.Command, p.cfg.Seed, p.cfg.N, p.cfg.NCurve, p.cfg.NCal)
+		source, p.cfg.LLM, p.draftName(), p.setup.Models.LLM.Config().Vocab, p.cfg.Command, p.cfg.Seed, p.sizes())
+}
+
+// sizes is the header's sentence on how many prompts and runs the tables,
+// curves and calibration use: --n, --n-curve and --n-cal, or, in the
+// small rerun, the sizes each section's setting states (--quick sets its
+// own).
+func (p *paper) sizes() string {
+	if p.cfg.Quick {
+		return "This is the small rerun (--quick): it runs fewer prompts, seeds and settings than the full one, and each section's setting says how many. "
+	}
+	return fmt.Sprintf("Tables use %d prompts per dataset (TinyStories: at most the 19 stories of the shared sample), curves %d per point; calibration (a, b, Δ, k*) uses %d runs generated from BOS alone, so no evaluated prompt is seen. ", p.cfg.N, p.cfg.NCurve, p.cfg.NCal)
 }
 
 // calibrate runs the calibration of Theorem 1 / eq. 21 on the calibration
