@@ -85,7 +85,7 @@ func CollectMeasures(ctx context.Context, ms *Models, cfg MeasureConfig, prompts
 		}
 		ss, ok := run.slm.(uncertainty.DropoutSession)
 		if !ok {
-			return nil, errors.New("the SLM's sessions do not support dropout (MC dropout needs model/llama)")
+			return nil, errors.New("MC dropout needs the draft on hlm's engine: llama.cpp's library has no dropout (drop @llama.cpp from the draft's spec)")
 		}
 		// Prompt perturbation: one session per paraphrase.
 		var paras []model.Session

@@ -86,15 +86,25 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
+		name := commandName(args)
 		var ue usageError
 		if errors.As(err, &ue) {
-			fmt.Fprintf(stderr, "hlm %s: %v\nRun 'hlm %s --help' for its usage and flags.\n", args[0], err, args[0])
+			fmt.Fprintf(stderr, "hlm %s: %v\nRun 'hlm %s --help' for its usage and flags.\n", name, err, name)
 			return 2
 		}
-		fmt.Fprintf(stderr, "hlm %s: %v\n", args[0], err)
+		fmt.Fprintf(stderr, "hlm %s: %v\n", name, err)
 		return 1
 	}
 	return 0
+}
+
+// commandName is the command as its messages name it: "eval paper" for
+// hlm eval's subcommand paper, whose flags and help are its own.
+func commandName(args []string) string {
+	if len(args) > 1 && args[0] == "eval" && args[1] == "paper" {
+		return "eval paper"
+	}
+	return args[0]
 }
 
 func usage(w io.Writer) {
@@ -121,10 +131,13 @@ A model is named by a spec: PATH (a llama2.c .bin, a .gguf file or a Hugging
 Face directory), builtin:NAME (a model built into hlm), PATH@exit=N (its
 first N layers: an early-exit draft) or PATH@q8 or PATH@q4 (a Q8_0 or Q4_0
 copy); options combine, e.g. PATH@exit=2@q8. PATH.gguf@llama.cpp runs the
-model on llama.cpp's library instead (GPUs, several GPUs, RPC hosts), in
-serve, sim and eval (the LLM; sim's draft too), generate, bench, nll,
-acceptance and calibrate; edge's draft, convert and distill need hlm's
-engine (tokenize reads only the file's tokenizer). The library is
+model on llama.cpp's library instead (GPUs, several GPUs, RPC hosts): the
+LLM of serve, loadtest, sim, eval, calibrate, acceptance, train-ddqn, and
+the model of generate, bench and nll; also the draft where it runs in the
+same process (sim, eval, calibrate, acceptance, train-ddqn), for methods
+that need its logits only (not its attention, MC dropout, early exits or
+a bit-identical replica). edge's draft, convert and distill need hlm's
+engine; tokenize reads only the file's tokenizer. The library is
 --llama-lib or $%s (internal/libllama/build.sh makes one). Its
 options are llama.cpp's flags, e.g. PATH.gguf@llama.cpp@ngl=99@np=32:
 %sWhere other processes share the CPU, set OMP_WAIT_POLICY=PASSIVE

@@ -157,6 +157,9 @@ func parseNLL(args []string, stdout io.Writer) (nllFlags, error) {
 	case f.llamaNum && f.klBase == "":
 		return f, usageError{fmt.Errorf("--llama-numerics goes with --kl-base (--kl-base-logits always compares as llama.cpp does)")}
 	}
+	if sp, err := model.ParseSpec(f.spec); err == nil && sp.Backend != "" && f.llamaInputs {
+		return f, usageError{fmt.Errorf("--llama-inputs sets how hlm's engine quantizes inputs; %s runs on %s, which quantizes its own way: drop the flag or @%s", f.spec, sp.Backend, sp.Backend)}
+	}
 	return f, nil
 }
 

@@ -94,6 +94,7 @@ func TestBadModels(t *testing.T) {
 		{"truncated GGUF", trunc, "", "malformed file"},
 		{"GGUF header only", header, "", ""},
 		{"not GGUF", notGGUF, "", "reads GGUF only"},
+		{"built-in model", "builtin:stories260K@llama.cpp", "", "write it to a file first"},
 		{"missing", filepath.Join(dir, "none.gguf"), "", "no such file"},
 		{"architecture llama.cpp lacks", optFile, "", "could not load"},
 		{"one token's text changed", altered, fam("llama2.gguf"), "tokenizer mismatch: token"},

@@ -14,6 +14,7 @@ import (
 
 	"github.com/hlmproject/hlm/internal/libllama"
 	"github.com/hlmproject/hlm/model"
+	"github.com/hlmproject/hlm/model/builtin"
 	"github.com/hlmproject/hlm/model/gguf"
 	"github.com/hlmproject/hlm/model/llama"
 	"github.com/hlmproject/hlm/tensor"
@@ -331,6 +332,9 @@ func (m *Model) config(ctxLen int) model.Config {
 
 // checkGGUF refuses what is not a GGUF file before llama.cpp reads it.
 func checkGGUF(path string) error {
+	if builtin.IsBuiltin(path) {
+		return fmt.Errorf("%w: %s is built into hlm and runs on hlm's engine; for llama.cpp write it to a file first (hlm convert --model %s --out FILE.gguf) and give FILE.gguf@llama.cpp", model.ErrUnsupported, path, path)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return err
