@@ -51,6 +51,10 @@ type Point struct {
 type Row struct {
 	Point
 	Dataset string `json:"dataset"`
+	// LLM and SLM name the models that ran (their specs: "@llama.cpp"
+	// marks llama.cpp's library; SLM is empty for the LLM alone).
+	LLM     string `json:"llm"`
+	SLM     string `json:"slm"`
 	Prompts int    `json:"prompts"`
 	// Summary aggregates the runs (counts summed, rates recomputed).
 	Summary hybrid.Result `json:"summary"`
@@ -121,7 +125,10 @@ func Evaluate(ctx context.Context, s Setup, name string, ex []dataset.Example, p
 		if err != nil {
 			return nil, err
 		}
-		row := Row{Point: pt, Dataset: name, Prompts: len(ex)}
+		row := Row{Point: pt, Dataset: name, Prompts: len(ex), LLM: s.Models.LLM.Name()}
+		if m, _ := hybrid.MethodByName(pt.Method); s.Models.SLM != nil && m != nil && m.Family != hybrid.FamilyLLM {
+			row.SLM = s.Models.SLM.Name()
+		}
 		var runs []hybrid.Result
 		var r1, r2, rl, cos []float64
 		var nllSum score.Result

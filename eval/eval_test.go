@@ -182,7 +182,7 @@ func TestColumnsMeasured(t *testing.T) {
 	}
 	for _, c := range Columns {
 		switch c {
-		case "label", "method", "dataset", "sets", "cosine":
+		case "label", "method", "dataset", "llm", "slm", "sets", "cosine":
 			continue
 		}
 		measured := false
@@ -191,6 +191,11 @@ func TestColumnsMeasured(t *testing.T) {
 		}
 		if !measured {
 			t.Errorf("column %s: no method measures it (Row.Value lacks it?)", c)
+		}
+	}
+	for _, r := range rows {
+		if r.LLM == "" || r.SLM == "" {
+			t.Errorf("%s: the models that ran are not named (llm %q, slm %q)", r.Label, r.LLM, r.SLM)
 		}
 	}
 	for col, f := range ratioColumns {

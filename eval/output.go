@@ -13,7 +13,7 @@ import (
 )
 
 // Columns of the results files, in order.
-var Columns = []string{"label", "method", "dataset", "prompts", "tokens", "throughput_tps", "virtual_seconds",
+var Columns = []string{"label", "method", "dataset", "llm", "slm", "prompts", "tokens", "throughput_tps", "virtual_seconds",
 	"slm_seconds_per_token", "uplink_seconds_per_token", "llm_seconds_per_token", "downlink_seconds_per_token",
 	"communication_seconds_per_token",
 	"transmission_rate", "true_skip_rate", "rejection_rate", "resampling_rate", "accepted_per_round",
@@ -103,6 +103,10 @@ func (r Row) cell(col string) string {
 		return r.Method
 	case "dataset":
 		return r.Dataset
+	case "llm":
+		return r.LLM
+	case "slm":
+		return r.SLM
 	case "sets":
 		return strings.Join(r.Sets, " ")
 	}
@@ -207,7 +211,7 @@ func WriteResults(dir, name string, rows []Row) error {
 		m := map[string]any{}
 		for _, c := range cols {
 			switch c {
-			case "label", "method", "dataset":
+			case "label", "method", "dataset", "llm", "slm":
 				m[c] = r.cell(c)
 			case "sets":
 				m[c] = r.Sets

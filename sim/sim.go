@@ -27,6 +27,9 @@ type Config struct {
 	Trace     io.Writer // per-token JSON lines (nil: none)
 	// Progress, when set, is called after each prompt.
 	Progress func(done, total int)
+	// Opened, when set, is told the models once they are open (to say
+	// which ran: the shipped draft found for the LLM, the engine).
+	Opened func(ms *Models)
 }
 
 // Models are an opened LLM/SLM pair.
@@ -112,6 +115,9 @@ func Run(ctx context.Context, c Config) (hybrid.Summary, error) {
 	ms, err := Open(c.LLM, c.SLM, c.Tokenizer)
 	if err != nil {
 		return hybrid.Summary{}, err
+	}
+	if c.Opened != nil {
+		c.Opened(ms)
 	}
 	if c.Params.Family() != hybrid.FamilyLLM {
 		if err := ms.RequireDraft(); err != nil {

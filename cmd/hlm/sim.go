@@ -80,6 +80,13 @@ Parameters (--set key=value, repeatable):
 		fmt.Fprintf(stderr, "warning: %s\n", u)
 	}
 	cfg := sim.Config{LLM: *mf.llm, SLM: *mf.slm, Tokenizer: *mf.tok, Params: p}
+	var llmName, slmName string // the models that ran, for the summary
+	cfg.Opened = func(ms *sim.Models) {
+		llmName = ms.LLM.Name()
+		if ms.SLM != nil && p.Family() != hybrid.FamilyLLM {
+			slmName = ms.SLM.Name()
+		}
+	}
 	if cfg.Prompts, err = rf.promptTexts(); err != nil {
 		return err
 	}
@@ -112,9 +119,18 @@ Parameters (--set key=value, repeatable):
 	}
 	if *rf.asJSON {
 		e := json.NewEncoder(stdout)
-		return e.Encode(sum)
+		return e.Encode(struct {
+			hybrid.Summary
+			LLM string `json:"llm"`
+			SLM string `json:"slm,omitempty"`
+		}{sum, llmName, slmName})
 	}
 	printSummary(stdout, &sum.Result)
+	if slmName != "" {
+		fmt.Fprintf(stdout, "  models: LLM %s, SLM %s\n", llmName, slmName)
+	} else {
+		fmt.Fprintf(stdout, "  model: LLM %s\n", llmName)
+	}
 	return nil
 }
 
@@ -127,6 +143,9 @@ func simWatched(ctx context.Context, cfg sim.Config, view *ui) (hybrid.Summary, 
 	ms, err := sim.Open(cfg.LLM, cfg.SLM, cfg.Tokenizer)
 	if err != nil {
 		return hybrid.Summary{}, err
+	}
+	if cfg.Opened != nil {
+		cfg.Opened(ms)
 	}
 	var runs []hybrid.Result
 	for i, prompt := range cfg.Prompts {

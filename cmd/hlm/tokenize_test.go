@@ -278,3 +278,23 @@ func TestReplicaThreadEnv(t *testing.T) {
 		t.Error("the user's OMP_WAIT_POLICY was overridden")
 	}
 }
+
+// TestSimNamesModels: hlm sim's summary and JSON say which models ran,
+// the draft found for the LLM included (an engine is part of the spec).
+func TestSimNamesModels(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"sim", "--max-tokens", "2"}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	if !strings.Contains(out.String(), "models: LLM builtin:stories260K, SLM builtin:stories260K-draft") {
+		t.Errorf("summary without the models:\n%s", out.String())
+	}
+	out.Reset()
+	if code := run(context.Background(), []string{"sim", "--method", "llm", "--max-tokens", "2", "--json"}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	var got struct{ LLM, SLM, Method string }
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil || got.LLM != "builtin:stories260K" || got.SLM != "" || got.Method != "llm" {
+		t.Errorf("JSON %+v (%v): want the LLM named and no SLM for the llm method", got, err)
+	}
+}
