@@ -89,6 +89,21 @@ func Evaluate(ctx context.Context, s Setup, name string, ex []dataset.Example, p
 			return nil, fmt.Errorf("GloVe: %w", err)
 		}
 	}
+	// Every point's settings and models are checked before any runs, so
+	// that a refused one does not fail after the others' work.
+	for _, pt := range points {
+		p := s.Base
+		p.Method = pt.Method
+		if err := p.SetAll(pt.Sets); err != nil {
+			return nil, fmt.Errorf("%s: %w", pt.Label, err)
+		}
+		if err := p.Validate(); err != nil {
+			return nil, fmt.Errorf("%s: %w", pt.Label, err)
+		}
+		if err := hybrid.CheckDraft(p, s.Models.SLM); err != nil {
+			return nil, fmt.Errorf("%s: %w", pt.Label, err)
+		}
+	}
 	total := len(points) * len(ex)
 	var mu sync.Mutex
 	done := 0

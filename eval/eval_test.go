@@ -12,6 +12,7 @@ import (
 
 	"github.com/hlmproject/hlm/dataset"
 	"github.com/hlmproject/hlm/hybrid"
+	"github.com/hlmproject/hlm/model"
 )
 
 func TestGrid(t *testing.T) {
@@ -213,5 +214,35 @@ func TestColumnsMeasured(t *testing.T) {
 				t.Errorf("%s %s: Value %v, Σ num / Σ den over the prompts %v", r.Label, col, got, want)
 			}
 		}
+	}
+}
+
+// replicaless is a draft model the replica method refuses (as llama.cpp's
+// backend: logits that depend on one-token vs block evaluation).
+type replicaless struct{ model.Model }
+
+func (replicaless) BlockVariant() string { return "a test draft" }
+
+// TestEvaluateChecksFirst: a grid with a point its draft cannot run is
+// refused before any point runs (Progress is never called), naming the
+// point.
+func TestEvaluateChecksFirst(t *testing.T) {
+	ms, _ := storiesPair(t)
+	ms2 := *ms
+	ms2.SLM = replicaless{ms.SLM}
+	ex, err := dataset.SplitStories("Once upon a time there was a cat.", "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := hybrid.DefaultParams()
+	base.MaxTokens = 4
+	pts, _ := Grid([]string{"hlm", "q-s", "replica"}, nil)
+	ran := 0
+	_, err = Evaluate(context.Background(), Setup{Models: &ms2, Base: base, Progress: func(int, int, string) { ran++ }}, "t", ex, pts)
+	if err == nil || !strings.Contains(err.Error(), "replica") || !strings.Contains(err.Error(), "a test draft") {
+		t.Errorf("err = %v, want the replica point refused with the draft's reason", err)
+	}
+	if ran != 0 {
+		t.Errorf("%d runs before the refusal", ran)
 	}
 }

@@ -186,3 +186,41 @@ func TestReplicaRefusesBlockVariantDraft(t *testing.T) {
 		t.Fatalf("q-s with the same draft: %v", err)
 	}
 }
+
+// attentionlessModel is a draft model whose sessions cannot capture
+// attention (as llama.cpp's backend).
+type attentionlessModel struct{ model.Model }
+
+func (attentionlessModel) NoAttention() error {
+	return fmt.Errorf("%w: a test model without attention", model.ErrUnsupported)
+}
+
+// TestCheckDraft: the methods that need the draft's attention refuse a
+// model without it, the replica method a block-variant one, before a
+// device or server is made; other methods take either.
+func TestCheckDraft(t *testing.T) {
+	llm, slm := openPair(t, stories+"@exit=2")
+	prompt := llm.Tokenizer().Encode("Tom had a red car", true)
+	for _, c := range []struct {
+		method string
+		slm    model.Model
+		want   string
+	}{
+		{UIHLM, attentionlessModel{slm}, "a test model without attention"},
+		{IHLM, attentionlessModel{slm}, "a test model without attention"},
+		{Replica, blockVariantModel{slm}, "a test model: draft on hlm's engine"},
+		{UHLM, attentionlessModel{slm}, ""},
+		{QS, blockVariantModel{slm}, ""},
+		{UIHLM, slm, ""},
+	} {
+		p := DefaultParams()
+		p.Method = c.method
+		err := CheckDraft(p, c.slm)
+		_, devErr := NewDevice(p, c.slm, llm.Config().Vocab, prompt)
+		for _, e := range []error{err, devErr} {
+			if c.want == "" && e != nil || c.want != "" && (e == nil || !strings.Contains(e.Error(), c.want)) {
+				t.Errorf("%s with %T: %v, want %q", c.method, c.slm, e, c.want)
+			}
+		}
+	}
+}

@@ -138,6 +138,9 @@ func NewDevice(p Params, slm model.Model, vocab int, prompt []int) (*Device, err
 		if slm.Config().Vocab != vocab {
 			return nil, fmt.Errorf("%w: SLM vocabulary %d, LLM vocabulary %d", ErrParam, slm.Config().Vocab, vocab)
 		}
+		if err := CheckDraft(p, slm); err != nil {
+			return nil, err
+		}
 		s := slm.NewSession()
 		if d.m.Attention {
 			s.SetCapture(model.CaptureLastLayer)

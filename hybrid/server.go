@@ -42,6 +42,31 @@ func NewServer(p Params, llm model.Model, prompt []int) (*Server, error) {
 	return NewReplicaServer(p, llm, nil, prompt)
 }
 
+// CheckDraft says, before any work, whether slm can be the draft of a run
+// of p: a method that needs the draft's attention refuses a model whose
+// sessions cannot capture it, and the replica method one whose logits
+// depend on one-token vs block evaluation (llama.cpp's library, for both).
+// NewDevice and NewReplicaServer check the same; a caller that runs many
+// settings (eval's grid) asks first, so that no setting fails after the
+// others have run.
+func CheckDraft(p Params, slm model.Model) error {
+	m := p.method()
+	if m == nil || m.Family == FamilyLLM || slm == nil {
+		return nil
+	}
+	if a, ok := slm.(attentionless); ok && m.Attention {
+		return fmt.Errorf("method %s needs the draft's attention: %w", p.Method, a.NoAttention())
+	}
+	if bv, ok := slm.(blockVariant); ok && m.ServerDraft {
+		return fmt.Errorf("%w: the replica method recomputes the device's draft logits bit for bit, in one block; %s", ErrParam, bv.BlockVariant())
+	}
+	return nil
+}
+
+// attentionless is a draft model whose sessions cannot capture attention
+// probabilities; NoAttention says why (a model.ErrUnsupported).
+type attentionless interface{ NoAttention() error }
+
 // blockVariant is a model whose logits at a position may differ in their
 // bits with how the position was evaluated (alone or in a block): the
 // replica method, whose server recomputes the device's one-token draft
@@ -79,8 +104,8 @@ func NewReplicaServer(p Params, llm, slm model.Model, prompt []int) (*Server, er
 		if slm.Config().Vocab != vocab {
 			return nil, fmt.Errorf("%w: replica draft vocabulary %d, LLM %d", ErrParam, slm.Config().Vocab, vocab)
 		}
-		if bv, ok := slm.(blockVariant); ok {
-			return nil, fmt.Errorf("%w: the replica method recomputes the device's draft logits bit for bit, in one block; %s", ErrParam, bv.BlockVariant())
+		if err := CheckDraft(p, slm); err != nil {
+			return nil, err
 		}
 		s.slm = newCache(slm.NewSession())
 		s.ctx = min(s.ctx, slm.Config().SeqLen)

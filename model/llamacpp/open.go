@@ -382,6 +382,10 @@ func quote(s string) string {
 }
 
 // Config is the model's shape; SeqLen is the positions of one session.
+// NoAttention says that this backend's sessions cannot capture attention
+// probabilities (hybrid's attentionless): ErrNoAttention.
+func (m *Model) NoAttention() error { return ErrNoAttention }
+
 // BlockVariant says that this backend's logits at a position are not
 // bit-identical between an evaluation of one token and one of a block
 // (docs/design.md's determinism contract), which the replica method needs
