@@ -108,6 +108,10 @@ func Evaluate(ctx context.Context, s Setup, name string, ex []dataset.Example, p
 	var mu sync.Mutex
 	done := 0
 	var rows []Row
+	// A point that differs from an earlier one only in keys its method
+	// does not read (Params.Inert) has that point's results: it is not
+	// run again (a sweep of l over one-token methods, say).
+	ran := map[string]int{}
 	for _, pt := range points {
 		p := s.Base
 		p.Method = pt.Method
@@ -117,6 +121,18 @@ func Evaluate(ctx context.Context, s Setup, name string, ex []dataset.Example, p
 		if err := p.Validate(); err != nil {
 			return nil, fmt.Errorf("%s: %w", pt.Label, err)
 		}
+		same := effective(p, pt)
+		if j, ok := ran[same]; ok {
+			row := rows[j]
+			row.Point = pt
+			rows = append(rows, row)
+			done += len(ex)
+			if s.Progress != nil {
+				s.Progress(done, total, pt.Label+" (as "+rows[j].Label+": its other keys are not read)")
+			}
+			continue
+		}
+		ran[same] = len(rows)
 		// The prompts run concurrently (each is independent and seeded by
 		// its index); results are gathered in prompt order, so the row does
 		// not depend on the scheduling.
@@ -175,6 +191,18 @@ func Evaluate(ctx context.Context, s Setup, name string, ex []dataset.Example, p
 		rows = append(rows, row)
 	}
 	return rows, nil
+}
+
+// effective is what a point runs: its method and the overrides that its
+// method reads, in the point's order.
+func effective(p hybrid.Params, pt Point) string {
+	key := pt.Method
+	for _, kv := range pt.Sets {
+		if k, _, _ := strings.Cut(kv, "="); !p.Inert(k) {
+			key += " " + kv
+		}
+	}
+	return key
 }
 
 // promptResult is one prompt's run and scores.

@@ -246,3 +246,56 @@ func TestEvaluateChecksFirst(t *testing.T) {
 		t.Errorf("%d runs before the refusal", ran)
 	}
 }
+
+// TestEvaluateReusesInert: a point that differs from an earlier one only
+// in keys its method does not read is not run again; its row is the one
+// a run of it gives on its own, and points whose method reads the key
+// run.
+func TestEvaluateReusesInert(t *testing.T) {
+	ms, _ := storiesPair(t)
+	ex, err := dataset.SplitStories("Once upon a time there was a cat.\n\nTom had a red car.", "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := hybrid.DefaultParams()
+	base.MaxTokens = 12
+	pts, _ := Grid([]string{"hlm", "q-s"}, []string{"l=2,4"})
+	var labels []string
+	rows, err := Evaluate(context.Background(), Setup{Models: ms, Base: base, Workers: 1, Progress: func(_, _ int, l string) { labels = append(labels, l) }}, "t", ex, pts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reused := 0
+	for _, l := range labels {
+		if strings.Contains(l, "(as hlm l=2") {
+			reused++
+		}
+		if strings.Contains(l, "(as q-s") {
+			t.Errorf("q-s reads l, yet a point was reused: %q", l)
+		}
+	}
+	if reused != 1 {
+		t.Errorf("hlm l=4 reused %d times, want once; progress %q", reused, labels)
+	}
+	alone, err := Evaluate(context.Background(), Setup{Models: ms, Base: base, Workers: 1}, "t", ex, []Point{pts[1]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := func(rs []Row) string {
+		dir := t.TempDir()
+		if err := WriteResults(dir, "r", rs); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(filepath.Join(dir, "r.csv"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	if a, b := read(rows[1:2]), read(alone); a != b || rows[1].Label != "hlm l=4" {
+		t.Errorf("the reused row differs from a run of its own:\n%s\n%s", a, b)
+	}
+	if rows[2].Summary.Rounds == rows[3].Summary.Rounds {
+		t.Errorf("q-s at l=2 and l=4: %d rounds both", rows[2].Summary.Rounds)
+	}
+}

@@ -282,6 +282,13 @@ var methodSpecific = func() map[string]bool {
 // p's method does not read, or a draft-policy key another policy reads.
 // It is "" for a key that has an effect, or that is unknown (Set refuses
 // those).
+// Inert reports whether key is a method-specific key that p's run does
+// not read (Unused says why): setting it to any value leaves the run
+// byte-identical, wall clock aside, which TestUnusedKeysHaveNoEffect
+// checks for every method, so a caller may reuse the run of another
+// value (eval's grid does).
+func (p Params) Inert(key string) bool { return methodSpecific[key] && p.Unused(key) != "" }
+
 func (p Params) Unused(key string) string {
 	if _, ok := keyIndex[key]; !ok {
 		return p.Channel.Unused(key)
