@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/hlmproject/hlm/hybrid"
 	"github.com/hlmproject/hlm/model/builtin"
@@ -38,7 +40,9 @@ func addDraftFlag(fs *flag.FlagSet) *string {
 
 // open opens the model pair; it must have a draft.
 func (m *modelFlags) open() (*sim.Models, error) {
+	done := loadingNotice("the models (LLM " + *m.llm + ")")
 	ms, err := sim.Open(*m.llm, *m.slm, *m.tok)
+	done()
 	if err != nil {
 		return nil, err
 	}
@@ -249,4 +253,35 @@ func unusedSets(flag string, sets []string, p hybrid.Params) []unusedKey {
 		}
 	}
 	return out
+}
+
+// loadingAfter is how long loading goes on before loadingNotice speaks.
+var loadingAfter = time.Second
+
+// loadingNotice says on the notices, if loading has not ended within a
+// second (a model of several GB), that the models are being loaded, and
+// then how long it took, so that a long start is not silence. done ends
+// it; it may be called more than once.
+func loadingNotice(what string) (done func()) {
+	var mu sync.Mutex
+	var said bool
+	var ended bool
+	start := time.Now()
+	t := time.AfterFunc(loadingAfter, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if !ended {
+			said = true
+			fmt.Fprintf(notices, "hlm: loading %s …\n", what)
+		}
+	})
+	return func() {
+		t.Stop()
+		mu.Lock()
+		defer mu.Unlock()
+		if !ended && said {
+			fmt.Fprintf(notices, "hlm: loaded in %.1f s\n", time.Since(start).Seconds())
+		}
+		ended = true
+	}
 }

@@ -81,7 +81,10 @@ Parameters (--set key=value, repeatable):
 	}
 	cfg := sim.Config{LLM: *mf.llm, SLM: *mf.slm, Tokenizer: *mf.tok, Params: p}
 	var llmName, slmName string // the models that ran, for the summary
+	loaded := loadingNotice("the models (LLM " + *mf.llm + ")")
+	defer loaded()
 	cfg.Opened = func(ms *sim.Models) {
+		loaded()
 		llmName = ms.LLM.Name()
 		if ms.SLM != nil && p.Family() != hybrid.FamilyLLM {
 			slmName = ms.SLM.Name()

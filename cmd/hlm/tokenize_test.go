@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // tokenizerDir writes a directory holding only tokenizer files: GPT-2's
@@ -296,5 +297,27 @@ func TestSimNamesModels(t *testing.T) {
 	var got struct{ LLM, SLM, Method string }
 	if err := json.Unmarshal(out.Bytes(), &got); err != nil || got.LLM != "builtin:stories260K" || got.SLM != "" || got.Method != "llm" {
 		t.Errorf("JSON %+v (%v): want the LLM named and no SLM for the llm method", got, err)
+	}
+}
+
+// TestLoadingNotice: a load that outlasts loadingAfter is announced and
+// timed; a quick one says nothing.
+func TestLoadingNotice(t *testing.T) {
+	var buf bytes.Buffer
+	old, oldAfter := notices, loadingAfter
+	notices, loadingAfter = &buf, 20*time.Millisecond
+	t.Cleanup(func() { notices, loadingAfter = old, oldAfter })
+	done := loadingNotice("a big model")
+	time.Sleep(100 * time.Millisecond)
+	done()
+	done()
+	if got := buf.String(); !strings.Contains(got, "hlm: loading a big model …\n") || strings.Count(got, "loaded in") != 1 {
+		t.Errorf("slow load: %q", got)
+	}
+	buf.Reset()
+	loadingAfter = time.Hour
+	loadingNotice("a small model")()
+	if buf.Len() != 0 {
+		t.Errorf("quick load: %q", buf.String())
 	}
 }
