@@ -98,7 +98,10 @@ Run methods over a dataset and a grid of parameters in the simulator, score
 the outputs (ROUGE-1/2/L and GloVe cosine against the references, NLL under
 the LLM, exact deviation from the LLM's distribution) and write
 DIR/results.csv, DIR/results.json and DIR/report.md (with plots when a
-numeric parameter is swept). The same command gives byte-identical results.
+numeric parameter is swept). The same command gives byte-identical results;
+docs/design.md ("Results of hlm eval") defines every column. A point that
+differs from an earlier one only in keys its method does not read (a sweep
+of l over one-token methods) takes that point's row instead of running.
 With only --out it runs on the built-in model and draft, and TinyStories'
 sample from $HLM_SHARED (else the stories built into hlm, with a notice).
 
