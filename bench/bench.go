@@ -155,7 +155,8 @@ func Run(ctx context.Context, cfg Config, progress io.Writer) ([]Result, error) 
 func runModel(ctx context.Context, cfg Config, m model.Model, spec string, rng *rand.Rand, progress io.Writer, out []Result) ([]Result, error) {
 	base := describe(m, spec)
 	threads := cfg.Threads
-	if lc, ok := m.(*llamacpp.Model); ok && lc.Spec().LlamaCpp.Threads > 0 {
+	lc, onLlamaCpp := m.(*llamacpp.Model)
+	if onLlamaCpp && lc.Spec().LlamaCpp.Threads > 0 {
 		threads = []int{lc.Spec().LlamaCpp.Threads} // the spec's t= names this model's threads
 		if !slices.Equal(cfg.Threads, threads) {
 			fmt.Fprintf(progress, "hlm bench: %s: its t=%d sets its threads (not -t %s)\n", spec, threads[0], joinInts(cfg.Threads))
@@ -163,7 +164,7 @@ func runModel(ctx context.Context, cfg Config, m model.Model, spec string, rng *
 	}
 	for _, th := range threads {
 		tensor.SetThreads(th)
-		if lc, ok := m.(*llamacpp.Model); ok {
+		if onLlamaCpp {
 			lc.SetThreads(th)
 		}
 		for _, s := range cfg.Sessions {

@@ -99,21 +99,41 @@ type SlotStats struct {
 	Decodes, Evictions, Restores, Recomputes int
 }
 
-// AddSlots exports an LLM's slots, read from stats at every scrape (the
-// llama.cpp backend's sequences: np of them; more sessions take turns).
+// AddSlots exports an LLM's slots, read from stats once at every scrape
+// (the llama.cpp backend's sequences: np of them; more sessions take
+// turns).
 func (p *Prometheus) AddSlots(stats func() SlotStats) {
-	gauge := func(name, help string, f func(SlotStats) int, labels prometheus.Labels) {
-		p.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help, ConstLabels: labels}, func() float64 { return float64(f(stats())) }))
+	p.reg.MustRegister(slotCollector{stats})
+}
+
+// slotCollector is AddSlots's metrics: one reading of the stats per
+// scrape gives them all.
+type slotCollector struct{ stats func() SlotStats }
+
+var (
+	slotsDesc      = prometheus.NewDesc("hlm_llm_slots", "The LLM's session slots (llama.cpp sequences), used or free.", []string{"state"}, nil)
+	decodesDesc    = prometheus.NewDesc("hlm_llm_decodes_total", "The LLM's evaluation calls (llama_decode).", nil, nil)
+	evictionsDesc  = prometheus.NewDesc("hlm_llm_slot_evictions_total", "Sessions moved out of their slot to make room for another.", nil, nil)
+	restoresDesc   = prometheus.NewDesc("hlm_llm_slot_restores_total", "Evicted sessions restored from their saved state.", nil, nil)
+	recomputesDesc = prometheus.NewDesc("hlm_llm_slot_recomputes_total", "Evicted sessions evaluated again from their tokens.", nil, nil)
+)
+
+func (slotCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{slotsDesc, decodesDesc, evictionsDesc, restoresDesc, recomputesDesc} {
+		ch <- d
 	}
-	counter := func(name, help string, f func(SlotStats) int) {
-		p.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help}, func() float64 { return float64(f(stats())) }))
+}
+
+func (c slotCollector) Collect(ch chan<- prometheus.Metric) {
+	s := c.stats()
+	ch <- prometheus.MustNewConstMetric(slotsDesc, prometheus.GaugeValue, float64(s.Used), "used")
+	ch <- prometheus.MustNewConstMetric(slotsDesc, prometheus.GaugeValue, float64(s.Total-s.Used), "free")
+	for _, m := range []struct {
+		d *prometheus.Desc
+		v int
+	}{{decodesDesc, s.Decodes}, {evictionsDesc, s.Evictions}, {restoresDesc, s.Restores}, {recomputesDesc, s.Recomputes}} {
+		ch <- prometheus.MustNewConstMetric(m.d, prometheus.CounterValue, float64(m.v))
 	}
-	gauge("hlm_llm_slots", "The LLM's session slots (llama.cpp sequences), used or free.", func(s SlotStats) int { return s.Used }, prometheus.Labels{"state": "used"})
-	gauge("hlm_llm_slots", "The LLM's session slots (llama.cpp sequences), used or free.", func(s SlotStats) int { return s.Total - s.Used }, prometheus.Labels{"state": "free"})
-	counter("hlm_llm_decodes_total", "The LLM's evaluation calls (llama_decode).", func(s SlotStats) int { return s.Decodes })
-	counter("hlm_llm_slot_evictions_total", "Sessions moved out of their slot to make room for another.", func(s SlotStats) int { return s.Evictions })
-	counter("hlm_llm_slot_restores_total", "Evicted sessions restored from their saved state.", func(s SlotStats) int { return s.Restores })
-	counter("hlm_llm_slot_recomputes_total", "Evicted sessions evaluated again from their tokens.", func(s SlotStats) int { return s.Recomputes })
 }
 
 // Handler serves the metrics in the Prometheus text format.

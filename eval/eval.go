@@ -91,7 +91,8 @@ func Evaluate(ctx context.Context, s Setup, name string, ex []dataset.Example, p
 	}
 	// Every point's settings and models are checked before any runs, so
 	// that a refused one does not fail after the others' work.
-	for _, pt := range points {
+	params := make([]hybrid.Params, len(points))
+	for i, pt := range points {
 		p := s.Base
 		p.Method = pt.Method
 		if err := p.SetAll(pt.Sets); err != nil {
@@ -103,6 +104,7 @@ func Evaluate(ctx context.Context, s Setup, name string, ex []dataset.Example, p
 		if err := hybrid.CheckDraft(p, s.Models.SLM); err != nil {
 			return nil, fmt.Errorf("%s: %w", pt.Label, err)
 		}
+		params[i] = p
 	}
 	total := len(points) * len(ex)
 	var mu sync.Mutex
@@ -112,15 +114,8 @@ func Evaluate(ctx context.Context, s Setup, name string, ex []dataset.Example, p
 	// does not read (Params.Inert) has that point's results: it is not
 	// run again (a sweep of l over one-token methods, say).
 	ran := map[string]int{}
-	for _, pt := range points {
-		p := s.Base
-		p.Method = pt.Method
-		if err := p.SetAll(pt.Sets); err != nil {
-			return nil, fmt.Errorf("%s: %w", pt.Label, err)
-		}
-		if err := p.Validate(); err != nil {
-			return nil, fmt.Errorf("%s: %w", pt.Label, err)
-		}
+	for i, pt := range points {
+		p := params[i]
 		same := effective(p, pt)
 		if j, ok := ran[same]; ok {
 			row := rows[j]
@@ -157,7 +152,7 @@ func Evaluate(ctx context.Context, s Setup, name string, ex []dataset.Example, p
 			return nil, err
 		}
 		row := Row{Point: pt, Dataset: name, Prompts: len(ex), LLM: s.Models.LLM.Name()}
-		if m, _ := hybrid.MethodByName(pt.Method); s.Models.SLM != nil && m != nil && m.Family != hybrid.FamilyLLM {
+		if s.Models.SLM != nil && p.Family() != hybrid.FamilyLLM {
 			row.SLM = s.Models.SLM.Name()
 		}
 		var runs []hybrid.Result

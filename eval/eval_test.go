@@ -10,8 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hlmproject/hlm/dataset"
-	"github.com/hlmproject/hlm/hybrid"
 	"github.com/hlmproject/hlm/model"
 )
 
@@ -53,16 +51,7 @@ func TestGrid(t *testing.T) {
 // TestEvaluateReproducible: the same evaluation twice writes byte-identical
 // results files, with quality metrics filled in.
 func TestEvaluateReproducible(t *testing.T) {
-	ms, _ := storiesPair(t)
-	ex, err := dataset.SplitStories("Once upon a time there was a cat. It liked milk.\n\nTom had a red car. He drove it fast.", "t")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range ex {
-		ex[i].Reference = ex[i].Text
-	}
-	base := hybrid.DefaultParams()
-	base.MaxTokens = 16
+	ms, ex, base := evalFixture(t, twoStories, 16)
 	pts, _ := Grid([]string{"hlm", "q-s", "coupled"}, []string{"snr_db=-10,10"})
 	var files [2][]byte
 	for i := range files {
@@ -166,16 +155,7 @@ func TestColumnsDocumented(t *testing.T) {
 // (ratioColumns), so the two definitions cannot drift apart. cosine needs
 // GloVe vectors and is left out.
 func TestColumnsMeasured(t *testing.T) {
-	ms, _ := storiesPair(t)
-	ex, err := dataset.SplitStories("Once upon a time there was a cat. It liked milk.\n\nTom had a red car. He drove it fast.", "t")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range ex {
-		ex[i].Reference = ex[i].Text
-	}
-	base := hybrid.DefaultParams()
-	base.MaxTokens = 16
+	ms, ex, base := evalFixture(t, twoStories, 16)
 	pts, _ := Grid([]string{"hlm", "q-s", "u-hlm", "k-sqs"}, nil)
 	rows, err := Evaluate(context.Background(), Setup{Models: ms, Base: base, NLL: true}, "t", ex, pts)
 	if err != nil {
@@ -227,18 +207,12 @@ func (replicaless) BlockVariant() string { return "a test draft" }
 // refused before any point runs (Progress is never called), naming the
 // point.
 func TestEvaluateChecksFirst(t *testing.T) {
-	ms, _ := storiesPair(t)
+	ms, ex, base := evalFixture(t, "Once upon a time there was a cat.", 4)
 	ms2 := *ms
 	ms2.SLM = replicaless{ms.SLM}
-	ex, err := dataset.SplitStories("Once upon a time there was a cat.", "t")
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := hybrid.DefaultParams()
-	base.MaxTokens = 4
 	pts, _ := Grid([]string{"hlm", "q-s", "replica"}, nil)
 	ran := 0
-	_, err = Evaluate(context.Background(), Setup{Models: &ms2, Base: base, Progress: func(int, int, string) { ran++ }}, "t", ex, pts)
+	_, err := Evaluate(context.Background(), Setup{Models: &ms2, Base: base, Progress: func(int, int, string) { ran++ }}, "t", ex, pts)
 	if err == nil || !strings.Contains(err.Error(), "replica") || !strings.Contains(err.Error(), "a test draft") {
 		t.Errorf("err = %v, want the replica point refused with the draft's reason", err)
 	}
@@ -252,13 +226,7 @@ func TestEvaluateChecksFirst(t *testing.T) {
 // a run of it gives on its own, and points whose method reads the key
 // run.
 func TestEvaluateReusesInert(t *testing.T) {
-	ms, _ := storiesPair(t)
-	ex, err := dataset.SplitStories("Once upon a time there was a cat.\n\nTom had a red car.", "t")
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := hybrid.DefaultParams()
-	base.MaxTokens = 12
+	ms, ex, base := evalFixture(t, "Once upon a time there was a cat.\n\nTom had a red car.", 12)
 	pts, _ := Grid([]string{"hlm", "q-s"}, []string{"l=2,4"})
 	var labels []string
 	rows, err := Evaluate(context.Background(), Setup{Models: ms, Base: base, Workers: 1, Progress: func(_, _ int, l string) { labels = append(labels, l) }}, "t", ex, pts)

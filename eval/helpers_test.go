@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hlmproject/hlm/dataset"
+	"github.com/hlmproject/hlm/hybrid"
 	"github.com/hlmproject/hlm/model/builtin"
 	"github.com/hlmproject/hlm/sim"
 )
@@ -21,6 +23,27 @@ func storiesPair(t *testing.T) (*sim.Models, string) {
 		t.Fatal(err)
 	}
 	return ms, stories
+}
+
+// twoStories are two prompts of two sentences each.
+const twoStories = "Once upon a time there was a cat. It liked milk.\n\nTom had a red car. He drove it fast."
+
+// evalFixture is the built-in pair, the prompts of text (each its own
+// reference, so that the quality metrics are measured) and the default
+// parameters with maxTokens.
+func evalFixture(t *testing.T, text string, maxTokens int) (*sim.Models, []dataset.Example, hybrid.Params) {
+	t.Helper()
+	ms, _ := storiesPair(t)
+	ex, err := dataset.SplitStories(text, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range ex {
+		ex[i].Reference = ex[i].Text
+	}
+	base := hybrid.DefaultParams()
+	base.MaxTokens = maxTokens
+	return ms, ex, base
 }
 
 // runQuickPaper runs cfg's rerun and checks its report: every file of

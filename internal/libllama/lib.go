@@ -104,18 +104,36 @@ func (l *Lib) MaxDevices() int { return int(l.f.maxDevices()) }
 
 // Devices lists the backend devices llama.cpp sees ("CPU: AMD EPYC", "CUDA0:
 // NVIDIA H100 …", "RPC0: 10.0.0.2:50052").
-func (l *Lib) Devices() []string {
+func (l *Lib) Devices() []string { return l.devicesOf(func(int32) bool { return true }) }
+
+// Accelerators are the devices a model's layers can be offloaded to (GPUs,
+// integrated GPUs, RPC servers' devices), named as Devices names them;
+// none on a CPU-only library.
+func (l *Lib) Accelerators() []string {
+	return l.devicesOf(func(typ int32) bool { return typ == devGPU || typ == devIGPU })
+}
+
+// devicesOf names the devices whose type keep accepts.
+func (l *Lib) devicesOf(keep func(typ int32) bool) []string {
 	var out []string
 	for i := range l.f.backendDevCount() {
-		d := l.f.backendDevGet(i)
-		out = append(out, l.f.backendDevName(d)+": "+l.f.backendDevDescription(d))
+		if d := l.f.backendDevGet(i); keep(l.f.backendDevType(d)) {
+			out = append(out, l.f.backendDevName(d)+": "+l.f.backendDevDescription(d))
+		}
 	}
 	return out
 }
 
 // LibraryFile is the library's file name on this system: a directory
 // given as the library is searched for it.
-var LibraryFile = map[bool]string{true: "libllama.dylib", false: "libllama.so"}[runtime.GOOS == "darwin"]
+var LibraryFile = libraryFile()
+
+func libraryFile() string {
+	if runtime.GOOS == "darwin" {
+		return "libllama.dylib"
+	}
+	return "libllama.so"
+}
 
 // fileExists reports whether path is a file (not a directory).
 func fileExists(path string) bool {
@@ -155,11 +173,6 @@ func Open(path string) (*Lib, error) {
 	if path == "" {
 		return nil, fmt.Errorf("%w: no library given; %s", ErrLibrary, BuildHint)
 	}
-	openMu.Lock()
-	defer openMu.Unlock()
-	if l := opened[path]; l != nil {
-		return l, nil
-	}
 	if strings.ContainsRune(path, os.PathSeparator) {
 		fi, err := os.Stat(path)
 		if err != nil {
@@ -169,10 +182,12 @@ func Open(path string) (*Lib, error) {
 			if path = filepath.Join(path, LibraryFile); !fileExists(path) {
 				return nil, fmt.Errorf("%w: %s is a directory without %s; give the library's file; %s", ErrLibrary, filepath.Dir(path), LibraryFile, BuildHint)
 			}
-			if l := opened[path]; l != nil {
-				return l, nil
-			}
 		}
+	}
+	openMu.Lock()
+	defer openMu.Unlock()
+	if l := opened[path]; l != nil {
+		return l, nil
 	}
 	quietAborts()
 	l := &Lib{path: path, rpcSet: map[string]bool{}}

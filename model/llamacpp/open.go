@@ -192,17 +192,9 @@ func gpuOptions(o model.LlamaCppOptions) bool {
 	return o.GPULayers > 0 || o.SplitMode != "" || o.TensorSplit != "" || o.MainGPU != 0
 }
 
-// Accelerators are the devices other than the CPU that llama.cpp sees
-// (GPUs, RPC servers), as Lib.Devices names them.
-func (m *Model) Accelerators() []string {
-	var out []string
-	for _, d := range m.lib.Devices() {
-		if !strings.HasPrefix(d, "CPU") {
-			out = append(out, d)
-		}
-	}
-	return out
-}
+// Accelerators are the devices llama.cpp can offload layers to (GPUs,
+// RPC servers; Lib.Accelerators).
+func (m *Model) Accelerators() []string { return m.lib.Accelerators() }
 
 // start checks the vocabulary, makes the context and fills the config.
 func (m *Model) start() error {
