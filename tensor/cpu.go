@@ -23,25 +23,29 @@ const (
 	// prefetch, Q8_0/Q4_0 from the packed rows, so each thread reads one
 	// sequential stream that the hardware prefetcher follows (zen4.go).
 	levelAVX512Zen4
+	// levelAVX512Zen5 is avx512 with the single-token products of Zen 5
+	// (AMD family 26): avx512's own one-row tiles, prefetching the next
+	// row, so each thread reads one sequential stream (zen5.go).
+	levelAVX512Zen5
 	numLevels
 )
 
-var levelNames = [numLevels]string{levelPortable: "portable", levelAVX2: "avx2", levelAVX512: "avx512", levelNEON: "neon", levelAVX512Zen4: "avx512-zen4"}
+var levelNames = [numLevels]string{levelPortable: "portable", levelAVX2: "avx2", levelAVX512: "avx512", levelNEON: "neon", levelAVX512Zen4: "avx512-zen4", levelAVX512Zen5: "avx512-zen5"}
 
 // isa is the level whose instructions level l uses.
 func isa(l int) int {
-	if l == levelAVX512Zen4 {
+	if l == levelAVX512Zen4 || l == levelAVX512Zen5 {
 		return levelAVX512
 	}
 	return l
 }
 
 // KernelsEnv is the environment variable that chooses the kernel level:
-// "portable", or a level of this architecture ("avx2", "avx512" or
-// "avx512-zen4" on amd64, "neon" on arm64). A level the CPU lacks is an
-// error: the message goes to standard error and the CPU's own level runs
-// (SetKernels returns it). The purego build tag forces the portable
-// kernels.
+// "portable", or a level of this architecture ("avx2", "avx512",
+// "avx512-zen4" or "avx512-zen5" on amd64, "neon" on arm64). A level the
+// CPU lacks is an error: the message goes to standard error and the CPU's
+// own level runs (SetKernels returns it). The purego build tag forces the
+// portable kernels.
 const KernelsEnv = "HLM_KERNELS"
 
 // level is the kernel level in use: the CPU's default, or KernelsEnv's.
@@ -98,7 +102,7 @@ var levelNeeds = [numLevels]string{
 }
 
 // Kernels names the kernel level in use ("portable", "avx2", "avx512",
-// "avx512-zen4" or "neon").
+// "avx512-zen4", "avx512-zen5" or "neon").
 func Kernels() string { return levelNames[level] }
 
 // AvailableKernels lists the kernel levels this CPU can run, portable
@@ -150,7 +154,7 @@ func SetKernels(name string) error {
 }
 
 // UsesAVX512 and UsesAVX2 report whether the kernel level in use runs
-// AVX-512 (avx512, avx512-zen4) or at least AVX2 instructions: for vector
+// AVX-512 (avx512, avx512-zen4, avx512-zen5) or at least AVX2 instructions: for vector
 // code outside this package that follows the level (HLM_KERNELS,
 // SetKernels) as the products do.
 func UsesAVX512() bool { return hasAVX512() }

@@ -19,7 +19,7 @@ func cpuFeatures() string {
 }
 
 // archLevels are amd64's kernel levels.
-var archLevels = []int{levelPortable, levelAVX2, levelAVX512, levelAVX512Zen4}
+var archLevels = []int{levelPortable, levelAVX2, levelAVX512, levelAVX512Zen4, levelAVX512Zen5}
 
 // The CPU's vendor and its family and model as Linux's /proc/cpuinfo
 // gives them ("cpu family", "model": the extended fields included).
@@ -46,14 +46,22 @@ var defaultLevel = tunedLevel(cpuLevel)
 // tunedLevel is the level a CPU of this kind whose best instructions are
 // those of level max runs by default: Zen 4 (AMD family 25, the one
 // family-25 design with AVX-512) runs avx512-zen4, whose single-token
-// products stream memory faster there (docs/BENCHMARKS.md, "Single-token products per kernel level");
-// every other CPU its best level, max. On the Zen 5 (family 26, full-width
-// 512-bit units) avx512's own tiles read at the memory's rate even on one
-// thread and its Q4_K tile computes faster than the stream tile
-// (docs/BENCHMARKS.md, "Real shapes on the Zen 5").
-func tunedLevel(max int) int {
-	if max == levelAVX512 && cpuVendor == "AuthenticAMD" && cpuFamily == 25 {
-		return levelAVX512Zen4
+// products stream memory faster there (docs/BENCHMARKS.md, "Single-token
+// products per kernel level"); Zen 5 (AMD family 26, full-width 512-bit
+// units) runs avx512-zen5, avx512 with one-row single-token tiles, which
+// read memory faster there (zen5.go); every other CPU its best level,
+// max.
+func tunedLevel(max int) int { return tunedLevelFor(cpuVendor, cpuFamily, max) }
+
+// tunedLevelFor is tunedLevel for a CPU of the given vendor and family.
+func tunedLevelFor(vendor string, family, max int) int {
+	if max == levelAVX512 && vendor == "AuthenticAMD" {
+		switch family {
+		case 25:
+			return levelAVX512Zen4
+		case 26:
+			return levelAVX512Zen5
+		}
 	}
 	return max
 }

@@ -1441,4 +1441,6 @@ func init() {
 		},
 	})
 	q5Sets[levelAVX512Zen4] = q5z
+	kernelSets[levelAVX512Zen5] = zen5Kernels(k512)
+	q5Sets[levelAVX512Zen5] = q5z
 }

@@ -3314,6 +3314,9 @@ func main() {
 	fmt.Fprintf(&zen4, "\t\t},\n\t})\n")
 	g.kGroup = 0
 	fmt.Fprintf(&zen4, "\tq5Sets[levelAVX512Zen4] = q5z\n")
+	// avx512-zen5: avx512's tiles, one row per tile for one token (zen5.go).
+	fmt.Fprintf(&zen4, "\tkernelSets[levelAVX512Zen5] = zen5Kernels(k512)\n")
+	fmt.Fprintf(&zen4, "\tq5Sets[levelAVX512Zen5] = q5z\n")
 	g.noPrefetch = false
 
 	var gofile bytes.Buffer
