@@ -40,7 +40,11 @@ package tensor
 // (F16: 32.1–42.9 one row against 38.5–41.1 at two threads, 35.1 against
 // 32.1 at one; F32: 44.9 / 35.0 against 46.5 / 33.2). Q8_0's one-token
 // products measured the same at one, two, four and eight rows and keep
-// avx512's. Blocks of several tokens keep avx512's tiles. Every tile computes the bits of every other
+// avx512's. Blocks of several tokens keep avx512's tiles. The one-row K
+// tiles prefetch into L1 (PREFETCHT0), as avx512's: a test build whose
+// tiles prefetched into L2 (PREFETCHT1) read the same, within 1 GB/s at
+// two threads and 0–1 GB/s slower at one, at 3,072, 8,192 and 14,336
+// (15 turns each). Every tile computes the bits of every other
 // (TestKQuantLevels, TestTileShapes and the other level tests run this
 // level too).
 func zen5Kernels(k512 *kernelSet) *kernelSet {
