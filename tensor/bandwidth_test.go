@@ -3,6 +3,7 @@ package tensor
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 )
@@ -205,6 +206,70 @@ func BenchmarkStreamWideK(b *testing.B) {
 					run(b)
 				})
 			}
+		}
+	}
+}
+
+// BenchmarkStreamTurns is BenchmarkStreamMatVec with the kernel levels
+// taken in turns: each iteration runs one token's product over ~128 MiB of
+// rows once at every level this CPU runs, so that the machine's load,
+// which drifts by more than the levels differ on a shared host, drifts
+// over all of them alike. Sub-benchmarks TYPE/COLS (the real models'
+// widths: 3,072 is Phi-3-mini's and Qwen3's hidden size, 8,192 Phi-3-mini's
+// FFN, 14,336 Llama-3.1-8B's); the metrics are each level's median GB/s of
+// weights read over the turns (LEVEL-GB/s). Run with -benchtime=Nx for N
+// turns:
+//
+//	go test -run='^$' -bench=StreamTurns -benchtime=15x ./tensor
+//	GOMAXPROCS=1 go test -run='^$' -bench=StreamTurns -benchtime=15x ./tensor
+func BenchmarkStreamTurns(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	for _, sh := range []struct {
+		typ  DType
+		cols []int
+	}{
+		{Q4_K, []int{3072, 8192, 14336}},
+		{Q6_K, []int{3072, 8192, 14336}},
+		{Q8_0, []int{3072}},
+		{F16, []int{3072, 4096, 8192}},
+		{F32, []int{2048, 4096}},
+	} {
+		for _, cols := range sh.cols {
+			rb, _ := sh.typ.RowBytes(cols)
+			rows := (128 << 20) / rb
+			var m *Matrix
+			switch sh.typ {
+			case Q4_K, Q6_K:
+				m = randomKQuant(b, rng, sh.typ, rows, cols/QKK)
+			default:
+				f, _ := NewF32(rows, cols, randVec(rng, rows*cols))
+				var err error
+				if m, err = f.Convert(sh.typ); err != nil {
+					b.Fatal(err)
+				}
+			}
+			x := randVec(rng, cols)
+			out := make([]float32, rows)
+			ls := levels()[1:]
+			b.Run(fmt.Sprintf("%v/%d", sh.typ, cols), func(b *testing.B) {
+				for _, l := range ls {
+					atLevel(l, func() { MatVec(out, m, x) }) // packs where the level does
+				}
+				rates := make([][]float64, len(ls))
+				for i := 0; i < b.N; i++ {
+					for j, l := range ls {
+						atLevel(l, func() {
+							t0 := time.Now()
+							MatVec(out, m, x)
+							rates[j] = append(rates[j], float64(rows*rb)/time.Since(t0).Seconds()/1e9)
+						})
+					}
+				}
+				for j, l := range ls {
+					slices.Sort(rates[j])
+					b.ReportMetric(rates[j][len(rates[j])/2], levelNames[l]+"-GB/s")
+				}
+			})
 		}
 	}
 }
