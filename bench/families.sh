@@ -207,7 +207,7 @@ for s in $shapes; do files "$s"; done
 
 start=$(date +%s)
 echo "$(date -u +%FT%TZ) $(uptime | sed 's/.*load/load/')"
-echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //') ($(awk -F'\t*: ' '$1 == "cpu family" && !f {f = $2} $1 == "model" && !m {m = $2} END {print "family " f ", model " m}' /proc/cpuinfo)), $(nproc) cores; hlm $(git -C "$root" describe --always --dirty); llama.cpp $(cd "$lc/../.." && git log -1 --format=%h); $threads threads; instructions: $isa"
+echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //') ($(awk -F'\t*: ' '$1 == "cpu family" && !f {f = $2} $1 == "model" && !m {m = $2} END {print "family " f ", model " m}' /proc/cpuinfo)), $(nproc) cores; hlm $(git -C "$root" describe --always --dirty); llama.cpp $(cd "$lc/../.." && git log -1 --format=%h); $threads threads; instructions: $isa; hlm's kernel level: $("$work/hlm" bench -p 1 -n 0 -r 1 -t 1 2>/dev/null | sed -n 's/^kernels: //p')"
 echo
 printf '| model | type | GiB | GB read per token | llama.cpp tg | hlm tg | hlm/llama.cpp | llama.cpp pp8 | hlm pp8 | hlm/llama.cpp | llama.cpp peak RSS MiB | hlm peak RSS MiB | hlm/llama.cpp | read GB/s | llama.cpp tg × bytes | hlm tg × bytes | targets (tg ≥ 1.05, pp8 ≥ 1.5, RSS ≤ 1.05) |\n'
 printf '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n'

@@ -225,7 +225,7 @@ if [[ $cuda == 1 ]]; then
 	nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | sed 's/^/- GPU: /'
 	echo "- CUDA: $(nvcc --version | grep -o 'release [0-9.]*')"
 fi
-echo "- CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | xargs), $(nproc) cores; $threads threads for every engine"
+echo "- CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | xargs) (family $(grep -m1 'cpu family' /proc/cpuinfo | cut -d: -f2 | xargs), model $(grep -m1 '^model\s' /proc/cpuinfo | cut -d: -f2 | xargs)), $(nproc) cores; $threads threads for every engine; hlm's kernel level $("$gobin/hlm" bench -p 1 -n 0 -r 1 -t 1 2>/dev/null | sed -n 's/^kernels: //p')"
 echo "- hlm $(cat "${kit:-/nonexistent}/HLM_COMMIT" 2>/dev/null || git rev-parse --short HEAD 2>/dev/null || echo '?'); llama.cpp build options: ${LIBLLAMA_CMAKE_ARGS:-defaults}"
 echo
 

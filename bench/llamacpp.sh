@@ -74,7 +74,7 @@ echo "# bench/llamacpp.sh — $(date -u '+%Y-%m-%d %H:%M UTC')"
 echo
 echo "- CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | xargs) (family $(grep -m1 'cpu family' /proc/cpuinfo | cut -d: -f2 | xargs), model $(grep -m1 '^model\s' /proc/cpuinfo | cut -d: -f2 | xargs)), $(nproc) cores; threads $threads"
 echo "- load before: $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "- hlm $(git rev-parse --short HEAD); libllama $lib; llama-bench and llama-server with --poll $poll; OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-unset}"
+echo "- hlm $(git rev-parse --short HEAD) (kernel level $("$out/hlm" bench -p 1 -n 0 -r 1 -t 1 2>/dev/null | sed -n 's/^kernels: //p')); libllama $lib; llama-bench and llama-server with --poll $poll; OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-unset}"
 echo
 
 for f in "${files[@]}"; do
