@@ -109,6 +109,13 @@ func RunPaper(ctx context.Context, cfg PaperConfig) error {
 	if err != nil {
 		return err
 	}
+	// The uncertainty figure's MC dropout needs the draft on hlm's engine:
+	// refused now rather than after the tables before it.
+	if cfg.Name == "u-hlm" || cfg.Name == "cu-hlm" {
+		if err := sim.CheckMeasures(ms); err != nil {
+			return fmt.Errorf("the %s rerun's uncertainty figure: %w", cfg.Name, err)
+		}
+	}
 	base := hybrid.DefaultParams()
 	base.MaxTokens, base.Seed = cfg.MaxTokens, cfg.Seed
 	glovePath := cfg.Shared + "/models/glove/glove-100d-top40k.txt.gz"

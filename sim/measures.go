@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"slices"
 	"time"
@@ -51,12 +52,36 @@ type MeasureLog struct {
 	Examples []string
 }
 
+// errNoDropout is CollectMeasures' error for a draft without dropout.
+var errNoDropout = errors.New("MC dropout needs the draft on hlm's engine: llama.cpp's library has no dropout (drop @llama.cpp from the draft's spec)")
+
+// CheckMeasures reports whether CollectMeasures can run on ms: MC dropout
+// needs the draft's sessions to support dropout (hlm's engine does,
+// llama.cpp's library does not). Callers with work before the measures
+// (a paper rerun's other tables) check it first.
+func CheckMeasures(ms *Models) error {
+	if ms.SLM == nil {
+		return errors.New("the uncertainty measures need a draft model (--slm)")
+	}
+	s := ms.SLM.NewSession()
+	if c, ok := s.(io.Closer); ok {
+		defer c.Close()
+	}
+	if _, ok := s.(uncertainty.DropoutSession); !ok {
+		return errNoDropout
+	}
+	return nil
+}
+
 // CollectMeasures runs lossless HLM with one-token rounds over the prompts
 // and, for each drafted token, measures its uncertainty by temperature
 // perturbation, MC dropout on the SLM's activations and (when a
 // paraphraser is given) prompt perturbation, all against the same draft.
 // The SLM must support dropout (model/llama's sessions do).
 func CollectMeasures(ctx context.Context, ms *Models, cfg MeasureConfig, prompts []string, progress func(done, total int)) (*MeasureLog, error) {
+	if err := CheckMeasures(ms); err != nil {
+		return nil, err
+	}
 	p := cfg.Params
 	perturb := uncertainty.Perturbation{M: p.M, ThetaMax: p.ThetaMax}
 	if err := perturb.Validate(); err != nil {
@@ -85,7 +110,7 @@ func CollectMeasures(ctx context.Context, ms *Models, cfg MeasureConfig, prompts
 		}
 		ss, ok := run.slm.(uncertainty.DropoutSession)
 		if !ok {
-			return nil, errors.New("MC dropout needs the draft on hlm's engine: llama.cpp's library has no dropout (drop @llama.cpp from the draft's spec)")
+			return nil, errNoDropout
 		}
 		// Prompt perturbation: one session per paraphrase.
 		var paras []model.Session

@@ -2,11 +2,13 @@ package sim
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/hlmproject/hlm/hybrid"
+	"github.com/hlmproject/hlm/model"
 	"github.com/hlmproject/hlm/uncertainty"
 	"github.com/hlmproject/hlm/wordnet"
 )
@@ -76,5 +78,56 @@ func TestAttentionCollapse(t *testing.T) {
 	}
 	if len(log.Important[0]) != len(log.Max) {
 		t.Errorf("importance recorded for %d of %d steps", len(log.Important[0]), len(log.Max))
+	}
+}
+
+// noDropoutModel's sessions are its model's without their dropout (as
+// llama.cpp's library's): only model.Session's methods, and a Close that
+// counts.
+type noDropoutModel struct {
+	model.Model
+	closed *int
+}
+
+type noDropoutSession struct {
+	model.Session
+	closed *int
+}
+
+func (m noDropoutModel) NewSession() model.Session {
+	return noDropoutSession{m.Model.NewSession(), m.closed}
+}
+
+func (s noDropoutSession) Close() error { *s.closed++; return nil }
+
+// TestCheckMeasures: a draft on hlm's engine passes; one whose sessions
+// have no dropout is refused, by CheckMeasures and by CollectMeasures
+// before any prompt, and the session opened to ask is closed.
+func TestCheckMeasures(t *testing.T) {
+	ms := pair(t, stories)
+	if err := CheckMeasures(ms); err != nil {
+		t.Fatalf("hlm's engine: %v", err)
+	}
+	closed := 0
+	plain := *ms
+	plain.SLM = noDropoutModel{ms.SLM, &closed}
+	if err := CheckMeasures(&plain); !errors.Is(err, errNoDropout) {
+		t.Fatalf("a draft without dropout: %v, want %v", err, errNoDropout)
+	}
+	if closed != 1 {
+		t.Errorf("%d sessions closed, want 1", closed)
+	}
+	p := hybrid.DefaultParams()
+	p.MaxTokens, p.M = 4, 2
+	cfg := MeasureConfig{Params: p, Dropout: uncertainty.MCDropout{M: 2}}
+	if _, err := CollectMeasures(context.Background(), &plain, cfg, []string{"Tom had a red car."}, nil); !errors.Is(err, errNoDropout) {
+		t.Fatalf("CollectMeasures: %v, want %v", err, errNoDropout)
+	}
+	if closed != 2 {
+		t.Errorf("CollectMeasures opened %d sessions to ask before its work, want 1", closed-1)
+	}
+	plain.SLM = nil
+	if err := CheckMeasures(&plain); err == nil {
+		t.Error("no draft: no error")
 	}
 }
