@@ -168,8 +168,9 @@ func TestKernelLevelsAgree(t *testing.T) {
 	for _, typ := range []DType{F32, F16, BF16, Q8_0, Q4_0, Q5_0} {
 		colsList := []int{32, 64, 96, 288}
 		if typ == F32 || typ == F16 || typ == BF16 {
-			// 2,049 and 4,100: one token's rows beyond avx512-zen4's
-			// stream tiles (streamF32Cols, streamF16Cols).
+			// 2,049 and 4,100: one token's rows beyond the one-row
+			// tiles of avx512-zen4 and avx512-zen5 (streamF32Cols,
+			// streamF16Cols).
 			colsList = []int{1, 7, 16, 17, 31, 33, 48, 100, 288, 2049, 4100}
 		}
 		for _, cols := range colsList {
