@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/hlmproject/hlm/report"
@@ -293,12 +294,13 @@ func logSafe(s report.Series) report.Series {
 	return s
 }
 
-// SetValue extracts the numeric value of key from a row's overrides.
+// SetValue extracts the numeric value of key from a row's overrides: NaN
+// when the row does not set key or its value is not a number.
 func SetValue(r Row, key string) float64 {
 	for _, s := range r.Sets {
 		if k, v, ok := strings.Cut(s, "="); ok && k == key {
-			var x float64
-			if _, err := fmt.Sscan(v, &x); err == nil {
+			// The whole value: a list such as tree_shape's "3,2,1" is no number.
+			if x, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil {
 				return x
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -222,8 +223,7 @@ func writeEvalReport(out, header string, rows []eval.Row, methods, sweeps []stri
 		return err
 	}
 	// One plot per metric against the first numeric sweep, a line per method (and value of the other swept keys, below).
-	if len(sweeps) > 0 {
-		key, _, _ := strings.Cut(sweeps[0], "=")
+	if key := plotKey(rows, sweeps); key != "" {
 		for _, metric := range []string{"throughput_tps", "transmission_rate", "uplink_bits_per_token", "rougeL"} {
 			lp := &report.LinePlot{Title: metric + " vs " + key, XLabel: key, YLabel: metric}
 			// A line per method and per value of the other swept keys, so
@@ -254,8 +254,30 @@ func writeEvalReport(out, header string, rows []eval.Row, methods, sweeps []stri
 				fmt.Fprintf(stderr, "hlm eval: no plot of %s: %v\n", metric, err)
 			}
 		}
+	} else if len(sweeps) > 0 {
+		fmt.Fprintf(stderr, "hlm eval: no plots: no swept key has numbers for values (%s)\n", strings.Join(sweeps, " "))
 	}
 	return doc.Save()
+}
+
+// plotKey is the first swept key whose value is a number in every row
+// (tree_shape's "3,2,1" or draft=ddqn are not), or "" when none is.
+func plotKey(rows []eval.Row, sweeps []string) string {
+	for _, s := range sweeps {
+		key, _, _ := strings.Cut(s, "=")
+		key = strings.TrimSpace(key)
+		numeric := len(rows) > 0
+		for _, r := range rows {
+			if math.IsNaN(eval.SetValue(r, key)) {
+				numeric = false
+				break
+			}
+		}
+		if numeric {
+			return key
+		}
+	}
+	return ""
 }
 
 // unusedInGrid are the warnings for the --set keys and swept keys that

@@ -214,6 +214,36 @@ func TestEvalPlotsTwoSweeps(t *testing.T) {
 	}
 }
 
+// TestEvalPlotsNumericSweep: the plots are against the first swept key
+// whose values are numbers (a tree shape such as "3,2,1" is not; it was
+// plotted at x = 3), and a sweep of no numbers gets no plots and a notice.
+func TestEvalPlotsNumericSweep(t *testing.T) {
+	out := t.TempDir()
+	if _, _, err := runHLM(t, "eval", "--out", out, "--methods", "tree-q-s", "--sweep", "tree_shape=2,1;3", "--sweep", "temperature=0.5,1", "--n", "1", "--max-tokens", "4", "--no-nll"); err != nil {
+		t.Fatal(err)
+	}
+	svg, err := os.ReadFile(filepath.Join(out, "throughput_tps.svg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"vs temperature", "tree-q-s tree_shape=2,1", "tree-q-s tree_shape=3"} {
+		if !strings.Contains(string(svg), want) {
+			t.Errorf("throughput_tps.svg has no %q", want)
+		}
+	}
+	out = t.TempDir()
+	_, stderr, err := runHLM(t, "eval", "--out", out, "--methods", "tree-q-s", "--sweep", "tree_shape=2,1;3", "--n", "1", "--max-tokens", "4", "--no-nll")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(out, "throughput_tps.svg")); err == nil {
+		t.Error("a plot against tree_shape")
+	}
+	if !strings.Contains(stderr, "no plots") {
+		t.Errorf("no notice of the missing plots:\n%s", stderr)
+	}
+}
+
 // TestCalibrateJSONSource: calibrate --out records what the calibration
 // was made from beside its result (fields at the top level as before).
 func TestCalibrateJSONSource(t *testing.T) {
