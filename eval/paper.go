@@ -43,6 +43,10 @@ type PaperConfig struct {
 	// report's own SLM is the first row.
 	Ablation []Draft
 	Progress func(done, total int, label string)
+	// Notice, if set, is told what the report says the rerun left out or
+	// replaced (a dataset's built-in stand-in, a figure's missing part),
+	// for the terminal.
+	Notice func(msg string)
 }
 
 // Draft names a draft model for an ablation row.
@@ -180,6 +184,7 @@ func (p *paper) load(name string) ([]dataset.Example, error) {
 		fb := dataset.Fallback(name)
 		ex, err = dataset.LoadBuiltin(fb)
 		p.doc.P("**%s is not there: the %s prompts below are hlm's built-in `%s` set (%d short stories written for hlm), not TinyStories' validation sample; figures are not comparable with runs on it.** Set HLM_SHARED to the directory that holds data/ for the paper's data.", path, name, fb, len(ex))
+		p.notice(fmt.Sprintf("%s is not there: the %s prompts are hlm's built-in %s set (the report says so)", path, name, fb))
 	default:
 		err = fmt.Errorf("dataset %s: %s is not there: this paper's rerun reads the shared data; set HLM_SHARED to the directory that holds data/", name, path)
 	}
@@ -368,4 +373,12 @@ func (p *paper) draftName() string {
 		return "none"
 	}
 	return p.setup.Models.SLM.Name()
+}
+
+// notice tells cfg.Notice, if set, what the report says was left out or
+// replaced.
+func (p *paper) notice(msg string) {
+	if p.cfg.Notice != nil {
+		p.cfg.Notice(msg)
+	}
 }

@@ -357,6 +357,7 @@ func (p *paper) treesIntro(sc treesScale, pairs []treePair, skipped string, ex [
 	note := ""
 	if skipped != "" {
 		note = " Pair 2 is not measured: " + skipped + "."
+		p.notice("pair 2 is not measured: " + skipped)
 	}
 	prompts := fmt.Sprintf("%d TinyStories validation stories (the first sentence of each; `dataset` package, the shared sample), **held out**: the tree growth rule was tuned on hlm's built-in stories (data/stories) and on nothing here", len(ex))
 	if _, err := os.Stat(dataset.Default("tinystories", p.cfg.Shared)); err != nil {

@@ -163,6 +163,7 @@ func (p *paper) measureFigure(ctx context.Context, base hybrid.Params, name, fig
 	var missing string
 	if _, err := os.Stat(filepath.Join(dir, "index.noun")); err != nil {
 		missing = fmt.Sprintf("Prompt perturbation is left out: no WordNet database in %s (install Debian's wordnet-base, or pass --wordnet DIR or set HLM_WORDNET).", dir)
+		p.notice(missing)
 	} else {
 		db, err := wordnet.Open(dir)
 		if err != nil {

@@ -400,7 +400,8 @@ NAME: `+strings.Join(eval.Papers, ", ")+`.`, stdout)
 	}
 	tensor.SetThreads(*threads)
 	cfg := eval.PaperConfig{Ablation: drafts, Name: name, Out: *out, LLM: *mf.llm, SLM: *mf.slm, Tokenizer: *mf.tok, Shared: sharedDir(),
-		N: *n, NCurve: *nc, NCal: *ncal, NMeasure: *nm, WordNet: *wn, MaxTokens: *maxTokens, Seed: *seed, Quick: *quick, Command: "hlm eval paper " + shellJoin(args), Progress: progressBar(stderr)}
+		N: *n, NCurve: *nc, NCal: *ncal, NMeasure: *nm, WordNet: *wn, MaxTokens: *maxTokens, Seed: *seed, Quick: *quick, Command: "hlm eval paper " + shellJoin(args), Progress: progressBar(stderr),
+		Notice: func(msg string) { fmt.Fprintf(stderr, "hlm eval paper %s: %s\n", name, msg) }}
 	if err := eval.RunPaper(ctx, cfg); err != nil {
 		return err
 	}

@@ -244,6 +244,22 @@ func TestEvalPlotsNumericSweep(t *testing.T) {
 	}
 }
 
+// TestEvalPaperNotices: what a rerun's report says it left out or
+// replaced (the built-in stories for a missing TinyStories sample, a pair
+// not measured) is also said on the terminal.
+func TestEvalPaperNotices(t *testing.T) {
+	t.Setenv("HLM_SHARED", t.TempDir())
+	_, stderr, err := runHLM(t, "eval", "paper", "trees", "--quick", "--out", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"the tinystories prompts are hlm's built-in", "pair 2 is not measured"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr has no %q:\n%s", want, stderr)
+		}
+	}
+}
+
 // TestCalibrateJSONSource: calibrate --out records what the calibration
 // was made from beside its result (fields at the top level as before).
 func TestCalibrateJSONSource(t *testing.T) {
