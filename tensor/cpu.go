@@ -53,7 +53,7 @@ const KernelsEnv = "HLM_KERNELS"
 var level = func() int {
 	l, err := parseLevel(os.Getenv(KernelsEnv), cpuLevel)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "tensor: %v; using %s\n", err, levelNames[defaultLevel])
+		fmt.Fprintf(os.Stderr, "warning: %v; running %s instead\n", err, levelNames[defaultLevel])
 		return defaultLevel
 	}
 	if l < 0 {

@@ -82,8 +82,8 @@ Lists are comma-separated (-p 1,8 -t 1,2). Progress goes to stderr. The
 model defaults to the built-in stories260K.
 
 --kernels (or HLM_KERNELS=portable|avx2|avx512|avx512-zen4|avx512-zen5 on amd64, portable|neon on arm64) chooses
-the kernels (a level the CPU lacks is refused; by default the best for this CPU, avx512-zen4 on a Zen 4,
-avx512-zen5 on a Zen 5): the
+the kernels (by default the best for this CPU, avx512-zen4 on a Zen 4, avx512-zen5 on a Zen 5; --kernels refuses
+an unknown level or one the CPU lacks, HLM_KERNELS warns and runs the default): the
 results are bit-identical, only the speed differs.`, stdout)
 	models := &specsFlag{v: []string{builtin.DefaultLLM}}
 	fs.Var(models, "model", "model spec (repeatable): a .gguf, a llama2.c .bin, a Hugging Face directory or builtin:NAME, optionally @q8/@q4; PATH.gguf@llama.cpp runs it on llama.cpp's library")

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hlmproject/hlm/channel"
 	"github.com/hlmproject/hlm/hybrid"
 	"github.com/hlmproject/hlm/model/builtin"
 	"github.com/hlmproject/hlm/sim"
@@ -237,9 +238,25 @@ func (u unusedKey) String() string {
 func unusedSets(flag string, sets []string, p hybrid.Params) []unusedKey {
 	var out []unusedKey
 	seen := map[string]bool{}
-	for _, kv := range sets {
+	// A channel key before a channel_preset is reset by it (--set applies
+	// in order).
+	preset, presetAt := "", -1
+	for i, kv := range sets {
+		if k, v, _ := strings.Cut(kv, "="); strings.TrimSpace(k) == "channel_preset" {
+			preset, presetAt = strings.TrimSpace(v), i
+		}
+	}
+	channelKeys := map[string]bool{}
+	for _, ck := range channel.Keys() {
+		channelKeys[ck.Name] = true
+	}
+	for i, kv := range sets {
 		k, _, _ := strings.Cut(kv, "=")
 		k = strings.TrimSpace(k)
+		if flag == "--set" && i < presetAt && channelKeys[k] {
+			out = append(out, unusedKey{flag, k, strings.TrimSpace(kv), "the later --set channel_preset=" + preset + " resets the channel (give channel keys after the preset)"})
+			continue
+		}
 		if seen[k] {
 			continue
 		}

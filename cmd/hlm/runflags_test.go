@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/hlmproject/hlm/hybrid"
 )
 
 // TestFlagsAndSet: a flag and --set for the same key must agree; the
@@ -283,5 +285,32 @@ func TestCalibrateJSONSource(t *testing.T) {
 	}
 	if err := json.Unmarshal(b, &f); err != nil || f.Delta == nil || f.Source.LLM == "" || f.Source.Prompts != 2 || f.Source.Seed != 3 || f.Source.Temperature != 0.7 || f.Source.MaxTokens != 8 {
 		t.Errorf("calibrate --out (%v):\n%s", err, b)
+	}
+}
+
+// TestUnusedSetsBeforePreset: a channel key given before a later
+// channel_preset is reported as reset by it (the preset replaced the
+// channel silently, and the warning blamed another key); one given after
+// it is not.
+func TestUnusedSetsBeforePreset(t *testing.T) {
+	sets := []string{"channel=fixed", "rate_bps=1000", "channel_preset=uhlm", "snr_db=5", "temperature=0.5"}
+	p := hybrid.DefaultParams()
+	p.Method = "q-s"
+	if err := p.SetAll(sets); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, u := range unusedSets("--set", sets, p) {
+		got[u.key] = u.why
+	}
+	for _, k := range []string{"channel", "rate_bps"} {
+		if !strings.Contains(got[k], "channel_preset=uhlm resets the channel") {
+			t.Errorf("%s before the preset: %q", k, got[k])
+		}
+	}
+	for _, k := range []string{"snr_db", "temperature"} {
+		if strings.Contains(got[k], "channel_preset") {
+			t.Errorf("%s after the preset, or no channel key: %q", k, got[k])
+		}
 	}
 }
