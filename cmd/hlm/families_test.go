@@ -41,10 +41,10 @@ func TestFamiliesEndToEnd(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			m := filepath.Join(dir, name)
 			for _, method := range []string{"q-s", "u-hlm", "coupled", "k-sqs"} {
-				out, _, err := runHLM(t, "sim", "--llm", m, "--slm", m+"@exit=1", "--method", method,
+				_, summary, err := runHLM(t, "sim", "--llm", m, "--slm", m+"@exit=1", "--method", method,
 					"--prompt", "Once upon a time", "--max-tokens", "12", "--seed", "1")
-				if err != nil || !strings.Contains(out, "tokens/s") {
-					t.Fatalf("sim %s: %v\n%s", method, err, out)
+				if err != nil || !strings.Contains(summary, "tokens/s") {
+					t.Fatalf("sim %s: %v\n%s", method, err, summary)
 				}
 			}
 			if _, _, err := runHLM(t, "generate", "--model", m, "--prompt", "Once", "--max-tokens", "8", "--temperature", "0"); err != nil {

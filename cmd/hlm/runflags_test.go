@@ -61,7 +61,7 @@ func TestFlagsAndSet(t *testing.T) {
 // were; --json carries the same report; a chain's summary keeps "drafts
 // verified".
 func TestSimTreeSummary(t *testing.T) {
-	out, _, err := runHLM(t, "sim", "--prompt", "Once upon a time", "--max-tokens", "12", "--method", "tree-q-s")
+	_, out, err := runHLM(t, "sim", "--prompt", "Once upon a time", "--max-tokens", "12", "--method", "tree-q-s")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +84,7 @@ func TestSimTreeSummary(t *testing.T) {
 	if err := json.Unmarshal([]byte(js), &r); err != nil || r.Tree == nil || r.Tree.Trees == 0 || r.Tree.Nodes != r.Verified {
 		t.Errorf("tree-k-sqs --json: tree %+v, verified %d (%v)", r.Tree, r.Verified, err)
 	}
-	out, _, err = runHLM(t, "sim", "--prompt", "Once upon a time", "--max-tokens", "12", "--method", "q-s")
+	_, out, err = runHLM(t, "sim", "--prompt", "Once upon a time", "--max-tokens", "12", "--method", "q-s")
 	if err != nil || !strings.Contains(out, "drafts verified ") || strings.Contains(out, "trees: ") {
 		t.Errorf("q-s summary (%v):\n%s", err, out)
 	}
@@ -118,7 +118,7 @@ func TestUthAdvice(t *testing.T) {
 // --json carries the count; K-SQS, whose draft size is known beforehand,
 // has none.
 func TestSimBudgetTests(t *testing.T) {
-	out, _, err := runHLM(t, "sim", "--prompt", "Once upon a time", "--max-tokens", "64", "--seed", "1", "--method", "c-sqs")
+	_, out, err := runHLM(t, "sim", "--prompt", "Once upon a time", "--max-tokens", "64", "--seed", "1", "--method", "c-sqs")
 	if err != nil || !strings.Contains(out, "budget tests (") {
 		t.Errorf("c-sqs summary (%v) lacks the budget tests:\n%s", err, out)
 	}

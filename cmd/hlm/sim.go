@@ -59,7 +59,8 @@ verifies on the "server", and a link model carries the uplink. Time is
 virtual: per round L·tau_slm + uplink time + tau_llm + downlink time (Q-S
 eq. 9). The same command and seed give the same tokens and figures;
 only the wall-clock fields (wall_seconds, wall_throughput_tps) differ
-from run to run.
+from run to run. The text goes to stdout and the summary to stderr (as
+with hlm edge and generate); --json prints the summary on stdout instead.
 
 Methods (docs/design.md, Methods), with the method-specific keys each reads:
 `+hybrid.MethodHelp(80)+`
@@ -128,11 +129,15 @@ Parameters (--set key=value, repeatable):
 			SLM string `json:"slm,omitempty"`
 		}{sum, llmName, slmName})
 	}
-	printSummary(stdout, &sum.Result)
+	// The text on stdout, the summary on stderr, as hlm edge and generate.
+	fmt.Fprintf(stdout, "%s\n", sum.Text)
+	r := sum.Result
+	r.Text = ""
+	printSummary(stderr, &r)
 	if slmName != "" {
-		fmt.Fprintf(stdout, "  models: LLM %s, SLM %s\n", llmName, slmName)
+		fmt.Fprintf(stderr, "  models: LLM %s, SLM %s\n", llmName, slmName)
 	} else {
-		fmt.Fprintf(stdout, "  model: LLM %s\n", llmName)
+		fmt.Fprintf(stderr, "  model: LLM %s\n", llmName)
 	}
 	return nil
 }
@@ -185,7 +190,10 @@ func printSummary(w io.Writer, r *hybrid.Result) {
 		}
 		return fmt.Sprintf("%.3g", *p)
 	}
-	fmt.Fprintf(w, "%s\n\n", r.Text)
+	if r.Text != "" {
+		fmt.Fprintf(w, "%s\n", r.Text)
+	}
+	fmt.Fprintln(w) // a blank line after the text (printed here or streamed before)
 	fmt.Fprintf(w, "method %s, seed %d: %d tokens (%s)\n", r.Method, r.Seed, len(r.Tokens), r.Stop)
 	fmt.Fprintf(w, "  rounds %d, uploads %d (TR %.3f), skipped %d (TSR %s)\n", r.Rounds, r.Uploads, r.TransmissionRate, r.Skipped, f(r.TrueSkipRate))
 	if t := r.Tree; t != nil && t.Trees > 0 {

@@ -287,8 +287,8 @@ func TestSimNamesModels(t *testing.T) {
 	if code := run(context.Background(), []string{"sim", "--max-tokens", "2"}, &out, &errb); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
-	if !strings.Contains(out.String(), "models: LLM builtin:stories260K, SLM builtin:stories260K-draft") {
-		t.Errorf("summary without the models:\n%s", out.String())
+	if !strings.Contains(errb.String(), "models: LLM builtin:stories260K, SLM builtin:stories260K-draft") {
+		t.Errorf("summary without the models:\n%s", errb.String())
 	}
 	out.Reset()
 	if code := run(context.Background(), []string{"sim", "--method", "llm", "--max-tokens", "2", "--json"}, &out, &errb); code != 0 {
