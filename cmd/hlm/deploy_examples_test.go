@@ -302,4 +302,13 @@ func TestEdgeFindsTheDraftOfAQuantizedServer(t *testing.T) {
 		t.Fatalf("%v\n%s", err, stderr)
 	}
 	checkGeneration(t, "edge against a Q8_0 server", stdout, stderr)
+	// The summary names the draft it found (new-user walk: edge did not
+	// say which), and so does --json.
+	if !strings.Contains(stderr, "draft: SLM builtin:stories260K-draft") {
+		t.Errorf("edge's summary does not name its draft:\n%s", stderr)
+	}
+	js, _, err := runHLM(t, "edge", "--server", addr, "--method", "q-s", "--prompt", "Once", "--max-tokens", "4", "--json")
+	if err != nil || !strings.Contains(js, `"slm":"builtin:stories260K-draft"`) {
+		t.Errorf("edge --json (%v) does not name its draft:\n%s", err, js)
+	}
 }

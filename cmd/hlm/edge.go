@@ -141,12 +141,12 @@ func edgeMain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if err != nil {
 			return err
 		}
-		return json.NewEncoder(stdout).Encode(sum)
+		return json.NewEncoder(stdout).Encode(edgeJSON{sum, slm.Name()})
 	}
 	if view != nil {
 		defer view.keep(ctx, stderr)
 	}
-	return streamPrompts(ctx, g, texts, view, trace, *rf.asJSON, stdout, stderr)
+	return streamPrompts(ctx, g, texts, view, trace, *rf.asJSON, stdout, stderr, slm.Name())
 }
 
 // edgeTLS is the TLS configuration of a connection to server: the system's
@@ -175,7 +175,7 @@ func edgeTLS(server, caFile string, insecure bool) (*tls.Config, error) {
 // hybrid.PromptParams), streaming its text to stdout as it is committed
 // (and to the live view) with a summary on stderr, or, with asJSON, printing
 // the aggregate as JSON at the end.
-func streamPrompts(ctx context.Context, g *edge.Generator, texts []string, view *ui, trace io.Writer, asJSON bool, stdout, stderr io.Writer) error {
+func streamPrompts(ctx context.Context, g *edge.Generator, texts []string, view *ui, trace io.Writer, asJSON bool, stdout, stderr io.Writer, slmName string) error {
 	var runs []hybrid.Result
 	for i, t := range texts {
 		pp := hybrid.PromptParams(g.Params, i)
@@ -211,14 +211,22 @@ func streamPrompts(ctx context.Context, g *edge.Generator, texts []string, view 
 		}
 		res.Text = "" // already streamed
 		printSummary(stderr, &res)
+		fmt.Fprintf(stderr, "  draft: SLM %s (the LLM is the server's)\n", slmName)
 		if st.Reconnects > 0 {
 			fmt.Fprintf(stderr, "  reconnected %d times, re-sent %d uploads\n", st.Reconnects, st.Resent)
 		}
 	}
 	if asJSON {
-		return json.NewEncoder(stdout).Encode(hybrid.Aggregate(runs))
+		return json.NewEncoder(stdout).Encode(edgeJSON{hybrid.Aggregate(runs), slmName})
 	}
 	return nil
+}
+
+// edgeJSON is hlm edge's --json summary: hlm sim's, with the draft it ran
+// (the LLM is the server's).
+type edgeJSON struct {
+	hybrid.Summary
+	SLM string `json:"slm"`
 }
 
 // openEdgeDraft opens --slm, or by default the draft hlm ships for the
