@@ -172,8 +172,13 @@ hlm eval paper NAME reruns a paper's tables and figures (NAME: `+strings.Join(ev
 		return err
 	}
 	setup := eval.Setup{Models: ms, Base: p, NLL: !*noNLL, Progress: progressBar(stderr)}
-	if g := filepath.Join(sharedDir(), "models", "glove", "glove-100d-top40k.txt.gz"); fileExists(g) {
-		setup.GloVe = metrics.LazyGloVe(g)
+	glove := filepath.Join(sharedDir(), "models", "glove", "glove-100d-top40k.txt.gz")
+	noCosine := ""
+	if fileExists(glove) {
+		setup.GloVe = metrics.LazyGloVe(glove)
+	} else {
+		noCosine = fmt.Sprintf("the cosine column is empty: it needs GloVe's vectors at %s (set HLM_SHARED to the directory that holds models/)", glove)
+		fmt.Fprintf(stderr, "hlm eval: %s\n", noCosine)
 	}
 	used := datasetUsed(*ds, *dsPath)
 	rows, err := eval.Evaluate(ctx, setup, used, ex, points)
@@ -186,6 +191,9 @@ hlm eval paper NAME reruns a paper's tables and figures (NAME: `+strings.Join(ev
 	header := fmt.Sprintf("    hlm eval %s\n\nLLM `%s`, SLM `%s`, dataset %s (%d prompts × %d tokens), seed %d.", shellJoin(args), *mf.llm, draftName(ms), datasetLabel(*ds, used), len(ex), *maxTokens, *seed)
 	if len(warnings) > 0 {
 		header += "\n\nWarnings (the rows of these keys' values are the same run): " + strings.Join(warnings, "; ") + "."
+	}
+	if noCosine != "" {
+		header += "\n\nNote: " + noCosine + "."
 	}
 	if err := writeEvalReport(*out, header, rows, strings.Split(*methods, ","), sweeps, stderr); err != nil {
 		return err

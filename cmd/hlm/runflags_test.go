@@ -262,6 +262,23 @@ func TestEvalPaperNotices(t *testing.T) {
 	}
 }
 
+// TestEvalCosineNotice: without GloVe's vectors the cosine column is
+// empty, and hlm eval says so on the terminal and in the report.
+func TestEvalCosineNotice(t *testing.T) {
+	t.Setenv("HLM_SHARED", t.TempDir())
+	out := t.TempDir()
+	_, stderr, err := runHLM(t, "eval", "--out", out, "--methods", "q-s", "--n", "1", "--max-tokens", "4", "--no-nll")
+	if err != nil {
+		t.Fatal(err)
+	}
+	report, _ := os.ReadFile(filepath.Join(out, "report.md"))
+	for what, text := range map[string]string{"stderr": stderr, "report.md": string(report)} {
+		if !strings.Contains(text, "the cosine column is empty") {
+			t.Errorf("%s does not say why cosine is empty:\n%s", what, text)
+		}
+	}
+}
+
 // TestCalibrateJSONSource: calibrate --out records what the calibration
 // was made from beside its result (fields at the top level as before).
 func TestCalibrateJSONSource(t *testing.T) {
