@@ -137,7 +137,12 @@ hlm eval paper NAME reruns a paper's tables and figures (NAME: `+strings.Join(ev
 			return usageError{fmt.Errorf("--set %s: eval runs the methods --methods names", kv)}
 		}
 	}
-	p.MaxTokens, p.Seed = *maxTokens, *seed
+	// Through the registry, so that --max-tokens is checked as sim's is
+	// (before the dataset is read).
+	if err := p.Set("max_tokens", fmt.Sprint(*maxTokens)); err != nil {
+		return usageError{fmt.Errorf("--max-tokens %d: %w", *maxTokens, err)}
+	}
+	p.Seed = *seed
 	if err := p.SetAll(sets); err != nil {
 		return usageError{err}
 	}
