@@ -71,7 +71,7 @@ func Windows(ids []int, c WindowConfig) ([][]int, error) {
 		return nil, err
 	}
 	if len(ids) < 2*c.Window {
-		return nil, fmt.Errorf("score: %d tokens: at least %d (two windows of %d) are needed", len(ids), 2*c.Window, c.Window)
+		return nil, fmt.Errorf("score: %d tokens: at least %d (two windows of %d) are needed; a longer text, or a smaller window (hlm nll --ctx)", len(ids), 2*c.Window, c.Window)
 	}
 	n := len(ids) / c.Window
 	if c.Chunks > 0 {

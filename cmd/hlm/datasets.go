@@ -41,11 +41,11 @@ func loadDataset(name, path, pathFlag string) ([]dataset.Example, error) {
 	}
 	path = dataset.Default(name, sharedDir())
 	if fb := datasetUsed(name, ""); fb != name {
-		fmt.Fprintf(notice, "hlm: %s is not there: using the prompts built into hlm (--dataset %s) instead of %s; give %s's file with %s FILE or set HLM_SHARED\n", path, fb, name, name, pathFlag)
+		fmt.Fprintf(notice, "hlm: %s is not there: using the prompts built into hlm (--dataset %s) instead of %s; give %s's file with %s FILE or %s\n", path, fb, name, name, pathFlag, sharedHint())
 		return dataset.LoadBuiltin(fb)
 	}
 	if _, err := os.Stat(path); err != nil {
-		return nil, fmt.Errorf("dataset %s: %s is not there: give its file with %s FILE, or set HLM_SHARED to the directory that holds data/ (stories is built in)", name, path, pathFlag)
+		return nil, fmt.Errorf("dataset %s: %s is not there: give its file with %s FILE, or %s (stories is built in)", name, path, pathFlag, sharedHint())
 	}
 	return dataset.Load(name, path)
 }
@@ -141,4 +141,13 @@ func sampleExamples(ex []dataset.Example, n int, seed uint64) []dataset.Example 
 		out[i] = ex[j]
 	}
 	return out
+}
+
+// sharedHint says how to point hlm at the shared material: set
+// HLM_SHARED, or, when it is set, that it names the wrong directory.
+func sharedHint() string {
+	if d := os.Getenv("HLM_SHARED"); d != "" {
+		return fmt.Sprintf("point HLM_SHARED (now %s) at the directory that holds data/", d)
+	}
+	return "set HLM_SHARED to the directory that holds data/"
 }
