@@ -60,6 +60,8 @@ func versionLine(bi *debug.BuildInfo) string {
 			out += ", modified"
 		}
 		out += ")"
+	} else if version == "(devel)" {
+		out += " (commit unknown: built without VCS stamping, e.g. -buildvcs=false)"
 	}
 	return fmt.Sprintf("%s %s %s/%s\n", out, goVersion, runtime.GOOS, runtime.GOARCH)
 }

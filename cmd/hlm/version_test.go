@@ -24,6 +24,8 @@ func TestVersionLine(t *testing.T) {
 			{Key: "vcs.revision", Value: "0123456789abcdef0123"}, {Key: "vcs.time", Value: "2026-11-29T07:00:00Z"}, {Key: "vcs.modified", Value: "true"}}},
 			"hlm (devel) (commit 0123456789ab, 2026-11-29T07:00:00Z, modified) go1.26.0" + plat},
 		{"nothing recorded", nil, "hlm (unknown) " + runtime.Version() + plat},
+		{"checkout without VCS stamping", &debug.BuildInfo{GoVersion: "go1.26.0", Main: debug.Module{Version: "(devel)"}},
+			"hlm (devel) (commit unknown: built without VCS stamping, e.g. -buildvcs=false) go1.26.0" + plat},
 	} {
 		if got := versionLine(c.bi); got != c.want {
 			t.Errorf("%s: %q, want %q", c.name, got, c.want)
