@@ -71,18 +71,23 @@ func cellLines(w io.Writer) func(done, total int, label string) {
 	cur, prev := "", 0
 	start := time.Now()
 	finish := func(done, total int) {
-		fmt.Fprintf(w, "[%d/%d %3d%% %s] %s: %d runs\n", done, total, 100*done/max(total, 1),
-			time.Since(start).Round(time.Second), cur, done-prev)
+		runs := "runs"
+		if done-prev == 1 {
+			runs = "run"
+		}
+		fmt.Fprintf(w, "[%d/%d %3d%% %s] %s: %d %s\n", done, total, 100*done/max(total, 1),
+			time.Since(start).Round(time.Second), cur, done-prev, runs)
 		prev = done
 	}
+	last := 0 // done at the previous call: a call may count several runs (a reused row)
 	return func(done, total int, label string) {
 		if done <= prev { // a new series (hlm eval paper runs several)
-			prev = 0
+			prev, last = 0, 0
 		}
-		if label != cur && done-1 > prev {
-			finish(done-1, total)
+		if label != cur && last > prev {
+			finish(last, total)
 		}
-		cur = label
+		cur, last = label, done
 		if done == total {
 			finish(done, total)
 		}

@@ -34,3 +34,26 @@ func TestProgressNotATerminal(t *testing.T) {
 		}
 	}
 }
+
+// TestProgressReusedRow: a call that counts several runs at once (a row
+// eval reuses, reported once for all its prompts) is that cell's, not the
+// one before it (the cell before was said to have 3 runs and the reused one 1).
+func TestProgressReusedRow(t *testing.T) {
+	var buf bytes.Buffer
+	p := progressBar(&buf)
+	p(1, 6, "hlm l=2")
+	p(2, 6, "hlm l=2")
+	p(4, 6, "hlm l=3 (as hlm l=2)")
+	p(5, 6, "q-s l=2")
+	p(6, 6, "q-s l=2")
+	got := regexp.MustCompile(`\] (.*): (\d+) runs`).FindAllStringSubmatch(buf.String(), -1)
+	want := [][2]string{{"hlm l=2", "2"}, {"hlm l=3 (as hlm l=2)", "2"}, {"q-s l=2", "2"}}
+	if len(got) != len(want) {
+		t.Fatalf("%d cells, want %d:\n%s", len(got), len(want), buf.String())
+	}
+	for i, w := range want {
+		if got[i][1] != w[0] || got[i][2] != w[1] {
+			t.Errorf("cell %d: %s with %s runs, want %s with %s", i, got[i][1], got[i][2], w[0], w[1])
+		}
+	}
+}
