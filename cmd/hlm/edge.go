@@ -219,6 +219,12 @@ func streamPrompts(ctx context.Context, g *edge.Generator, texts []string, view 
 	if asJSON {
 		return json.NewEncoder(stdout).Encode(edgeJSON{hybrid.Aggregate(runs), slmName})
 	}
+	if len(runs) > 1 { // and over all prompts, as hlm sim's summary
+		agg := hybrid.Aggregate(runs).Result
+		agg.Text = ""
+		fmt.Fprintf(stderr, "\nall %d prompts:", len(runs))
+		printSummary(stderr, &agg)
+	}
 	return nil
 }
 
