@@ -112,7 +112,7 @@ func (p *paper) qsFig3Paired(g map[string][]Row) error {
 		t.AddRow(report.Float(qsTemp(llm), 2), cell(paired(sq.PerPrompt["rouge2"], llm.PerPrompt["rouge2"])), cell(paired(qs.PerPrompt["rouge2"], llm.PerPrompt["rouge2"])),
 			cell(pairedEntropy(sq, llm)), cell(pairedEntropy(qs, llm)), sq.PM("mean_deviation", 3), qs.PM("mean_deviation", 3))
 	}
-	p.doc.P("Differences from the LLM on the same prompt and seed (mean ± 95%% half-width over runs). Q-S's deviation is 0 up to rounding by construction (OutputDist(q̂, q̂, y) = y, Prop. 1): it is a check of the code, not evidence.")
+	p.doc.P("Differences from the LLM on the same prompt and seed (mean ± 95%% half-width over runs; each run weighs alike, where the table above pools the tokens of all runs, so the two agree when every run has as many tokens, and differ a little when some end early). Q-S's deviation is 0 up to rounding by construction (OutputDist(q̂, q̂, y) = y, Prop. 1): it is a check of the code, not evidence.")
 	return p.doc.Table("fig3_paired", t)
 }
 

@@ -32,7 +32,11 @@ func (e *entropyMeter) observe(r *round) error {
 	}
 	pos := r.positions()
 	L := len(pos)
-	for l := 0; l <= r.verdict.Accepted && l < len(tr.DraftY); l++ {
+	// A last round may commit past max_tokens (a bonus after a block that
+	// filled the room): the output ends at max_tokens, and so does the
+	// measure, so that it is over the output's tokens.
+	keep := e.d.Params().MaxTokens - (r.pos - e.d.prompt)
+	for l := 0; l <= r.verdict.Accepted && l < len(tr.DraftY) && l < keep; l++ {
 		y := tr.DraftY[l]
 		if l == L || l >= len(tr.XHat) || tr.XHat[l] == nil { // bonus, LLM-only, coupled
 			if l < L || r.bonus() || L == 0 {

@@ -22,14 +22,12 @@ func TestEntropyMeter(t *testing.T) {
 		p := DefaultParams()
 		p.Method, p.Seed, p.MaxTokens, p.Temperature, p.Entropy = c.method, 2, 40, 1, true
 		r := runOnce(t, p, llm, slm, prompt)
-		if r.MeanEntropy == nil || r.EntropyTokens < len(r.Tokens) {
-			t.Fatalf("%s: entropy %v over %d tokens, %d committed", c.method, r.MeanEntropy, r.EntropyTokens, len(r.Tokens))
+		// The measure is over the output's tokens: none past MaxTokens,
+		// which a last round's bonus can commit (they were counted before).
+		if r.MeanEntropy == nil || r.Stop != StopMaxTokens || r.EntropyTokens != len(r.Tokens) {
+			t.Fatalf("%s: entropy %v over %d tokens, %d in the output (stop %s)", c.method, r.MeanEntropy, r.EntropyTokens, len(r.Tokens), r.Stop)
 		}
-		n := min(r.EntropyTokens, len(r.Tokens)) // tokens past MaxTokens are measured but not in r.Tokens
-		if r.EntropyTokens != n {
-			t.Logf("%s: %d tokens measured, %d kept", c.method, r.EntropyTokens, n)
-			continue // the recomputation below needs every measured token
-		}
+		n := len(r.Tokens)
 		rows, err := llm.NewSession().Eval(append(append([]int(nil), prompt...), r.Tokens...))
 		if err != nil {
 			t.Fatal(err)
@@ -41,6 +39,17 @@ func TestEntropyMeter(t *testing.T) {
 		h /= float64(n)
 		if diff := math.Abs(*r.MeanEntropy - h); (diff < 1e-9) != c.equal {
 			t.Errorf("%s: meter %.12f, LLM along the output %.12f (|diff| %.3g, want equal: %v)", c.method, *r.MeanEntropy, h, diff, c.equal)
+		}
+	}
+	// Blocks that overrun MaxTokens (seeds and sizes where the last round
+	// commits past it): still exactly the output's tokens.
+	for seed := range uint64(8) {
+		for _, m := range []string{SQ, QS} {
+			p := DefaultParams()
+			p.Method, p.Seed, p.MaxTokens, p.Temperature, p.Entropy, p.L = m, seed, 16, 1, true, 4
+			if r := runOnce(t, p, llm, slm, prompt); r.Stop == StopMaxTokens && r.EntropyTokens != len(r.Tokens) {
+				t.Errorf("%s seed %d: %d tokens measured, %d in the output", m, seed, r.EntropyTokens, len(r.Tokens))
+			}
 		}
 	}
 	p := DefaultParams()
