@@ -95,7 +95,7 @@ func (p *paper) uhlm(ctx context.Context) error {
 	}
 	x := func(r Row) float64 { return SetValue(r, "u_th") }
 	p.doc.H(2, "Fig. 4: quality and TR vs u_th")
-	p.doc.P("That TR falls as u_th rises holds by construction (a higher threshold skips every token a lower one skips, on shared trajectories: hybrid.TestSkipThresholdOrdering); the quality curves are the measurement.")
+	p.doc.P("That TR falls as u_th rises holds by construction on shared trajectories (a higher threshold skips every token a lower one skips: hybrid.TestSkipThresholdOrdering); the runs at different thresholds commit different tokens and so follow different trajectories, over which TR can rise a little from one threshold to the next with few prompts; the quality curves are the measurement.")
 	if err := p.doc.Plot("fig4_uth", "Cosine similarity, ROUGE-L and TR of U-HLM vs u_th (U-HLM Fig. 4)", &report.LinePlot{Title: "U-HLM vs uncertainty threshold", XLabel: "u_th", YLabel: "value",
 		Series: []report.Series{Curve("cosine", rows, x, "cosine"), Curve("ROUGE-L", rows, x, "rougeL"), Curve("TR", rows, x, "transmission_rate")}}); err != nil {
 		return err

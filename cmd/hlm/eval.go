@@ -379,8 +379,15 @@ NAME: `+strings.Join(eval.Papers, ", ")+`.`, stdout)
 	fs.Var(&ablation, "ablation", "cu-hlm: another draft for Table II's KD ablation, as NAME=SPEC (repeatable), e.g. \"untrained early exit=M.bin@exit=1\"")
 	// The paper's name comes first; --help alone prints the flags.
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		if err := parse(fs, args); err != nil {
-			return err
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return err
+			}
+			return usageError{withSuggestion(fs, err)}
+		}
+		// The name after the flags: say that it goes first.
+		if fs.NArg() > 0 && slices.Contains(eval.Papers, fs.Arg(0)) {
+			return usageError{fmt.Errorf("the paper's name goes first: hlm eval paper %s [flags]", fs.Arg(0))}
 		}
 		return usageError{errors.New("which paper? give its name first: hlm eval paper NAME --out DIR, NAME one of " + strings.Join(eval.Papers, ", "))}
 	}
