@@ -19,6 +19,12 @@ import (
 // online k), as the paper's KD model would.
 func (p *paper) kdAblation(ctx context.Context, base hybrid.Params) error {
 	if len(p.cfg.Ablation) == 0 {
+		// Said in the report and on the terminal, so that the table's
+		// absence is not a surprise (docs/REPRODUCTION.md lists it).
+		msg := "Table II (the draft's alignment, KD ablation) is left out: it compares drafts for the same LLM, given with --ablation NAME=SPEC (e.g. --ablation \"untrained early exit=M.bin@exit=1\")"
+		p.doc.H(2, "Table II: the draft's alignment (KD ablation)")
+		p.doc.P("%s.", msg)
+		p.notice(msg)
 		return nil
 	}
 	drafts := append([]Draft{{Name: "report's SLM", SLM: p.cfg.SLM}}, p.cfg.Ablation...)

@@ -415,6 +415,9 @@ NAME: `+strings.Join(eval.Papers, ", ")+`.`, stdout)
 			return usageError{fmt.Errorf("--quick fixes the rerun's sizes, so %s would be ignored: give one or the other", strings.Join(sized, ", "))}
 		}
 	}
+	if len(ablation) > 0 && name != "cu-hlm" {
+		return usageError{fmt.Errorf("--ablation adds drafts to CU-HLM's Table II: the %s rerun has no such table (hlm eval paper cu-hlm --ablation NAME=SPEC)", name)}
+	}
 	var drafts []eval.Draft
 	for _, a := range ablation {
 		name, spec, ok := strings.Cut(a, "=")

@@ -190,6 +190,7 @@ func TestEvalPaperQuickRefusals(t *testing.T) {
 		{[]string{"sqs", "--quick", "--n", "2"}, "--n would be ignored"},
 		{[]string{"trees", "--quick", "--n-curve", "1", "--n-cal", "1"}, "--n-cal, --n-curve would be ignored"},
 		{[]string{"--quick", "sqs"}, "the paper's name goes first"},
+		{[]string{"sqs", "--quick", "--ablation", "x=builtin:stories260K-draft"}, "the sqs rerun has no such table"},
 	} {
 		args := append(append([]string{"eval", "paper"}, c.args...), "--out", out)
 		if _, _, err := runHLM(t, args...); err == nil || !strings.Contains(err.Error(), c.want) {
