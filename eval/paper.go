@@ -162,6 +162,20 @@ var paperDatasets = map[string][]string{
 	"ui-hlm": {"tinystories", "alpaca"},
 }
 
+// PaperSizes are the size flags each rerun reads (n: tables, n-curve:
+// curves, n-cal: calibration runs, n-measure: the uncertainty-measure
+// comparison); hlm eval paper refuses the others rather than ignore them.
+// qs sets its own sizes.
+var PaperSizes = map[string][]string{
+	"u-hlm":    {"n", "n-curve", "n-cal", "n-measure"},
+	"cu-hlm":   {"n", "n-curve", "n-cal", "n-measure"},
+	"ui-hlm":   {"n", "n-curve"},
+	"coupling": {"n", "n-curve"},
+	"trees":    {"n"},
+	"sqs":      {"n-curve"},
+	"qs":       nil,
+}
+
 // load reads a dataset's default file once per rerun (for TinyStories
 // without the shared one, the stories built into hlm, which the report
 // says).
@@ -276,7 +290,25 @@ func (p *paper) sizes() string {
 	if p.cfg.Quick {
 		return "This is the small rerun (--quick): it runs fewer prompts, seeds and settings than the full one, and each section's setting says how many. "
 	}
-	return fmt.Sprintf("Tables use %d prompts per dataset (TinyStories: at most the 19 stories of the shared sample), curves %d per point; calibration (a, b, Δ, k*) uses %d runs generated from BOS alone, so no evaluated prompt is seen. ", p.cfg.N, p.cfg.NCurve, p.cfg.NCal)
+	reads := PaperSizes[p.cfg.Name]
+	var parts []string
+	if slices.Contains(reads, "n") {
+		parts = append(parts, fmt.Sprintf("tables use %d prompts per dataset (TinyStories: at most the 19 stories of the shared sample)", p.cfg.N))
+	}
+	if slices.Contains(reads, "n-curve") {
+		parts = append(parts, fmt.Sprintf("curves %d per point", p.cfg.NCurve))
+	}
+	if slices.Contains(reads, "n-cal") {
+		parts = append(parts, fmt.Sprintf("calibration (a, b, Δ, k*) uses %d runs generated from BOS alone, so no evaluated prompt is seen", p.cfg.NCal))
+	}
+	if slices.Contains(reads, "n-measure") {
+		parts = append(parts, fmt.Sprintf("the uncertainty measures are compared on %d prompts", p.cfg.NMeasure))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	s := strings.Join(parts, "; ")
+	return strings.ToUpper(s[:1]) + s[1:] + ". "
 }
 
 // calibrate runs the calibration of Theorem 1 / eq. 21 on the calibration

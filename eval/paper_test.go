@@ -2,6 +2,7 @@ package eval
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -67,4 +68,19 @@ func TestFisherCI(t *testing.T) {
 func TestCouplingSmall(t *testing.T) {
 	cfg := PaperConfig{Name: "coupling", Out: t.TempDir(), LLM: builtin.DefaultLLM, N: 3, NCurve: 3, NCal: 5, MaxTokens: 16, Command: "test"}
 	runQuickPaper(t, cfg, []string{"per_bit.png", "snr.png", "snr.csv"}, []string{"Throughput vs average SNR"})
+}
+
+// TestPaperSizesListed: every rerun says which size flags it reads (hlm
+// eval paper refuses the others, which it would ignore).
+func TestPaperSizesListed(t *testing.T) {
+	for _, name := range Papers {
+		if _, ok := PaperSizes[name]; !ok {
+			t.Errorf("PaperSizes has no entry for %s", name)
+		}
+	}
+	for name := range PaperSizes {
+		if !slices.Contains(Papers, name) {
+			t.Errorf("PaperSizes lists %s, which is no paper", name)
+		}
+	}
 }

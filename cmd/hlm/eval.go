@@ -415,6 +415,17 @@ NAME: `+strings.Join(eval.Papers, ", ")+`.`, stdout)
 			return usageError{fmt.Errorf("--quick fixes the rerun's sizes, so %s would be ignored: give one or the other", strings.Join(sized, ", "))}
 		}
 	}
+	if !*quick {
+		var ignored []string
+		fs.Visit(func(f *flag.Flag) {
+			if strings.HasPrefix(f.Name, "n") && slices.Contains([]string{"n", "n-curve", "n-cal", "n-measure"}, f.Name) && !slices.Contains(eval.PaperSizes[name], f.Name) {
+				ignored = append(ignored, "--"+f.Name)
+			}
+		})
+		if len(ignored) > 0 {
+			return usageError{fmt.Errorf("the %s rerun does not read %s: it would be ignored (it reads %s)", name, strings.Join(ignored, ", "), sizeFlags(eval.PaperSizes[name]))}
+		}
+	}
 	if len(ablation) > 0 && name != "cu-hlm" {
 		return usageError{fmt.Errorf("--ablation adds drafts to CU-HLM's Table II: the %s rerun has no such table (hlm eval paper cu-hlm --ablation NAME=SPEC)", name)}
 	}
@@ -435,4 +446,17 @@ NAME: `+strings.Join(eval.Papers, ", ")+`.`, stdout)
 	}
 	fmt.Fprintf(stderr, "hlm eval paper %s: wrote %s/report.md\n", name, *out)
 	return nil
+}
+
+// sizeFlags names a rerun's size flags for a message ("no size flag" for
+// none: qs sets its own sizes).
+func sizeFlags(names []string) string {
+	if len(names) == 0 {
+		return "no size flag: it sets its own sizes"
+	}
+	var out []string
+	for _, n := range names {
+		out = append(out, "--"+n)
+	}
+	return strings.Join(out, ", ")
 }

@@ -190,6 +190,8 @@ func TestEvalPaperQuickRefusals(t *testing.T) {
 		{[]string{"sqs", "--quick", "--n", "2"}, "--n would be ignored"},
 		{[]string{"trees", "--quick", "--n-curve", "1", "--n-cal", "1"}, "--n-cal, --n-curve would be ignored"},
 		{[]string{"--quick", "sqs"}, "the paper's name goes first"},
+		{[]string{"qs", "--n", "2"}, "the qs rerun does not read --n"},
+		{[]string{"sqs", "--n", "2", "--n-cal", "2", "--n-curve", "2"}, "the sqs rerun does not read --n, --n-cal"},
 		{[]string{"sqs", "--quick", "--ablation", "x=builtin:stories260K-draft"}, "the sqs rerun has no such table"},
 	} {
 		args := append(append([]string{"eval", "paper"}, c.args...), "--out", out)
