@@ -272,7 +272,7 @@ func (p *paper) run(ctx context.Context, name, ds string, n int, base hybrid.Par
 func (p *paper) header(title, source string) {
 	p.doc.H(1, title)
 	p.doc.P("Rerun of %s on the models at hand: LLM `%s`, SLM `%s` (vocabulary %d). Command:\n\n    %s\n\n"+
-		"Every number below comes from the simulator (package sim) with seed %d; the same command gives byte-identical results files. "+
+		"Every number below comes from the simulator (package sim) with seed %d; the same command (the same --out included: some results name files under it) gives byte-identical results files, but for the columns of measured wall-clock time (named so), which the machine decides. "+
 		"Quality metrics compare outputs with references: ROUGE (F1) and the cosine similarity of averaged GloVe vectors; NLL is the negative log-likelihood of the output under the LLM (nats/token; lower is closer to what the LLM would write). "+
 		"Deviation is the exact mean L1 distance between the distribution each committed token followed and the LLM's (0 = lossless; for CU-HLM averaged over the draft as eq. 17 does). "+
 		"For the methods that are lossless by construction (HLM, Q-S, K-SQS, C-SQS and replica sample each draft from what the server verifies against; coupled and coupled-list commit the winner of a race over the LLM's distribution) it is an identity, OutputDist(x̂, x̂, y) = y or RaceDist(y) = y, and reads 0 up to rounding: a check of the code's bookkeeping, not evidence; the chi-square tests of package hybrid (TestLosslessOnRealPair, TestBlocksFollowTheLLMOnRealPair) are what test the sampling. "+
