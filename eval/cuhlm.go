@@ -21,7 +21,7 @@ var cuhlmMethods = []string{hybrid.LLM, hybrid.SLM, hybrid.HLM, hybrid.RandHLM, 
 
 // cuhlm reruns CU-HLM: calibration (Theorem 1, eq. 21), the summary at
 // 10 dB, Fig. 2 (uncertainty measures), Fig. 5 (compressibility), Fig. 6
-// (Bias vs TVD), Fig. 8 (TVD and its bounds vs k), the softplus η sweep
+// (Bias vs TVD), Fig. 8 (TVD, U_TV and Ū_TV vs k), the softplus η sweep
 // with the online k's distribution, Fig. 10 (throughput vs average SNR),
 // Table I (methods × datasets) and Fig. 9 (TR/TSR vs u_th; quality and
 // payload vs k).
@@ -336,7 +336,7 @@ func (p *paper) boundsVsK(st *topKStudy, eta float64) error {
 		}
 	}
 	names := []string{"TVD(p, q)", "U_TV (eq. 20)", fmt.Sprintf("Ū_TV (eq. 23, η = %g)", eta)}
-	lp := &report.LinePlot{Title: "TVD and its upper bounds vs k", XLabel: "log10 k", YLabel: "mean over tokens", LogY: true, Legend: "bottom-left"}
+	lp := &report.LinePlot{Title: "TVD, its bound U_TV and the online bound Ū_TV vs k", XLabel: "log10 k", YLabel: "mean over tokens", LogY: true, Legend: "bottom-left"}
 	t := &report.Table{Columns: append([]string{"k"}, names...)}
 	for j, name := range names {
 		s := report.Series{Name: name}
@@ -351,11 +351,11 @@ func (p *paper) boundsVsK(st *topKStudy, eta float64) error {
 		t.AddRow(fmt.Sprint(k), sci(sums[i][0]/m), sci(sums[i][1]/m), sci(sums[i][2]/m))
 	}
 	p.doc.H(2, "Fig. 8: TVD and both bounds vs k")
-	p.doc.P("Mean over %d sampled calibration tokens (x ≠ y); Ū_TV uses each token's own draft and β_d = max(1 − y_d/x_d, 0) (Prop. 2 as stated; the online k predicts β from u instead). Prop. 1 and 2 (TVD ≤ U_TV; Û_TV ≤ Ū_TV) hold token by token (codec.TestPropositions); the figure shows how loose they are.", n)
+	p.doc.P("Mean over %d sampled calibration tokens (x ≠ y); Ū_TV uses each token's own draft and β_d = max(1 − y_d/x_d, 0) (Prop. 2 as stated; the online k predicts β from u instead). Prop. 1 and 2 (TVD ≤ U_TV; Û_TV ≤ Ū_TV) hold token by token (codec.TestPropositions); the figure shows how loose they are. Ū_TV bounds the online estimate Û_TV, not the TVD itself, so it may fall below the TVD (at large k, where both are tiny).", n)
 	if err := p.doc.Table("fig8_bounds", t); err != nil {
 		return err
 	}
-	return p.doc.Plot("fig8_bounds", "TVD of the resampling distributions and its bounds vs k (CU-HLM Fig. 8)", lp)
+	return p.doc.Plot("fig8_bounds", "TVD of the resampling distributions, its bound U_TV and the online bound Ū_TV vs k (CU-HLM Fig. 8)", lp)
 }
 
 // etaSweep runs CU-HLM (online) at several softplus temperatures η (eq. 22)
