@@ -250,11 +250,7 @@ func TestEvaluateReusesInert(t *testing.T) {
 		t.Fatal(err)
 	}
 	read := func(rs []Row) string {
-		dir := t.TempDir()
-		if err := WriteResults(dir, "r", rs); err != nil {
-			t.Fatal(err)
-		}
-		b, err := os.ReadFile(filepath.Join(dir, "r.csv"))
+		b, err := os.ReadFile(filepath.Join(resultsDir(t, rs), "results.csv"))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -94,3 +94,14 @@ func TestPaperDataMissingUpFront(t *testing.T) {
 		t.Error("the output directory was made")
 	}
 }
+
+// resultsDir writes rows with WriteResults (results.csv, results.json) into
+// a fresh directory and returns it.
+func resultsDir(t *testing.T, rows []Row) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := WriteResults(dir, "results", rows); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}

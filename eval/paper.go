@@ -113,9 +113,10 @@ func RunPaper(ctx context.Context, cfg PaperConfig) error {
 	if err != nil {
 		return err
 	}
-	// The uncertainty figure's MC dropout needs the draft on hlm's engine:
-	// refused now rather than after the tables before it.
-	if cfg.Name == "u-hlm" || cfg.Name == "cu-hlm" {
+	// The uncertainty figure (the reruns that read --n-measure) runs MC
+	// dropout, which needs the draft on hlm's engine: refused now rather
+	// than after the tables before it.
+	if slices.Contains(PaperSizes[cfg.Name], "n-measure") {
 		if err := sim.CheckMeasures(ms); err != nil {
 			return fmt.Errorf("the %s rerun's uncertainty figure: %w", cfg.Name, err)
 		}

@@ -54,10 +54,7 @@ func TestTimeColumns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	if err := WriteResults(dir, "results", rows); err != nil {
-		t.Fatal(err)
-	}
+	dir := resultsDir(t, rows)
 	f, err := os.Open(filepath.Join(dir, "results.csv"))
 	if err != nil {
 		t.Fatal(err)

@@ -405,26 +405,11 @@ NAME: `+strings.Join(eval.Papers, ", ")+`.`, stdout)
 		if !slices.Contains(quickPapers, name) {
 			return usageError{fmt.Errorf("--quick: %s has no small rerun (%s have one); give --n, --n-curve and --n-cal to make it smaller", name, strings.Join(quickPapers, ", "))}
 		}
-		var sized []string
-		fs.Visit(func(f *flag.Flag) {
-			if f.Name == "n" || f.Name == "n-curve" || f.Name == "n-cal" || f.Name == "n-measure" {
-				sized = append(sized, "--"+f.Name)
-			}
-		})
-		if len(sized) > 0 {
+		if sized := givenSizes(fs, nil); len(sized) > 0 {
 			return usageError{fmt.Errorf("--quick fixes the rerun's sizes, so %s would be ignored: give one or the other", strings.Join(sized, ", "))}
 		}
-	}
-	if !*quick {
-		var ignored []string
-		fs.Visit(func(f *flag.Flag) {
-			if strings.HasPrefix(f.Name, "n") && slices.Contains([]string{"n", "n-curve", "n-cal", "n-measure"}, f.Name) && !slices.Contains(eval.PaperSizes[name], f.Name) {
-				ignored = append(ignored, "--"+f.Name)
-			}
-		})
-		if len(ignored) > 0 {
-			return usageError{fmt.Errorf("the %s rerun does not read %s: it would be ignored (it reads %s)", name, strings.Join(ignored, ", "), sizeFlags(eval.PaperSizes[name]))}
-		}
+	} else if ignored := givenSizes(fs, eval.PaperSizes[name]); len(ignored) > 0 {
+		return usageError{fmt.Errorf("the %s rerun does not read %s: it would be ignored (it reads %s)", name, strings.Join(ignored, ", "), sizeFlags(eval.PaperSizes[name]))}
 	}
 	if len(ablation) > 0 && name != "cu-hlm" {
 		return usageError{fmt.Errorf("--ablation adds drafts to CU-HLM's Table II: the %s rerun has no such table (hlm eval paper cu-hlm --ablation NAME=SPEC)", name)}
@@ -446,6 +431,18 @@ NAME: `+strings.Join(eval.Papers, ", ")+`.`, stdout)
 	}
 	fmt.Fprintf(stderr, "hlm eval paper %s: wrote %s/report.md\n", name, *out)
 	return nil
+}
+
+// givenSizes are the size flags given on the command line (--n, --n-curve,
+// --n-cal, --n-measure) that are not in reads, as "--NAME".
+func givenSizes(fs *flag.FlagSet, reads []string) []string {
+	var out []string
+	fs.Visit(func(f *flag.Flag) {
+		if slices.Contains([]string{"n", "n-curve", "n-cal", "n-measure"}, f.Name) && !slices.Contains(reads, f.Name) {
+			out = append(out, "--"+f.Name)
+		}
+	})
+	return out
 }
 
 // sizeFlags names a rerun's size flags for a message ("no size flag" for
