@@ -72,7 +72,8 @@ func (p *paper) cuhlm(ctx context.Context) error {
 		return err
 	}
 	p.doc.H(2, "Summary (Rayleigh, average SNR 10 dB, W = 10 MHz, b_prob = 8 + indices, u_th = 0.8)")
-	p.doc.P("TinyStories continuations (%d prompts, at most %d tokens each). TR = share of tokens uploaded; TSR = mean acceptance probability of the skipped tokens; compression = distribution bits relative to 32-bit full distributions. CU-HLM (offline) uses k* = %d from the calibration, CU-HLM (online) η = %g. Rows \"+bonus\" let an accepted draft be followed by the LLM's bonus token (not the papers' method).", sum[0].Prompts, p.cfg.MaxTokens, kStar, base.Eta)
+	p.doc.P("TinyStories continuations (%d prompts, at most %d tokens each). TR = share of tokens uploaded; TSR = mean acceptance probability of the skipped tokens; compression = distribution bits relative to 32-bit full distributions. CU-HLM (offline) uses k* = %d from the calibration, CU-HLM (online) η = %g. Rows \"+bonus\" let an accepted draft be followed by the LLM's bonus token (not the papers' method). "+
+		"Every row runs in CU-HLM's setting, U-HLM's and HLM's too: u_th = 0.8, %d-bit probabilities with indices, 10 MHz at 10 dB, so they differ from the U-HLM rerun's rows (u_th = 0.431, 32-bit full distributions, U-HLM's 1 MHz channel).", sum[0].Prompts, p.cfg.MaxTokens, kStar, base.Eta, base.ProbBits)
 	if err := p.doc.Table("summary_table", Table("", sum, []string{"label", "throughput_tps", "transmission_rate", "true_skip_rate", "rejection_rate", "uplink_bits_per_token", "compression_ratio", "rougeL", "cosine", "nll", "mean_deviation"})); err != nil {
 		return err
 	}

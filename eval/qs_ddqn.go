@@ -182,7 +182,7 @@ func (p *paper) qsLearning(sc qsScale, all []qsOutcome) error {
 	cfg := p.qsAgent(sc)
 	var walls []string
 	for _, o := range all {
-		walls = append(walls, fmt.Sprintf("%s/%s %.0f s", o.timing.name, o.regime.name, o.wall.Seconds()))
+		walls = append(walls, fmt.Sprintf("%s/%s %s", o.timing.name, o.regime.name, wallSeconds(o.wall)))
 	}
 	p.doc.P("Each setting's policy is trained by this command (sim.TrainDDQN; the four at once, one per core): %d episodes, each a generation of up to %d tokens from BOS alone with its own seed (no evaluated prompt), the temperature cycling through %v; "+
 		"state: Q-S Sec. IV-B's confidence vector f^t (the SLM's own probability of each generated token, its latest %d entries), its mean and length, and the round's uplink rate; action (L, ℓ) ∈ {1,2,3,4,6,8} × {20,50,100,200}; "+
@@ -259,4 +259,13 @@ func qsLearningTable(all []qsOutcome) *report.Table {
 	}
 	t.AddRow(row...)
 	return t
+}
+
+// wallSeconds writes a training time in seconds, with a decimal below ten
+// seconds so that a short run does not read "0 s".
+func wallSeconds(d time.Duration) string {
+	if d < 10*time.Second {
+		return fmt.Sprintf("%.1f s", d.Seconds())
+	}
+	return fmt.Sprintf("%.0f s", d.Seconds())
 }

@@ -82,7 +82,7 @@ func (p *paper) sqsFig2(g *sqsGrid) error {
 	if err := p.latencyAndResampling(g, "fig2", "SQS Fig. 2", labels); err != nil {
 		return err
 	}
-	p.doc.P("*SLM share* is the part of the latency spent drafting (L^t·τ_SLM per batch): with B deciding the batch, a batch holds tens of drafts of which a few are accepted, so most of the time goes to drafts that are thrown away, and a variant that spends more bits per draft (larger K, or C-SQS's wider supports at high T) drafts fewer of them.")
+	p.doc.P("%s", slmShareText(g))
 	t := &report.Table{Columns: []string{"variant", "T", "latency (s/prompt)", "resampling rate (N_rej/batch)", "accepted/batch", "L^t", "SLM share", "uplink bits/token"}}
 	for _, v := range g.vs {
 		if v.kind == "c0" {
@@ -98,6 +98,38 @@ func (p *paper) sqsFig2(g *sqsGrid) error {
 		}
 	}
 	return p.doc.Table("fig2_table", t)
+}
+
+// slmShareText explains the table's SLM share with this run's own batch
+// sizes: how many drafts a batch holds and how many of them are accepted,
+// over the variants shown (it was a fixed sentence, wrong for tiny runs).
+func slmShareText(g *sqsGrid) string {
+	var l, acc float64
+	n := 0
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, v := range g.vs {
+		if v.kind == "c0" {
+			continue
+		}
+		for ti := range g.scale.temps {
+			b := g.cell(v.label, ti).batchStats(g.ell)
+			if b.batches == 0 {
+				continue
+			}
+			l, acc, n = l+b.l, acc+b.accepted, n+1
+			lo, hi = math.Min(lo, b.l), math.Max(hi, b.l)
+		}
+	}
+	text := "*SLM share* is the part of the latency spent drafting (L^t·τ_SLM per batch)"
+	if n == 0 {
+		return text + "."
+	}
+	l, acc = l/float64(n), acc/float64(n)
+	text += fmt.Sprintf(": with B deciding the batch, a batch here holds %.1f drafts on average (%.1f to %.1f over the variants and temperatures), of which %.1f are accepted", l, lo, hi, acc)
+	if acc < l/2 {
+		text += ", so most of the drafting time goes to drafts that are thrown away"
+	}
+	return text + "; a variant that spends more bits per draft (larger K, or C-SQS's wider supports at high T) drafts fewer of them."
 }
 
 // slmShare is the share of a cell's virtual time spent drafting.

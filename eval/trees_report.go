@@ -103,7 +103,8 @@ func (p *paper) treesTargets(outs []*treesOutcome) error {
 	}
 	bestOf := map[string]best{}
 	note := func(key string, r, lo float64, what string) {
-		if b, ok := bestOf[key]; !ok || r > b.ratio {
+		// A tie in the ratio goes to the tighter interval's lower end.
+		if b, ok := bestOf[key]; !ok || r > b.ratio || (r == b.ratio && lo > b.lo) {
 			bestOf[key] = best{r, lo, what}
 		}
 	}

@@ -45,7 +45,7 @@ func (p *paper) uhlm(ctx context.Context) error {
 		return err
 	}
 	p.doc.H(2, "Summary (U-HLM setting: 1 MHz, 23 dBm, −104 dBm, 2.5 km, α = 4, Rayleigh; 32-bit distributions; u_th = 0.431)")
-	p.doc.P("TinyStories continuations (%d prompts, at most %d tokens each). Rows \"+bonus\" let an accepted draft be followed by the LLM's bonus token (not the papers' method).", sum[0].Prompts, p.cfg.MaxTokens)
+	p.doc.P("TinyStories continuations (%d prompts, at most %d tokens each). Rows \"+bonus\" let an accepted draft be followed by the LLM's bonus token (not the papers' method). The CU-HLM rerun runs U-HLM and HLM again in CU-HLM's setting (u_th = 0.8, 8-bit probabilities with indices, 10 MHz at 10 dB), so its rows for them differ from these.", sum[0].Prompts, p.cfg.MaxTokens)
 	if err := p.doc.Table("summary_table", Table("", sum, []string{"label", "throughput_tps", "transmission_rate", "true_skip_rate", "rejection_rate", "uplink_bits_per_token", "rougeL", "cosine", "nll", "mean_deviation"})); err != nil {
 		return err
 	}
