@@ -41,6 +41,13 @@ var (
 // Keys) so that it can be set from the command line with Set. Rates are in
 // bit/s, powers in dBm, times in seconds on the command line and
 // time.Duration in Go.
+//
+// Start from a preset (DefaultConfig, CUHLMConfig, QSConfig, or Preset by
+// name) and change what differs: Validate checks every field whichever
+// link is chosen, so a literal Config with fields left at zero is refused.
+// Note the two defaults: DefaultConfig is U-HLM's 1 MHz link (about
+// 174 kbit/s), while hlm's runs (hybrid.DefaultParams) use CUHLMConfig's
+// 10 MHz at 10 dB (about 35 Mbit/s).
 type Config struct {
 	Channel string // shannon | markov | fixed | trace
 
@@ -75,7 +82,9 @@ type Config struct {
 	Seed uint64
 }
 
-// DefaultConfig is the U-HLM / U+I setting (U-HLM Sec. V, U+I Sec. IV):
+// DefaultConfig is the U-HLM / U+I setting (U-HLM Sec. V, U+I Sec. IV),
+// the link's "uhlm" preset (hybrid.DefaultParams starts from CUHLMConfig
+// instead):
 // W = 1 MHz, p = 23 dBm, N = −104 dBm, d = 2.5 km, α = 4, Rayleigh fading.
 // Its mean SNR is p·d^−α/N ≈ 0.128 (−8.92 dB), a mean-SNR rate of about
 // 174 kbit/s. The Markov and fixed fields hold the Q-S values and the Rician
@@ -163,7 +172,13 @@ func Preset(name string) (Config, error) {
 // model); the trace file is required only for channel=trace.
 func (c Config) Validate() error {
 	bad := func(key, format string, args ...any) error {
-		return fmt.Errorf("%w: %s: %s", ErrConfig, key, fmt.Sprintf(format, args...))
+		msg := fmt.Sprintf(format, args...)
+		if why := c.Unused(key); why != "" {
+			// A field the chosen link does not read is still checked; say
+			// so, and where a valid one comes from.
+			msg += " (channel=" + c.Channel + " does not read it, but every field is checked: start from DefaultConfig() or a Preset)"
+		}
+		return fmt.Errorf("%w: %s: %s", ErrConfig, key, msg)
 	}
 
 	if !slices.Contains(channels, c.Channel) {

@@ -304,3 +304,18 @@ func TestUnused(t *testing.T) {
 		}
 	}
 }
+
+// TestValidateNamesUnreadFields: a literal Config leaves fields the chosen
+// link does not read at zero; the error says so and where a valid Config
+// comes from, and a field the link reads gets no such note.
+func TestValidateNamesUnreadFields(t *testing.T) {
+	_, err := New(Config{Channel: ChannelFixed, RateBps: 1e6})
+	if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "bandwidth_hz") || !strings.Contains(err.Error(), "does not read it") {
+		t.Errorf("fixed link from a literal: %v", err)
+	}
+	c := DefaultConfig()
+	c.BandwidthHz = -1
+	if err := c.Validate(); err == nil || strings.Contains(err.Error(), "does not read it") {
+		t.Errorf("shannon with a negative bandwidth: %v", err)
+	}
+}

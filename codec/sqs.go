@@ -131,7 +131,10 @@ type CSQS struct {
 }
 
 // NewCSQS returns a C-SQS codec with SQS Sec. 4's settings (ℓ = 100,
-// η = 0.001, α = 0.0005) and β_1 = 0.
+// η = 0.001, α = 0.0005) and β_1 = 0, so that its first message carries
+// every token of positive probability. hlm's c-sqs method starts instead
+// from its conf_beta key (hybrid.DefaultParams; hybrid.Codec builds that
+// codec), so numbers from this codec alone differ from a run's.
 func NewCSQS() *CSQS {
 	return &CSQS{L: DefaultL, Conformal: *DefaultConformal()}
 }

@@ -28,7 +28,7 @@ import (
 // quantization pushed Σsent to 1 or more, or all V tokens were sent, the
 // residual is clamped at 0 and the sent values are renormalized to sum 1.
 type TopK struct {
-	K        int     // entries per message; 0 = chosen per message
+	K        int     // entries per message; 0 = chosen per message (Encode: with the conservative β = 1; EncodeWithBeta: CU-HLM's online k)
 	ProbBits int     // 32, 16 or 8
 	Theta    float64 // tolerance θ on Ū_TV for the online k (eq. 24), used when K == 0
 	Eta      float64 // softplus temperature η of ℓ (eq. 22); 0 means DefaultEta

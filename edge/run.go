@@ -9,14 +9,19 @@ import (
 
 	"github.com/hlmproject/hlm/hybrid"
 	"github.com/hlmproject/hlm/model"
+	"github.com/hlmproject/hlm/policy"
 	"github.com/hlmproject/hlm/tokenizer"
 )
 
 // Generator runs generations against a server with one draft model.
 type Generator struct {
-	Conn   Config
-	SLM    model.Model
-	Tok    *tokenizer.Tokenizer
+	Conn Config
+	SLM  model.Model
+	Tok  *tokenizer.Tokenizer
+	// Params are Run's: prompt i runs with hybrid.PromptParams(Params, i).
+	// One and OneTokens take their own, so that generations at the same
+	// time (the OpenAI endpoint's requests, a load test's devices) may
+	// differ in seed and sampling.
 	Params hybrid.Params
 	LLM    string    // required server model fingerprint ("" = any)
 	Trace  io.Writer // per-token JSON lines
@@ -25,6 +30,10 @@ type Generator struct {
 	// Trace at the same time (the OpenAI endpoint's requests).
 	TraceRuns bool
 	runs      atomic.Int64
+	// Uploader, when set, replaces the method's upload rule in every
+	// generation (hybrid.SessionConfig.Uploader); it is called from the
+	// generations' goroutines at once, so it must be safe for that.
+	Uploader policy.Uploader
 	// Wrap, when set, wraps each generation's Remote in the verifier the
 	// generation uses (to time rounds or inject faults).
 	Wrap func(*Remote) hybrid.Verifier
@@ -37,7 +46,7 @@ func NewGenerator(conn Config, slm model.Model, p hybrid.Params) (*Generator, er
 	}
 	tok := slm.Tokenizer()
 	if tok == nil {
-		return nil, errors.New("the draft model has no tokenizer: pass --tokenizer")
+		return nil, errors.New("the draft model has no tokenizer: give one with the model (hlm edge: --tokenizer)")
 	}
 	return &Generator{Conn: conn, SLM: slm, Tok: tok, Params: p}, nil
 }
@@ -74,7 +83,7 @@ func (g *Generator) OneTokens(ctx context.Context, p hybrid.Params, ids []int, o
 		return hybrid.Result{}, Stats{}, fmt.Errorf("the server's LLM has a vocabulary of %d tokens and the draft %d: the pair cannot share tokens (the draft must be one of the server's model, with its tokenizer)", w.Vocab, vocab)
 	}
 	s, err := hybrid.NewSession(hybrid.SessionConfig{Params: p, SLM: g.SLM, Vocab: vocab, Prompt: ids,
-		Context: min(int(w.Context), g.SLM.Config().SeqLen), Text: g.Tok, Trace: g.trace(), OnTokens: onTokens})
+		Context: min(int(w.Context), g.SLM.Config().SeqLen), Text: g.Tok, Trace: g.trace(), OnTokens: onTokens, Uploader: g.Uploader})
 	if err != nil {
 		return hybrid.Result{}, Stats{}, err
 	}

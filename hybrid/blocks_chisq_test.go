@@ -407,7 +407,7 @@ func newReference(t *testing.T, p Params, llm, slm model.Model, prompt []int) *r
 		t.Fatal(err)
 	}
 	r.y0, r.x0 = p.Dist(nil, yl), p.Dist(nil, xl)
-	c, err := codecOf(p)
+	c, err := Codec(p)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,9 @@ package hybrid
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/hlmproject/hlm/channel"
@@ -148,6 +150,37 @@ func checkConfidences(t *testing.T, states []ControlState, rounds []RoundInfo) {
 	for i, ri := range rounds {
 		if len(ri.Alpha) != ri.L {
 			t.Errorf("round %d: %d acceptance probabilities for %d drafts", i, len(ri.Alpha), ri.L)
+		}
+	}
+}
+
+// TestSessionControllerRefused: a Controller on a session whose rounds
+// cannot change L and ℓ is refused when the session is made, with a reason,
+// instead of failing at the first round (q-s with draft=fixed: the codec's
+// ℓ is fixed) or being ignored (k-sqs).
+func TestSessionControllerRefused(t *testing.T) {
+	llm, slm := openPair(t, stories+"@exit=2")
+	for _, tc := range []struct {
+		method string
+		draft  DraftPolicy
+		want   string // in the error; "" = accepted
+	}{
+		{QS, DraftDDQN, ""},
+		{SQ, DraftDDQN, ""},
+		{QS, DraftFixed, "needs draft=ddqn"},
+		{QS, DraftHeuristic, "needs draft=ddqn"},
+		{KSQS, DraftFixed, "cannot change (methods s-q, q-s)"},
+		{HLM, DraftFixed, "cannot change"},
+	} {
+		p := DefaultParams()
+		p.Method, p.Draft, p.MaxTokens = tc.method, tc.draft, 8
+		_, err := NewSession(SessionConfig{Params: p, SLM: slm, Vocab: llm.Config().Vocab, Text: llm.Tokenizer(),
+			Prompt: llm.Tokenizer().Encode("Once upon a time", true), Context: 512, Controller: &fixedCtl{}})
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s draft=%s: %v", tc.method, tc.draft, err)
+		case tc.want != "" && (!errors.Is(err, ErrParam) || !strings.Contains(fmt.Sprint(err), tc.want)):
+			t.Errorf("%s draft=%s: err = %v, want ErrParam with %q", tc.method, tc.draft, err, tc.want)
 		}
 	}
 }

@@ -156,7 +156,7 @@ func NewDevice(p Params, slm model.Model, vocab int, prompt []int) (*Device, err
 		}
 	}
 	var err error
-	if d.enc, err = codecOf(p); err != nil {
+	if d.enc, err = Codec(p); err != nil {
 		return nil, err
 	}
 	if p.Draft == DraftDDQN && p.DDQNModel != "" {

@@ -46,7 +46,7 @@ func (oneDraft) step(d *Device, _ int) (Step, error) {
 	if dr.token < 0 {
 		return Step{}, fmt.Errorf("hybrid: the draft distribution has no mass")
 	}
-	tok := policy.Token{Pos: len(d.seq), Draft: dr.token, XDraft: dr.sample[dr.token], U: math.NaN()}
+	tok := policy.Token{Pos: len(d.seq), Draft: dr.token, XDraft: dr.sample[dr.token], U: math.NaN(), Dist: dr.sample}
 	switch {
 	case d.m.Uncertainty:
 		tok.U = d.perturb.Measure(logits, dr.token, d.rng)

@@ -236,10 +236,16 @@ func latticeCodec(p Params) (codec.Codec, error) {
 	return codec.Lattice{L: p.Ell}, nil
 }
 
-// codecOf is the method's codec (nil: token ids only); the server builds
-// the same one to decode.
-func codecOf(p Params) (codec.Codec, error) {
-	m := p.method()
+// Codec is the codec p's method sends its distributions with, built from
+// p's settings (prob_bits, k, sqs_k, ell, the conformal keys, …) exactly as
+// the device and the server build it; nil for the methods that send token
+// ids only (llm, slm, coupled, replica, coupled-list). A codec whose
+// settings are impossible is an error wrapping ErrParam.
+func Codec(p Params) (codec.Codec, error) {
+	m, err := MethodByName(p.Method)
+	if err != nil {
+		return nil, err
+	}
 	if m.codec == nil {
 		return nil, nil
 	}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -276,5 +277,34 @@ func TestOneTokenMethodsDocumented(t *testing.T) {
 	}
 	for n := range got {
 		t.Errorf("docs/protocol.md's one-token list names %q, which is no method", n)
+	}
+}
+
+// TestCodecOfMethod: hybrid.Codec gives every distribution-sending method
+// its codec, nil for the token-id methods the doc names, and an error for
+// an unknown method (which the unexported lookup silently read as hlm).
+func TestCodecOfMethod(t *testing.T) {
+	idsOnly := []string{LLM, SLM, Coupled, Replica, CoupledList}
+	for _, m := range Methods {
+		p := DefaultParams()
+		p.Method = m
+		c, err := Codec(p)
+		if err != nil {
+			t.Errorf("%s: %v", m, err)
+			continue
+		}
+		if (c == nil) != slices.Contains(idsOnly, m) {
+			t.Errorf("%s: codec %v, token ids only: %v", m, c, slices.Contains(idsOnly, m))
+		}
+	}
+	p := DefaultParams()
+	p.Method = "nope"
+	if c, err := Codec(p); err == nil {
+		t.Errorf("unknown method: codec %v, no error", c)
+	}
+	p = DefaultParams()
+	p.Method, p.Ell = QS, 0
+	if _, err := Codec(p); !errors.Is(err, ErrParam) {
+		t.Errorf("q-s with ell=0: err = %v", err)
 	}
 }

@@ -209,6 +209,10 @@ func (p Params) Validate() error {
 		v := k.get(&p)
 		probe := p
 		if err := k.set(&probe, v); err != nil {
+			var zero Params
+			if k.get(&zero) == v { // a field left at Go's zero value
+				return fmt.Errorf("%w: %s=%s: %v (a Params starts from DefaultParams(); this field is at its zero value)", ErrParam, k.Name, v, err)
+			}
 			return fmt.Errorf("%w: %s=%s: %v", ErrParam, k.Name, v, err)
 		}
 	}

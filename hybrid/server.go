@@ -83,7 +83,7 @@ func NewReplicaServer(p Params, llm, slm model.Model, prompt []int) (*Server, er
 	if len(prompt) == 0 {
 		return nil, fmt.Errorf("%w: empty prompt", ErrParam)
 	}
-	dec, err := codecOf(p)
+	dec, err := Codec(p)
 	if err != nil {
 		return nil, err
 	}

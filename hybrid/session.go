@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/hlmproject/hlm/channel"
 	"github.com/hlmproject/hlm/model"
+	"github.com/hlmproject/hlm/policy"
 )
 
 // Text is what a generation needs of the tokenizer: the ids that end it,
@@ -40,8 +42,20 @@ type SessionConfig struct {
 	// on a random stream of its own: the run's drafts, uploads and tokens
 	// stay those of the same run without the measurement.
 	MeasureUncertainty bool
+	// Uploader, when set, replaces the upload rule of a method that drafts
+	// one token per round (the skip family: hlm, rand-hlm, u-hlm,
+	// cu-hlm-offline, cu-hlm-online, ui-hlm, i-hlm): a rule of one's own,
+	// deciding from policy.Token (the draft, its probability and
+	// distribution, and U or the attention row where the method measures
+	// them). The method still decides what an upload sends (its codec)
+	// and what the device measures, and the server verifies an upload as
+	// the method does: it needs to know nothing of the rule. NewSession
+	// refuses it for the other families and for slm, which sends nothing.
+	Uploader policy.Uploader
 	// Controller, when set, chooses each round's L and ℓ (replacing a
-	// policy loaded from Params.DDQNModel).
+	// policy loaded from Params.DDQNModel). It drives the methods whose
+	// rounds may change L and ℓ (q-s and s-q) with Params.Draft "ddqn":
+	// NewSession refuses it elsewhere.
 	Controller Controller
 }
 
@@ -64,7 +78,19 @@ func NewSession(c SessionConfig) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
+	if c.Uploader != nil {
+		switch {
+		case dev.m.Family != FamilySkip:
+			return nil, fmt.Errorf("%w: an Uploader decides whether one drafted token is sent, which method %s does not ask (its family uploads every round)", ErrParam, c.Params.Method)
+		case dev.enc == nil:
+			return nil, fmt.Errorf("%w: method %s sends nothing, so an Uploader has nothing to send: use hlm (full distributions) or a method whose codec you want", ErrParam, c.Params.Method)
+		}
+		dev.uploader = c.Uploader
+	}
 	if c.Controller != nil {
+		if err := controllable(c.Params); err != nil {
+			return nil, err
+		}
 		dev.SetController(c.Controller)
 	}
 	if c.MeasureUncertainty {
@@ -85,6 +111,34 @@ func (s *Session) Run(ctx context.Context, v Verifier, oracle *Local) (Result, e
 	c := s.cfg
 	return Run(ctx, Config{Device: s.Device, Verifier: v, Oracle: oracle, Link: s.link, EOG: c.Text.EOG(),
 		Context: c.Context, Decode: c.Text.Decode, Trace: c.Trace, OnTokens: c.OnTokens, OnRound: c.OnRound, OnDraft: c.OnDraft})
+}
+
+// controllable is nil when a Controller may choose the rounds of p's
+// method: a method whose rounds may change L and ℓ, with draft=ddqn (any
+// other draft policy fixes the codec's ℓ for the session).
+func controllable(p Params) error {
+	m, err := MethodByName(p.Method)
+	if err != nil {
+		return err
+	}
+	if !m.Controlled {
+		return fmt.Errorf("%w: a Controller chooses L and ℓ per round, which method %s cannot change (methods %s)", ErrParam, p.Method, strings.Join(controlledMethods(), ", "))
+	}
+	if p.Draft != DraftDDQN {
+		return fmt.Errorf("%w: a Controller chooses L and ℓ per round, which needs draft=%s (method %s has draft=%s)", ErrParam, DraftDDQN, p.Method, p.Draft)
+	}
+	return nil
+}
+
+// controlledMethods names the methods a Controller can drive.
+func controlledMethods() []string {
+	var out []string
+	for _, m := range methods {
+		if m.Controlled {
+			out = append(out, m.Name)
+		}
+	}
+	return out
 }
 
 // promptFor is the prompt a session starts from: fitted with

@@ -28,6 +28,11 @@ type Token struct {
 	// positions (last layer, head-averaged; package importance). Nil when
 	// the engine did not capture it.
 	Attention []float32
+	// Dist is the distribution the draft was sampled from (the SLM's,
+	// after temperature and filters; length V), for a rule of one's own
+	// that measures something else from it (hybrid.SessionConfig.Uploader).
+	// Read only: it is the device's.
+	Dist []float64
 }
 
 // Uploader decides whether a drafted token is sent to the server for

@@ -39,5 +39,5 @@
 //
 // Sampler.Next returns the filtered distribution x' together with the token,
 // because speculative verification needs exactly the distribution the draft
-// was drawn from (see package spec).
+// was drawn from (see package speculative).
 package sampling

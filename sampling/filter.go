@@ -68,7 +68,9 @@ func TopK(p []float64, k int) {
 // by token id (lower first), so the kept set is deterministic.
 //
 // top ≥ 1 (or NaN) disables the filter and leaves p untouched. top ≤ 0 keeps
-// only the most probable token. If p has no positive entry it is left
+// only the most probable token — unlike Sampler.TopP, where 0 means "no
+// filter" (the convention of the command line and of llama.cpp), so a
+// Sampler never calls TopP with 0. If p has no positive entry it is left
 // untouched.
 //
 // Cost: O(V) to discard the tail, then O(n + m log n) for n remaining

@@ -20,7 +20,7 @@ import (
 
 // Config is a simulation: models, prompts and parameters.
 type Config struct {
-	LLM, SLM  string // model specs (model.ParseSpec)
+	LLM, SLM  string // model specs (model.ParseSpec); LLM "": builtin.DefaultLLM, SLM "": its shipped draft
 	Tokenizer string // tokenizer path, "" to find it with the models
 	Prompts   []string
 	Params    hybrid.Params
@@ -40,13 +40,17 @@ type Models struct {
 }
 
 // Open opens the model pair and checks that it can work together: same
-// vocabulary, a tokenizer. An empty slmSpec means the draft hlm ships for
+// vocabulary, a tokenizer. An empty llmSpec is the embedded default
+// (builtin.DefaultLLM). An empty slmSpec means the draft hlm ships for
 // the LLM (found by the fingerprint of the model it was made from,
 // model.OriginOf and model/builtin.DraftFor: a quantized copy finds its
 // model's draft); without one,
 // Models.SLM is nil, the LLM-only method still runs and RequireDraft says
 // how to get a draft.
 func Open(llmSpec, slmSpec, tokPath string) (*Models, error) {
+	if llmSpec == "" {
+		llmSpec = builtin.DefaultLLM // as every command's --llm
+	}
 	llm, err := engine.OpenSpec(llmSpec, tokPath)
 	if err != nil {
 		return nil, fmt.Errorf("LLM: %w", err)

@@ -78,7 +78,7 @@ func Bias(x, xhat, y []float64) float64 {
 // It panics if the slices differ in length.
 func TV(p, q []float64) float64 {
 	if len(p) != len(q) {
-		panic("spec: TV: slices differ in length")
+		panic("speculative: TV: slices differ in length")
 	}
 	d := 0.0
 	for i := range p {
@@ -115,6 +115,6 @@ func ExpectedAccepted(alpha []float64) float64 {
 
 func checkLen(fn string, s, xhat, y []float64) {
 	if len(s) != len(xhat) || len(xhat) != len(y) {
-		panic("spec: " + fn + ": distributions differ in length")
+		panic("speculative: " + fn + ": distributions differ in length")
 	}
 }

@@ -106,7 +106,7 @@ func CoupledAgreement(x, y []float64) float64 {
 // distributions (panics otherwise: a programmer error).
 func VerifyCoupled(ys [][]float64, drafts []int, seed uint64, start int) BlockResult {
 	if len(ys) != len(drafts)+1 {
-		panic("spec: VerifyCoupled: want len(ys) == len(drafts)+1")
+		panic("speculative: VerifyCoupled: want len(ys) == len(drafts)+1")
 	}
 	return VerifyCoupledAt(func(l int) []float64 { return ys[l] }, drafts, seed, start)
 }

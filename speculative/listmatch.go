@@ -137,7 +137,7 @@ const raceLoose = (1 - 0x1p-40) * (1 - 0x1p-45)
 type DistAt func(prefix []int) ([]float64, error)
 
 // ErrNoMass reports a distribution with no positive entry.
-var ErrNoMass = errors.New("spec: distribution has no mass")
+var ErrNoMass = errors.New("speculative: distribution has no mass")
 
 // ListDrafts drafts K sequences of L tokens by coupled sampling with the
 // noise of each draft; start is the absolute position of the first draft.
@@ -146,7 +146,7 @@ var ErrNoMass = errors.New("spec: distribution has no mass")
 // costly to evaluate should cache by prefix.
 func ListDrafts(x DistAt, K, L int, seed uint64, start int) ([][]int, error) {
 	if K < 1 || L < 1 {
-		return nil, fmt.Errorf("spec: ListDrafts: K = %d, L = %d, want both >= 1", K, L)
+		return nil, fmt.Errorf("speculative: ListDrafts: K = %d, L = %d, want both >= 1", K, L)
 	}
 	drafts := make([][]int, K)
 	for k := range drafts {
@@ -186,12 +186,12 @@ func (r ListResult) Committed(dst []int, drafts [][]int) []int {
 // path (at most L+1 times).
 func VerifyCoupledList(y DistAt, drafts [][]int, seed uint64, start int) (ListResult, error) {
 	if len(drafts) == 0 {
-		return ListResult{}, errors.New("spec: VerifyCoupledList: no drafts")
+		return ListResult{}, errors.New("speculative: VerifyCoupledList: no drafts")
 	}
 	L := len(drafts[0])
 	for k, d := range drafts {
 		if len(d) != L {
-			return ListResult{}, fmt.Errorf("spec: VerifyCoupledList: draft %d has %d tokens, draft 0 has %d", k, len(d), L)
+			return ListResult{}, fmt.Errorf("speculative: VerifyCoupledList: draft %d has %d tokens, draft 0 has %d", k, len(d), L)
 		}
 	}
 	alive := make([]int, len(drafts))

@@ -26,11 +26,13 @@ import (
 //
 // A draft outside [0, V) is treated as a token the device could not have
 // drawn: it is rejected and the token is sampled from y, so the output still
-// follows y. Verify panics if len(xhat) != len(y) (a programmer error).
+// follows y. y must have mass: with no positive entry there is nothing to
+// follow, and the token is −1 (as sampling.Sample returns) unless the draft
+// is accepted. Verify panics if len(xhat) != len(y) (a programmer error).
 // It consumes zero, one or two draws from rng as described.
 func Verify(xhat, y []float64, draft int, rng *rand.Rand) (token int, accepted bool) {
 	if len(xhat) != len(y) {
-		panic("spec: Verify: len(xhat) != len(y)")
+		panic("speculative: Verify: len(xhat) != len(y)")
 	}
 	if draft < 0 || draft >= len(y) {
 		return sampling.Sample(y, rng), false
@@ -77,7 +79,7 @@ func AcceptRatio(xv, yv float64) float64 {
 // zero. Residual panics if len(xhat) != len(y).
 func Residual(dst, y, xhat []float64) []float64 {
 	if len(xhat) != len(y) {
-		panic("spec: Residual: len(xhat) != len(y)")
+		panic("speculative: Residual: len(xhat) != len(y)")
 	}
 	if cap(dst) >= len(y) {
 		dst = dst[:len(y)]
@@ -214,7 +216,7 @@ func (r BlockResult) Committed(dst []int, drafts []int) []int {
 // (programmer errors).
 func VerifyBlock(xhats, ys [][]float64, drafts []int, rng *rand.Rand) BlockResult {
 	if len(xhats) != len(drafts) || len(ys) != len(drafts)+1 {
-		panic("spec: VerifyBlock: want len(xhats) == len(drafts) and len(ys) == len(drafts)+1")
+		panic("speculative: VerifyBlock: want len(xhats) == len(drafts) and len(ys) == len(drafts)+1")
 	}
 	return VerifyBlockAt(xhats, func(l int) []float64 { return ys[l] }, drafts, rng)
 }
@@ -229,7 +231,7 @@ func VerifyBlock(xhats, ys [][]float64, drafts []int, rng *rand.Rand) BlockResul
 func VerifyBlockAt(xhats [][]float64, y func(l int) []float64, drafts []int, rng *rand.Rand) BlockResult {
 	L := len(drafts)
 	if len(xhats) != L {
-		panic("spec: VerifyBlockAt: want len(xhats) == len(drafts)")
+		panic("speculative: VerifyBlockAt: want len(xhats) == len(drafts)")
 	}
 	for l, d := range drafts {
 		if tok, ok := Verify(xhats[l], y(l), d, rng); !ok {
