@@ -8,7 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"runtime"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"testing"
@@ -108,10 +108,69 @@ func TestLlamaCppMoreDevicesThanSlots(t *testing.T) {
 	}
 }
 
+// noGC switches the garbage collector off for the test: a sequence must
+// be freed by the server, not by a session's cleanup when the collector
+// finds it (as it was, until 2026-11-30: metrics showed finished
+// sessions' slots as used, and new sessions evicted them).
+func noGC(t *testing.T) {
+	old := debug.SetGCPercent(-1)
+	t.Cleanup(func() { debug.SetGCPercent(old) })
+}
+
+// waitSequences waits until the LLM holds no sequence, without collecting
+// garbage.
+func waitSequences(t *testing.T, lc *llamacpp.Model, what string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if used, _ := lc.Sequences(); used == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			used, total := lc.Sequences()
+			t.Fatalf("%s: %d of %d llama.cpp sequences still used", what, used, total)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestLlamaCppClosedSessionFreesSequence: a device that finishes closes
+// its session, and the server frees its llama.cpp sequence at once: after
+// four devices, every slot is free and a fifth evicts nothing.
+func TestLlamaCppClosedSessionFreesSequence(t *testing.T) {
+	noGC(t)
+	ms, lc := lcModels(t, "@c=256@np=4")
+	_, addr := start(t, Config{LLM: ms.LLM})
+	p := params(hybrid.QS, 5)
+	var wg sync.WaitGroup
+	for i := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			q := p
+			q.Seed += uint64(i)
+			if _, _, err := generator(t, ms, addr, q).One(context.Background(), q, prompt, nil); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	waitSequences(t, lc, "four finished sessions")
+	before := lc.Stats().Evictions
+	if _, _, err := generator(t, ms, addr, p).One(context.Background(), p, prompt, nil); err != nil {
+		t.Fatal(err)
+	}
+	if ev := lc.Stats().Evictions - before; ev != 0 {
+		t.Errorf("a fifth device on four free slots evicted %d sessions", ev)
+	}
+	waitSequences(t, lc, "the fifth session")
+}
+
 // TestLlamaCppKilledSessionFreesSequence: a device that goes away for
 // good leaves a detached session; when the server drops it (idle timeout)
 // its llama.cpp sequence is free again.
 func TestLlamaCppKilledSessionFreesSequence(t *testing.T) {
+	noGC(t)
 	ms, lc := lcModels(t, "@c=256@np=2")
 	srv, addr := start(t, Config{LLM: ms.LLM, IdleTimeout: 200 * time.Millisecond})
 	p := params(hybrid.QS, 3)
@@ -129,17 +188,7 @@ func TestLlamaCppKilledSessionFreesSequence(t *testing.T) {
 		t.Fatal("the killed device's session holds no sequence: nothing to free")
 	}
 	waitHealth(t, srv, "without sessions after the idle timeout", func(h Health) bool { return h.Sessions == 0 })
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		runtime.GC()
-		if used, _ := lc.Sequences(); used == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the dropped session still holds its llama.cpp sequence")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitSequences(t, lc, "the dropped session")
 }
 
 // lcChiPositions tokens per run are tested, each position at

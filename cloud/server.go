@@ -129,10 +129,25 @@ type session struct {
 	hs     *hybrid.Server
 	lastUp []byte        // body of the last verified upload
 	lastV  *wire.Verdict // its verdict (answered again if the upload is re-sent)
+	ended  bool          // end has freed hs's sequences
 
 	// Guarded by Server.mu.
 	lastUsed time.Time
 	conn     net.Conn // attached connection, nil when detached
+}
+
+// end frees what the session holds in the models (its llama.cpp
+// sequence, at once rather than when the garbage collector finds it),
+// after any upload of it still being verified. The session must already
+// be out of Server.sessions; a stale connection's upload that comes later
+// is refused.
+func (ss *session) end() {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if !ss.ended {
+		ss.ended = true
+		ss.hs.Close()
+	}
 }
 
 // New makes a server.
@@ -258,6 +273,13 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	// Every connection goroutine has returned: nothing sends jobs anymore.
 	close(s.jobs)
 	s.batcher.Wait()
+	s.mu.Lock()
+	sessions := s.sessions
+	s.sessions = map[uint64]*session{}
+	s.mu.Unlock()
+	for _, ss := range sessions {
+		ss.end()
+	}
 	return err
 }
 
@@ -303,15 +325,20 @@ func (s *Server) janitor() {
 		case <-s.stopped:
 			return
 		case now := <-t.C:
+			var expired []*session
 			s.mu.Lock()
 			for id, ss := range s.sessions {
 				if ss.conn == nil && now.Sub(ss.lastUsed) > s.cfg.IdleTimeout {
 					delete(s.sessions, id)
+					expired = append(expired, ss)
 					s.cfg.Metrics.SessionEnded()
-					s.cfg.Logger.Info("session expired", "session", id)
+					s.cfg.Logger.Info("session expired: no device for the idle timeout", "session", id, "idle_timeout", s.cfg.IdleTimeout)
 				}
 			}
 			s.mu.Unlock()
+			for _, ss := range expired {
+				ss.end()
+			}
 		}
 	}
 }
@@ -326,6 +353,14 @@ func (e *protoError) Error() string { return e.msg }
 
 func perr(code uint16, format string, args ...any) *protoError {
 	return &protoError{code, fmt.Sprintf(format, args...)}
+}
+
+// plural is "1 session", "2 sessions".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // errShutdown ends a connection at a round boundary during Shutdown.
@@ -353,6 +388,10 @@ func (s *Server) handle(c net.Conn) {
 		s.cfg.Metrics.Error(pe.code)
 		log.Warn("closing connection", "code", pe.code, "error", pe.msg)
 		sendError(c, s.cfg.IOTimeout, pe.code, pe.msg)
+	case err != nil && ss != nil:
+		// The device went without closing its session (killed, or its
+		// network dropped): it may come back and resume.
+		log.Info("device gone without closing its session: kept for a resume until the idle timeout", "session", ss.id, "idle_timeout", s.cfg.IdleTimeout, "error", err)
 	case err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed):
 		log.Info("connection ended", "error", err)
 	}
@@ -462,6 +501,7 @@ func (s *Server) converse(c net.Conn, log *slog.Logger, out **session) error {
 			s.mu.Lock()
 			delete(s.sessions, ss.id)
 			s.mu.Unlock()
+			ss.end()
 			s.cfg.Metrics.SessionEnded()
 			log.Info("session closed")
 			*out = nil
@@ -534,7 +574,9 @@ func (s *Server) open(c net.Conn, body []byte) (*session, error) {
 	}
 	hs, err := hybrid.NewReplicaServer(p, s.cfg.LLM, slm, prefix)
 	if err == nil {
-		err = hs.LimitContext(s.ctxLen)
+		if err = hs.LimitContext(s.ctxLen); err != nil {
+			hs.Close()
+		}
 	}
 	if err != nil {
 		return nil, coreError(err)
@@ -543,7 +585,8 @@ func (s *Server) open(c net.Conn, body []byte) (*session, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.sessions) >= s.cfg.MaxSessions && !s.evictDetached() {
-		return nil, perr(wire.ErrCodeLimit, "server full (%d sessions)", s.cfg.MaxSessions)
+		hs.Close()
+		return nil, perr(wire.ErrCodeLimit, "server full (%s)", plural(s.cfg.MaxSessions, "session"))
 	}
 	ss := &session{id: newID(), hs: hs, vocab: vocab, conn: c, lastUsed: time.Now()}
 	for s.sessions[ss.id] != nil {
@@ -572,6 +615,7 @@ func (s *Server) evictDetached() bool {
 		return false
 	}
 	delete(s.sessions, victim.id)
+	go victim.end() // s.mu is held; an upload still finishing on it holds victim.mu
 	s.cfg.Metrics.SessionEnded()
 	s.cfg.Logger.Info("session evicted to make room (detached, least recently used)", "session", victim.id)
 	return true
@@ -588,6 +632,9 @@ func (s *Server) upload(ss *session, body []byte) (*wire.Verdict, error) {
 	s.mu.Unlock()
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
+	if ss.ended {
+		return nil, perr(wire.ErrCodeNoSession, "session %d has ended (closed, expired or evicted): open a new one with the committed prefix", ss.id)
+	}
 	if ss.lastV != nil && up.Round == ss.lastV.Round {
 		if !bytes.Equal(body, ss.lastUp) {
 			return nil, perr(wire.ErrCodeBad, "round %d re-sent with different content", up.Round)

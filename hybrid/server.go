@@ -1,7 +1,9 @@
 package hybrid
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -133,6 +135,23 @@ func (s *Server) LimitContext(n int) error {
 // with exactly the randomness it would have used.
 func roundRNG(seed uint64, round uint32) *rand.Rand {
 	return rand.New(rand.NewPCG(seed, 0x7365727665720000^uint64(round)))
+}
+
+// Close frees what the session holds in its models at once (a llama.cpp
+// sequence, a slot; io.Closer sessions), instead of when the garbage
+// collector finds them: a server whose slots are few must not keep a
+// finished session's. Evaluating after Close is an error of the model.
+func (s *Server) Close() error {
+	var errs []error
+	for _, c := range []*cache{s.llm, s.slm} {
+		if c == nil {
+			continue
+		}
+		if cl, ok := c.s.(io.Closer); ok {
+			errs = append(errs, cl.Close())
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // SetRound sets the last verified round, for a session reopened with a

@@ -201,6 +201,7 @@ func (ms *Models) Simulate(ctx context.Context, p hybrid.Params, prompt string, 
 	if err != nil {
 		return hybrid.Result{}, err
 	}
+	defer local.Server.Close() // frees a llama.cpp LLM's sequence for the next prompt at once
 	return s.Run(ctx, local, local)
 }
 

@@ -194,6 +194,7 @@ func runEpisode(ctx context.Context, ms *Models, p hybrid.Params, prompt string,
 	if err != nil {
 		return hybrid.Result{}, err
 	}
+	defer srv.Close()
 	local := &hybrid.Local{Server: srv}
 	return s.Run(ctx, local, local)
 }
