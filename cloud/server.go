@@ -309,6 +309,10 @@ func (s *Server) endRound(c net.Conn) bool {
 	return !st.closing
 }
 
+// Context is the positions a session may use: the LLM's context, or
+// Config.MaxContext when that is smaller.
+func (s *Server) Context() int { return s.ctxLen }
+
 // Sessions is the number of live sessions.
 func (s *Server) Sessions() int {
 	s.mu.Lock()

@@ -43,7 +43,7 @@ stories260K and its shipped draft on TinyStories' prompts from $HLM_SHARED
 	if err != nil {
 		return err
 	}
-	ms, err := mf.open()
+	ms, err := mf.open(ctx)
 	if err != nil {
 		return err
 	}

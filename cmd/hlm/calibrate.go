@@ -62,7 +62,7 @@ ones you evaluate on.`, stdout)
 	if err != nil {
 		return err
 	}
-	ms, err := mf.open()
+	ms, err := mf.open(ctx)
 	if err != nil {
 		return err
 	}

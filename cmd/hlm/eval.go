@@ -177,7 +177,7 @@ hlm eval paper NAME reruns a paper's tables and figures (NAME: `+strings.Join(ev
 	if err != nil {
 		return err
 	}
-	ms, err := mf.open()
+	ms, err := mf.open(ctx)
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hlmproject/hlm/chat"
 	"github.com/hlmproject/hlm/generate"
+	"github.com/hlmproject/hlm/model"
 	"github.com/hlmproject/hlm/model/builtin"
 	"github.com/hlmproject/hlm/model/engine"
 	"github.com/hlmproject/hlm/tensor"
@@ -77,7 +78,7 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return usageError{err}
 	}
 	tensor.SetThreads(*threads)
-	m, err := engine.OpenSpec(cfg.Model, cfg.Tokenizer)
+	m, err := interruptible(ctx, "the model", func() (model.Model, error) { return engine.OpenSpec(cfg.Model, cfg.Tokenizer) })
 	if err != nil {
 		return err
 	}

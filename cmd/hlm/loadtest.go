@@ -97,7 +97,7 @@ func runLoadtest(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		cfg.Env = append(cfg.Env, env)
 		fmt.Fprintf(stderr, "loadtest: the replicas run llama.cpp beside each other and the devices on these %d CPUs: %s for them (set OMP_WAIT_POLICY to choose otherwise)\n", runtime.NumCPU(), env)
 	}
-	ms, err := mf.open()
+	ms, err := mf.open(ctx)
 	if err != nil {
 		return err
 	}

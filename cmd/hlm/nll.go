@@ -171,7 +171,7 @@ func runNLL(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	tensor.SetThreads(f.threads)
 	tensor.SetLlamaInputs(f.llamaInputs)
 	defer tensor.SetLlamaInputs(false)
-	m, err := engine.OpenSpec(f.spec, f.tokPath)
+	m, err := interruptible(ctx, "the model", func() (model.Model, error) { return engine.OpenSpec(f.spec, f.tokPath) })
 	if err != nil {
 		return err
 	}
@@ -244,7 +244,7 @@ func (r *nllRun) fromFile(ctx context.Context) error {
 
 // againstBase is --kl-base SPEC: both models on the text's windows.
 func (r *nllRun) againstBase(ctx context.Context) error {
-	base, err := engine.OpenSpec(r.klBase, r.tokPath)
+	base, err := interruptible(ctx, "the base model", func() (model.Model, error) { return engine.OpenSpec(r.klBase, r.tokPath) })
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -40,9 +41,9 @@ func addDraftFlag(fs *flag.FlagSet) *string {
 }
 
 // open opens the model pair; it must have a draft.
-func (m *modelFlags) open() (*sim.Models, error) {
+func (m *modelFlags) open(ctx context.Context) (*sim.Models, error) {
 	done := loadingNotice("the models (LLM " + *m.llm + ")")
-	ms, err := sim.Open(*m.llm, *m.slm, *m.tok)
+	ms, err := interruptible(ctx, "the models", func() (*sim.Models, error) { return sim.Open(*m.llm, *m.slm, *m.tok) })
 	done()
 	if err != nil {
 		return nil, err
@@ -300,5 +301,29 @@ func loadingNotice(what string) (done func()) {
 			fmt.Fprintf(notices, "hlm: loaded in %.1f s\n", time.Since(start).Seconds())
 		}
 		ended = true
+	}
+}
+
+// interruptible runs open (a model's load) until it returns or ctx ends:
+// the first signal ends a command that is still loading instead of
+// waiting for the load, which llama.cpp's library cannot stop and which
+// may not return (a remote host that takes the connection and never
+// answers). The load is abandoned; the process exits.
+func interruptible[T any](ctx context.Context, what string, open func() (T, error)) (T, error) {
+	type result struct {
+		v   T
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		v, err := open()
+		ch <- result{v, err}
+	}()
+	select {
+	case r := <-ch:
+		return r.v, r.err
+	case <-ctx.Done():
+		var zero T
+		return zero, fmt.Errorf("interrupted while loading %s", what)
 	}
 }

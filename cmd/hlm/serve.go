@@ -118,7 +118,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	defer stop()
 
 	tensor.SetThreads(*f.threads)
-	llm, err := engine.OpenSpec(*f.llmSpec, *f.tokPath)
+	llm, err := interruptible(ctx, "the LLM", func() (model.Model, error) { return engine.OpenSpec(*f.llmSpec, *f.tokPath) })
 	if err != nil {
 		return err
 	}
@@ -152,7 +152,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *f.token == "" {
 		log.Warn("no --auth-token: any client can open sessions")
 	}
-	fmt.Fprintf(say, "hlm serve: listening on %s (LLM %s, vocabulary %d, context %d)\n", ln.Addr(), llm.Name(), llm.Config().Vocab, llm.Config().SeqLen)
+	ctxNote := fmt.Sprintf("context %d", srv.Context())
+	if srv.Context() < llm.Config().SeqLen {
+		ctxNote = fmt.Sprintf("context %d per session (--max-context; the model's %d)", srv.Context(), llm.Config().SeqLen)
+	}
+	fmt.Fprintf(say, "hlm serve: listening on %s (LLM %s, vocabulary %d, %s)\n", ln.Addr(), llm.Name(), llm.Config().Vocab, ctxNote)
 	if lc, ok := llm.(*llamacpp.Model); ok {
 		if prom != nil {
 			prom.AddSlots(func() cloud.SlotStats {
@@ -301,7 +305,7 @@ func addServeFlags(fs *flag.FlagSet) *serveFlags {
 		drainTimeout: fs.Duration("drain-timeout", 30*time.Second, "on shutdown, wait this long for rounds being verified before closing connections abruptly"),
 		maxSessions:  fs.Int("max-sessions", 64, "concurrent sessions (when full, a new session evicts the least recently used one that has no connection)"),
 		maxFrame:     fs.Int("max-frame", 4<<20, "largest frame accepted, bytes"),
-		maxContext:   fs.Int("max-context", 0, "positions per session (0: the model's context length)"),
+		maxContext:   fs.Int("max-context", 0, "positions per session (0: the model's context length; on llama.cpp that is c=, which also sizes the KV cache: lower c= to save memory, --max-context only caps sessions)"),
 		idle:         fs.Duration("idle-timeout", 5*time.Minute, "drop a session after this long without traffic"),
 		maxBatch:     fs.Int("max-batch", 32, "sessions evaluated in one LLM pass (1 disables batching)"),
 		window:       fs.Duration("batch-window", cloud.DefaultBatchWindow, "longest a batch waits for the other connected devices' uploads (ends as soon as all have joined; a lone device never waits; negative: never wait)"),

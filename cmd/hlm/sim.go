@@ -148,7 +148,7 @@ func simWatched(ctx context.Context, cfg sim.Config, view *ui) (hybrid.Summary, 
 	if err := cfg.Params.Validate(); err != nil {
 		return hybrid.Summary{}, err
 	}
-	ms, err := sim.Open(cfg.LLM, cfg.SLM, cfg.Tokenizer)
+	ms, err := interruptible(ctx, "the models", func() (*sim.Models, error) { return sim.Open(cfg.LLM, cfg.SLM, cfg.Tokenizer) })
 	if err != nil {
 		return hybrid.Summary{}, err
 	}

@@ -82,7 +82,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	ms, err := mf.open()
+	ms, err := mf.open(ctx)
 	if err != nil {
 		return err
 	}

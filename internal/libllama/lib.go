@@ -3,10 +3,13 @@ package libllama
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -240,6 +243,11 @@ func (l *Lib) AddRPCServers(endpoints []string) error {
 	}
 	l.rpcMu.Lock()
 	defer l.rpcMu.Unlock()
+	all := slices.Collect(maps.Keys(l.rpcSet))
+	slices.Sort(all)
+	if err := sameServer(append(all, endpoints...), net.DefaultResolver.LookupHost); err != nil {
+		return fmt.Errorf("%w: %v", ErrLoad, err)
+	}
 	l.f.backendLoadAll()
 	reg := l.f.backendRegByName("RPC")
 	if reg == 0 {

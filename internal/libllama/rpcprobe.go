@@ -1,6 +1,7 @@
 package libllama
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -58,11 +59,48 @@ func probeRPC(endpoint string) error {
 		return fmt.Errorf("RPC server %s closed the connection without answering the handshake (%v): not a ggml-rpc-server, or one of another protocol version", endpoint, err)
 	}
 	if n := binary.LittleEndian.Uint64(size[:]); n != rpcHelloSize {
-		return fmt.Errorf("RPC server %s: the answer to the handshake is %d bytes, not %d: not a ggml-rpc-server of the supported llama.cpp versions (%s)", endpoint, n, rpcHelloSize, SupportedVersions)
+		if n > 1<<20 { // not a size: another protocol's bytes
+			what := "another protocol"
+			if strings.HasPrefix(string(size[:]), "HTTP/") {
+				what = "HTTP (a web, health or metrics endpoint?)"
+			}
+			return fmt.Errorf("RPC server %s does not speak llama.cpp's RPC protocol: it answered the handshake with %q…, %s; rpc= wants the host:port of a ggml-rpc-server", endpoint, size[:], what)
+		}
+		return fmt.Errorf("RPC server %s: the answer to the handshake is %d bytes, not %d: a ggml-rpc-server of another protocol version, or not one (hlm supports llama.cpp %s)", endpoint, n, rpcHelloSize, SupportedVersions)
 	}
 	var rsp [rpcHelloSize]byte
 	if _, err := io.ReadFull(c, rsp[:]); err != nil {
 		return fmt.Errorf("RPC server %s: reading the handshake's answer: %w", endpoint, err)
+	}
+	return nil
+}
+
+// sameServer refuses two names of one ggml-rpc-server ("localhost:50052"
+// and "127.0.0.1:50052"): the server takes one client at a time, so
+// llama.cpp's second connection would wait for the first to end, which
+// it never does while the model is loaded — a load that hangs for good.
+// A name given twice is one server (llama.cpp's own list dedups it).
+// Names that do not resolve are left to the probe to report.
+func sameServer(endpoints []string, lookup func(ctx context.Context, host string) ([]string, error)) error {
+	seen := map[string]string{} // ip:port → the first endpoint that reaches it
+	for _, ep := range endpoints {
+		host, port, ok := strings.Cut(ep, ":")
+		if !ok {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), rpcProbeTimeout)
+		addrs, err := lookup(ctx, host)
+		cancel()
+		if err != nil {
+			continue
+		}
+		for _, a := range addrs {
+			key := net.JoinHostPort(a, port)
+			if first, ok := seen[key]; ok && first != ep {
+				return fmt.Errorf("RPC servers %s and %s are the same server (both reach %s): a ggml-rpc-server serves one client at a time, so name it once in rpc=", first, ep, key)
+			}
+			seen[key] = ep
+		}
 	}
 	return nil
 }

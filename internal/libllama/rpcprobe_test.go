@@ -1,7 +1,9 @@
 package libllama
 
 import (
+	"context"
 	"encoding/binary"
+	"errors"
 	"io"
 	"net"
 	"strings"
@@ -51,6 +53,11 @@ func TestProbeRPC(t *testing.T) {
 	binary.LittleEndian.PutUint64(short, 3)
 	goodEP, silentEP := serve(hello(good)), serve(func(c net.Conn) { time.Sleep(2 * time.Second) })
 	hangupEP, shortEP := serve(func(c net.Conn) {}), serve(hello(short))
+	// An HTTP server answers a request it cannot parse with a 400.
+	httpEP := serve(func(c net.Conn) {
+		c.Read(make([]byte, 64))
+		io.WriteString(c, "HTTP/1.1 400 Bad Request\r\n\r\n")
+	})
 	// Last, so that no listener above takes its port again.
 	closed, _ := net.Listen("tcp", "127.0.0.1:0")
 	closedEP := closed.Addr().String()
@@ -62,7 +69,8 @@ func TestProbeRPC(t *testing.T) {
 		{"nothing listening", closedEP, "is ggml-rpc-server running there"},
 		{"silent", silentEP, "did not answer the handshake"},
 		{"hangs up", hangupEP, "closed the connection"},
-		{"another answer", shortEP, "not a ggml-rpc-server"},
+		{"another answer", shortEP, "another protocol version, or not one"},
+		{"an HTTP server", httpEP, `does not speak llama.cpp's RPC protocol: it answered the handshake with "HTTP/1.1"…, HTTP`},
 		{"no port", "localhost", "want host:port"},
 		{"bad port", "localhost:http", "want host:port"},
 	} {
@@ -76,6 +84,45 @@ func TestProbeRPC(t *testing.T) {
 		}
 		if d := time.Since(start); d > 2*time.Second {
 			t.Errorf("%s: the probe took %v", c.name, d)
+		}
+	}
+}
+
+// TestSameServer: two names of one ggml-rpc-server are refused (llama.cpp
+// would wait for good on the second connection), a name given twice and
+// different servers are not, and a name that does not resolve is left to
+// the probe.
+func TestSameServer(t *testing.T) {
+	hosts := map[string][]string{
+		"localhost":  {"127.0.0.1", "::1"},
+		"127.0.0.1":  {"127.0.0.1"},
+		"gpu1":       {"10.0.0.21"},
+		"gpu2":       {"10.0.0.22"},
+		"gpu1-alias": {"10.0.0.21"},
+	}
+	lookup := func(_ context.Context, h string) ([]string, error) {
+		if a, ok := hosts[h]; ok {
+			return a, nil
+		}
+		return nil, errors.New("no such host")
+	}
+	for _, c := range []struct {
+		eps  []string
+		want string // in the error; "" = accepted
+	}{
+		{[]string{"127.0.0.1:50052", "localhost:50052"}, "127.0.0.1:50052 and localhost:50052 are the same server"},
+		{[]string{"gpu1:50052", "gpu2:50052", "gpu1-alias:50052"}, "gpu1:50052 and gpu1-alias:50052"},
+		{[]string{"127.0.0.1:50052", "127.0.0.1:50052"}, ""},
+		{[]string{"localhost:50052", "localhost:50053"}, ""},
+		{[]string{"gpu1:50052", "gpu2:50052"}, ""},
+		{[]string{"nowhere:1", "nowhere:1", "gpu1:1"}, ""},
+	} {
+		err := sameServer(c.eps, lookup)
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%v: %v", c.eps, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%v: err = %v, want %q", c.eps, err, c.want)
 		}
 	}
 }

@@ -28,9 +28,14 @@ func TestBadLibrary(t *testing.T) {
 		_, err := OpenSpec(filepath.Join(familiesDir, "llama2.gguf"), "")
 		if !errors.Is(err, libllama.ErrLibrary) && !errors.Is(err, libllama.ErrUnavailable) {
 			t.Errorf("library %s: %v, want ErrLibrary", p, err)
-		} else if errors.Is(err, libllama.ErrLibrary) && !strings.Contains(err.Error(), "--llama-lib") {
-			t.Errorf("library %s: %v: the error should say how to give one", p, err)
+		} else if errors.Is(err, libllama.ErrLibrary) && !strings.Contains(err.Error(), "--llama-lib names "+p) {
+			t.Errorf("library %s: %v: the error should say where the path came from and how to give one", p, err)
 		}
+	}
+	SetLibrary("")
+	t.Setenv(EnvLibrary, filepath.Join(dir, "missing.so"))
+	if _, err := OpenSpec(filepath.Join(familiesDir, "llama2.gguf"), ""); err == nil || !strings.Contains(err.Error(), "$"+EnvLibrary+" names ") {
+		t.Errorf("a library from $%s: %v: the error should name the variable", EnvLibrary, err)
 	}
 	SetLibrary("")
 	t.Setenv(EnvLibrary, "")

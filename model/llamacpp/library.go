@@ -47,26 +47,37 @@ func LibraryFlag() (path string, named bool) {
 // ($HLM_PEERS/libllama/current/libllama.so, $HLM_PEERS defaulting to
 // ~/.cache/hlm-peers). found is false when none is named or built.
 func LibraryPath() (path string, found bool) {
+	path, from := librarySource()
+	return path, from != ""
+}
+
+// librarySource is LibraryPath with where the path came from ("" when
+// none), for the errors of a library that does not open.
+func librarySource() (path, from string) {
 	libFlag.mu.Lock()
 	p := libFlag.path
 	libFlag.mu.Unlock()
 	if p != "" {
-		return p, true
+		return p, "--llama-lib"
 	}
 	if p := os.Getenv(EnvLibrary); p != "" {
-		return p, true
+		return p, "$" + EnvLibrary
 	}
 	if p := libllama.BuiltPath(); p != "" {
-		return p, true
+		return p, "internal/libllama/build.sh's build"
 	}
-	return "", false
+	return "", ""
 }
 
 // OpenLibrary opens the libllama LibraryPath names.
 func OpenLibrary() (*libllama.Lib, error) {
-	p, ok := LibraryPath()
-	if !ok {
+	p, from := librarySource()
+	if from == "" {
 		return nil, fmt.Errorf("%w: no libllama named (--llama-lib, $%s) or built; %s", libllama.ErrLibrary, EnvLibrary, libllama.BuildHint)
 	}
-	return libllama.Open(p)
+	lib, err := libllama.Open(p)
+	if err != nil {
+		return nil, fmt.Errorf("%s names %s: %w", from, p, err)
+	}
+	return lib, nil
 }
