@@ -162,6 +162,11 @@ func runModel(ctx context.Context, cfg Config, m model.Model, spec string, rng *
 			fmt.Fprintf(progress, "hlm bench: %s: its t=%d sets its threads (not -t %s)\n", spec, threads[0], joinInts(cfg.Threads))
 		}
 	}
+	if onLlamaCpp {
+		if s := slices.Max(cfg.Sessions); s > lc.Slots() {
+			fmt.Fprintf(progress, "hlm bench: %s: --batch-sessions %d on np=%d sequences: its passes include sessions taking turns (%s); add @np=%d to measure without\n", spec, s, lc.Slots(), lc.Evicted(), s)
+		}
+	}
 	for _, th := range threads {
 		tensor.SetThreads(th)
 		if onLlamaCpp {

@@ -417,6 +417,36 @@ func (f *faultVerifier) Verify(ctx context.Context, up *wire.Upload) (*wire.Verd
 	return f.r.Verify(ctx, up)
 }
 
+// TestInterruptedMidRound: a device interrupted while its upload waits
+// for the verdict (Ctrl-C on hlm edge) ends with the result so far — the
+// tokens of the rounds before, a prefix of the uninterrupted run's — and
+// the stop reason "interrupted", not an error; the server ends the
+// session when the device closes it.
+func TestInterruptedMidRound(t *testing.T) {
+	ms := models(t)
+	srv, addr := start(t, Config{LLM: ms.LLM})
+	p := params(hybrid.QS, 4)
+	full, _, err := generator(t, ms, addr, p).One(context.Background(), p, prompt, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := generator(t, ms, addr, p)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	g.Wrap = func(r *edge.Remote) hybrid.Verifier {
+		return &faultVerifier{r: r, fault: func(*edge.Remote) { cancel() }}
+	}
+	res, _, err := g.One(ctx, p, prompt, nil)
+	if err != nil {
+		t.Fatalf("interrupted: %v, want the result so far", err)
+	}
+	if res.Stop != hybrid.StopInterrupted || len(res.Tokens) == 0 || len(res.Tokens) >= len(full.Tokens) ||
+		fmt.Sprint(res.Tokens) != fmt.Sprint(full.Tokens[:len(res.Tokens)]) {
+		t.Errorf("interrupted run: stop %q, tokens %v; the whole run %v", res.Stop, res.Tokens, full.Tokens)
+	}
+	waitHealth(t, srv, "without sessions after the interrupted device", func(h Health) bool { return h.Sessions == 0 })
+}
+
 func runWithFault(t *testing.T, g *edge.Generator, p hybrid.Params, fault func(*edge.Remote)) (hybrid.Result, edge.Stats) {
 	t.Helper()
 	g.Wrap = func(r *edge.Remote) hybrid.Verifier { return &faultVerifier{r: r, fault: fault} }

@@ -183,7 +183,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	s.mu.Lock()
 	s.serving = true
 	s.mu.Unlock()
-	s.cfg.Logger.Info("serving", "addr", ln.Addr().String(), "llm", s.cfg.LLM.Name(), "fingerprint", short(s.llmFP), "max_sessions", s.cfg.MaxSessions)
+	s.cfg.Logger.Info("serving", "addr", ln.Addr().String(), "llm", s.cfg.LLM.Name(), "fingerprint", short(s.llmFP), "origin", short(s.origin), "max_sessions", s.cfg.MaxSessions)
 	for {
 		c, err := ln.Accept()
 		if err != nil {

@@ -122,6 +122,13 @@ func Run(ctx context.Context, c Config) (Result, error) {
 		}
 		r, err := c.play(ctx, clk, n, room)
 		if err != nil {
+			if ctx.Err() != nil {
+				// Interrupted inside a round (a network verifier gives up
+				// its wait): the round is dropped, and the output is what
+				// the rounds before it committed, as at a round's start.
+				res.Stop = StopInterrupted
+				break
+			}
 			return fail(err)
 		}
 		for _, m := range meters {

@@ -220,6 +220,9 @@ func RunPrompts(ctx context.Context, p Params, n int, gen func(ctx context.Conte
 		if progress != nil {
 			progress(i+1, n)
 		}
+		if r.Stop == StopInterrupted {
+			break // the prompts after it would each stop at once
+		}
 	}
 	return Aggregate(runs), nil
 }

@@ -102,6 +102,13 @@ func listOptionMidSegment(opts string) string {
 // an error lists them (each also has llama.cpp's long name).
 var llamaCppKeys = []string{"ngl", "sm", "ts", "mg", "rpc", "t", "c", "np", "ub", "fa", "repack", "ctk", "ctv"}
 
+// llamaCppAliases are llama.cpp's long names of the options.
+var llamaCppAliases = map[string]string{
+	"n-gpu-layers": "ngl", "gpu-layers": "ngl", "split-mode": "sm", "tensor-split": "ts", "main-gpu": "mg",
+	"threads": "t", "ctx-size": "c", "parallel": "np", "ubatch-size": "ub", "flash-attn": "fa",
+	"cache-type-k": "ctk", "cache-type-v": "ctv",
+}
+
 // llamaCppHelp says what each of llamaCppKeys does, for LlamaCppHelp.
 var llamaCppHelp = map[string]string{
 	"ngl":    "layers on the GPUs: -1 all (default), 0 none (no GPU: ignored)",
@@ -199,6 +206,17 @@ func (sp *Spec) checkLlamaCpp(opts []string) error {
 			return fmt.Errorf("%s is an option of the llama.cpp backend: add @llama.cpp", opts[0])
 		}
 		return nil
+	}
+	given := map[string]string{} // short name → the name it was given as
+	for _, k := range opts {
+		short := k
+		if s, ok := llamaCppAliases[k]; ok {
+			short = s
+		}
+		if first, ok := given[short]; ok {
+			return fmt.Errorf("option %s given twice (as %s and %s): give it once", short, first, k)
+		}
+		given[short] = k
 	}
 	gpu := false
 	for _, k := range opts {

@@ -46,6 +46,8 @@ func TestParseSpecLlamaCpp(t *testing.T) {
 		{in: "m.gguf@llama.cpp@rpc=host", err: "not host:port"},
 		{in: "m.gguf@llama.cpp@rpc=host:0", err: "port"},
 		{in: "m.gguf@llama.cpp@ngl=-2", err: "ngl wants"},
+		{in: "m.gguf@llama.cpp@ngl=1@ngl=2", err: "option ngl given twice (as ngl and ngl)"},
+		{in: "m.gguf@llama.cpp@ts=1,1@tensor-split=2", err: "option ts given twice (as ts and tensor-split)"},
 	} {
 		got, err := ParseSpec(tc.in)
 		if tc.err != "" {
@@ -140,5 +142,25 @@ func TestLlamaCppKeysListed(t *testing.T) {
 	_, err := ParseSpec("m.gguf@llama.cpp@ngls=99")
 	if err == nil || !strings.Contains(err.Error(), `unknown option "ngls=99"`) || !strings.Contains(err.Error(), strings.Join(llamaCppKeys, ", ")) {
 		t.Errorf("ParseSpec(ngls=99): %v; want the unknown option and the llama.cpp options named", err)
+	}
+}
+
+// TestLlamaCppAliasesTwice: each long name of llama.cpp's is the option
+// of its short name, so giving both is refused as the same option given
+// twice (an alias missing from llamaCppAliases would pass).
+func TestLlamaCppAliasesTwice(t *testing.T) {
+	val := map[string]string{"ngl": "1", "sm": "row", "ts": "1", "mg": "0", "t": "1", "c": "8", "np": "1", "ub": "8", "fa": "on", "ctk": "f16", "ctv": "f16"}
+	for alias, short := range llamaCppAliases {
+		v, ok := val[short]
+		if !ok {
+			t.Fatalf("no value for %s", short)
+		}
+		if _, err := ParseSpec("m.gguf@llama.cpp@" + alias + "=" + v); err != nil {
+			t.Errorf("%s=%s alone: %v", alias, v, err)
+		}
+		_, err := ParseSpec("m.gguf@llama.cpp@" + short + "=" + v + "@" + alias + "=" + v)
+		if err == nil || !strings.Contains(err.Error(), "option "+short+" given twice") {
+			t.Errorf("%s and %s: %v", short, alias, err)
+		}
 	}
 }

@@ -213,7 +213,10 @@ func streamPrompts(ctx context.Context, g *edge.Generator, texts []string, view 
 		printSummary(stderr, &res)
 		fmt.Fprintf(stderr, "  draft: SLM %s (the LLM is the server's)\n", slmName)
 		if st.Reconnects > 0 {
-			fmt.Fprintf(stderr, "  reconnected %d times, re-sent %d uploads\n", st.Reconnects, st.Resent)
+			fmt.Fprintf(stderr, "  reconnected %s, re-sent %s\n", times(st.Reconnects), plural(st.Resent, "upload"))
+		}
+		if res.Stop == hybrid.StopInterrupted {
+			break // the summary so far is printed; the prompts after it are not run
 		}
 	}
 	if asJSON {
@@ -248,7 +251,7 @@ func openEdgeDraft(ctx context.Context, conn edge.Config, spec, tok string) (mod
 		rem.Drop()
 		var ok bool
 		if spec, ok = builtin.DraftFor(fp); !ok {
-			return nil, fmt.Errorf("hlm ships no draft for the server's LLM (%.16s…): pass one with --slm, or train one with hlm distill --teacher LLM --out draft.gguf", fp)
+			return nil, fmt.Errorf("hlm ships no draft for the server's LLM (the model it was made from: origin %.12s…, in hlm serve's \"serving\" log line): pass one with --slm, or train one with hlm distill --teacher LLM --out draft.gguf", fp)
 		}
 	}
 	return llama.OpenSpec(spec, tok)

@@ -82,6 +82,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		usage(stderr)
 		return 2
 	}
+	cmd := commandName(args)
+	llamacpp.Notify = func(msg string) { fmt.Fprintf(notices, "hlm %s: %s\n", cmd, msg) }
 	if err := c.run(ctx, args[1:], stdout, stderr); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0

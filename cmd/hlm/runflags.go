@@ -327,3 +327,19 @@ func interruptible[T any](ctx context.Context, what string, open func() (T, erro
 		return zero, fmt.Errorf("interrupted while loading %s", what)
 	}
 }
+
+// plural is "1 session", "2 sessions".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// times is "once", "2 times".
+func times(n int) string {
+	if n == 1 {
+		return "once"
+	}
+	return fmt.Sprintf("%d times", n)
+}

@@ -169,7 +169,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if acc := lc.Accelerators(); len(acc) > 0 {
 			on = strings.Join(acc, "; ") + fmt.Sprintf(" and the CPU (ngl=%d)", lc.Spec().LlamaCpp.GPULayers)
 		}
-		fmt.Fprintf(say, "hlm serve: LLM on llama.cpp %s (%s), on %s: %d sessions in its KV cache at once (np); more take turns, each evicted one %s\n", lc.Library().Version(), lc.Describe(), on, lc.Slots(), lc.Evicted())
+		if lc.Slots() > *f.maxSessions {
+			log.Warn(fmt.Sprintf("np=%d holds KV cache for more sessions than --max-sessions %d lets in: lower np, or raise --max-sessions", lc.Slots(), *f.maxSessions))
+		}
+		fmt.Fprintf(say, "hlm serve: LLM on llama.cpp %s (%s), on %s: %s in its KV cache at once (np); more take turns, each evicted one %s\n", lc.Library().Version(), lc.Describe(), on, plural(lc.Slots(), "session"), lc.Evicted())
 	}
 	current.Store(srv)
 	err = srv.ServeUntil(ctx, ln, *f.drainTimeout, func() {

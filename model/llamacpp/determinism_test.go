@@ -129,7 +129,7 @@ func typedFile(t testing.TB, file string, dt tensor.DType) string {
 func openPath(t testing.TB, path, opts string) *Model {
 	t.Helper()
 	needLib(t)
-	m, err := OpenSpec(path+"@llama.cpp"+onDevice()+opts, "")
+	m, err := OpenSpec(path+"@llama.cpp"+withDevice(opts), "")
 	if err != nil {
 		t.Fatal(err)
 	}

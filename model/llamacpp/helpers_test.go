@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/hlmproject/hlm/internal/libllama"
@@ -33,6 +34,16 @@ func needLib(t testing.TB) *libllama.Lib {
 // library built for a GPU; HLM_TEST_NGL=N offloads N layers instead
 // (bench/gpu.sh sets 99 to measure the contract on a GPU, where its tests
 // fail and their messages are the measurement). cloud's tests read it too.
+//
+// withDevice puts it before opts, unless opts names ngl itself (a spec
+// gives each option once).
+func withDevice(opts string) string {
+	if strings.Contains(opts, "@ngl=") {
+		return opts
+	}
+	return onDevice() + opts
+}
+
 func onDevice() string {
 	if n := os.Getenv("HLM_TEST_NGL"); n != "" {
 		return "@ngl=" + n
@@ -45,7 +56,7 @@ func onDevice() string {
 func openLC(t testing.TB, file, opts string) *Model {
 	t.Helper()
 	needLib(t)
-	m, err := OpenSpec(filepath.Join(familiesDir, file)+"@llama.cpp"+onDevice()+opts, "")
+	m, err := OpenSpec(filepath.Join(familiesDir, file)+"@llama.cpp"+withDevice(opts), "")
 	if err != nil {
 		t.Fatal(err)
 	}

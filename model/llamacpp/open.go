@@ -170,8 +170,11 @@ func open(spec model.Spec) (*Model, error) {
 		lm.Free()
 		return nil, err
 	}
-	if gpuOptions(o) && len(m.Accelerators()) == 0 {
+	acc := m.Accelerators()
+	if gpuOptions(o) && len(acc) == 0 {
 		notify("%s: the libllama loaded (%s) has no GPU or RPC device (devices: %s), so ngl, sm, ts and mg have no effect: the model runs on the CPU", path, lib.Path(), strings.Join(lib.Devices(), "; "))
+	} else if n := len(o.TensorSplitValues()); n > len(acc) {
+		notify("%s: ts=%s gives %d proportions for %d devices (%s): the proportions beyond the devices are not used", path, o.TensorSplit, n, len(acc), strings.Join(acc, "; "))
 	}
 	return m, nil
 }
