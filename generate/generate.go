@@ -93,7 +93,7 @@ func Generate(ctx context.Context, m model.Model, cfg Config, out io.Writer) (St
 	}
 	st.PromptTokens = len(ids)
 	if len(ids) >= m.Config().SeqLen {
-		return st, fmt.Errorf("%w: prompt of %d tokens, context length %d: shorten the prompt (hlm sim can cut it instead: --set fit_prompt=true)", model.ErrContextFull, len(ids), m.Config().SeqLen)
+		return st, fmt.Errorf("%w: prompt of %d tokens, context length %d: shorten the prompt (or give the model more context: on llama.cpp, c=)", model.ErrContextFull, len(ids), m.Config().SeqLen)
 	}
 	dec := tok.NewStreamDecoder()
 	for _, id := range ids {

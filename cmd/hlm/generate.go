@@ -109,7 +109,9 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		}
 	}
 	st, err := generate.Generate(ctx, m, cfg, stdout)
-	fmt.Fprintln(stdout)
+	if err == nil || len(st.Tokens) > 0 {
+		fmt.Fprintln(stdout) // end the text's line
+	}
 	if err != nil {
 		return err
 	}
