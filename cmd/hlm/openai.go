@@ -67,6 +67,11 @@ func (b *openaiBackend) Generate(ctx context.Context, req openai.Request, onText
 	if s := dec.Flush(); s != "" {
 		onText(s)
 	}
+	if err == nil && res.Stop == hybrid.StopInterrupted {
+		// The request was cancelled (the client went, or hlm edge is
+		// shutting down): not a completion that stopped.
+		err = fmt.Errorf("generation interrupted: %w", context.Cause(ctx))
+	}
 	if errors.Is(err, model.ErrContextFull) && res.Rounds == 0 {
 		// The prompt leaves no room: the client's error (OpenAI's 400
 		// context_length_exceeded), not the server's.
