@@ -812,3 +812,67 @@ func TestCloseAfterWelcome(t *testing.T) {
 		t.Errorf("after Close: a %v frame %q, want the connection closed", typ, body)
 	}
 }
+
+// TestResumeWhileUploadWaits: a device resuming its session while the
+// session's old connection has an upload waiting for its batch must not
+// hold the server's lock while it waits for the session's: the batcher
+// takes the server's lock to gather the batch that upload waits for, and
+// the whole server hung (a hostile-client walk found it; an honest device
+// that reconnects during a busy batch could too). The upload in flight is
+// stood for by holding the session's lock; the server's lock must stay
+// free, and the resume completes once the upload is done.
+func TestResumeWhileUploadWaits(t *testing.T) {
+	ms := models(t)
+	srv, addr := start(t, Config{LLM: ms.LLM})
+	p := params(hybrid.QS, 2)
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	prefix := []int32{int32(ms.Tok.BOS()), 100, 200}
+	wire.WriteFrame(c, wire.FrameHello, wire.AppendHello(nil, &wire.Hello{Version: wire.ProtocolVersion}))
+	if ft, _, err := wire.ReadFrame(c, wire.DefaultMaxFrame); err != nil || ft != wire.FrameWelcome {
+		t.Fatalf("welcome: %v %v", ft, err)
+	}
+	wire.WriteFrame(c, wire.FrameOpen, wire.AppendOpen(nil, &wire.Open{Params: p.SessionParams(), SLM: ms.SLM.Fingerprint(), Tokenizer: ms.Tok.Fingerprint(), Prefix: prefix}))
+	ft, body, err := wire.ReadFrame(c, wire.DefaultMaxFrame)
+	if err != nil || ft != wire.FrameOpened {
+		t.Fatalf("opened: %v %v", ft, err)
+	}
+	op, err := wire.ParseOpened(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.mu.Lock()
+	ss := srv.sessions[op.Session]
+	srv.mu.Unlock()
+
+	ss.mu.Lock() // an upload of the old connection, waiting for its batch
+	resumed := make(chan error, 1)
+	go func() {
+		a, b := net.Pipe()
+		defer a.Close()
+		defer b.Close()
+		_, err := srv.open(a, wire.AppendOpen(nil, &wire.Open{Resume: op.Session, Params: p.SessionParams(), SLM: ms.SLM.Fingerprint(), Tokenizer: ms.Tok.Fingerprint(), Prefix: prefix}))
+		resumed <- err
+	}()
+	time.Sleep(50 * time.Millisecond) // the resume is now waiting for the session
+	free := make(chan struct{})
+	go func() { srv.connected(); close(free) }() // what the batcher does between batches
+	select {
+	case <-free:
+	case <-time.After(5 * time.Second):
+		ss.mu.Unlock()
+		t.Fatal("a resume waiting for its session holds the server's lock: the batcher cannot gather the batch the session's upload waits for")
+	}
+	ss.mu.Unlock() // the upload is done
+	select {
+	case err := <-resumed:
+		if err != nil {
+			t.Errorf("resume after the upload: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the resume did not complete after the upload")
+	}
+}

@@ -534,20 +534,29 @@ func (s *Server) open(c net.Conn, body []byte) (*session, error) {
 		prefix[i] = int(t)
 	}
 	if o.Resume != 0 {
+		unknown := perr(wire.ErrCodeNoSession, "unknown session %d (expired or lost in a restart): open a new one with the committed prefix", o.Resume)
 		s.mu.Lock()
-		defer s.mu.Unlock()
 		ss, ok := s.sessions[o.Resume]
+		s.mu.Unlock()
 		if !ok {
-			return nil, perr(wire.ErrCodeNoSession, "unknown session %d (expired or lost in a restart): open a new one with the committed prefix", o.Resume)
+			return nil, unknown
 		}
+		// Never wait for a session's lock while holding the server's: an
+		// upload of the session's old connection may hold it until its
+		// batch is verified, and the batcher takes the server's lock.
 		ss.mu.Lock()
 		seq := append([]int(nil), ss.hs.Sequence()...)
-		round := ss.hs.Round()
+		round, ended := ss.hs.Round(), ss.ended
 		ss.mu.Unlock()
 		// The device may be one round behind (its verdict was lost): then
 		// the server's sequence extends the device's prefix.
-		if !(round == o.Round || round == o.Round+1) || len(seq) < len(prefix) || !slices.Equal(seq[:len(prefix)], prefix) {
+		if !ended && (!(round == o.Round || round == o.Round+1) || len(seq) < len(prefix) || !slices.Equal(seq[:len(prefix)], prefix)) {
 			return nil, perr(wire.ErrCodeNoSession, "session %d is out of sync with the device (server round %d, device round %d): open a new one", o.Resume, round, o.Round)
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if ended || s.sessions[o.Resume] != ss { // ended while we looked
+			return nil, unknown
 		}
 		if ss.conn != nil && ss.conn != c {
 			ss.conn.Close() // the old connection is dead or stale: the device moved
