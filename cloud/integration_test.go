@@ -14,6 +14,8 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -499,7 +501,9 @@ func TestHostilePeers(t *testing.T) {
 			t.Errorf("%s: got %v %+v %v, want error code %d", name, typ, e, perr, code)
 		}
 	}
-	expectError("garbage", []byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n"), wire.ErrCodeLimit)
+	expectError("an HTTP request", []byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n"), wire.ErrCodeBad)
+	expectError("garbage", []byte("\xff\xff\xff\x7fjunk"), wire.ErrCodeLimit)
+	expectError("unknown frame type", []byte{2, 0, 0, 0, 200, 0}, wire.ErrCodeBad)
 	expectError("bad type", wire.AppendFrame(nil, wire.FrameUpload, []byte{1, 2, 3}), wire.ErrCodeBad)
 	expectError("oversized", wire.AppendFrame(nil, wire.FrameHello, make([]byte, 1<<17)), wire.ErrCodeLimit)
 	expectError("wrong token", wire.AppendFrame(nil, wire.FrameHello, wire.AppendHello(nil, &wire.Hello{Version: wire.ProtocolVersion, Token: "guess"})), wire.ErrCodeAuth)
@@ -874,5 +878,109 @@ func TestResumeWhileUploadWaits(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("the resume did not complete after the upload")
+	}
+}
+
+// TestHandshakeLimits: before its Hello a connection is nobody, so it may
+// not hold much: a Hello frame larger than wire.MaxHello is refused from
+// its header alone (the server waited for 4 MiB of body, allocated up
+// front), connections beyond MaxHandshakes that have not said Hello are
+// refused at once, and once they go the server takes devices again.
+func TestHandshakeLimits(t *testing.T) {
+	ms := models(t)
+	_, addr := start(t, Config{LLM: ms.LLM, MaxHandshakes: 2, IOTimeout: 10 * time.Second})
+	readError := func(c net.Conn, within time.Duration) (*wire.Error, error) {
+		c.SetReadDeadline(time.Now().Add(within))
+		typ, body, err := wire.ReadFrame(c, wire.DefaultMaxFrame)
+		if err != nil {
+			return nil, err
+		}
+		if typ != wire.FrameError {
+			return nil, fmt.Errorf("a %v frame", typ)
+		}
+		return wire.ParseError(body)
+	}
+	dial := func() net.Conn {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	big := dial()
+	defer big.Close()
+	big.Write([]byte{0, 0, 0x40, 0, byte(wire.FrameHello)}) // a Hello of 4 MiB, and no body
+	if e, err := readError(big, 2*time.Second); err != nil || e.Code != wire.ErrCodeLimit {
+		t.Errorf("a 4 MiB Hello: %+v, %v; want a limit error at once", e, err)
+	}
+
+	idle := []net.Conn{dial(), dial()}
+	time.Sleep(100 * time.Millisecond) // both accepted and counted
+	third := dial()
+	defer third.Close()
+	if e, err := readError(third, 2*time.Second); err != nil || e.Code != wire.ErrCodeLimit || !strings.Contains(e.Message, "Hello") {
+		t.Errorf("a third connection without Hello: %+v, %v; want a busy error", e, err)
+	}
+	for _, c := range idle {
+		c.Close()
+	}
+	p := params(hybrid.QS, 6)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		_, _, err := generator(t, ms, addr, p).One(context.Background(), p, prompt, nil)
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after the idle connections went: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// failingListener fails its first n Accepts as a process out of file
+// descriptors does.
+type failingListener struct {
+	net.Listener
+	n atomic.Int32
+}
+
+func (l *failingListener) Accept() (net.Conn, error) {
+	if l.n.Add(-1) >= 0 {
+		return nil, &net.OpError{Op: "accept", Net: "tcp", Err: os.NewSyscallError("accept4", syscall.EMFILE)}
+	}
+	return l.Listener.Accept()
+}
+
+// TestAcceptErrorsDoNotStopTheServer: running out of file descriptors
+// (accept4: too many open files) made Serve return and hlm serve exit,
+// taking every session with it; the server now waits and accepts again.
+func TestAcceptErrorsDoNotStopTheServer(t *testing.T) {
+	ms := models(t)
+	s, err := New(Config{LLM: ms.LLM})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fl := &failingListener{Listener: ln}
+	fl.n.Store(4)
+	served := make(chan error, 1)
+	go func() { served <- s.Serve(context.Background(), fl) }()
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		s.Shutdown(ctx)
+	}()
+	p := params(hybrid.QS, 8)
+	if _, _, err := generator(t, ms, ln.Addr().String(), p).One(context.Background(), p, prompt, nil); err != nil {
+		t.Fatalf("a device after four failed accepts: %v", err)
+	}
+	select {
+	case err := <-served:
+		t.Fatalf("Serve returned: %v", err)
+	default:
 	}
 }

@@ -32,6 +32,11 @@ type Config struct {
 	IdleTimeout time.Duration // a session without traffic is dropped (default 5 min)
 	IOTimeout   time.Duration // handshake, and each frame write (default 30 s)
 	MaxBatch    int           // sessions evaluated in one pass (default 32; 1 disables batching)
+	// MaxHandshakes bounds the connections that have not sent their Hello
+	// yet (default 256): beyond it a new connection is refused at once, so
+	// that connections that never introduce themselves cannot take the
+	// server's memory or file descriptors (each waits at most IOTimeout).
+	MaxHandshakes int
 	// BatchWindow is the longest a batch waits for the other connected
 	// devices' uploads to join it (default 1 ms; negative: never wait). The
 	// wait ends as soon as every connected device has an upload in the
@@ -61,6 +66,9 @@ func (c *Config) defaults() {
 	}
 	if c.MaxBatch <= 0 {
 		c.MaxBatch = 32
+	}
+	if c.MaxHandshakes <= 0 {
+		c.MaxHandshakes = 256
 	}
 	if c.BatchWindow == 0 {
 		c.BatchWindow = DefaultBatchWindow
@@ -105,6 +113,8 @@ type Server struct {
 	serving  bool      // Serve is accepting
 	draining time.Time // when Drain was first called (zero: not draining)
 	closing  bool      // Shutdown was called
+	// handshakes counts the connections whose Hello is not read yet.
+	handshakes int
 
 	wg      sync.WaitGroup
 	stopped chan struct{}
@@ -116,6 +126,7 @@ type Server struct {
 type connState struct {
 	inRound bool // an upload was read and its verdict is not written yet
 	closing bool // close the connection at the end of the round
+	hello   bool // its Hello frame was read (or reading it failed)
 }
 
 // session is one device session.
@@ -184,6 +195,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	s.serving = true
 	s.mu.Unlock()
 	s.cfg.Logger.Info("serving", "addr", ln.Addr().String(), "llm", s.cfg.LLM.Name(), "fingerprint", short(s.llmFP), "origin", short(s.origin), "max_sessions", s.cfg.MaxSessions)
+	var delay time.Duration
 	for {
 		c, err := ln.Accept()
 		if err != nil {
@@ -195,24 +207,48 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			if ctx.Err() != nil {
 				return nil
 			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				continue
+			if errors.Is(err, net.ErrClosed) {
+				return err
 			}
-			return err
+			// Out of file descriptors (EMFILE, ENFILE), an aborted
+			// connection, a timeout: the listener is still good, and the
+			// sessions it serves must go on. Back off and accept again
+			// (as net/http does) instead of ending the server.
+			delay = min(max(2*delay, 5*time.Millisecond), time.Second)
+			s.cfg.Logger.Warn("accepting a connection failed; trying again", "error", err, "in", delay)
+			select {
+			case <-time.After(delay):
+			case <-s.stopped:
+				return nil
+			case <-ctx.Done():
+				return nil
+			}
+			continue
 		}
+		delay = 0
 		s.mu.Lock()
 		if s.closing {
 			s.mu.Unlock()
 			c.Close()
 			continue
 		}
+		if s.handshakes >= s.cfg.MaxHandshakes {
+			s.mu.Unlock()
+			s.cfg.Metrics.Error(wire.ErrCodeLimit)
+			go func() {
+				sendError(c, 100*time.Millisecond, wire.ErrCodeLimit, fmt.Sprintf("busy: %d connections have not sent their Hello yet; try again", s.cfg.MaxHandshakes))
+				c.Close()
+			}()
+			continue
+		}
+		s.handshakes++
 		s.conns[c] = &connState{}
 		s.wg.Add(1)
 		s.mu.Unlock()
 		go func() {
 			defer s.wg.Done()
 			s.handle(c)
+			s.helloRead(c) // counted once, whatever ended the connection
 			s.mu.Lock()
 			delete(s.conns, c)
 			s.mu.Unlock()
@@ -370,6 +406,16 @@ func plural(n int, noun string) string {
 // errShutdown ends a connection at a round boundary during Shutdown.
 var errShutdown = &protoError{wire.ErrCodeShutdown, "server shutting down"}
 
+// helloRead ends c's handshake in the count MaxHandshakes bounds (once).
+func (s *Server) helloRead(c net.Conn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if st := s.conns[c]; st != nil && !st.hello {
+		st.hello = true
+		s.handshakes--
+	}
+}
+
 // handle runs one connection.
 func (s *Server) handle(c net.Conn) {
 	log := s.cfg.Logger.With("remote", c.RemoteAddr().String())
@@ -403,9 +449,17 @@ func (s *Server) handle(c net.Conn) {
 }
 
 func (s *Server) readFrame(c net.Conn, timeout time.Duration) (wire.FrameType, []byte, error) {
+	return s.readFrameMax(c, timeout, s.cfg.MaxFrame)
+}
+
+// readFrameMax is readFrame with a frame limit of its own (the Hello's).
+func (s *Server) readFrameMax(c net.Conn, timeout time.Duration, max int) (wire.FrameType, []byte, error) {
 	c.SetReadDeadline(time.Now().Add(timeout))
-	t, body, err := wire.ReadFrame(c, s.cfg.MaxFrame)
-	if errors.Is(err, wire.ErrFrame) {
+	t, body, err := wire.ReadFrame(c, max)
+	switch {
+	case errors.Is(err, wire.ErrHTTPRequest), errors.Is(err, wire.ErrFrameType):
+		return 0, nil, perr(wire.ErrCodeBad, "%v", err)
+	case errors.Is(err, wire.ErrFrame):
 		return 0, nil, perr(wire.ErrCodeLimit, "%v", err)
 	}
 	return t, body, err
@@ -426,7 +480,10 @@ func sendError(c net.Conn, timeout time.Duration, code uint16, msg string) error
 
 // converse runs the handshake, the session open and the upload loop.
 func (s *Server) converse(c net.Conn, log *slog.Logger, out **session) error {
-	t, body, err := s.readFrame(c, s.cfg.IOTimeout)
+	// Before the Hello nobody is known: its frame is small (MaxHello), so
+	// that a connection that declares a large one cannot hold much memory.
+	t, body, err := s.readFrameMax(c, s.cfg.IOTimeout, min(s.cfg.MaxFrame, wire.MaxHello))
+	s.helloRead(c)
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,10 @@ import (
 const (
 	MaxString = 1 << 16 // parameters, fingerprints, messages
 	MaxPrefix = 1 << 20 // tokens in an Open prefix
+	// MaxHello is the largest Hello frame (magic, version, a token of
+	// MaxString bytes): a server reads the first frame of a connection,
+	// before it knows who is there, with at most this.
+	MaxHello = 1 + 4 + 2 + binary.MaxVarintLen64 + MaxString
 )
 
 // Hello opens a connection.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 )
 
 // ProtocolVersion is the version this package speaks. A peer with another
@@ -68,6 +69,21 @@ var ErrFrame = errors.New("wire: bad frame")
 // ErrFrame.
 var ErrHTTP = fmt.Errorf("%w: the peer answered in HTTP, not in hlm's protocol", ErrFrame)
 
+// ErrHTTPRequest reports a peer that sent an HTTP request (a frame header
+// that reads "GET ", "POST", …): a browser or an HTTP client pointed at
+// hlm's protocol port. It wraps ErrFrame.
+var ErrHTTPRequest = fmt.Errorf("%w: an HTTP request on hlm's protocol port (hlm serve's HTTP endpoints are --health and --metrics)", ErrFrame)
+
+// ErrFrameType reports a frame of a type this protocol version does not
+// have. It wraps ErrFrame.
+var ErrFrameType = fmt.Errorf("%w: unknown frame type", ErrFrame)
+
+// httpMethods are the first four bytes of HTTP requests.
+var httpMethods = []string{"GET ", "POST", "HEAD", "PUT ", "DELE", "OPTI", "PATC", "CONN", "TRAC", "PRI "}
+
+// readChunk is the most ReadFrame allocates before any of a body arrives.
+const readChunk = 64 << 10
+
 // AppendFrame appends a frame: uint32 little-endian length of type+body,
 // the type byte, the body.
 func AppendFrame(b []byte, t FrameType, body []byte) []byte {
@@ -84,7 +100,9 @@ func WriteFrame(w io.Writer, t FrameType, body []byte) error {
 }
 
 // ReadFrame reads one frame, refusing (before allocating) a length above
-// max, a zero length and unknown types.
+// max, a zero length and unknown types. The body's memory grows with the
+// bytes that arrive (at most twice them), not with the length declared, so
+// that a peer that declares a large frame and sends little costs little.
 func ReadFrame(r io.Reader, max int) (FrameType, []byte, error) {
 	var h [FrameHeader]byte
 	if _, err := io.ReadFull(r, h[:]); err != nil {
@@ -95,18 +113,29 @@ func ReadFrame(r io.Reader, max int) (FrameType, []byte, error) {
 	if string(h[:4]) == "HTTP" {
 		return 0, nil, ErrHTTP
 	}
+	if slices.Contains(httpMethods, string(h[:4])) {
+		return 0, nil, ErrHTTPRequest
+	}
 	if n == 0 || uint64(n) > uint64(max)+1 {
 		return 0, nil, fmt.Errorf("%w: length %d (maximum %d)", ErrFrame, n, max)
 	}
 	if _, ok := frameNames[t]; !ok {
-		return 0, nil, fmt.Errorf("%w: unknown type %d", ErrFrame, h[4])
+		return 0, nil, fmt.Errorf("%w %d", ErrFrameType, h[4])
 	}
-	body := make([]byte, n-1)
-	if _, err := io.ReadFull(r, body); err != nil {
-		if err == io.EOF {
-			err = io.ErrUnexpectedEOF
+	size := int(n - 1)
+	body := make([]byte, min(size, readChunk))
+	for got := 0; ; {
+		k, err := io.ReadFull(r, body[got:])
+		got += k
+		if err != nil {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return 0, nil, err
 		}
-		return 0, nil, err
+		if got == size {
+			return t, body, nil
+		}
+		body = append(body, make([]byte, min(size-got, got))...) // double what arrived
 	}
-	return t, body, nil
 }

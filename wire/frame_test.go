@@ -6,7 +6,9 @@ import (
 	"errors"
 	"io"
 	"reflect"
+	"runtime"
 	"testing"
+	"testing/iotest"
 )
 
 func TestFrameGolden(t *testing.T) {
@@ -74,14 +76,46 @@ func TestReadFrameLimits(t *testing.T) {
 	if _, _, err := ReadFrame(bytes.NewReader([]byte{0xff, 0xff, 0xff, 0xff, 5}), DefaultMaxFrame); !errors.Is(err, ErrFrame) {
 		t.Errorf("huge length: %v", err)
 	}
-	if _, _, err := ReadFrame(bytes.NewReader([]byte{1, 0, 0, 0, 99}), DefaultMaxFrame); !errors.Is(err, ErrFrame) {
-		t.Errorf("unknown type: %v", err)
+	if _, _, err := ReadFrame(bytes.NewReader([]byte{1, 0, 0, 0, 99}), DefaultMaxFrame); !errors.Is(err, ErrFrameType) || !errors.Is(err, ErrFrame) {
+		t.Errorf("unknown type: %v; want ErrFrameType (an ErrFrame)", err)
+	}
+	for _, in := range []string{"GET / HTTP/1.1\r\n", "POST /v1/completions HTTP/1.1\r\n", "HEAD / HTTP/1.0\r\n"} {
+		if _, _, err := ReadFrame(bytes.NewReader([]byte(in)), DefaultMaxFrame); !errors.Is(err, ErrHTTPRequest) || !errors.Is(err, ErrFrame) {
+			t.Errorf("%q: %v; want ErrHTTPRequest (an ErrFrame)", in, err)
+		}
 	}
 	if _, _, err := ReadFrame(bytes.NewReader(big[:20]), DefaultMaxFrame); !errors.Is(err, io.ErrUnexpectedEOF) {
 		t.Errorf("truncated: %v", err)
 	}
 	if _, err := ParseHello(AppendHello(nil, &Hello{})[1:]); !errors.Is(err, ErrMessage) {
 		t.Errorf("bad magic: %v", err)
+	}
+}
+
+// TestReadFrameGrowsWithData: a frame's memory follows the bytes that
+// arrive, not the length its header declares (it was allocated whole
+// before reading: 4 MiB for a header and a few bytes), and a body that
+// does arrive in pieces is read whole.
+func TestReadFrameGrowsWithData(t *testing.T) {
+	head := []byte{0, 0, 0x40, 0, byte(FrameUpload)} // 4 MiB declared
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range 16 {
+		if _, _, err := ReadFrame(io.MultiReader(bytes.NewReader(head), bytes.NewReader(make([]byte, 100))), DefaultMaxFrame); !errors.Is(err, io.ErrUnexpectedEOF) {
+			t.Fatalf("truncated: %v", err)
+		}
+	}
+	runtime.ReadMemStats(&after)
+	if per := (after.TotalAlloc - before.TotalAlloc) / 16; per > 256<<10 {
+		t.Errorf("a 4 MiB header with 100 bytes of body allocated %d bytes", per)
+	}
+	body := make([]byte, 1<<20+12345)
+	for i := range body {
+		body[i] = byte(i * 7)
+	}
+	typ, got, err := ReadFrame(iotest.OneByteReader(bytes.NewReader(AppendFrame(nil, FrameUpload, body))), DefaultMaxFrame)
+	if err != nil || typ != FrameUpload || !bytes.Equal(got, body) {
+		t.Errorf("a body read in pieces: %v %v, %d bytes, equal %v", typ, err, len(got), bytes.Equal(got, body))
 	}
 }
 
