@@ -44,7 +44,10 @@ func Softmax(dst []float64, logits []float32, temperature float64) []float64 {
 		dst[am] = 1
 		return dst
 	}
-	if math.IsInf(zmax, 0) {
+	if math.IsInf(zmax, 0) || math.IsInf(1/temperature, 1) {
+		// An infinite maximum, or a temperature so small (subnormal) that
+		// 1/T overflows: the limit T → 0+, uniform over the maxima (at
+		// 1/T = +Inf the argmax's (z − zmax)·(1/T) would be 0·Inf = NaN).
 		return uniformOver(dst, logits, func(z float64) bool { return z == zmax })
 	}
 	if math.IsInf(temperature, 1) {

@@ -31,6 +31,8 @@ func TestSoftmaxTable(t *testing.T) {
 		{"+Inf logits share the mass", []float32{inf, 3, inf}, 1, []float64{0.5, 0, 0.5}},
 		{"all -Inf: uniform", []float32{float32(math.Inf(-1)), float32(math.Inf(-1))}, 1, []float64{0.5, 0.5}},
 		{"single token", []float32{-7}, 0.5, []float64{1}},
+		{"subnormal temperature: the limit T → 0+", []float32{0.1, 0.7, 0.3, 0.7}, 5e-324, []float64{0, 0.5, 0, 0.5}},
+		{"tiny temperature", []float32{0.1, 0.7, 0.3}, 1e-300, []float64{0, 1, 0}},
 		{"empty", nil, 1, []float64{}},
 	}
 	for _, tt := range tests {

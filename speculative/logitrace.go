@@ -76,7 +76,7 @@ func raceLogits(x []float32, temperature float64, key uint64, pos int) (raceLead
 		return raceLead{am, 0, math.Inf(1)}, true
 	}
 	zmax := float64(x[am])
-	if math.IsInf(zmax, 0) || math.IsNaN(zmax) || math.IsInf(temperature, 1) {
+	if math.IsInf(zmax, 0) || math.IsNaN(zmax) || math.IsInf(temperature, 1) || math.IsInf(1/temperature, 1) {
 		return raceLead{}, false // Softmax's uniform cases
 	}
 	scale := 1 / temperature

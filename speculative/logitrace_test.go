@@ -46,7 +46,7 @@ func randLogits(rng *rand.Rand, n, shape int) []float32 {
 	return x
 }
 
-var raceTemperatures = []float64{0, 0.05, 0.7, 1, 1.6, 40, math.Inf(1)}
+var raceTemperatures = []float64{0, 0.05, 0.7, 1, 1.6, 40, math.Inf(1), 5e-324} // 5e-324: 1/T overflows
 
 // TestCoupledSampleLogitsIsCoupledSample: the race from logits returns
 // CoupledSample's token over Softmax of the same logits, for every shape,
