@@ -1,10 +1,13 @@
 package openai
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -322,4 +325,51 @@ func TestConcurrencyLimit(t *testing.T) {
 		t.Fatalf("a request after the slot was released: status %d", resp.StatusCode)
 	}
 	<-b.started
+}
+
+// TestSlowBody: a body that arrives a byte at a time is cut off after
+// bodyTimeout with a 400 (it held its connection and buffer for as long
+// as the client kept sending), while a generation that takes longer than
+// bodyTimeout after its body arrived is not cut.
+func TestSlowBody(t *testing.T) {
+	defer func(d time.Duration) { bodyTimeout = d }(bodyTimeout)
+	bodyTimeout = 300 * time.Millisecond
+	srv := httptest.NewServer(NewHandler(&fakeBackend{pieces: []string{"a", "b"}, delay: 200 * time.Millisecond}, Options{}))
+	defer srv.Close()
+
+	c, err := net.Dial("tcp", srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Fprintf(c, "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"prompt\":")
+	start := time.Now()
+	go func() {
+		for range 20 { // a byte every 100 ms: 2 s in all
+			time.Sleep(100 * time.Millisecond)
+			if _, err := c.Write([]byte(" ")); err != nil {
+				return
+			}
+		}
+	}()
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatalf("no answer to a slow body: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest || time.Since(start) > 1500*time.Millisecond {
+		t.Errorf("slow body: status %d after %v; want 400 near %v", resp.StatusCode, time.Since(start), bodyTimeout)
+	}
+
+	// Two pieces 200 ms apart: 400 ms of generation, past bodyTimeout.
+	r, err := http.Post(srv.URL+"/v1/completions", "application/json", strings.NewReader(`{"prompt":"hi","stream":true}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Body.Close()
+	b, err := io.ReadAll(r.Body)
+	if err != nil || r.StatusCode != http.StatusOK || !strings.Contains(string(b), "[DONE]") {
+		t.Errorf("a generation longer than the body timeout: status %d, %v, %q", r.StatusCode, err, b)
+	}
 }

@@ -23,8 +23,9 @@ type fakeBackend struct {
 	finish   string // finish reason to report
 	err      error  // returned after errAfter pieces
 	errAfter int
-	block    bool // after the pieces, wait for the context to end
-	noStream bool // return Result.Text without calling onText
+	block    bool          // after the pieces, wait for the context to end
+	noStream bool          // return Result.Text without calling onText
+	delay    time.Duration // before each piece
 
 	started chan struct{} // if set, receives once Generate has started
 
@@ -73,6 +74,12 @@ func (f *fakeBackend) Generate(ctx context.Context, req Request, onText func(str
 	for i, p := range f.pieces {
 		if f.err != nil && i == f.errAfter {
 			return res, f.err
+		}
+		if f.delay > 0 {
+			select {
+			case <-time.After(f.delay):
+			case <-ctx.Done():
+			}
 		}
 		if ctx.Err() != nil {
 			return res, ctx.Err()

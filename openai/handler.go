@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"time"
 )
 
 // handler serves the API; see the package documentation.
@@ -114,7 +115,19 @@ func (h *handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *api
 	if r.ContentLength > h.o.MaxBodyBytes {
 		return nil, tooLarge
 	}
+	// The body must arrive within bodyTimeout; the deadline is lifted
+	// after it, so that a long generation's connection stays open (a
+	// ResponseWriter that cannot set deadlines, as in tests, is read as is).
+	// A body that failed keeps it, and the connection closes after the
+	// error: lifted, the server would wait for the rest of the body.
+	rc := http.NewResponseController(w)
+	rc.SetReadDeadline(time.Now().Add(bodyTimeout))
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.o.MaxBodyBytes))
+	if err == nil {
+		rc.SetReadDeadline(time.Time{})
+	} else {
+		w.Header().Set("Connection", "close")
+	}
 	var mbe *http.MaxBytesError
 	switch {
 	case errors.As(err, &mbe):

@@ -17,6 +17,11 @@ const (
 	defaultRetryAfterSecond = "1"
 )
 
+// bodyTimeout is how long a request's body may take to arrive (30 s): a
+// client that sends a large body a byte at a time holds a connection and
+// its buffer only this long. A variable for the tests.
+var bodyTimeout = 30 * time.Second
+
 // ErrInvalidOptions is wrapped by the errors of Options.Validate.
 var ErrInvalidOptions = errors.New("openai: invalid options")
 

@@ -16,6 +16,7 @@ import (
 	"github.com/hlmproject/hlm/hybrid"
 	"github.com/hlmproject/hlm/model"
 	"github.com/hlmproject/hlm/openai"
+	"github.com/hlmproject/hlm/wire"
 )
 
 // openaiBackend serves OpenAI-style requests with hybrid generation: each
@@ -81,6 +82,11 @@ func (b *openaiBackend) Generate(ctx context.Context, req openai.Request, onText
 		// hlm serve is down or gone: a retry may succeed (503), unlike a
 		// refusal or a fault (500).
 		return openai.Result{}, fmt.Errorf("%w: the verifier (hlm serve) cannot be reached: %w", openai.ErrUnavailable, err)
+	}
+	var we *wire.Error
+	if errors.As(err, &we) && (we.Code == wire.ErrCodeLimit || we.Code == wire.ErrCodeShutdown) && res.Rounds == 0 {
+		// hlm serve is full or going away: retry later (503), as above.
+		return openai.Result{}, fmt.Errorf("%w: the verifier (hlm serve) is busy: %w", openai.ErrUnavailable, err)
 	}
 	// An end-of-generation token is "stop"; the token budget or the
 	// context running out is "length". The usage counts the prompt tokens
