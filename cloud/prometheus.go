@@ -20,7 +20,7 @@ import (
 //	hlm_prefill_positions_total{cause}  counter: prefix positions of new sessions, cause "prompt" or "reopen"
 //	hlm_rounds_total                    counter
 //	hlm_drafts_total                    counter: draft tokens received
-//	hlm_accepted_tokens_total{position} counter: drafts accepted, by position in their block (0-based)
+//	hlm_accepted_tokens_total{position} counter: drafts accepted, by position in their block (0-based; "16+" from 16 on)
 //	hlm_resampled_total                 counter: rejections (token resampled)
 //	hlm_uplink_bytes_total              counter: Upload frames received
 //	hlm_downlink_bytes_total            counter: Verdict frames sent
@@ -159,12 +159,25 @@ func (p *Prometheus) Round(drafts, accepted int, resampled bool, verify time.Dur
 	p.rounds.Inc()
 	p.drafts.Add(float64(drafts))
 	for i := 0; i < accepted; i++ {
-		p.accepted.WithLabelValues(strconv.Itoa(i)).Inc()
+		p.accepted.WithLabelValues(positionLabel(i)).Inc()
 	}
 	if resampled {
 		p.resampled.Inc()
 	}
 	p.verify.Observe(verify.Seconds())
+}
+
+// maxPositionLabel bounds the position label's values: a device decides
+// its blocks' length, and one label per position (up to a context's
+// length) would let it grow the scrape without bound.
+const maxPositionLabel = 16
+
+// positionLabel is the label of a draft's position in its block.
+func positionLabel(i int) string {
+	if i >= maxPositionLabel {
+		return strconv.Itoa(maxPositionLabel) + "+"
+	}
+	return strconv.Itoa(i)
 }
 
 func (p *Prometheus) Batch(size int)    { p.batch.Observe(float64(size)) }

@@ -5,6 +5,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestPrometheusSlots: an LLM's slots are read at each scrape and
@@ -29,5 +30,21 @@ func TestPrometheusSlots(t *testing.T) {
 	st.Used, st.Evictions = 4, 5
 	if body := scrape(); !strings.Contains(body, `hlm_llm_slots{state="free"} 0`+"\n") || !strings.Contains(body, "hlm_llm_slot_evictions_total 5\n") {
 		t.Error("a second scrape did not read the stats again")
+	}
+}
+
+// TestPrometheusPositionsBounded: a device that has 500 drafts of one
+// block accepted adds at most 17 position series, not 500.
+func TestPrometheusPositionsBounded(t *testing.T) {
+	p := NewPrometheus()
+	p.Round(500, 500, false, time.Millisecond)
+	rec := httptest.NewRecorder()
+	p.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	body := rec.Body.String()
+	if n := strings.Count(body, "hlm_accepted_tokens_total{"); n != maxPositionLabel+1 {
+		t.Errorf("%d position series, want %d", n, maxPositionLabel+1)
+	}
+	if want := `hlm_accepted_tokens_total{position="16+"} 484`; !strings.Contains(body, want+"\n") {
+		t.Errorf("no %q in the scrape", want)
 	}
 }

@@ -60,12 +60,17 @@ survive a dropped connection for --idle-timeout so devices can resume.
 --health ADDR serves http://ADDR/healthz for load balancers and
 orchestrators: 200 only when the model is loaded and new sessions are
 accepted, else 503 (JSON body: status, sessions, connections). SIGINT or
-SIGTERM (or a request to http://ADDR/drain) first drains: /healthz answers
-503 while the server keeps serving for --drain-delay; then the listener
-closes, every connection ends at a round boundary (rounds being verified
-get their verdict) and the process exits. Devices reconnect through the
-balancer to another replica and continue with the same tokens
-(docs/deploy.md: replicas behind HAProxy).`
+SIGTERM first drains: /healthz answers 503 while the server keeps serving
+for --drain-delay; then the listener closes, every connection ends at a
+round boundary (rounds being verified get their verdict) and the process
+exits. Devices reconnect through the balancer to another replica and
+continue with the same tokens (docs/deploy.md: replicas behind HAProxy).
+A request to http://ADDR/drain (a Kubernetes preStop hook) starts the
+drain alone: /healthz answers 503 from then on, for good, and the request
+returns after --drain-delay; the signal that follows closes the server.
+The health and metrics endpoints have no authentication: bind them to an
+address only the balancer and the orchestrator reach, never the devices'
+network.`
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("serve", "[--listen ADDR] [--llm SPEC] [--auth-token T] [--tls-cert F --tls-key F] [--metrics ADDR] [--health ADDR]", serveHelp, stdout)
