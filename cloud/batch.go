@@ -12,10 +12,11 @@ import (
 	"github.com/hlmproject/hlm/wire"
 )
 
-// job is one verification waiting for the batcher.
+// job is one verification waiting for the batcher: its upload, decoded
+// (hybrid.Server.Decode), to be planned and evaluated.
 type job struct {
 	ss   *session
-	up   *wire.Upload
+	hj   *hybrid.Job
 	done chan result
 }
 
@@ -25,8 +26,8 @@ type result struct {
 }
 
 // verify hands an upload to the batcher and waits for its verdict.
-func (s *Server) verify(ss *session, up *wire.Upload) (*wire.Verdict, error) {
-	j := &job{ss: ss, up: up, done: make(chan result, 1)}
+func (s *Server) verify(ss *session, hj *hybrid.Job) (*wire.Verdict, error) {
+	j := &job{ss: ss, hj: hj, done: make(chan result, 1)}
 	// Shutdown closes jobs only after every connection goroutine returned.
 	s.jobs <- j
 	r := <-j.done
@@ -105,8 +106,8 @@ func (s *Server) runBatch(batch []*job) {
 	var sessions []model.Session
 	var tokens [][]int
 	for _, j := range batch {
-		hj, err := j.ss.hs.Prepare(j.up)
-		if err != nil {
+		hj := j.hj
+		if err := hj.Plan(); err != nil {
 			j.done <- result{err: err}
 			continue
 		}

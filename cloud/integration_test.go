@@ -984,3 +984,41 @@ func TestAcceptErrorsDoNotStopTheServer(t *testing.T) {
 	default:
 	}
 }
+
+// TestSlowDecodeDoesNotStallOthers: an upload's decoding (here the replica
+// method's, which recomputes the drafts' distributions with the server's
+// copy of the draft model) runs on its session's goroutine, not in the
+// batcher: while one session's decoding is held, another session's
+// generation completes. Decoding in the batcher let one device's payloads
+// (hundreds of wide-support K-SQS drafts) stall every other device.
+func TestSlowDecodeDoesNotStallOthers(t *testing.T) {
+	ms := models(t)
+	g := newGate()
+	_, addr := start(t, Config{LLM: ms.LLM, Replicas: []model.Model{gatedModel{ms.SLM, g}}})
+	slow := generator(t, ms, addr, params(hybrid.Replica, 1))
+	slow.Wrap = func(r *edge.Remote) hybrid.Verifier {
+		return &faultVerifier{r: r, fault: func(*edge.Remote) { g.hold() }}
+	}
+	slowDone := make(chan error, 1)
+	go func() {
+		_, _, err := slow.One(context.Background(), params(hybrid.Replica, 1), prompt, nil)
+		slowDone <- err
+	}()
+	select {
+	case <-g.entered: // the slow session's third upload is decoding, held
+	case <-time.After(10 * time.Second):
+		g.open()
+		t.Fatal("the replica's decoding never reached the gate")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	p := params(hybrid.QS, 2)
+	res, _, err := generator(t, ms, addr, p).One(ctx, p, prompt, nil)
+	g.open()
+	if err != nil || res.Stop == hybrid.StopInterrupted {
+		t.Errorf("another session while one upload's decoding is held: %v (%s after %d tokens)", err, res.Stop, len(res.Tokens))
+	}
+	if err := <-slowDone; err != nil {
+		t.Errorf("the slow session: %v", err)
+	}
+}

@@ -715,7 +715,15 @@ func (s *Server) upload(ss *session, body []byte) (*wire.Verdict, error) {
 		return nil, perr(wire.ErrCodeBad, "upload for round %d, expected %d", up.Round, ss.hs.Round()+1)
 	}
 	start := time.Now()
-	v, err := s.verify(ss, up)
+	// Decode the payloads here, on the session's own goroutine: what they
+	// cost is the device's choice, and in the batcher it delayed every
+	// session's verification (hundreds of wide-support drafts in one
+	// upload stalled the others for most of a second).
+	hj, err := ss.hs.Decode(up)
+	if err != nil {
+		return nil, coreError(fmt.Errorf("round %d: %w", up.Round, err))
+	}
+	v, err := s.verify(ss, hj)
 	if err != nil {
 		return nil, coreError(fmt.Errorf("round %d: %w", up.Round, err))
 	}

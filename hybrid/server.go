@@ -204,8 +204,22 @@ func (j *Job) Session() model.Session { return j.s.llm.s }
 // Tokens are the tokens to evaluate (may be empty).
 func (j *Job) Tokens() []int { return j.plan.eval }
 
-// Prepare checks and decodes an upload and plans its LLM evaluation.
+// Prepare checks and decodes an upload and plans its LLM evaluation:
+// Decode, then Job.Plan.
 func (s *Server) Prepare(up *wire.Upload) (*Job, error) {
+	j, err := s.Decode(up)
+	if err != nil {
+		return nil, err
+	}
+	return j, j.Plan()
+}
+
+// Decode checks an upload and decodes its distributions — the part of
+// Prepare that does not touch the LLM, and whose cost the upload decides
+// (a batch of hundreds of drafts with wide supports): a server runs it on
+// the session's own goroutine, so that one device's payloads do not delay
+// the others' batch. Job.Plan completes it.
+func (s *Server) Decode(up *wire.Upload) (*Job, error) {
 	if up.Round != s.round+1 {
 		return nil, fmt.Errorf("hybrid: upload for round %d, expected %d", up.Round, s.round+1)
 	}
@@ -248,15 +262,26 @@ func (s *Server) Prepare(up *wire.Upload) (*Job, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Logits after seq[-1], each committed token and each draft: m+L+1 rows.
-	pl, err := s.llm.plan(target, len(s.seq))
-	if err != nil {
-		return nil, err
-	}
-	return &Job{s: s, up: up, target: target, lists: lists, xhats: xhats, plan: pl}, nil
+	return &Job{s: s, up: up, target: target, lists: lists, xhats: xhats}, nil
 }
 
-// prepareTree is Prepare for a tree upload: the committed tokens are
+// Plan plans a decoded job's LLM evaluation (what the LLM's cache of the
+// session keeps, what is evaluated): the part of Prepare that touches the
+// LLM's session, which a server runs where it evaluates the LLM.
+func (j *Job) Plan() error {
+	s := j.s
+	// Logits after seq[-1], each committed token and each draft: m+L+1
+	// rows; for a tree, after seq[-1] and each committed token.
+	pl, err := s.llm.plan(j.target, len(s.seq))
+	if err != nil {
+		s.tree = nil
+		return err
+	}
+	j.plan = pl
+	return nil
+}
+
+// prepareTree is Decode for a tree upload: the committed tokens are
 // evaluated in the job's pass (the logits after the last one are the
 // root's), the tree in Finish.
 func (s *Server) prepareTree(up *wire.Upload) (*Job, error) {
@@ -276,12 +301,7 @@ func (s *Server) prepareTree(up *wire.Upload) (*Job, error) {
 		s.tree = nil
 		return nil, fmt.Errorf("%w: %d positions with the tree's %d levels, context %d", model.ErrContextFull, len(target)+depth, depth, s.ctx)
 	}
-	pl, err := s.llm.plan(target, len(s.seq))
-	if err != nil {
-		s.tree = nil
-		return nil, err
-	}
-	return &Job{s: s, up: up, target: target, lists: [][]int{nil}, plan: pl}, nil
+	return &Job{s: s, up: up, target: target, lists: [][]int{nil}}, nil
 }
 
 // EvaluatesInFinish reports whether Finish may evaluate the LLM beyond the
