@@ -32,10 +32,12 @@ type Config struct {
 	IdleTimeout time.Duration // a session without traffic is dropped (default 5 min)
 	IOTimeout   time.Duration // handshake, and each frame write (default 30 s)
 	MaxBatch    int           // sessions evaluated in one pass (default 32; 1 disables batching)
-	// MaxHandshakes bounds the connections that have not sent their Hello
-	// yet (default 256): beyond it a new connection is refused at once, so
-	// that connections that never introduce themselves cannot take the
-	// server's memory or file descriptors (each waits at most IOTimeout).
+	// MaxHandshakes bounds the connections that have not opened a session
+	// yet (default 128): at the bound, a new connection closes the one that
+	// has waited longest, so that connections that never introduce
+	// themselves hold little memory (a Hello and an Open frame each, read
+	// with limits of their own) and cannot lock devices out — a device
+	// says Hello and Open within milliseconds of connecting.
 	MaxHandshakes int
 	// BatchWindow is the longest a batch waits for the other connected
 	// devices' uploads to join it (default 1 ms; negative: never wait). The
@@ -68,7 +70,7 @@ func (c *Config) defaults() {
 		c.MaxBatch = 32
 	}
 	if c.MaxHandshakes <= 0 {
-		c.MaxHandshakes = 256
+		c.MaxHandshakes = 128
 	}
 	if c.BatchWindow == 0 {
 		c.BatchWindow = DefaultBatchWindow
@@ -113,7 +115,7 @@ type Server struct {
 	serving  bool      // Serve is accepting
 	draining time.Time // when Drain was first called (zero: not draining)
 	closing  bool      // Shutdown was called
-	// handshakes counts the connections whose Hello is not read yet.
+	// handshakes counts the connections that have not opened a session.
 	handshakes int
 
 	wg      sync.WaitGroup
@@ -126,7 +128,10 @@ type Server struct {
 type connState struct {
 	inRound bool // an upload was read and its verdict is not written yet
 	closing bool // close the connection at the end of the round
-	hello   bool // its Hello frame was read (or reading it failed)
+	// handshaking: accepted at since, no session opened yet (counted in
+	// Server.handshakes).
+	handshaking bool
+	since       time.Time
 }
 
 // session is one device session.
@@ -233,22 +238,16 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			continue
 		}
 		if s.handshakes >= s.cfg.MaxHandshakes {
-			s.mu.Unlock()
-			s.cfg.Metrics.Error(wire.ErrCodeLimit)
-			go func() {
-				sendError(c, 100*time.Millisecond, wire.ErrCodeLimit, fmt.Sprintf("busy: %d connections have not sent their Hello yet; try again", s.cfg.MaxHandshakes))
-				c.Close()
-			}()
-			continue
+			s.closeOldestHandshake()
 		}
 		s.handshakes++
-		s.conns[c] = &connState{}
+		s.conns[c] = &connState{handshaking: true, since: time.Now()}
 		s.wg.Add(1)
 		s.mu.Unlock()
 		go func() {
 			defer s.wg.Done()
 			s.handle(c)
-			s.helloRead(c) // counted once, whatever ended the connection
+			s.handshakeDone(c) // counted once, whatever ended the connection
 			s.mu.Lock()
 			delete(s.conns, c)
 			s.mu.Unlock()
@@ -406,14 +405,38 @@ func plural(n int, noun string) string {
 // errShutdown ends a connection at a round boundary during Shutdown.
 var errShutdown = &protoError{wire.ErrCodeShutdown, "server shutting down"}
 
-// helloRead ends c's handshake in the count MaxHandshakes bounds (once).
-func (s *Server) helloRead(c net.Conn) {
+// handshakeDone ends c's handshake in the count MaxHandshakes bounds
+// (once): it opened a session, or it ended.
+func (s *Server) handshakeDone(c net.Conn) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if st := s.conns[c]; st != nil && !st.hello {
-		st.hello = true
+	if st := s.conns[c]; st != nil && st.handshaking {
+		st.handshaking = false
 		s.handshakes--
 	}
+}
+
+// closeOldestHandshake makes room for a new connection at MaxHandshakes:
+// the connection that has waited longest without opening a session is
+// told and closed (it leaves the count when its goroutine sees the close).
+// Called with s.mu held.
+func (s *Server) closeOldestHandshake() {
+	var oldest net.Conn
+	var since time.Time
+	for c, st := range s.conns {
+		if st.handshaking && (oldest == nil || st.since.Before(since)) {
+			oldest, since = c, st.since
+		}
+	}
+	if oldest == nil {
+		return
+	}
+	s.conns[oldest].since = time.Now().Add(time.Hour) // not chosen again while it closes
+	s.cfg.Metrics.Error(wire.ErrCodeLimit)
+	go func() {
+		sendError(oldest, 100*time.Millisecond, wire.ErrCodeLimit, fmt.Sprintf("closed to make room: %d connections had not opened a session", s.cfg.MaxHandshakes))
+		oldest.Close()
+	}()
 }
 
 // handle runs one connection.
@@ -483,7 +506,6 @@ func (s *Server) converse(c net.Conn, log *slog.Logger, out **session) error {
 	// Before the Hello nobody is known: its frame is small (MaxHello), so
 	// that a connection that declares a large one cannot hold much memory.
 	t, body, err := s.readFrameMax(c, s.cfg.IOTimeout, min(s.cfg.MaxFrame, wire.MaxHello))
-	s.helloRead(c)
 	if err != nil {
 		return err
 	}
@@ -509,7 +531,9 @@ func (s *Server) converse(c net.Conn, log *slog.Logger, out **session) error {
 		Vocab: uint32(s.cfg.LLM.Config().Vocab), Context: uint32(s.ctxLen), LLM: s.llmFP, Origin: s.origin})); err != nil {
 		return err
 	}
-	t, body, err = s.readFrame(c, s.cfg.IOTimeout)
+	// The Open carries at most a context of tokens: read it with that
+	// limit, not the uploads' (a connection without a session holds little).
+	t, body, err = s.readFrameMax(c, s.cfg.IOTimeout, min(s.cfg.MaxFrame, wire.MaxOpen(s.ctxLen)))
 	if err != nil {
 		return err
 	}
@@ -524,6 +548,7 @@ func (s *Server) converse(c net.Conn, log *slog.Logger, out **session) error {
 		return err
 	}
 	*out = ss
+	s.handshakeDone(c)
 	log = log.With("session", ss.id)
 	ss.mu.Lock()
 	round := ss.hs.Round()

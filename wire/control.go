@@ -9,11 +9,19 @@ import (
 const (
 	MaxString = 1 << 16 // parameters, fingerprints, messages
 	MaxPrefix = 1 << 20 // tokens in an Open prefix
-	// MaxHello is the largest Hello frame (magic, version, a token of
+	// MaxHello is the largest Hello body (magic, version, a token of
 	// MaxString bytes): a server reads the first frame of a connection,
 	// before it knows who is there, with at most this.
-	MaxHello = 1 + 4 + 2 + binary.MaxVarintLen64 + MaxString
+	MaxHello = 4 + 2 + binary.MaxVarintLen64 + MaxString
 )
+
+// MaxOpen is the largest Open body for a server whose sessions have
+// context positions: four strings of at most MaxString and a prefix of at
+// most context tokens (a longer one is refused anyway). A server reads the
+// Open with at most this, whatever its maximum frame.
+func MaxOpen(context int) int {
+	return 8 + 4 + 4*(binary.MaxVarintLen64+MaxString) + binary.MaxVarintLen64 + binary.MaxVarintLen32*(context+1)
+}
 
 // Hello opens a connection.
 //

@@ -143,3 +143,27 @@ func FuzzControl(f *testing.F) {
 		ReadFrame(bytes.NewReader(b), 1<<16)
 	})
 }
+
+// TestMaxHelloOpen: the largest legal Hello and Open bodies (strings of
+// MaxString bytes, a prefix of a whole context of the largest token ids)
+// fit the limits a server reads them with, and one byte more does not.
+func TestMaxHelloOpen(t *testing.T) {
+	long := string(bytes.Repeat([]byte{'x'}, MaxString))
+	h := AppendHello(nil, &Hello{Version: ProtocolVersion, Token: long})
+	if len(h) > MaxHello {
+		t.Errorf("the largest Hello is %d bytes, MaxHello %d", len(h), MaxHello)
+	}
+	const ctx = 4096
+	prefix := make([]int32, ctx)
+	for i := range prefix {
+		prefix[i] = 1<<22 - 1 // the largest id of the largest vocabulary
+	}
+	o := AppendOpen(nil, &Open{Resume: ^uint64(0), Round: ^uint32(0), Params: long, SLM: long, Tokenizer: long, LLM: long, Prefix: prefix})
+	if len(o) > MaxOpen(ctx) {
+		t.Errorf("the largest Open is %d bytes, MaxOpen %d", len(o), MaxOpen(ctx))
+	}
+	frame := AppendFrame(nil, FrameOpen, make([]byte, MaxOpen(ctx)+1))
+	if _, _, err := ReadFrame(bytes.NewReader(frame), MaxOpen(ctx)); !errors.Is(err, ErrFrame) {
+		t.Errorf("an Open one byte beyond MaxOpen: %v", err)
+	}
+}
