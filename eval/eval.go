@@ -37,6 +37,38 @@ type Setup struct {
 	// Workers is how many prompts run at once (0: GOMAXPROCS). Results do
 	// not depend on it.
 	Workers int
+	// Ran, when set, records the methods run (a paper's report names
+	// only those).
+	Ran *Methods
+}
+
+// Methods is a set of method names, safe for concurrent use.
+type Methods struct {
+	mu    sync.Mutex
+	names map[string]bool
+}
+
+// Add records a method.
+func (m *Methods) Add(name string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.names == nil {
+		m.names = map[string]bool{}
+	}
+	m.names[name] = true
+}
+
+// Names are the methods recorded, in the method table's order.
+func (m *Methods) Names() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []string
+	for _, name := range hybrid.Methods {
+		if m.names[name] {
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 // Point is one configuration of the grid: a method and parameter overrides
@@ -215,6 +247,9 @@ type promptResult struct {
 func scorePrompt(ctx context.Context, s Setup, emb *metrics.Embeddings, p hybrid.Params, e dataset.Example) (promptResult, error) {
 	var out promptResult
 	p.FitPrompt = true
+	if s.Ran != nil {
+		s.Ran.Add(p.Method)
+	}
 	r, err := sim.One(ctx, s.Models, p, e.Prompt, nil)
 	if err != nil {
 		return out, err

@@ -129,7 +129,7 @@ func RunPaper(ctx context.Context, cfg PaperConfig) error {
 		glove = metrics.LazyGloVe(glovePath)
 	}
 	p := &paper{cfg: cfg, doc: &Doc{Dir: cfg.Out}, sets: map[string][]dataset.Example{}, cache: map[string][]dataset.Example{},
-		setup: Setup{Models: ms, Base: base, GloVe: glove, NLL: true, Progress: cfg.Progress}}
+		setup: Setup{Models: ms, Base: base, GloVe: glove, NLL: true, Progress: cfg.Progress, Ran: &Methods{}}}
 	switch cfg.Name {
 	case "cu-hlm":
 		err = p.cuhlm(ctx)
@@ -276,11 +276,58 @@ func (p *paper) header(title, source string) {
 		"Every number below comes from the simulator (package sim) with seed %d; the same command (the same --out included: some results name files under it) gives byte-identical results files, but for the columns of measured wall-clock time (named so), which the machine decides. "+
 		"Quality metrics compare outputs with references: ROUGE (F1) and the cosine similarity of averaged GloVe vectors; NLL is the negative log-likelihood of the output under the LLM (nats/token; lower is closer to what the LLM would write). "+
 		"Deviation is the exact mean L1 distance between the distribution each committed token followed and the LLM's (0 = lossless; for CU-HLM averaged over the draft as eq. 17 does). "+
-		"For the methods that are lossless by construction (HLM, Q-S, K-SQS, C-SQS and replica sample each draft from what the server verifies against; coupled and coupled-list commit the winner of a race over the LLM's distribution) it is an identity, OutputDist(x̂, x̂, y) = y or RaceDist(y) = y, and reads 0 up to rounding: a check of the code's bookkeeping, not evidence; the chi-square tests of package hybrid (TestLosslessOnRealPair, TestBlocksFollowTheLLMOnRealPair) are what test the sampling. "+
-		"Tables give each mean with the half-width of its 95%% confidence interval over prompts (± ; Student's t, pooled rates by the ratio-of-sums linearization). "+
-		"%s"+
-		"Verified rounds of the one-token methods commit exactly one token (the papers' rule; rows marked \"+bonus\" add the LLM's bonus token after an accepted draft for comparison).",
-		source, p.cfg.LLM, p.draftName(), p.setup.Models.LLM.Config().Vocab, p.cfg.Command, p.cfg.Seed, p.sizes())
+		"Tables give each mean with the half-width of its 95%% confidence interval over prompts (± ; Student's t, pooled rates by the ratio-of-sums linearization).%s",
+		source, p.cfg.LLM, p.draftName(), p.setup.Models.LLM.Config().Vocab, p.cfg.Command, p.cfg.Seed, strings.TrimRight(" "+p.sizes(), " "))
+	p.doc.Later(func() string { return methodNotes(p.setup.Ran.Names()) })
+}
+
+// methodNotes is the header's paragraph on the methods a report ran: which
+// of them are lossless by construction (so that their deviation is an
+// identity, not evidence), and the one-token rule where one-token methods
+// ran.
+func methodNotes(ran []string) string {
+	var sampled, raced []string
+	oneToken := false
+	for _, name := range ran {
+		m, err := hybrid.MethodByName(name)
+		if err != nil {
+			continue
+		}
+		oneToken = oneToken || (m.Family == hybrid.FamilySkip && name != hybrid.SLM)
+		switch {
+		case !m.Lossless || name == hybrid.LLM:
+		case name == hybrid.Coupled || name == hybrid.CoupledList:
+			raced = append(raced, name)
+		default:
+			sampled = append(sampled, name)
+		}
+	}
+	var parts []string
+	if len(sampled) > 0 {
+		parts = append(parts, join(sampled)+" sample each draft from what the server verifies against")
+	}
+	if len(raced) > 0 {
+		parts = append(parts, join(raced)+" commit the winner of a race over the LLM's distribution")
+	}
+	var b strings.Builder
+	if len(parts) > 0 {
+		fmt.Fprintf(&b, "For the methods here that are lossless by construction (%s) the deviation is an identity, OutputDist(x̂, x̂, y) = y or RaceDist(y) = y, and reads 0 up to rounding: a check of the code's bookkeeping, not evidence; the chi-square tests of package hybrid (TestLosslessOnRealPair, TestBlocksFollowTheLLMOnRealPair) are what test the sampling.", strings.Join(parts, "; "))
+	}
+	if oneToken {
+		if b.Len() > 0 {
+			b.WriteString(" ")
+		}
+		b.WriteString("Verified rounds of the one-token methods commit exactly one token (the papers' rule; rows marked \"+bonus\" add the LLM's bonus token after an accepted draft for comparison).")
+	}
+	return b.String()
+}
+
+// join is "a", "a and b", "a, b and c".
+func join(xs []string) string {
+	if len(xs) <= 1 {
+		return strings.Join(xs, "")
+	}
+	return strings.Join(xs[:len(xs)-1], ", ") + " and " + xs[len(xs)-1]
 }
 
 // sizes is the header's sentence on how many prompts and runs the tables,

@@ -2,10 +2,13 @@ package eval
 
 import (
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/hlmproject/hlm/hybrid"
 	"github.com/hlmproject/hlm/model/builtin"
 	"github.com/hlmproject/hlm/sim"
 	"github.com/hlmproject/hlm/uncertainty"
@@ -82,5 +85,62 @@ func TestPaperSizesListed(t *testing.T) {
 		if !slices.Contains(Papers, name) {
 			t.Errorf("PaperSizes lists %s, which is no paper", name)
 		}
+	}
+}
+
+// TestMethodNotes: the header names only the methods the report ran: the
+// lossless ones by how they are lossless, and the one-token rule only
+// where one-token methods ran (it named HLM, Q-S, … and the rule in every
+// report).
+func TestMethodNotes(t *testing.T) {
+	for _, c := range []struct {
+		ran      []string
+		want     []string
+		wantNot  []string
+		wantNone bool
+	}{
+		{ran: nil, wantNone: true},
+		{ran: []string{hybrid.LLM, hybrid.SLM}, wantNone: true},
+		{ran: []string{hybrid.KSQS, hybrid.CSQS}, want: []string{"(k-sqs and c-sqs sample each draft"}, wantNot: []string{"one-token", "race"}},
+		{ran: []string{hybrid.LLM, hybrid.SLM, hybrid.HLM, hybrid.RandHLM, hybrid.UHLM}, want: []string{"(hlm sample each draft", "one-token methods commit exactly one token"}, wantNot: []string{"u-hlm", "rand-hlm"}},
+		{ran: []string{hybrid.QS, hybrid.Replica, hybrid.Coupled, hybrid.CoupledList}, want: []string{"q-s and replica sample", "coupled and coupled-list commit the winner"}, wantNot: []string{"one-token"}},
+	} {
+		got := methodNotes(c.ran)
+		if c.wantNone != (got == "") {
+			t.Errorf("%v: %q", c.ran, got)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%v: %q lacks %q", c.ran, got, w)
+			}
+		}
+		for _, w := range c.wantNot {
+			if strings.Contains(got, w) {
+				t.Errorf("%v: %q has %q", c.ran, got, w)
+			}
+		}
+	}
+}
+
+// TestDocLater: a paragraph added with Later is written where it was
+// added, with the text its function gives at Save; an empty one leaves
+// nothing.
+func TestDocLater(t *testing.T) {
+	d := &Doc{Dir: t.TempDir()}
+	text := "early"
+	d.P("a")
+	d.Later(func() string { return text })
+	d.Later(func() string { return "" })
+	d.P("c")
+	text = "known at the end"
+	if err := d.Save(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(d.Dir, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "a\n\nknown at the end\n\nc\n\n"; string(b) != want {
+		t.Errorf("report %q, want %q", b, want)
 	}
 }

@@ -11,8 +11,16 @@ import (
 
 // Doc accumulates a Markdown report and the files it links to.
 type Doc struct {
-	Dir string
-	b   strings.Builder
+	Dir   string
+	b     strings.Builder
+	later []func() string
+}
+
+// Later adds a paragraph whose text is known only when the report is
+// saved (what the sections after it ran): f is called by Save.
+func (d *Doc) Later(f func() string) {
+	fmt.Fprintf(&d.b, "\x00later %d\x00", len(d.later))
+	d.later = append(d.later, f)
 }
 
 // H adds a heading.
@@ -57,7 +65,15 @@ func (d *Doc) Plot(name, caption string, p saver) error {
 
 // Save writes report.md.
 func (d *Doc) Save() error {
-	return os.WriteFile(filepath.Join(d.Dir, "report.md"), []byte(d.b.String()), 0o644)
+	text := d.b.String()
+	for i, f := range d.later {
+		p := f()
+		if p != "" {
+			p += "\n\n"
+		}
+		text = strings.Replace(text, fmt.Sprintf("\x00later %d\x00", i), p, 1)
+	}
+	return os.WriteFile(filepath.Join(d.Dir, "report.md"), []byte(text), 0o644)
 }
 
 // list writes xs as a report's prose lists them: "0, 0.2, 0.4" (not Go's
