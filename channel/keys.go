@@ -66,14 +66,19 @@ func enumKey(name, help string, valid []string, field func(c *Config) *string) k
 	}
 }
 
+// maxKeySeconds is the longest time a seconds key takes: a round number
+// well inside a time.Duration (about 292 years), so that the bound the
+// error states is one the key accepts.
+const maxKeySeconds = 1e9
+
 func secondsKey(name, help string, field func(c *Config) *time.Duration) key {
-	accepts := fmt.Sprintf("seconds in [0, %.0f]", float64(math.MaxInt64)/1e9)
+	accepts := fmt.Sprintf("seconds in [0, %g]", float64(maxKeySeconds))
 	return key{
 		Key: Key{name, help, accepts},
 		get: func(c *Config) string { return fmtFloat(field(c).Seconds()) },
 		set: func(c *Config, v string) error {
 			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-			if err != nil || !(f >= 0) || f*1e9 >= math.MaxInt64 {
+			if err != nil || !(f >= 0) || f > maxKeySeconds {
 				return fmt.Errorf("want %s", accepts)
 			}
 			*field(c) = time.Duration(math.Round(f * 1e9))

@@ -115,3 +115,32 @@ func TestTimeBreakdown(t *testing.T) {
 		}
 	}
 }
+
+// TestClockSaturates: times beyond the largest Duration (a link of 1e-7
+// bit/s, τ_LLM = 1e10 s) stop the clock at its limit with a warning; they
+// wrapped to negative or zero times before.
+func TestClockSaturates(t *testing.T) {
+	p := DefaultParams()
+	p.TauLLM = 1e10
+	c := newClock(p)
+	if c.tauLLM != math.MaxInt64 {
+		t.Errorf("τ_LLM = 1e10 s is %v", c.tauLLM)
+	}
+	c.draft(3, 0)
+	c.uplink(channel.State{UpRate: 1e-7}, 1000)
+	c.verify(0)
+	c.verify(0)
+	var res Result
+	c.fill(&res)
+	if !c.saturated || c.now != math.MaxInt64 || c.up != math.MaxInt64 || c.llm != math.MaxInt64 || res.VirtualSeconds <= 0 || len(res.Warnings) != 1 {
+		t.Errorf("now %v, up %v, llm %v, virtual %v s, warnings %q", c.now, c.up, c.llm, res.VirtualSeconds, res.Warnings)
+	}
+	ok := newClock(DefaultParams())
+	ok.draft(4, 0)
+	ok.verify(0)
+	var r2 Result
+	ok.fill(&r2)
+	if ok.saturated || len(r2.Warnings) != 0 || math.Abs(r2.VirtualSeconds-(4*DefaultParams().TauSLM+DefaultParams().TauLLM)) > 1e-9 {
+		t.Errorf("an ordinary round: saturated %v, %v s, %q", ok.saturated, r2.VirtualSeconds, r2.Warnings)
+	}
+}

@@ -261,7 +261,7 @@ func (c Config) summarize(res *Result, clk *clock, meters []meter, wall time.Dur
 		tr := c.Device.TreeReport()
 		res.Tree = &tr
 	}
-	res.Warnings = Warnings(p, *res)
+	res.Warnings = append(res.Warnings, Warnings(p, *res)...) // after the clock's
 }
 
 // neverConsultedAfter is the output length from which a skip rule that
