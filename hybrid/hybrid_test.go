@@ -270,3 +270,35 @@ func TestTopKDeviationIsExact(t *testing.T) {
 		t.Errorf("%d uploaded rounds, %d where the old formula differs: the test has no power", uploaded, differs)
 	}
 }
+
+// TestCountsMatchTheOutput: every token of a run's output is a skipped
+// token, an accepted draft, a resampled token or a bonus, and no token
+// past max_tokens is counted: a round whose bonus follows a block that
+// filled the room commits one token the output cuts, which was counted
+// as a bonus (accepted + resampled + bonus was 7 for 6 tokens).
+func TestCountsMatchTheOutput(t *testing.T) {
+	llm, slm := openPair(t, stories+"@exit=2")
+	prompt := llm.Tokenizer().Encode("Once upon a time", true)
+	cut := 0
+	for _, m := range []string{QS, SQ, KSQS, Coupled, Replica, CoupledList, TreeQS, HLM} {
+		for seed := range uint64(6) {
+			p := DefaultParams()
+			p.Method, p.Seed, p.MaxTokens, p.Bonus = m, seed, 6+int(seed%3), true
+			c := inProcess(t, p, llm, slm, prompt)
+			r, err := Run(context.Background(), c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := r.Skipped + r.Accepted + r.Resampled + r.Bonus; r.Stop == StopMaxTokens && got != len(r.Tokens) {
+				t.Errorf("%s seed %d: %d tokens, but skipped %d + accepted %d + resampled %d + bonus %d = %d",
+					m, seed, len(r.Tokens), r.Skipped, r.Accepted, r.Resampled, r.Bonus, got)
+			}
+			if len(c.Device.Output()) > len(r.Tokens) {
+				cut++
+			}
+		}
+	}
+	if cut == 0 {
+		t.Error("no run committed a token past max_tokens: the test does not test the cut")
+	}
+}

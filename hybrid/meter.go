@@ -16,6 +16,10 @@ type round struct {
 	committed []int
 	pos       int
 	at        time.Duration
+	// beyond is how many of the committed tokens lie past max_tokens: a
+	// bonus after a block that filled the room, cut from the output, so
+	// not counted as accepted or bonus tokens.
+	beyond int
 
 	// A verified round (step.Upload != nil) also has:
 	drafts   []drafted     // the drafts sent (the device forgets them on Apply)
@@ -123,12 +127,17 @@ func (t *tally) observe(r *round) error {
 		t.overBudget++
 	}
 	t.verified += len(r.step.Upload.Drafts)
-	t.accepted += r.verdict.Accepted
+	beyond := r.beyond
 	if r.verdict.Resampled {
 		t.resampled++
 	} else if r.bonus() {
-		t.bonus++
+		if beyond > 0 {
+			beyond-- // the bonus is the last token, cut
+		} else {
+			t.bonus++
+		}
 	}
+	t.accepted += r.verdict.Accepted - min(beyond, r.verdict.Accepted)
 	return nil
 }
 

@@ -218,9 +218,11 @@ func (c Config) play(ctx context.Context, clk *clock, n, room int) (*round, erro
 		r.server = c.Oracle.last
 	}
 	r.pos = len(d.Sequence())
+	out := len(d.Output())
 	if r.committed, err = d.Apply(st, v); err != nil {
 		return nil, err
 	}
+	r.beyond = max(0, out+len(r.committed)-d.Params().MaxTokens)
 	if d.m.Tree {
 		r.path = d.view
 	}
