@@ -112,28 +112,6 @@ func (g *Generator) trace() io.Writer {
 	if g.Trace == nil || !g.TraceRuns {
 		return g.Trace
 	}
-	return &runTrace{w: g.Trace, prefix: fmt.Appendf(nil, `{"run":%d,`, g.runs.Add(1))}
+	return hybrid.RunTrace(g.Trace, int(g.runs.Add(1)))
 }
 
-// runTrace puts "run": N first in every JSON object line written to it
-// (one object per Write, as the trace's encoder writes them).
-type runTrace struct {
-	w      io.Writer
-	prefix []byte
-	buf    []byte
-}
-
-func (t *runTrace) Write(p []byte) (int, error) {
-	if len(p) < 2 || p[0] != '{' {
-		return t.w.Write(p)
-	}
-	pre := t.prefix
-	if p[1] == '}' { // an empty object: no comma
-		pre = pre[:len(pre)-1]
-	}
-	t.buf = append(append(t.buf[:0], pre...), p[1:]...)
-	if _, err := t.w.Write(t.buf); err != nil {
-		return 0, err
-	}
-	return len(p), nil
-}

@@ -2,6 +2,10 @@ package hybrid
 
 import (
 	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -56,5 +60,30 @@ func TestEntropyMeter(t *testing.T) {
 	p.Method, p.MaxTokens = QS, 10
 	if r := runOnce(t, p, llm, slm, prompt); r.MeanEntropy != nil || r.EntropyTokens != 0 {
 		t.Errorf("entropy measured without Params.Entropy: %v", r.MeanEntropy)
+	}
+}
+
+// TestTraceFieldsDocumented: docs/design.md's table of the trace lists
+// every field a trace line has, and run.
+func TestTraceFieldsDocumented(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "docs", "design.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, sec, ok := strings.Cut(string(doc), "## The per-token trace")
+	if !ok {
+		t.Fatal("docs/design.md has no section on the trace")
+	}
+	sec, _, _ = strings.Cut(sec, "\n## ")
+	fields := []string{"run"}
+	ty := reflect.TypeOf(traceEvent{})
+	for i := range ty.NumField() {
+		name, _, _ := strings.Cut(ty.Field(i).Tag.Get("json"), ",")
+		fields = append(fields, name)
+	}
+	for _, f := range fields {
+		if !strings.Contains(sec, "| `"+f+"` |") {
+			t.Errorf("the trace's field %q is not in docs/design.md's table", f)
+		}
 	}
 }

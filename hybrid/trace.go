@@ -2,6 +2,7 @@ package hybrid
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"math"
 )
@@ -61,7 +62,7 @@ func (t *tracer) observe(r *round) error {
 	pos := r.positions()
 	accept := r.draftAccepts()
 	last := len(r.committed) - 1
-	for i, tok := range r.committed {
+	for i, tok := range r.committed[:len(r.committed)-r.beyond] { // not the tokens past max_tokens, cut from the output
 		ev := traceEvent{Round: r.n, Pos: r.pos + i, Token: tok, Kind: "accepted", Time: r.at.Seconds(), UpBits: st.UplinkBits}
 		switch {
 		case i == last && v.Resampled:
@@ -94,4 +95,32 @@ func measured(x float64) *float64 {
 		return nil
 	}
 	return &x
+}
+
+// RunTrace is w with "run": n first in every JSON object line written to
+// it (one object per Write, as the trace's encoder writes them): the lines
+// of several generations that share a trace file say whose they are.
+func RunTrace(w io.Writer, n int) io.Writer {
+	return &runTrace{w: w, prefix: fmt.Appendf(nil, `{"run":%d,`, n)}
+}
+
+type runTrace struct {
+	w      io.Writer
+	prefix []byte
+	buf    []byte
+}
+
+func (t *runTrace) Write(p []byte) (int, error) {
+	if len(p) < 2 || p[0] != '{' {
+		return t.w.Write(p)
+	}
+	pre := t.prefix
+	if p[1] == '}' { // an empty object: no comma
+		pre = pre[:len(pre)-1]
+	}
+	t.buf = append(append(t.buf[:0], pre...), p[1:]...)
+	if _, err := t.w.Write(t.buf); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }

@@ -133,9 +133,15 @@ func Run(ctx context.Context, c Config) (hybrid.Summary, error) {
 
 // RunModels simulates every prompt on an opened pair (prompt i with
 // hybrid.PromptParams(Params, i)).
+// With several prompts and a trace, each trace line starts with "run": i+1
+// (hybrid.RunTrace), so that a prompt's lines can be told apart.
 func RunModels(ctx context.Context, ms *Models, c Config) (hybrid.Summary, error) {
 	return hybrid.RunPrompts(ctx, c.Params, len(c.Prompts), func(ctx context.Context, i int, p hybrid.Params) (hybrid.Result, error) {
-		return One(ctx, ms, p, c.Prompts[i], c.Trace)
+		trace := c.Trace
+		if trace != nil && len(c.Prompts) > 1 {
+			trace = hybrid.RunTrace(trace, i+1)
+		}
+		return One(ctx, ms, p, c.Prompts[i], trace)
 	}, c.Progress)
 }
 

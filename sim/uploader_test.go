@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"math"
 	"math/rand/v2"
@@ -97,6 +98,37 @@ func TestSessionUploader(t *testing.T) {
 		_, err := ms.Simulate(ctx, p, prompt, hybrid.SessionConfig{Uploader: policy.Always{}})
 		if !errors.Is(err, hybrid.ErrParam) || !strings.Contains(err.Error(), "Uploader") {
 			t.Errorf("%s with an Uploader: err = %v", m, err)
+		}
+	}
+}
+
+// TestTraceRuns: with several prompts each trace line says its prompt's
+// run ("run": i+1; the round numbers start again at 1 for each); with one
+// prompt the lines are as before.
+func TestTraceRuns(t *testing.T) {
+	p := hybrid.DefaultParams()
+	if err := p.SetAll([]string{"method=q-s", "max_tokens=6"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, prompts := range [][]string{{"Once upon a time"}, {"Once upon a time", "The dog"}} {
+		var b strings.Builder
+		if _, err := Run(context.Background(), Config{Prompts: prompts, Params: p, Trace: &b}); err != nil {
+			t.Fatal(err)
+		}
+		runs := map[float64]int{}
+		for _, line := range strings.Split(strings.TrimSpace(b.String()), "\n") {
+			var rec map[string]any
+			if err := json.Unmarshal([]byte(line), &rec); err != nil {
+				t.Fatalf("%q: %v", line, err)
+			}
+			r, has := rec["run"].(float64)
+			if has != (len(prompts) > 1) {
+				t.Fatalf("%d prompts: line %q", len(prompts), line)
+			}
+			runs[r]++
+		}
+		if len(prompts) > 1 && (runs[1] == 0 || runs[2] == 0) {
+			t.Errorf("%d prompts: lines per run %v", len(prompts), runs)
 		}
 	}
 }

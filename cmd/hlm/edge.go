@@ -137,6 +137,7 @@ func edgeMain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	if *rf.asJSON && view == nil {
+		g.TraceRuns = len(texts) > 1 // the trace says whose each line is
 		sum, err := g.Run(ctx, texts, nil)
 		if err != nil {
 			return err
@@ -180,8 +181,13 @@ func streamPrompts(ctx context.Context, g *edge.Generator, texts []string, view 
 	for i, t := range texts {
 		pp := hybrid.PromptParams(g.Params, i)
 		var run *live.Run
+		base := trace
+		if base != nil && len(texts) > 1 { // say whose each line is, as hlm sim does
+			base = hybrid.RunTrace(base, i+1)
+		}
+		g.Trace = base
 		if view != nil {
-			run, g.Trace = view.begin(pp, t, i, len(texts), g.Tok, trace)
+			run, g.Trace = view.begin(pp, t, i, len(texts), g.Tok, base)
 		}
 		var onTokens func([]int)
 		dec := g.Tok.NewStreamDecoder()
