@@ -114,4 +114,3 @@ func (g *Generator) trace() io.Writer {
 	}
 	return hybrid.RunTrace(g.Trace, int(g.runs.Add(1)))
 }
-
