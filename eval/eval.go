@@ -319,7 +319,7 @@ func forEach(ctx context.Context, n, workers int, fn func(i int) error) error {
 var ratioColumns = map[string]func(r hybrid.Result) (num, den float64){
 	"throughput_tps":    func(r hybrid.Result) (float64, float64) { return float64(len(r.Tokens)), r.VirtualSeconds },
 	"transmission_rate": func(r hybrid.Result) (float64, float64) { return float64(r.Uploads), float64(r.Rounds) },
-	"true_skip_rate":    func(r hybrid.Result) (float64, float64) { return weighted(r.TrueSkipRate, r.Skipped) },
+	"true_skip_rate":    func(r hybrid.Result) (float64, float64) { return weighted(r.TrueSkipRate, r.SkipChecks) },
 	"rejection_rate": func(r hybrid.Result) (float64, float64) {
 		return float64(r.Resampled), float64(r.Accepted + r.Resampled)
 	},

@@ -87,3 +87,17 @@ func TestTraceFieldsDocumented(t *testing.T) {
 		}
 	}
 }
+
+// TestAggregateTrueSkipRate: a run's true skip rate is a mean over its
+// checked skips, so runs pool by those, not by all their skips (a run whose
+// last skips were never checked weighed as if they had been).
+func TestAggregateTrueSkipRate(t *testing.T) {
+	one, zero := 1.0, 0.0
+	s := Aggregate([]Result{
+		{Skipped: 10, SkipChecks: 1, TrueSkipRate: &one},
+		{Skipped: 1, SkipChecks: 1, TrueSkipRate: &zero},
+	})
+	if s.TrueSkipRate == nil || *s.TrueSkipRate != 0.5 || s.SkipChecks != 2 {
+		t.Errorf("pooled true skip rate %v over %d checks, want 0.5 over 2", s.TrueSkipRate, s.SkipChecks)
+	}
+}

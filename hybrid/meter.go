@@ -210,4 +210,5 @@ func (s *skipRate) fill(res *Result) {
 	if s.n > 0 {
 		res.TrueSkipRate = ptr(s.sum / float64(s.n))
 	}
+	res.SkipChecks = s.n
 }

@@ -21,12 +21,16 @@ type Result struct {
 	// Probed counts SLM passes whose draft was not sent (Step.Probed:
 	// C-SQS's test of the draft that ends a budget-filled batch); the
 	// virtual clock and the energy model charge them as drafts.
-	Probed    int `json:"probed,omitempty"`
-	Skipped   int `json:"skipped"`   // drafts committed without verification
-	Verified  int `json:"verified"`  // drafts sent for verification
-	Accepted  int `json:"accepted"`  // drafts accepted by the server
-	Resampled int `json:"resampled"` // rejections (a token resampled from the residual)
-	Bonus     int `json:"bonus"`     // bonus tokens after fully accepted blocks (incl. LLM-only steps)
+	Probed  int `json:"probed,omitempty"`
+	Skipped int `json:"skipped"` // drafts committed without verification
+	// SkipChecks is how many skipped drafts TrueSkipRate averages over:
+	// those whose acceptance probability became known (a later upload's
+	// verdict); the last skips of a run may never be checked.
+	SkipChecks int `json:"skip_checks,omitempty"`
+	Verified   int `json:"verified"`  // drafts sent for verification
+	Accepted   int `json:"accepted"`  // drafts accepted by the server
+	Resampled  int `json:"resampled"` // rejections (a token resampled from the residual)
+	Bonus      int `json:"bonus"`     // bonus tokens after fully accepted blocks (incl. LLM-only steps)
 	// Tree (tree methods) is what the run's token trees were: their nodes,
 	// depths, SLM passes and how their bits split.
 	Tree *TreeReport `json:"tree,omitempty"`

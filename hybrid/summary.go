@@ -67,9 +67,10 @@ func Aggregate(runs []Result) Summary {
 		a.DownlinkSeconds += r.DownlinkSeconds
 		a.WallSeconds += r.WallSeconds
 		a.Energy += r.Energy
-		if r.TrueSkipRate != nil {
-			tsr += *r.TrueSkipRate * float64(r.Skipped)
-			tsrW += float64(r.Skipped)
+		a.SkipChecks += r.SkipChecks
+		if r.TrueSkipRate != nil { // each run's mean is over its checked skips
+			tsr += *r.TrueSkipRate * float64(r.SkipChecks)
+			tsrW += float64(r.SkipChecks)
 		}
 		if r.MeanDeviation != nil {
 			dev += *r.MeanDeviation * float64(r.Drafted)
