@@ -119,7 +119,7 @@ hlm eval paper NAME reruns a paper's tables and figures (NAME: `+strings.Join(ev
 	methods := fs.String("methods", "llm,slm,hlm,u-hlm,cu-hlm-online,q-s", "comma-separated methods")
 	ds := fs.String("dataset", "tinystories", "dataset name (see above)")
 	dsPath := fs.String("dataset-path", "", "the dataset's file, instead of the built-in or the shared one")
-	n := fs.Int("n", 20, "prompts (a seeded random sample; all when the dataset has fewer)")
+	n := fs.Int("n", 20, "prompts (a seeded random sample; all when the dataset has fewer; --dataset prompts: the file's first N, in order, as hlm sim --prompts runs them)")
 	maxTokens := fs.Int("max-tokens", defaultMaxTokens, "new tokens per prompt")
 	seed := fs.Uint64("seed", defaultSeed, "random seed")
 	out := fs.String("out", "", "output directory (required)")
@@ -220,7 +220,13 @@ func evalExamples(name, path string, n int, seed uint64) ([]dataset.Example, err
 	if err != nil {
 		return nil, err
 	}
-	ex = dataset.Sample(ex, min(n, len(ex)), seed)
+	if name == "prompts" {
+		// A list of one's own: its first n in the file's order, so that
+		// prompt i runs with seed+i as in hlm sim --prompts FILE.
+		ex = ex[:min(n, len(ex))]
+	} else {
+		ex = dataset.Sample(ex, min(n, len(ex)), seed)
+	}
 	for i := range ex {
 		if ex[i].Reference == "" && ex[i].Text != "" {
 			ex[i].Reference = strings.TrimSpace(strings.TrimPrefix(ex[i].Text, ex[i].Prompt))
