@@ -104,27 +104,36 @@ type Progress struct {
 
 // Result summarises a run.
 type Result struct {
-	Out, Checkpoint, CurveCSV, CurvePNG string
+	Out        string `json:"out"`
+	Checkpoint string `json:"checkpoint"`
+	CurveCSV   string `json:"curve_csv"`
+	CurvePNG   string `json:"curve_png"`
 
-	Steps         int     // steps done (all of them unless interrupted)
-	Tokens        int64   // training tokens seen
-	Seconds       float64 // wall time of the whole run, resumed parts included
-	HeldoutAccept float64 // final held-out mean(1 − TV)
-	Interrupted   bool
+	Steps         int     `json:"steps"`          // steps done (all of them unless interrupted)
+	Tokens        int64   `json:"tokens"`         // training tokens seen
+	Seconds       float64 `json:"seconds"`        // wall time of the whole run, resumed parts included
+	HeldoutAccept float64 `json:"heldout_accept"` // final held-out mean(1 − TV)
+	Interrupted   bool    `json:"interrupted"`
 
-	Params, Trainable        int
-	TeacherMACs, StudentMACs int64 // per token at position Seq/2
+	Params      int   `json:"params"`
+	Trainable   int   `json:"trainable"`
+	TeacherMACs int64 `json:"teacher_macs"` // per token at position Seq/2
+	StudentMACs int64 `json:"student_macs"`
 	// MaxMACsRatio is the largest ratio of the student's multiply-adds to
 	// the teacher's at any position of the teacher's context, reached at
 	// MaxMACsRatioPos.
-	MaxMACsRatio    float64
-	MaxMACsRatioPos int
+	MaxMACsRatio    float64 `json:"max_macs_ratio"`
+	MaxMACsRatioPos int     `json:"max_macs_ratio_pos"`
 	// Where the time of this process's steps went.
-	DataSeconds, ForwardSeconds, BackwardSeconds, OptSeconds float64
+	DataSeconds     float64 `json:"data_seconds"`
+	ForwardSeconds  float64 `json:"forward_seconds"`
+	BackwardSeconds float64 `json:"backward_seconds"`
+	OptSeconds      float64 `json:"opt_seconds"`
 	// TokensPerSec is training tokens per second of wall time (data
 	// generation included); StepOverForward is a step's training time
 	// (forward, loss, backward, optimizer) over 3× its forward pass.
-	TokensPerSec, StepOverForward float64
+	TokensPerSec    float64 `json:"tokens_per_s"`
+	StepOverForward float64 `json:"step_over_forward"`
 }
 
 // Paths of a run's files beside the draft.

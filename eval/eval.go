@@ -441,7 +441,16 @@ func Grid(methods []string, sweeps []string) ([]Point, error) {
 		if key, ok := hybrid.LookupKey(k); strings.Contains(v, ";") || ok && key.List {
 			sep = ";"
 		}
-		axes = append(axes, axis{k, strings.Split(v, sep)})
+		vals := strings.Split(v, sep)
+		seen := map[string]bool{}
+		for _, x := range vals {
+			x = strings.TrimSpace(x)
+			if seen[x] {
+				return nil, fmt.Errorf("sweep %s: value %q given twice", k, x)
+			}
+			seen[x] = true
+		}
+		axes = append(axes, axis{k, vals})
 	}
 	var points []Point
 	var rec func(i int, sets []string)

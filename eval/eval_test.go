@@ -27,6 +27,9 @@ func TestGrid(t *testing.T) {
 	if _, err := Grid([]string{"q-s"}, []string{"temperature=0.5", "temperature=1"}); err == nil || !strings.Contains(err.Error(), "given twice") {
 		t.Errorf("a key swept twice: %v", err)
 	}
+	if _, err := Grid([]string{"q-s"}, []string{"l=2, 2"}); err == nil || !strings.Contains(err.Error(), `value "2" given twice`) {
+		t.Errorf("a value swept twice: %v", err)
+	}
 	// Values with commas: tree_shape's are always separated by ';', any
 	// other key's when the sweep holds one.
 	for _, c := range []struct {

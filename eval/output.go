@@ -215,7 +215,7 @@ func WriteResults(dir, name string, rows []Row) error {
 			case "label", "method", "dataset", "llm", "slm":
 				m[c] = r.cell(c)
 			case "sets":
-				m[c] = r.Sets
+				m[c] = append([]string{}, r.Sets...) // a list, [] when nothing is set (not null)
 			default:
 				v, isCI, has := r.ci95(c)
 				switch {

@@ -82,6 +82,15 @@ ones you evaluate on.`, stdout)
 		fmt.Fprintf(stdout, "WARNING: the slope a = %.4f is not positive: uncertainty does not predict rejection for this pair (U-HLM Remark 1 fails), so Theorem 1's thresholds and risk are undefined; the line below still predicts β for the online k, badly\n", res.Fit.A)
 	} else {
 		fmt.Fprintf(stdout, "thresholds: risk-prone (Delta-b)/a = %.4f, risk-averse -b/a = %.4f\n", res.RiskProne, res.RiskAverse)
+		proneOK, averseOK := res.RiskProne > 0 && res.RiskProne < 1, res.RiskAverse > 0 && res.RiskAverse < 1
+		switch {
+		case proneOK && averseOK:
+			fmt.Fprintf(stdout, "  (the use: line takes the risk-prone threshold, U-HLM's choice: fewer uploads, more risk; --set u_th=%.4f, the risk-averse one, uploads more and risks less)\n", res.RiskAverse)
+		case averseOK:
+			fmt.Fprintf(stdout, "  (the risk-averse threshold is the one in (0, 1), where u lies: --set u_th=%.4f uploads the drafts above it)\n", res.RiskAverse)
+		case proneOK:
+			fmt.Fprintf(stdout, "  (the risk-averse threshold is outside (0, 1), where u lies: as u_th it would upload every draft or none)\n")
+		}
 		fmt.Fprintf(stdout, "rejection risk: measured %.4g; integral R = %.4g (%s density) <= Hölder bound %.4g (the bound holds for any density, by Cauchy–Schwarz)\n", res.EmpiricalRisk, res.Risk, res.Density, res.RiskBound)
 	}
 	if res.KOffline > 0 {
