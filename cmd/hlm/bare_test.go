@@ -56,6 +56,7 @@ func TestEveryCommandBare(t *testing.T) {
 		"tokenize":      {[]string{"Once upon a time"}, ""},
 		"detokenize":    {[]string{"1 403 407"}, ""},
 		"version":       {nil, ""},
+		"inspect":       {nil, ""},
 		"serve":         {[]string{"--listen", freeAddr(t)}, ""}, // stopped after 2 s
 		"edge":          {[]string{"--prompt", "Once upon a time", "--server", freeAddr(t)}, "hlm serve"},
 		"nll":           {nil, "--text"},
