@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/hlmproject/hlm/hybrid"
+	"github.com/hlmproject/hlm/internal/words"
 	"github.com/hlmproject/hlm/model"
 	"github.com/hlmproject/hlm/wire"
 )
@@ -394,14 +395,6 @@ func perr(code uint16, format string, args ...any) *protoError {
 	return &protoError{code, fmt.Sprintf(format, args...)}
 }
 
-// plural is "1 session", "2 sessions".
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
-}
-
 // errShutdown ends a connection at a round boundary during Shutdown.
 var errShutdown = &protoError{wire.ErrCodeShutdown, "server shutting down"}
 
@@ -681,7 +674,7 @@ func (s *Server) open(c net.Conn, body []byte) (*session, error) {
 	defer s.mu.Unlock()
 	if len(s.sessions) >= s.cfg.MaxSessions && !s.evictDetached() {
 		hs.Close()
-		return nil, perr(wire.ErrCodeLimit, "server full (%s)", plural(s.cfg.MaxSessions, "session"))
+		return nil, perr(wire.ErrCodeLimit, "server full (%s)", words.Plural(s.cfg.MaxSessions, "session"))
 	}
 	ss := &session{id: newID(), hs: hs, vocab: vocab, conn: c, lastUsed: time.Now()}
 	for s.sessions[ss.id] != nil {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hlmproject/hlm/internal/words"
 	"github.com/hlmproject/hlm/model"
 )
 
@@ -108,8 +109,8 @@ func TestProseLists(t *testing.T) {
 			t.Errorf("rateWords(%g) = %q, want %q", c.bps, got, c.want)
 		}
 	}
-	if times(1) != "once" || times(2) != "twice" || times(3) != "3 times" {
-		t.Errorf("times: %s, %s, %s", times(1), times(2), times(3))
+	if words.Times(1) != "once" || words.Times(2) != "twice" || words.Times(3) != "3 times" {
+		t.Errorf("times: %s, %s, %s", words.Times(1), words.Times(2), words.Times(3))
 	}
 	s := sqsScale{betas: []float64{0.001, 0.01}}
 	if got := s.fig5(); !slices.Equal(got, []float64{0.001, 0.01}) {

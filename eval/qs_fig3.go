@@ -9,6 +9,7 @@ import (
 	"github.com/hlmproject/hlm/codec"
 	"github.com/hlmproject/hlm/dataset"
 	"github.com/hlmproject/hlm/hybrid"
+	"github.com/hlmproject/hlm/internal/words"
 	"github.com/hlmproject/hlm/metrics"
 	"github.com/hlmproject/hlm/report"
 	"github.com/hlmproject/hlm/sim"
@@ -81,7 +82,7 @@ func (p *paper) qsFig3(ctx context.Context, sc qsScale, ex []dataset.Example) er
 	p.doc.P("The paper summarizes CNN/DailyMail with OPT-125M/OPT-13B. Neither pair here can summarize (both are TinyStories models, trained on children's stories only, with no summary or instruction data), ../shared/data holds no summarization set, and CNN/DailyMail's articles cannot be shipped (news text under the publishers' copyright). "+
 		"So Fig. 3 is rerun on what these models do — continue a story — with references generated here, licence-clean and reproducible from the command alone: %d stories the LLM writes from BOS (temperature 1, seeds 2^40 + i), each cut after its first sentence; the first sentence is the prompt, the rest the reference. "+
 		"Each prompt runs %s (%d runs per point; S-Q and Q-S at L = 4, ℓ = 100; the quality of every Q-S variant is the same distribution, Prop. 1). "+
-		"Entropy is the mean Shannon entropy (nats) of the exact distribution each committed token followed (for Q-S the LLM's — by construction, Prop. 1 —, for S-Q speculative sampling's output distribution with the SLM's draft and the quantized verification, for the SLM its own).", len(ex), times(sc.fig3Seeds), len(runs))
+		"Entropy is the mean Shannon entropy (nats) of the exact distribution each committed token followed (for Q-S the LLM's — by construction, Prop. 1 —, for S-Q speculative sampling's output distribution with the SLM's draft and the quantized verification, for the SLM its own).", len(ex), words.Times(sc.fig3Seeds), len(runs))
 	g := groupRows(rows)
 	for _, f := range []struct{ name, col, title, y string }{
 		{"fig3_rouge2", "rouge2", "ROUGE-2 against the reference (Q-S Fig. 3a)", "ROUGE-2 F1"},

@@ -97,13 +97,3 @@ func rateWords(bps float64) string {
 	return fmt.Sprintf("%g bit/s", bps)
 }
 
-// times writes a count of repetitions: "once", "twice", "3 times".
-func times(n int) string {
-	switch n {
-	case 1:
-		return "once"
-	case 2:
-		return "twice"
-	}
-	return fmt.Sprintf("%d times", n)
-}

@@ -69,19 +69,14 @@ func (c *clock) downlink(s channel.State, bits int) { c.charge(&c.down, s.DownTi
 // charge adds d (≥ 0) to a part and to the total, saturating at the
 // largest Duration.
 func (c *clock) charge(part *time.Duration, d time.Duration) {
-	add := func(x *time.Duration) {
+	for _, x := range []*time.Duration{part, &c.now} {
 		if d >= math.MaxInt64-*x {
 			*x = math.MaxInt64
 			c.saturated = true
-			return
+		} else {
+			*x += d
 		}
-		*x += d
 	}
-	if d == math.MaxInt64 {
-		c.saturated = true
-	}
-	add(part)
-	add(&c.now)
 }
 
 // fill writes the virtual time and its parts into res.

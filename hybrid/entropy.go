@@ -34,8 +34,8 @@ func (e *entropyMeter) observe(r *round) error {
 	L := len(pos)
 	// A last round may commit past max_tokens (a bonus after a block that
 	// filled the room): the output ends at max_tokens, and so does the
-	// measure, so that it is over the output's tokens.
-	keep := e.d.Params().MaxTokens - (r.pos - e.d.prompt)
+	// measure, so that it is over the output's tokens (round.beyond).
+	keep := len(r.committed) - r.beyond
 	for l := 0; l <= r.verdict.Accepted && l < len(tr.DraftY) && l < keep; l++ {
 		y := tr.DraftY[l]
 		if l == L || l >= len(tr.XHat) || tr.XHat[l] == nil { // bonus, LLM-only, coupled

@@ -87,12 +87,11 @@ func (p *Params) UnmarshalJSON(data []byte) error {
 			return err
 		}
 	}
-	rest := slices.Sorted(maps.Keys(vals)) // a deterministic first error
-	for _, name := range rest {
+	if len(vals) > 0 { // keys no registry has; the first by name, for a deterministic error
+		name := slices.Min(slices.Collect(maps.Keys(vals)))
 		if _, err := q.Get(name); err != nil {
-			return err // the unknown key's error, naming it
+			return err
 		}
-		// A key Get knows but order lacks would be a registry bug.
 		return fmt.Errorf("%w: parameter %q was not applied", ErrParam, name)
 	}
 	*p = q

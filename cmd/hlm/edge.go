@@ -15,6 +15,7 @@ import (
 
 	"github.com/hlmproject/hlm/edge"
 	"github.com/hlmproject/hlm/hybrid"
+	"github.com/hlmproject/hlm/internal/words"
 	"github.com/hlmproject/hlm/live"
 	"github.com/hlmproject/hlm/model"
 	"github.com/hlmproject/hlm/model/builtin"
@@ -219,7 +220,7 @@ func streamPrompts(ctx context.Context, g *edge.Generator, texts []string, view 
 		printSummary(stderr, &res)
 		fmt.Fprintf(stderr, "  draft: SLM %s (the LLM is the server's)\n", slmName)
 		if st.Reconnects > 0 {
-			fmt.Fprintf(stderr, "  reconnected %s, re-sent %s\n", times(st.Reconnects), plural(st.Resent, "upload"))
+			fmt.Fprintf(stderr, "  reconnected %s, re-sent %s\n", words.Times(st.Reconnects), words.Plural(st.Resent, "upload"))
 		}
 		if res.Stop == hybrid.StopInterrupted {
 			break // the summary so far is printed; the prompts after it are not run

@@ -9,9 +9,7 @@ import (
 
 	"github.com/hlmproject/hlm/chat"
 	"github.com/hlmproject/hlm/generate"
-	"github.com/hlmproject/hlm/model"
 	"github.com/hlmproject/hlm/model/builtin"
-	"github.com/hlmproject/hlm/model/engine"
 	"github.com/hlmproject/hlm/tensor"
 )
 
@@ -78,7 +76,7 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return usageError{err}
 	}
 	tensor.SetThreads(*threads)
-	m, err := interruptible(ctx, "the model", func() (model.Model, error) { return engine.OpenSpec(cfg.Model, cfg.Tokenizer) })
+	m, err := openModel(ctx, "the model", cfg.Model, cfg.Tokenizer)
 	if err != nil {
 		return err
 	}

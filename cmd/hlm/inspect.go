@@ -5,13 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strings"
 
 	"github.com/hlmproject/hlm/model"
 	"github.com/hlmproject/hlm/model/builtin"
-	"github.com/hlmproject/hlm/model/engine"
 	"github.com/hlmproject/hlm/model/gguf"
 )
 
@@ -37,13 +35,13 @@ fingerprint. --json prints the same as JSON.`, stdout)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if isGGUF(*spec) {
+	if gguf.IsFile(*spec) { // a GGUF file itself, no @options
 		return inspectGGUF(*spec, *tensors, *asJSON, stdout)
 	}
 	if *tensors {
 		return usageError{fmt.Errorf("--tensors lists a GGUF file's tensors; %s is not one (hlm convert writes one)", *spec)}
 	}
-	m, err := interruptible(ctx, "the model", func() (model.Model, error) { return engine.OpenSpec(*spec, "") })
+	m, err := openModel(ctx, "the model", *spec, "")
 	if err != nil {
 		return err
 	}
@@ -68,19 +66,6 @@ type modelInfo struct {
 	Config      model.Config `json:"config"`
 	Fingerprint string       `json:"fingerprint"`
 	Origin      string       `json:"origin"`
-}
-
-// isGGUF reports whether spec names a GGUF file itself (no @options): its
-// first bytes are GGUF's magic.
-func isGGUF(spec string) bool {
-	f, err := os.Open(spec)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	var magic [4]byte
-	_, err = io.ReadFull(f, magic[:])
-	return err == nil && string(magic[:]) == "GGUF"
 }
 
 // ggufInfo is hlm inspect's report of a GGUF file.

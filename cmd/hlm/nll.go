@@ -14,7 +14,6 @@ import (
 	"github.com/hlmproject/hlm/dataset"
 	"github.com/hlmproject/hlm/internal/atomicfile"
 	"github.com/hlmproject/hlm/model"
-	"github.com/hlmproject/hlm/model/engine"
 	"github.com/hlmproject/hlm/score"
 	"github.com/hlmproject/hlm/tensor"
 	"github.com/hlmproject/hlm/tokenizer"
@@ -171,7 +170,7 @@ func runNLL(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	tensor.SetThreads(f.threads)
 	tensor.SetLlamaInputs(f.llamaInputs)
 	defer tensor.SetLlamaInputs(false)
-	m, err := interruptible(ctx, "the model", func() (model.Model, error) { return engine.OpenSpec(f.spec, f.tokPath) })
+	m, err := openModel(ctx, "the model", f.spec, f.tokPath)
 	if err != nil {
 		return err
 	}
@@ -244,7 +243,7 @@ func (r *nllRun) fromFile(ctx context.Context) error {
 
 // againstBase is --kl-base SPEC: both models on the text's windows.
 func (r *nllRun) againstBase(ctx context.Context) error {
-	base, err := interruptible(ctx, "the base model", func() (model.Model, error) { return engine.OpenSpec(r.klBase, r.tokPath) })
+	base, err := openModel(ctx, "the base model", r.klBase, r.tokPath)
 	if err != nil {
 		return err
 	}

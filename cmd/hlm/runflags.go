@@ -13,7 +13,9 @@ import (
 
 	"github.com/hlmproject/hlm/channel"
 	"github.com/hlmproject/hlm/hybrid"
+	"github.com/hlmproject/hlm/model"
 	"github.com/hlmproject/hlm/model/builtin"
+	"github.com/hlmproject/hlm/model/engine"
 	"github.com/hlmproject/hlm/sim"
 )
 
@@ -304,6 +306,11 @@ func loadingNotice(what string) (done func()) {
 	}
 }
 
+// openModel opens a model spec (engine.OpenSpec) as interruptible does.
+func openModel(ctx context.Context, what, spec, tokPath string) (model.Model, error) {
+	return interruptible(ctx, what, func() (model.Model, error) { return engine.OpenSpec(spec, tokPath) })
+}
+
 // interruptible runs open (a model's load) until it returns or ctx ends:
 // the first signal ends a command that is still loading instead of
 // waiting for the load, which llama.cpp's library cannot stop and which
@@ -326,20 +333,4 @@ func interruptible[T any](ctx context.Context, what string, open func() (T, erro
 		var zero T
 		return zero, fmt.Errorf("interrupted while loading %s", what)
 	}
-}
-
-// plural is "1 session", "2 sessions".
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
-}
-
-// times is "once", "2 times".
-func times(n int) string {
-	if n == 1 {
-		return "once"
-	}
-	return fmt.Sprintf("%d times", n)
 }

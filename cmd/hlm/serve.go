@@ -17,9 +17,9 @@ import (
 	"time"
 
 	"github.com/hlmproject/hlm/cloud"
+	"github.com/hlmproject/hlm/internal/words"
 	"github.com/hlmproject/hlm/model"
 	"github.com/hlmproject/hlm/model/builtin"
-	"github.com/hlmproject/hlm/model/engine"
 	"github.com/hlmproject/hlm/model/llama"
 	"github.com/hlmproject/hlm/model/llamacpp"
 	"github.com/hlmproject/hlm/tensor"
@@ -123,7 +123,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	defer stop()
 
 	tensor.SetThreads(*f.threads)
-	llm, err := interruptible(ctx, "the LLM", func() (model.Model, error) { return engine.OpenSpec(*f.llmSpec, *f.tokPath) })
+	llm, err := openModel(ctx, "the LLM", *f.llmSpec, *f.tokPath)
 	if err != nil {
 		return err
 	}
@@ -177,7 +177,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if lc.Slots() > *f.maxSessions {
 			log.Warn(fmt.Sprintf("np=%d holds KV cache for more sessions than --max-sessions %d lets in: lower np, or raise --max-sessions", lc.Slots(), *f.maxSessions))
 		}
-		fmt.Fprintf(say, "hlm serve: LLM on llama.cpp %s (%s), on %s: %s in its KV cache at once (np); more take turns, each evicted one %s\n", lc.Library().Version(), lc.Describe(), on, plural(lc.Slots(), "session"), lc.Evicted())
+		fmt.Fprintf(say, "hlm serve: LLM on llama.cpp %s (%s), on %s: %s in its KV cache at once (np); more take turns, each evicted one %s\n", lc.Library().Version(), lc.Describe(), on, words.Plural(lc.Slots(), "session"), lc.Evicted())
 	}
 	current.Store(srv)
 	err = srv.ServeUntil(ctx, ln, *f.drainTimeout, func() {

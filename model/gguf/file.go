@@ -351,3 +351,16 @@ func lookup[T any](f *File, key, want string, get func(Value) (T, bool)) (T, err
 	}
 	return x, nil
 }
+
+// IsFile reports whether the file at path begins with GGUF's magic (false
+// when it cannot be read).
+func IsFile(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var magic [len(Magic)]byte
+	_, err = io.ReadFull(f, magic[:])
+	return err == nil && string(magic[:]) == Magic
+}

@@ -1,7 +1,6 @@
 package llama
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -118,7 +117,7 @@ func load(path, tokPath string) (*Model, error) {
 		if tokPath == "" {
 			tokPath = path
 		}
-	case isGGUF(path):
+	case gguf.IsFile(path):
 		if w, tok, err = LoadGGUF(path); err != nil {
 			return nil, err
 		}
@@ -139,7 +138,7 @@ func load(path, tokPath string) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !info.IsDir() && isGGUF(path) {
+	if !info.IsDir() && gguf.IsFile(path) {
 		m.recorded = RecordedOrigin(path)
 	}
 	return m, nil
@@ -175,7 +174,7 @@ func checkFile(path string) (os.FileInfo, error) {
 		return info, nil
 	case info.Size() == 0:
 		return nil, fmt.Errorf("%s: %w: the file is empty (an interrupted download or conversion?)", path, model.ErrFormat)
-	case strings.EqualFold(filepath.Ext(path), ".gguf") && !isGGUF(path):
+	case strings.EqualFold(filepath.Ext(path), ".gguf") && !gguf.IsFile(path):
 		return nil, fmt.Errorf("%s: %w: not a GGUF file (it does not start with GGUF's magic bytes \"GGUF\")", path, model.ErrFormat)
 	}
 	return info, nil
@@ -190,17 +189,6 @@ func (e notFoundError) Error() string {
 }
 
 func (e notFoundError) Unwrap() error { return fs.ErrNotExist }
-
-func isGGUF(path string) bool {
-	f, err := os.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	magic := make([]byte, 4)
-	_, err = io.ReadFull(f, magic)
-	return err == nil && bytes.Equal(magic, []byte("GGUF"))
-}
 
 func findLlama2CTokenizer(dir string, vocab int) string {
 	for _, name := range []string{fmt.Sprintf("tok%d.bin", vocab), "tokenizer.bin"} {
@@ -229,7 +217,7 @@ func LoadTokenizer(path string, vocab int) (*tokenizer.Tokenizer, error) {
 		return nil, statErr
 	case info.IsDir(), strings.HasSuffix(path, ".json"):
 		tok, err = tokenizer.Load(path)
-	case isGGUF(path):
+	case gguf.IsFile(path):
 		tok, err = ggufTokenizer(path)
 	case strings.HasSuffix(path, ".model"):
 		return nil, fmt.Errorf("%s: SentencePiece protobuf tokenizers are not read; use the llama2.c tokenizer.bin export, a tokenizer.json or a GGUF", path)
@@ -287,7 +275,7 @@ func OpenTokenizer(spec, tokPath string) (*tokenizer.Tokenizer, error) {
 	if err != nil {
 		return nil, err
 	}
-	if info.IsDir() || isGGUF(path) || strings.HasSuffix(path, ".json") {
+	if info.IsDir() || gguf.IsFile(path) || strings.HasSuffix(path, ".json") {
 		return LoadTokenizer(path, 0)
 	}
 	// A llama2.c checkpoint (its header has the vocabulary size) or a

@@ -1,7 +1,6 @@
 package llamacpp
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -330,13 +329,10 @@ func checkGGUF(path string) error {
 	if builtin.IsBuiltin(path) {
 		return fmt.Errorf("%w: %s is built into hlm and runs on hlm's engine; for llama.cpp write it to a file first (hlm convert --model %s --out FILE.gguf) and give FILE.gguf@llama.cpp", model.ErrUnsupported, path, path)
 	}
-	f, err := os.Open(path)
-	if err != nil {
+	if _, err := os.Stat(path); err != nil {
 		return err
 	}
-	defer f.Close()
-	magic := make([]byte, 4)
-	if _, err := io.ReadFull(f, magic); err != nil || !bytes.Equal(magic, []byte("GGUF")) {
+	if !gguf.IsFile(path) {
 		return fmt.Errorf("%w: %s is not a GGUF file: the llama.cpp backend reads GGUF only (hlm convert writes one)", model.ErrFormat, path)
 	}
 	return nil
