@@ -96,4 +96,3 @@ func rateWords(bps float64) string {
 	}
 	return fmt.Sprintf("%g bit/s", bps)
 }
-
