@@ -154,3 +154,28 @@ func TestValidateZeroParams(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// FuzzParamsJSON: any input is either refused with ErrParam or read into
+// parameters that validate and come back the same through their JSON.
+func FuzzParamsJSON(f *testing.F) {
+	b, _ := json.Marshal(DefaultParams())
+	f.Add(b)
+	f.Add([]byte(`{"method":"q-s","max_tokens":5,"bonus":true}`))
+	f.Add([]byte(`{"snr_db":"3","channel_preset":"uhlm"}`))
+	f.Add([]byte(`{"MaxTokens":5}`))
+	f.Add([]byte(`[1]`))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		var p Params
+		if err := json.Unmarshal(in, &p); err != nil {
+			var se *json.SyntaxError
+			if !errors.Is(err, ErrParam) && !errors.As(err, &se) {
+				t.Fatalf("%q: %v, want ErrParam or a syntax error", in, err)
+			}
+			return
+		}
+		if err := p.Validate(); err != nil {
+			t.Fatalf("%q read into parameters that do not validate: %v", in, err)
+		}
+		jsonRoundTrip(t, p)
+	})
+}

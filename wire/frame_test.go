@@ -167,3 +167,23 @@ func TestMaxHelloOpen(t *testing.T) {
 		t.Errorf("an Open one byte beyond MaxOpen: %v", err)
 	}
 }
+
+// FuzzReadFrame: any bytes give a frame within the limit whose body is the
+// length its header declares and the bytes that follow it, or an error;
+// never a panic (TestReadFrameGrowsWithData checks the memory).
+func FuzzReadFrame(f *testing.F) {
+	f.Add(AppendFrame(nil, FrameHello, AppendHello(nil, &Hello{Version: ProtocolVersion, Token: "t"})))
+	f.Add([]byte("GET / HTTP/1.1\r\n\r\n"))
+	f.Add([]byte{0, 0, 0x40, 0, byte(FrameUpload), 1, 2, 3})
+	f.Add([]byte{1, 0, 0, 0, 99})
+	f.Fuzz(func(t *testing.T, in []byte) {
+		typ, body, err := ReadFrame(bytes.NewReader(in), 1<<16)
+		if err != nil {
+			return
+		}
+		n := int(in[0]) | int(in[1])<<8 | int(in[2])<<16 | int(in[3])<<24
+		if len(body) != n-1 || n-1 > 1<<16 || typ != FrameType(in[4]) || !bytes.Equal(body, in[FrameHeader:FrameHeader+len(body)]) {
+			t.Fatalf("%x: type %v, %d body bytes", in[:FrameHeader], typ, len(body))
+		}
+	})
+}
