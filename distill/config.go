@@ -139,7 +139,9 @@ func (c Config) Validate() error {
 	if c.Batch*c.Seq > 1<<20 {
 		bad("--batch × --seq = %d tokens per step: more than 2^20", c.Batch*c.Seq)
 	}
-	if err := c.Opt.Validate(); err != nil {
+	// With --steps out of range the schedule's own check would say so a
+	// second time, in its words; its other checks wait for a valid --steps.
+	if err := c.Opt.Validate(); err != nil && c.Steps > 0 {
 		errs = append(errs, err)
 	}
 	if c.Opt.Steps != c.Steps {

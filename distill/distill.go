@@ -95,7 +95,8 @@ func (p *Point) UnmarshalJSON(b []byte) error {
 type Progress struct {
 	Step, Steps   int
 	Point         Point
-	HeldoutAccept float64 // latest held-out estimate
+	HeldoutAccept float64 // latest held-out estimate (NaN: none yet)
+	HeldoutStep   int     // the step that estimate was made after
 	TokensPerSec  float64
 	Elapsed, ETA  time.Duration
 	Evaluated     bool // this step ran the held-out evaluation
@@ -182,7 +183,7 @@ func Run(ctx context.Context, cfg Config, progress func(Progress)) (*Result, err
 		Params: len(p.Data), Trainable: p.Trainable(),
 		TeacherMACs: r.teacher.Config().MACs(cfg.Seq / 2), StudentMACs: p.Shape.Config.MACs(cfg.Seq / 2)}
 	res.MaxMACsRatio, res.MaxMACsRatioPos = p.Shape.Config.MaxMACsRatio(r.teacher.Config(), r.teacher.Config().SeqLen)
-	last := lastHeldout(r.curve)
+	last, lastStep := lastHeldout(r.curve)
 	first := r.opt.Step
 	n := cfg.Batch * cfg.Seq
 	for step := first; step < cfg.Steps; step++ {
@@ -199,7 +200,7 @@ func Run(ctx context.Context, cfg Config, progress func(Progress)) (*Result, err
 			if pt.HeldoutLoss, pt.HeldoutAccept, err = r.evalHeldout(); err != nil {
 				return nil, err
 			}
-			last = pt.HeldoutAccept
+			last, lastStep = pt.HeldoutAccept, step+1
 			pr.Evaluated = true
 		}
 		pt.Seconds = r.seconds()
@@ -213,7 +214,7 @@ func Run(ctx context.Context, cfg Config, progress func(Progress)) (*Result, err
 		if progress != nil {
 			el := time.Since(r.start)
 			done := step + 1 - first
-			pr.Point, pr.HeldoutAccept, pr.Elapsed = pt, last, el
+			pr.Point, pr.HeldoutAccept, pr.HeldoutStep, pr.Elapsed = pt, last, lastStep, el
 			pr.TokensPerSec = float64(int64(done)*int64(n)) / el.Seconds()
 			pr.ETA = time.Duration(float64(el) / float64(done) * float64(cfg.Steps-step-1))
 			progress(pr)
@@ -381,14 +382,15 @@ func (r *run) save() error {
 	return writeCurve(r.curve, r.csv, r.png)
 }
 
-// lastHeldout is the latest held-out estimate of a curve (NaN: none).
-func lastHeldout(curve []Point) float64 {
+// lastHeldout is the latest held-out estimate of a curve and its step
+// (NaN and 0: none).
+func lastHeldout(curve []Point) (float64, int) {
 	for i := len(curve) - 1; i >= 0; i-- {
 		if !math.IsNaN(curve[i].HeldoutAccept) {
-			return curve[i].HeldoutAccept
+			return curve[i].HeldoutAccept, curve[i].Step
 		}
 	}
-	return math.NaN()
+	return math.NaN(), 0
 }
 
 type madeBatch struct {

@@ -316,3 +316,31 @@ func TestInitSVD(t *testing.T) {
 		t.Fatalf("a student wider than the teacher: %v", err)
 	}
 }
+
+// Each bad setting is reported once: --steps 0 used to be refused twice,
+// by the flags' check and again by the schedule's in its own words.
+func TestValidateReportsOnce(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		edit  func(*Config)
+		lines int
+	}{
+		{"steps 0", func(c *Config) { c.Steps, c.Opt.Steps = 0, 0 }, 1},
+		{"steps -3", func(c *Config) { c.Steps, c.Opt.Steps = -3, -3 }, 1},
+		{"warmup -1", func(c *Config) { c.Opt.Warmup = -1 }, 1},
+		{"steps 0 and eval-every 0", func(c *Config) { c.Steps, c.Opt.Steps, c.EvalEvery = 0, 0, 0 }, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := DefaultConfig()
+			c.Teacher, c.Out = "teacher.gguf", "draft.gguf"
+			tc.edit(&c)
+			err := c.Validate()
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			if n := len(strings.Split(err.Error(), "\n")); n != tc.lines {
+				t.Fatalf("%d lines, want %d:\n%v", n, tc.lines, err)
+			}
+		})
+	}
+}

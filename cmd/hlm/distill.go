@@ -192,9 +192,14 @@ type trainBar struct {
 func newTrainBar(w io.Writer) *trainBar { return &trainBar{w: w, tty: isTerminal(w)} }
 
 func (b *trainBar) update(p distill.Progress) {
+	// A step without its own evaluation shows the latest one with its step,
+	// so that a line does not pass an old estimate off as a new one.
 	acc := "   -  "
-	if !math.IsNaN(p.HeldoutAccept) {
+	switch {
+	case p.Evaluated:
 		acc = fmt.Sprintf("%.4f", p.HeldoutAccept)
+	case !math.IsNaN(p.HeldoutAccept):
+		acc = fmt.Sprintf("%.4f (step %d)", p.HeldoutAccept, p.HeldoutStep)
 	}
 	line := fmt.Sprintf("step %d/%d  loss %.4f  accept(train) %.4f  accept(held-out) %s  %.0f tok/s  eta %s",
 		p.Step, p.Steps, p.Point.Loss, p.Point.TrainAccept, acc, p.TokensPerSec, p.ETA.Round(time.Second))

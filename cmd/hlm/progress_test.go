@@ -2,9 +2,12 @@ package main
 
 import (
 	"bytes"
+	"math"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/hlmproject/hlm/distill"
 )
 
 // TestProgressNotATerminal: written to a file or a pipe, eval's progress is
@@ -54,6 +57,29 @@ func TestProgressReusedRow(t *testing.T) {
 	for i, w := range want {
 		if got[i][1] != w[0] || got[i][2] != w[1] {
 			t.Errorf("cell %d: %s with %s runs, want %s with %s", i, got[i][1], got[i][2], w[0], w[1])
+		}
+	}
+}
+
+// TestTrainBarOldEstimate: a checkpoint line between two held-out
+// evaluations shows the latest estimate with the step it was made after,
+// not as if it were measured at that line's step.
+func TestTrainBarOldEstimate(t *testing.T) {
+	var buf bytes.Buffer
+	b := newTrainBar(&buf)
+	nan := math.NaN()
+	b.update(distill.Progress{Step: 1, Steps: 20, Point: distill.Point{HeldoutAccept: 0.25}, HeldoutAccept: 0.25, HeldoutStep: 1, Evaluated: true})
+	b.update(distill.Progress{Step: 5, Steps: 20, Point: distill.Point{HeldoutAccept: nan}, HeldoutAccept: 0.25, HeldoutStep: 1, Saved: true})
+	b.update(distill.Progress{Step: 6, Steps: 20, Point: distill.Point{HeldoutAccept: nan}, HeldoutAccept: 0.25, HeldoutStep: 1})
+	b.update(distill.Progress{Step: 10, Steps: 20, Point: distill.Point{HeldoutAccept: 0.5}, HeldoutAccept: 0.5, HeldoutStep: 10, Evaluated: true})
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	want := []string{"accept(held-out) 0.2500  ", "accept(held-out) 0.2500 (step 1)  ", "accept(held-out) 0.5000  "}
+	if len(lines) != len(want) {
+		t.Fatalf("%d lines, want %d:\n%s", len(lines), len(want), buf.String())
+	}
+	for i, w := range want {
+		if !strings.Contains(lines[i], w) {
+			t.Errorf("line %d: %q, want it to hold %q", i+1, lines[i], w)
 		}
 	}
 }
