@@ -307,3 +307,46 @@ func SetValue(r Row, key string) float64 {
 	}
 	return math.NaN()
 }
+
+// columnRange is the range a column's values can take: [0, 1] for rates,
+// shares, ROUGE and the deviation (a total variation distance), [−1, 1] for
+// the cosine, [0, ∞) for the rest (times, bits, energy, NLL, counts).
+func columnRange(col string) (lo, hi float64) {
+	switch col {
+	case "transmission_rate", "true_skip_rate", "rejection_rate", "resampling_rate",
+		"rouge1", "rouge2", "rougeL", "mean_deviation":
+		return 0, 1
+	case "cosine":
+		return -1, 1
+	}
+	return 0, math.Inf(1)
+}
+
+// OutOfRange lists, per column among cols, the rows whose interval passes
+// the column's range, as "rejection_rate in [0, 1]: q-s 0.185 ± 2.3". Few
+// prompts make such intervals (the t factor is 12.7 at two, 4.3 at three).
+// The interval stays the t interval, not clipped: one that passes the range
+// says that the mean is not pinned down.
+func OutOfRange(rows []Row, cols []string) []string {
+	var out []string
+	for _, c := range cols {
+		lo, hi := columnRange(c)
+		var wide []string
+		for _, r := range rows {
+			v, h := r.Value(c), r.CI[c]
+			if math.IsNaN(v) || !(h > 0) || (v-h >= lo && v+h <= hi) {
+				continue
+			}
+			wide = append(wide, r.Label+" "+PM(v, h, 3))
+		}
+		if len(wide) == 0 {
+			continue
+		}
+		rng := fmt.Sprintf("in [%g, %g]", lo, hi)
+		if math.IsInf(hi, 1) {
+			rng = fmt.Sprintf("≥ %g", lo)
+		}
+		out = append(out, fmt.Sprintf("%s %s: %s", c, rng, strings.Join(wide, ", ")))
+	}
+	return out
+}

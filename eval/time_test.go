@@ -125,3 +125,24 @@ func TestTimeColumns(t *testing.T) {
 		}
 	}
 }
+
+// TestOutOfRange: an interval is listed where it passes its column's range
+// ([0, 1] for rates and ROUGE, [−1, 1] for the cosine, ≥ 0 for the rest),
+// and only there.
+func TestOutOfRange(t *testing.T) {
+	rows := []Row{
+		{Point: Point{Label: "a"}, RougeL: 0.1, Cosine: -0.5, NLL: 1, Summary: hybrid.Result{ThroughputTPS: 5},
+			CI: map[string]float64{"rougeL": 0.2, "cosine": 0.4, "nll": 0.9, "throughput_tps": 6}},
+		{Point: Point{Label: "b"}, RougeL: 0.9, Cosine: 0.5, NLL: 1, Summary: hybrid.Result{ThroughputTPS: 5},
+			CI: map[string]float64{"rougeL": 0.05, "cosine": 0.6, "nll": 1, "throughput_tps": 5}},
+	}
+	got := OutOfRange(rows, []string{"throughput_tps", "rougeL", "cosine", "nll", "energy"})
+	want := []string{
+		"throughput_tps ≥ 0: a 5 ± 6",
+		"rougeL in [0, 1]: a 0.1 ± 0.2",
+		"cosine in [-1, 1]: b 0.5 ± 0.6",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("got %q\nwant %q", got, want)
+	}
+}

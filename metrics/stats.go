@@ -21,17 +21,32 @@ func Mean(xs []float64) float64 {
 
 // MeanStd is the mean and the sample standard deviation (denominator n−1,
 // computed in two passes) of xs. The standard deviation is NaN for fewer
-// than two values.
+// than two values, and 0 when every value lies within rounding of the
+// mean (see belowRounding).
 func MeanStd(xs []float64) (mean, std float64) {
 	mean = Mean(xs)
 	if len(xs) < 2 {
 		return mean, math.NaN()
 	}
-	var ss float64
+	var ss, big float64
 	for _, x := range xs {
 		ss += (x - mean) * (x - mean)
+		big = max(big, math.Abs(x))
+	}
+	if belowRounding(ss, len(xs), big) {
+		return mean, 0
 	}
 	return mean, math.Sqrt(ss / float64(len(xs)-1))
+}
+
+// belowRounding reports whether a sum of n squared deviations ss is no
+// more than the rounding of values of magnitude up to big: every deviation
+// within 4 units in the last place. Equal values then have no spread, where
+// the mean's own rounding would give them one of 1e-17 of their size (an
+// interval of "0.3 ± 6e-18").
+func belowRounding(ss float64, n int, big float64) bool {
+	r := 4 * 0x1p-52 * big
+	return ss <= float64(n)*r*r
 }
 
 // CI95 is the half-width of the two-sided 95% confidence interval of the
@@ -44,11 +59,16 @@ func CI95(xs []float64) float64 {
 }
 
 func tHalfWidth(std float64, n int) float64 {
+	return T95(n) * std / math.Sqrt(float64(n))
+}
+
+// T95 is the factor of the 95% interval of a mean of n values,
+// t(0.975; n−1): 12.71 at n = 2, 4.30 at 3, 2.26 at 10. NaN for n < 2.
+func T95(n int) float64 {
 	if n < 2 {
 		return math.NaN()
 	}
-	t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(n - 1)}.Quantile(0.975)
-	return t * std / math.Sqrt(float64(n))
+	return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(n - 1)}.Quantile(0.975)
 }
 
 // Summary describes a sample of per-example values, NaNs left out.
@@ -109,13 +129,17 @@ func RatioCI(num, den []float64) (ratio, half float64) {
 	if n < 2 {
 		return ratio, math.NaN()
 	}
-	var ss float64
+	var ss, big float64
 	for i := range num {
 		if math.IsNaN(num[i]) || math.IsNaN(den[i]) {
 			continue
 		}
 		e := num[i] - ratio*den[i]
 		ss += e * e
+		big = max(big, math.Abs(num[i]), math.Abs(ratio*den[i]))
+	}
+	if belowRounding(ss, n, big) {
+		return ratio, 0
 	}
 	se := math.Sqrt(ss/float64(n*(n-1))) / (sd / float64(n))
 	return ratio, tHalfWidth(se*math.Sqrt(float64(n)), n)

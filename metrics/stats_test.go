@@ -105,3 +105,37 @@ func TestRatioCI(t *testing.T) {
 		t.Errorf("coverage %.3f, want 0.95 ± 0.015", c)
 	}
 }
+
+// TestNoSpreadFromRounding: values equal but for the mean's rounding have
+// no interval; values one part in 1e12 apart keep theirs.
+func TestNoSpreadFromRounding(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		xs     []float64
+		spread bool
+	}{
+		{"equal 0.1", []float64{0.1, 0.1, 0.1}, false},
+		{"equal 0.7 × 7", []float64{0.7, 0.7, 0.7, 0.7, 0.7, 0.7, 0.7}, false},
+		{"equal 1e-300", []float64{1e-300, 1e-300, 1e-300}, false},
+		{"zeros", []float64{0, 0}, false},
+		{"one ulp apart", []float64{0.1, math.Nextafter(0.1, 1), 0.1}, false},
+		{"1e-12 apart", []float64{0.1, 0.1 + 1e-13, 0.1}, true},
+		{"tiny but distinct", []float64{1e-18, 3e-18}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ones := make([]float64, len(tc.xs))
+			for i := range ones {
+				ones[i] = 1
+			}
+			_, s := MeanStd(tc.xs)
+			_, h := RatioCI(tc.xs, ones)
+			if (s > 0) != tc.spread || (CI95(tc.xs) > 0) != tc.spread || (h > 0) != tc.spread {
+				t.Errorf("std %v, CI95 %v, ratio half-width %v; want spread %v", s, CI95(tc.xs), h, tc.spread)
+			}
+		})
+	}
+	// A ratio the same in every unit: 0.3 of 10, 20 and 70.
+	if r, h := RatioCI([]float64{3, 6, 21}, []float64{10, 20, 70}); h != 0 || !same(r, 0.3, 1e-15) {
+		t.Errorf("equal ratios: %v ± %v, want 0.3 ± 0", r, h)
+	}
+}

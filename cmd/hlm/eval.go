@@ -16,6 +16,7 @@ import (
 	"github.com/hlmproject/hlm/dataset"
 	"github.com/hlmproject/hlm/eval"
 	"github.com/hlmproject/hlm/hybrid"
+	"github.com/hlmproject/hlm/internal/words"
 	"github.com/hlmproject/hlm/metrics"
 	"github.com/hlmproject/hlm/report"
 	"github.com/hlmproject/hlm/tensor"
@@ -245,6 +246,15 @@ func writeEvalReport(out, header string, rows []eval.Row, methods, sweeps []stri
 	cols := []string{"label", "throughput_tps", "transmission_rate", "true_skip_rate", "rejection_rate", "accepted_per_round", "uplink_bits_per_token", "energy", "rougeL", "cosine", "nll", "mean_deviation"}
 	if err := doc.Table("", eval.Table("", rows, cols)); err != nil {
 		return err
+	}
+	if wide := eval.OutOfRange(rows, cols[1:]); len(wide) > 0 {
+		prompts := 0
+		for _, r := range rows {
+			prompts = max(prompts, r.Prompts)
+		}
+		doc.P("Intervals that pass their metric's range (%s per row) — %s. These are Student's t intervals over the prompts, left as they are: at %s the t factor is %.3g, and such an interval says only that the mean is not pinned down. More prompts (--n) narrow them.",
+			words.Plural(prompts, "prompt"), strings.Join(wide, "; "), words.Plural(prompts, "prompt"), metrics.T95(prompts))
+		fmt.Fprintf(stderr, "hlm eval: intervals in %s pass the metric's range (%s per row; see report.md): more prompts (--n) narrow them\n", words.Plural(len(wide), "column"), words.Plural(prompts, "prompt"))
 	}
 	// One plot per metric against the first numeric sweep, a line per method (and value of the other swept keys, below).
 	if key := plotKey(rows, sweeps); key != "" {
