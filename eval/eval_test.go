@@ -3,6 +3,7 @@ package eval
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
@@ -10,7 +11,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hlmproject/hlm/dataset"
 	"github.com/hlmproject/hlm/internal/words"
+	"github.com/hlmproject/hlm/metrics"
 	"github.com/hlmproject/hlm/model"
 )
 
@@ -67,13 +70,17 @@ func TestEvaluateReproducible(t *testing.T) {
 		if err := WriteResults(dir, "results", rows); err != nil {
 			t.Fatal(err)
 		}
-		for _, ext := range []string{".csv", ".json"} {
-			b, err := os.ReadFile(filepath.Join(dir, "results"+ext))
+		if err := WriteOutputs(dir, "outputs", rows, ex); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range []string{"results.csv", "results.json", "outputs.jsonl"} {
+			b, err := os.ReadFile(filepath.Join(dir, f))
 			if err != nil {
 				t.Fatal(err)
 			}
 			files[i] = append(files[i], b...)
 		}
+		checkOutputs(t, filepath.Join(dir, "outputs.jsonl"), rows, ex)
 		if r := rows[0]; r.NLL != r.NLL || r.RougeL != r.RougeL {
 			t.Errorf("quality not measured: %+v", r)
 		}
@@ -89,6 +96,35 @@ func TestEvaluateReproducible(t *testing.T) {
 	}
 	if !bytes.Equal(files[0], files[1]) {
 		t.Error("two identical evaluations wrote different results files")
+	}
+}
+
+// checkOutputs: outputs.jsonl holds a line per row and prompt, in order,
+// with the text, tokens and seed of that run and its ROUGE-L.
+func checkOutputs(t *testing.T, path string, rows []Row, ex []dataset.Example) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.Split(bytes.TrimSpace(b), []byte("\n"))
+	if len(lines) != len(rows)*len(ex) {
+		t.Fatalf("%d lines, want %d rows × %d prompts", len(lines), len(rows), len(ex))
+	}
+	for k, line := range lines {
+		r, i := rows[k/len(ex)], k%len(ex)
+		var l outputLine
+		if err := json.Unmarshal(line, &l); err != nil {
+			t.Fatalf("line %d: %v", k+1, err)
+		}
+		run := r.Runs[i]
+		if l.Label != r.Label || l.Prompt != i || l.ID != ex[i].ID || l.Input != ex[i].Prompt || l.Output != run.Text ||
+			l.Seed != run.Seed || !slices.Equal(l.Tokens, run.Tokens) || l.Output != r.Outputs[i] {
+			t.Fatalf("line %d does not match row %s, prompt %d: %s", k+1, r.Label, i, line)
+		}
+		if want := metrics.Rouge(run.Text, ex[i].Reference).RougeL.F1; l.RougeL == nil || *l.RougeL != want {
+			t.Fatalf("line %d: rougeL %v, want %v", k+1, l.RougeL, want)
+		}
 	}
 }
 

@@ -3,6 +3,7 @@ package eval
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/hlmproject/hlm/dataset"
 	"github.com/hlmproject/hlm/report"
 )
 
@@ -349,4 +351,54 @@ func OutOfRange(rows []Row, cols []string) []string {
 		out = append(out, fmt.Sprintf("%s %s: %s", c, rng, strings.Join(wide, ", ")))
 	}
 	return out
+}
+
+// outputLine is one run of outputs.jsonl: a point on one prompt.
+type outputLine struct {
+	Label     string   `json:"label"`
+	Method    string   `json:"method"`
+	Sets      []string `json:"sets"`
+	Prompt    int      `json:"prompt"` // index in the run's prompt list (its seed is seed + prompt)
+	ID        string   `json:"id"`
+	Seed      uint64   `json:"seed"`
+	Input     string   `json:"input"`
+	Reference string   `json:"reference,omitempty"`
+	Output    string   `json:"output"`
+	Tokens    []int    `json:"tokens"`
+	Stop      string   `json:"stop_reason"`
+	// RougeL is the output's ROUGE-L F1 against the reference (absent
+	// without one).
+	RougeL *float64 `json:"rougeL,omitempty"`
+}
+
+// WriteOutputs writes DIR/NAME.jsonl: for every row and prompt (in the
+// order of rows and of ex, the prompts the rows ran), the prompt, its
+// reference, the text the method produced, its tokens and its seed: what
+// a table's means are taken over, to read or to score again.
+func WriteOutputs(dir, name string, rows []Row, ex []dataset.Example) error {
+	return report.WriteFile(filepath.Join(dir, name+".jsonl"), func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetEscapeHTML(false)
+		for _, r := range rows {
+			if len(r.Runs) != len(ex) {
+				return fmt.Errorf("%s: %d runs for %d prompts", r.Label, len(r.Runs), len(ex))
+			}
+			withRef := 0 // PerPrompt holds the prompts with a reference
+			for i, run := range r.Runs {
+				l := outputLine{Label: r.Label, Method: r.Method, Sets: append([]string{}, r.Sets...), Prompt: i,
+					ID: ex[i].ID, Seed: run.Seed, Input: ex[i].Prompt, Reference: ex[i].Reference,
+					Output: run.Text, Tokens: append([]int{}, run.Tokens...), Stop: string(run.Stop)}
+				if ex[i].Reference != "" {
+					if rl := r.PerPrompt["rougeL"]; withRef < len(rl) {
+						l.RougeL = &rl[withRef]
+					}
+					withRef++
+				}
+				if err := enc.Encode(l); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
 }

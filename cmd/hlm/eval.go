@@ -104,7 +104,8 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 Run methods over a dataset and a grid of parameters in the simulator, score
 the outputs (ROUGE-1/2/L and GloVe cosine against the references, NLL under
 the LLM, exact deviation from the LLM's distribution) and write
-DIR/results.csv, DIR/results.json and DIR/report.md (with plots when a
+DIR/results.csv, DIR/results.json, DIR/outputs.jsonl (each run's prompt,
+text, tokens and seed) and DIR/report.md (with plots when a
 numeric parameter is swept). The same command gives byte-identical results;
 docs/design.md ("Results of hlm eval") defines every column. A point that
 differs from an earlier one only in keys its method does not read (a sweep
@@ -199,6 +200,9 @@ hlm eval paper NAME reruns a paper's tables and figures (NAME: `+strings.Join(ev
 	if err := eval.WriteResults(*out, "results", rows); err != nil {
 		return err
 	}
+	if err := eval.WriteOutputs(*out, "outputs", rows, ex); err != nil {
+		return err
+	}
 	header := fmt.Sprintf("    hlm eval %s\n\nLLM `%s`, SLM `%s`, dataset %s (%d prompts × %d tokens), seed %d.", shellJoin(args), *mf.llm, draftName(ms), datasetLabel(*ds, used), len(ex), *maxTokens, *seed)
 	if len(warnings) > 0 {
 		header += "\n\nWarnings (the rows of these keys' values are the same run): " + strings.Join(warnings, "; ") + "."
@@ -209,7 +213,7 @@ hlm eval paper NAME reruns a paper's tables and figures (NAME: `+strings.Join(ev
 	if err := writeEvalReport(*out, header, rows, strings.Split(*methods, ","), sweeps, stderr); err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "hlm eval: wrote %s/results.csv, results.json and report.md\n", *out)
+	fmt.Fprintf(stderr, "hlm eval: wrote %s/results.csv, results.json, outputs.jsonl and report.md\n", *out)
 	return nil
 }
 
