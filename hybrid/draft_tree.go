@@ -290,11 +290,17 @@ func (tr *tree) worthOpening(v float64, c int) bool {
 // worth reports whether an action expected to add gain accepted drafts
 // for passes SLM passes and c uplink bits raises the round's expected
 // committed tokens per second, (1 + Σ values) over the modelled time: the
-// action's own tokens per second must beat the tree's so far.
+// action's own tokens per second must beat the tree's so far. An action
+// that costs no modelled time (τ_SLM = 0 and a trace link, whose bits are
+// free) is worth any gain: the comparison would be 0 > 0.
 func (tr *tree) worth(gain float64, passes, c int) bool {
 	k := tr.clock
 	now := k.fixed + float64(tr.dists)*k.pass + float64(tr.spent)*k.bit
-	return gain*now > (1+tr.expect)*(float64(passes)*k.pass+float64(c)*k.bit)
+	cost := float64(passes)*k.pass + float64(c)*k.bit
+	if cost == 0 {
+		return gain > 0
+	}
+	return gain*now > (1+tr.expect)*cost
 }
 
 // cost0 is the estimated bits of a leaf's first candidate.

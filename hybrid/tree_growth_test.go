@@ -98,3 +98,35 @@ func TestTreeTimeTest(t *testing.T) {
 		t.Errorf("SLM passes per round %.2f with no round trip, %.2f with 1 s: want more with the longer round trip", near, far)
 	}
 }
+
+// TestTreeWorth: the time test of an action (gain accepted drafts for
+// passes SLM passes and c uplink bits) against the tree's tokens per
+// second so far. An action that costs no modelled time is worth any
+// gain — with τ_SLM = τ_LLM = 0 and a trace link (bits free) the time test
+// once read 0 > 0 and no leaf was ever opened.
+func TestTreeWorth(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		clock  roundTime
+		dists  int
+		spent  int
+		expect float64
+		gain   float64
+		passes int
+		bits   int
+		want   bool
+	}{
+		{"everything free", roundTime{}, 1, 400, 0.7, 0.5, 1, 400, true},
+		{"everything free, no gain", roundTime{}, 1, 400, 0.7, 0, 1, 400, false},
+		{"free pass, bits free", roundTime{fixed: 0.1}, 1, 400, 0.7, 0.5, 1, 400, true},
+		{"pass pays", roundTime{fixed: 0.1, pass: 0.0256, bit: 1e-6}, 1, 400, 0.7, 0.5, 1, 400, true},
+		{"pass too slow", roundTime{fixed: 0.1, pass: 10, bit: 1e-6}, 1, 400, 0.7, 0.5, 1, 400, false},
+		{"only bits cost, below the tree's rate", roundTime{bit: 1e-6}, 1, 400, 0.7, 0.5, 0, 400, false},
+		{"only bits cost, above the tree's rate", roundTime{bit: 1e-6}, 1, 400, 0.7, 0.5, 0, 100, true},
+	} {
+		tr := &tree{clock: c.clock, dists: c.dists, spent: c.spent, expect: c.expect}
+		if got := tr.worth(c.gain, c.passes, c.bits); got != c.want {
+			t.Errorf("%s: worth(%v, %d, %d) = %v, want %v", c.name, c.gain, c.passes, c.bits, got, c.want)
+		}
+	}
+}
