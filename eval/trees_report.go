@@ -147,15 +147,7 @@ func (p *paper) treesTargets(outs []*treesOutcome) error {
 		if !ok {
 			continue
 		}
-		// Met by the point estimate; "beyond its interval" only when the
-		// lower 95% bound clears the target too.
-		status := "**not met**"
-		switch {
-		case b.lo >= 1.25:
-			status = "**met**, beyond its interval"
-		case b.ratio >= 1.25:
-			status = "**met** by the point estimate (its 95% interval reaches below 1.25)"
-		}
+		status := targetStatus(b.ratio, b.lo)
 		how := "against the chain of the same budget"
 		if strings.HasSuffix(k, " curve") {
 			how = "against the q-s curve"
@@ -546,4 +538,20 @@ func byX(s report.Series) report.Series {
 		}
 	}
 	return out
+}
+
+// targetStatus is Target 1's verdict on a ratio and the lower end of its
+// 95% interval: met by the point estimate; "beyond its interval" only when
+// the lower bound clears the target too. A lower bound that is NaN (one
+// prompt: no interval) is said to be missing, not to reach below.
+func targetStatus(ratio, lo float64) string {
+	switch {
+	case lo >= 1.25:
+		return "**met**, beyond its interval"
+	case ratio >= 1.25 && math.IsNaN(lo):
+		return "**met** by the point estimate (no interval: one prompt)"
+	case ratio >= 1.25:
+		return "**met** by the point estimate (its 95% interval reaches below 1.25)"
+	}
+	return "**not met**"
 }

@@ -131,3 +131,23 @@ func readRuns(t *testing.T, path string) []runRow {
 
 // close3 reports whether a, printed to 3 or 4 significant digits, is b.
 func close3(a, b float64) bool { return math.Abs(a-b) <= 5e-3*math.Abs(b) }
+
+// TestTargetStatus: Target 1's verdict. With one prompt (--n 1) the ratio
+// has no interval: its lower bound is NaN, and the report once said that
+// interval "reaches below 1.25".
+func TestTargetStatus(t *testing.T) {
+	for _, c := range []struct {
+		ratio, lo float64
+		want      string
+	}{
+		{1.5, 1.3, "**met**, beyond its interval"},
+		{1.5, 1.1, "**met** by the point estimate (its 95% interval reaches below 1.25)"},
+		{1.5, math.NaN(), "**met** by the point estimate (no interval: one prompt)"},
+		{1.1, math.NaN(), "**not met**"},
+		{1.1, 0.9, "**not met**"},
+	} {
+		if got := targetStatus(c.ratio, c.lo); got != c.want {
+			t.Errorf("targetStatus(%v, %v) = %q, want %q", c.ratio, c.lo, got, c.want)
+		}
+	}
+}
