@@ -96,8 +96,14 @@ func (treeBlock) step(d *Device, room int) (Step, error) {
 	if d.stats == nil {
 		d.stats = &treeStats{}
 	}
+	// With room for one token the round commits exactly one, whatever it
+	// sends: one candidate, as a chain's block drafts one (blockRoom).
+	limit := d.p.TreeNodes
+	if room <= 1 {
+		limit = 1
+	}
 	tr := &tree{d: d, nodes: []*tnode{{parent: -1, value: 1}}, budget: d.p.Budget, clock: roundTimeOf(d.p),
-		limit: d.p.TreeNodes, depth: min(d.p.TreeDepth, blockRoom(room)), idb: idBits(d.vocab)}
+		limit: limit, depth: min(d.p.TreeDepth, blockRoom(room)), idb: idBits(d.vocab)}
 	if err := tr.open(0); err != nil {
 		return Step{}, err
 	}

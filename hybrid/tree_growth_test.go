@@ -130,3 +130,38 @@ func TestTreeWorth(t *testing.T) {
 		}
 	}
 }
+
+// TestTreeLastRoomOneCandidate: a round with room for one more token
+// commits exactly one whatever it sends, so it sends one candidate, as a
+// chain's block drafts one; with room for two the tree has its siblings.
+func TestTreeLastRoomOneCandidate(t *testing.T) {
+	llm, slm := openPair(t, stories+"-draft")
+	prompt := llm.Tokenizer().Encode("Once upon a time", true)
+	for _, m := range []string{TreeQS, TreeKSQS} {
+		for _, tc := range []struct {
+			maxTokens int
+			one       bool
+		}{{1, true}, {2, false}} {
+			p := DefaultParams()
+			p.Method, p.MaxTokens, p.Seed = m, tc.maxTokens, 3
+			if err := p.SetAll([]string{"tree_shape=4,2", "budget_bits=100000"}); err != nil {
+				t.Fatal(err)
+			}
+			c := inProcess(t, p, llm, slm, prompt)
+			r, err := Run(t.Context(), c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			g := c.Device.TreeReport()
+			if g.Trees == 0 {
+				t.Fatalf("%s max_tokens %d: no tree sent", m, tc.maxTokens)
+			}
+			if tc.one && (g.Nodes != g.Trees || len(r.Tokens) != 1) {
+				t.Errorf("%s max_tokens 1: %d nodes in %d trees, %d tokens; want one node a tree, one token", m, g.Nodes, g.Trees, len(r.Tokens))
+			}
+			if !tc.one && g.Nodes < 4 {
+				t.Errorf("%s max_tokens 2: %d nodes; want the shape's first level of 4", m, g.Nodes)
+			}
+		}
+	}
+}
