@@ -4,6 +4,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/hlmproject/hlm/speculative"
 	"github.com/hlmproject/hlm/wire"
 )
 
@@ -74,7 +75,11 @@ func (r *round) skipChecks() []skipCheck {
 
 // draftAccepts are the acceptance probabilities min(1, y(x)/x̂(x)) of a
 // verified round's drafts, in order, as far as the server's distributions
-// are at hand (simulator only; none for coupled drafts).
+// are at hand (simulator only; none for coupled drafts): the α_l of Q-S
+// g(x) (Sec. IV-C), which the DDQN's reward (Q-S eq. 13–14) takes. A draft
+// with x̂(x) = 0 — S-Q sends the lattice point of the x it sampled from,
+// and ℓ·x(x) < ½ rounds to 0 — is accepted outright by the server, so its
+// α is 1 (speculative.AcceptRatio), not the end of the list.
 func (r *round) draftAccepts() []float64 {
 	tr := r.server
 	if tr == nil {
@@ -84,10 +89,10 @@ func (r *round) draftAccepts() []float64 {
 	pos := r.positions()
 	for l := 0; l < len(pos) && l < len(tr.XHat) && l < len(tr.DraftY); l++ {
 		xh, y, t := tr.XHat[l], tr.DraftY[l], pos[l].token
-		if xh == nil || y == nil || t >= len(xh) || !(xh[t] > 0) {
+		if xh == nil || y == nil || t >= len(xh) || t >= len(y) {
 			break
 		}
-		accept = append(accept, math.Min(1, y[t]/xh[t]))
+		accept = append(accept, speculative.AcceptRatio(xh[t], y[t]))
 	}
 	return accept
 }
