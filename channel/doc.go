@@ -19,7 +19,9 @@
 // and a Q-S round takes L·τ_SLM + τ_up + τ_LLM + τ_down (Q-S eq. 9); the
 // HLM family has L = 1 and no downlink cost (U-HLM eq. 4, CU-HLM eq. 6:
 // throughput 1/(τ_SLM + τ_up + τ_LLM)). Q-S eq. 7 counts
-// L·(⌈log2 V⌉ + b) uplink bits and eq. 8 ⌈log2 L⌉ + ⌈log2 V⌉ downlink bits;
+// L·(⌈log2 V⌉ + b) uplink bits and eq. 8 ⌈log2 L⌉ + ⌈log2 V⌉ downlink bits
+// (hlm counts ⌈log2(L+1)⌉ for the accepted count, which takes L+1 values:
+// hybrid.DownlinkBits);
 // CU-HLM eq. 4 counts |V|·(b_prob + ⌈log2 |V|⌉) for a full distribution
 // (32,000 × (8 + 15) = 736,000 bits = 92 kB). The overheads are the
 // preambles Q-S mentions after eq. 8 and then neglects; they default to 0,

@@ -63,6 +63,17 @@ type Codec interface {
 	Decode(payload []byte, vocab int) ([]float64, error)
 }
 
+// A Chained codec's first payload of an upload carries settings that the
+// upload's later payloads share and do not repeat (VarLattice's ℓ, chosen
+// per round). The device encodes the first draft with the codec itself and
+// the later ones with Rest; the server decodes the first with the codec
+// itself and the later ones with RestOf(first payload).
+type Chained interface {
+	Codec
+	Rest() Codec
+	RestOf(first []byte) (Codec, error)
+}
+
 var (
 	_ Codec = Full{}
 	_ Codec = TopK{}

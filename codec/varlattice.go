@@ -5,11 +5,13 @@ import (
 	"math/bits"
 )
 
-// VarLattice is the Lattice codec with a resolution chosen per message (the
+// VarLattice is the Lattice codec with a resolution chosen per round (the
 // adaptive quantization of Q-S Sec. IV, where a policy picks ℓ^t each
-// round): the payload starts with ℓ−1 in ⌈log2 MaxL⌉ bits, then the lattice
-// index of Lattice{L: ℓ}. Encode uses L; Decode reads ℓ from the payload and
-// ignores L.
+// round): the first payload of an upload starts with ℓ−1 in ⌈log2 MaxL⌉
+// bits, then the lattice index of Lattice{L: ℓ}; the upload's later
+// payloads are plain Lattice{L: ℓ} indices (Chained: Rest, RestOf), so a
+// round pays for ℓ once, as Q-S eq. 7 counts no ℓ per draft. Encode uses
+// L; Decode reads ℓ from the payload and ignores L.
 type VarLattice struct {
 	L int // resolution used by Encode, 1..MaxL
 }
@@ -79,7 +81,25 @@ func (c VarLattice) Decode(payload []byte, vocab int) ([]float64, error) {
 	return lat.Decode(w.Bytes(), vocab)
 }
 
-var _ Codec = VarLattice{}
+var _ Chained = VarLattice{}
+
+// Rest is the codec of an upload's payloads after the first: the lattice
+// at the resolution the first one names.
+func (c VarLattice) Rest() Codec { return Lattice{L: c.L} }
+
+// RestOf is the codec that decodes the payloads after first: the lattice
+// at the resolution first names. A hostile first payload returns an error.
+func (c VarLattice) RestOf(first []byte) (Codec, error) {
+	l1, err := NewBitReader(first).ReadBits(varLatticeHeader)
+	if err != nil {
+		return nil, fmt.Errorf("%w: no resolution: %v", ErrFormat, err)
+	}
+	lat := Lattice{L: int(l1) + 1}
+	if err := lat.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrFormat, err)
+	}
+	return lat, nil
+}
 
 // AtResolution is the codec encoding at resolution ell, for a policy
 // that chooses ℓ per round (Q-S Sec. IV-B); the decoder reads ℓ from the

@@ -34,6 +34,32 @@ func TestVarLatticeRoundTrip(t *testing.T) {
 				t.Fatalf("ℓ=%d: decode differs from Recon at %d", l, i)
 			}
 		}
+		// The upload's later drafts: the lattice alone, no ℓ field, decoded
+		// by the codec the first payload names.
+		rest := VarLattice{L: l}.Rest()
+		enc2, err := rest.Encode(x, -1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if enc2.Bits != plain {
+			t.Errorf("ℓ=%d: a later draft has %d bits, want the lattice's %d", l, enc2.Bits, plain)
+		}
+		dec, err := VarLattice{}.RestOf(enc.Payload)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err = dec.Decode(enc2.Payload, len(x))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range got {
+			if got[i] != enc2.Recon[i] {
+				t.Fatalf("ℓ=%d: a later draft decodes differently from its Recon at %d", l, i)
+			}
+		}
+	}
+	if _, err := (VarLattice{}).RestOf(nil); err == nil {
+		t.Error("RestOf of an empty payload: no error")
 	}
 }
 
@@ -45,5 +71,8 @@ func FuzzDecodeVarLattice(f *testing.F) {
 			return
 		}
 		VarLattice{}.Decode(b, v)
+		if c, err := (VarLattice{}).RestOf(b); err == nil {
+			c.Decode(b, v)
+		}
 	})
 }

@@ -2,6 +2,7 @@ package hybrid
 
 import (
 	"math"
+	"math/big"
 	"testing"
 	"time"
 
@@ -142,5 +143,36 @@ func TestClockSaturates(t *testing.T) {
 	ok.fill(&r2)
 	if ok.saturated || len(r2.Warnings) != 0 || math.Abs(r2.VirtualSeconds-(4*DefaultParams().TauSLM+DefaultParams().TauLLM)) > 1e-9 {
 		t.Errorf("an ordinary round: saturated %v, %v s, %q", ok.saturated, r2.VirtualSeconds, r2.Warnings)
+	}
+}
+
+// TestQSBitsPaper: a Q-S or S-Q run's uplink bits are Q-S eq. 7's,
+// L·(⌈log2 V⌉ + b) per round, with b = ⌈log2 C(ℓ+V−1, V−1)⌉ (eq. 6)
+// computed here with math/big; a verdict's downlink bits are
+// ⌈log2(L+1)⌉ + ⌈log2 V⌉ (eq. 8 with the accepted count's L+1 values).
+func TestQSBitsPaper(t *testing.T) {
+	ceilLog2 := func(n *big.Int) int64 {
+		m := new(big.Int).Sub(n, big.NewInt(1))
+		return int64(m.BitLen())
+	}
+	for _, tc := range []struct{ L, V int }{{1, 2}, {1, 32000}, {2, 32000}, {3, 32000}, {4, 512}, {8, 151936}} {
+		want := ceilLog2(big.NewInt(int64(tc.L+1))) + ceilLog2(big.NewInt(int64(tc.V)))
+		if got := DownlinkBits(tc.L, tc.V); int64(got) != want {
+			t.Errorf("DownlinkBits(%d, %d) = %d, want %d", tc.L, tc.V, got, want)
+		}
+	}
+	llm, slm := openPair(t, stories+"-draft")
+	prompt := llm.Tokenizer().Encode("Tom had a red car", true)
+	V := llm.Config().Vocab
+	for _, m := range []string{QS, SQ} {
+		for _, ell := range []int{1, 100} {
+			p := DefaultParams()
+			p.Method, p.Seed, p.MaxTokens, p.L, p.Ell = m, 5, 40, 4, ell
+			r := runOnce(t, p, llm, slm, prompt)
+			b := ceilLog2(new(big.Int).Binomial(int64(ell+V-1), int64(V-1)))
+			if want := int64(r.Drafted) * (ceilLog2(big.NewInt(int64(V))) + b); r.UplinkBits != want || r.Drafted == 0 {
+				t.Errorf("%s ℓ=%d: %d uplink bits for %d drafts, want %d (b = %d)", m, ell, r.UplinkBits, r.Drafted, want, b)
+			}
+		}
 	}
 }

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"strings"
 	"testing"
 
 	"github.com/hlmproject/hlm/channel"
+	"github.com/hlmproject/hlm/codec"
 )
 
 // fixedCtl is a controller that alternates between two actions and records
@@ -79,6 +81,20 @@ func TestControllerRounds(t *testing.T) {
 		t.Error("last round not marked done")
 	}
 	checkConfidences(t, ctl.states, rounds)
+	// Q-S eq. 7's bits, L·(⌈log2 V⌉ + b(ℓ)) a round, plus ℓ once a round
+	// (in its first draft's payload), not once a draft.
+	V := llm.Config().Vocab
+	var want int64
+	for _, ri := range rounds {
+		b, err := codec.Lattice{L: ri.Ell}.Bits(V)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want += int64(ri.L*(codec.IndexBits(V)+b) + bits.Len(uint(codec.MaxL-1)))
+	}
+	if r.UplinkBits != want {
+		t.Errorf("%d uplink bits, want %d: Q-S eq. 7 and one ℓ field a round", r.UplinkBits, want)
+	}
 }
 
 // TestControllerConfidences: with a draft that agrees with the LLM (the

@@ -73,7 +73,10 @@ func UplinkBits(up *wire.Upload, vocab int) int {
 }
 
 // DownlinkBits is the bit count of a verdict on L drafts: the accepted count
-// in ⌈log2(L+1)⌉ bits and the new token id (Q-S eq. 8).
+// in ⌈log2(L+1)⌉ bits and the new token id. Q-S eq. 8 prints ⌈log2 L⌉ for
+// the count, one bit less when L is a power of two; the count takes L+1
+// values (0…L), so hlm counts ⌈log2(L+1)⌉ (no effect at the papers' default
+// downlink, which costs no time).
 func DownlinkBits(L, vocab int) int { return idBits(L+1) + idBits(vocab) }
 
 // VerdictBits is the bit count of a verdict on an upload of n draft tokens

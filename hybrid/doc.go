@@ -56,7 +56,8 @@
 // run (SLMSeconds, UplinkSeconds, LLMSeconds, DownlinkSeconds) besides their
 // total. Uplink bits are the papers' accounting: ⌈log2 V⌉ per token id
 // (drafts and skipped tokens) plus each codec's exact payload bits; downlink
-// bits are ⌈log2(L+1)⌉ + ⌈log2 V⌉ (Q-S eq. 8).
+// bits are ⌈log2(L+1)⌉ + ⌈log2 V⌉ (Q-S eq. 8 prints ⌈log2 L⌉; the accepted
+// count takes L+1 values: DownlinkBits).
 //
 // Run is a loop over rounds. It plays each round (Device.Step, the link,
 // Verifier.Verify, Device.Apply) while a clock charges its virtual time,

@@ -61,6 +61,7 @@ func (b encodedBlock) step(d *Device, room int) (Step, error) {
 	var drafts []drafted
 	fill := batchFill{on: b.budget, budget: d.p.Budget}
 	ctx := append([]int(nil), d.seq...)
+	enc := d.enc // the first draft's codec; a Chained one's Rest after it
 	for len(drafts) < L {
 		stop, err := fill.ahead(d, len(drafts))
 		if err != nil {
@@ -81,9 +82,12 @@ func (b encodedBlock) step(d *Device, room int) (Step, error) {
 		if stop {
 			break
 		}
-		dr, err := d.encodeDraft(x)
+		dr, err := d.encodeDraft(enc, x)
 		if err != nil {
 			return Step{}, err
+		}
+		if ch, ok := enc.(codec.Chained); ok {
+			enc = ch.Rest()
 		}
 		drafts = append(drafts, dr)
 		ctx = append(ctx, dr.token)
@@ -93,11 +97,12 @@ func (b encodedBlock) step(d *Device, room int) (Step, error) {
 	return st, nil
 }
 
-// encodeDraft encodes x with the device's codec and samples the draft
-// from what the server will verify against (x, or its reconstruction for
-// the methods that sample it).
-func (d *Device) encodeDraft(x []float64) (drafted, error) {
-	enc, err := d.enc.Encode(x, -1)
+// encodeDraft encodes x with c (the device's codec, or its Rest after a
+// Chained codec's first draft) and samples the draft from what the server
+// will verify against (x, or its reconstruction for the methods that
+// sample it).
+func (d *Device) encodeDraft(c codec.Codec, x []float64) (drafted, error) {
+	enc, err := c.Encode(x, -1)
 	if err != nil {
 		return drafted{}, err
 	}

@@ -3,6 +3,7 @@ package hybrid
 import (
 	"fmt"
 
+	"github.com/hlmproject/hlm/codec"
 	"github.com/hlmproject/hlm/speculative"
 	"github.com/hlmproject/hlm/wire"
 )
@@ -22,18 +23,25 @@ type verifier interface {
 	verify(j *Job, ys [][]float64) (res speculative.BlockResult, draft int, path [][]float64, err error)
 }
 
-// decoded is the x̂ of codec methods: each draft's payload decoded.
+// decoded is the x̂ of codec methods: each draft's payload decoded (a
+// Chained codec's drafts after the first with its RestOf the first).
 func decoded(s *Server, up *wire.Upload) ([][]float64, error) {
 	xhats := make([][]float64, len(up.Drafts))
+	dec := s.dec
 	for i, d := range up.Drafts {
-		if s.dec == nil {
+		if dec == nil {
 			return nil, fmt.Errorf("%w: method %s sends no drafts", ErrParam, s.p.Method)
 		}
-		x, err := s.dec.Decode(d.Payload, s.vocab)
+		x, err := dec.Decode(d.Payload, s.vocab)
 		if err != nil {
 			return nil, fmt.Errorf("draft %d: %w", i, err)
 		}
 		xhats[i] = x
+		if ch, ok := dec.(codec.Chained); ok {
+			if dec, err = ch.RestOf(d.Payload); err != nil {
+				return nil, fmt.Errorf("draft %d: %w", i, err)
+			}
+		}
 	}
 	return xhats, nil
 }
