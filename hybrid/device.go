@@ -170,7 +170,7 @@ func NewDevice(p Params, slm model.Model, vocab int, prompt []int) (*Device, err
 
 // measureUncertainty makes the device measure every draft's uncertainty
 // on a random stream of its own (SessionConfig.MeasureUncertainty): one
-// token per round only, where the uncertainty is the papers' (U-HLM eq. 6).
+// token per round only, where the uncertainty is the papers' (U-HLM eq. 7).
 func (d *Device) measureUncertainty() error {
 	if d.m.Family != FamilySkip {
 		return fmt.Errorf("%w: method %s does not draft one token per round: its drafts' uncertainty is not measured", ErrParam, d.p.Method)

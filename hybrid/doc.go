@@ -26,7 +26,7 @@
 //	                                                 one pass by recursive rejection sampling
 //
 // A verified round of the skip family commits exactly one token, as the
-// papers define it (U-HLM eq. 4/6, CU-HLM Algorithm 1, U+I Sec. II): the
+// papers define it (U-HLM eq. 4, CU-HLM eq. 6, CU-HLM Algorithm 1, U+I Sec. II): the
 // accepted draft, or the token resampled from the residual. Params.Bonus
 // (`--set bonus=true`) adds the block family's bonus token after an
 // accepted draft — more tokens per LLM pass, but not the papers' method.

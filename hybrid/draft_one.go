@@ -23,7 +23,7 @@ type noDrafts struct{}
 
 func (noDrafts) step(d *Device, _ int) (Step, error) { return d.send(nil), nil }
 
-// oneDraft is the skip family's round (U-HLM eq. 4/6, CU-HLM Algorithm 1,
+// oneDraft is the skip family's round (U-HLM eq. 4, CU-HLM eq. 6, CU-HLM Algorithm 1,
 // U+I Sec. II): one draft, then the method's upload rule decides whether
 // it is committed on the device or uploaded with its distribution.
 type oneDraft struct{}

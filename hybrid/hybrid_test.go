@@ -185,7 +185,7 @@ func TestPaperOrderings(t *testing.T) {
 }
 
 // TestOneTokenRounds: the one-token methods commit exactly one token per
-// round by default (U-HLM eq. 4/6, CU-HLM Algorithm 1, U+I Sec. II): the
+// round by default (U-HLM eq. 4, CU-HLM eq. 6, CU-HLM Algorithm 1, U+I Sec. II): the
 // accepted draft or its replacement, never a bonus token. With bonus=true
 // an accepted draft is followed by an LLM token, so rounds < tokens. The
 // old behaviour (the bonus always on) fails the first half.

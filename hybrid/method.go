@@ -131,7 +131,7 @@ var methods = []*Method{
 		uploader: always, codec: fullCodec, drafter: oneDraft{}, verifier: standard{}},
 	{Name: RandHLM, Keys: keyGroups([]string{"rand_p"}, fullKeys, observedKeys), Family: FamilySkip, Summary: "upload at random with probability rand_p (U-HLM's baseline)",
 		uploader: func(p Params) policy.Uploader { return policy.Random{P: p.RandP} }, uploadKeys: []string{"rand_p"}, codec: fullCodec, drafter: oneDraft{}, verifier: standard{}},
-	{Name: UHLM, Keys: keyGroups(uncertainKeys, fullKeys), Family: FamilySkip, Uncertainty: true, Summary: "upload when the uncertainty exceeds u_th (U-HLM eq. 6–7)",
+	{Name: UHLM, Keys: keyGroups(uncertainKeys, fullKeys), Family: FamilySkip, Uncertainty: true, Summary: "upload when the uncertainty exceeds u_th (U-HLM eq. 6–8)",
 		uploader: threshold, codec: fullCodec, drafter: oneDraft{}, verifier: standard{}},
 	{Name: CUHLMOffline, Keys: keyGroups(uncertainKeys, []string{"k", "prob_bits", "bonus"}), Family: FamilySkip, Uncertainty: true, SamplesSLM: true, CUHLMThreshold: true,
 		Summary:  "U-HLM skipping and a fixed top-k of the SLM's distribution (CU-HLM eq. 21)",

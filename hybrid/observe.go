@@ -14,7 +14,7 @@ type DraftRecord struct {
 	// nil where the server's race decides: coupled, coupled-list); Y the
 	// LLM's distribution at Pos.
 	X, XHat, Y []float64
-	// U is the draft's uncertainty (U-HLM eq. 6): NaN unless the method
+	// U is the draft's uncertainty (U-HLM eq. 7): NaN unless the method
 	// measures it or the session asks for it
 	// (SessionConfig.MeasureUncertainty).
 	U float64

@@ -116,7 +116,7 @@ type Params struct {
 	// Bonus lets the one-token methods (hlm, rand-hlm, u-hlm, cu-hlm-*,
 	// ui-hlm, i-hlm) follow an accepted draft with a token sampled from the
 	// LLM's next distribution, as block speculative decoding does. Off by
-	// default: U-HLM eq. 4/6, CU-HLM Algorithm 1 and U+I Sec. II commit
+	// default: U-HLM eq. 4, CU-HLM eq. 6, CU-HLM Algorithm 1 and U+I Sec. II commit
 	// exactly one token per round — the accepted draft, or the resampled
 	// token on rejection. With the bonus, throughput and the quality of
 	// every uploading method are inflated (pair 2: 23% of HLM's tokens).

@@ -422,7 +422,7 @@ func (j *Job) finish(evaluated [][]float32, trace bool) (*wire.Verdict, *Trace, 
 	return v, tr, nil
 }
 
-// oneToken reports the papers' round of the skip family (U-HLM eq. 4/6,
+// oneToken reports the papers' round of the skip family (U-HLM eq. 4, CU-HLM eq. 6,
 // CU-HLM Algorithm 1): the accepted draft or the resampled token, nothing
 // after it; the verdict's Token is then the round's one token
 // (Device.Apply reads it so).

@@ -47,7 +47,7 @@ func decoded(s *Server, up *wire.Upload) ([][]float64, error) {
 }
 
 // standard is speculative verification against the decoded x̂ (Q-S eq.
-// 1–3): one token for the skip family's rounds (U-HLM eq. 4/6), a block
+// 1–3): one token for the skip family's rounds (U-HLM eq. 4, CU-HLM eq. 6), a block
 // with the bonus token otherwise.
 type standard struct{}
 

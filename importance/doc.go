@@ -6,9 +6,10 @@
 //
 // The attention row of the newest position: the attention weights from the
 // draft's query to every previous position, taken from the last layer and
-// averaged over heads, a []float32 that sums to 1 (U+I eq. 5, the vector
-// A_i). The engine captures it during the forward pass that produced the
-// draft's logits.
+// averaged over heads (U+I eq. 5, the vector A_i). The engine captures it
+// during the forward pass that produced the draft's logits; hlm drops the
+// draft's weight on itself and does not renormalise, so the row sums to a
+// little less than 1 — the rule below is unchanged by a common scale.
 //
 // # Rule (U+I eq. 6–7)
 //

@@ -64,6 +64,14 @@ with hlm edge and generate); --json prints the summary on stdout instead.
 
 Methods (docs/design.md, Methods), with the method-specific keys each reads:
 `+hybrid.MethodHelp(80)+`
+The defaults are one setting for every method: CU-HLM's link and codec
+(10 MHz, Rayleigh at 10 dB mean SNR, 8-bit probabilities with their token
+ids), τ_SLM 25.6 ms and τ_LLM 104.6 ms, u_th by method (0.8 for CU-HLM,
+0.431 for U-HLM and U+I), 64 new tokens. A paper's own setting is what
+hlm eval paper NAME runs; U-HLM's, for instance, is --set
+channel_preset=uhlm --set prob_bits=32 --set index_bits=false (1 MHz, full
+distributions at 32 bits).
+
 Parameters (--set key=value, repeatable):
 `+keysHelp(), stdout)
 	mf := addModelFlags(fs)
