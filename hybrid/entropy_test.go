@@ -91,6 +91,29 @@ func TestTraceFieldsDocumented(t *testing.T) {
 // TestAggregateTrueSkipRate: a run's true skip rate is a mean over its
 // checked skips, so runs pool by those, not by all their skips (a run whose
 // last skips were never checked weighed as if they had been).
+// TestAggregateStop: a summary over several runs says "aggregate", unless
+// its last run was interrupted (RunPrompts stops there, so the prompts
+// after it never ran): then it says "interrupted", as hlm edge's does.
+func TestAggregateStop(t *testing.T) {
+	for _, c := range []struct {
+		stops []Stop
+		want  Stop
+	}{
+		{[]Stop{StopMaxTokens, StopEnd}, StopAggregate},
+		{[]Stop{StopMaxTokens, StopInterrupted}, StopInterrupted},
+		{[]Stop{StopInterrupted}, StopInterrupted},
+		{[]Stop{StopContext}, StopContext},
+	} {
+		runs := make([]Result, len(c.stops))
+		for i, s := range c.stops {
+			runs[i].Stop = s
+		}
+		if got := Aggregate(runs).Stop; got != c.want {
+			t.Errorf("Aggregate of runs stopped by %q: stop %q, want %q", c.stops, got, c.want)
+		}
+	}
+}
+
 func TestAggregateTrueSkipRate(t *testing.T) {
 	one, zero := 1.0, 0.0
 	s := Aggregate([]Result{

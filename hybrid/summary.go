@@ -8,7 +8,9 @@ type Summary struct {
 	Runs []Result `json:"runs,omitempty"`
 }
 
-// StopAggregate is the Stop of a Summary over several runs.
+// StopAggregate is the Stop of a Summary over several runs; a Summary
+// whose last run was interrupted (Ctrl-C before every prompt ran) has
+// StopInterrupted instead, so that it is not read as one over them all.
 const StopAggregate Stop = "aggregate"
 
 // Aggregate sums runs: counts, bits, bytes, energy and times (the virtual
@@ -86,6 +88,9 @@ func Aggregate(runs []Result) Summary {
 		}
 	}
 	a.Stop = StopAggregate
+	if runs[len(runs)-1].Stop == StopInterrupted {
+		a.Stop = StopInterrupted
+	}
 	a.SetRates()
 	if tsrW > 0 {
 		x := tsr / tsrW
