@@ -123,7 +123,7 @@ func load(path, tokPath string) (*Model, error) {
 		}
 	default:
 		if w, err = LoadLlama2C(path); err != nil {
-			return nil, err
+			return nil, inModelDir(path, err)
 		}
 		if tokPath == "" {
 			tokPath = findLlama2CTokenizer(filepath.Dir(path), w.Config.Vocab)
@@ -178,6 +178,19 @@ func checkFile(path string) (os.FileInfo, error) {
 		return nil, fmt.Errorf("%s: %w: not a GGUF file (it does not start with GGUF's magic bytes \"GGUF\")", path, model.ErrFormat)
 	}
 	return info, nil
+}
+
+// inModelDir adds to err, the failure to read the file path as a model
+// or tokenizer, what to do when path is a file of a Hugging Face model's
+// directory (its model.safetensors or config.json): name the directory.
+// Read as a llama2.c checkpoint, such a file otherwise reports a header of
+// nonsense sizes.
+func inModelDir(path string, err error) error {
+	dir := filepath.Dir(path)
+	if info, serr := os.Stat(filepath.Join(dir, "config.json")); serr != nil || info.IsDir() {
+		return err
+	}
+	return fmt.Errorf("%s is a file of the Hugging Face model in %s: name the directory, not a file in it (%w)", path, dir, err)
 }
 
 // notFoundError is a model or tokenizer path that does not exist; it
@@ -275,8 +288,15 @@ func OpenTokenizer(spec, tokPath string) (*tokenizer.Tokenizer, error) {
 	if err != nil {
 		return nil, err
 	}
-	if info.IsDir() || gguf.IsFile(path) || strings.HasSuffix(path, ".json") {
+	if info.IsDir() || gguf.IsFile(path) {
 		return LoadTokenizer(path, 0)
+	}
+	if strings.HasSuffix(path, ".json") {
+		tok, err := LoadTokenizer(path, 0)
+		if err != nil {
+			return nil, inModelDir(path, err)
+		}
+		return tok, nil
 	}
 	// A llama2.c checkpoint (its header has the vocabulary size) or a
 	// llama2.c tokenizer.bin.
@@ -306,7 +326,7 @@ func OpenTokenizer(spec, tokPath string) (*tokenizer.Tokenizer, error) {
 	}
 	tok, err := LoadTokenizer(path, 0)
 	if err != nil {
-		return nil, fmt.Errorf("%w (not a llama2.c checkpoint either: hlm reads a llama2.c checkpoint or tokenizer.bin, a GGUF file, a Hugging Face directory or a tokenizer.json)", err)
+		return nil, inModelDir(path, fmt.Errorf("%w (not a llama2.c checkpoint either: hlm reads a llama2.c checkpoint or tokenizer.bin, a GGUF file, a Hugging Face directory or a tokenizer.json)", err))
 	}
 	return tok, nil
 }

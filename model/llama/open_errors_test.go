@@ -65,6 +65,29 @@ func TestOpenErrorsSayWhatIsWrong(t *testing.T) {
 			}
 		}
 	}
+	// A file of a Hugging Face model's directory, given as the model (its
+	// weights or its config.json), says to name the directory instead of
+	// showing the nonsense header it has as a llama2.c checkpoint.
+	hf := t.TempDir()
+	for _, name := range []string{"config.json", "model.safetensors"} {
+		if err := os.WriteFile(filepath.Join(hf, name), []byte("{\"architectures\": [\"LlamaForCausalLM\"], \"hidden_size\": 64}\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, name := range []string{"config.json", "model.safetensors"} {
+		p := filepath.Join(hf, name)
+		for _, open := range []struct {
+			name string
+			f    func(string) error
+		}{
+			{"OpenSpec", func(p string) error { _, err := OpenSpec(p, ""); return err }},
+			{"OpenTokenizer", func(p string) error { _, err := OpenTokenizer(p, ""); return err }},
+		} {
+			if err := open.f(p); err == nil || !strings.Contains(err.Error(), "a file of the Hugging Face model in "+hf+": name the directory") {
+				t.Errorf("%s(%s): %v, want it to say to name the directory", open.name, name, err)
+			}
+		}
+	}
 	// A directory that is no Hugging Face model says so, not "open
 	// DIR/config.json: no such file or directory".
 	empty := t.TempDir()
