@@ -11,6 +11,7 @@ import (
 
 	"github.com/hlmproject/hlm/channel"
 	"github.com/hlmproject/hlm/codec"
+	"github.com/hlmproject/hlm/internal/words"
 	"github.com/hlmproject/hlm/wire"
 )
 
@@ -468,11 +469,27 @@ func (p *Params) Set(key, value string) error {
 	}
 	if err := p.Channel.Set(key, value); err != nil {
 		if errors.Is(err, channel.ErrUnknownKey) {
+			if near := nearestKey(key); near != "" {
+				return fmt.Errorf("%w: unknown key %q; did you mean %s? (hlm sim --help lists them)", ErrParam, key, near)
+			}
 			return fmt.Errorf("%w: unknown key %q (hlm sim --help lists them)", ErrParam, key)
 		}
 		return fmt.Errorf("%w: %v", ErrParam, err)
 	}
 	return nil
+}
+
+// nearestKey is the parameter name nearest to a mistyped key (the same
+// name in lower case first: L for l), or "" when none is near.
+func nearestKey(key string) string {
+	var names []string
+	for _, k := range KeyHelp() {
+		if k.Name == strings.ToLower(key) {
+			return k.Name
+		}
+		names = append(names, k.Name)
+	}
+	return words.Closest(key, names)
 }
 
 // Get is p's value of a key, in the text Set parses back to the same

@@ -62,6 +62,25 @@ func TestKeyNamesUnique(t *testing.T) {
 	}
 }
 
+// TestUnknownKeySuggestion: a mistyped --set key is refused with the
+// nearest key (a session key, a link key, the same name in other case),
+// and with none when nothing is near.
+func TestUnknownKeySuggestion(t *testing.T) {
+	for _, c := range []struct{ key, want string }{
+		{"u_thr", "did you mean u_th?"},
+		{"bandwith_hz", "did you mean bandwidth_hz?"},
+		{"L", "did you mean l?"},
+		{"max_token", "did you mean max_tokens?"},
+		{"zzzzzzzz", `unknown key "zzzzzzzz" (hlm sim --help lists them)`},
+	} {
+		p := DefaultParams()
+		err := p.Set(c.key, "1")
+		if err == nil || !errors.Is(err, ErrParam) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Set(%q): %v, want ErrParam saying %q", c.key, err, c.want)
+		}
+	}
+}
+
 // TestParamsJSONKeys: the JSON form is the --set names with Get's text,
 // every registry and link key drawn at random comes back exactly, a
 // partial object starts from the defaults (numbers and booleans accepted

@@ -3,8 +3,9 @@ package main
 import (
 	"flag"
 	"fmt"
-	"sort"
 	"strings"
+
+	"github.com/hlmproject/hlm/internal/words"
 )
 
 // withSuggestion adds to the flag package's "flag provided but not
@@ -26,41 +27,8 @@ func withSuggestion(fs *flag.FlagSet, err error) error {
 	return err
 }
 
-// closest is the candidate nearest to s — within two edits, or having s as
-// its prefix — or "" when none is; ties go to the first in sorted order.
-func closest(s string, candidates []string) string {
-	sorted := append([]string(nil), candidates...)
-	sort.Strings(sorted)
-	best, bestD := "", 3
-	for _, c := range sorted {
-		if len(s) >= 3 && strings.HasPrefix(c, s) && bestD > 1 {
-			best, bestD = c, 1
-			continue
-		}
-		if d := editDistance(s, c); d < bestD && d < len(s) {
-			best, bestD = c, d
-		}
-	}
-	return best
-}
+// closest is words.Closest: the candidate nearest to s, or "".
+func closest(s string, candidates []string) string { return words.Closest(s, candidates) }
 
-// editDistance is the Levenshtein distance of a and b (bytes).
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
-}
+// editDistance is words.EditDistance, the Levenshtein distance of a and b.
+func editDistance(a, b string) int { return words.EditDistance(a, b) }
