@@ -352,7 +352,7 @@ var registry = []Key{
 	floatKey("conf_alpha", "C-SQS target dropped mass α", openUnit, func(p *Params) *float64 { return &p.ConfAlpha }).typical(1e-4, 0.05),
 	floatKey("conf_eta", "C-SQS threshold learning rate η (0: a fixed threshold)", nonNegative, func(p *Params) *float64 { return &p.ConfEta }).typical(0, 0.01),
 	floatKey("conf_beta", "C-SQS initial threshold β₁", finite, func(p *Params) *float64 { return &p.ConfBeta }).typical(0, 0.01),
-	enumKey("sample_from", "draft from what is sent (recon) or from the SLM (slm); default: the method's",
+	enumKey("sample_from", "draft from what is sent (recon) or from the SLM (slm)",
 		[]DraftSource{SampleDefault, SampleRecon, SampleSLM}, func(p *Params) *DraftSource { return &p.SampleFrom }),
 	{Name: "ddqn_model", Help: "file of a trained DDQN policy (hlm train-ddqn) for draft=ddqn", Accepts: "a file name",
 		get: func(p *Params) string { return p.DDQNModel },
