@@ -89,3 +89,28 @@ func TestShellJoin(t *testing.T) {
 		}
 	}
 }
+
+// TestEvalRemovesStalePlots: hlm eval into a directory that holds an
+// earlier run's plots (a sweep) leaves none of them beside a report that
+// has no plots, where they would pass for this run's.
+func TestEvalRemovesStalePlots(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "e")
+	base := []string{"eval", "--out", out, "--dataset", "stories", "--n", "1", "--max-tokens", "4", "--methods", "q-s", "--no-nll"}
+	for _, c := range []struct {
+		args  []string
+		plots bool
+	}{
+		{[]string{"--sweep", "l=1,2"}, true},
+		{nil, false},
+	} {
+		if _, stderr, err := runHLM(t, append(append([]string(nil), base...), c.args...)...); err != nil {
+			t.Fatalf("%v: %v\n%s", c.args, err, stderr)
+		}
+		for _, f := range []string{"throughput_tps.png", "rougeL.svg"} {
+			_, err := os.Stat(filepath.Join(out, f))
+			if got := err == nil; got != c.plots {
+				t.Errorf("after eval %v: %s exists %v, want %v", c.args, f, got, c.plots)
+			}
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -261,8 +262,18 @@ func writeEvalReport(out, header string, rows []eval.Row, methods, sweeps []stri
 		fmt.Fprintf(stderr, "hlm eval: intervals in %s pass the metric's range (%s per row; see report.md): more prompts (--n) narrow them\n", words.Plural(len(wide), "column"), words.Plural(prompts, "prompt"))
 	}
 	// One plot per metric against the first numeric sweep, a line per method (and value of the other swept keys, below).
+	plotted := []string{"throughput_tps", "transmission_rate", "uplink_bits_per_token", "rougeL"}
+	// An earlier run's plots in the same directory would pass for this
+	// run's: remove them (those made below are written anew).
+	for _, metric := range plotted {
+		for _, ext := range []string{".png", ".svg"} {
+			if err := os.Remove(filepath.Join(out, metric+ext)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
+		}
+	}
 	if key := plotKey(rows, sweeps); key != "" {
-		for _, metric := range []string{"throughput_tps", "transmission_rate", "uplink_bits_per_token", "rougeL"} {
+		for _, metric := range plotted {
 			lp := &report.LinePlot{Title: metric + " vs " + key, XLabel: key, YLabel: metric}
 			// A line per method and per value of the other swept keys, so
 			// that no line joins points that differ in more than key.
