@@ -1,9 +1,11 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -115,7 +117,11 @@ func datasetPrompts(file, ds, path string, n int, seed uint64) ([]string, error)
 	var ex []dataset.Example
 	var err error
 	if file != "" {
-		ex, err = dataset.LoadPromptFile(file)
+		if ex, err = dataset.LoadPromptFile(file); errors.Is(err, fs.ErrNotExist) {
+			err = fmt.Errorf("--prompts: %s does not exist (give a file with one prompt per line)", file)
+		} else if err != nil {
+			err = fmt.Errorf("--prompts: %w", err)
+		}
 	} else {
 		ex, err = loadDataset(ds, path, "--dataset-path")
 		if err == nil && n > 0 && n < len(ex) {

@@ -33,6 +33,8 @@ func TestCommandsRunWithoutShared(t *testing.T) {
 		{"eval, prompts without a file", []string{"eval", "--dataset", "prompts", "--out", filepath.Join(dir, "p")}, []string{"--dataset-path FILE", "one per line"}},
 		{"unknown dataset", []string{"calibrate", "--dataset", "nonesuch"}, []string{"unknown dataset", "tinystories"}},
 		{"both prompt sources", []string{"acceptance", "--prompts", "p.txt", "--dataset", "qed"}, []string{"not both"}},
+		{"missing --prompts file, acceptance", []string{"acceptance", "--prompts", filepath.Join(dir, "absent.txt")}, []string{"--prompts: ", "absent.txt"}},
+		{"missing --prompts file, sim", []string{"sim", "--prompts", filepath.Join(dir, "absent.txt")}, []string{"--prompts: ", "absent.txt"}},
 	} {
 		_, _, err := runHLM(t, c.args...)
 		switch {
