@@ -19,6 +19,7 @@ import (
 	"os/signal"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/hlmproject/hlm/model"
@@ -84,21 +85,42 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	cmd := commandName(args)
 	llamacpp.Notify = func(msg string) { fmt.Fprintf(notices, "hlm %s: %s\n", cmd, msg) }
-	if err := c.run(ctx, args[1:], stdout, stderr); err != nil {
+	servingUntilSignal.Store(false)
+	err := c.run(ctx, args[1:], stdout, stderr)
+	// Work that a signal cut short exits with 128 + SIGINT's 2, as a shell
+	// reports it, whatever it saved on its way out: "hlm distill … && next"
+	// does not go on with half a draft. A command whose normal end is a
+	// signal (a server, a live view kept after its run) exits 0.
+	cut := ctx.Err() != nil && !servingUntilSignal.Load()
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
-		name := commandName(args)
 		var ue usageError
 		if errors.As(err, &ue) {
-			fmt.Fprintf(stderr, "hlm %s: %v\nRun 'hlm %s --help' for its usage and flags.\n", name, err, name)
+			fmt.Fprintf(stderr, "hlm %s: %v\nRun 'hlm %s --help' for its usage and flags.\n", cmd, err, cmd)
 			return 2
 		}
-		fmt.Fprintf(stderr, "hlm %s: %v\n", name, err)
+		fmt.Fprintf(stderr, "hlm %s: %v\n", cmd, err)
+		if cut {
+			return exitInterrupted
+		}
 		return 1
+	}
+	if cut {
+		fmt.Fprintf(stderr, "hlm %s: interrupted (exit status %d)\n", cmd, exitInterrupted)
+		return exitInterrupted
 	}
 	return 0
 }
+
+// exitInterrupted is the exit status of work cut short by a signal.
+const exitInterrupted = 130
+
+// servingUntilSignal is set by a command from the moment a signal is its
+// normal end (hlm serve, hlm edge --openai, a live view kept after its
+// run): a signal then ends it with status 0.
+var servingUntilSignal atomic.Bool
 
 // commandName is the command as its messages name it: "eval paper" for
 // hlm eval's subcommand paper, whose flags and help are its own.

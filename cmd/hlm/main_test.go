@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -146,5 +147,35 @@ func TestServeJSONLogIsJSON(t *testing.T) {
 		if err := json.Unmarshal([]byte(l), &rec); err != nil || rec["msg"] == nil {
 			t.Errorf("not a JSON record: %q", l)
 		}
+	}
+}
+
+// TestInterruptedExitStatus: work a signal cuts short exits 130 (128 +
+// SIGINT), also when it saved what it had; a server, whose normal end is a
+// signal, exits 0; work that finished before any signal exits 0.
+func TestInterruptedExitStatus(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name  string
+		args  []string
+		after time.Duration // the "signal": ctx cancelled after this long
+		want  int
+	}{
+		{"distill cut short, its checkpoint saved", []string{"distill", "--out", filepath.Join(dir, "d.gguf"), "--steps", "1000000", "--batch", "2", "--seq", "16"}, 1500 * time.Millisecond, 130},
+		{"sim before the models load", []string{"sim", "--prompt", "Once", "--max-tokens", "4"}, 0, 130},
+		{"sim done before the signal", []string{"sim", "--prompt", "Once", "--max-tokens", "4"}, time.Hour, 0},
+		{"serve, stopped by its signal", []string{"serve", "--listen", freeAddr(t)}, 1500 * time.Millisecond, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), tc.after)
+			defer cancel()
+			var out, errb lockedBuffer
+			if got := run(ctx, tc.args, &out, &errb); got != tc.want {
+				t.Errorf("hlm %s: exit status %d, want %d\n%s", strings.Join(tc.args, " "), got, tc.want, errb.String())
+			}
+		})
+	}
+	if _, err := os.Stat(filepath.Join(dir, "d.ckpt")); err != nil {
+		t.Errorf("the interrupted distill saved no checkpoint: %v", err)
 	}
 }

@@ -130,6 +130,7 @@ func serveOpenAI(ctx context.Context, g *edge.Generator, f *chatFormat, addr, ke
 	go func() { errc <- srv.Serve(ln) }()
 	addr = ln.Addr().String()
 	fmt.Fprintf(stderr, "hlm edge: OpenAI-compatible API on http://%s/v1 (model %s, method %s; chat with %s)\n", addr, b.Model(), g.Params.Method, f.describe())
+	servingUntilSignal.Store(true)
 	select {
 	case err := <-errc:
 		return err

@@ -180,6 +180,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fmt.Fprintf(say, "hlm serve: LLM on llama.cpp %s (%s), on %s: %s in its KV cache at once (np); more take turns, each evicted one %s\n", lc.Library().Version(), lc.Describe(), on, words.Plural(lc.Slots(), "session"), lc.Evicted())
 	}
 	current.Store(srv)
+	servingUntilSignal.Store(true)
 	err = srv.ServeUntil(ctx, ln, *f.drainTimeout, func() {
 		// main restored the signals' default action with the first one.
 		fmt.Fprintf(say, "hlm serve: draining (%v), then finishing open rounds (at most %v); signal again to exit at once\n", *f.drainDelay, *f.drainTimeout)

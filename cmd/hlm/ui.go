@@ -89,6 +89,7 @@ func (s *ui) begin(p hybrid.Params, prompt string, i, n int, tok *tokenizer.Toke
 // keep serves the view until ctx ends, then stops it.
 func (s *ui) keep(ctx context.Context, stderr io.Writer) {
 	fmt.Fprintf(stderr, "%s: done; the live view stays at %s until interrupted (Ctrl-C)\n", s.title, s.url)
+	servingUntilSignal.Store(true)
 	<-ctx.Done()
 	s.srv.Close()
 }
