@@ -59,6 +59,9 @@ type Config struct {
 	Heldout         int  `json:"-"` // held-out sequences
 	CheckpointEvery int  `json:"-"` // steps between checkpoints
 	Resume          bool `json:"-"`
+	// Overwrite lets a fresh run (no Resume) replace the checkpoint an
+	// earlier run left at Out's DRAFT.ckpt; without it that is refused.
+	Overwrite bool `json:"-"`
 }
 
 // DefaultConfig is a sensible run for the small models here: teacher
@@ -118,6 +121,9 @@ func (c Config) Validate() error {
 	}
 	if c.ExitHead > 0 && c.Init != "random" {
 		bad("--exit-head starts from the teacher's own layers; drop --init %s", c.Init)
+	}
+	if c.Resume && c.Overwrite {
+		bad("--resume continues the checkpoint's run and --overwrite starts over in its place: give one")
 	}
 	if c.ExtraLayer && c.ExitHead == 0 {
 		bad("--extra-layer needs --exit-head N")

@@ -170,6 +170,10 @@ type run struct {
 // ErrNonFinite reports a run stopped by a NaN or infinite loss or gradient.
 var ErrNonFinite = errors.New("training diverged")
 
+// ErrExists is returned when a fresh run would replace an earlier run's
+// checkpoint (Config.Overwrite allows it).
+var ErrExists = errors.New("an earlier run's checkpoint is in the way")
+
 // Run distils cfg.Teacher into cfg.Out. It reports progress after every
 // step (progress may be nil). When ctx is cancelled it finishes the current
 // step, writes a checkpoint and the draft, and returns with Interrupted set.
@@ -251,6 +255,11 @@ func open(cfg Config) (*run, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	if ckpt, _, _ := paths(cfg.Out); !cfg.Resume && !cfg.Overwrite {
+		if _, err := os.Stat(ckpt); err == nil {
+			return nil, fmt.Errorf("%w: %s; --resume continues that run, --overwrite starts over in its place, or choose another --out", ErrExists, ckpt)
+		}
+	}
 	tensor.SetThreads(cfg.Threads)
 	teacher, err := llama.OpenSpec(cfg.Teacher, cfg.Tokenizer)
 	if err != nil {
@@ -309,7 +318,7 @@ func (r *run) resume() (*train.Params[float32], error) {
 		return nil, err
 	}
 	if st.Meta["config"] != r.identity {
-		return nil, fmt.Errorf("%s was made by another configuration (%s): rerun with the checkpoint's values, or without --resume to start anew", r.ckpt, configDiff(st.Meta["config"], r.identity))
+		return nil, fmt.Errorf("%s was made by another configuration (%s): rerun with the checkpoint's values, or with --overwrite instead of --resume to start anew", r.ckpt, configDiff(st.Meta["config"], r.identity))
 	}
 	if st.Meta["teacher"] != r.fingerprint {
 		return nil, fmt.Errorf("the teacher's weights changed since %s was written", r.ckpt)

@@ -344,3 +344,24 @@ func TestValidateReportsOnce(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckpointInTheWay: a fresh run refuses to replace an earlier run's
+// checkpoint unless told to (Overwrite); Resume continues it.
+func TestCheckpointInTheWay(t *testing.T) {
+	c := smallConfig(t, filepath.Join(t.TempDir(), "d.gguf"))
+	c.Steps, c.Opt.Steps = 2, 2
+	mustRun(t, context.Background(), c, nil)
+	if _, err := Run(context.Background(), c, nil); !errors.Is(err, ErrExists) || !strings.Contains(err.Error(), "--resume") {
+		t.Fatalf("a second fresh run: %v, want ErrExists naming --resume", err)
+	}
+	c.Overwrite = true
+	mustRun(t, context.Background(), c, nil)
+	c.Overwrite, c.Resume = false, true
+	if res := mustRun(t, context.Background(), c, nil); res.Steps != 2 {
+		t.Fatalf("resumed at step %d, want 2", res.Steps)
+	}
+	c.Overwrite = true
+	if err := c.Validate(); err == nil {
+		t.Error("--resume with --overwrite: accepted")
+	}
+}

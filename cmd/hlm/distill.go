@@ -127,6 +127,7 @@ func addDistillFlags(fs *flag.FlagSet, c *distill.Config) *distillFlags {
 	fs.IntVar(&c.Heldout, "heldout", c.Heldout, "held-out teacher samples (sequences of --seq tokens)")
 	fs.IntVar(&c.CheckpointEvery, "checkpoint-every", c.CheckpointEvery, "steps between checkpoints")
 	fs.BoolVar(&c.Resume, "resume", false, "continue from DRAFT.ckpt (same flags)")
+	fs.BoolVar(&c.Overwrite, "overwrite", false, "start over where an earlier run left DRAFT.ckpt, replacing it (without --resume or --overwrite that is refused)")
 	f.asJSON = fs.Bool("json", false, "print the result as JSON on stdout")
 	return f
 }
