@@ -166,7 +166,8 @@ func TestTLSCertDays(t *testing.T) {
 }
 
 // TestTLSCertKeyMode: the private key is written 0600, also over a key
-// file that existed with mode 0644, and no temporary file is left.
+// file that existed with mode 0644 (with --force: without it existing files
+// are refused and left as they were), and no temporary file is left.
 func TestTLSCertKeyMode(t *testing.T) {
 	dir := t.TempDir()
 	cert := filepath.Join(dir, "cert.pem")
@@ -183,7 +184,18 @@ func TestTLSCertKeyMode(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if _, _, err := runHLM(t, "tls-cert", "--cert", cert, "--key", key); err != nil {
+		args := []string{"tls-cert", "--cert", cert, "--key", key}
+		if c.existing {
+			// Without --force files that exist are refused, untouched.
+			if _, _, err := runHLM(t, args...); err == nil || !strings.Contains(err.Error(), "--force") {
+				t.Fatalf("%s without --force: %v, want a refusal naming --force", c.name, err)
+			}
+			if b, _ := os.ReadFile(key); string(b) != "old key" {
+				t.Fatalf("%s: refused, but the key file was changed", c.name)
+			}
+			args = append(args, "--force")
+		}
+		if _, _, err := runHLM(t, args...); err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
 		st, err := os.Stat(key)

@@ -12,6 +12,7 @@ import (
 	"io"
 	"math/big"
 	"net"
+	"os"
 	"strings"
 	"time"
 
@@ -28,14 +29,24 @@ const maxCertDays = 36500
 func runTLSCert(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("tls-cert", "[--host NAMES] [--cert cert.pem --key key.pem] [--days N]", `
 Write a self-signed ECDSA P-256 certificate valid for the given host names
-and IP addresses, and its private key (mode 0600, also when the key file
-existed). Give the certificate to devices with hlm edge --tls-ca cert.pem.`, stdout)
+and IP addresses, and its private key (mode 0600). Give the certificate to
+devices with hlm edge --tls-ca cert.pem. Files that exist are not replaced
+unless --force is given: the devices that trust the old certificate would
+refuse the new one.`, stdout)
 	hosts := fs.String("host", "localhost,127.0.0.1", "comma-separated DNS names and IP addresses (at least one)")
 	certPath := fs.String("cert", "cert.pem", "certificate file to write")
 	keyPath := fs.String("key", "key.pem", "private key file to write")
 	days := fs.Int("days", 365, fmt.Sprintf("validity in days, 1 to %d", maxCertDays))
+	force := fs.Bool("force", false, "replace --cert and --key if they exist (a renewal: give the new certificate to the devices)")
 	if err := parse(fs, args); err != nil {
 		return err
+	}
+	if !*force {
+		for _, f := range []struct{ flag, path string }{{"--cert", *certPath}, {"--key", *keyPath}} {
+			if _, err := os.Stat(f.path); err == nil {
+				return usageError{fmt.Errorf("%s %s exists: devices that trust it would refuse a new one; --force replaces it, or write elsewhere", f.flag, f.path)}
+			}
+		}
 	}
 	if *days < 1 || *days > maxCertDays {
 		return usageError{fmt.Errorf("--days %d: want 1 to %d (100 years)", *days, maxCertDays)}
