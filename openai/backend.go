@@ -39,6 +39,7 @@ type Request struct {
 	MaxTokens   int      // 0 → the server default (the handler always fills it in)
 	Temperature *float64 // nil → default; the handler checks 0 ≤ t ≤ 2
 	TopP        *float64 // nil → default; the handler checks 0 ≤ p ≤ 1
+	TopK        *int     // nil → default; the handler checks k ≥ 0 (0: off)
 	Seed        *uint64  // a negative JSON seed arrives as its two's complement
 	Stop        []string // the handler applies stop sequences itself (see below)
 }

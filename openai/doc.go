@@ -20,9 +20,13 @@
 // or up to 4), stream, stream_options.include_usage, n (1 only). The
 // completions prompt is a string or an array of one string; echo, suffix,
 // best_of > 1 and logprobs are refused with 400, as are chat tools and a
-// response_format other than text. frequency_penalty, presence_penalty,
-// user and unknown fields are ignored. The Content-Type of requests is not
-// checked, so `curl -d` works without -H.
+// response_format other than text. top_k (an extension llama-server and
+// vLLM take; 0 is off) applies. frequency_penalty, presence_penalty, user
+// and other unknown fields (other servers' extensions, such as min_p) are
+// ignored — except a field that is none of OpenAI's but within two edits of
+// one ("max_token", "temprature"), which is refused with 400 and the field
+// it resembles, as OpenAI refuses every field it does not know. The
+// Content-Type of requests is not checked, so `curl -d` works without -H.
 //
 // # Chat
 //

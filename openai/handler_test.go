@@ -327,6 +327,8 @@ func TestRequestFields(t *testing.T) {
 			want: Request{Prompt: "p", MaxTokens: 9}},
 		{name: "all fields", body: `{"prompt":["p"],"max_tokens":7,"temperature":0.5,"top_p":0.9,"seed":42,"stop":"x","n":1,"echo":false,"user":"u","best_of":1,"logprobs":null,"presence_penalty":0.1}`,
 			want: Request{Prompt: "p", MaxTokens: 7, Temperature: f(0.5), TopP: f(0.9), Seed: u(42), Stop: []string{"x"}}},
+		{name: "top_k, and other servers' fields ignored", body: `{"prompt":"p","top_k":5,"min_p":0.1,"repetition_penalty":1.1,"ignore_eos":true,"my_app_field":1}`,
+			want: Request{Prompt: "p", MaxTokens: 128, TopK: func(v int) *int { return &v }(5)}},
 		{name: "negative seed", body: `{"prompt":"p","seed":-1,"temperature":0}`,
 			want: Request{Prompt: "p", MaxTokens: 128, Seed: u(1<<64 - 1), Temperature: f(0)}},
 		{name: "largest seed", body: `{"prompt":"p","seed":18446744073709551615}`,

@@ -6,8 +6,12 @@ import (
 	"errors"
 	"net/http"
 	"reflect"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/hlmproject/hlm/internal/words"
 )
 
 // genRequest is a checked request of either endpoint.
@@ -20,12 +24,13 @@ type genRequest struct {
 // commonFields are the request fields both endpoints share. Fields that would
 // change the output and are not implemented (n > 1, logprobs, logit_bias, …)
 // are rejected; the penalties and "user" are ignored, as is any field not
-// listed here.
+// listed here but a typo of a request field (checkTypos).
 type commonFields struct {
 	Model         string          `json:"model"` // any value is accepted
 	MaxTokens     *int            `json:"max_tokens"`
 	Temperature   *float64        `json:"temperature"`
 	TopP          *float64        `json:"top_p"`
+	TopK          *int            `json:"top_k"` // an extension (llama-server, vLLM): 0 is off
 	Seed          *json.Number    `json:"seed"`
 	Stop          json.RawMessage `json:"stop"`
 	Stream        bool            `json:"stream"`
@@ -141,7 +146,10 @@ func (c *commonFields) check(o *Options) (genRequest, *apiError) {
 	if p := c.TopP; p != nil && (*p < 0 || *p > 1) {
 		return g, invalidParam("top_p", "'top_p' must be between 0 and 1")
 	}
-	g.Temperature, g.TopP = c.Temperature, c.TopP
+	if k := c.TopK; k != nil && *k < 0 {
+		return g, invalidParam("top_k", "'top_k' must be 0 (off) or more")
+	}
+	g.Temperature, g.TopP, g.TopK = c.Temperature, c.TopP, c.TopK
 	if c.Seed != nil {
 		s, err := parseSeed(string(*c.Seed))
 		if err != nil {
@@ -244,7 +252,7 @@ func decodeBody(body []byte, v any) *apiError {
 	}
 	err := json.Unmarshal(body, v)
 	if err == nil {
-		return nil
+		return checkTypos(body)
 	}
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
@@ -296,4 +304,52 @@ func isNull(raw json.RawMessage) bool {
 func isEmpty(raw json.RawMessage) bool {
 	var arr []json.RawMessage
 	return isNull(raw) || json.Unmarshal(raw, &arr) == nil && len(arr) == 0
+}
+
+// requestFields are the request fields of OpenAI's completions and chat
+// completions endpoints, and top_k, which hlm applies.
+var requestFields = []string{
+	"audio", "best_of", "echo", "frequency_penalty", "function_call", "functions",
+	"logit_bias", "logprobs", "max_completion_tokens", "max_tokens", "messages",
+	"metadata", "modalities", "model", "n", "parallel_tool_calls", "prediction",
+	"presence_penalty", "prompt", "prompt_cache_key", "reasoning_effort",
+	"response_format", "safety_identifier", "seed", "service_tier", "stop", "store",
+	"stream", "stream_options", "suffix", "temperature", "tool_choice", "tools",
+	"top_k", "top_logprobs", "top_p", "user", "verbosity", "web_search_options",
+}
+
+// extensionFields are other servers' sampling fields that clients written
+// for them send; hlm ignores them, as it ignores any field it does not know.
+var extensionFields = map[string]bool{
+	"min_p": true, "typical_p": true, "tfs_z": true, "top_a": true, "repeat_penalty": true,
+	"repetition_penalty": true, "repeat_last_n": true, "mirostat": true, "mirostat_tau": true,
+	"mirostat_eta": true, "ignore_eos": true, "min_tokens": true, "n_predict": true,
+	"cache_prompt": true, "skip_special_tokens": true, "add_generation_prompt": true,
+	"chat_template": true, "chat_template_kwargs": true, "length_penalty": true,
+	"use_beam_search": true, "dry_multiplier": true, "xtc_probability": true,
+}
+
+// checkTypos refuses a field that is no request field but within two edits
+// of one ("max_token", "temprature"), as OpenAI refuses every field it does
+// not know: silently ignored, it would leave the request's intent undone.
+// Other unknown fields are ignored (extensions of other servers).
+func checkTypos(body []byte) *apiError {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(body, &m) != nil {
+		return nil
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if extensionFields[k] || slices.Contains(requestFields, k) {
+			continue
+		}
+		if near := words.Closest(k, requestFields); near != "" {
+			return invalidParam(k, "unrecognized request argument supplied: %s; did you mean '%s'?", k, near)
+		}
+	}
+	return nil
 }

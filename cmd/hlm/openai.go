@@ -41,6 +41,9 @@ func (b *openaiBackend) Generate(ctx context.Context, req openai.Request, onText
 	if req.TopP != nil {
 		p.TopP = *req.TopP
 	}
+	if req.TopK != nil {
+		p.TopK = *req.TopK
+	}
 	if req.Seed != nil {
 		p.Seed = *req.Seed
 	} else {
