@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -96,7 +97,7 @@ results are bit-identical, only the speed differs.`, stdout)
 	}{
 		{[]string{"p", "n-prompt"}, &cfg.Prompt, "prompt (block) sizes; 0: no prompt test"},
 		{[]string{"n", "n-gen"}, &cfg.Gen, "tokens to generate; 0: no generation test"},
-		{[]string{"t", "threads"}, &cfg.Threads, "thread counts (a @llama.cpp spec's t= sets its own)"},
+		{[]string{"t", "threads"}, &cfg.Threads, "thread counts, 0: all cores, as in the other commands (a @llama.cpp spec's t= sets its own)"},
 		{[]string{"batch-sessions"}, &cfg.Sessions, "sessions evaluated together in each pass"},
 	} {
 		l := &intsFlag{v: f.v}
@@ -117,6 +118,11 @@ results are bit-identical, only the speed differs.`, stdout)
 		return err
 	}
 	cfg.Models = models.v
+	for i, t := range cfg.Threads {
+		if t == 0 { // all cores, as --threads 0 everywhere else
+			cfg.Threads[i] = runtime.NumCPU()
+		}
+	}
 	if *kernels != "" {
 		cfg.Kernels = strings.Split(*kernels, ",")
 	}

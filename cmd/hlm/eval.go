@@ -166,6 +166,18 @@ hlm eval paper NAME reruns a paper's tables and figures (NAME: `+strings.Join(ev
 			}
 		}
 	}
+	// Every point's settings are checked now, before the dataset and the
+	// models are read (Evaluate checks them again, with the models' drafts).
+	for _, pt := range points {
+		q := p
+		q.Method = pt.Method
+		if err := q.SetAll(pt.Sets); err != nil {
+			return usageError{fmt.Errorf("%s: %w", pt.Label, err)}
+		}
+		if err := q.Validate(); err != nil {
+			return usageError{fmt.Errorf("%s: %w", pt.Label, err)}
+		}
+	}
 	warnings := unusedInGrid(p, sets, points)
 	for _, w := range warnings {
 		fmt.Fprintf(stderr, "warning: %s\n", w)

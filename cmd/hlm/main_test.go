@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -177,5 +179,17 @@ func TestInterruptedExitStatus(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "d.ckpt")); err != nil {
 		t.Errorf("the interrupted distill saved no checkpoint: %v", err)
+	}
+}
+
+// TestBenchThreadsZero: hlm bench -t 0 means all cores, as --threads 0 does
+// in every other command, not an error.
+func TestBenchThreadsZero(t *testing.T) {
+	var out, errb lockedBuffer
+	if code := run(context.Background(), []string{"bench", "-t", "0", "-p", "8", "-n", "0", "-r", "1", "-o", "json"}, &out, &errb); code != 0 {
+		t.Fatalf("exit status %d: %s", code, errb.String())
+	}
+	if want := fmt.Sprintf(`"n_threads": %d,`, runtime.NumCPU()); !strings.Contains(out.String(), want) {
+		t.Errorf("no %s in\n%s", want, out.String())
 	}
 }

@@ -175,6 +175,8 @@ func (r *runFlags) promptTexts() ([]string, error) {
 		return nil, usageError{errors.New("give --prompt or --prompts, not both")}
 	case *r.prompts != "":
 		return promptTexts(*r.prompts, "", 0, 0)
+	case *r.prompt == "":
+		fmt.Fprintln(notices, "hlm: no --prompt: generating from the start of a text (BOS) alone")
 	}
 	return []string{*r.prompt}, nil
 }
