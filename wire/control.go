@@ -77,8 +77,8 @@ type Opened struct {
 	LLM     string // the server model's fingerprint
 }
 
-// Error reports a failure; the sender closes the connection after it
-// (except ErrCodeRetry, after which the session continues).
+// Error reports a failure; the sender closes the connection after it (the
+// session may still be resumed on a new connection).
 //
 // Body: code uint16 LE | message string
 type Error struct {
