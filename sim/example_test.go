@@ -11,9 +11,9 @@ import (
 )
 
 // Run U-HLM on the pair hlm embeds (stories260K and its distilled draft)
-// from Go, as `hlm sim --method u-hlm --max-tokens 24` does: the
-// parameters are set by the same names as `--set` and the wire form, and
-// the run reproduces from its seed. Replace builtin.DefaultLLM by a file
+// from Go, as `hlm sim --method u-hlm --max-tokens 24 --seed 7 --prompt
+// "Once upon a time"` does: the parameters are set by the same names as
+// `--set` and the wire form, and the run reproduces from its seed. Replace builtin.DefaultLLM by a file
 // (a .gguf, a llama2.c .bin, PATH.gguf@llama.cpp) to use another LLM.
 func ExampleRun() {
 	p := hybrid.DefaultParams()
