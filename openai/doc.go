@@ -19,8 +19,8 @@
 // temperature (0–2), top_p (0–1), seed (any 64-bit integer), stop (a string
 // or up to 4), stream, stream_options.include_usage, n (1 only). The
 // completions prompt is a string or an array of one string; echo, suffix,
-// best_of > 1 and logprobs are refused with 400, as are chat tools and a
-// response_format other than text. top_k (an extension llama-server and
+// best_of > 1, logprobs and a non-empty logit_bias are refused with 400, as
+// are chat tools and a response_format other than text. top_k (an extension llama-server and
 // vLLM take; 0 is off) applies. frequency_penalty, presence_penalty, user
 // and other unknown fields (other servers' extensions, such as min_p) are
 // ignored — except a field that is none of OpenAI's but within two edits of
