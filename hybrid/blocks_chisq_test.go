@@ -329,11 +329,11 @@ func ksqsBits(k, ell int) int {
 }
 
 // TestBlocksFollowTheLLMOnRealPair: for every case, the first chiPositions
-// tokens of N runs (seeds 0…N−1, prompt "Once upon a time, there was a
-// little", temperature 1) against the LLM's conditional distributions
-// (lossless methods) or the method's own exact output distribution (lossy
-// controls: speculative.OutputDist of the SLM's x, its reconstruction x̂ and y at
-// a draft position, y at a bonus position), position by position, at
+// tokens of N runs (seeds 0…N−1, prompt "She was", temperature 1)
+// against the LLM's conditional distributions (lossless methods) or the
+// method's own exact output distribution (lossy controls:
+// speculative.OutputDist of the SLM's x, its reconstruction x̂ and y at a
+// draft position, y at a bonus position), position by position, at
 // 0.001/chiPositions each. The lossy controls must also fail against the
 // LLM. Each case must have exercised its mechanism (later drafts of a
 // block accepted, batches cut by the budget, C-SQS rollbacks, lists

@@ -46,7 +46,8 @@
 // (~1e-16): a check of the bookkeeping, not of the sampler. The chi-square
 // tests on the real pair (TestLosslessOnRealPair, the first token;
 // TestBlocksFollowTheLLMOnRealPair, five positions of multi-draft blocks,
-// budget-cut batches, C-SQS rollbacks, coupled, replica and coupled-list)
+// budget-cut batches, C-SQS rollbacks, coupled, replica, coupled-list and
+// token trees)
 // are what can fail when the code does not sample as constructed.
 //
 // Virtual time per round is Q-S eq. 9: L·τ_SLM + τ_up(bits) + τ_LLM + τ_down,
@@ -54,10 +55,12 @@
 // costs τ_SLM. With Params.MeasureTau the measured drafting and verifying
 // times replace τ_SLM and τ_LLM. Result keeps the four terms summed over the
 // run (SLMSeconds, UplinkSeconds, LLMSeconds, DownlinkSeconds) besides their
-// total. Uplink bits are the papers' accounting: ⌈log2 V⌉ per token id
-// (drafts and skipped tokens) plus each codec's exact payload bits; downlink
-// bits are ⌈log2(L+1)⌉ + ⌈log2 V⌉ (Q-S eq. 8 prints ⌈log2 L⌉; the accepted
-// count takes L+1 values: DownlinkBits).
+// total. Uplink bits are the papers' accounting (UplinkBits): ⌈log2 V⌉ per
+// token id (drafts and skipped tokens) plus each codec's exact payload bits,
+// and beyond the papers a replica upload's 64-bit check and a tree's parent
+// indices; downlink bits are ⌈log2(L+1)⌉ + ⌈log2 V⌉ (Q-S eq. 8 prints
+// ⌈log2 L⌉; the accepted count takes L+1 values: DownlinkBits), plus
+// ⌈log2 K⌉ naming the winning draft of coupled-list (VerdictBits).
 //
 // Run is a loop over rounds. It plays each round (Device.Step, the link,
 // Verifier.Verify, Device.Apply) while a clock charges its virtual time,
