@@ -1,9 +1,9 @@
 // Package llamacpp runs a GGUF model on llama.cpp's library (libllama,
 // loaded at run time by internal/libllama: no cgo) behind hlm's model
-// interface, so that hlm serve, sim, eval, generate, bench and acceptance
-// can put the large model on llama.cpp's engine — its GPUs, its splits
-// over several GPUs and its RPC servers on other hosts — while hybrid
-// verification stays unchanged.
+// interface, so that hlm serve, loadtest, sim, eval, calibrate,
+// acceptance, train-ddqn, generate, bench and nll can put the large model
+// on llama.cpp's engine — its GPUs, its splits over several GPUs and its
+// RPC servers on other hosts — while hybrid verification stays unchanged.
 //
 // # Using it
 //
