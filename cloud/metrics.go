@@ -14,7 +14,7 @@ type Metrics interface {
 	Round(drafts, accepted int, resampled bool, verify time.Duration)
 	Batch(size int)
 	Bytes(in, out int)
-	Bits(in, out int) // the papers' bit accounting (hybrid.UplinkBits, hybrid.DownlinkBits)
+	Bits(in, out int) // the papers' bit accounting (hybrid.UplinkBits, hybrid.VerdictBits)
 	Error(code uint16)
 }
 

@@ -24,8 +24,8 @@ import (
 //	hlm_resampled_total                 counter: rejections (token resampled)
 //	hlm_uplink_bytes_total              counter: Upload frames received
 //	hlm_downlink_bytes_total            counter: Verdict frames sent
-//	hlm_uplink_bits_total               counter: the papers' uplink bits (ids + codec payloads)
-//	hlm_downlink_bits_total             counter: the papers' downlink bits
+//	hlm_uplink_bits_total               counter: the papers' uplink bits (ids + codec payloads; a replica's check, a tree's parents: hybrid.UplinkBits)
+//	hlm_downlink_bits_total             counter: the papers' downlink bits (hybrid.VerdictBits)
 //	hlm_verify_seconds                  histogram: verification latency, queueing included
 //	hlm_batch_sessions                  histogram: sessions evaluated per LLM pass
 //	hlm_errors_total{code}              counter: protocol errors sent, by wire error code
