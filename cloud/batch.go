@@ -137,7 +137,7 @@ func (s *Server) runBatch(batch []*job) {
 			for i, ses := range sessions {
 				r, err := ses.Eval(tokens[i])
 				if err != nil {
-					failed[ses] = err
+					failed[ses] = hybrid.EngineError(err)
 					continue
 				}
 				rows[ses] = r

@@ -98,6 +98,9 @@ func TestBatchFailureStaysWithItsSession(t *testing.T) {
 	srv, addr := start(t, Config{LLM: &failingLLM{Model: ms.LLM, poison: poison}, BatchWindow: 2 * time.Second, Metrics: sizes})
 	p := params(hybrid.QS, 40)
 	gh, gp := generator(t, ms, addr, p), generator(t, ms, addr, p)
+	// The poisoned session fails at every try (an internal error, which a
+	// device retries): one retry shows it, more only take time.
+	gp.Conn.Retries = 1
 	second := make(chan struct{})
 	// The poisoned device uploads first, once both devices are connected:
 	// a batch waits only for the devices connected when it starts (on a
@@ -135,5 +138,65 @@ func TestBatchFailureStaysWithItsSession(t *testing.T) {
 	}
 	if fmt.Sprint(got.Tokens) != fmt.Sprint(want.Tokens) {
 		t.Errorf("the healthy session's tokens differ from the simulator's")
+	}
+}
+
+// flakyLLM's sessions fail their second evaluation once, as an engine
+// error (llama.cpp's decode failing) would: the server's fault.
+type flakyLLM struct{ model.Model }
+
+type flakySession struct {
+	model.Session
+	evals int
+}
+
+var errFlaky = errors.New("decode failed (test)")
+
+func (f flakyLLM) NewSession() model.Session { return &flakySession{Session: f.Model.NewSession()} }
+
+func (s *flakySession) Eval(tokens []int) ([][]float32, error) {
+	if s.evals++; s.evals == 2 {
+		return nil, errFlaky
+	}
+	return s.Session.Eval(tokens)
+}
+
+// errorCodes records the Error frames the server sends.
+type errorCodes struct {
+	NopMetrics
+	mu    sync.Mutex
+	codes []uint16
+}
+
+func (m *errorCodes) Error(code uint16) {
+	m.mu.Lock()
+	m.codes = append(m.codes, code)
+	m.mu.Unlock()
+}
+
+// TestEngineFailureIsInternal: the LLM failing on the server is the
+// server's fault, reported as internal (not bad: the device did nothing
+// wrong), and the device retries the round on its session, which the
+// failure left as it was: the run ends with the simulator's tokens.
+func TestEngineFailureIsInternal(t *testing.T) {
+	ms := models(t)
+	codes := &errorCodes{}
+	_, addr := start(t, Config{LLM: flakyLLM{ms.LLM}, Metrics: codes})
+	p := params(hybrid.QS, 24)
+	got, _, err := generator(t, ms, addr, p).One(context.Background(), p, prompt, nil)
+	if err != nil {
+		t.Fatalf("the device did not retry past the server's failure: %v", err)
+	}
+	codes.mu.Lock()
+	defer codes.mu.Unlock()
+	if !slices.Equal(codes.codes, []uint16{wire.ErrCodeInternal}) {
+		t.Errorf("error codes sent %v, want one internal (%d)", codes.codes, wire.ErrCodeInternal)
+	}
+	want, err := sim.One(context.Background(), ms, p, prompt, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(got.Tokens) != fmt.Sprint(want.Tokens) {
+		t.Errorf("tokens after the retry differ from the simulator's")
 	}
 }

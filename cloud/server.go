@@ -452,7 +452,12 @@ func (s *Server) handle(c net.Conn) {
 		sendError(c, time.Second, errShutdown.code, errShutdown.msg)
 	case errors.As(err, &pe):
 		s.cfg.Metrics.Error(pe.code)
-		log.Warn("closing connection", "code", pe.code, "error", pe.msg)
+		if pe.code == wire.ErrCodeInternal {
+			// The server's own failure (its LLM), not the device's.
+			log.Error("closing connection: the LLM failed; the device may retry the round", "code", pe.code, "error", pe.msg)
+		} else {
+			log.Warn("closing connection", "code", pe.code, "error", pe.msg)
+		}
 		sendError(c, s.cfg.IOTimeout, pe.code, pe.msg)
 	case err != nil && ss != nil:
 		// The device went without closing its session (killed, or its
@@ -754,13 +759,16 @@ func (s *Server) upload(ss *session, body []byte) (*wire.Verdict, error) {
 
 // coreError is the protocol error for an error of the hybrid core: the
 // core checks every request (context, vocabulary, parameters, the replica's
-// hash) and says which rule it broke by the error it wraps.
+// hash) and says which rule it broke by the error it wraps; the LLM's own
+// failure (hybrid.ErrEngine) is the server's, internal, not the device's.
 func coreError(err error) error {
 	switch {
 	case errors.Is(err, model.ErrContextFull):
 		return perr(wire.ErrCodeLimit, "%v", err)
 	case errors.Is(err, hybrid.ErrReplicaMismatch):
 		return perr(wire.ErrCodeRefused, "%v", err)
+	case errors.Is(err, hybrid.ErrEngine):
+		return perr(wire.ErrCodeInternal, "%v", err)
 	}
 	return perr(wire.ErrCodeBad, "%v", err)
 }

@@ -362,10 +362,12 @@ func (r *Remote) open(ctx context.Context, c net.Conn, prefix []int) error {
 	return nil
 }
 
-// classify makes protocol refusals fatal and leaves I/O errors retryable.
+// classify makes protocol refusals fatal and leaves I/O errors retryable,
+// and the server's own failures (shutdown; internal: its LLM failed, the
+// session left as it was) too.
 func classify(err error) error {
 	var we *wire.Error
-	if errors.As(err, &we) && we.Code != wire.ErrCodeShutdown && we.Code != wire.ErrCodeNoSession {
+	if errors.As(err, &we) && we.Code != wire.ErrCodeShutdown && we.Code != wire.ErrCodeNoSession && we.Code != wire.ErrCodeInternal {
 		return fatal{we}
 	}
 	return err

@@ -1,6 +1,7 @@
 package hybrid
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 
@@ -33,7 +34,7 @@ func (c *cache) rows(target []int, from int) ([][]float32, error) {
 	var rows [][]float32
 	if len(pl.eval) > 0 {
 		if rows, err = c.s.Eval(pl.eval); err != nil {
-			return nil, err
+			return nil, engineError(err)
 		}
 	}
 	out := c.absorb(pl, rows)
@@ -129,5 +130,22 @@ func (c *cache) truncate(n int) error {
 	}
 	c.toks = c.toks[:n]
 	c.next, c.lent = nil, false
-	return c.s.Truncate(n)
+	return engineError(c.s.Truncate(n))
+}
+
+// ErrEngine marks a model's own failure to evaluate or roll back (an engine
+// error, as llama.cpp's decode failing), not a fault of the request: a
+// server reports it as its own (cloud: wire.ErrCodeInternal), and the
+// device may retry the round. A full context keeps its own sentinel
+// (model.ErrContextFull) beside it.
+var ErrEngine = errors.New("the model's evaluation failed")
+
+// EngineError marks err (nil stays nil) as the model's failure, ErrEngine.
+func EngineError(err error) error { return engineError(err) }
+
+func engineError(err error) error {
+	if err == nil || errors.Is(err, ErrEngine) {
+		return err
+	}
+	return fmt.Errorf("%w: %w", ErrEngine, err)
 }

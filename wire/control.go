@@ -94,7 +94,7 @@ const (
 	ErrCodeRefused   = 4 // models or tokenizers do not match, method not served
 	ErrCodeLimit     = 5 // too many sessions, context or frame too large
 	ErrCodeNoSession = 6 // the session to resume is unknown (e.g. after a restart)
-	ErrCodeInternal  = 7
+	ErrCodeInternal  = 7 // the server's own failure (its LLM's evaluation): the device may retry
 	ErrCodeShutdown  = 8 // the server is shutting down
 )
 
