@@ -17,9 +17,10 @@ type round struct {
 	committed []int
 	pos       int
 	at        time.Duration
-	// beyond is how many of the committed tokens lie past max_tokens: a
-	// bonus after a block that filled the room, cut from the output, so
-	// not counted as accepted or bonus tokens.
+	// beyond is how many of the committed tokens lie past max_tokens or
+	// the context's room (Config.outputLimit): a bonus after a block that
+	// filled the room, cut from the output, so not counted as accepted or
+	// bonus tokens.
 	beyond int
 
 	// A verified round (step.Upload != nil) also has:

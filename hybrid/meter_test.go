@@ -36,3 +36,41 @@ func TestDraftAccepts(t *testing.T) {
 		})
 	}
 }
+
+// TestContextFullSameLength: near a full context every method stops at the
+// same length, the context less one position, with stop "context full",
+// and streams exactly the tokens it returns — a block's bonus after the
+// one draft of a round with room for one token used to carry some methods
+// one token further (a tree, coupled, k-sqs: 512 of 512 where llm and q-s
+// stopped at 511).
+func TestContextFullSameLength(t *testing.T) {
+	llm, slm := openPair(t, stories+"-draft")
+	C := llm.Config().SeqLen
+	prompt := llm.Tokenizer().Encode("Once upon a time", true)
+	for len(prompt) < C-11 {
+		prompt = append(prompt, prompt[1:min(len(prompt), C-11-len(prompt)+1)]...)
+	}
+	prompt = prompt[:C-11]
+	for _, m := range []string{LLM, QS, KSQS, Coupled, TreeQS, HLM} {
+		for seed := range uint64(6) {
+			p := DefaultParams()
+			p.Method, p.Seed, p.MaxTokens = m, seed, 400
+			c := inProcess(t, p, llm, slm, prompt)
+			var streamed []int
+			c.OnTokens = func(toks []int) { streamed = append(streamed, toks...) }
+			r, err := Run(t.Context(), c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Stop == StopEnd {
+				continue
+			}
+			if got := len(prompt) + len(r.Tokens); got != C-1 || r.Stop != StopContext {
+				t.Errorf("%s seed %d: %d positions, stop %q; want %d, %q", m, seed, got, r.Stop, C-1, StopContext)
+			}
+			if !slices.Equal(streamed, r.Tokens) {
+				t.Errorf("%s seed %d: streamed %d tokens, returned %d", m, seed, len(streamed), len(r.Tokens))
+			}
+		}
+	}
+}

@@ -115,7 +115,7 @@ func Run(ctx context.Context, c Config) (Result, error) {
 		}
 		room := min(p.MaxTokens-len(d.Output()), c.Context-1-len(d.Sequence()))
 		if room < 1 {
-			if len(d.Output()) < p.MaxTokens {
+			if min(len(d.Output()), c.outputLimit()) < p.MaxTokens {
 				res.Stop = StopContext
 			}
 			break
@@ -222,7 +222,7 @@ func (c Config) play(ctx context.Context, clk *clock, n, room int) (*round, erro
 	if r.committed, err = d.Apply(st, v); err != nil {
 		return nil, err
 	}
-	r.beyond = max(0, out+len(r.committed)-d.Params().MaxTokens)
+	r.beyond = max(0, out+len(r.committed)-c.outputLimit())
 	if d.m.Tree {
 		r.path = d.view
 	}
@@ -236,8 +236,18 @@ func (c Config) play(ctx context.Context, clk *clock, n, room int) (*round, erro
 	return r, nil
 }
 
+// outputLimit is the most output tokens a run keeps: max_tokens, and what
+// the context leaves after the prompt but one position (the room rounds
+// are planned by). A round's last token can land past it — a block's bonus
+// after the one draft a round with room for one token still sends — and is
+// cut, as past max_tokens, so that every method stops at the same length.
+func (c Config) outputLimit() int {
+	d := c.Device
+	return min(d.Params().MaxTokens, c.Context-1-d.prompt)
+}
+
 // summarize makes up res from the meters and the clock: the output
-// (stopped at an EOG token, excluded, and at MaxTokens), the meters' figures, the
+// (stopped at an EOG token, excluded, and at outputLimit), the meters' figures, the
 // times, the rates and the energy.
 func (c Config) summarize(res *Result, clk *clock, meters []meter, wall time.Duration) {
 	p := c.Device.Params()
@@ -245,8 +255,8 @@ func (c Config) summarize(res *Result, clk *clock, meters []meter, wall time.Dur
 	if i := c.endsIn(toks); i >= 0 {
 		toks = toks[:i]
 	}
-	if len(toks) > p.MaxTokens {
-		toks = toks[:p.MaxTokens]
+	if n := c.outputLimit(); len(toks) > n {
+		toks = toks[:max(n, 0)]
 	}
 	res.Tokens = toks
 	if c.Decode != nil {
@@ -349,7 +359,7 @@ func budgetWarnings(p Params, r Result) []string {
 }
 
 // emit passes newly committed tokens to OnTokens, stopping at an EOG
-// token and at MaxTokens (the device's output already includes them).
+// token and at outputLimit (the device's output already includes them).
 func emit(c Config, d *Device, committed []int) {
 	if c.OnTokens == nil {
 		return
@@ -361,7 +371,7 @@ func emit(c Config, d *Device, committed []int) {
 		return
 	}
 	for i, t := range committed {
-		if slices.Contains(c.EOG, t) || start+i >= d.Params().MaxTokens {
+		if slices.Contains(c.EOG, t) || start+i >= c.outputLimit() {
 			break
 		}
 		pass = append(pass, t)
