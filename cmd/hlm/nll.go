@@ -150,7 +150,7 @@ func parseNLL(args []string, stdout io.Writer) (nllFlags, error) {
 	case modes > 1:
 		return f, usageError{fmt.Errorf("--kl-base, --kl-base-logits and --kl-save are exclusive")}
 	case f.text == "" && f.klFile == "":
-		return f, usageError{fmt.Errorf("--text is required")}
+		return f, usageError{fmt.Errorf("--text FILE is required (the text to score), or --kl-base-logits FILE (a KL divergence from saved logits)")}
 	case f.klPair != "" && f.klFile == "":
 		return f, usageError{fmt.Errorf("--kl-pair goes with --kl-base-logits")}
 	case f.llamaNum && f.klBase == "":
