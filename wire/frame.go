@@ -10,7 +10,7 @@ import (
 
 // ProtocolVersion is the version this package speaks. A peer with another
 // version is refused at the handshake.
-const ProtocolVersion = 3
+const ProtocolVersion = 4
 
 // DefaultMaxFrame is the largest frame a peer accepts unless configured
 // otherwise: large enough for a full 32,000-token distribution at 32 bits
