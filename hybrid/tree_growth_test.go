@@ -3,6 +3,8 @@ package hybrid
 import (
 	"math"
 	"testing"
+
+	"github.com/hlmproject/hlm/model"
 )
 
 // TestTreeStatsLine: the first candidates' acceptance line is the least-
@@ -46,17 +48,7 @@ func TestTreeReportAddsUp(t *testing.T) {
 		var rep TreeReport
 		var res Result
 		for seed := range uint64(4) {
-			p := DefaultParams()
-			p.Method, p.MaxTokens, p.Seed = m, 64, seed
-			if err := p.SetAll([]string{"budget_bits=3000", "tree_nodes=32", "channel=fixed", "up_overhead_s=0.025", "down_overhead_s=0.025"}); err != nil {
-				t.Fatal(err)
-			}
-			c := inProcess(t, p, llm, slm, prompt)
-			r, err := Run(t.Context(), c)
-			if err != nil {
-				t.Fatal(err)
-			}
-			g := c.Device.TreeReport()
+			r, g := runTree(t, llm, slm, prompt, m, 64, seed, "budget_bits=3000", "tree_nodes=32", "channel=fixed", "up_overhead_s=0.025", "down_overhead_s=0.025")
 			if g.Trees != r.Uploads || g.Internal != r.Drafted || g.Accepted != r.Accepted || g.PayloadBits+g.IDBits+g.ParentBits != r.UplinkBits {
 				t.Errorf("%s seed %d: report %d trees, %d passes, %d accepted, %d+%d+%d bits; run %d uploads, %d drafted, %d accepted, %d bits",
 					m, seed, g.Trees, g.Internal, g.Accepted, g.PayloadBits, g.IDBits, g.ParentBits, r.Uploads, r.Drafted, r.Accepted, r.UplinkBits)
@@ -142,17 +134,7 @@ func TestTreeLastRoomOneCandidate(t *testing.T) {
 			maxTokens int
 			one       bool
 		}{{1, true}, {2, false}} {
-			p := DefaultParams()
-			p.Method, p.MaxTokens, p.Seed = m, tc.maxTokens, 3
-			if err := p.SetAll([]string{"tree_shape=4,2", "budget_bits=100000"}); err != nil {
-				t.Fatal(err)
-			}
-			c := inProcess(t, p, llm, slm, prompt)
-			r, err := Run(t.Context(), c)
-			if err != nil {
-				t.Fatal(err)
-			}
-			g := c.Device.TreeReport()
+			r, g := runTree(t, llm, slm, prompt, m, tc.maxTokens, 3, "tree_shape=4,2", "budget_bits=100000")
 			if g.Trees == 0 {
 				t.Fatalf("%s max_tokens %d: no tree sent", m, tc.maxTokens)
 			}
@@ -164,4 +146,21 @@ func TestTreeLastRoomOneCandidate(t *testing.T) {
 			}
 		}
 	}
+}
+
+// runTree runs tree method m in the simulator and returns the run and the
+// device's report of its trees.
+func runTree(t *testing.T, llm, slm model.Model, prompt []int, m string, maxTokens int, seed uint64, sets ...string) (Result, TreeReport) {
+	t.Helper()
+	p := DefaultParams()
+	p.Method, p.MaxTokens, p.Seed = m, maxTokens, seed
+	if err := p.SetAll(sets); err != nil {
+		t.Fatal(err)
+	}
+	c := inProcess(t, p, llm, slm, prompt)
+	r, err := Run(t.Context(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, c.Device.TreeReport()
 }
