@@ -140,43 +140,9 @@ hlm eval paper NAME reruns a paper's tables and figures (NAME: `+strings.Join(ev
 	if err := setsAgree(fs, sets, map[string]string{"max-tokens": "max_tokens", "seed": "seed"}); err != nil {
 		return err
 	}
-	for _, kv := range sets {
-		if k, _, _ := strings.Cut(kv, "="); strings.TrimSpace(k) == "method" {
-			return usageError{fmt.Errorf("--set %s: eval runs the methods --methods names", kv)}
-		}
-	}
-	// Through the registry, so that --max-tokens is checked as sim's is
-	// (before the dataset is read).
-	if err := p.Set("max_tokens", fmt.Sprint(*maxTokens)); err != nil {
-		return usageError{fmt.Errorf("--max-tokens %d: %w", *maxTokens, err)}
-	}
-	p.Seed = *seed
-	if err := p.SetAll(sets); err != nil {
-		return usageError{err}
-	}
-	points, err := eval.Grid(strings.Split(*methods, ","), sweeps)
+	points, err := evalGrid(&p, *maxTokens, *seed, *methods, sets, sweeps)
 	if err != nil {
-		return usageError{err}
-	}
-	for _, sw := range sweeps {
-		k, _, _ := strings.Cut(sw, "=")
-		for _, kv := range sets {
-			if sk, _, _ := strings.Cut(kv, "="); strings.TrimSpace(sk) == strings.TrimSpace(k) {
-				return usageError{fmt.Errorf("--set %s and --sweep %s: the sweep sets %s at every point; give one", kv, sw, strings.TrimSpace(k))}
-			}
-		}
-	}
-	// Every point's settings are checked now, before the dataset and the
-	// models are read (Evaluate checks them again, with the models' drafts).
-	for _, pt := range points {
-		q := p
-		q.Method = pt.Method
-		if err := q.SetAll(pt.Sets); err != nil {
-			return usageError{fmt.Errorf("%s: %w", pt.Label, err)}
-		}
-		if err := q.Validate(); err != nil {
-			return usageError{fmt.Errorf("%s: %w", pt.Label, err)}
-		}
+		return err
 	}
 	warnings := unusedInGrid(p, sets, points)
 	for _, w := range warnings {
@@ -197,12 +163,8 @@ hlm eval paper NAME reruns a paper's tables and figures (NAME: `+strings.Join(ev
 		return err
 	}
 	setup := eval.Setup{Models: ms, Base: p, NLL: !*noNLL, Progress: progressBar(stderr)}
-	glove := filepath.Join(sharedDir(), "models", "glove", "glove-100d-top40k.txt.gz")
-	noCosine := ""
-	if fileExists(glove) {
-		setup.GloVe = metrics.LazyGloVe(glove)
-	} else {
-		noCosine = fmt.Sprintf("the cosine column is empty: it needs GloVe's vectors at %s (set HLM_SHARED to the directory that holds models/)", glove)
+	var noCosine string
+	if setup.GloVe, noCosine = gloveVectors(); noCosine != "" {
 		fmt.Fprintf(stderr, "hlm eval: %s\n", noCosine)
 	}
 	used := datasetUsed(*ds, *dsPath)
@@ -228,6 +190,63 @@ hlm eval paper NAME reruns a paper's tables and figures (NAME: `+strings.Join(ev
 	}
 	fmt.Fprintf(stderr, "hlm eval: wrote %s/results.csv, results.json, outputs.jsonl and report.md\n", *out)
 	return nil
+}
+
+// gloveVectors loads GloVe's vectors from the shared directory when
+// asked, for the cosine column; without the file, a note saying why the
+// column is empty.
+func gloveVectors() (vectors func() (*metrics.Embeddings, error), note string) {
+	glove := filepath.Join(sharedDir(), "models", "glove", "glove-100d-top40k.txt.gz")
+	if !fileExists(glove) {
+		return nil, fmt.Sprintf("the cosine column is empty: it needs GloVe's vectors at %s (set HLM_SHARED to the directory that holds models/)", glove)
+	}
+	return metrics.LazyGloVe(glove), ""
+}
+
+// evalGrid applies --max-tokens, --seed and --set to p and expands
+// --methods × --sweep into the grid's points, each point's settings
+// checked before the dataset and the models are read (Evaluate checks them
+// again, with the models' drafts).
+func evalGrid(p *hybrid.Params, maxTokens int, seed uint64, methods string, sets, sweeps setFlags) ([]eval.Point, error) {
+	for _, kv := range sets {
+		if k, _, _ := strings.Cut(kv, "="); strings.TrimSpace(k) == "method" {
+			return nil, usageError{fmt.Errorf("--set %s: eval runs the methods --methods names", kv)}
+		}
+	}
+	// Through the registry, so that --max-tokens is checked as sim's is
+	// (before the dataset is read).
+	if err := p.Set("max_tokens", fmt.Sprint(maxTokens)); err != nil {
+		return nil, usageError{fmt.Errorf("--max-tokens %d: %w", maxTokens, err)}
+	}
+	p.Seed = seed
+	if err := p.SetAll(sets); err != nil {
+		return nil, usageError{err}
+	}
+	points, err := eval.Grid(strings.Split(methods, ","), sweeps)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	for _, sw := range sweeps {
+		k, _, _ := strings.Cut(sw, "=")
+		for _, kv := range sets {
+			if sk, _, _ := strings.Cut(kv, "="); strings.TrimSpace(sk) == strings.TrimSpace(k) {
+				return nil, usageError{fmt.Errorf("--set %s and --sweep %s: the sweep sets %s at every point; give one", kv, sw, strings.TrimSpace(k))}
+			}
+		}
+	}
+	// Every point's settings are checked now, before the dataset and the
+	// models are read (Evaluate checks them again, with the models' drafts).
+	for _, pt := range points {
+		q := *p
+		q.Method = pt.Method
+		if err := q.SetAll(pt.Sets); err != nil {
+			return nil, usageError{fmt.Errorf("%s: %w", pt.Label, err)}
+		}
+		if err := q.Validate(); err != nil {
+			return nil, usageError{fmt.Errorf("%s: %w", pt.Label, err)}
+		}
+	}
+	return points, nil
 }
 
 // evalExamples loads n examples of the dataset name (from path, or its
