@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"unicode"
 
 	"github.com/hlmproject/hlm/chat"
 	"github.com/hlmproject/hlm/generate"
@@ -106,7 +107,14 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 			fmt.Fprintf(stderr, "hlm generate: chat with %s\n", f.describe())
 		}
 	}
-	st, err := generate.Generate(ctx, m, cfg, stdout)
+	out := stdout
+	if *chatMode {
+		// A reply starts at its first visible character, as the OpenAI
+		// endpoint sends it: the template's "Assistant:" leaves the
+		// model's first token a space.
+		out = &leadingSpaceTrimmer{w: stdout}
+	}
+	st, err := generate.Generate(ctx, m, cfg, out)
 	if err == nil || len(st.Tokens) > 0 {
 		fmt.Fprintln(stdout) // end the text's line
 	}
@@ -116,4 +124,26 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fmt.Fprintf(stderr, "hlm generate: %d prompt tokens, %d generated (%s) in %.2fs: %.1f tokens/s (prefill %.0f ms)\n",
 		st.PromptTokens, len(st.Tokens), st.StopReason, st.Decode.Seconds(), st.TokensPerSecond(), st.Prefill.Seconds()*1000)
 	return nil
+}
+
+// leadingSpaceTrimmer writes to w what is written to it, less the white
+// space before the first other character.
+type leadingSpaceTrimmer struct {
+	w    io.Writer
+	past bool
+}
+
+func (t *leadingSpaceTrimmer) Write(b []byte) (int, error) {
+	if t.past {
+		return t.w.Write(b)
+	}
+	rest := strings.TrimLeftFunc(string(b), unicode.IsSpace)
+	if rest == "" {
+		return len(b), nil
+	}
+	t.past = true
+	if _, err := io.WriteString(t.w, rest); err != nil {
+		return 0, err
+	}
+	return len(b), nil
 }

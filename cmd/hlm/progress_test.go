@@ -83,3 +83,30 @@ func TestTrainBarOldEstimate(t *testing.T) {
 		}
 	}
 }
+
+// TestLeadingSpaceTrimmer: hlm generate --chat writes a reply from its
+// first visible character on, as the OpenAI endpoint sends it, whatever
+// pieces the text arrives in.
+func TestLeadingSpaceTrimmer(t *testing.T) {
+	for _, tc := range []struct {
+		pieces []string
+		want   string
+	}{
+		{[]string{" Hello", " world"}, "Hello world"},
+		{[]string{" ", "\n", " Hi", " "}, "Hi "},
+		{[]string{"Hi", "  there"}, "Hi  there"},
+		{[]string{"\u00a0é"}, "é"},
+		{[]string{"  "}, ""},
+	} {
+		var buf bytes.Buffer
+		w := &leadingSpaceTrimmer{w: &buf}
+		for _, p := range tc.pieces {
+			if n, err := w.Write([]byte(p)); n != len(p) || err != nil {
+				t.Fatalf("Write(%q) = %d, %v", p, n, err)
+			}
+		}
+		if buf.String() != tc.want {
+			t.Errorf("%q: wrote %q, want %q", tc.pieces, buf.String(), tc.want)
+		}
+	}
+}
