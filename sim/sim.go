@@ -70,6 +70,12 @@ func Open(llmSpec, slmSpec, tokPath string) (*Models, error) {
 		if llm.Config().Vocab != slm.Config().Vocab {
 			return nil, fmt.Errorf("LLM vocabulary %d and SLM vocabulary %d differ: the pair cannot share tokens", llm.Config().Vocab, slm.Config().Vocab)
 		}
+		// The same check hlm serve makes of a device (cloud: tokenizer
+		// mismatch): vocabularies of one size with other pieces would
+		// exchange meaningless token ids.
+		if lt, st := llm.Tokenizer(), slm.Tokenizer(); lt != nil && st != nil && lt.Fingerprint() != st.Fingerprint() {
+			return nil, fmt.Errorf("tokenizer mismatch: the LLM %s and the SLM %s have vocabularies of %d tokens but not the same tokenizer (fingerprints %.12s… and %.12s…): the pair cannot share tokens (hlm serve refuses such a device too)", llmSpec, slmSpec, llm.Config().Vocab, lt.Fingerprint(), st.Fingerprint())
+		}
 		ms.SLM = slm
 	}
 	ms.Tok = llm.Tokenizer()
