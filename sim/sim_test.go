@@ -224,6 +224,13 @@ func TestTrainDDQN(t *testing.T) {
 	if !bytes.Equal(a, b) {
 		t.Fatal("two trainings with the same seed saved different policies")
 	}
+	pol, err := ddqn.Load(bytes.NewReader(a))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := pol.Metadata(); m["llm"] != ms.LLM.Name() || m["slm"] != ms.SLM.Name() {
+		t.Errorf("the policy names LLM %q and SLM %q, want %q and %q", m["llm"], m["slm"], ms.LLM.Name(), ms.SLM.Name())
+	}
 	path := filepath.Join(t.TempDir(), "policy.json")
 	if err := os.WriteFile(path, a, 0o644); err != nil {
 		t.Fatal(err)

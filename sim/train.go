@@ -79,6 +79,17 @@ func TrainDDQN(ctx context.Context, ms *Models, tc TrainConfig) (*ddqn.Agent, Tr
 	if err != nil {
 		return nil, log, err
 	}
+	// The pair the policy was trained on, saved with it: a policy trained
+	// on hlm's engine and one trained @llama.cpp are otherwise the same
+	// kind of file.
+	if err := agent.SetMetadata("llm", ms.LLM.Name()); err != nil {
+		return nil, log, err
+	}
+	if ms.SLM != nil {
+		if err := agent.SetMetadata("slm", ms.SLM.Name()); err != nil {
+			return nil, log, err
+		}
+	}
 	ctl := &trainingController{agent: agent, actions: tc.Actions}
 	if tc.EvalEvery > 0 { // the untrained policy: where the curve starts
 		tps, err := tc.evalGreedy(ctx, ms, p, agent)

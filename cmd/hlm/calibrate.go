@@ -76,6 +76,7 @@ ones you evaluate on.`, stdout)
 	if err != nil {
 		return err
 	}
+	fmt.Fprintf(stdout, "LLM %s, SLM %s\n", ms.LLM.Name(), draftName(ms))
 	fmt.Fprintf(stdout, "tokens %d: beta = %.4f·u %+.4f (fit on %s: R² %.4f, MSE %.3g)\n", res.N, res.Fit.A, res.Fit.B, res.FitOn, res.Fit.R2, res.Fit.MSE)
 	fmt.Fprintf(stdout, "Delta = P(y_d < x_d) = %.4f\n", res.Delta)
 	if res.Degenerate {

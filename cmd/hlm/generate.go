@@ -121,8 +121,8 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "hlm generate: %d prompt tokens, %d generated (%s) in %.2fs: %.1f tokens/s (prefill %.0f ms)\n",
-		st.PromptTokens, len(st.Tokens), st.StopReason, st.Decode.Seconds(), st.TokensPerSecond(), st.Prefill.Seconds()*1000)
+	fmt.Fprintf(stderr, "hlm generate: %s: %d prompt tokens, %d generated (%s) in %.2fs: %.1f tokens/s (prefill %.0f ms)\n",
+		m.Name(), st.PromptTokens, len(st.Tokens), st.StopReason, st.Decode.Seconds(), st.TokensPerSecond(), st.Prefill.Seconds()*1000)
 	return nil
 }
 

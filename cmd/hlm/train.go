@@ -119,7 +119,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	k := min(20, len(tps))
 	first, last := meanOf(tps[:k]), meanOf(tps[len(tps)-k:])
-	fmt.Fprintf(stdout, "trained %d episodes: throughput %.2f tokens/s over the first %d, %.2f over the last %d; wrote %s\n", len(tps), first, k, last, k, *out)
+	fmt.Fprintf(stdout, "trained %d episodes on LLM %s, SLM %s: throughput %.2f tokens/s over the first %d, %.2f over the last %d; wrote %s\n", len(tps), ms.LLM.Name(), draftName(ms), first, k, last, k, *out)
 	if interrupted {
 		return fmt.Errorf("interrupted after %d of %d episodes: %s holds the policy they trained", len(tps), *episodes, *out)
 	}
