@@ -160,7 +160,7 @@ func CheckPrompt(ids []int, ctx int) ([]int, error) {
 	case len(ids) == 0:
 		return nil, errors.New("prompt encodes to no tokens")
 	case len(ids) > ctx-2:
-		return nil, fmt.Errorf("%w: the prompt has %d tokens and the context %d positions: at most %d prompt tokens leave room for output (shorten the prompt, or --set fit_prompt=true to keep BOS and its last tokens)",
+		return nil, fmt.Errorf("%w: the prompt has %d tokens and the context %d positions: at most %d prompt tokens leave room for output (shorten the prompt, --set fit_prompt=true to keep BOS and its last tokens, or give the model more context: on llama.cpp, c=)",
 			model.ErrContextFull, len(ids), ctx, ctx-2)
 	}
 	return ids, nil
@@ -176,7 +176,7 @@ func FitPrompt(ids []int, bos, ctx, maxTokens int) ([]int, error) {
 	}
 	keep := ctx - maxTokens - 8
 	if keep < 2 {
-		return nil, fmt.Errorf("%w: max tokens %d leaves no room for a prompt in a context of %d", ErrParam, maxTokens, ctx)
+		return nil, fmt.Errorf("%w: max tokens %d leaves no room for a prompt in a context of %d (a fitted prompt keeps 2 tokens or more and 8 positions spare: a context of at least %d; lower max_tokens, or give the model more context: on llama.cpp, c=)", ErrParam, maxTokens, ctx, maxTokens+10)
 	}
 	if len(ids) <= keep {
 		return ids, nil

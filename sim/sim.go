@@ -142,6 +142,20 @@ func Run(ctx context.Context, c Config) (hybrid.Summary, error) {
 // With several prompts and a trace, each trace line starts with "run": i+1
 // (hybrid.RunTrace), so that a prompt's lines can be told apart.
 func RunModels(ctx context.Context, ms *Models, c Config) (hybrid.Summary, error) {
+	// Every prompt is checked against the context first, so that prompt 7
+	// that does not fit fails the command before prompts 0–6 have run.
+	for i, text := range c.Prompts {
+		ids := ms.Tok.Encode(text, true)
+		var err error
+		if c.Params.FitPrompt {
+			_, err = hybrid.FitPrompt(ids, ms.Tok.BOS(), ms.Context(), c.Params.MaxTokens)
+		} else {
+			_, err = hybrid.CheckPrompt(ids, ms.Context())
+		}
+		if err != nil {
+			return hybrid.Summary{}, fmt.Errorf("prompt %d: %w", i, err)
+		}
+	}
 	return hybrid.RunPrompts(ctx, c.Params, len(c.Prompts), func(ctx context.Context, i int, p hybrid.Params) (hybrid.Result, error) {
 		trace := c.Trace
 		if trace != nil && len(c.Prompts) > 1 {

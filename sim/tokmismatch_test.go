@@ -2,11 +2,15 @@ package sim
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/hlmproject/hlm/hybrid"
+	"github.com/hlmproject/hlm/model"
 	"github.com/hlmproject/hlm/model/builtin"
 	"github.com/hlmproject/hlm/model/llama"
 	"github.com/hlmproject/hlm/tensor"
@@ -47,5 +51,22 @@ func TestOpenRefusesOtherTokenizer(t *testing.T) {
 	}
 	if _, err := Open(stories, draft, ""); err != nil { // the genuine pair still opens
 		t.Fatal(err)
+	}
+}
+
+// TestPromptsCheckedFirst: a prompt that does not fit the context fails the
+// run before any prompt has run, naming the prompt.
+func TestPromptsCheckedFirst(t *testing.T) {
+	ms := pair(t, stories+"@exit=2")
+	long := strings.Repeat("Once upon a time there was a little girl. ", 80)
+	p := hybrid.DefaultParams()
+	p.Method, p.MaxTokens = hybrid.QS, 8
+	ran := 0
+	_, err := RunModels(context.Background(), ms, Config{Params: p, Prompts: []string{"Once", "Tom had", long}, Progress: func(int, int) { ran++ }})
+	if err == nil || !strings.Contains(err.Error(), "prompt 2") || !errors.Is(err, model.ErrContextFull) {
+		t.Fatalf("err = %v, want prompt 2's context error", err)
+	}
+	if ran != 0 {
+		t.Errorf("%d prompts ran before the refusal", ran)
 	}
 }
