@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 )
@@ -38,7 +39,15 @@ func ParseSpec(s string) (Spec, error) {
 		if len(s) == 1 {
 			return Spec{}, fmt.Errorf("model spec %q: no path before '@'", s)
 		}
-		return Spec{Path: s[:len(s)-1]}, nil
+		path := s[:len(s)-1]
+		if _, err := os.Stat(path); err != nil {
+			// "FILE@llama.cpp@": options with a stray '@' at the end, not
+			// a file name with '@' in it.
+			if sp, perr := ParseSpec(path); perr == nil && sp.Path != path {
+				return Spec{}, fmt.Errorf("model spec %q: %s does not exist, and a trailing '@' makes all before it one file name (for names that hold '@'): drop the last '@' to give %s the options", s, path, sp.Path)
+			}
+		}
+		return Spec{Path: path}, nil
 	}
 	last := strings.LastIndexAny(s, `/\`) + 1
 	i := strings.IndexByte(s[last:], '@')
@@ -53,6 +62,9 @@ func ParseSpec(s string) (Spec, error) {
 	var llamaOpts []string // llama.cpp options given (checkLlamaCpp)
 	for _, opt := range splitOptions(s[i+1:]) {
 		key, val, hasVal := strings.Cut(opt, "=")
+		if key == BackendLlamaCpp && sp.Backend == BackendLlamaCpp {
+			return Spec{}, fmt.Errorf("model spec %q: %s given twice", s, BackendLlamaCpp)
+		}
 		if ok, err := sp.setLlamaCpp(key, val, hasVal); ok || err != nil {
 			if err != nil {
 				return Spec{}, fmt.Errorf("model spec %q: %w", s, err)

@@ -23,6 +23,11 @@ func TestParseSpec(t *testing.T) {
 		{in: "m@exit", err: true},
 		{in: "m@q8=1", err: true},
 		{in: "m@fast", err: true},
+		// A stray trailing '@' after options (no such file): refused,
+		// where it was read as one file name.
+		{in: "absent.gguf@llama.cpp@", err: true},
+		{in: "absent.gguf@q8@", err: true},
+		{in: "m.gguf@llama.cpp@llama.cpp", err: true},
 	} {
 		got, err := ParseSpec(tc.in)
 		if (err != nil) != tc.err {
