@@ -7,7 +7,6 @@ import (
 
 	"github.com/hlmproject/hlm/hybrid"
 	"github.com/hlmproject/hlm/report"
-	"github.com/hlmproject/hlm/sim"
 	"github.com/hlmproject/hlm/uncertainty"
 )
 
@@ -32,11 +31,7 @@ func (p *paper) kdAblation(ctx context.Context, base hybrid.Params) error {
 	for i, d := range drafts {
 		sub := *p // the report's own SLM keeps its models and calibration
 		if i > 0 {
-			ms, err := sim.Open(p.cfg.LLM, d.SLM, p.cfg.Tokenizer)
-			if err != nil {
-				return fmt.Errorf("ablation draft %q: %w", d.Name, err)
-			}
-			sub.setup.Models = ms
+			sub.setup.Models = p.ablation[i-1]
 			sub.calLog = nil
 		}
 		cal, log, err := sub.calibrate(ctx, base)

@@ -30,6 +30,13 @@ func TestKDAblation(t *testing.T) {
 	base.MaxTokens = cfg.MaxTokens
 	p := &paper{cfg: cfg, doc: &Doc{Dir: dir}, sets: map[string][]dataset.Example{}, cache: map[string][]dataset.Example{},
 		setup: Setup{Models: ms, Base: base}}
+	for _, d := range cfg.Ablation {
+		am, err := ms.WithDraft(cfg.LLM, d.SLM, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.ablation = append(p.ablation, am)
+	}
 	if err := p.kdAblation(context.Background(), base); err != nil {
 		t.Fatal(err)
 	}
@@ -64,5 +71,22 @@ func TestKDAblation(t *testing.T) {
 	// The two drafts have different calibrations, hence their own rows.
 	if lines[1] == lines[3] {
 		t.Error("both drafts gave the same row")
+	}
+}
+
+// TestAblationCheckedFirst: an ablation draft that cannot pair with the LLM
+// (another vocabulary) fails the CU-HLM rerun before any table runs.
+func TestAblationCheckedFirst(t *testing.T) {
+	stories := sharedtest.Path(t, "models/stories260K/stories260K.bin")
+	other := sharedtest.Path(t, "models/tinystories-656k")
+	dir := t.TempDir()
+	progressed := false
+	err := RunPaper(context.Background(), PaperConfig{Name: "cu-hlm", Out: dir, LLM: stories, SLM: stories + "@exit=2", Shared: sharedtest.Dir(),
+		N: 2, NCal: 2, MaxTokens: 6, Ablation: []Draft{{Name: "other vocabulary", SLM: other}}, Progress: func(int, int, string) { progressed = true }})
+	if err == nil || !strings.Contains(err.Error(), "other vocabulary") || !strings.Contains(err.Error(), "vocabulary") {
+		t.Fatalf("err = %v, want the ablation draft's vocabulary refused", err)
+	}
+	if progressed {
+		t.Error("runs started before the refusal")
 	}
 }

@@ -73,6 +73,8 @@ type paper struct {
 
 	calRes sim.CalibrationResult // the calibration, once run
 	calLog *sim.CalibrationLog
+
+	ablation []*sim.Models // PaperConfig.Ablation's drafts with the LLM, in order
 }
 
 // RunPaper reruns one paper's experiments and writes DIR/report.md, its
@@ -113,6 +115,16 @@ func RunPaper(ctx context.Context, cfg PaperConfig) error {
 	if err != nil {
 		return err
 	}
+	// The ablation's drafts are opened and checked against the LLM now,
+	// not when their table comes, after the others.
+	var ablation []*sim.Models
+	for _, d := range cfg.Ablation {
+		am, err := ms.WithDraft(cfg.LLM, d.SLM, cfg.Tokenizer)
+		if err != nil {
+			return fmt.Errorf("ablation draft %q: %w", d.Name, err)
+		}
+		ablation = append(ablation, am)
+	}
 	// The uncertainty figure (the reruns that read --n-measure) runs MC
 	// dropout, which needs the draft on hlm's engine: refused now rather
 	// than after the tables before it.
@@ -128,7 +140,7 @@ func RunPaper(ctx context.Context, cfg PaperConfig) error {
 	if _, err := os.Stat(glovePath); err == nil {
 		glove = metrics.LazyGloVe(glovePath)
 	}
-	p := &paper{cfg: cfg, doc: &Doc{Dir: cfg.Out}, sets: map[string][]dataset.Example{}, cache: map[string][]dataset.Example{},
+	p := &paper{cfg: cfg, doc: &Doc{Dir: cfg.Out}, sets: map[string][]dataset.Example{}, cache: map[string][]dataset.Example{}, ablation: ablation,
 		setup: Setup{Models: ms, Base: base, GloVe: glove, NLL: true, Progress: cfg.Progress, Ran: &Methods{}}}
 	switch cfg.Name {
 	case "cu-hlm":

@@ -63,18 +63,9 @@ func Open(llmSpec, slmSpec, tokPath string) (*Models, error) {
 		}
 	}
 	if slmSpec != "" {
-		slm, err := engine.OpenSpec(slmSpec, tokPath)
+		slm, err := openDraft(llm, llmSpec, slmSpec, tokPath)
 		if err != nil {
-			return nil, fmt.Errorf("SLM: %w", err)
-		}
-		if llm.Config().Vocab != slm.Config().Vocab {
-			return nil, fmt.Errorf("LLM vocabulary %d and SLM vocabulary %d differ: the pair cannot share tokens", llm.Config().Vocab, slm.Config().Vocab)
-		}
-		// The same check hlm serve makes of a device (cloud: tokenizer
-		// mismatch): vocabularies of one size with other pieces would
-		// exchange meaningless token ids.
-		if lt, st := llm.Tokenizer(), slm.Tokenizer(); lt != nil && st != nil && lt.Fingerprint() != st.Fingerprint() {
-			return nil, fmt.Errorf("tokenizer mismatch: the LLM %s and the SLM %s have vocabularies of %d tokens but not the same tokenizer (fingerprints %.12s… and %.12s…): the pair cannot share tokens (hlm serve refuses such a device too)", llmSpec, slmSpec, llm.Config().Vocab, lt.Fingerprint(), st.Fingerprint())
+			return nil, err
 		}
 		ms.SLM = slm
 	}
@@ -86,6 +77,36 @@ func Open(llmSpec, slmSpec, tokPath string) (*Models, error) {
 		return nil, errors.New("no tokenizer found with the models: pass --tokenizer")
 	}
 	return ms, nil
+}
+
+// openDraft opens the draft slmSpec for llm and checks that the two share
+// their tokens.
+func openDraft(llm model.Model, llmSpec, slmSpec, tokPath string) (model.Model, error) {
+	slm, err := engine.OpenSpec(slmSpec, tokPath)
+	if err != nil {
+		return nil, fmt.Errorf("SLM: %w", err)
+	}
+	if llm.Config().Vocab != slm.Config().Vocab {
+		return nil, fmt.Errorf("LLM vocabulary %d and SLM vocabulary %d differ: the pair cannot share tokens", llm.Config().Vocab, slm.Config().Vocab)
+	}
+	// The same check hlm serve makes of a device (cloud: tokenizer
+	// mismatch): vocabularies of one size with other pieces would
+	// exchange meaningless token ids.
+	if lt, st := llm.Tokenizer(), slm.Tokenizer(); lt != nil && st != nil && lt.Fingerprint() != st.Fingerprint() {
+		return nil, fmt.Errorf("tokenizer mismatch: the LLM %s and the SLM %s have vocabularies of %d tokens but not the same tokenizer (fingerprints %.12s… and %.12s…): the pair cannot share tokens (hlm serve refuses such a device too)", llmSpec, slmSpec, llm.Config().Vocab, lt.Fingerprint(), st.Fingerprint())
+	}
+	return slm, nil
+}
+
+// WithDraft is ms with the draft slmSpec instead of its own, the LLM and
+// its tokenizer shared (not opened again); the pair is checked as Open
+// checks it.
+func (ms *Models) WithDraft(llmSpec, slmSpec, tokPath string) (*Models, error) {
+	slm, err := openDraft(ms.LLM, llmSpec, slmSpec, tokPath)
+	if err != nil {
+		return nil, err
+	}
+	return &Models{LLM: ms.LLM, SLM: slm, Tok: ms.Tok}, nil
 }
 
 // noDraft is the error for an LLM without a shipped draft: it names an
