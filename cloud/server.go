@@ -452,10 +452,15 @@ func (s *Server) handle(c net.Conn) {
 		sendError(c, time.Second, errShutdown.code, errShutdown.msg)
 	case errors.As(err, &pe):
 		s.cfg.Metrics.Error(pe.code)
-		if pe.code == wire.ErrCodeInternal {
+		switch pe.code {
+		case wire.ErrCodeInternal:
 			// The server's own failure (its LLM), not the device's.
 			log.Error("closing connection: the LLM failed; the device may retry the round", "code", pe.code, "error", pe.msg)
-		} else {
+		case wire.ErrCodeNoSession:
+			// The normal failover path (an expired session, or one kept by
+			// another replica): the device reopens from its committed prefix.
+			log.Info("closing connection: the session to resume is not here; the device reopens it", "code", pe.code, "error", pe.msg)
+		default:
 			log.Warn("closing connection", "code", pe.code, "error", pe.msg)
 		}
 		sendError(c, s.cfg.IOTimeout, pe.code, pe.msg)
