@@ -127,16 +127,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	var reps []model.Model
-	for _, r := range replicas {
-		if sp, err := model.ParseSpec(r); err == nil && sp.Backend != "" {
-			return usageError{fmt.Errorf("--replica %s: the replica method recomputes the device's draft distributions bit for bit, which needs hlm's engine on both sides: drop @%s", r, sp.Backend)}
-		}
-		m, err := llama.OpenSpec(r, *f.tokPath)
-		if err != nil {
-			return fmt.Errorf("replica %s: %w", r, err)
-		}
-		reps = append(reps, m)
+	reps, err := openReplicas(replicas, *f.tokPath)
+	if err != nil {
+		return err
 	}
 	cfg := cloud.Config{LLM: llm, Replicas: reps, AuthToken: *f.token, MaxSessions: *f.maxSessions, MaxFrame: *f.maxFrame,
 		MaxContext: *f.maxContext, IdleTimeout: *f.idle, MaxBatch: *f.maxBatch, BatchWindow: *f.window, DrainDelay: *f.drainDelay, Logger: log}
@@ -163,21 +156,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	fmt.Fprintf(say, "hlm serve: listening on %s (LLM %s, vocabulary %d, %s)\n", ln.Addr(), llm.Name(), llm.Config().Vocab, ctxNote)
 	if lc, ok := llm.(*llamacpp.Model); ok {
-		if prom != nil {
-			prom.AddSlots(func() cloud.SlotStats {
-				st := lc.Stats()
-				used, total := lc.Sequences()
-				return cloud.SlotStats{Used: used, Total: total, Decodes: st.Decodes, Evictions: st.Evictions, Restores: st.Restores, Recomputes: st.Recomputes}
-			})
-		}
-		on := "the CPU"
-		if acc := lc.Accelerators(); len(acc) > 0 {
-			on = strings.Join(acc, "; ") + fmt.Sprintf(" and the CPU (ngl=%d)", lc.Spec().LlamaCpp.GPULayers)
-		}
-		if lc.Slots() > *f.maxSessions {
-			log.Warn(fmt.Sprintf("np=%d holds KV cache for more sessions than --max-sessions %d lets in: lower np, or raise --max-sessions", lc.Slots(), *f.maxSessions))
-		}
-		fmt.Fprintf(say, "hlm serve: LLM on llama.cpp %s (%s), on %s: %s in its KV cache at once (np); more take turns, each evicted one %s\n", lc.Library().Version(), lc.Describe(), on, words.Plural(lc.Slots(), "session"), lc.Evicted())
+		announceLlamaCpp(lc, prom, *f.maxSessions, log, say)
 	}
 	current.Store(srv)
 	servingUntilSignal.Store(true)
@@ -187,6 +166,44 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	})
 	fmt.Fprintln(say, "hlm serve: stopped")
 	return err
+}
+
+// openReplicas opens the --replica drafts, on hlm's engine (the replica
+// method recomputes the device's draft bit for bit).
+func openReplicas(specs []string, tokPath string) ([]model.Model, error) {
+	var reps []model.Model
+	for _, r := range specs {
+		if sp, err := model.ParseSpec(r); err == nil && sp.Backend != "" {
+			return nil, usageError{fmt.Errorf("--replica %s: the replica method recomputes the device's draft distributions bit for bit, which needs hlm's engine on both sides: drop @%s", r, sp.Backend)}
+		}
+		m, err := llama.OpenSpec(r, tokPath)
+		if err != nil {
+			return nil, fmt.Errorf("replica %s: %w", r, err)
+		}
+		reps = append(reps, m)
+	}
+	return reps, nil
+}
+
+// announceLlamaCpp says where the LLM on llama.cpp runs and how many
+// sessions its KV cache holds, warns of np above --max-sessions, and adds
+// its slots to the metrics.
+func announceLlamaCpp(lc *llamacpp.Model, prom *cloud.Prometheus, maxSessions int, log *slog.Logger, say io.Writer) {
+	if prom != nil {
+		prom.AddSlots(func() cloud.SlotStats {
+			st := lc.Stats()
+			used, total := lc.Sequences()
+			return cloud.SlotStats{Used: used, Total: total, Decodes: st.Decodes, Evictions: st.Evictions, Restores: st.Restores, Recomputes: st.Recomputes}
+		})
+	}
+	on := "the CPU"
+	if acc := lc.Accelerators(); len(acc) > 0 {
+		on = strings.Join(acc, "; ") + fmt.Sprintf(" and the CPU (ngl=%d)", lc.Spec().LlamaCpp.GPULayers)
+	}
+	if lc.Slots() > maxSessions {
+		log.Warn(fmt.Sprintf("np=%d holds KV cache for more sessions than --max-sessions %d lets in: lower np, or raise --max-sessions", lc.Slots(), maxSessions))
+	}
+	fmt.Fprintf(say, "hlm serve: LLM on llama.cpp %s (%s), on %s: %s in its KV cache at once (np); more take turns, each evicted one %s\n", lc.Library().Version(), lc.Describe(), on, words.Plural(lc.Slots(), "session"), lc.Evicted())
 }
 
 // serveEndpoints serves the health endpoint (/healthz, /drain) and the
