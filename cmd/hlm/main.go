@@ -22,6 +22,7 @@ import (
 	"sync/atomic"
 	"syscall"
 
+	"github.com/hlmproject/hlm/internal/words"
 	"github.com/hlmproject/hlm/model"
 	"github.com/hlmproject/hlm/model/builtin"
 	"github.com/hlmproject/hlm/model/llamacpp"
@@ -75,7 +76,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		for n := range commands {
 			names = append(names, n)
 		}
-		if s := closest(args[0], names); s != "" {
+		if s := words.Closest(args[0], names); s != "" {
 			fmt.Fprintf(stderr, "hlm: unknown command %q; did you mean %q?\n\n", args[0], s)
 			return 2
 		}

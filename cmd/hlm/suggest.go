@@ -17,7 +17,7 @@ func withSuggestion(fs *flag.FlagSet, err error) error {
 	}
 	var names []string
 	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
-	if s := closest(name, names); s != "" {
+	if s := words.Closest(name, names); s != "" {
 		dash := "--"
 		if len(s) == 1 {
 			dash = "-"
@@ -26,9 +26,3 @@ func withSuggestion(fs *flag.FlagSet, err error) error {
 	}
 	return err
 }
-
-// closest is words.Closest: the candidate nearest to s, or "".
-func closest(s string, candidates []string) string { return words.Closest(s, candidates) }
-
-// editDistance is words.EditDistance, the Levenshtein distance of a and b.
-func editDistance(a, b string) int { return words.EditDistance(a, b) }

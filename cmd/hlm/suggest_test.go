@@ -6,26 +6,6 @@ import (
 	"testing"
 )
 
-func TestClosest(t *testing.T) {
-	cands := []string{"prompt", "max-tokens", "method", "model", "t", "threads", "temperature"}
-	for _, c := range []struct{ in, want string }{
-		{"promt", "prompt"}, {"max-token", "max-tokens"}, {"metod", "method"}, {"temp", "temperature"},
-		{"thread", "threads"}, {"zzzzzz", ""}, {"x", ""}, {"", ""}, {"prompts", "prompt"},
-	} {
-		if got := closest(c.in, cands); got != c.want {
-			t.Errorf("closest(%q) = %q, want %q", c.in, got, c.want)
-		}
-	}
-	for _, c := range []struct {
-		a, b string
-		d    int
-	}{{"", "", 0}, {"a", "", 1}, {"kitten", "sitting", 3}, {"flaw", "lawn", 2}, {"same", "same", 0}} {
-		if got := editDistance(c.a, c.b); got != c.d {
-			t.Errorf("editDistance(%q, %q) = %d, want %d", c.a, c.b, got, c.d)
-		}
-	}
-}
-
 // TestSuggestions: a mistyped command or flag gets the nearest name.
 func TestSuggestions(t *testing.T) {
 	for _, c := range []struct {

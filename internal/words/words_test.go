@@ -16,3 +16,23 @@ func TestWords(t *testing.T) {
 		}
 	}
 }
+
+func TestClosest(t *testing.T) {
+	cands := []string{"prompt", "max-tokens", "method", "model", "t", "threads", "temperature"}
+	for _, c := range []struct{ in, want string }{
+		{"promt", "prompt"}, {"max-token", "max-tokens"}, {"metod", "method"}, {"temp", "temperature"},
+		{"thread", "threads"}, {"zzzzzz", ""}, {"x", ""}, {"", ""}, {"prompts", "prompt"},
+	} {
+		if got := Closest(c.in, cands); got != c.want {
+			t.Errorf("Closest(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+	for _, c := range []struct {
+		a, b string
+		d    int
+	}{{"", "", 0}, {"a", "", 1}, {"kitten", "sitting", 3}, {"flaw", "lawn", 2}, {"same", "same", 0}} {
+		if got := EditDistance(c.a, c.b); got != c.d {
+			t.Errorf("EditDistance(%q, %q) = %d, want %d", c.a, c.b, got, c.d)
+		}
+	}
+}
