@@ -34,7 +34,7 @@ func (c *cache) rows(target []int, from int) ([][]float32, error) {
 	var rows [][]float32
 	if len(pl.eval) > 0 {
 		if rows, err = c.s.Eval(pl.eval); err != nil {
-			return nil, engineError(err)
+			return nil, EngineError(err)
 		}
 	}
 	out := c.absorb(pl, rows)
@@ -130,7 +130,7 @@ func (c *cache) truncate(n int) error {
 	}
 	c.toks = c.toks[:n]
 	c.next, c.lent = nil, false
-	return engineError(c.s.Truncate(n))
+	return EngineError(c.s.Truncate(n))
 }
 
 // ErrEngine marks a model's own failure to evaluate or roll back (an engine
@@ -141,9 +141,7 @@ func (c *cache) truncate(n int) error {
 var ErrEngine = errors.New("the model's evaluation failed")
 
 // EngineError marks err (nil stays nil) as the model's failure, ErrEngine.
-func EngineError(err error) error { return engineError(err) }
-
-func engineError(err error) error {
+func EngineError(err error) error {
 	if err == nil || errors.Is(err, ErrEngine) {
 		return err
 	}

@@ -370,8 +370,9 @@ func emit(c Config, d *Device, committed []int) {
 	if c.endsIn(out[:start]) >= 0 {
 		return
 	}
+	limit := c.outputLimit()
 	for i, t := range committed {
-		if slices.Contains(c.EOG, t) || start+i >= c.outputLimit() {
+		if slices.Contains(c.EOG, t) || start+i >= limit {
 			break
 		}
 		pass = append(pass, t)

@@ -179,7 +179,7 @@ func (s *Server) Verify(up *wire.Upload) (*wire.Verdict, *Trace, error) {
 	var rows [][]float32
 	if toks := j.Tokens(); len(toks) > 0 {
 		if rows, err = j.Session().Eval(toks); err != nil {
-			return nil, nil, engineError(err)
+			return nil, nil, EngineError(err)
 		}
 	}
 	return j.Finish(rows)
