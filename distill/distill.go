@@ -255,7 +255,8 @@ func open(cfg Config) (*run, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if ckpt, _, _ := paths(cfg.Out); !cfg.Resume && !cfg.Overwrite {
+	ckpt, csv, png := paths(cfg.Out)
+	if !cfg.Resume && !cfg.Overwrite {
 		if _, err := os.Stat(ckpt); err == nil {
 			return nil, fmt.Errorf("%w: %s; --resume continues that run, --overwrite starts over in its place, or choose another --out", ErrExists, ckpt)
 		}
@@ -281,7 +282,7 @@ func open(cfg Config) (*run, error) {
 			return nil, err
 		}
 	}
-	r.ckpt, r.csv, r.png = paths(cfg.Out)
+	r.ckpt, r.csv, r.png = ckpt, csv, png
 	identity, _ := json.Marshal(cfg)
 	r.identity, r.fingerprint = string(identity), teacher.Fingerprint()
 

@@ -70,7 +70,7 @@ type Session struct {
 // NewSession checks the prompt against the context (or fits it, with
 // Params.FitPrompt) and opens the device and the link model.
 func NewSession(c SessionConfig) (*Session, error) {
-	ids, err := promptFor(c)
+	ids, err := PromptFor(c.Params, c.Prompt, c.Text.BOS(), c.Context)
 	if err != nil {
 		return nil, err
 	}
@@ -141,15 +141,15 @@ func controlledMethods() []string {
 	return out
 }
 
-// promptFor is the prompt a session starts from: fitted with
-// Params.FitPrompt, else the prompt itself when it leaves room for at
-// least one token (a longer one wraps model.ErrContextFull and names the
-// context).
-func promptFor(c SessionConfig) ([]int, error) {
-	if c.Params.FitPrompt {
-		return FitPrompt(c.Prompt, c.Text.BOS(), c.Context, c.Params.MaxTokens)
+// PromptFor is the prompt ids a session of p starts from in a context of
+// ctx positions: fitted with Params.FitPrompt (FitPrompt), else the prompt
+// itself when it leaves room for at least one token (CheckPrompt: a longer
+// one wraps model.ErrContextFull and names the context).
+func PromptFor(p Params, ids []int, bos, ctx int) ([]int, error) {
+	if p.FitPrompt {
+		return FitPrompt(ids, bos, ctx, p.MaxTokens)
 	}
-	return CheckPrompt(c.Prompt, c.Context)
+	return CheckPrompt(ids, ctx)
 }
 
 // CheckPrompt refuses a prompt that leaves no room for a token in a

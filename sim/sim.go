@@ -166,14 +166,7 @@ func RunModels(ctx context.Context, ms *Models, c Config) (hybrid.Summary, error
 	// Every prompt is checked against the context first, so that prompt 7
 	// that does not fit fails the command before prompts 0–6 have run.
 	for i, text := range c.Prompts {
-		ids := ms.Tok.Encode(text, true)
-		var err error
-		if c.Params.FitPrompt {
-			_, err = hybrid.FitPrompt(ids, ms.Tok.BOS(), ms.Context(), c.Params.MaxTokens)
-		} else {
-			_, err = hybrid.CheckPrompt(ids, ms.Context())
-		}
-		if err != nil {
+		if _, err := hybrid.PromptFor(c.Params, ms.Tok.Encode(text, true), ms.Tok.BOS(), ms.Context()); err != nil {
 			return hybrid.Summary{}, fmt.Errorf("prompt %d: %w", i, err)
 		}
 	}
