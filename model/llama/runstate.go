@@ -81,6 +81,7 @@ type attention struct {
 	keys, vals [][]float32 // per row: the layer's cached keys and values of its session
 	capRows    [][]float32 // per item: where to copy its probabilities (nil: none)
 	width      int         // the longest row of scores
+	work       int         // the layer's work, for the thread split
 	tree       *tree       // the rows are the nodes of this tree (nil: a batch)
 	base       int         // a tree's first slot: the length of the cache before it
 	mu         sync.Mutex  // guards free and paths
