@@ -82,8 +82,45 @@ func CollectMeasures(ctx context.Context, ms *Models, cfg MeasureConfig, prompts
 	if err := CheckMeasures(ms); err != nil {
 		return nil, err
 	}
-	p := cfg.Params
-	perturb := uncertainty.Perturbation{M: p.M, ThetaMax: p.ThetaMax}
+	mr, err := newMeasurer(ms, cfg)
+	if err != nil {
+		return nil, err
+	}
+	for i, prompt := range prompts {
+		if err := mr.prompt(ctx, i, prompt); err != nil {
+			return nil, err
+		}
+		if progress != nil {
+			progress(i+1, len(prompts))
+		}
+	}
+	if len(mr.log.Beta) == 0 {
+		return nil, errors.New("no tokens measured")
+	}
+	return mr.log, nil
+}
+
+// The measures' indices in MeasureLog's U, Seconds and Passes.
+const (
+	measureTemperature = iota
+	measureDropout
+	measurePrompt
+)
+
+// measurer fills a MeasureLog: the measures' settings and the pair they
+// run on.
+type measurer struct {
+	ms      *Models
+	cfg     MeasureConfig
+	perturb uncertainty.Perturbation
+	batcher model.Batcher // the draft's, when it batches (paraphrases)
+	ctxLen  int
+	log     *MeasureLog
+}
+
+// newMeasurer checks cfg's measures and starts their log.
+func newMeasurer(ms *Models, cfg MeasureConfig) (*measurer, error) {
+	perturb := uncertainty.Perturbation{M: cfg.Params.M, ThetaMax: cfg.Params.ThetaMax}
 	if err := perturb.Validate(); err != nil {
 		return nil, err
 	}
@@ -95,110 +132,157 @@ func CollectMeasures(ctx context.Context, ms *Models, cfg MeasureConfig, prompts
 		log.Names = append(log.Names, MeasurePrompt)
 	}
 	nm := len(log.Names)
-	log.U = make([][]float64, nm)
-	log.Seconds = make([]float64, nm)
-	log.Passes = make([]int, nm)
+	log.U, log.Seconds, log.Passes = make([][]float64, nm), make([]float64, nm), make([]int, nm)
 	batcher, _ := ms.SLM.(model.Batcher)
-	ctxLen := min(ms.LLM.Config().SeqLen, ms.SLM.Config().SeqLen)
-	for i, prompt := range prompts {
-		seed := p.Seed + uint64(i)
-		rng := rand.New(rand.NewPCG(seed, 0x6d656173)) // drafts and verification
-		rngs := [3]*rand.Rand{rand.New(rand.NewPCG(seed, 1)), rand.New(rand.NewPCG(seed, 2)), rand.New(rand.NewPCG(seed, 3))}
-		run, err := startLossless(ms, prompt, p.MaxTokens)
+	return &measurer{ms: ms, cfg: cfg, perturb: perturb, batcher: batcher, ctxLen: ms.Context(), log: log}, nil
+}
+
+// timed runs f and adds its wall time to measure m's.
+func (mr *measurer) timed(m int, f func() error) error {
+	start := time.Now()
+	err := f()
+	mr.log.Seconds[m] += time.Since(start).Seconds()
+	return err
+}
+
+// prompt measures every draft of prompt i's lossless run (seeded by the
+// prompt's index).
+func (mr *measurer) prompt(ctx context.Context, i int, prompt string) error {
+	p := mr.cfg.Params
+	seed := p.Seed + uint64(i)
+	rng := rand.New(rand.NewPCG(seed, 0x6d656173)) // drafts and verification
+	rngs := [3]*rand.Rand{rand.New(rand.NewPCG(seed, 1)), rand.New(rand.NewPCG(seed, 2)), rand.New(rand.NewPCG(seed, 3))}
+	run, err := startLossless(mr.ms, prompt, p.MaxTokens)
+	if err != nil {
+		return fmt.Errorf("prompt %d: %w", i, err)
+	}
+	ss, ok := run.slm.(uncertainty.DropoutSession)
+	if !ok {
+		return errNoDropout
+	}
+	var paras *paraphrased
+	longest := len(run.seq)
+	if mr.cfg.Paraphraser != nil {
+		err := mr.timed(measurePrompt, func() (err error) {
+			paras, err = mr.paraphrase(i, prompt, rngs[measurePrompt])
+			return err
+		})
 		if err != nil {
-			return nil, fmt.Errorf("prompt %d: %w", i, err)
+			return err
 		}
-		ss, ok := run.slm.(uncertainty.DropoutSession)
-		if !ok {
-			return nil, errNoDropout
+		longest = max(longest, paras.longest)
+	}
+	for n := 0; n < p.MaxTokens && longest+n < mr.ctxLen-1; n++ {
+		if err := ctx.Err(); err != nil {
+			return err
 		}
-		// Prompt perturbation: one session per paraphrase.
-		var paras []model.Session
-		var paraLogits [][]float32
-		longest := len(run.seq)
-		if cfg.Paraphraser != nil {
-			start := time.Now()
-			for m, text := range cfg.Paraphraser.Paraphrases(prompt, p.M, rngs[2]) {
-				if i == 0 {
-					log.Examples = append(log.Examples, text)
-				}
-				ids, err := PromptIDs(ms, text, p.MaxTokens)
-				if err != nil {
-					return nil, fmt.Errorf("prompt %d, paraphrase %d: %w", i, m, err)
-				}
-				ps := ms.SLM.NewSession()
-				lg, err := ps.Prefill(ids)
-				if err != nil {
-					return nil, err
-				}
-				paras = append(paras, ps)
-				paraLogits = append(paraLogits, lg)
-				longest = max(longest, len(ids))
-				log.Passes[2] += len(ids)
-			}
-			log.Seconds[2] += time.Since(start).Seconds()
+		x := p.Dist(nil, run.sl)
+		y := p.Dist(nil, run.ll)
+		d := sampling.Sample(x, rng)
+		mr.log.Beta = append(mr.log.Beta, uncertainty.Beta(x[d], y[d]))
+		if err := mr.measure(run, ss, paras, d, rngs); err != nil {
+			return err
 		}
-		var dist []float64
-		for n := 0; n < p.MaxTokens && longest+n < ctxLen-1; n++ {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-			x := p.Dist(nil, run.sl)
-			y := p.Dist(nil, run.ll)
-			d := sampling.Sample(x, rng)
-			log.Beta = append(log.Beta, uncertainty.Beta(x[d], y[d]))
-
-			start := time.Now()
-			log.U[0] = append(log.U[0], perturb.Measure(run.sl, d, rngs[0]))
-			log.Seconds[0] += time.Since(start).Seconds()
-
-			start = time.Now()
-			u, restored, err := cfg.Dropout.Measure(ss, run.seq[len(run.seq)-1], d, p.Temperature, rngs[1])
-			if err != nil {
-				return nil, err
-			}
-			if !slices.Equal(restored, run.sl) {
-				return nil, errors.New("MC dropout did not restore the SLM's cache exactly")
-			}
-			log.U[1] = append(log.U[1], u)
-			log.Seconds[1] += time.Since(start).Seconds()
-			log.Passes[1] += cfg.Dropout.Samples() + 1
-
-			if paras != nil {
-				start = time.Now()
-				samples := make([]int, len(paras))
-				for m, lg := range paraLogits {
-					dist = p.Dist(dist, lg)
-					samples[m] = sampling.Sample(dist, rngs[2])
-				}
-				log.U[2] = append(log.U[2], uncertainty.Disagreement(samples, d))
-				log.Seconds[2] += time.Since(start).Seconds()
-			}
-
-			tok, done, err := run.commit(x, y, d, rng)
-			if err != nil {
-				return nil, err
-			}
-			if done {
-				break
-			}
-			if paras != nil {
-				start = time.Now()
-				if paraLogits, err = advance(batcher, paras, tok); err != nil {
-					return nil, err
-				}
-				log.Seconds[2] += time.Since(start).Seconds()
-				log.Passes[2] += len(paras)
-			}
+		tok, done, err := run.commit(x, y, d, rng)
+		if err != nil {
+			return err
 		}
-		if progress != nil {
-			progress(i+1, len(prompts))
+		if done {
+			break
+		}
+		if paras != nil {
+			if err := mr.timed(measurePrompt, func() error { return paras.advance(mr.batcher, tok) }); err != nil {
+				return err
+			}
+			mr.log.Passes[measurePrompt] += len(paras.sessions)
 		}
 	}
-	if len(log.Beta) == 0 {
-		return nil, errors.New("no tokens measured")
+	return nil
+}
+
+// measure logs draft d's uncertainty under each measure, with its time
+// and passes.
+func (mr *measurer) measure(run *lossless, ss uncertainty.DropoutSession, paras *paraphrased, d int, rngs [3]*rand.Rand) error {
+	log, p := mr.log, mr.cfg.Params
+	mr.timed(measureTemperature, func() error {
+		log.U[measureTemperature] = append(log.U[measureTemperature], mr.perturb.Measure(run.sl, d, rngs[measureTemperature]))
+		return nil
+	})
+	err := mr.timed(measureDropout, func() error {
+		u, restored, err := mr.cfg.Dropout.Measure(ss, run.seq[len(run.seq)-1], d, p.Temperature, rngs[measureDropout])
+		if err != nil {
+			return err
+		}
+		if !slices.Equal(restored, run.sl) {
+			return errors.New("MC dropout did not restore the SLM's cache exactly")
+		}
+		log.U[measureDropout] = append(log.U[measureDropout], u)
+		return nil
+	})
+	if err != nil {
+		return err
 	}
-	return log, nil
+	log.Passes[measureDropout] += mr.cfg.Dropout.Samples() + 1
+	if paras != nil {
+		mr.timed(measurePrompt, func() error {
+			u := paras.disagreement(p, d, rngs[measurePrompt])
+			log.U[measurePrompt] = append(log.U[measurePrompt], u)
+			return nil
+		})
+	}
+	return nil
+}
+
+// paraphrased is prompt perturbation's state for one prompt: a session per
+// paraphrase and the logits after it.
+type paraphrased struct {
+	sessions []model.Session
+	logits   [][]float32
+	longest  int // the longest paraphrase's tokens
+	dist     []float64
+}
+
+// paraphrase prefills a draft session for each of prompt i's M
+// paraphrases (the first prompt's are kept as the log's examples).
+func (mr *measurer) paraphrase(i int, prompt string, rng *rand.Rand) (*paraphrased, error) {
+	p := mr.cfg.Params
+	pp := &paraphrased{}
+	for m, text := range mr.cfg.Paraphraser.Paraphrases(prompt, p.M, rng) {
+		if i == 0 {
+			mr.log.Examples = append(mr.log.Examples, text)
+		}
+		ids, err := PromptIDs(mr.ms, text, p.MaxTokens)
+		if err != nil {
+			return nil, fmt.Errorf("prompt %d, paraphrase %d: %w", i, m, err)
+		}
+		ps := mr.ms.SLM.NewSession()
+		lg, err := ps.Prefill(ids)
+		if err != nil {
+			return nil, err
+		}
+		pp.sessions = append(pp.sessions, ps)
+		pp.logits = append(pp.logits, lg)
+		pp.longest = max(pp.longest, len(ids))
+		mr.log.Passes[measurePrompt] += len(ids)
+	}
+	return pp, nil
+}
+
+// disagreement is prompt perturbation's uncertainty of draft d: the share
+// of paraphrases whose own draw is not d (uncertainty.Disagreement).
+func (pp *paraphrased) disagreement(p hybrid.Params, d int, rng *rand.Rand) float64 {
+	samples := make([]int, len(pp.logits))
+	for m, lg := range pp.logits {
+		pp.dist = p.Dist(pp.dist, lg)
+		samples[m] = sampling.Sample(pp.dist, rng)
+	}
+	return uncertainty.Disagreement(samples, d)
+}
+
+// advance appends tok to every paraphrase's session.
+func (pp *paraphrased) advance(b model.Batcher, tok int) (err error) {
+	pp.logits, err = advance(b, pp.sessions, tok)
+	return err
 }
 
 // advance appends tok to every session (in one batched pass when the model
