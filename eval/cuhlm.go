@@ -34,21 +34,9 @@ func (p *paper) cuhlm(ctx context.Context) error {
 	}
 	// The online k predicts β with the fitted line, whatever its sign
 	// (calibrationNote says so when a ≤ 0).
-	calSets := []string{fmt.Sprintf("calib_a=%g", cal.Fit.A), fmt.Sprintf("calib_b=%g", cal.Fit.B)}
-	kStar := cal.KOffline
-	if kStar <= 0 {
-		kStar = p.setup.Models.LLM.Config().Vocab
-	}
-	point := func(m string, extra ...string) Point {
-		sets := []string{"u_th=0.8"}
-		switch m {
-		case hybrid.CUHLMOffline:
-			sets = append(sets, fmt.Sprintf("k=%d", kStar))
-		case hybrid.CUHLMOnline:
-			sets = append(sets, calSets...)
-		}
-		sets = append(sets, extra...)
-		return Point{Label: m, Method: m, Sets: sets}
+	cp := cuhlmPoints{kStar: cal.KOffline, calSets: []string{fmt.Sprintf("calib_a=%g", cal.Fit.A), fmt.Sprintf("calib_b=%g", cal.Fit.B)}}
+	if cp.kStar <= 0 {
+		cp.kStar = p.setup.Models.LLM.Config().Vocab
 	}
 
 	p.doc.H(2, "Calibration: Theorem 1 and the offline k* (eq. 21)")
@@ -56,28 +44,9 @@ func (p *paper) cuhlm(ctx context.Context) error {
 	if err := p.doc.Table("calibration", p.calibrationTable(cal, []string{"CU-HLM paper", "–", "0.815", "−0.066", "0.977", "0.5956", "0.8117", "0.0810", "4.94e-3", "–", "9.87e-3", "30", "–"})); err != nil {
 		return err
 	}
-
-	// Summary at the paper's headline setting, with the bonus variants.
-	var pts []Point
-	for _, m := range cuhlmMethods {
-		pts = append(pts, point(m))
-	}
-	for _, m := range []string{hybrid.HLM, hybrid.UHLM, hybrid.CUHLMOnline} {
-		q := point(m, "bonus=true")
-		q.Label = m + " +bonus"
-		pts = append(pts, q)
-	}
-	sum, err := p.run(ctx, "summary", "tinystories", p.cfg.N, base, pts)
-	if err != nil {
+	if err := p.cuhlmSummary(ctx, base, cp); err != nil {
 		return err
 	}
-	p.doc.H(2, "Summary (Rayleigh, average SNR 10 dB, W = 10 MHz, b_prob = 8 + indices, u_th = 0.8)")
-	p.doc.P("TinyStories continuations (%d prompts, at most %d tokens each). TR = share of tokens uploaded; TSR = mean acceptance probability of the skipped tokens; compression = distribution bits relative to 32-bit full distributions. CU-HLM (offline) uses k* = %d from the calibration, CU-HLM (online) η = %g. Rows \"+bonus\" let an accepted draft be followed by the LLM's bonus token (not the papers' method). "+
-		"Every row runs in CU-HLM's setting, U-HLM's and HLM's too: u_th = 0.8, %d-bit probabilities with indices, 10 MHz at 10 dB, so they differ from the U-HLM rerun's rows (u_th = 0.431, 32-bit full distributions, U-HLM's 1 MHz channel).", sum[0].Prompts, p.cfg.MaxTokens, kStar, base.Eta, base.ProbBits)
-	if err := p.doc.Table("summary_table", Table("", sum, []string{"label", "throughput_tps", "transmission_rate", "true_skip_rate", "rejection_rate", "uplink_bits_per_token", "compression_ratio", "rougeL", "cosine", "nll", "mean_deviation"})); err != nil {
-		return err
-	}
-
 	if err := p.measureFigure(ctx, base, "fig2", "CU-HLM Fig. 2", "temperature perturbation 0.71, MC dropout 0.65, prompt perturbation 0.20 (CU-HLM Fig. 2)"); err != nil {
 		return err
 	}
@@ -91,11 +60,71 @@ func (p *paper) cuhlm(ctx context.Context) error {
 	if err := p.boundsVsK(st, base.Eta); err != nil {
 		return err
 	}
-	if err := p.etaSweep(ctx, base, log, calSets); err != nil {
+	if err := p.etaSweep(ctx, base, log, cp.calSets); err != nil {
 		return err
 	}
+	if err := p.cuhlmFig10(ctx, base, cp); err != nil {
+		return err
+	}
+	p.doc.H(2, "Table I: quality by method and dataset")
+	var pts []Point
+	for _, m := range cuhlmMethods {
+		pts = append(pts, cp.point(m))
+	}
+	if err := p.methodsByDataset(ctx, base, pts, cuhlmMethods, []string{"alpaca", "qed", "creak", "strategyqa", "tinystories"}); err != nil {
+		return err
+	}
+	if err := p.cuhlmFig9(ctx, base, cp.kStar); err != nil {
+		return err
+	}
+	return p.kdAblation(ctx, base)
+}
 
-	// Fig. 10.
+// cuhlmPoints are the rerun's points of a method: u_th = 0.8, and the
+// offline k* or the online calibration.
+type cuhlmPoints struct {
+	kStar   int
+	calSets []string
+}
+
+// point is method m's point with extra settings.
+func (cp cuhlmPoints) point(m string, extra ...string) Point {
+	sets := []string{"u_th=0.8"}
+	switch m {
+	case hybrid.CUHLMOffline:
+		sets = append(sets, fmt.Sprintf("k=%d", cp.kStar))
+	case hybrid.CUHLMOnline:
+		sets = append(sets, cp.calSets...)
+	}
+	sets = append(sets, extra...)
+	return Point{Label: m, Method: m, Sets: sets}
+}
+
+// cuhlmSummary is the summary at the paper's headline setting, with the
+// bonus variants.
+func (p *paper) cuhlmSummary(ctx context.Context, base hybrid.Params, cp cuhlmPoints) error {
+	var pts []Point
+	for _, m := range cuhlmMethods {
+		pts = append(pts, cp.point(m))
+	}
+	for _, m := range []string{hybrid.HLM, hybrid.UHLM, hybrid.CUHLMOnline} {
+		q := cp.point(m, "bonus=true")
+		q.Label = m + " +bonus"
+		pts = append(pts, q)
+	}
+	sum, err := p.run(ctx, "summary", "tinystories", p.cfg.N, base, pts)
+	if err != nil {
+		return err
+	}
+	p.doc.H(2, "Summary (Rayleigh, average SNR 10 dB, W = 10 MHz, b_prob = 8 + indices, u_th = 0.8)")
+	p.doc.P("TinyStories continuations (%d prompts, at most %d tokens each). TR = share of tokens uploaded; TSR = mean acceptance probability of the skipped tokens; compression = distribution bits relative to 32-bit full distributions. CU-HLM (offline) uses k* = %d from the calibration, CU-HLM (online) η = %g. Rows \"+bonus\" let an accepted draft be followed by the LLM's bonus token (not the papers' method). "+
+		"Every row runs in CU-HLM's setting, U-HLM's and HLM's too: u_th = 0.8, %d-bit probabilities with indices, 10 MHz at 10 dB, so they differ from the U-HLM rerun's rows (u_th = 0.431, 32-bit full distributions, U-HLM's 1 MHz channel).", sum[0].Prompts, p.cfg.MaxTokens, cp.kStar, base.Eta, base.ProbBits)
+	return p.doc.Table("summary_table", Table("", sum, []string{"label", "throughput_tps", "transmission_rate", "true_skip_rate", "rejection_rate", "uplink_bits_per_token", "compression_ratio", "rougeL", "cosine", "nll", "mean_deviation"}))
+}
+
+// cuhlmFig10 is Fig. 10: token throughput vs average SNR, under Rayleigh
+// and Rician fading.
+func (p *paper) cuhlmFig10(ctx context.Context, base hybrid.Params, cp cuhlmPoints) error {
 	snrs := sweep("snr_db", -20, -15, -10, -5, 0, 5, 10)
 	for _, fad := range []struct{ name, set, title string }{
 		{"rayleigh", "fading=rayleigh", "Rayleigh fading"},
@@ -105,7 +134,7 @@ func (p *paper) cuhlm(ctx context.Context) error {
 		for _, m := range cuhlmMethods {
 			grid, _ := Grid([]string{m}, []string{snrs})
 			for _, g := range grid {
-				q := point(m, append([]string{fad.set, "rician_k_db=10"}, g.Sets...)...)
+				q := cp.point(m, append([]string{fad.set, "rician_k_db=10"}, g.Sets...)...)
 				q.Label = g.Label
 				pts = append(pts, q)
 			}
@@ -121,13 +150,12 @@ func (p *paper) cuhlm(ctx context.Context) error {
 			return err
 		}
 	}
+	return nil
+}
 
-	// Table I.
-	p.doc.H(2, "Table I: quality by method and dataset")
-	if err := p.methodsByDataset(ctx, base, pts[:len(cuhlmMethods)], cuhlmMethods, []string{"alpaca", "qed", "creak", "strategyqa", "tinystories"}); err != nil {
-		return err
-	}
-
+// cuhlmFig9 is Fig. 9: TR and TSR vs u_th (9a), quality and payload vs k
+// (9b), for CU-HLM (offline).
+func (p *paper) cuhlmFig9(ctx context.Context, base hybrid.Params, kStar int) error {
 	// Fig. 9a: TR and TSR vs u_th.
 	var uth []Point
 	for _, u := range []float64{0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1} {
@@ -162,7 +190,7 @@ func (p *paper) cuhlm(ctx context.Context) error {
 		Series: []report.Series{logSafe(Curve("uplink bits/token", rows, kx, "uplink_bits_per_token")), logSafe(scaled(Curve("deviation ×1000", rows, kx, "mean_deviation"), func(int) float64 { return 1000 }))}}); err != nil {
 		return err
 	}
-	return p.kdAblation(ctx, base)
+	return nil
 }
 
 // kGrid is 1, 2, 5, 10, 20, 50, … up to v, and v.
