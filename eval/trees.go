@@ -220,8 +220,7 @@ func (p *paper) treesPair(ctx context.Context, sc treesScale, pr treePair, ex []
 	if err != nil {
 		return nil, err
 	}
-	v := pr.ms.LLM.Config().Vocab
-	chains, err := chainConfigs(v, base.Ell, base.SQSK, sc.ls)
+	chains, err := chainConfigs(pr.ms.LLM.Config().Vocab, base.Ell, base.SQSK, sc.ls)
 	if err != nil {
 		return nil, err
 	}
@@ -233,24 +232,39 @@ func (p *paper) treesPair(ctx context.Context, sc treesScale, pr treePair, ex []
 			}
 		}
 	}
-	// The chains at every point.
+	s := p.setup
+	s.Models, s.Base, s.NLL, s.GloVe = pr.ms, base, false, nil
+	if err := o.runChains(ctx, s, p.cfg.Out, ex); err != nil {
+		return nil, err
+	}
+	if err := o.runTrees(ctx, s, p.cfg.Out, ex, o.treeConfigs(sc.nodes)); err != nil {
+		return nil, err
+	}
+	if err := o.diagnose(); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+// runChains runs every chain at every point and finds the best chain of
+// each point.
+func (o *treesOutcome) runChains(ctx context.Context, s Setup, out string, ex []dataset.Example) error {
 	var pts []Point
 	for _, g := range o.points {
-		for _, c := range chains {
+		for _, c := range o.chains {
 			pts = append(pts, Point{Label: c.label, Method: c.method, Sets: append(append([]string(nil), c.sets...), g.sets()...)})
 		}
 	}
-	s := p.setup
-	s.Models, s.Base, s.NLL, s.GloVe = pr.ms, base, false, nil
 	rows, err := Evaluate(ctx, s, "tinystories", ex, pts)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if err := WriteResults(p.cfg.Out, pr.tag+"_chains", rows); err != nil {
-		return nil, err
+	if err := WriteResults(out, o.pair.tag+"_chains", rows); err != nil {
+		return err
 	}
+	n := len(o.chains)
 	for i := range o.points {
-		o.chain = append(o.chain, rows[i*len(chains):(i+1)*len(chains)])
+		o.chain = append(o.chain, rows[i*n:(i+1)*n])
 		best := 0
 		for j, r := range o.chain[i] {
 			if r.Summary.ThroughputTPS > o.chain[i][best].Summary.ThroughputTPS {
@@ -259,17 +273,29 @@ func (p *paper) treesPair(ctx context.Context, sc treesScale, pr treePair, ex []
 		}
 		o.best = append(o.best, best)
 	}
-	// The trees: at every point at the best chain's bits and with the
-	// loosest budget; at the reference points also at every chain's bits
-	// and with every node limit of the ablation.
-	qsDraft := chains[0].bits // one q-s draft: a tree-q-s round cannot send less
+	return nil
+}
+
+// qsDraft is one q-s draft's bits: a tree-q-s round cannot send less.
+func (o *treesOutcome) qsDraft() int { return o.chains[0].bits }
+
+// loosest is the loosest budget: the most bits a chain's round sends.
+func (o *treesOutcome) loosest() int {
 	loose := 0
-	for _, c := range chains {
+	for _, c := range o.chains {
 		loose = max(loose, c.bits)
 	}
+	return loose
+}
+
+// treeConfigs are the trees to run at each point: at the best chain's bits
+// and with the loosest budget (o.grid, the comparison); at the reference
+// points also at every chain's bits and with each of nodes (the ablation).
+func (o *treesOutcome) treeConfigs(nodes []int) [][]treeCfg {
+	qsDraft, loose := o.qsDraft(), o.loosest()
 	want := make([][]treeCfg, len(o.points))
 	for i, g := range o.points {
-		bc := chains[o.best[i]]
+		bc := o.chains[o.best[i]]
 		add := func(t treeCfg) {
 			for _, u := range want[i] {
 				if u.label() == t.label() {
@@ -293,17 +319,22 @@ func (p *paper) treesPair(ctx context.Context, sc treesScale, pr treePair, ex []
 		if !g.ref() {
 			continue
 		}
-		for _, c := range chains {
+		for _, c := range o.chains {
 			if c.bits >= qsDraft {
 				add(treeCfg{hybrid.TreeQS, c.bits, treesNodes, c.label})
 			}
 			add(treeCfg{hybrid.TreeKSQS, c.bits, treesNodes, c.label})
 		}
-		for _, n := range sc.nodes {
+		for _, n := range nodes {
 			add(treeCfg{hybrid.TreeQS, loose, n, "loosest"})
 		}
 	}
-	pts = pts[:0]
+	return want
+}
+
+// runTrees runs want[i]'s trees at point i into o.tree.
+func (o *treesOutcome) runTrees(ctx context.Context, s Setup, out string, ex []dataset.Example, want [][]treeCfg) error {
+	var pts []Point
 	var at []int // the point of each tree run
 	for i, g := range o.points {
 		for _, t := range want[i] {
@@ -311,12 +342,12 @@ func (p *paper) treesPair(ctx context.Context, sc treesScale, pr treePair, ex []
 			at = append(at, i)
 		}
 	}
-	rows, err = Evaluate(ctx, s, "tinystories", ex, pts)
+	rows, err := Evaluate(ctx, s, "tinystories", ex, pts)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if err := WriteResults(p.cfg.Out, pr.tag+"_trees", rows); err != nil {
-		return nil, err
+	if err := WriteResults(out, o.pair.tag+"_trees", rows); err != nil {
+		return err
 	}
 	o.tree = make([]map[string]Row, len(o.points))
 	for k, r := range rows {
@@ -325,23 +356,29 @@ func (p *paper) treesPair(ctx context.Context, sc treesScale, pr treePair, ex []
 		}
 		o.tree[at[k]][r.Label] = r
 	}
-	// Why: the trees' own measurements, at the reference round trips.
+	return nil
+}
+
+// diagnose adds, at the reference round trips, why the trees did what they
+// did: their own measurements (treeDiagnose).
+func (o *treesOutcome) diagnose() error {
+	qsDraft, loose := o.qsDraft(), o.loosest()
 	for i, g := range o.points {
 		if !g.ref() {
 			continue
 		}
-		for _, t := range []treeCfg{{hybrid.TreeQS, chains[o.best[i]].bits, treesNodes, ""}, {hybrid.TreeQS, loose, treesNodes, ""}, {hybrid.TreeKSQS, loose, treesNodes, ""}} {
+		for _, t := range []treeCfg{{hybrid.TreeQS, o.chains[o.best[i]].bits, treesNodes, ""}, {hybrid.TreeQS, loose, treesNodes, ""}, {hybrid.TreeKSQS, loose, treesNodes, ""}} {
 			if t.method == hybrid.TreeQS && t.budget < qsDraft {
 				continue
 			}
 			d, err := treeDiagnose(g, t, o.tree[i][t.label()])
 			if err != nil {
-				return nil, err
+				return err
 			}
 			o.diags = append(o.diags, d)
 		}
 	}
-	return o, nil
+	return nil
 }
 
 // treesIntro states the setting.
