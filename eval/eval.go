@@ -121,8 +121,45 @@ func Evaluate(ctx context.Context, s Setup, name string, ex []dataset.Example, p
 			return nil, fmt.Errorf("GloVe: %w", err)
 		}
 	}
-	// Every point's settings and models are checked before any runs, so
-	// that a refused one does not fail after the others' work.
+	params, err := pointParams(s, points)
+	if err != nil {
+		return nil, err
+	}
+	pr := &progress{report: s.Progress, total: len(points) * len(ex)}
+	var rows []Row
+	// A point that differs from an earlier one only in keys its method
+	// does not read (Params.Inert) has that point's results: it is not
+	// run again (a sweep of l over one-token methods, say).
+	ran := map[string]int{}
+	for i, pt := range points {
+		p := params[i]
+		same := effective(p, pt)
+		if j, ok := ran[same]; ok {
+			row := rows[j]
+			row.Point = pt
+			rows = append(rows, row)
+			pr.add(len(ex), pt.Label+" (as "+rows[j].Label+": its other keys are not read)")
+			continue
+		}
+		ran[same] = len(rows)
+		out, err := runPoint(ctx, s, emb, p, pt, ex, pr)
+		if err != nil {
+			return nil, err
+		}
+		row := Row{Point: pt, Dataset: name, Prompts: len(ex), LLM: s.Models.LLM.Name()}
+		if s.Models.SLM != nil && p.Family() != hybrid.FamilyLLM {
+			row.SLM = s.Models.SLM.Name()
+		}
+		row.fill(out, ex, emb != nil)
+		rows = append(rows, row)
+	}
+	return rows, nil
+}
+
+// pointParams are the points' parameters, every point's settings and
+// models checked before any runs, so that a refused one does not fail
+// after the others' work.
+func pointParams(s Setup, points []Point) ([]hybrid.Params, error) {
 	params := make([]hybrid.Params, len(points))
 	for i, pt := range points {
 		p := s.Base
@@ -138,86 +175,80 @@ func Evaluate(ctx context.Context, s Setup, name string, ex []dataset.Example, p
 		}
 		params[i] = p
 	}
-	total := len(points) * len(ex)
-	var mu sync.Mutex
-	done := 0
-	var rows []Row
-	// A point that differs from an earlier one only in keys its method
-	// does not read (Params.Inert) has that point's results: it is not
-	// run again (a sweep of l over one-token methods, say).
-	ran := map[string]int{}
-	for i, pt := range points {
-		p := params[i]
-		same := effective(p, pt)
-		if j, ok := ran[same]; ok {
-			row := rows[j]
-			row.Point = pt
-			rows = append(rows, row)
-			done += len(ex)
-			if s.Progress != nil {
-				s.Progress(done, total, pt.Label+" (as "+rows[j].Label+": its other keys are not read)")
-			}
-			continue
-		}
-		ran[same] = len(rows)
-		// The prompts run concurrently (each is independent and seeded by
-		// its index); results are gathered in prompt order, so the row does
-		// not depend on the scheduling.
-		out := make([]promptResult, len(ex))
-		err := forEach(ctx, len(ex), s.Workers, func(i int) error {
-			pp := p
-			pp.Seed += uint64(i)
-			r, err := scorePrompt(ctx, s, emb, pp, ex[i])
-			if err != nil {
-				return fmt.Errorf("%s, prompt %s: %w", pt.Label, ex[i].ID, err)
-			}
-			out[i] = r
-			mu.Lock()
-			done++
-			if s.Progress != nil {
-				s.Progress(done, total, pt.Label)
-			}
-			mu.Unlock()
-			return nil
-		})
-		if err != nil {
-			return nil, err
-		}
-		row := Row{Point: pt, Dataset: name, Prompts: len(ex), LLM: s.Models.LLM.Name()}
-		if s.Models.SLM != nil && p.Family() != hybrid.FamilyLLM {
-			row.SLM = s.Models.SLM.Name()
-		}
-		var runs []hybrid.Result
-		var r1, r2, rl, cos []float64
-		var nllSum score.Result
-		var nllNum, nllDen []float64
-		for i, r := range out {
-			runs = append(runs, r.run)
-			row.Outputs = append(row.Outputs, r.run.Text)
-			if ex[i].Reference != "" {
-				r1, r2, rl = append(r1, r.rouge.Rouge1.F1), append(r2, r.rouge.Rouge2.F1), append(rl, r.rouge.RougeL.F1)
-				if emb != nil {
-					cos = append(cos, r.cosine)
-				}
-			}
-			if r.nll.Tokens > 0 {
-				nllSum.Add(r.nll)
-				nllNum, nllDen = append(nllNum, r.nll.Sum), append(nllDen, float64(r.nll.Tokens))
-			}
-		}
-		row.Summary = hybrid.Aggregate(runs).Result
-		row.Summary.Tokens, row.Summary.Text = nil, "" // kept per run in Outputs
-		row.Rouge1, row.Rouge2, row.RougeL = meanOf(r1), meanOf(r2), meanOf(rl)
-		row.Cosine = meanOf(cos)
-		row.NLL = math.NaN()
-		if nllSum.Tokens > 0 {
-			row.NLL = nllSum.Mean()
-		}
-		row.Runs, row.PerPrompt = runs, map[string][]float64{"rouge1": r1, "rouge2": r2, "rougeL": rl, "cosine": cos}
-		row.CI = rowCI(runs, row.PerPrompt, nllNum, nllDen)
-		rows = append(rows, row)
+	return params, nil
+}
+
+// progress counts the prompts run (or taken from an identical point) for
+// Setup.Progress, from any worker.
+type progress struct {
+	mu     sync.Mutex
+	report func(done, total int, label string)
+	done   int
+	total  int
+}
+
+// add counts n prompts of the point labelled label.
+func (pr *progress) add(n int, label string) {
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	pr.done += n
+	if pr.report != nil {
+		pr.report(pr.done, pr.total, label)
 	}
-	return rows, nil
+}
+
+// runPoint runs and scores every prompt at point pt (parameters p). The
+// prompts run concurrently (each is independent and seeded by its index);
+// results are gathered in prompt order, so they do not depend on the
+// scheduling.
+func runPoint(ctx context.Context, s Setup, emb *metrics.Embeddings, p hybrid.Params, pt Point, ex []dataset.Example, pr *progress) ([]promptResult, error) {
+	out := make([]promptResult, len(ex))
+	err := forEach(ctx, len(ex), s.Workers, func(i int) error {
+		pp := p
+		pp.Seed += uint64(i)
+		r, err := scorePrompt(ctx, s, emb, pp, ex[i])
+		if err != nil {
+			return fmt.Errorf("%s, prompt %s: %w", pt.Label, ex[i].ID, err)
+		}
+		out[i] = r
+		pr.add(1, pt.Label)
+		return nil
+	})
+	return out, err
+}
+
+// fill sets the row's results from its prompts' (out[i] is ex[i]'s): the
+// runs' aggregate, the means of the scores and their intervals. Prompts
+// without a reference have no ROUGE or cosine; cosines only withGloVe.
+func (row *Row) fill(out []promptResult, ex []dataset.Example, withGloVe bool) {
+	var runs []hybrid.Result
+	var r1, r2, rl, cos []float64
+	var nllSum score.Result
+	var nllNum, nllDen []float64
+	for i, r := range out {
+		runs = append(runs, r.run)
+		row.Outputs = append(row.Outputs, r.run.Text)
+		if ex[i].Reference != "" {
+			r1, r2, rl = append(r1, r.rouge.Rouge1.F1), append(r2, r.rouge.Rouge2.F1), append(rl, r.rouge.RougeL.F1)
+			if withGloVe {
+				cos = append(cos, r.cosine)
+			}
+		}
+		if r.nll.Tokens > 0 {
+			nllSum.Add(r.nll)
+			nllNum, nllDen = append(nllNum, r.nll.Sum), append(nllDen, float64(r.nll.Tokens))
+		}
+	}
+	row.Summary = hybrid.Aggregate(runs).Result
+	row.Summary.Tokens, row.Summary.Text = nil, "" // kept per run in Outputs
+	row.Rouge1, row.Rouge2, row.RougeL = meanOf(r1), meanOf(r2), meanOf(rl)
+	row.Cosine = meanOf(cos)
+	row.NLL = math.NaN()
+	if nllSum.Tokens > 0 {
+		row.NLL = nllSum.Mean()
+	}
+	row.Runs, row.PerPrompt = runs, map[string][]float64{"rouge1": r1, "rouge2": r2, "rougeL": rl, "cosine": cos}
+	row.CI = rowCI(runs, row.PerPrompt, nllNum, nllDen)
 }
 
 // effective is what a point runs: its method and the overrides that its
