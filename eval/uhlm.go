@@ -55,13 +55,31 @@ func (p *paper) uhlm(ctx context.Context) error {
 	if err := p.doc.Table("calibration", p.calibrationTable(cal, []string{"U-HLM paper", "5,134", "0.82", "−0.06", "–", "0.301", "0.431", "0.073", "2.24e-3", "–", "< 4e-3", "–", "–"})); err != nil {
 		return err
 	}
-	// Fig. 5: density of u and the regression.
+	if err := p.uhlmFig5(cal, log, base.M); err != nil {
+		return err
+	}
+	if err := p.measureFigure(ctx, base, "fig3", "U-HLM Fig. 3", "not printed; temperature perturbation is the only linear one (U-HLM Fig. 3); CU-HLM Fig. 2: 0.71, 0.65, 0.20"); err != nil {
+		return err
+	}
+	if err := p.uhlmFig4(ctx, base); err != nil {
+		return err
+	}
+	p.doc.H(2, "Table I: quality by method and dataset")
+	if err := p.methodsByDataset(ctx, base, pts, uhlmMethods, []string{"alpaca", "qed", "creak", "strategyqa", "tinystories"}); err != nil {
+		return err
+	}
+	return p.uhlmFig6(ctx, base, sum)
+}
+
+// uhlmFig5 is Fig. 5: the density of u over the calibration's drafts, and
+// the mean rejection probability per uncertainty bin with the fitted line.
+func (p *paper) uhlmFig5(cal sim.CalibrationResult, log *sim.CalibrationLog, bins int) error {
 	u := make([]float64, len(log.Records))
 	beta := make([]float64, len(log.Records))
 	for i, r := range log.Records {
 		u[i], beta[i] = r.U, uncertainty.Beta(r.XD, r.YD)
 	}
-	uc, mb, cnt := uncertainty.BinnedMeans(u, beta, base.M)
+	uc, mb, cnt := uncertainty.BinnedMeans(u, beta, bins)
 	dens := make([]float64, len(cnt))
 	for i, c := range cnt {
 		dens[i] = float64(c) / float64(len(u))
@@ -75,16 +93,12 @@ func (p *paper) uhlm(ctx context.Context) error {
 		line.X = append(line.X, x)
 		line.Y = append(line.Y, cal.Fit.A*x+cal.Fit.B)
 	}
-	if err := p.doc.Plot("fig5_regression", "Mean rejection probability per uncertainty value and the linear fit (U-HLM Fig. 5 right)", &report.LinePlot{Title: "rejection probability vs uncertainty", XLabel: "u", YLabel: "β",
-		Series: []report.Series{{Name: "mean β", X: uc, Y: mb}, line}}); err != nil {
-		return err
-	}
+	return p.doc.Plot("fig5_regression", "Mean rejection probability per uncertainty value and the linear fit (U-HLM Fig. 5 right)", &report.LinePlot{Title: "rejection probability vs uncertainty", XLabel: "u", YLabel: "β",
+		Series: []report.Series{{Name: "mean β", X: uc, Y: mb}, line}})
+}
 
-	if err := p.measureFigure(ctx, base, "fig3", "U-HLM Fig. 3", "not printed; temperature perturbation is the only linear one (U-HLM Fig. 3); CU-HLM Fig. 2: 0.71, 0.65, 0.20"); err != nil {
-		return err
-	}
-
-	// Fig. 4.
+// uhlmFig4 is Fig. 4: quality and TR of U-HLM vs u_th.
+func (p *paper) uhlmFig4(ctx context.Context, base hybrid.Params) error {
 	var uth []Point
 	for _, v := range []float64{0, 0.1, 0.2, 0.3, 0.4, 0.431, 0.5, 0.6, 0.7, 0.8, 0.9, 1} {
 		uth = append(uth, Point{Label: fmt.Sprintf("u_th=%g", v), Method: hybrid.UHLM, Sets: []string{fmt.Sprintf("u_th=%g", v)}})
@@ -101,13 +115,12 @@ func (p *paper) uhlm(ctx context.Context) error {
 		return err
 	}
 
-	// Table I.
-	p.doc.H(2, "Table I: quality by method and dataset")
-	if err := p.methodsByDataset(ctx, base, pts, uhlmMethods, []string{"alpaca", "qed", "creak", "strategyqa", "tinystories"}); err != nil {
-		return err
-	}
+	return nil
+}
 
-	// Fig. 6.
+// uhlmFig6 is Fig. 6: TSR and TR by method (from the summary), and
+// throughput vs average SNR.
+func (p *paper) uhlmFig6(ctx context.Context, base hybrid.Params, sum []Row) error {
 	p.doc.H(2, "Fig. 6: TSR and TR by method; throughput vs average SNR")
 	bars := &report.BarChart{Title: "TSR and TR", YLabel: "rate", Categories: []string{"Rand-HLM", "U-HLM"}}
 	g := byLabel(sum)
@@ -129,7 +142,7 @@ func (p *paper) uhlm(ctx context.Context) error {
 		grid, _ := Grid([]string{m}, []string{sweep("snr_db", -20, -15, -10, -5, 0, 5, 10)})
 		snrPts = append(snrPts, grid...)
 	}
-	rows, err = p.run(ctx, "fig6_snr", "tinystories", p.cfg.NCurve, base, snrPts)
+	rows, err := p.run(ctx, "fig6_snr", "tinystories", p.cfg.NCurve, base, snrPts)
 	if err != nil {
 		return err
 	}
