@@ -77,6 +77,28 @@ ones you evaluate on.`, stdout)
 		return err
 	}
 	fmt.Fprintf(stdout, "LLM %s, SLM %s\n", ms.LLM.Name(), draftName(ms))
+	printCalibration(stdout, res)
+	if *out == "" {
+		return nil
+	}
+	// The result with what made it, so that a file read later says which
+	// pair, prompts and sampling it describes.
+	file := struct {
+		sim.CalibrationResult
+		Source calibrationSource `json:"source"`
+	}{res, calibrationSource{LLM: *mf.llm, SLM: draftName(ms), Prompts: len(texts), Dataset: pf.label(), MaxTokens: p.MaxTokens,
+		Seed: p.Seed, Temperature: p.Temperature, Theta: *theta, Density: *density, FitOn: *fitOn}}
+	b, err := json.MarshalIndent(file, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(*out, append(b, '\n'), 0o644)
+}
+
+// printCalibration prints a calibration: the fit, Δ, Theorem 1's
+// thresholds and risk (or why they are undefined), the offline k*, and the
+// settings that use them.
+func printCalibration(stdout io.Writer, res sim.CalibrationResult) {
 	fmt.Fprintf(stdout, "tokens %d: beta = %.4f·u %+.4f (fit on %s: R² %.4f, MSE %.3g)\n", res.N, res.Fit.A, res.Fit.B, res.FitOn, res.Fit.R2, res.Fit.MSE)
 	fmt.Fprintf(stdout, "Delta = P(y_d < x_d) = %.4f\n", res.Delta)
 	if res.Degenerate {
@@ -108,21 +130,6 @@ ones you evaluate on.`, stdout)
 		fmt.Fprintf(stdout, " --set k=%d", res.KOffline)
 	}
 	fmt.Fprintln(stdout)
-	if *out != "" {
-		// The result with what made it, so that a file read later says
-		// which pair, prompts and sampling it describes.
-		file := struct {
-			sim.CalibrationResult
-			Source calibrationSource `json:"source"`
-		}{res, calibrationSource{LLM: *mf.llm, SLM: draftName(ms), Prompts: len(texts), Dataset: pf.label(), MaxTokens: p.MaxTokens,
-			Seed: p.Seed, Temperature: p.Temperature, Theta: *theta, Density: *density, FitOn: *fitOn}}
-		b, err := json.MarshalIndent(file, "", "  ")
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(*out, append(b, '\n'), 0o644)
-	}
-	return nil
 }
 
 // uthAdvice is calibrate's u_th for the "use:" line (" --set u_th=…", or
