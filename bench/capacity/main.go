@@ -133,90 +133,119 @@ func runServe(args []string) error {
 	if t := llm.Tokenizer(); t != nil {
 		tokFP = t.Fingerprint()
 	}
-	var mu sync.Mutex
-	var lat []float64
-	rounds := 0
-	var firstErr error
-	// The clock starts when every device has opened its session and had
-	// its first round (the prompt's prefill, which 32 devices' prompts
-	// make long on two cores) verified.
-	var ready sync.WaitGroup
-	ready.Add(*devices)
-	goCh := make(chan struct{})
-	var start, deadline time.Time
-	profiled := make(chan struct{})
-	go func() {
-		defer close(profiled)
-		ready.Wait()
-		if *cpuProfile != "" {
-			if f, err := os.Create(*cpuProfile); err == nil {
-				if pprof.StartCPUProfile(f) == nil {
-					defer f.Close()
-					defer pprof.StopCPUProfile()
-				}
-			}
-		}
-		start = time.Now()
-		deadline = start.Add(*dur)
-		close(goCh)
-		if *cpuProfile != "" {
-			time.Sleep(*dur) // the measured window, profiled
-		}
-	}()
-	var wg sync.WaitGroup
-	for d := range *devices {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			rng := rand.New(rand.NewPCG(uint64(d), 17))
-			first := true
-			for {
-				n, l, err := device(ln.Addr().String(), tokFP, rng, vocab, ctxLen, *prompt, *L, func() (time.Time, time.Time) {
-					if first {
-						first = false
-						ready.Done()
-					}
-					<-goCh
-					return start, deadline
-				})
-				mu.Lock()
-				rounds += n
-				lat = append(lat, l...)
-				if err != nil && firstErr == nil {
-					firstErr = err
-				}
-				mu.Unlock()
-				if err != nil {
-					if first {
-						ready.Done()
-					}
-					return
-				}
-				<-goCh
-				if !time.Now().Before(deadline) {
-					return
-				}
-			}
-		}()
+	w := startWindow(*devices, *dur, *cpuProfile)
+	t := runDevices(ln.Addr().String(), tokFP, vocab, ctxLen, *prompt, *L, *devices, w)
+	if t.err != nil {
+		return t.err
 	}
-	wg.Wait()
-	if firstErr != nil {
-		return firstErr
-	}
-	<-profiled
+	<-w.profiled
 	engineName := "hlm"
 	if _, ok := llm.(*llamacpp.Model); ok {
 		engineName = "llama.cpp backend"
 	}
 	r := Result{Kind: "hlm serve", Engine: engineName, Model: modelName(*spec), Devices: *devices, L: *L, Seconds: dur.Seconds(),
-		Rounds: rounds, Positions: rounds * (*L + 1), PeakRSSMB: peakRSS()}
-	r.P50ms, r.P99ms = quantile(lat, 0.5), quantile(lat, 0.99)
+		Rounds: t.rounds, Positions: t.rounds * (*L + 1), PeakRSSMB: peakRSS()}
+	r.P50ms, r.P99ms = quantile(t.lat, 0.5), quantile(t.lat, 0.99)
 	bm.mu.Lock()
 	if bm.n > 0 {
 		r.MeanBatch = float64(bm.sum) / float64(bm.n)
 	}
 	bm.mu.Unlock()
 	return json.NewEncoder(os.Stdout).Encode(r)
+}
+
+// window is the measured time of a capacity run. Its clock starts when
+// every device has opened its session and had its first round (the
+// prompt's prefill, which 32 devices' prompts make long on two cores)
+// verified.
+type window struct {
+	ready           sync.WaitGroup // a device's first round
+	open            chan struct{}  // closed when the clock starts
+	start, deadline time.Time      // set before open is closed
+	profiled        chan struct{}  // closed after the profile (if any) is written
+}
+
+// startWindow starts the window of devices' runs, dur long, with a CPU
+// profile of it written to profile (none: "").
+func startWindow(devices int, dur time.Duration, profile string) *window {
+	w := &window{open: make(chan struct{}), profiled: make(chan struct{})}
+	w.ready.Add(devices)
+	go func() {
+		defer close(w.profiled)
+		w.ready.Wait()
+		if profile != "" {
+			if f, err := os.Create(profile); err == nil {
+				if pprof.StartCPUProfile(f) == nil {
+					defer f.Close()
+					defer pprof.StopCPUProfile()
+				}
+			}
+		}
+		w.start = time.Now()
+		w.deadline = w.start.Add(dur)
+		close(w.open)
+		if profile != "" {
+			time.Sleep(dur) // the measured window, profiled
+		}
+	}()
+	return w
+}
+
+// wait blocks until the clock starts and returns the window.
+func (w *window) wait() (time.Time, time.Time) {
+	<-w.open
+	return w.start, w.deadline
+}
+
+// tally is what the devices measured in the window.
+type tally struct {
+	mu     sync.Mutex
+	rounds int
+	lat    []float64 // per round, in milliseconds
+	err    error     // the first device's error
+}
+
+// runDevices runs devices simulated devices against the server at addr
+// until w's deadline, each opening a new session when its context is
+// full.
+func runDevices(addr, tokFP string, vocab, ctxLen, promptLen, L, devices int, w *window) *tally {
+	t := &tally{}
+	var wg sync.WaitGroup
+	for d := range devices {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(d), 17))
+			first := true
+			for {
+				n, l, err := device(addr, tokFP, rng, vocab, ctxLen, promptLen, L, func() (time.Time, time.Time) {
+					if first {
+						first = false
+						w.ready.Done()
+					}
+					return w.wait()
+				})
+				t.mu.Lock()
+				t.rounds += n
+				t.lat = append(t.lat, l...)
+				if err != nil && t.err == nil {
+					t.err = err
+				}
+				t.mu.Unlock()
+				if err != nil {
+					if first {
+						w.ready.Done()
+					}
+					return
+				}
+				if _, deadline := w.wait(); !time.Now().Before(deadline) {
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return t
 }
 
 // batchMetrics records the sizes of the server's batches.
