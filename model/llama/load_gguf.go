@@ -215,50 +215,24 @@ func configFromGGUF(f *gguf.File) (model.Config, error) {
 	if _, ok := f.Get(f.ArchKey("block_count")); !ok && f.Architecture() != "" {
 		return c, fmt.Errorf("%w: no %s (a vocabulary-only file?)", model.ErrFormat, f.ArchKey("block_count"))
 	}
-	key := f.ArchKey
-	need := func(k string) (int, error) {
-		v, err := f.Uint(key(k))
-		if err != nil {
-			return 0, fmt.Errorf("%w: %v", model.ErrFormat, err)
-		}
-		if v > 1<<31 {
-			return 0, fmt.Errorf("%w: %s = %d", model.ErrFormat, key(k), v)
-		}
-		return int(v), nil
-	}
-	optUint := func(k string, def int) (int, error) {
-		if _, ok := f.Get(key(k)); !ok {
-			return def, nil
-		}
-		return need(k)
-	}
-	opt := func(k string, def float64) (float64, error) {
-		v, err := f.Float(key(k))
-		if errors.Is(err, gguf.ErrMissingKey) {
-			return def, nil
-		}
-		if err != nil {
-			return 0, fmt.Errorf("%w: %v", model.ErrFormat, err)
-		}
-		return v, nil
-	}
+	k := ggufKeys{f}
 	for _, p := range []struct {
 		dst *int
 		key string
 	}{{&c.Dim, "embedding_length"}, {&c.Hidden, "feed_forward_length"}, {&c.Layers, "block_count"},
 		{&c.Heads, "attention.head_count"}, {&c.SeqLen, "context_length"}} {
-		if *p.dst, err = need(p.key); err != nil {
+		if *p.dst, err = k.need(p.key); err != nil {
 			return c, err
 		}
 	}
-	if c.KVHeads, err = optUint("attention.head_count_kv", c.Heads); err != nil {
+	if c.KVHeads, err = k.optUint("attention.head_count_kv", c.Heads); err != nil {
 		return c, err
 	}
-	hd, err := optUint("attention.key_length", 0)
+	hd, err := k.optUint("attention.key_length", 0)
 	if err != nil {
 		return c, err
 	}
-	if vd, err := optUint("attention.value_length", hd); err != nil {
+	if vd, err := k.optUint("attention.value_length", hd); err != nil {
 		return c, err
 	} else if vd != hd {
 		return c, fmt.Errorf("%w: key width %d and value width %d differ", model.ErrUnsupported, hd, vd)
@@ -266,14 +240,14 @@ func configFromGGUF(f *gguf.File) (model.Config, error) {
 	if hd > 0 && hd*c.Heads != c.Dim {
 		c.HeadDim = hd // (equal to Dim/Heads it stays implicit)
 	}
-	if c.RopeTheta, err = opt("rope.freq_base", 10000); err != nil {
+	if c.RopeTheta, err = k.opt("rope.freq_base", 10000); err != nil {
 		return c, err
 	}
 	epsKey, defEps := "attention.layer_norm_rms_epsilon", 1e-5
 	if fam.layerNorm {
 		epsKey = "attention.layer_norm_epsilon"
 	}
-	eps, err := opt(epsKey, defEps)
+	eps, err := k.opt(epsKey, defEps)
 	if err != nil {
 		return c, err
 	}
@@ -289,82 +263,141 @@ func configFromGGUF(f *gguf.File) (model.Config, error) {
 	if int(emb.Dims[0]) != c.Dim {
 		c.EmbedDim = int(emb.Dims[0])
 	}
-	if n, err := optUint("expert_count", 0); err != nil || n > 0 {
+	if n, err := k.optUint("expert_count", 0); err != nil || n > 0 {
 		return c, fmt.Errorf("%w: mixture of %d experts", model.ErrUnsupported, n)
 	}
-	if v, ok := f.Get(key("attention.causal")); ok {
+	if v, ok := f.Get(k.key("attention.causal")); ok {
 		if b, _ := v.Bool(); !b {
-			return c, fmt.Errorf("%w: non-causal attention (%s)", model.ErrUnsupported, key("attention.causal"))
+			return c, fmt.Errorf("%w: non-causal attention (%s)", model.ErrUnsupported, k.key("attention.causal"))
 		}
 	}
 
-	// Rotary embedding.
-	if !fam.learnedPos {
-		c.RopeNeox = fam.neox
-		rd, err := optUint("rope.dimension_count", 0)
-		if err != nil {
-			return c, err
-		}
-		if rd > 0 && rd != c.HeadSize() {
-			if c.Arch == "llama" {
-				return c, fmt.Errorf("%w: invalid rope.dimension_count %d for head size %d (llama.cpp refuses it too)", model.ErrFormat, rd, c.HeadSize())
-			}
-			c.RopeDims = rd
-		}
-		scaling, _ := f.String(key("rope.scaling.type"))
-		factor, err := opt("rope.scaling.factor", 0)
-		if err != nil {
-			return c, err
-		}
-		if factor == 0 {
-			if factor, err = opt("rope.scale_linear", 0); err != nil {
-				return c, err
-			}
-		}
-		if !(factor >= 0 && factor <= 1<<20) {
-			return c, fmt.Errorf("%w: %s = %g is out of range", model.ErrFormat, key("rope.scaling.factor"), factor)
-		}
-		switch scaling {
-		case "", "none", "linear":
-			if scaling != "none" && factor > 0 && factor != 1 {
-				c.RopeScale = factor
-			}
-		case "yarn":
-			// As llama.cpp: ramp over the training context
-			// (original_context_length, else context_length), β 32 and
-			// 1, rotations scaled by 1 + 0.1·ln(factor) times
-			// rope.scaling.attn_factor.
-			if factor > 1 {
-				c.RopeScale = factor
-				if c.YarnOrigCtx, err = optUint("rope.scaling.original_context_length", c.SeqLen); err != nil {
-					return c, err
-				}
-				if c.YarnOrigCtx == 0 {
-					return c, fmt.Errorf("%w: %s is 0", model.ErrFormat, key("rope.scaling.original_context_length"))
-				}
-			}
-			// Keys llama.cpp ignores for these architectures: refused
-			// unless they say what it does anyway.
-			for k, def := range map[string]float64{"rope.scaling.yarn_log_multiplier": 0, "rope.scaling.yarn_ext_factor": 1,
-				"rope.scaling.yarn_attn_factor": 1, "rope.scaling.yarn_beta_fast": 32, "rope.scaling.yarn_beta_slow": 1} {
-				if v, err := opt(k, def); err != nil || v != def {
-					return c, fmt.Errorf("%w: %s = %g (llama.cpp runs %s without it; hlm will not guess)", model.ErrUnsupported, key(k), v, c.Arch)
-				}
-			}
-		default:
-			return c, fmt.Errorf("%w: rope scaling %q (hlm implements linear, YaRN and Llama-3's rope_freqs)", model.ErrUnsupported, scaling)
-		}
-		if c.RopeAttnFactor, err = opt("rope.scaling.attn_factor", 0); err != nil {
-			return c, err
-		}
-		if c.RopeAttnFactor == 1 {
-			c.RopeAttnFactor = 0
-		}
-	} else {
+	if fam.learnedPos {
 		c.RopeTheta = 10000 // unused: learned positions
+	} else if err := ropeFromGGUF(&c, k, fam); err != nil {
+		return c, err
 	}
+	if err := familyFromGGUF(&c, k); err != nil {
+		return c, err
+	}
+	c.Window = windowInContext(c.Window, c.SeqLen)
+	if err := c.Validate(); err != nil {
+		return c, err
+	}
+	return c, nil
+}
 
-	// Family specifics, as llama.cpp's load_arch_hparams.
+// ggufKeys reads a file's architecture keys (general.architecture's
+// prefix), any malformed value an ErrFormat.
+type ggufKeys struct{ f *gguf.File }
+
+// key is the architecture's key k.
+func (k ggufKeys) key(name string) string { return k.f.ArchKey(name) }
+
+// need is the unsigned integer under name (at most 2³¹), which must be
+// there.
+func (k ggufKeys) need(name string) (int, error) {
+	v, err := k.f.Uint(k.key(name))
+	if err != nil {
+		return 0, fmt.Errorf("%w: %v", model.ErrFormat, err)
+	}
+	if v > 1<<31 {
+		return 0, fmt.Errorf("%w: %s = %d", model.ErrFormat, k.key(name), v)
+	}
+	return int(v), nil
+}
+
+// optUint is the unsigned integer under name, def when it is absent.
+func (k ggufKeys) optUint(name string, def int) (int, error) {
+	if _, ok := k.f.Get(k.key(name)); !ok {
+		return def, nil
+	}
+	return k.need(name)
+}
+
+// opt is the number under name, def when it is absent.
+func (k ggufKeys) opt(name string, def float64) (float64, error) {
+	v, err := k.f.Float(k.key(name))
+	if errors.Is(err, gguf.ErrMissingKey) {
+		return def, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("%w: %v", model.ErrFormat, err)
+	}
+	return v, nil
+}
+
+// ropeFromGGUF reads the rotary embedding's settings: its width, linear
+// or YaRN scaling (as llama.cpp), and the attention factor.
+func ropeFromGGUF(c *model.Config, k ggufKeys, fam family) error {
+	c.RopeNeox = fam.neox
+	rd, err := k.optUint("rope.dimension_count", 0)
+	if err != nil {
+		return err
+	}
+	if rd > 0 && rd != c.HeadSize() {
+		if c.Arch == "llama" {
+			return fmt.Errorf("%w: invalid rope.dimension_count %d for head size %d (llama.cpp refuses it too)", model.ErrFormat, rd, c.HeadSize())
+		}
+		c.RopeDims = rd
+	}
+	scaling, _ := k.f.String(k.key("rope.scaling.type"))
+	factor, err := k.opt("rope.scaling.factor", 0)
+	if err != nil {
+		return err
+	}
+	if factor == 0 {
+		if factor, err = k.opt("rope.scale_linear", 0); err != nil {
+			return err
+		}
+	}
+	if !(factor >= 0 && factor <= 1<<20) {
+		return fmt.Errorf("%w: %s = %g is out of range", model.ErrFormat, k.key("rope.scaling.factor"), factor)
+	}
+	switch scaling {
+	case "", "none", "linear":
+		if scaling != "none" && factor > 0 && factor != 1 {
+			c.RopeScale = factor
+		}
+	case "yarn":
+		// As llama.cpp: ramp over the training context
+		// (original_context_length, else context_length), β 32 and
+		// 1, rotations scaled by 1 + 0.1·ln(factor) times
+		// rope.scaling.attn_factor.
+		if factor > 1 {
+			c.RopeScale = factor
+			if c.YarnOrigCtx, err = k.optUint("rope.scaling.original_context_length", c.SeqLen); err != nil {
+				return err
+			}
+			if c.YarnOrigCtx == 0 {
+				return fmt.Errorf("%w: %s is 0", model.ErrFormat, k.key("rope.scaling.original_context_length"))
+			}
+		}
+		// Keys llama.cpp ignores for these architectures: refused
+		// unless they say what it does anyway.
+		for name, def := range map[string]float64{"rope.scaling.yarn_log_multiplier": 0, "rope.scaling.yarn_ext_factor": 1,
+			"rope.scaling.yarn_attn_factor": 1, "rope.scaling.yarn_beta_fast": 32, "rope.scaling.yarn_beta_slow": 1} {
+			if v, err := k.opt(name, def); err != nil || v != def {
+				return fmt.Errorf("%w: %s = %g (llama.cpp runs %s without it; hlm will not guess)", model.ErrUnsupported, k.key(name), v, c.Arch)
+			}
+		}
+	default:
+		return fmt.Errorf("%w: rope scaling %q (hlm implements linear, YaRN and Llama-3's rope_freqs)", model.ErrUnsupported, scaling)
+	}
+	if c.RopeAttnFactor, err = k.opt("rope.scaling.attn_factor", 0); err != nil {
+		return err
+	}
+	if c.RopeAttnFactor == 1 {
+		c.RopeAttnFactor = 0
+	}
+	return nil
+}
+
+// familyFromGGUF reads the family specifics, as llama.cpp's
+// load_arch_hparams: Gemma's scales, windows and soft-caps, and the keys of
+// hlm's own OPT and GPT-Neo files.
+func familyFromGGUF(c *model.Config, k ggufKeys) error {
+	var err error
 	switch c.Arch {
 	case "gemma2", "gemma3":
 		c.EmbedScale = float32(math.Sqrt(float64(c.Dim)))
@@ -376,66 +409,62 @@ func configFromGGUF(f *gguf.File) (model.Config, error) {
 		if c.Arch == "gemma3" {
 			pattern, window = 6, 0
 		}
-		if c.Window, err = optUint("attention.sliding_window", window); err != nil {
-			return c, err
+		if c.Window, err = k.optUint("attention.sliding_window", window); err != nil {
+			return err
 		}
 		if c.Window > 0 {
-			if c.LocalLayers, err = swaPattern(f, c.Layers, pattern); err != nil {
-				return c, err
+			if c.LocalLayers, err = swaPattern(k.f, c.Layers, pattern); err != nil {
+				return err
 			}
 			local := c.RopeTheta // gemma2: the local layers share the global base and scale
 			if c.Arch == "gemma3" {
 				local = 10000
 			}
-			if c.LocalTheta, err = opt("rope.freq_base_swa", local); err != nil {
-				return c, err
+			if c.LocalTheta, err = k.opt("rope.freq_base_swa", local); err != nil {
+				return err
 			}
 		}
 		if c.Arch == "gemma2" {
-			cap, err := opt("attn_logit_softcapping", 50)
+			cap, err := k.opt("attn_logit_softcapping", 50)
 			if err != nil {
-				return c, err
+				return err
 			}
 			c.AttnSoftcap = float32(cap)
-			fc, err := opt("final_logit_softcapping", 30)
+			fc, err := k.opt("final_logit_softcapping", 30)
 			if err != nil {
-				return c, err
+				return err
 			}
 			c.FinalSoftcap = float32(fc)
 		} else {
-			fc, err := opt("final_logit_softcapping", 0)
+			fc, err := k.opt("final_logit_softcapping", 0)
 			if err != nil {
-				return c, err
+				return err
 			}
 			c.FinalSoftcap = float32(fc)
 		}
 	case "opt", "gpt_neo":
 		// hlm's own GGUF files of the families llama.cpp does not run.
-		if c.PosOffset, err = optUint("position_offset", 0); err != nil {
-			return c, err
+		if c.PosOffset, err = k.optUint("position_offset", 0); err != nil {
+			return err
 		}
-		if v, ok := f.Get(key("post_norm")); ok {
+		if v, ok := k.f.Get(k.key("post_norm")); ok {
 			c.PostNorm, _ = v.Bool()
 		}
-		if s, err := opt("attention.scale", 0); err != nil {
-			return c, err
+		if s, err := k.opt("attention.scale", 0); err != nil {
+			return err
 		} else {
 			c.AttnScale = float32(s)
 		}
-		if c.Window, err = optUint("attention.sliding_window", 0); err != nil {
-			return c, err
+		if c.Window, err = k.optUint("attention.sliding_window", 0); err != nil {
+			return err
 		}
 		if c.Window > 0 {
-			if c.LocalLayers, err = swaPattern(f, c.Layers, 0); err != nil {
-				return c, err
+			if c.LocalLayers, err = swaPattern(k.f, c.Layers, 0); err != nil {
+				return err
 			}
 		}
 	}
-	c.Window = windowInContext(c.Window, c.SeqLen)
-	if err := c.Validate(); err != nil {
-		return c, err
-	}
-	return c, nil
+	return nil
 }
 
 // windowInContext is a sliding window as the engine keeps it: one longer
