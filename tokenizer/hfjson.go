@@ -150,35 +150,9 @@ func ParseHFJSONWithConfig(data, config []byte) (*Tokenizer, error) {
 	if err := json.Unmarshal(data, &f); err != nil {
 		return nil, fmt.Errorf("%w: tokenizer.json: %v", ErrFormat, err)
 	}
-	if isNull(f.Model) {
-		return nil, fmt.Errorf("%w: tokenizer.json has no model", ErrFormat)
-	}
-	var m struct {
-		Type                    string           `json:"type"`
-		Dropout                 *float64         `json:"dropout"`
-		UnkToken                *string          `json:"unk_token"`
-		ContinuingSubwordPrefix *string          `json:"continuing_subword_prefix"`
-		EndOfWordSuffix         *string          `json:"end_of_word_suffix"`
-		FuseUnk                 bool             `json:"fuse_unk"`
-		ByteFallback            bool             `json:"byte_fallback"`
-		IgnoreMerges            bool             `json:"ignore_merges"`
-		Vocab                   map[string]int64 `json:"vocab"`
-		Merges                  json.RawMessage  `json:"merges"`
-	}
-	if err := json.Unmarshal(f.Model, &m); err != nil {
-		return nil, fmt.Errorf("%w: tokenizer.json model: %v", ErrFormat, err)
-	}
-	switch {
-	case m.Type != "BPE":
-		return nil, fmt.Errorf("%w: tokenizer.json model type %q, only \"BPE\" is implemented", ErrUnsupported, m.Type)
-	case m.Dropout != nil && *m.Dropout != 0:
-		return nil, fmt.Errorf("%w: tokenizer.json BPE dropout %g", ErrUnsupported, *m.Dropout)
-	case m.ContinuingSubwordPrefix != nil && *m.ContinuingSubwordPrefix != "":
-		return nil, fmt.Errorf("%w: tokenizer.json BPE continuing_subword_prefix %q", ErrUnsupported, *m.ContinuingSubwordPrefix)
-	case m.EndOfWordSuffix != nil && *m.EndOfWordSuffix != "":
-		return nil, fmt.Errorf("%w: tokenizer.json BPE end_of_word_suffix %q", ErrUnsupported, *m.EndOfWordSuffix)
-	case len(m.Vocab) == 0:
-		return nil, fmt.Errorf("%w: tokenizer.json model has no vocab", ErrFormat)
+	m, err := parseHFModel(f.Model)
+	if err != nil {
+		return nil, err
 	}
 	norm, err := parseNormalizer(f.Normalizer)
 	if err != nil {
@@ -196,48 +170,15 @@ func ParseHFJSONWithConfig(data, config []byte) (*Tokenizer, error) {
 	if err != nil {
 		return nil, err
 	}
-
-	// Lay the pieces out by id. Ids must be dense, 0..n-1; bounding them by
-	// the number of entries bounds the allocation by the input.
-	bound := int64(len(m.Vocab)) + int64(len(f.AddedTokens))
-	pieces := make([]string, bound)
-	filled := make([]bool, bound)
-	inModel := make([]bool, bound)
-	for p, id := range m.Vocab {
-		if id < 0 || id >= bound {
-			return nil, fmt.Errorf("%w: tokenizer.json vocab piece %q has id %d, out of range [0, %d)", ErrFormat, p, id, bound)
-		}
-		if filled[id] {
-			return nil, fmt.Errorf("%w: tokenizer.json vocab id %d is used by %q and %q", ErrFormat, id, pieces[id], p)
-		}
-		pieces[id], filled[id], inModel[id] = p, true, true
+	pieces, inModel, err := hfPieces(m.Vocab, f.AddedTokens)
+	if err != nil {
+		return nil, err
 	}
-	for _, a := range f.AddedTokens {
-		if a.ID < 0 || a.ID >= bound {
-			return nil, fmt.Errorf("%w: tokenizer.json added token %q has id %d, out of range [0, %d)", ErrFormat, a.Content, a.ID, bound)
-		}
-		if filled[a.ID] && pieces[a.ID] != a.Content {
-			return nil, fmt.Errorf("%w: tokenizer.json added token %q has id %d, which is %q", ErrFormat, a.Content, a.ID, pieces[a.ID])
-		}
-		pieces[a.ID], filled[a.ID] = a.Content, true
-	}
-	n := 0
-	for id, ok := range filled {
-		if ok {
-			n = id + 1
-		}
-	}
-	for id := 0; id < n; id++ {
-		if !filled[id] {
-			return nil, fmt.Errorf("%w: tokenizer.json has no token with id %d (ids must be 0..%d)", ErrFormat, id, n-1)
-		}
-	}
-
 	t := &Tokenizer{
 		alg:          byRank,
 		src:          fromHFJSON,
-		pieces:       pieces[:n],
-		types:        make([]int32, n),
+		pieces:       pieces,
+		types:        make([]int32, len(pieces)),
 		space:        space,
 		norm:         norm,
 		pre:          pre,
@@ -256,6 +197,117 @@ func ParseHFJSONWithConfig(data, config []byte) (*Tokenizer, error) {
 	if stripN > 0 {
 		t.strip, t.stripN = stripAtStart, stripN
 	}
+	added, err := t.hfTypes(m, f.AddedTokens)
+	if err != nil {
+		return nil, err
+	}
+	if err := t.index(func(id int) bool { return inModel[id] }); err != nil {
+		return nil, err
+	}
+	ids := t.lookup
+	if byteLevel {
+		ids = t.hfByteLevel(m.Vocab)
+		t.preName = preNameOf(pre, m.IgnoreMerges)
+	}
+	if err := t.setMerges(merges, ids); err != nil {
+		return nil, err
+	}
+	t.added = newAddedVocab(added, norm, false)
+	if err := t.parsePostProcessor(f.PostProcessor); err != nil {
+		return nil, err
+	}
+	if err := t.hfSpecials(config); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// hfModel is tokenizer.json's model: a BPE model's settings, vocabulary
+// and merges.
+type hfModel struct {
+	Type                    string           `json:"type"`
+	Dropout                 *float64         `json:"dropout"`
+	UnkToken                *string          `json:"unk_token"`
+	ContinuingSubwordPrefix *string          `json:"continuing_subword_prefix"`
+	EndOfWordSuffix         *string          `json:"end_of_word_suffix"`
+	FuseUnk                 bool             `json:"fuse_unk"`
+	ByteFallback            bool             `json:"byte_fallback"`
+	IgnoreMerges            bool             `json:"ignore_merges"`
+	Vocab                   map[string]int64 `json:"vocab"`
+	Merges                  json.RawMessage  `json:"merges"`
+}
+
+// parseHFModel reads tokenizer.json's model, refusing what hlm does not
+// implement (a model other than BPE, dropout, subword prefixes and
+// suffixes).
+func parseHFModel(raw json.RawMessage) (hfModel, error) {
+	var m hfModel
+	if isNull(raw) {
+		return m, fmt.Errorf("%w: tokenizer.json has no model", ErrFormat)
+	}
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return m, fmt.Errorf("%w: tokenizer.json model: %v", ErrFormat, err)
+	}
+	switch {
+	case m.Type != "BPE":
+		return m, fmt.Errorf("%w: tokenizer.json model type %q, only \"BPE\" is implemented", ErrUnsupported, m.Type)
+	case m.Dropout != nil && *m.Dropout != 0:
+		return m, fmt.Errorf("%w: tokenizer.json BPE dropout %g", ErrUnsupported, *m.Dropout)
+	case m.ContinuingSubwordPrefix != nil && *m.ContinuingSubwordPrefix != "":
+		return m, fmt.Errorf("%w: tokenizer.json BPE continuing_subword_prefix %q", ErrUnsupported, *m.ContinuingSubwordPrefix)
+	case m.EndOfWordSuffix != nil && *m.EndOfWordSuffix != "":
+		return m, fmt.Errorf("%w: tokenizer.json BPE end_of_word_suffix %q", ErrUnsupported, *m.EndOfWordSuffix)
+	case len(m.Vocab) == 0:
+		return m, fmt.Errorf("%w: tokenizer.json model has no vocab", ErrFormat)
+	}
+	return m, nil
+}
+
+// hfPieces lays the vocabulary's and the added tokens' pieces out by id,
+// and says which ids the model's vocabulary has. Ids must be dense,
+// 0..n-1; bounding them by the number of entries bounds the allocation by
+// the input.
+func hfPieces(vocab map[string]int64, addedTokens []hfAddedToken) (pieces []string, inModel []bool, err error) {
+	bound := int64(len(vocab)) + int64(len(addedTokens))
+	pieces = make([]string, bound)
+	filled := make([]bool, bound)
+	inModel = make([]bool, bound)
+	for p, id := range vocab {
+		if id < 0 || id >= bound {
+			return nil, nil, fmt.Errorf("%w: tokenizer.json vocab piece %q has id %d, out of range [0, %d)", ErrFormat, p, id, bound)
+		}
+		if filled[id] {
+			return nil, nil, fmt.Errorf("%w: tokenizer.json vocab id %d is used by %q and %q", ErrFormat, id, pieces[id], p)
+		}
+		pieces[id], filled[id], inModel[id] = p, true, true
+	}
+	for _, a := range addedTokens {
+		if a.ID < 0 || a.ID >= bound {
+			return nil, nil, fmt.Errorf("%w: tokenizer.json added token %q has id %d, out of range [0, %d)", ErrFormat, a.Content, a.ID, bound)
+		}
+		if filled[a.ID] && pieces[a.ID] != a.Content {
+			return nil, nil, fmt.Errorf("%w: tokenizer.json added token %q has id %d, which is %q", ErrFormat, a.Content, a.ID, pieces[a.ID])
+		}
+		pieces[a.ID], filled[a.ID] = a.Content, true
+	}
+	n := 0
+	for id, ok := range filled {
+		if ok {
+			n = id + 1
+		}
+	}
+	for id := 0; id < n; id++ {
+		if !filled[id] {
+			return nil, nil, fmt.Errorf("%w: tokenizer.json has no token with id %d (ids must be 0..%d)", ErrFormat, id, n-1)
+		}
+	}
+	return pieces[:n], inModel, nil
+}
+
+// hfTypes sets every token's type (normal, byte-fallback, added, control,
+// unknown) and the byte-fallback tokens, and returns the added tokens as
+// the added vocabulary takes them.
+func (t *Tokenizer) hfTypes(m hfModel, addedTokens []hfAddedToken) ([]addedToken, error) {
 	for id := range t.types {
 		t.types[id] = TypeNormal
 	}
@@ -269,8 +321,8 @@ func ParseHFJSONWithConfig(data, config []byte) (*Tokenizer, error) {
 			t.types[id] = TypeByte
 		}
 	}
-	added := make([]addedToken, 0, len(f.AddedTokens))
-	for _, a := range f.AddedTokens {
+	added := make([]addedToken, 0, len(addedTokens))
+	for _, a := range addedTokens {
 		t.types[a.ID] = TypeUserDefined
 		if a.Special {
 			t.types[a.ID] = TypeControl
@@ -290,34 +342,34 @@ func ParseHFJSONWithConfig(data, config []byte) (*Tokenizer, error) {
 		t.unk = int(id)
 		t.types[id] = TypeUnknown
 	}
-	if err := t.index(func(id int) bool { return inModel[id] }); err != nil {
-		return nil, err
+	return added, nil
+}
+
+// hfByteLevel sets a byte-level tokenizer's byte tokens and returns the
+// ids its merges are looked up in: the model's vocabulary alone.
+func (t *Tokenizer) hfByteLevel(vocab map[string]int64) map[string]int32 {
+	ids := make(map[string]int32, len(vocab))
+	for p, id := range vocab {
+		ids[p] = int32(id)
 	}
-	ids := t.lookup
-	if byteLevel {
-		ids = make(map[string]int32, len(m.Vocab))
-		for p, id := range m.Vocab {
-			ids[p] = int32(id)
+	for b := range t.byteID {
+		t.byteID[b] = -1
+		if id, ok := t.lookup[string([]byte{byte(b)})]; ok {
+			t.byteID[b] = id
 		}
-		for b := range t.byteID {
-			t.byteID[b] = -1
-			if id, ok := t.lookup[string([]byte{byte(b)})]; ok {
-				t.byteID[b] = id
-			}
-		}
-		t.preName = preNameOf(pre, m.IgnoreMerges)
 	}
-	if err := t.setMerges(merges, ids); err != nil {
-		return nil, err
-	}
-	t.added = newAddedVocab(added, norm, false)
-	if err := t.parsePostProcessor(f.PostProcessor); err != nil {
-		return nil, err
-	}
+	return ids
+}
+
+// hfSpecials sets the special tokens: the config's (tokenizer_config.json,
+// when given), else for BOS and EOS the tokens named like them, and the
+// end-of-generation set.
+func (t *Tokenizer) hfSpecials(config []byte) error {
 	explicit := map[string]bool{}
 	if len(config) > 0 {
+		var err error
 		if explicit, err = t.applyConfig(config); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if t.bos < 0 && !explicit["bos_token"] {
@@ -327,7 +379,7 @@ func ParseHFJSONWithConfig(data, config []byte) (*Tokenizer, error) {
 		t.eos = t.specialByName(eosNames, eosWords)
 	}
 	t.eog = t.findEOG(nil)
-	return t, nil
+	return nil
 }
 
 // Names of special tokens taken for BOS and EOS when neither the
