@@ -253,59 +253,16 @@ func (hc *hfConfig) config(arch string) (model.Config, []float32, error) {
 	if hc.IntermediateSize != nil {
 		c.Hidden = *hc.IntermediateSize
 	}
-	act := hc.HiddenAct
-	switch arch {
-	case "gemma2", "gemma3":
-		act = hc.HiddenActivation
-		if act == "" {
-			act = hc.HiddenAct
-		}
-	case "gpt2":
-		c.Dim, c.Layers, c.Heads, c.SeqLen = hc.NEmbd, hc.NLayer, hc.NHead, hc.NPositions
-		c.Hidden = 4 * c.Dim
-		if hc.NInner != nil {
-			c.Hidden = *hc.NInner
-		}
-		c.NormEps = float32(hc.LayerNormEps)
-		act = hc.ActivationFn
-	case "opt":
-		c.Hidden, c.PosOffset = hc.FFNDim, 2
-		c.NormEps = 1e-5 // torch.nn.LayerNorm's default; OPT's config has none
-		c.PostNorm = hc.DoLayerNormBefore != nil && !*hc.DoLayerNormBefore
-		if hc.WordEmbedProjDim != 0 && hc.WordEmbedProjDim != c.Dim {
-			c.EmbedDim = hc.WordEmbedProjDim
-		}
-		act = hc.ActivationFn
-		switch {
-		case hc.EnableBias != nil && !*hc.EnableBias, hc.LayerNormAffine != nil && !*hc.LayerNormAffine:
-			return c, nil, fmt.Errorf("%w: OPT without biases or LayerNorm weights", model.ErrUnsupported)
-		case hc.RemoveFinalLN:
-			return c, nil, fmt.Errorf("%w: OPT with _remove_final_layer_norm", model.ErrUnsupported)
-		}
-	case "gpt_neo":
-		c.Layers, c.Heads = hc.NumLayersNeo, hc.NumHeadsNeo
-		if c.Hidden == 0 {
-			c.Hidden = 4 * c.Dim
-		}
-		c.NormEps = float32(hc.LayerNormEps)
-		c.AttnScale = 1 // GPT-Neo does not scale the attention scores
-		act = hc.ActivationFn
-		pattern, err := neoLayers(hc.AttentionTypes, c.Layers)
-		if err != nil {
-			return c, nil, err
-		}
-		if strings.Contains(pattern, "L") {
-			c.Window, c.LocalLayers = hc.WindowSize, pattern
-		}
+	act, err := hc.familyShape(&c, arch)
+	if err != nil {
+		return c, nil, err
 	}
 	fam, err := familyOf(arch)
 	if err != nil {
 		return c, nil, err
 	}
-	switch want := map[activation][]string{actSiLU: {"silu", "swish"}, actGELU: {"gelu_pytorch_tanh", "gelu_new"}, actReLU: {"relu"}}[fam.act]; {
-	case act == "" && fam.act == actSiLU:
-	case !slices.Contains(want, act):
-		return c, nil, fmt.Errorf("%w: activation %q (hlm runs %s with %s)", model.ErrUnsupported, act, arch, strings.Join(want, " or "))
+	if err := checkActivation(fam, act, arch); err != nil {
+		return c, nil, err
 	}
 	if c.KVHeads == 0 {
 		c.KVHeads = c.Heads
@@ -332,6 +289,87 @@ func (hc *hfConfig) config(arch string) (model.Config, []float32, error) {
 		// As llama.cpp's converter: int(factor·hidden) / heads.
 		c.RopeDims = int(*hc.PartialRotary*float64(c.Dim)) / c.Heads
 	}
+	if err := hc.windows(&c, arch); err != nil {
+		return c, nil, err
+	}
+	c.Window = windowInContext(c.Window, c.SeqLen)
+	if err := c.Validate(); err != nil {
+		return c, nil, err
+	}
+	factors, err := hc.ropeScaling(&c)
+	if err != nil {
+		return c, nil, err
+	}
+	return c, factors, c.Validate()
+}
+
+// familyShape reads the shape keys that a family names its own way (GPT-2,
+// OPT, GPT-Neo) into c, refuses OPT variants hlm does not run, and returns
+// the activation's name as the family's config gives it.
+func (hc *hfConfig) familyShape(c *model.Config, arch string) (string, error) {
+	act := hc.HiddenAct
+	switch arch {
+	case "gemma2", "gemma3":
+		act = hc.HiddenActivation
+		if act == "" {
+			act = hc.HiddenAct
+		}
+	case "gpt2":
+		c.Dim, c.Layers, c.Heads, c.SeqLen = hc.NEmbd, hc.NLayer, hc.NHead, hc.NPositions
+		c.Hidden = 4 * c.Dim
+		if hc.NInner != nil {
+			c.Hidden = *hc.NInner
+		}
+		c.NormEps = float32(hc.LayerNormEps)
+		act = hc.ActivationFn
+	case "opt":
+		c.Hidden, c.PosOffset = hc.FFNDim, 2
+		c.NormEps = 1e-5 // torch.nn.LayerNorm's default; OPT's config has none
+		c.PostNorm = hc.DoLayerNormBefore != nil && !*hc.DoLayerNormBefore
+		if hc.WordEmbedProjDim != 0 && hc.WordEmbedProjDim != c.Dim {
+			c.EmbedDim = hc.WordEmbedProjDim
+		}
+		act = hc.ActivationFn
+		switch {
+		case hc.EnableBias != nil && !*hc.EnableBias, hc.LayerNormAffine != nil && !*hc.LayerNormAffine:
+			return "", fmt.Errorf("%w: OPT without biases or LayerNorm weights", model.ErrUnsupported)
+		case hc.RemoveFinalLN:
+			return "", fmt.Errorf("%w: OPT with _remove_final_layer_norm", model.ErrUnsupported)
+		}
+	case "gpt_neo":
+		c.Layers, c.Heads = hc.NumLayersNeo, hc.NumHeadsNeo
+		if c.Hidden == 0 {
+			c.Hidden = 4 * c.Dim
+		}
+		c.NormEps = float32(hc.LayerNormEps)
+		c.AttnScale = 1 // GPT-Neo does not scale the attention scores
+		act = hc.ActivationFn
+		pattern, err := neoLayers(hc.AttentionTypes, c.Layers)
+		if err != nil {
+			return "", err
+		}
+		if strings.Contains(pattern, "L") {
+			c.Window, c.LocalLayers = hc.WindowSize, pattern
+		}
+	}
+	return act, nil
+}
+
+// checkActivation refuses an activation other than the family's.
+func checkActivation(fam family, act, arch string) error {
+	switch want := map[activation][]string{actSiLU: {"silu", "swish"}, actGELU: {"gelu_pytorch_tanh", "gelu_new"}, actReLU: {"relu"}}[fam.act]; {
+	case act == "" && fam.act == actSiLU:
+	case !slices.Contains(want, act):
+		return fmt.Errorf("%w: activation %q (hlm runs %s with %s)", model.ErrUnsupported, act, arch, strings.Join(want, " or "))
+	}
+	return nil
+}
+
+// windows reads the sliding windows as transformers applies them: Gemma's
+// local layers (and their rotary base), Qwen2/3's window layers, Phi-3's
+// and Mistral's window on every layer; and Gemma's scales and soft-caps.
+func (hc *hfConfig) windows(c *model.Config, arch string) error {
+	var err error
 	switch arch {
 	case "gemma2", "gemma3":
 		c.EmbedScale = float32(math.Sqrt(float64(c.Dim)))
@@ -347,7 +385,7 @@ func (hc *hfConfig) config(arch string) (model.Config, []float32, error) {
 		if hc.SlidingWindow != nil && *hc.SlidingWindow > 0 {
 			c.Window = *hc.SlidingWindow
 			if c.LocalLayers, err = hc.localLayers(arch, c.Layers); err != nil {
-				return c, nil, err
+				return err
 			}
 			if arch == "gemma3" {
 				c.LocalTheta = 10000
@@ -363,7 +401,7 @@ func (hc *hfConfig) config(arch string) (model.Config, []float32, error) {
 			c.Window = *hc.SlidingWindow
 			if len(hc.LayerTypes) > 0 {
 				if c.LocalLayers, err = hc.localLayers(arch, c.Layers); err != nil {
-					return c, nil, err
+					return err
 				}
 			} else {
 				out := make([]byte, c.Layers)
@@ -385,15 +423,7 @@ func (hc *hfConfig) config(arch string) (model.Config, []float32, error) {
 			c.Window, c.LocalLayers = *hc.SlidingWindow, strings.Repeat("L", c.Layers)
 		}
 	}
-	c.Window = windowInContext(c.Window, c.SeqLen)
-	if err := c.Validate(); err != nil {
-		return c, nil, err
-	}
-	factors, err := hc.ropeScaling(&c)
-	if err != nil {
-		return c, nil, err
-	}
-	return c, factors, c.Validate()
+	return nil
 }
 
 // localLayers is Gemma's pattern of sliding-window layers: layer_types, or
