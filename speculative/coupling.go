@@ -26,7 +26,7 @@ func mix64(z uint64) uint64 {
 // NoiseUniform is u(seed, pos, tok) ∈ (0, 1): a counter-based pseudo-random
 // function of the shared seed, the absolute sequence position and the token
 // id. It is a pure function — the same arguments give the same value on any
-// machine — with 53 bits of resolution.
+// machine — built from 53 bits of a hash (cellUniform).
 func NoiseUniform(seed uint64, pos, tok int) float64 {
 	return keyedUniform(noiseKey(seed), pos, tok)
 }
@@ -36,7 +36,16 @@ func noiseKey(seed uint64) uint64 { return mix64(seed ^ 0x6a09e667f3bcc909) }
 
 func keyedUniform(key uint64, pos, tok int) float64 {
 	h := mix64(key ^ mix64(uint64(pos)*0x9e3779b97f4a7c15^uint64(uint32(tok))))
-	return (float64(h>>11) + 0.5) * (1.0 / (1 << 53))
+	return cellUniform(h >> 11)
+}
+
+// cellUniform maps k < 2^53 to the midpoint (k + ½)/2^53 of its cell, so
+// that u is never 0. Above ½ a float64 cannot hold the midpoint and it
+// rounds to an even neighbour; the last cell's would round up to 1 (E = +∞,
+// a token that could never win the race), so it is held at 1 − 2^-53.
+// Every other value is the rounded midpoint.
+func cellUniform(k uint64) float64 {
+	return min((float64(k)+0.5)*(1.0/(1<<53)), 1-0x1p-53)
 }
 
 // NoiseExp is E(seed, pos, tok) = −ln(1 − u), an Exp(1) variate.

@@ -199,3 +199,43 @@ func TestRaceDist(t *testing.T) {
 		t.Errorf("RaceDist of no mass = %v", z)
 	}
 }
+
+// TestNoiseUniformFormula: the shared noise is built on the SplitMix64
+// finalizer (Steele, Lea, Flood 2014), checked against SplitMix64's
+// published outputs for the seed 1234567, and its uniforms are the
+// midpoints (k + ½)/2^53 of 53-bit cells (rounded to a float64 above ½),
+// inside the open interval (0, 1), so that E = −ln(1 − u) is finite and
+// positive (Daliri, Musco, Suresh 2024 need E ~ Exp(1) for every token).
+func TestNoiseUniformFormula(t *testing.T) {
+	want := []uint64{6457827717110365317, 3203168211198807973, 9817491932198370423, 4593380528125082431, 16408922859458223821}
+	s := uint64(1234567)
+	for i, w := range want {
+		s += 0x9e3779b97f4a7c15
+		if got := mix64(s); got != w {
+			t.Errorf("SplitMix64 output %d = %d, want %d", i, got, w)
+		}
+	}
+	const top = 1<<53 - 1
+	for _, k := range []uint64{0, 1, 2, 12345, 1<<52 - 1, 1 << 52, 1<<52 + 1, top - 1, top} {
+		u := cellUniform(k)
+		mid := (float64(k) + 0.5) / (1 << 53) // rounded like u's cell midpoint
+		if !(u > 0 && u < 1) {
+			t.Errorf("cellUniform(%d) = %v outside (0, 1)", k, u)
+		}
+		if k < 1<<52 && u*(1<<53) != float64(k)+0.5 {
+			t.Errorf("cellUniform(%d) = %v, want the exact midpoint (k + 1/2)/2^53", k, u)
+		}
+		if math.Abs(u-mid) > 0x1p-53 {
+			t.Errorf("cellUniform(%d) = %v, more than 2^-53 from the midpoint %v", k, u, mid)
+		}
+		if e := -math.Log1p(-u); !(e > 0) || math.IsInf(e, 1) {
+			t.Errorf("cellUniform(%d): E = %v, want finite and positive", k, e)
+		}
+	}
+	for i := range 10000 {
+		u := NoiseUniform(uint64(i)*7919, i%97, i)
+		if !(u > 0 && u < 1) {
+			t.Fatalf("NoiseUniform = %v outside (0, 1)", u)
+		}
+	}
+}
