@@ -88,6 +88,9 @@ func TestTopKTable(t *testing.T) {
 		{"all tied", []float64{0.25, 0.25, 0.25, 0.25}, 3, []float64{1.0 / 3, 1.0 / 3, 1.0 / 3, 0}},
 		{"k=0 disables", []float64{0.2, 0.5, 0.3}, 0, []float64{0.2, 0.5, 0.3}},
 		{"k≥V disables", []float64{0.2, 0.5, 0.3}, 3, []float64{0.2, 0.5, 0.3}},
+		// k = V exactly is "k ≥ len(p)": untouched, not renormalized and
+		// with its non-positive entries left as they are.
+		{"k=V leaves p untouched", []float64{1, 6, -3}, 3, []float64{1, 6, -3}},
 		{"fewer positives than k", []float64{0, 0.4, 0, 0.6}, 3, []float64{0, 0.4, 0, 0.6}},
 		{"negative and NaN never kept", []float64{-1, math.NaN(), 0.5, 0.5}, 3, []float64{0, 0, 0.5, 0.5}},
 		{"all zero untouched", []float64{0, 0, 0}, 1, []float64{0, 0, 0}},
@@ -115,6 +118,8 @@ func TestTopPTable(t *testing.T) {
 		{"just above", []float64{0.1, 0.6, 0.3}, 0.61, []float64{0, 2.0 / 3, 1.0 / 3}},
 		{"tie: lower id first", []float64{0.4, 0.4, 0.2}, 0.3, []float64{1, 0, 0}},
 		{"top ≤ 0 keeps the argmax", []float64{0.3, 0.3, 0.4}, 0, []float64{0, 0, 1}},
+		// "only the most probable token": one token, the lower id of a tie.
+		{"top ≤ 0, tied maximum keeps the lower id", []float64{0.4, 0.2, 0.4}, 0, []float64{1, 0, 0}},
 		{"top=1 disables", []float64{0.1, 0.6, 0.3}, 1, []float64{0.1, 0.6, 0.3}},
 		{"unnormalized input", []float64{1, 6, 3}, 0.8, []float64{0, 2.0 / 3, 1.0 / 3}},
 		{"all zero untouched", []float64{0, 0}, 0.5, []float64{0, 0}},

@@ -204,3 +204,38 @@ func TestSampleReproducible(t *testing.T) {
 		}
 	}
 }
+
+// TestInverseCDFBoundaries checks InverseCDF's convention at the exact
+// boundaries of the CDF F: it returns the first token i with F(i) > u, so
+// u = F(i) belongs to the next positive token, both inside a block of the
+// blocked scan and where F(i) is the total of the blocks before. All values
+// are multiples of 2^-10 summing to 1, so every sum is exact.
+func TestInverseCDFBoundaries(t *testing.T) {
+	const v = 200
+	num := map[int]int{0: 64, 5: 100, 63: 60, 64: 200, 100: 100, 127: 300, 191: 100, 199: 100} // Σ = 1024
+	p := make([]float64, v)
+	var pos []int
+	for i := range v {
+		if n, ok := num[i]; ok {
+			p[i] = float64(n) / 1024
+			pos = append(pos, i)
+		} else if i%7 == 3 {
+			p[i] = -0.5 // never returned, not counted
+		}
+	}
+	F := 0.0
+	for k, i := range pos {
+		if got := InverseCDF(p, F+p[i]/2); got != i {
+			t.Errorf("InverseCDF(u = %v) = %d, want %d", F+p[i]/2, got, i)
+		}
+		F += p[i]
+		if k+1 < len(pos) {
+			if got := InverseCDF(p, F); got != pos[k+1] {
+				t.Errorf("InverseCDF(u = F(%d) = %v) = %d, want %d (first token with F > u)", i, F, got, pos[k+1])
+			}
+		}
+	}
+	if got := InverseCDF(p, 0); got != 0 {
+		t.Errorf("InverseCDF(u = 0) = %d, want 0", got)
+	}
+}

@@ -47,6 +47,7 @@ func TestSamplerNextReturnsSampledDistribution(t *testing.T) {
 		{},
 		{Temperature: 1},
 		{Temperature: 0.7, TopK: 10},
+		{Temperature: 1, TopK: 1}, // top-1 is greedy
 		{Temperature: 1.3, TopP: 0.9},
 		{Temperature: 1, TopK: 50, TopP: 0.5},
 	} {
@@ -69,7 +70,7 @@ func TestSamplerNextReturnsSampledDistribution(t *testing.T) {
 		if dist[tok] <= 0 {
 			t.Errorf("%+v: token %d has probability %v in the returned distribution", s, tok, dist[tok])
 		}
-		if s.Temperature == 0 && tok != Argmax(logits) {
+		if (s.Temperature == 0 || s.TopK == 1) && tok != Argmax(logits) {
 			t.Errorf("greedy token %d, want argmax %d", tok, Argmax(logits))
 		}
 	}
