@@ -455,3 +455,66 @@ func TestOfflineCurve(t *testing.T) {
 		t.Error("kMax 0: no error")
 	}
 }
+
+// TestOnlineKAtThetaEquality: k*(t) of CU-HLM eq. 24 is the smallest k with
+// Ū_TV(k) ≤ θ — equality qualifies. Both of onlineK's paths are checked
+// with a distribution whose sums are exact (multiples of 2^-10), so that
+// Ū_TV(k) (eq. 23, computed here from its definition: the tail beyond the
+// top k is reconstructed as its mean m_k, and Σ_{i>k} |x_i − m_k| is its L1
+// error) equals θ bit for bit.
+func TestOnlineKAtThetaEquality(t *testing.T) {
+	const beta, eta = 0.3, DefaultEta
+	ubarNum := func(x []float64, k int) float64 { // Σ_{i>k} |x_i − x̂_i|, x sorted descending
+		tail := 0.0
+		for _, v := range x[k:] {
+			tail += v
+		}
+		m := tail / float64(len(x)-k)
+		n := 0.0
+		for _, v := range x[k:] {
+			n += math.Abs(v - m)
+		}
+		return n
+	}
+	den := func(x []float64, d int) float64 { // eq. 23's denominator
+		return (1-x[d])*Softplus(-1, eta) + x[d]*Softplus(-beta, eta)
+	}
+	// Few tokens reach 1/(2V), so the head-only scan (firstK) decides:
+	// x_0 = 1/2, three tokens of 3/256, then 59 tokens of 63/8192 and two
+	// of 46/8192 and 45/8192 (V = 65, all below 1/130). The tail mean after
+	// k = 1 is 1/128 and Ū_TV(1)·den = 2·(9/256 − 3/128) = 6/256 exactly;
+	// after k = 2 the tail mean still reaches 1/(2V) and Ū_TV(2) < Ū_TV(1),
+	// so a strict < would answer 2 without falling back to bucketK.
+	head := []float64{0.5, 3.0 / 256, 3.0 / 256, 3.0 / 256}
+	for range 59 {
+		head = append(head, 63.0/8192)
+	}
+	head = append(head, 46.0/8192, 45.0/8192)
+	// A flat tail: x_0 = 1/2 and eight tokens of 1/16 (V = 9). All reach
+	// 1/(2V), so bucketK decides; Ū_TV(1) = 0 (the uniform fill is exact).
+	flat := []float64{0.5}
+	for range 8 {
+		flat = append(flat, 1.0/16)
+	}
+	for _, c := range []struct {
+		name string
+		x    []float64
+		num  float64 // the exact Ū_TV(1)·den
+	}{
+		{"head scan", head, 6.0 / 256},
+		{"bucket scan", flat, 0},
+	} {
+		const d = 0
+		if n := ubarNum(c.x, 1); n != c.num {
+			t.Fatalf("%s: Σ_{i>1}|x_i − m_1| = %v, want %v exactly", c.name, n, c.num)
+		}
+		theta := c.num / den(c.x, d)
+		k, err := OnlineK(c.x, d, beta, eta, theta)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if k != 1 {
+			t.Errorf("%s: θ = Ū_TV(1) = %v gives k* = %d, want 1 (eq. 24: Ū_TV(k) ≤ θ)", c.name, theta, k)
+		}
+	}
+}
