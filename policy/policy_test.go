@@ -65,6 +65,31 @@ func TestRandomRate(t *testing.T) {
 	}
 }
 
+// constSource is a rand.Source returning one value: rng.Float64() is then
+// (v mod 2^53) / 2^53.
+type constSource uint64
+
+func (c constSource) Uint64() uint64 { return uint64(c) }
+
+// TestRandomEdges: P(upload) = P exactly, so the uniform's edges decide:
+// u = 0 must not upload at P = 0 (Rand-HLM with p = 0 sends nothing) and
+// the largest u, 1 − 2^-53, must upload at P = 1.
+func TestRandomEdges(t *testing.T) {
+	zero, top := rand.New(constSource(0)), rand.New(constSource(^uint64(0)))
+	if u := zero.Float64(); u != 0 {
+		t.Fatalf("zero source gives %v", u)
+	}
+	if (Random{P: 0}).Upload(Token{}, zero) {
+		t.Error("P = 0 uploaded at u = 0")
+	}
+	if !(Random{P: 1}).Upload(Token{}, top) {
+		t.Error("P = 1 skipped at u = 1 − 2^-53")
+	}
+	if (Random{P: 0.5}).Upload(Token{}, rand.New(constSource(1<<52))) {
+		t.Error("P = 0.5 uploaded at u = 0.5: want u < P")
+	}
+}
+
 func TestValidate(t *testing.T) {
 	type validator interface{ Validate() error }
 	tests := []struct {
