@@ -148,6 +148,12 @@ func TestRougeLsum(t *testing.T) {
 		{"w1", "", [3]float64{}},
 		{"/", "w1 w2 w3 w4 w5", [3]float64{}},
 		{"a b\n\nc d", "a b c d", [3]float64{1, 1, 1}},
+		// An LCS tie: "b a" against "a b" has two LCSs, a (reference index
+		// 0) and b (index 1). rouge-score's _backtrack_norec steps to i−1
+		// on ties (j−1 only when t[i][j−1] > t[i−1][j]), so it takes a; the
+		// union with the second sentence's b covers both reference tokens:
+		// P = 2/3, R = 2/2.
+		{"b a\nb", "a b", [3]float64{2.0 / 3, 1, 0.8}},
 	} {
 		g := RougeLsum(tc.cand, tc.ref)
 		if !near(g.Precision, tc.want[0], 1e-12) || !near(g.Recall, tc.want[1], 1e-12) || !near(g.F1, tc.want[2], 1e-12) {
@@ -165,6 +171,10 @@ func TestLCS(t *testing.T) {
 	}
 	if got := lcsIndices([]int32{1, 2, 3, 4, 5}, []int32{8, 9}); len(got) != 0 {
 		t.Errorf("lcsIndices = %v, want []", got)
+	}
+	// A tie between two LCSs is resolved as rouge-score does (i−1 first).
+	if got := lcsIndices([]int32{1, 2}, []int32{2, 1}); !slices.Equal(got, []int{0}) {
+		t.Errorf("lcsIndices([1 2], [2 1]) = %v, want [0]", got)
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	for range 500 {
