@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -346,4 +347,45 @@ func TestObservePanics(t *testing.T) {
 		}()
 	}
 	a.Observe(ok, 2, 1, nil, true) // nil next is fine when done
+}
+
+// TestDoubleDQNTarget: the bootstrap target is double DQN's (van Hasselt,
+// Guez, Silver 2016, eq. 4; Q-S Sec. V),
+//
+//	y = r + γ·Q_target(s', argmax_a' Q_online(s', a')),
+//
+// the online network choosing the next action and the target network
+// valuing it — not DQN's max_a' Q_target(s', a'). The two networks are
+// made to prefer different next actions; with one transition, a squared
+// loss (Huber κ = ∞) and no clipping, the output bias gradient of the
+// taken action is Q_online(s, a) − y, which gives y back.
+func TestDoubleDQNTarget(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.BatchSize, cfg.Huber, cfg.GradClip, cfg.Hidden, cfg.Gamma = 1, math.Inf(1), 0, []int{4}, 0.9
+	a, err := NewAgent(2, 3, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := len(a.online.B) - 1
+	a.online.B[last][0] += 50 // the online network prefers action 0
+	a.target.B[last][0] -= 50 // the target network values it lowest
+	s, next := []float64{0.3, -0.2}, []float64{-0.5, 0.7}
+	const action, r = 2, 1.5
+	a.Observe(s, action, r, next, false)
+	qs := a.Q(s, nil)
+	qOnline := a.Q(next, nil)
+	qTarget := slices.Clone(a.target.forward(normalize(make([]float64, 2), next, a.mean, a.std), a.tr))
+	choice := argmax(qOnline)
+	if choice != 0 || argmax(qTarget) == 0 {
+		t.Fatalf("setup: online argmax %d, target argmax %d: want 0 and another", choice, argmax(qTarget))
+	}
+	want := r + cfg.Gamma*qTarget[choice]
+	if _, ok := a.Train(); !ok {
+		t.Fatal("no update")
+	}
+	y := qs[action] - a.grad.B[last][action]
+	if math.Abs(y-want) > 1e-9*math.Max(1, math.Abs(want)) {
+		t.Errorf("target y = %v, want r + γ·Q_target(s', argmax Q_online) = %v (DQN's max would be %v)",
+			y, want, r+cfg.Gamma*slices.Max(qTarget))
+	}
 }
