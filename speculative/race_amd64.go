@@ -8,7 +8,9 @@ import (
 )
 
 // raceSkip8 and raceSkip4 (race_amd64.s: AVX-512 with DQ, AVX2) compute
-// u = keyedUniform(key, pos, tok0+i) for 8 or 4 tokens at a time and
+// u = keyedUniform(key, pos, tok0+i) for 8 or 4 tokens at a time (but 1
+// for the last cell, which cellUniform holds at 1 − 2⁻⁵³: raceLoose
+// covers the difference) and
 // return the length of the leading run of p[:n] (n a multiple of the
 // lanes) in which no lane has u·loose < s·p_i (loose is raceLoose): the
 // tokens that cannot beat the score s. They stop at the first group

@@ -4,8 +4,12 @@
 
 // The exponential race's filter (race_amd64.go): for each token i of
 // p[0:n], h = mix64(key ^ mix64(pmix ^ (tok0+i))) and
-// u = (float64(h>>11) + 0.5)·2⁻⁵³, exactly keyedUniform's; the loop stops
-// at the first group of lanes where u·loose < s·p_i for some lane.
+// u = (float64(h>>11) + 0.5)·2⁻⁵³, keyedUniform's but in the last cell,
+// where this gives 1 and cellUniform 1 − 2⁻⁵³: the filter's u·loose there
+// is still below the exact test's u·shrink (loose is shrink times
+// 1 − 2⁻⁴⁵), so the filter never skips a token the exact test keeps. The
+// loop stops at the first group of lanes where u·loose < s·p_i for some
+// lane.
 
 DATA raceC1<>+0(SB)/8, $0xbf58476d1ce4e5b9
 GLOBL raceC1<>(SB), RODATA|NOPTR, $8
