@@ -179,95 +179,20 @@ func (ev *evaluator) filterPlain(x value, name string) (value, error) {
 func (ev *evaluator) filterCall(x value, name string, argNodes []node, env *scope) (value, error) {
 	evalArgs := func() ([]value, *object, error) { return ev.args(argNodes, env) }
 	switch name {
-	case "tojson":
-		_, kw, err := evalArgs()
-		if err != nil {
-			return nil, err
-		}
-		o, err := jsonArgs(kw)
-		if err != nil {
-			return nil, err
-		}
-		s, err := toJSON(x, o, 0)
-		if err != nil {
-			return nil, err
-		}
-		return s, ev.checkLen(s)
-	case "join":
+	case "tojson", "join", "int", "float", "default": // filters of any value
 		args, kw, err := evalArgs()
 		if err != nil {
 			return nil, err
 		}
-		sep := arg(args, kw, 0, "separator", "")
-		sepStr, ok := sep.(string)
-		if !ok {
-			return nil, renderErr("join's separator must be a string")
+		switch name {
+		case "tojson":
+			return ev.filterToJSON(x, kw)
+		case "join":
+			return ev.filterJoin(x, args, kw)
+		case "default":
+			return filterDefault(x, args, kw)
 		}
-		switch x := x.(type) {
-		case string:
-			chars := strings.Split(x, "")
-			if len(x)+len(chars)*len(sepStr) > ev.limits.Bytes {
-				return nil, ev.checkLen(strings.Repeat(" ", ev.limits.Bytes+1))
-			}
-			return strings.Join(chars, sepStr), nil
-		case *list:
-			if len(x.items)*len(sepStr) > ev.limits.Bytes {
-				return nil, ev.checkLen(strings.Repeat(" ", ev.limits.Bytes+1))
-			}
-			v, err := joinList(x, sepStr)
-			if err != nil {
-				return nil, err
-			}
-			return v, ev.checkLen(v.(string))
-		}
-		return nil, renderErr("cannot apply the filter join to a %s", typeName(x))
-	case "int", "float":
-		args, kw, err := evalArgs()
-		if err != nil {
-			return nil, err
-		}
-		var def value = intNum(0)
-		if name == "float" {
-			def = number{float: true}
-		}
-		def = arg(args, kw, 0, "default", def)
-		switch x := x.(type) {
-		case string:
-			if name == "int" {
-				return intFilter(x, def)
-			}
-			return floatFilter(x, def)
-		case number:
-			if name == "int" && x.float {
-				return nil, unsupported("|int(…) of a float (@huggingface/jinja keeps the float, Python truncates it)")
-			}
-			if name == "float" && !x.float {
-				return nil, unsupported("|float(…) of an integer (@huggingface/jinja keeps the integer, Python makes a float)")
-			}
-			return x, nil
-		case bool:
-			return number{f: float64(boolInt(x)), float: name == "float"}, nil
-		}
-		return nil, renderErr("cannot apply the filter %s to a %s", name, typeName(x))
-	case "default":
-		args, kw, err := evalArgs()
-		if err != nil {
-			return nil, err
-		}
-		def := arg(args, nil, 0, "", "")
-		boolean, ok := arg(args, kw, 1, "boolean", false).(bool)
-		if !ok {
-			return nil, renderErr("default's boolean flag must be a boolean")
-		}
-		if boolean {
-			if _, err := truth(x); err != nil {
-				return nil, err
-			}
-		}
-		if _, undef := x.(undefined); undef || (boolean && !truthy(x)) {
-			return def, nil
-		}
-		return x, nil
+		return filterNumber(x, name, args, kw)
 	}
 	switch x := x.(type) {
 	case *list:
@@ -277,23 +202,7 @@ func (ev *evaluator) filterCall(x value, name string, argNodes []node, env *scop
 			if err != nil {
 				return nil, err
 			}
-			reverse, ok1 := arg(args, kw, 0, "reverse", false).(bool)
-			caseSensitive, ok2 := arg(args, kw, 1, "case_sensitive", false).(bool)
-			if !ok1 || !ok2 {
-				return nil, renderErr("sort's reverse and case_sensitive must be booleans")
-			}
-			var attr *string
-			switch a := arg(args, kw, 2, "attribute", null{}).(type) {
-			case null:
-			case string:
-				attr = &a
-			case number:
-				s := formatInt(a.f)
-				attr = &s
-			default:
-				return nil, renderErr("sort's attribute must be a string or an integer")
-			}
-			return sortList(x, reverse, caseSensitive, attr)
+			return filterSort(x, args, kw)
 		case "selectattr", "rejectattr":
 			return ev.selectAttr(x, name == "selectattr", argNodes, env)
 		case "map":
@@ -301,27 +210,7 @@ func (ev *evaluator) filterCall(x value, name string, argNodes []node, env *scop
 			if err != nil {
 				return nil, err
 			}
-			attr, has := kwGet(kw, "attribute")
-			if !has {
-				return nil, renderErr("map without attribute= is not supported by @huggingface/jinja")
-			}
-			path, ok := attr.(string)
-			if !ok {
-				return nil, renderErr("map's attribute must be a string")
-			}
-			def, hasDef := kwGet(kw, "default")
-			out := &list{items: make([]value, len(x.items)), py: pyGenerator}
-			for i, item := range x.items {
-				if o, ok := item.(*object); !ok || (o.kind != plainObject && o.kind != namespaceObject) {
-					return nil, renderErr("map(attribute=…) needs a list of mappings")
-				}
-				v := attribute(item, path)
-				if _, undef := v.(undefined); undef && hasDef {
-					v = def
-				}
-				out.items[i] = v
-			}
-			return out, nil
+			return filterMap(x, kw)
 		}
 		return nil, renderErr("unknown filter %q for a list", name)
 	case string:
@@ -331,19 +220,7 @@ func (ev *evaluator) filterCall(x value, name string, argNodes []node, env *scop
 			if err != nil {
 				return nil, err
 			}
-			width, ok := arg(args, kw, 0, "width", intNum(4)).(number)
-			if !ok || width.float {
-				return nil, renderErr("indent's width must be an integer")
-			}
-			first := truthyJS(arg(args, kw, 1, "first", false))
-			blank := truthyJS(arg(args, kw, 2, "blank", false))
-			if width.f < 0 {
-				return nil, renderErr("indent's width must not be negative")
-			}
-			if width.f*float64(strings.Count(x, "\n")+1) > float64(ev.limits.Bytes) {
-				return nil, ev.checkLen(strings.Repeat(" ", ev.limits.Bytes+1))
-			}
-			return indent(x, int(width.f), first, blank)
+			return ev.filterIndent(x, args, kw)
 		case "replace":
 			args, kw, err := evalArgs()
 			if err != nil {
@@ -369,6 +246,155 @@ func (ev *evaluator) filterCall(x value, name string, argNodes []node, env *scop
 		return nil, renderErr("unknown filter %q for a mapping", name)
 	}
 	return nil, renderErr("cannot apply the filter %q to a %s", name, typeName(x))
+}
+
+// filterToJSON is |tojson(indent=…, …).
+func (ev *evaluator) filterToJSON(x value, kw *object) (value, error) {
+	o, err := jsonArgs(kw)
+	if err != nil {
+		return nil, err
+	}
+	s, err := toJSON(x, o, 0)
+	if err != nil {
+		return nil, err
+	}
+	return s, ev.checkLen(s)
+}
+
+// filterJoin is |join(separator) of a string's characters or a list's
+// items.
+func (ev *evaluator) filterJoin(x value, args []value, kw *object) (value, error) {
+	sep := arg(args, kw, 0, "separator", "")
+	sepStr, ok := sep.(string)
+	if !ok {
+		return nil, renderErr("join's separator must be a string")
+	}
+	switch x := x.(type) {
+	case string:
+		chars := strings.Split(x, "")
+		if len(x)+len(chars)*len(sepStr) > ev.limits.Bytes {
+			return nil, ev.checkLen(strings.Repeat(" ", ev.limits.Bytes+1))
+		}
+		return strings.Join(chars, sepStr), nil
+	case *list:
+		if len(x.items)*len(sepStr) > ev.limits.Bytes {
+			return nil, ev.checkLen(strings.Repeat(" ", ev.limits.Bytes+1))
+		}
+		v, err := joinList(x, sepStr)
+		if err != nil {
+			return nil, err
+		}
+		return v, ev.checkLen(v.(string))
+	}
+	return nil, renderErr("cannot apply the filter join to a %s", typeName(x))
+}
+
+// filterNumber is |int(default) and |float(default) (name says which).
+func filterNumber(x value, name string, args []value, kw *object) (value, error) {
+	var def value = intNum(0)
+	if name == "float" {
+		def = number{float: true}
+	}
+	def = arg(args, kw, 0, "default", def)
+	switch x := x.(type) {
+	case string:
+		if name == "int" {
+			return intFilter(x, def)
+		}
+		return floatFilter(x, def)
+	case number:
+		if name == "int" && x.float {
+			return nil, unsupported("|int(…) of a float (@huggingface/jinja keeps the float, Python truncates it)")
+		}
+		if name == "float" && !x.float {
+			return nil, unsupported("|float(…) of an integer (@huggingface/jinja keeps the integer, Python makes a float)")
+		}
+		return x, nil
+	case bool:
+		return number{f: float64(boolInt(x)), float: name == "float"}, nil
+	}
+	return nil, renderErr("cannot apply the filter %s to a %s", name, typeName(x))
+}
+
+// filterDefault is |default(value, boolean).
+func filterDefault(x value, args []value, kw *object) (value, error) {
+	def := arg(args, nil, 0, "", "")
+	boolean, ok := arg(args, kw, 1, "boolean", false).(bool)
+	if !ok {
+		return nil, renderErr("default's boolean flag must be a boolean")
+	}
+	if boolean {
+		if _, err := truth(x); err != nil {
+			return nil, err
+		}
+	}
+	if _, undef := x.(undefined); undef || (boolean && !truthy(x)) {
+		return def, nil
+	}
+	return x, nil
+}
+
+// filterSort is a list's |sort(reverse, case_sensitive, attribute).
+func filterSort(x *list, args []value, kw *object) (value, error) {
+	reverse, ok1 := arg(args, kw, 0, "reverse", false).(bool)
+	caseSensitive, ok2 := arg(args, kw, 1, "case_sensitive", false).(bool)
+	if !ok1 || !ok2 {
+		return nil, renderErr("sort's reverse and case_sensitive must be booleans")
+	}
+	var attr *string
+	switch a := arg(args, kw, 2, "attribute", null{}).(type) {
+	case null:
+	case string:
+		attr = &a
+	case number:
+		s := formatInt(a.f)
+		attr = &s
+	default:
+		return nil, renderErr("sort's attribute must be a string or an integer")
+	}
+	return sortList(x, reverse, caseSensitive, attr)
+}
+
+// filterMap is a list's |map(attribute=…, default=…).
+func filterMap(x *list, kw *object) (value, error) {
+	attr, has := kwGet(kw, "attribute")
+	if !has {
+		return nil, renderErr("map without attribute= is not supported by @huggingface/jinja")
+	}
+	path, ok := attr.(string)
+	if !ok {
+		return nil, renderErr("map's attribute must be a string")
+	}
+	def, hasDef := kwGet(kw, "default")
+	out := &list{items: make([]value, len(x.items)), py: pyGenerator}
+	for i, item := range x.items {
+		if o, ok := item.(*object); !ok || (o.kind != plainObject && o.kind != namespaceObject) {
+			return nil, renderErr("map(attribute=…) needs a list of mappings")
+		}
+		v := attribute(item, path)
+		if _, undef := v.(undefined); undef && hasDef {
+			v = def
+		}
+		out.items[i] = v
+	}
+	return out, nil
+}
+
+// filterIndent is a string's |indent(width, first, blank).
+func (ev *evaluator) filterIndent(x string, args []value, kw *object) (value, error) {
+	width, ok := arg(args, kw, 0, "width", intNum(4)).(number)
+	if !ok || width.float {
+		return nil, renderErr("indent's width must be an integer")
+	}
+	first := truthyJS(arg(args, kw, 1, "first", false))
+	blank := truthyJS(arg(args, kw, 2, "blank", false))
+	if width.f < 0 {
+		return nil, renderErr("indent's width must not be negative")
+	}
+	if width.f*float64(strings.Count(x, "\n")+1) > float64(ev.limits.Bytes) {
+		return nil, ev.checkLen(strings.Repeat(" ", ev.limits.Bytes+1))
+	}
+	return indent(x, int(width.f), first, blank)
 }
 
 // arg is the i-th positional argument, else the keyword argument key, else
