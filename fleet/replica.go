@@ -45,7 +45,9 @@ func startReplica(name string, serve, args, env []string, logPath string, timeou
 	}
 	r := &replica{name: name, cmd: cmd, done: make(chan struct{})}
 	addrs := make(chan [2]string, 1)
+	copied := make(chan struct{}) // the log copy has written everything
 	go func() {
+		defer close(copied)
 		// Copy the log, picking up the two addresses the server prints.
 		var addr, health string
 		sent := false
@@ -69,7 +71,10 @@ func startReplica(name string, serve, args, env []string, logPath string, timeou
 	}()
 	go func() {
 		r.err = cmd.Wait()
+		// The copy may still hold the last lines read from the pipe (a
+		// failing replica's reason): the log closes once they are written.
 		pw.Close()
+		<-copied
 		logf.Close()
 		close(r.done)
 	}()
