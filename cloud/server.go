@@ -122,6 +122,10 @@ type Server struct {
 	wg      sync.WaitGroup
 	stopped chan struct{}
 	batcher sync.WaitGroup
+	// ends counts the goroutines that end sessions outside a connection
+	// (the janitor, an eviction's end): Shutdown waits for them, so that
+	// no session is still being freed in the LLM when it returns.
+	ends sync.WaitGroup
 }
 
 // connState is what Shutdown needs to know of a connection. Guarded by
@@ -196,8 +200,11 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		}
 		ln.Close()
 	}()
-	go s.janitor()
 	s.mu.Lock()
+	if !s.closing {
+		s.ends.Add(1)
+		go s.janitor()
+	}
 	s.serving = true
 	s.mu.Unlock()
 	s.cfg.Logger.Info("serving", "addr", ln.Addr().String(), "llm", s.cfg.LLM.Name(), "fingerprint", short(s.llmFP), "origin", short(s.origin), "max_sessions", s.cfg.MaxSessions)
@@ -306,9 +313,11 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		s.mu.Unlock()
 		<-done
 	}
-	// Every connection goroutine has returned: nothing sends jobs anymore.
+	// Every connection goroutine has returned: nothing sends jobs anymore,
+	// and nothing evicts; the janitor has seen stopped.
 	close(s.jobs)
 	s.batcher.Wait()
+	s.ends.Wait()
 	s.mu.Lock()
 	sessions := s.sessions
 	s.sessions = map[uint64]*session{}
@@ -358,6 +367,7 @@ func (s *Server) Sessions() int {
 
 // janitor drops sessions idle for longer than IdleTimeout.
 func (s *Server) janitor() {
+	defer s.ends.Done()
 	t := time.NewTicker(min(s.cfg.IdleTimeout/4, 10*time.Second))
 	defer t.Stop()
 	for {
@@ -713,7 +723,14 @@ func (s *Server) evictDetached() bool {
 		return false
 	}
 	delete(s.sessions, victim.id)
-	go victim.end() // s.mu is held; an upload still finishing on it holds victim.mu
+	// s.mu is held; an upload still finishing on it holds victim.mu. Called
+	// from a connection's goroutine, which Shutdown waits for before it
+	// waits for s.ends.
+	s.ends.Add(1)
+	go func() {
+		defer s.ends.Done()
+		victim.end()
+	}()
 	s.cfg.Metrics.SessionEnded()
 	s.cfg.Logger.Info("session evicted to make room (detached, least recently used)", "session", victim.id)
 	return true
