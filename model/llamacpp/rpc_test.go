@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -31,7 +32,9 @@ func TestRPC(t *testing.T) {
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
-	var out bytes.Buffer
+	// The server's output is read while it runs: exec's goroutine writes
+	// it, the test reads it (a bytes.Buffer raced under -race).
+	var out lockedBuffer
 	cmd := exec.Command(server, "-H", "127.0.0.1", "-p", fmt.Sprint(port), "-t", "1")
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
@@ -77,4 +80,23 @@ func TestRPC(t *testing.T) {
 	if _, err := after.NewSession().Eval(sc.prompts[0]); err != nil {
 		t.Errorf("a local model after the RPC server went away: %v", err)
 	}
+}
+
+// lockedBuffer is a bytes.Buffer written and read from different
+// goroutines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
 }
