@@ -26,11 +26,20 @@ type openaiBackend struct {
 	g    *edge.Generator
 	chat *chatFormat
 	seed atomic.Uint64
+	// stopping, when set, ends every generation when it is done (the
+	// endpoint shutting down; its cause is the generations' error).
+	stopping context.Context
 }
 
 func (b *openaiBackend) Model() string { return "hlm-" + b.g.Params.Method }
 
 func (b *openaiBackend) Generate(ctx context.Context, req openai.Request, onText func(string)) (openai.Result, error) {
+	if b.stopping != nil {
+		var cancel context.CancelCauseFunc
+		ctx, cancel = context.WithCancelCause(ctx)
+		defer cancel(nil)
+		defer context.AfterFunc(b.stopping, func() { cancel(context.Cause(b.stopping)) })()
+	}
 	p := b.g.Params
 	if req.MaxTokens > 0 {
 		p.MaxTokens = req.MaxTokens
@@ -128,6 +137,14 @@ func serveOpenAI(ctx context.Context, g *edge.Generator, f *chatFormat, addr, ke
 	if err != nil {
 		return fmt.Errorf("--openai %s: %w", addr, err)
 	}
+	// The generations still running openaiGrace after the signal are
+	// interrupted (each closes its session on hlm serve) and answered 503,
+	// so that their handlers, and Shutdown, return: http.Server.Shutdown
+	// itself cancels no request, and would wait for generations nobody
+	// told to stop, then give up with an error, leaving them running.
+	stopping, stopGenerations := context.WithCancelCause(context.Background())
+	defer stopGenerations(nil)
+	b.stopping = stopping
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -139,7 +156,9 @@ func serveOpenAI(ctx context.Context, g *edge.Generator, f *chatFormat, addr, ke
 		return err
 	case <-ctx.Done():
 	}
-	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	interrupt := time.AfterFunc(openaiGrace, func() { stopGenerations(errEdgeShutdown) })
+	defer interrupt.Stop()
+	sctx, cancel := context.WithTimeout(context.Background(), openaiGrace+openaiInterrupted)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
@@ -165,3 +184,12 @@ func verifierReady(conn edge.Config) func(context.Context) error {
 		return nil
 	}
 }
+
+// openaiGrace is how long serveOpenAI lets the requests in flight finish
+// after the signal before it interrupts them; openaiInterrupted how long
+// it then waits for their handlers to return.
+var openaiGrace, openaiInterrupted = 5 * time.Second, 5 * time.Second
+
+// errEdgeShutdown ends the generations interrupted by the endpoint's
+// shutdown: 503, as when hlm serve is away, for the client to retry.
+var errEdgeShutdown = fmt.Errorf("%w: hlm edge is shutting down", openai.ErrUnavailable)

@@ -1,0 +1,156 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hlmproject/hlm/cloud"
+	"github.com/hlmproject/hlm/edge"
+	"github.com/hlmproject/hlm/hybrid"
+	"github.com/hlmproject/hlm/model"
+	"github.com/hlmproject/hlm/model/builtin"
+	"github.com/hlmproject/hlm/model/llama"
+)
+
+// slowLLM is a model whose every evaluation takes at least d: a long
+// generation on the fastest model.
+type slowLLM struct {
+	model.Model
+	d time.Duration
+}
+
+func (m slowLLM) NewSession() model.Session { return slowSession{m.Model.NewSession(), m.d} }
+
+type slowSession struct {
+	model.Session
+	d time.Duration
+}
+
+func (s slowSession) Eval(tokens []int) ([][]float32, error) {
+	time.Sleep(s.d)
+	return s.Session.Eval(tokens)
+}
+
+// TestOpenAIShutdownInterruptsGenerations: when hlm edge --openai is told
+// to stop, the generations still running after the grace period are
+// interrupted — their sessions closed on hlm serve, their clients answered
+// 503 (an error event for a stream) — and the endpoint returns without an
+// error. Nothing told them to stop: http.Server.Shutdown waited the grace
+// period for them, then serveOpenAI failed with "context deadline
+// exceeded" (hlm edge exiting with status 1) and left them running, their
+// sessions open on hlm serve until its idle timeout.
+func TestOpenAIShutdownInterruptsGenerations(t *testing.T) {
+	defer func(g time.Duration) { openaiGrace = g }(openaiGrace)
+	openaiGrace = 200 * time.Millisecond
+	llm, err := llama.OpenSpec(builtin.DefaultLLM, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	slm, err := llama.OpenSpec(builtin.DefaultLLM+"@exit=2", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := cloud.New(cloud.Config{LLM: slowLLM{llm, 20 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(context.Background(), ln)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		srv.Shutdown(ctx)
+	})
+	p := hybrid.DefaultParams()
+	p.Method, p.MaxTokens = hybrid.QS, 400
+	g, err := edge.NewGenerator(edge.Config{Addr: ln.Addr().String()}, slm, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := newChatFormat(g.Tok, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	var say lockedBuffer
+	served := make(chan error, 1)
+	go func() {
+		served <- serveOpenAI(ctx, g, f, "127.0.0.1:0", "", 4, slog.New(slog.NewTextHandler(io.Discard, nil)), &say)
+	}()
+	api := ""
+	for deadline := time.Now().Add(10 * time.Second); api == ""; time.Sleep(5 * time.Millisecond) {
+		if m := regexp.MustCompile(`http://(\S+)/v1`).FindStringSubmatch(say.String()); m != nil {
+			api = m[1]
+		} else if time.Now().After(deadline) {
+			t.Fatalf("the endpoint did not start: %q", say.String())
+		}
+	}
+	// A whole response and a stream, both far longer than the grace.
+	whole := make(chan *http.Response, 1)
+	go func() {
+		resp, err := http.Post("http://"+api+"/v1/completions", "application/json",
+			strings.NewReader(`{"prompt":"Once upon a time","max_tokens":400}`))
+		if err != nil {
+			t.Error(err)
+		}
+		whole <- resp
+	}()
+	resp, err := http.Post("http://"+api+"/v1/completions", "application/json",
+		strings.NewReader(`{"prompt":"Once upon a time","max_tokens":400,"stream":true}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	r := bufio.NewReader(resp.Body)
+	if line, err := r.ReadString('\n'); err != nil || !strings.HasPrefix(line, "data: ") {
+		t.Fatalf("first line of the stream: %q, %v", line, err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); srv.Sessions() != 2; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d sessions on the server during the two generations, want 2", srv.Sessions())
+		}
+	}
+	began := time.Now()
+	stop() // the signal
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Errorf("the endpoint ended with %v after %v", err, time.Since(began))
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the endpoint did not end within 30 s of the signal")
+	}
+	rest, _ := io.ReadAll(r)
+	if !strings.Contains(string(rest), "shutting down") || strings.Contains(string(rest), "[DONE]") {
+		t.Errorf("the interrupted stream ended with %q, want an error event that says the endpoint is shutting down (and no [DONE])", lastLine(string(rest)))
+	}
+	if w := <-whole; w != nil {
+		b, _ := io.ReadAll(w.Body)
+		w.Body.Close()
+		if w.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(b), "shutting down") {
+			t.Errorf("the interrupted whole response: %s %s, want 503 saying the endpoint is shutting down", w.Status, b)
+		}
+	}
+	for deadline := time.Now().Add(10 * time.Second); srv.Sessions() != 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d sessions still open on the server 10 s after the endpoint ended: the generation was not interrupted", srv.Sessions())
+		}
+	}
+}
+
+func lastLine(s string) string {
+	s = strings.TrimRight(s, "\n")
+	return s[strings.LastIndexByte(s, '\n')+1:]
+}
