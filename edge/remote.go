@@ -284,8 +284,17 @@ var (
 // cancelled ctx ends the wait at once (a fatal error: no retry).
 func (r *Remote) roundTrip(ctx context.Context, c net.Conn, t wire.FrameType, body []byte, want wire.FrameType) ([]byte, error) {
 	c.SetDeadline(time.Now().Add(r.cfg.IOTimeout))
-	stop := context.AfterFunc(ctx, func() { c.SetDeadline(time.Unix(1, 0)) })
-	defer stop()
+	// The deadline a cancellation moves to the past must be in place when
+	// roundTrip returns: moved later, it would end the connection's next
+	// write too (Close's Close frame, the session then left on the server
+	// until its idle timeout).
+	moved := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() { c.SetDeadline(time.Unix(1, 0)); close(moved) })
+	defer func() {
+		if !stop() {
+			<-moved
+		}
+	}()
 	b, err := r.exchange(c, t, body, want)
 	if err != nil && ctx.Err() != nil {
 		return nil, fatal{ctx.Err()}
