@@ -63,6 +63,10 @@ type RunInfo struct {
 	IsEnd func(id int) bool   `json:"-"`
 	// Pace > 0 holds each token until its virtual time / Pace has passed.
 	Pace float64 `json:"pace"`
+	// Done, when closed, ends the holding at once (the run's context, so
+	// that an interrupted run does not wait out its tokens' virtual times;
+	// nil: never).
+	Done <-chan struct{} `json:"-"`
 }
 
 // Run is one generation being streamed; it is the trace writer.
@@ -141,12 +145,21 @@ func (r *Run) Write(p []byte) (int, error) {
 	}
 }
 
-// pace sleeps until virtual time t / Pace has passed since Begin.
+// pace sleeps until virtual time t / Pace has passed since Begin, or
+// until Done is closed.
 func (r *Run) pace(t float64) {
-	if r.info.Pace > 0 {
-		if d := time.Until(r.start.Add(time.Duration(t / r.info.Pace * 1e9))); d > 0 {
-			time.Sleep(d)
-		}
+	if !(r.info.Pace > 0) {
+		return
+	}
+	d := time.Until(r.start.Add(time.Duration(t / r.info.Pace * 1e9)))
+	if d <= 0 {
+		return
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+	case <-r.info.Done:
 	}
 }
 

@@ -151,3 +151,29 @@ func TestPace(t *testing.T) {
 		t.Errorf("published after %v, want ≥ 100 ms", d)
 	}
 }
+
+// TestPaceDone: a closed Done ends the holding at once — a token at virtual
+// time 1,000 s with Pace 1 is published within a second of Done closing
+// (a Ctrl-C of hlm sim --ui --ui-pace 1 waited out every token).
+func TestPaceDone(t *testing.T) {
+	v := New()
+	done := make(chan struct{})
+	run := v.Begin(RunInfo{Pace: 1, Done: done})
+	wrote := make(chan struct{})
+	go func() {
+		run.Write([]byte(`{"round":1,"pos":1,"token":3,"kind":"llm","t":1000}` + "\n"))
+		close(wrote)
+	}()
+	time.Sleep(20 * time.Millisecond)
+	close(done)
+	select {
+	case <-wrote:
+	case <-time.After(time.Second):
+		t.Fatal("the token is still held a second after Done closed")
+	}
+	start := time.Now()
+	run.Write([]byte(`{"round":2,"pos":2,"token":4,"kind":"llm","t":2000}` + "\n"))
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("a later token was held %v after Done closed", d)
+	}
+}

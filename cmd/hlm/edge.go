@@ -188,7 +188,7 @@ func streamPrompts(ctx context.Context, g *edge.Generator, texts []string, view 
 		}
 		g.Trace = base
 		if view != nil {
-			run, g.Trace = view.begin(pp, t, i, len(texts), g.Tok, base)
+			run, g.Trace = view.begin(ctx, pp, t, i, len(texts), g.Tok, base)
 		}
 		var onTokens func([]int)
 		dec := g.Tok.NewStreamDecoder()

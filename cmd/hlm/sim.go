@@ -172,7 +172,7 @@ func simWatched(ctx context.Context, cfg sim.Config, view *ui) (hybrid.Summary, 
 		if base != nil && len(cfg.Prompts) > 1 { // say whose each line is, as sim.RunModels does
 			base = hybrid.RunTrace(base, i+1)
 		}
-		run, trace := view.begin(one.Params, prompt, i, len(cfg.Prompts), ms.Tok, base)
+		run, trace := view.begin(ctx, one.Params, prompt, i, len(cfg.Prompts), ms.Tok, base)
 		one.Trace = trace
 		s, err := sim.RunModels(ctx, ms, one)
 		run.End(s.Result, err)

@@ -72,14 +72,14 @@ func browsable(addr net.Addr) string {
 }
 
 // begin announces prompt i's generation; its trace goes to the returned
-// writer (and to trace, when set).
-func (s *ui) begin(p hybrid.Params, prompt string, i, n int, tok *tokenizer.Tokenizer, trace io.Writer) (*live.Run, io.Writer) {
+// writer (and to trace, when set). Its pacing ends when ctx does.
+func (s *ui) begin(ctx context.Context, p hybrid.Params, prompt string, i, n int, tok *tokenizer.Tokenizer, trace io.Writer) (*live.Run, io.Writer) {
 	dec := tok.NewStreamDecoder()
 	for _, id := range tok.Encode(prompt, true) {
 		dec.Push(id)
 	}
 	run := s.view.Begin(live.RunInfo{Title: s.title, Method: p.Method, Seed: p.Seed, Prompt: prompt, Index: i, Total: n,
-		Text: dec.Push, IsEnd: tok.IsEOG, Pace: s.pace})
+		Text: dec.Push, IsEnd: tok.IsEOG, Pace: s.pace, Done: ctx.Done()})
 	if trace == nil {
 		return run, run
 	}
