@@ -145,9 +145,11 @@ func (c Config) cell(ctx context.Context, dir string, replicas, devices int, bal
 				if err != nil {
 					mu.Lock()
 					cell.Errors++
-					cell.FirstError = err.Error()
+					if cell.FirstError == "" {
+						cell.FirstError = err.Error()
+					}
 					mu.Unlock()
-					return
+					break // the rounds timed so far still count
 				}
 				tv := &timed{drop: drop, end: end}
 				g.Wrap = func(r *edge.Remote) hybrid.Verifier { tv.r = r; return tv }
