@@ -136,7 +136,8 @@ func (m *Model) prefill(op string, sessions []model.Session, tokens [][]int, vie
 // evaluations f makes skip the hand-over to it: hlm bench's timed loops.
 // f must make its evaluations itself, not from goroutines it starts, and
 // no other goroutine should evaluate the model meanwhile (they would be
-// correct, from their own threads).
+// correct, from their own threads). Close must not run while f does: it
+// stops the decoding thread that f runs on.
 func (m *Model) OnDecodingThread(f func()) {
 	m.mu.Lock()
 	ctx := m.ctx
