@@ -4,14 +4,11 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/hlmproject/hlm/cloud"
 	"github.com/hlmproject/hlm/edge"
 	"github.com/hlmproject/hlm/hybrid"
 	"github.com/hlmproject/hlm/model/llama"
@@ -95,20 +92,7 @@ func TestFamiliesOverTheNetwork(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			srv, err := cloud.New(cloud.Config{LLM: llm})
-			if err != nil {
-				t.Fatal(err)
-			}
-			ln, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				t.Fatal(err)
-			}
-			go srv.Serve(context.Background(), ln)
-			defer func() {
-				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-				defer cancel()
-				srv.Shutdown(ctx)
-			}()
+			addr := loopbackServer(t, llm, nil)
 			// The goldens of the three prompts (model/llama's familyPrompts).
 			for _, suffix := range []string{"", "_p2", "_p3"} {
 				golden := strings.TrimSuffix(goldens[name], ".bin") + suffix + ".bin"
@@ -116,7 +100,7 @@ func TestFamiliesOverTheNetwork(t *testing.T) {
 				for _, method := range []string{hybrid.QS, hybrid.Coupled} {
 					p := hybrid.DefaultParams()
 					p.Method, p.MaxTokens, p.Temperature = method, 24, 0
-					g, err := edge.NewGenerator(edge.Config{Addr: ln.Addr().String()}, slm, p)
+					g, err := edge.NewGenerator(edge.Config{Addr: addr}, slm, p)
 					if err != nil {
 						t.Fatal(err)
 					}
