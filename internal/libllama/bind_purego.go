@@ -85,10 +85,13 @@ var aborts struct {
 
 var abortCB = sync.OnceValue(func() uintptr {
 	return purego.NewCallback(func(data uintptr) uintptr {
+		var fn func() bool
 		aborts.mu.Lock()
-		a := aborts.m[data]
+		if a := aborts.m[data]; a != nil {
+			fn = a.fn // SetAbort writes it under the lock
+		}
 		aborts.mu.Unlock()
-		if a != nil && a.fn() {
+		if fn != nil && fn() {
 			return 1
 		}
 		return 0
