@@ -191,12 +191,16 @@ func New(cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// Serve accepts connections on ln until Shutdown or ctx ends.
+// Serve accepts connections on ln until Shutdown or ctx ends. It closes ln
+// when it returns.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	returned := make(chan struct{})
+	defer close(returned)
 	go func() {
 		select {
 		case <-ctx.Done():
 		case <-s.stopped:
+		case <-returned: // the listener failed: nothing to wait for
 		}
 		ln.Close()
 	}()

@@ -2,6 +2,9 @@ package cloud
 
 import (
 	"context"
+	"errors"
+	"net"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -98,5 +101,46 @@ func TestShutdownEndsDroppedSessions(t *testing.T) {
 				t.Errorf("after Shutdown, %d of the %d sessions made in the LLM are closed", closed, made)
 			}
 		})
+	}
+}
+
+// failedListener is a listener that has failed: Accept reports it closed.
+// It records its Close.
+type failedListener struct {
+	net.Listener // its address
+	closed       chan struct{}
+	once         sync.Once
+}
+
+func (l *failedListener) Accept() (net.Conn, error) { return nil, net.ErrClosed }
+func (l *failedListener) Close() error {
+	l.once.Do(func() { close(l.closed) })
+	return nil
+}
+
+// TestServeReturnsClosingItsListener: Serve ending on its listener's error
+// closes the listener and leaves nothing waiting for ctx or Shutdown (the
+// goroutine that closes the listener waited for one of them: with neither
+// coming, it stayed for the process's life).
+func TestServeReturnsClosingItsListener(t *testing.T) {
+	ms := models(t)
+	srv, err := New(Config{LLM: ms.LLM})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Shutdown(context.Background())
+	inner, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inner.Close()
+	ln := &failedListener{Listener: inner, closed: make(chan struct{})}
+	if err := srv.Serve(context.Background(), ln); !errors.Is(err, net.ErrClosed) {
+		t.Fatalf("Serve on a failed listener: %v, want net.ErrClosed", err)
+	}
+	select {
+	case <-ln.closed:
+	case <-time.After(2 * time.Second):
+		t.Fatal("the listener is still open 2 s after Serve returned")
 	}
 }
