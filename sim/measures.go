@@ -137,12 +137,9 @@ func newMeasurer(ms *Models, cfg MeasureConfig) (*measurer, error) {
 	return &measurer{ms: ms, cfg: cfg, perturb: perturb, batcher: batcher, ctxLen: ms.Context(), log: log}, nil
 }
 
-// timed runs f and adds its wall time to measure m's.
-func (mr *measurer) timed(m int, f func() error) error {
-	start := time.Now()
-	err := f()
+// since adds the wall time since start to measure m's.
+func (mr *measurer) since(m int, start time.Time) {
 	mr.log.Seconds[m] += time.Since(start).Seconds()
-	return err
 }
 
 // prompt measures every draft of prompt i's lossless run (seeded by the
@@ -163,10 +160,9 @@ func (mr *measurer) prompt(ctx context.Context, i int, prompt string) error {
 	var paras *paraphrased
 	longest := len(run.seq)
 	if mr.cfg.Paraphraser != nil {
-		err := mr.timed(measurePrompt, func() (err error) {
-			paras, err = mr.paraphrase(i, prompt, rngs[measurePrompt])
-			return err
-		})
+		start := time.Now()
+		paras, err = mr.paraphrase(i, prompt, rngs[measurePrompt])
+		mr.since(measurePrompt, start)
 		if err != nil {
 			return err
 		}
@@ -191,7 +187,10 @@ func (mr *measurer) prompt(ctx context.Context, i int, prompt string) error {
 			break
 		}
 		if paras != nil {
-			if err := mr.timed(measurePrompt, func() error { return paras.advance(mr.batcher, tok) }); err != nil {
+			start := time.Now()
+			err := paras.advance(mr.batcher, tok)
+			mr.since(measurePrompt, start)
+			if err != nil {
 				return err
 			}
 			mr.log.Passes[measurePrompt] += len(paras.sessions)
@@ -204,31 +203,26 @@ func (mr *measurer) prompt(ctx context.Context, i int, prompt string) error {
 // and passes.
 func (mr *measurer) measure(run *lossless, ss uncertainty.DropoutSession, paras *paraphrased, d int, rngs [3]*rand.Rand) error {
 	log, p := mr.log, mr.cfg.Params
-	mr.timed(measureTemperature, func() error {
-		log.U[measureTemperature] = append(log.U[measureTemperature], mr.perturb.Measure(run.sl, d, rngs[measureTemperature]))
-		return nil
-	})
-	err := mr.timed(measureDropout, func() error {
-		u, restored, err := mr.cfg.Dropout.Measure(ss, run.seq[len(run.seq)-1], d, p.Temperature, rngs[measureDropout])
-		if err != nil {
-			return err
-		}
-		if !slices.Equal(restored, run.sl) {
-			return errors.New("MC dropout did not restore the SLM's cache exactly")
-		}
-		log.U[measureDropout] = append(log.U[measureDropout], u)
-		return nil
-	})
+	start := time.Now()
+	log.U[measureTemperature] = append(log.U[measureTemperature], mr.perturb.Measure(run.sl, d, rngs[measureTemperature]))
+	mr.since(measureTemperature, start)
+
+	start = time.Now()
+	u, restored, err := mr.cfg.Dropout.Measure(ss, run.seq[len(run.seq)-1], d, p.Temperature, rngs[measureDropout])
+	mr.since(measureDropout, start)
 	if err != nil {
 		return err
 	}
+	if !slices.Equal(restored, run.sl) {
+		return errors.New("MC dropout did not restore the SLM's cache exactly")
+	}
+	log.U[measureDropout] = append(log.U[measureDropout], u)
 	log.Passes[measureDropout] += mr.cfg.Dropout.Samples() + 1
+
 	if paras != nil {
-		mr.timed(measurePrompt, func() error {
-			u := paras.disagreement(p, d, rngs[measurePrompt])
-			log.U[measurePrompt] = append(log.U[measurePrompt], u)
-			return nil
-		})
+		start = time.Now()
+		log.U[measurePrompt] = append(log.U[measurePrompt], paras.disagreement(p, d, rngs[measurePrompt]))
+		mr.since(measurePrompt, start)
 	}
 	return nil
 }
