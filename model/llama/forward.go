@@ -126,9 +126,10 @@ func (p *pass) startCaptures(sessions []*Session, tokens [][]int) {
 func (at *attention) start(cfg *model.Config, rs *runState, n int, tr *tree, base int) {
 	work, maxPos := 0, 0
 	for r := range n {
-		work += (rs.pos[r] + 1) * 2 * cfg.QDim()
+		work += rs.pos[r] + 1
 		maxPos = max(maxPos, rs.pos[r])
 	}
+	work *= 2 * cfg.QDim()
 	at.cfg, at.q, at.out, at.pos, at.width, at.work = cfg, rs.q, rs.xb, rs.pos, maxPos+1, work
 	at.scale = float32(1 / math.Sqrt(float64(cfg.HeadSize())))
 	if cfg.AttnScale > 0 {
