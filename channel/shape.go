@@ -3,6 +3,7 @@ package channel
 import (
 	"context"
 	"net"
+	"os"
 	"sync"
 	"time"
 )
@@ -47,9 +48,13 @@ func (RealClock) Sleep(ctx context.Context, d time.Duration) error {
 // Every Read is delayed by 8n/DownRate for the n bytes it returns, plus the
 // round's DownOverhead on the first Read after a Write (a round's downlink
 // message); a Read before any Write starts a round of its own. Writes are
-// serialised with each other, as are Reads; a Write's delay is not bounded
-// by write deadlines. Close interrupts pending delays. A nil clock is
-// RealClock. The link must not be used by anything else while conn is in
+// serialised with each other, as are Reads. Deadlines bound the delays
+// as they bound the connection's own waits: a Write whose deadline passes
+// during its delay returns os.ErrDeadlineExceeded without passing its
+// bytes on, and a Read whose deadline passes during its delay returns
+// its bytes with that error (a deadline moved, e.g. into the past to
+// cancel, takes effect at once; deadlines are read on clock). Close
+// interrupts pending delays. A nil clock is RealClock. The link must not be used by anything else while conn is in
 // use (links are not safe for concurrent use).
 func Shape(conn net.Conn, link Link, clock Clock) net.Conn {
 	if clock == nil {
@@ -75,6 +80,11 @@ type shapedConn struct {
 	cur     State      // state of the current round
 	started bool       // a round has started
 	downDue bool       // the current round's downlink overhead is still to be paid
+	// The deadlines, and the wake-ups of a Write and of a Read that wait
+	// out their delays (nil when none waits): setting a deadline wakes the
+	// waiter, which looks at it again.
+	rdl, wdl     time.Time
+	rwake, wwake context.CancelFunc
 }
 
 // newRound starts a round and returns its state.
@@ -108,8 +118,8 @@ func (c *shapedConn) Write(p []byte) (int, error) {
 	}
 	s := c.newRound()
 	if d := s.UpTime(8 * len(p)); d > 0 {
-		if err := c.clock.Sleep(c.ctx, d); err != nil {
-			return 0, net.ErrClosed
+		if err := c.delay(d, true); err != nil {
+			return 0, err
 		}
 	}
 	return c.Conn.Write(p)
@@ -129,11 +139,91 @@ func (c *shapedConn) Read(p []byte) (int, error) {
 	}
 	d := transferTime(8*n, s.DownRate, overhead)
 	if d > 0 {
-		if serr := c.clock.Sleep(c.ctx, d); serr != nil && err == nil {
-			err = net.ErrClosed
+		if derr := c.delay(d, false); derr != nil && err == nil {
+			err = derr
 		}
 	}
 	return n, err
+}
+
+// delay waits d on the clock for a Write (write) or a Read: net.ErrClosed
+// when Close interrupts it, os.ErrDeadlineExceeded when the deadline of
+// its direction passes first.
+func (c *shapedConn) delay(d time.Duration, write bool) error {
+	end, wait := c.clock.Now().Add(d), d
+	for {
+		ctx, wake := context.WithCancel(c.ctx)
+		dl := c.waiting(write, wake)
+		atDeadline := false
+		if now := c.clock.Now(); !dl.IsZero() && dl.Sub(now) < wait {
+			wait, atDeadline = dl.Sub(now), true
+		}
+		var err error
+		if wait > 0 {
+			err = c.clock.Sleep(ctx, wait)
+		}
+		c.waiting(write, nil)
+		wake()
+		switch {
+		case c.ctx.Err() != nil:
+			return net.ErrClosed
+		case err != nil: // a deadline was set: look at it again, for what is left
+			wait = end.Sub(c.clock.Now())
+		case atDeadline:
+			return os.ErrDeadlineExceeded
+		default:
+			return nil
+		}
+	}
+}
+
+// waiting registers the wake-up of a delay for a Write (write) or a Read
+// (nil: none waits) and returns that direction's deadline.
+func (c *shapedConn) waiting(write bool, wake context.CancelFunc) time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if write {
+		c.wwake = wake
+		return c.wdl
+	}
+	c.rwake = wake
+	return c.rdl
+}
+
+// SetDeadline sets both deadlines (SetReadDeadline, SetWriteDeadline).
+func (c *shapedConn) SetDeadline(t time.Time) error {
+	c.setDeadline(t, true, true)
+	return c.Conn.SetDeadline(t)
+}
+
+// SetReadDeadline bounds Reads, their delays included.
+func (c *shapedConn) SetReadDeadline(t time.Time) error {
+	c.setDeadline(t, true, false)
+	return c.Conn.SetReadDeadline(t)
+}
+
+// SetWriteDeadline bounds Writes, their delays included.
+func (c *shapedConn) SetWriteDeadline(t time.Time) error {
+	c.setDeadline(t, false, true)
+	return c.Conn.SetWriteDeadline(t)
+}
+
+// setDeadline records t for reads and/or writes and wakes their delays.
+func (c *shapedConn) setDeadline(t time.Time, read, write bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if read {
+		c.rdl = t
+		if c.rwake != nil {
+			c.rwake()
+		}
+	}
+	if write {
+		c.wdl = t
+		if c.wwake != nil {
+			c.wwake()
+		}
+	}
 }
 
 // Close closes conn and interrupts pending delays.

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"net"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -265,4 +266,109 @@ func TestShapeConcurrent(t *testing.T) {
 		io.ReadFull(dev, make([]byte, 1000))
 	}()
 	wg.Wait()
+}
+
+// TestShapeWriteDeadline: a Write whose deadline passes during its delay
+// (8000 s at 1 bit/s, deadline 2 s) returns os.ErrDeadlineExceeded after
+// 2 s on the clock without passing a byte on; with the deadline cleared,
+// the next Write waits out its whole delay and arrives.
+func TestShapeWriteDeadline(t *testing.T) {
+	link := NewFixed(State{UpRate: 1, DownRate: math.Inf(1)})
+	clk := &fakeClock{now: time.Now()}
+	dev, srv := pipe(t, link, clk)
+	dev.SetWriteDeadline(clk.Now().Add(2 * time.Second))
+	if n, err := dev.Write(make([]byte, 1000)); n != 0 || !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("Write past its deadline: %d, %v; want 0, os.ErrDeadlineExceeded", n, err)
+	}
+	if got := clk.take(); len(got) != 1 || got[0] != 2*time.Second {
+		t.Errorf("sleeps %v, want [2s]", got)
+	}
+	if n, err := dev.Write([]byte{1}); n != 0 || !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Errorf("Write after its deadline: %d, %v; want 0, os.ErrDeadlineExceeded", n, err)
+	}
+	if got := clk.take(); len(got) != 0 {
+		t.Errorf("a Write after its deadline slept %v", got)
+	}
+	dev.SetWriteDeadline(time.Time{})
+	got := make(chan []byte, 1)
+	go func() {
+		b := make([]byte, 1)
+		io.ReadFull(srv, b)
+		got <- b
+	}()
+	if n, err := dev.Write([]byte{7}); n != 1 || err != nil {
+		t.Fatalf("Write without a deadline: %d, %v", n, err)
+	}
+	if b := <-got; b[0] != 7 {
+		t.Errorf("the server read %v, want [7] (the refused Write's bytes must not arrive)", b)
+	}
+	if got := clk.take(); len(got) != 1 || got[0] != 8*time.Second {
+		t.Errorf("sleeps %v, want [8s]", got)
+	}
+}
+
+// TestShapeReadDeadline: a Read whose deadline passes during its delay
+// (100 bytes at 8 bit/s: 100 s; deadline 1 s) returns its bytes with
+// os.ErrDeadlineExceeded after 1 s on the clock.
+func TestShapeReadDeadline(t *testing.T) {
+	link := NewFixed(State{UpRate: math.Inf(1), DownRate: 8})
+	clk := &fakeClock{now: time.Now()}
+	dev, srv := pipe(t, link, clk)
+	go srv.Write(make([]byte, 100))
+	dev.SetReadDeadline(clk.Now().Add(time.Second))
+	n, err := dev.Read(make([]byte, 100))
+	if n == 0 || !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("Read past its deadline: %d, %v; want its bytes and os.ErrDeadlineExceeded", n, err)
+	}
+	if got := clk.take(); len(got) != 1 || got[0] != time.Second {
+		t.Errorf("sleeps %v, want [1s]", got)
+	}
+}
+
+// TestShapeDeadlineMoved: on the real clock, a deadline moved into the past
+// ends a Write waiting out an 8000 s delay at once (how a device cancels a
+// round), and a deadline cleared while a Write waits lets it finish its
+// delay (300 ms) instead of failing at the old deadline (100 ms).
+func TestShapeDeadlineMoved(t *testing.T) {
+	t.Run("past", func(t *testing.T) {
+		link := NewFixed(State{UpRate: 1, DownRate: math.Inf(1)})
+		clk := &signalClock{entered: make(chan time.Duration, 1)}
+		dev, _ := pipe(t, link, clk)
+		done := make(chan error, 1)
+		go func() {
+			_, err := dev.Write(make([]byte, 1000))
+			done <- err
+		}()
+		<-clk.entered
+		dev.SetDeadline(time.Unix(1, 0))
+		select {
+		case err := <-done:
+			if !errors.Is(err, os.ErrDeadlineExceeded) {
+				t.Errorf("Write: %v, want os.ErrDeadlineExceeded", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("a deadline in the past did not end the Write's delay within 10 s")
+		}
+	})
+	t.Run("cleared", func(t *testing.T) {
+		link := NewFixed(State{UpRate: 8000 / 0.3, DownRate: math.Inf(1)}) // 1000 bytes: 300 ms
+		clk := &signalClock{entered: make(chan time.Duration, 4)}
+		dev, srv := pipe(t, link, clk)
+		go io.Copy(io.Discard, srv)
+		dev.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
+		done := make(chan error, 1)
+		start := time.Now()
+		go func() {
+			_, err := dev.Write(make([]byte, 1000))
+			done <- err
+		}()
+		<-clk.entered
+		dev.SetWriteDeadline(time.Time{})
+		if err := <-done; err != nil {
+			t.Fatalf("Write with its deadline cleared: %v", err)
+		}
+		if took := time.Since(start); took < 300*time.Millisecond {
+			t.Errorf("the Write took %v, less than its 300 ms delay", took)
+		}
+	})
 }
