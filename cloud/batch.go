@@ -44,17 +44,29 @@ func (s *Server) verify(ss *session, hj *hybrid.Job) (*wire.Verdict, error) {
 // (32 devices, L = 1: 74 of 140 passes held one session). It is bounded by
 // the window and skipped when every connected device has joined, so a lone
 // device never waits.
+//
+// A job whose prompt is longer than PrefillChunk evaluates a chunk of it in
+// a batch and is carried into the next, until the rest fits.
 func (s *Server) runBatcher() {
 	defer s.batcher.Done()
-	for first := range s.jobs {
-		s.runBatch(s.collect(first))
+	var carried []*job
+	for {
+		if len(carried) == 0 {
+			first, ok := <-s.jobs
+			if !ok {
+				return
+			}
+			carried = []*job{first}
+		}
+		carried = s.runBatch(s.collect(carried))
 	}
 }
 
-// collect gathers a batch from first: the uploads already queued, then,
-// for up to BatchWindow, those of the other connected devices.
-func (s *Server) collect(first *job) []*job {
-	batch := []*job{first}
+// collect gathers a batch from first (one or more jobs): the uploads
+// already queued, then, for up to BatchWindow, those of the other
+// connected devices.
+func (s *Server) collect(first []*job) []*job {
+	batch := first
 	var expire <-chan time.Time
 	for len(batch) < s.cfg.MaxBatch {
 		select {
@@ -96,25 +108,37 @@ func (s *Server) connected() int {
 	return len(s.conns)
 }
 
-func (s *Server) runBatch(batch []*job) {
+// runBatch evaluates a batch and finishes its jobs, but for those whose
+// prompt it evaluated a chunk of (PrefillChunk): it returns them, to be
+// carried into the next batch.
+func (s *Server) runBatch(batch []*job) (carried []*job) {
 	s.cfg.Metrics.Batch(len(batch))
 	type prepared struct {
 		j  *job
 		hj *hybrid.Job
 	}
-	var ready []prepared
+	var ready, chunked []prepared
 	var sessions []model.Session
 	var tokens [][]int
+	var skip []int
 	for _, j := range batch {
 		hj := j.hj
 		if err := hj.Plan(); err != nil {
 			j.done <- result{err: err}
 			continue
 		}
+		t := hj.Tokens()
+		if c := s.cfg.PrefillChunk; c > 0 && hj.Skip() > c {
+			// A chunk of the prompt, no logits: the rest in the next batches.
+			chunked = append(chunked, prepared{j, hj})
+			sessions, tokens, skip = append(sessions, hj.Session()), append(tokens, t[:c]), append(skip, c)
+			continue
+		}
 		ready = append(ready, prepared{j, hj})
-		if t := hj.Tokens(); len(t) > 0 {
+		if len(t) > 0 {
 			sessions = append(sessions, hj.Session())
 			tokens = append(tokens, t)
+			skip = append(skip, hj.Skip())
 		}
 	}
 	rows := make(map[model.Session][][]float32, len(sessions))
@@ -124,7 +148,7 @@ func (s *Server) runBatch(batch []*job) {
 		for _, p := range ready {
 			view = view && !p.hj.EvaluatesInFinish()
 		}
-		out, release, err := s.evaluate(sessions, tokens, view)
+		out, release, err := s.evaluate(sessions, tokens, skip, view)
 		defer release() // after the verifications below
 		if err == nil {
 			for i, ses := range sessions {
@@ -135,7 +159,7 @@ func (s *Server) runBatch(batch []*job) {
 			// was): each session alone, so that one session's failure (a
 			// full context, an engine error) fails its round only.
 			for i, ses := range sessions {
-				r, err := ses.Eval(tokens[i])
+				r, err := model.EvalSkip(ses, tokens[i], skip[i])
 				if err != nil {
 					failed[ses] = hybrid.EngineError(err)
 					continue
@@ -143,6 +167,17 @@ func (s *Server) runBatch(batch []*job) {
 				rows[ses] = r
 			}
 		}
+	}
+	for _, p := range chunked {
+		err := failed[p.hj.Session()]
+		if err == nil {
+			err = p.hj.Prefilled(s.cfg.PrefillChunk)
+		}
+		if err != nil {
+			p.j.done <- result{err: err}
+			continue
+		}
+		carried = append(carried, p.j)
 	}
 	ok := ready[:0]
 	for _, p := range ready {
@@ -162,37 +197,72 @@ func (s *Server) runBatch(batch []*job) {
 			p.j.done <- result{v, err}
 		}
 	})
+	return carried
 }
 
 // evaluate runs the sessions' blocks in one pass where the LLM can: left
 // in the LLM's own buffer (s.view, when view), written into the server's
-// (intoBatcher) or by EvalBatch; errUnbatched when none applies. release
-// ends a view's hold once the rows are read (a no-op otherwise).
-func (s *Server) evaluate(sessions []model.Session, tokens [][]int, view bool) (out [][][]float32, release func(), err error) {
+// (intoBatcher) or by EvalBatchSkip or EvalBatch; errUnbatched when none
+// applies. Session i has a row per token, of which the first skip[i] are
+// nil where the LLM can skip them (model.SkipBatcher: the rows of a first
+// round's prompt, read by nobody, were 600 KB a token at a vocabulary of
+// 151,936). release ends a view's hold once the rows are read (a no-op
+// otherwise).
+func (s *Server) evaluate(sessions []model.Session, tokens [][]int, skip []int, view bool) (out [][][]float32, release func(), err error) {
+	release = func() {}
+	if b, ok := s.cfg.LLM.(model.Batcher); ok && !isSkipBatcher(s.cfg.LLM) {
+		if len(sessions) <= 1 {
+			return nil, release, errUnbatched
+		}
+		out, err = b.EvalBatch(sessions, tokens)
+		return out, release, err
+	}
+	out, release, err = s.evaluateSkipping(sessions, tokens, skip, view)
+	if err != nil {
+		return nil, release, err
+	}
+	for i := range out {
+		out[i] = model.Unskip(out[i], skip[i])
+	}
+	return out, release, nil
+}
+
+// evaluateSkipping is evaluate for an LLM that skips rows: session i's
+// rows are those after its first skip[i] tokens.
+func (s *Server) evaluateSkipping(sessions []model.Session, tokens [][]int, skip []int, view bool) (out [][][]float32, release func(), err error) {
 	release = func() {}
 	b, into := s.cfg.LLM.(intoBatcher)
 	if !into {
-		if b, ok := s.cfg.LLM.(model.Batcher); ok && len(sessions) > 1 {
-			out, err = b.EvalBatch(sessions, tokens)
+		if sb, ok := s.cfg.LLM.(model.SkipBatcher); ok && len(sessions) > 1 {
+			out, err = sb.EvalBatchSkip(sessions, tokens, skip)
 			return out, release, err
 		}
 		return nil, release, errUnbatched
 	}
 	n := 0
-	for _, t := range tokens {
-		n += len(t)
+	for i, t := range tokens {
+		n += len(t) - skip[i]
 	}
 	if n *= s.cfg.LLM.Config().Vocab; len(s.logits) < n {
 		s.logits = make([]float32, n)
 	}
 	if !view {
-		out, err = b.EvalBatchInto(s.logits, sessions, tokens)
+		out, err = b.EvalBatchInto(s.logits, sessions, tokens, skip)
 		return out, release, err
 	}
-	if out, err = s.view.EvalBatchView(s.logits, sessions, tokens); err == nil {
+	if out, err = s.view.EvalBatchView(s.logits, sessions, tokens, skip); err == nil {
 		release = s.view.ReleaseView
 	}
 	return out, release, err
+}
+
+// isSkipBatcher reports whether llm evaluates a batch without the rows it
+// is told to skip: a model.SkipBatcher, or an intoBatcher (whose rows
+// skip them too).
+func isSkipBatcher(llm model.Model) bool {
+	_, sb := llm.(model.SkipBatcher)
+	_, into := llm.(intoBatcher)
+	return sb || into
 }
 
 // intoBatcher is an LLM that evaluates a batch into a buffer the caller
@@ -202,7 +272,7 @@ func (s *Server) evaluate(sessions []model.Session, tokens [][]int, view bool) (
 // round's 97 MB of logits (32 sessions × 5 positions × 151,936) one row at
 // a time took three times the decode.
 type intoBatcher interface {
-	EvalBatchInto(buf []float32, sessions []model.Session, tokens [][]int) ([][][]float32, error)
+	EvalBatchInto(buf []float32, sessions []model.Session, tokens [][]int, skip []int) ([][][]float32, error)
 }
 
 // viewBatcher is an intoBatcher that can leave the rows of a batch in the
@@ -214,7 +284,7 @@ type intoBatcher interface {
 // — and releases once the batch's verifications are done.
 type viewBatcher interface {
 	intoBatcher
-	EvalBatchView(buf []float32, sessions []model.Session, tokens [][]int) ([][][]float32, error)
+	EvalBatchView(buf []float32, sessions []model.Session, tokens [][]int, skip []int) ([][][]float32, error)
 	ReleaseView()
 }
 

@@ -134,7 +134,7 @@ func (m *freeLLM) row(pos int, dst []float32) []float32 {
 // EvalBatchView leaves the rows where they are, as model/llamacpp's
 // EvalBatchView leaves them in llama.cpp's buffer (the batcher's path for
 // every method but trees and list matching).
-func (m *freeLLM) EvalBatchView(buf []float32, sessions []model.Session, tokens [][]int) ([][][]float32, error) {
+func (m *freeLLM) EvalBatchView(buf []float32, sessions []model.Session, tokens [][]int, skip []int) ([][][]float32, error) {
 	if m.decode > 0 {
 		t := time.Now()
 		time.Sleep(m.decode)
@@ -144,8 +144,10 @@ func (m *freeLLM) EvalBatchView(buf []float32, sessions []model.Session, tokens 
 	out := make([][][]float32, len(sessions))
 	for i, s := range sessions {
 		fs := s.(*freeSession)
-		for range tokens[i] {
-			out[i] = append(out[i], m.rows[fs.n%len(m.rows)])
+		for j := range tokens[i] {
+			if j >= skip[i] {
+				out[i] = append(out[i], m.rows[fs.n%len(m.rows)])
+			}
 			fs.n++
 		}
 	}
@@ -156,8 +158,8 @@ func (m *freeLLM) ReleaseView() {}
 
 // EvalBatchInto is EvalBatchView with the rows copied into buf, as
 // model/llamacpp does.
-func (m *freeLLM) EvalBatchInto(buf []float32, sessions []model.Session, tokens [][]int) ([][][]float32, error) {
-	out, _ := m.EvalBatchView(nil, sessions, tokens)
+func (m *freeLLM) EvalBatchInto(buf []float32, sessions []model.Session, tokens [][]int, skip []int) ([][][]float32, error) {
+	out, _ := m.EvalBatchView(nil, sessions, tokens, skip)
 	for _, rows := range out {
 		for i, r := range rows {
 			rows[i], buf = append(buf[:0:m.cfg.Vocab], r...), buf[m.cfg.Vocab:]

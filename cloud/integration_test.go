@@ -652,18 +652,18 @@ func TestHostileSessions(t *testing.T) {
 // round that sends nothing) is then wrong.
 type reusedBufferLLM struct{ model.Model }
 
-func (m reusedBufferLLM) EvalBatchInto(buf []float32, sessions []model.Session, tokens [][]int) ([][][]float32, error) {
+func (m reusedBufferLLM) EvalBatchInto(buf []float32, sessions []model.Session, tokens [][]int, skip []int) ([][][]float32, error) {
 	for i := range buf {
 		buf[i] = float32(math.NaN())
 	}
 	vocab := m.Config().Vocab
 	out := make([][][]float32, len(sessions))
 	for i, s := range sessions {
-		rows, err := s.Eval(tokens[i])
+		rows, err := model.EvalSkip(s, tokens[i], skip[i])
 		if err != nil {
 			return nil, err
 		}
-		for _, r := range rows {
+		for _, r := range rows[skip[i]:] {
 			out[i] = append(out[i], append(buf[:0:vocab], r...))
 			buf = buf[vocab:]
 		}
@@ -703,9 +703,9 @@ func (m *viewLLM) scribble() {
 
 func (m *viewLLM) NewSession() model.Session { return &viewSession{m.Model.NewSession(), m} }
 
-func (m *viewLLM) EvalBatchInto(buf []float32, sessions []model.Session, tokens [][]int) ([][][]float32, error) {
+func (m *viewLLM) EvalBatchInto(buf []float32, sessions []model.Session, tokens [][]int, skip []int) ([][][]float32, error) {
 	m.scribble()
-	return reusedBufferLLM{m.Model}.EvalBatchInto(buf, innerSessions(sessions), tokens)
+	return reusedBufferLLM{m.Model}.EvalBatchInto(buf, innerSessions(sessions), tokens, skip)
 }
 
 // innerSessions are the model's own sessions inside viewLLM's.
@@ -717,10 +717,10 @@ func innerSessions(sessions []model.Session) []model.Session {
 	return inner
 }
 
-func (m *viewLLM) EvalBatchView(buf []float32, sessions []model.Session, tokens [][]int) ([][][]float32, error) {
+func (m *viewLLM) EvalBatchView(buf []float32, sessions []model.Session, tokens [][]int, skip []int) ([][][]float32, error) {
 	n := 0
-	for _, t := range tokens {
-		n += len(t)
+	for i, t := range tokens {
+		n += len(t) - skip[i]
 	}
 	m.scribble()
 	m.mu.Lock()
@@ -728,7 +728,7 @@ func (m *viewLLM) EvalBatchView(buf []float32, sessions []model.Session, tokens 
 		m.out = make([]float32, n*m.Config().Vocab)
 	}
 	m.mu.Unlock()
-	return reusedBufferLLM{m.Model}.EvalBatchInto(m.out, innerSessions(sessions), tokens)
+	return reusedBufferLLM{m.Model}.EvalBatchInto(m.out, innerSessions(sessions), tokens, skip)
 }
 
 // ReleaseView overwrites the rows too: none may be read after it.

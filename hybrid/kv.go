@@ -33,7 +33,7 @@ func (c *cache) rows(target []int, from int) ([][]float32, error) {
 	}
 	var rows [][]float32
 	if len(pl.eval) > 0 {
-		if rows, err = c.s.Eval(pl.eval); err != nil {
+		if rows, err = model.EvalSkip(c.s, pl.eval, pl.skip); err != nil {
 			return nil, EngineError(err)
 		}
 	}
@@ -78,8 +78,9 @@ func (c *cache) plan(target []int, from int) (evalPlan, error) {
 	return pl, nil
 }
 
-// absorb records an evaluation of pl.eval (rows: one per token) and returns
-// the wanted logits. The last row becomes next without a copy (lent): the
+// absorb records an evaluation of pl.eval (rows: one per token, of which
+// the first pl.skip are not read and may be nil) and returns the wanted
+// logits. The last row becomes next without a copy (lent): the
 // caller calls keep before the rows are written again.
 func (c *cache) absorb(pl evalPlan, rows [][]float32) [][]float32 {
 	var out [][]float32
@@ -92,6 +93,16 @@ func (c *cache) absorb(pl evalPlan, rows [][]float32) [][]float32 {
 		out = append(out, rows[pl.skip:]...)
 	}
 	return out
+}
+
+// took records tokens evaluated on the session after those it held,
+// without their logits (Job.Prefilled).
+func (c *cache) took(tokens []int) {
+	if len(tokens) == 0 {
+		return
+	}
+	c.toks = append(c.toks, tokens...)
+	c.next, c.lent = nil, false
 }
 
 // keep copies a lent next (absorb) into the cache's own storage: the rows

@@ -178,7 +178,7 @@ func (s *Server) Verify(up *wire.Upload) (*wire.Verdict, *Trace, error) {
 	}
 	var rows [][]float32
 	if toks := j.Tokens(); len(toks) > 0 {
-		if rows, err = j.Session().Eval(toks); err != nil {
+		if rows, err = model.EvalSkip(j.Session(), toks, j.Skip()); err != nil {
 			return nil, nil, EngineError(err)
 		}
 	}
@@ -203,6 +203,24 @@ func (j *Job) Session() model.Session { return j.s.llm.s }
 
 // Tokens are the tokens to evaluate (may be empty).
 func (j *Job) Tokens() []int { return j.plan.eval }
+
+// Skip is how many leading tokens of Tokens() have logits that Finish
+// does not read (a first round's prompt): an evaluator that can skip them
+// (model.SkipBatcher) hands Finish nil rows in their place.
+func (j *Job) Skip() int { return j.plan.skip }
+
+// Prefilled records that the first n tokens of Tokens(), n ≤ Skip(), were
+// evaluated on Session() in a pass of their own (their logits unread), and
+// plans the rest. A server spreads a long prompt over several batches so
+// that the other sessions' rounds do not wait for all of it (cloud's
+// Config.PrefillChunk).
+func (j *Job) Prefilled(n int) error {
+	if n < 0 || n > j.plan.skip {
+		return fmt.Errorf("hybrid: %d tokens prefilled of the %d the job may skip", n, j.plan.skip)
+	}
+	j.s.llm.took(j.plan.eval[:n])
+	return j.Plan()
+}
 
 // Prepare checks and decodes an upload and plans its LLM evaluation:
 // Decode, then Job.Plan.

@@ -336,3 +336,64 @@ type TreeSession interface {
 type Batcher interface {
 	EvalBatch(sessions []Session, tokens [][]int) ([][][]float32, error)
 }
+
+// SkipSession is implemented by sessions that can evaluate tokens without
+// computing the logits after the first skip of them: EvalSkip returns the
+// len(tokens)−skip rows after tokens[skip:] (0 ≤ skip ≤ len(tokens)),
+// identical to those rows of Eval. A server's first round evaluates the
+// whole prompt with the device's block and reads the block's rows only;
+// the classifier over the prompt's rows was a fifth of the evaluation, and
+// its logits 600 KB a token at a vocabulary of 151,936.
+type SkipSession interface {
+	EvalSkip(tokens []int, skip int) ([][]float32, error)
+}
+
+// SkipBatcher is Batcher with SkipSession's skip per session: for session
+// i, the len(tokens[i])−skip[i] rows after tokens[i][skip[i]:] (a nil
+// skip skips none).
+type SkipBatcher interface {
+	EvalBatchSkip(sessions []Session, tokens [][]int, skip []int) ([][][]float32, error)
+}
+
+// CheckSkip checks skip against the blocks it applies to: nil, or one
+// count per block, each in [0, len(block)].
+func CheckSkip(tokens [][]int, skip []int) error {
+	if skip == nil {
+		return nil
+	}
+	if len(skip) != len(tokens) {
+		return fmt.Errorf("%d skip counts for %d token blocks", len(skip), len(tokens))
+	}
+	for i, k := range skip {
+		if k < 0 || k > len(tokens[i]) {
+			return fmt.Errorf("skip %d of a block of %d tokens", k, len(tokens[i]))
+		}
+	}
+	return nil
+}
+
+// EvalSkip evaluates tokens on s, skipping the logits after the first skip
+// of them where s can (SkipSession), and returns len(tokens) rows: nil for
+// the skipped ones (a session that cannot skip fills them anyway).
+func EvalSkip(s Session, tokens []int, skip int) ([][]float32, error) {
+	ss, ok := s.(SkipSession)
+	if !ok || skip == 0 {
+		return s.Eval(tokens)
+	}
+	rows, err := ss.EvalSkip(tokens, skip)
+	if err != nil {
+		return nil, err
+	}
+	return Unskip(rows, skip), nil
+}
+
+// Unskip puts rows after skip nil rows: a SkipSession's rows as Eval's
+// positions.
+func Unskip(rows [][]float32, skip int) [][]float32 {
+	if skip == 0 {
+		return rows
+	}
+	out := make([][]float32, skip+len(rows))
+	copy(out[skip:], rows)
+	return out
+}

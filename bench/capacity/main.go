@@ -29,6 +29,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -106,6 +107,7 @@ func runServe(args []string) error {
 	lib := fs.String("llama-lib", "", "libllama for @llama.cpp specs")
 	maxCtx := fs.Int("ctx", 512, "positions a session reaches before its device opens a new one")
 	window := fs.Duration("batch-window", cloud.DefaultBatchWindow, "hlm serve's --batch-window")
+	chunk := fs.Int("prefill-chunk", cloud.DefaultPrefillChunk, "hlm serve's --prefill-chunk (0: the whole prompt in one pass)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the measured window to this file (go tool pprof)")
 	fs.Parse(args)
 	if *lib != "" {
@@ -117,7 +119,7 @@ func runServe(args []string) error {
 		return err
 	}
 	bm := &batchMetrics{}
-	srv, err := cloud.New(cloud.Config{LLM: llm, MaxBatch: max(*devices, 1), MaxSessions: 2 * *devices, BatchWindow: *window, Metrics: bm})
+	srv, err := cloud.New(cloud.Config{LLM: llm, MaxBatch: max(*devices, 1), MaxSessions: 2 * *devices, BatchWindow: *window, PrefillChunk: cmp.Or(*chunk, -1), Metrics: bm})
 	if err != nil {
 		return err
 	}
@@ -128,6 +130,9 @@ func runServe(args []string) error {
 	go srv.Serve(context.Background(), ln)
 	defer srv.Shutdown(context.Background())
 	ctxLen := min(llm.Config().SeqLen, *maxCtx)
+	if *prompt < 1 || *prompt+*L+1 >= ctxLen {
+		return fmt.Errorf("-prompt %d with -l %d leaves no round in a context of %d (-ctx, and the model's)", *prompt, *L, ctxLen)
+	}
 	vocab := llm.Config().Vocab
 	tokFP := ""
 	if t := llm.Tokenizer(); t != nil {

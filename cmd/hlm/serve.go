@@ -132,7 +132,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	cfg := cloud.Config{LLM: llm, Replicas: reps, AuthToken: *f.token, MaxSessions: *f.maxSessions, MaxFrame: *f.maxFrame,
-		MaxContext: *f.maxContext, IdleTimeout: *f.idle, MaxBatch: *f.maxBatch, BatchWindow: *f.window, DrainDelay: *f.drainDelay, Logger: log}
+		MaxContext: *f.maxContext, IdleTimeout: *f.idle, MaxBatch: *f.maxBatch, BatchWindow: *f.window, PrefillChunk: f.prefillChunk(), DrainDelay: *f.drainDelay, Logger: log}
 	if prom != nil {
 		cfg.Metrics = prom
 	}
@@ -289,7 +289,16 @@ func loadServeCert(certFile, keyFile string, now time.Time) (tls.Certificate, er
 type serveFlags struct {
 	listen, llmSpec, tokPath, token, certFile, keyFile, metrics, health, logFormat, logLevel *string
 	drainDelay, drainTimeout, idle, window                                                   *time.Duration
-	maxSessions, maxFrame, maxContext, maxBatch, threads                                     *int
+	maxSessions, maxFrame, maxContext, maxBatch, chunk, threads                              *int
+}
+
+// prefillChunk is --prefill-chunk as cloud.Config.PrefillChunk (whose 0
+// is the default, and negative the whole prompt).
+func (f *serveFlags) prefillChunk() int {
+	if *f.chunk == 0 {
+		return -1
+	}
+	return *f.chunk
 }
 
 // check refuses the limits that mean nothing (cloud.Config would put its
@@ -298,7 +307,7 @@ func (f *serveFlags) check() error {
 	for _, c := range []struct {
 		name   string
 		v, min int
-	}{{"max-sessions", *f.maxSessions, 1}, {"max-batch", *f.maxBatch, 1}, {"max-frame", *f.maxFrame, 1 << 10}, {"max-context", *f.maxContext, 0}} {
+	}{{"max-sessions", *f.maxSessions, 1}, {"max-batch", *f.maxBatch, 1}, {"max-frame", *f.maxFrame, 1 << 10}, {"max-context", *f.maxContext, 0}, {"prefill-chunk", *f.chunk, 0}} {
 		if c.v < c.min {
 			return fmt.Errorf("--%s %d: want at least %d", c.name, c.v, c.min)
 		}
@@ -334,6 +343,7 @@ func addServeFlags(fs *flag.FlagSet) *serveFlags {
 		maxContext:   fs.Int("max-context", 0, "positions per session (0: the model's context length; on llama.cpp that is c=, which also sizes the KV cache: lower c= to save memory, --max-context only caps sessions)"),
 		idle:         fs.Duration("idle-timeout", 5*time.Minute, "drop a session after this long without traffic"),
 		maxBatch:     fs.Int("max-batch", 32, "sessions evaluated in one LLM pass (1 disables batching)"),
+		chunk:        fs.Int("prefill-chunk", cloud.DefaultPrefillChunk, "most tokens of a session's prompt evaluated in one LLM pass: a longer prompt takes a pass per chunk, and the other sessions' rounds go on in between (0: the whole prompt in one pass)"),
 		window:       fs.Duration("batch-window", cloud.DefaultBatchWindow, "longest a batch waits for the other connected devices' uploads (ends as soon as all have joined; a lone device never waits; negative: never wait)"),
 		threads:      threadsFlag(fs, "worker threads for the model (0: all cores; a @llama.cpp model takes them unless its spec says t=N)"),
 		logFormat:    fs.String("log-format", "text", "log format: text or json"),

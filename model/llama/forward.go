@@ -32,7 +32,7 @@ type pass struct {
 // sessions (EvalBatch), or with tr the nodes of one session's tree
 // (EvalTree: tokens[0][i] is node i, at position Len()+depth(i) in slot
 // Len()+i, attending to its ancestors instead of the slots before it).
-func forward(sessions []*Session, tokens [][]int, lastOnly bool, tr *tree, n int) [][][]float32 {
+func forward(sessions []*Session, tokens [][]int, want wanted, tr *tree, n int) [][][]float32 {
 	m := sessions[0].m
 	rs := sessions[0].runFor(n)
 	defer sessions[0].runDone(rs, n)
@@ -48,7 +48,7 @@ func forward(sessions []*Session, tokens [][]int, lastOnly bool, tr *tree, n int
 		p.attentionBlock(l, sessions)
 		p.feedForwardBlock(l, sessions)
 	}
-	out := p.classify(lastOnly, len(sessions))
+	out := p.classify(want, tokens)
 	p.finish(sessions, tokens)
 	return out
 }
@@ -279,18 +279,27 @@ func (p *pass) feedForwardBlock(l int, sessions []*Session) {
 }
 
 // classify is the final norm and the classifier, for the rows whose logits
-// are wanted (every row, or each session's last when lastOnly). It returns
-// each session's logits: the rows are session-major, so a session's are a
-// run of them.
-func (p *pass) classify(lastOnly bool, nSessions int) [][][]float32 {
+// are wanted (want; a tree's nodes are tokens[0]). It returns each
+// session's logits: the rows are session-major, so a session's are a run
+// of them (nil when none of its rows is wanted).
+func (p *pass) classify(want wanted, tokens [][]int) [][][]float32 {
 	cfg, rs, w, fam := p.cfg, p.rs, p.m.w, p.m.fam
 	dim := cfg.Dim
-	for r := range p.n {
-		if !lastOnly || rs.last[r] {
-			rs.rows = append(rs.rows, r)
+	r := 0
+	for i, t := range tokens {
+		from := want.from(i, len(t))
+		for j := range t {
+			if j >= from {
+				rs.rows = append(rs.rows, r)
+			}
+			r++
 		}
 	}
 	rows := rs.rows
+	out := make([][][]float32, len(tokens))
+	if len(rows) == 0 {
+		return out
+	}
 	xf := grow(rs.xf, len(rows)*dim)
 	rs.xf = xf
 	for i, r := range rows {
@@ -319,7 +328,6 @@ func (p *pass) classify(lastOnly bool, nSessions int) [][][]float32 {
 	for i := range rows {
 		views[i] = logits[i*cfg.Vocab : (i+1)*cfg.Vocab : (i+1)*cfg.Vocab]
 	}
-	out := make([][][]float32, nSessions)
 	seg := rs.seg
 	for i, j := 0, 0; i < len(rows); i = j {
 		for j = i; j < len(rows) && seg[rows[j]] == seg[rows[i]]; j++ {

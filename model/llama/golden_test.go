@@ -211,6 +211,67 @@ func TestBlockEqualsSteps(t *testing.T) {
 	}
 }
 
+// TestEvalBatchSkip: rows skipped by EvalBatchSkip are not returned, the
+// others are bit-identical to EvalBatch's, the sessions advance past every
+// token either way (the next evaluation sees the same cache), and skip
+// counts out of range are refused with every session unchanged.
+func TestEvalBatchSkip(t *testing.T) {
+	m := randomModel(t, model.Config{Dim: 64, Hidden: 96, Layers: 3, Heads: 4, KVHeads: 2, Vocab: 97, SeqLen: 64}, 1)
+	toks := []int{1, 5, 9, 33, 2, 96, 0, 17, 44, 8}
+	ref := m.NewSession()
+	want, err := ref.Eval(toks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := [][]int{toks[:7], toks[:4], toks[:5]}
+	for _, skip := range [][]int{nil, {0, 0, 0}, {6, 3, 4}, {3, 1, 0}, {7, 4, 5}, {7, 0, 2}} {
+		t.Run(fmt.Sprint(skip), func(t *testing.T) {
+			ss := []model.Session{m.NewSession(), m.NewSession(), m.NewSession()}
+			out, err := m.EvalBatchSkip(ss, blocks, skip)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, rows := range out {
+				k := 0
+				if skip != nil {
+					k = skip[i]
+				}
+				if len(rows) != len(blocks[i])-k {
+					t.Fatalf("session %d: %d rows, want %d", i, len(rows), len(blocks[i])-k)
+				}
+				for r := range rows {
+					assertSame(t, fmt.Sprintf("session %d, row %d", i, k+r), rows[r], want[k+r])
+				}
+				if ss[i].Len() != len(blocks[i]) {
+					t.Fatalf("session %d at %d positions, want %d", i, ss[i].Len(), len(blocks[i]))
+				}
+				next, err := ss[i].Eval(toks[len(blocks[i]) : len(blocks[i])+1])
+				if err != nil {
+					t.Fatal(err)
+				}
+				assertSame(t, fmt.Sprintf("session %d after the pass", i), next[0], want[len(blocks[i])])
+			}
+		})
+	}
+	for _, skip := range [][]int{{1, 1}, {-1, 0, 0}, {8, 0, 0}} {
+		ss := []model.Session{m.NewSession(), m.NewSession(), m.NewSession()}
+		if _, err := m.EvalBatchSkip(ss, blocks, skip); err == nil {
+			t.Errorf("skip %v: no error", skip)
+		}
+		for i, s := range ss {
+			if s.Len() != 0 {
+				t.Errorf("skip %v: session %d moved to %d after a refused pass", skip, i, s.Len())
+			}
+		}
+	}
+	s := m.Session()
+	rows, err := s.EvalSkip(toks, 9)
+	if err != nil || len(rows) != 1 {
+		t.Fatalf("EvalSkip: %d rows, %v", len(rows), err)
+	}
+	assertSame(t, "EvalSkip", rows[0], want[9])
+}
+
 func assertSame(t *testing.T, what string, got, want []float32) {
 	t.Helper()
 	for j := range want {

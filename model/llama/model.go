@@ -118,11 +118,21 @@ func (m *Model) Session() *Session {
 	return &Session{m: m, k: make([][]float32, m.cfg.Layers), v: make([][]float32, m.cfg.Layers)}
 }
 
-var _ model.Batcher = (*Model)(nil)
+var (
+	_ model.Batcher     = (*Model)(nil)
+	_ model.SkipBatcher = (*Model)(nil)
+	_ model.SkipSession = (*Session)(nil)
+)
 
 // EvalBatch evaluates blocks of several sessions of this model in one pass
 // (see the package-level EvalBatch).
 func (m *Model) EvalBatch(sessions []model.Session, tokens [][]int) ([][][]float32, error) {
+	return m.EvalBatchSkip(sessions, tokens, nil)
+}
+
+// EvalBatchSkip is EvalBatch without the logits after the first skip[i]
+// tokens of session i (see the package-level EvalBatchSkip).
+func (m *Model) EvalBatchSkip(sessions []model.Session, tokens [][]int, skip []int) ([][][]float32, error) {
 	ss := make([]*Session, len(sessions))
 	for i, s := range sessions {
 		ls, ok := s.(*Session)
@@ -131,5 +141,5 @@ func (m *Model) EvalBatch(sessions []model.Session, tokens [][]int) ([][][]float
 		}
 		ss[i] = ls
 	}
-	return EvalBatch(ss, tokens, false)
+	return EvalBatchSkip(ss, tokens, skip)
 }

@@ -45,6 +45,10 @@
 //   - on 1 or 2 threads,
 //   - with its cache evicted and brought back (saved and restored, or
 //     evaluated again),
+//   - with or without the rows it skips (EvalBatchSkip, EvalSkip: a
+//     server's first round reads the rows of the device's block, not of
+//     the prompt before it; a lone wanted row of a block is computed with
+//     a neighbour, see piece.outputs),
 //   - after rollback: rejected drafts leave no trace,
 //   - and after a resume: a new session prefilled with the same tokens in
 //     one block continues with the same logits as the session that

@@ -25,20 +25,32 @@ func (m *Model) EvalBatch(sessions []model.Session, tokens [][]int) ([][][]float
 	if err != nil {
 		return nil, err
 	}
-	return m.eval(ss, tokens, false, nil, false)
+	return m.eval(ss, tokens, wanted{}, nil, false)
 }
 
-// EvalBatchInto is EvalBatch writing the logits into buf, which the caller
-// keeps and reuses: the rows returned are slices of buf, valid until buf is
-// written again (a server's batches, whose rows are read before the next
-// batch, then allocate nothing per row). buf is used when it holds every
-// row (Σ len(tokens[i]) × vocabulary); else one buffer is allocated.
-func (m *Model) EvalBatchInto(buf []float32, sessions []model.Session, tokens [][]int) ([][][]float32, error) {
+// EvalBatchSkip is EvalBatch without the logits after the first skip[i]
+// tokens of session i (model.SkipBatcher): llama.cpp computes the
+// classifier for the other positions only.
+func (m *Model) EvalBatchSkip(sessions []model.Session, tokens [][]int, skip []int) ([][][]float32, error) {
+	ss, err := m.own("EvalBatchSkip", sessions, tokens)
+	if err != nil {
+		return nil, err
+	}
+	return m.eval(ss, tokens, wanted{skip: skip}, nil, false)
+}
+
+// EvalBatchInto is EvalBatchSkip writing the logits into buf, which the
+// caller keeps and reuses: the rows returned are slices of buf, valid
+// until buf is written again (a server's batches, whose rows are read
+// before the next batch, then allocate nothing per row). buf is used when
+// it holds every row (Σ (len(tokens[i]) − skip[i]) × vocabulary); else
+// one buffer is allocated.
+func (m *Model) EvalBatchInto(buf []float32, sessions []model.Session, tokens [][]int, skip []int) ([][][]float32, error) {
 	ss, err := m.own("EvalBatchInto", sessions, tokens)
 	if err != nil {
 		return nil, err
 	}
-	return m.eval(ss, tokens, false, buf, false)
+	return m.eval(ss, tokens, wanted{skip: skip}, buf, false)
 }
 
 // EvalBatchView is EvalBatchInto whose rows of the evaluation's last
@@ -52,12 +64,12 @@ func (m *Model) EvalBatchInto(buf []float32, sessions []model.Session, tokens []
 // verifications read the rows and then release saves the copy: on a GPU,
 // 97 MB per batch of 32 sessions × 5 positions at Qwen's vocabulary. On
 // error nothing is held.
-func (m *Model) EvalBatchView(buf []float32, sessions []model.Session, tokens [][]int) ([][][]float32, error) {
+func (m *Model) EvalBatchView(buf []float32, sessions []model.Session, tokens [][]int, skip []int) ([][][]float32, error) {
 	ss, err := m.own("EvalBatchView", sessions, tokens)
 	if err != nil {
 		return nil, err
 	}
-	return m.eval(ss, tokens, false, buf, true)
+	return m.eval(ss, tokens, wanted{skip: skip}, buf, true)
 }
 
 // ReleaseView ends the hold of EvalBatchView's rows: the model evaluates
@@ -120,7 +132,7 @@ func (m *Model) prefill(op string, sessions []model.Session, tokens [][]int, vie
 	if err != nil {
 		return nil, err
 	}
-	rows, err := m.eval(ss, tokens, true, nil, view)
+	rows, err := m.eval(ss, tokens, wanted{last: true}, nil, view)
 	if err != nil {
 		return nil, err
 	}
@@ -129,6 +141,26 @@ func (m *Model) prefill(op string, sessions []model.Session, tokens [][]int, vie
 		out[i] = r[0]
 	}
 	return out, nil
+}
+
+// wanted is which logits an evaluation returns: each block's last row
+// (last: a prefill, whose lone row llama.cpp computes by its own path), or
+// the rows after the first skip[i] tokens of block i (every row when skip
+// is nil), which come out bit-identical to Eval's (decode's outputs).
+type wanted struct {
+	last bool
+	skip []int
+}
+
+// from is the first wanted row of block i, of n tokens.
+func (w wanted) from(i, n int) int {
+	switch {
+	case w.last:
+		return n - 1
+	case w.skip != nil:
+		return w.skip[i]
+	}
+	return 0
 }
 
 // OnDecodingThread runs f where the model's decodes are made (an OpenMP
@@ -155,7 +187,8 @@ type job struct {
 	st   *seqState
 	toks []int
 	from int         // the session's length before
-	last bool        // only the logits after the last token
+	skip int         // no logits after toks[:skip]
+	last bool        // skip is a prefill's (wanted.last)
 	rows [][]float32 // the logits wanted, filled in order by decode
 	n    int         // rows filled
 }
@@ -166,12 +199,14 @@ type piece struct {
 	lo, hi int
 }
 
-// eval appends each tokens[i] to ss[i] and returns their logits (only
-// the last row of each with lastOnly), in buf when it holds them (carve);
-// with view, the rows of the last llama_decode are llama.cpp's buffer
-// (EvalBatchView).
-func (m *Model) eval(ss []*Session, tokens [][]int, lastOnly bool, buf []float32, view bool) ([][][]float32, error) {
+// eval appends each tokens[i] to ss[i] and returns the logits want names,
+// in buf when it holds them (carve); with view, the rows of the last
+// llama_decode are llama.cpp's buffer (EvalBatchView).
+func (m *Model) eval(ss []*Session, tokens [][]int, want wanted, buf []float32, view bool) ([][][]float32, error) {
 	vocab := m.cfg.Vocab
+	if len(tokens) != len(ss) {
+		return nil, fmt.Errorf("llamacpp: %d sessions and %d token blocks", len(ss), len(tokens))
+	}
 	for i, s := range ss {
 		if s.capture != model.CaptureNone {
 			return nil, ErrNoAttention
@@ -184,6 +219,9 @@ func (m *Model) eval(ss []*Session, tokens [][]int, lastOnly bool, buf []float32
 				return nil, fmt.Errorf("%w: %d (vocabulary %d)", model.ErrToken, t, vocab)
 			}
 		}
+	}
+	if err := model.CheckSkip(tokens, want.skip); err != nil {
+		return nil, fmt.Errorf("llamacpp: %w", err)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -206,7 +244,7 @@ func (m *Model) eval(ss []*Session, tokens [][]int, lastOnly bool, buf []float32
 			return nil, fmt.Errorf("%w: %d positions + %d, context %d (c=)", model.ErrContextFull, len(st.toks), len(tokens[i]), m.cfg.SeqLen)
 		}
 		seen[st] = true
-		jobs[i] = &job{st: st, toks: tokens[i], from: len(st.toks), last: lastOnly}
+		jobs[i] = &job{st: st, toks: tokens[i], from: len(st.toks), skip: want.from(i, len(tokens[i])), last: want.last}
 	}
 	m.carve(jobs, buf)
 	if err := m.run(jobs, view); err != nil {
@@ -237,21 +275,13 @@ func (m *Model) carve(jobs []*job, buf []float32) {
 	vocab := m.cfg.Vocab
 	total := 0
 	for _, j := range jobs {
-		if j.last {
-			total++
-		} else {
-			total += len(j.toks)
-		}
+		total += len(j.toks) - j.skip
 	}
 	if len(buf) < total*vocab {
 		buf = nil
 	}
 	for _, j := range jobs {
-		n := len(j.toks)
-		if j.last {
-			n = 1
-		}
-		j.rows = make([][]float32, n)
+		j.rows = make([][]float32, len(j.toks)-j.skip)
 		if buf == nil {
 			continue
 		}
@@ -350,6 +380,21 @@ func (m *Model) plan(jobs []*job) [][]piece {
 	return calls
 }
 
+// outputs is the first token of the piece whose logits llama.cpp computes:
+// the first wanted, or one before it where that would leave a piece of
+// several tokens with one output. llama.cpp computes the last layer after
+// its attention for the output rows only, and for one row by another path
+// than for several (other bits with F32 weights: TestEvalBatchView), so a
+// lone wanted row of a block gets a neighbour, whose logits are dropped.
+// A prefill's lone row (last) keeps its own path, as llama-bench's does.
+func (p piece) outputs() int {
+	out := max(p.lo, p.j.skip)
+	if p.hi-out == 1 && p.hi-p.lo >= 2 && !p.j.last {
+		out--
+	}
+	return out
+}
+
 // chunks cuts n tokens into [lo, hi) ranges of at most ub tokens, none of
 // one token when n ≥ 2 and ub ≥ 2 (the last chunk borrows one from the one
 // before it).
@@ -376,9 +421,9 @@ func (m *Model) decode(call []piece, view bool) error {
 	var batch []libllama.Token
 	for _, p := range call {
 		st := p.j.st
+		out := p.outputs()
 		for i := p.lo; i < p.hi; i++ {
-			want := !p.j.last || i == len(p.j.toks)-1
-			batch = append(batch, libllama.Token{ID: int32(p.j.toks[i]), Pos: int32(p.j.from + i), Seq: int32(st.slot), Logits: want})
+			batch = append(batch, libllama.Token{ID: int32(p.j.toks[i]), Pos: int32(p.j.from + i), Seq: int32(st.slot), Logits: i >= out})
 		}
 	}
 	m.stats.Decodes++
@@ -400,7 +445,7 @@ func (m *Model) decode(call []piece, view bool) error {
 	k := 0
 	for _, p := range call {
 		for i := p.lo; i < p.hi; i++ {
-			if batch[k].Logits {
+			if batch[k].Logits && i >= p.j.skip {
 				row, err := m.ctx.Logits(k)
 				if err != nil {
 					return err

@@ -72,7 +72,11 @@ type Stats struct {
 }
 
 var _ model.Model = (*Model)(nil)
-var _ model.Batcher = (*Model)(nil)
+var (
+	_ model.Batcher     = (*Model)(nil)
+	_ model.SkipBatcher = (*Model)(nil)
+	_ model.SkipSession = (*Session)(nil)
+)
 
 var (
 	cacheMu sync.Mutex

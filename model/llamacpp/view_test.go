@@ -12,7 +12,8 @@ import (
 )
 
 // TestEvalBatchView: EvalBatchView's rows are EvalBatch's, bit for bit,
-// over rounds of four sessions with drafts of unequal length and rollback
+// those after random skip counts included (a lone wanted row in every
+// round), over rounds of four sessions with drafts of unequal length and rollback
 // — with four sequences (every block in the last llama_decode: its rows
 // are llama.cpp's buffer, not buf) and with two (the first pair's rows
 // copied into buf before the second pair's decode, which evicts them).
@@ -41,24 +42,27 @@ func TestEvalBatchView(t *testing.T) {
 			}
 			viewed := 0
 			for round := range sc.rounds {
-				blocks, keep := make([][]int, n), make([]int, n)
+				blocks, keep, skip := make([][]int, n), make([]int, n), make([]int, n)
 				for i := range blocks {
 					blocks[i] = make([]int, 1+sc.draftL[i])
 					for k := range blocks[i] {
 						blocks[i][k] = rng.IntN(vocab)
 					}
 					keep[i] = rs[i].Len() + 1 + rng.IntN(sc.draftL[i]+1)
+					skip[i] = rng.IntN(len(blocks[i])) // rows wanted after the first skip[i] tokens only
 				}
+				skip[n-1] = len(blocks[n-1]) - 1 // a lone wanted row (outputs)
 				want, err := ref.EvalBatch(rs, blocks)
 				if err != nil {
 					t.Fatal(err)
 				}
-				got, err := view.EvalBatchView(buf, vs, blocks)
+				got, err := view.EvalBatchView(buf, vs, blocks, skip)
 				if err != nil {
 					t.Fatal(err)
 				}
 				for i := range got {
-					if ok, r, j := sameBits(got[i], want[i]); !ok {
+					if ok, r, j := sameBits(got[i], want[i][skip[i]:]); !ok {
+						view.ReleaseView()
 						t.Fatalf("round %d, session %d: row %d differs at token %d", round, i, r, j)
 					}
 					for _, r := range got[i] {
@@ -99,7 +103,7 @@ func TestEvalBatchViewHolds(t *testing.T) {
 	path := filepath.Join(familiesDir, "qwen3.gguf")
 	m := openPath(t, path, "@c=64@np=2@t=2")
 	a, b := m.NewSession(), m.NewSession()
-	rows, err := m.EvalBatchView(nil, []model.Session{a}, [][]int{{1, 2, 3}})
+	rows, err := m.EvalBatchView(nil, []model.Session{a}, [][]int{{1, 2, 3}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

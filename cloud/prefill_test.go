@@ -1,0 +1,107 @@
+package cloud
+
+import (
+	"sync"
+	"testing"
+
+	"github.com/hlmproject/hlm/hybrid"
+	"github.com/hlmproject/hlm/model"
+)
+
+// passLog is an LLM that records every block it evaluates — its length
+// and the rows it was told to skip — through its sessions too, so that a
+// lone session's pass (not batched) is recorded as well.
+type passLog struct {
+	model.Model
+	mu     sync.Mutex
+	blocks []block
+}
+
+type block struct{ n, skip int }
+
+func (m *passLog) record(n, skip int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.blocks = append(m.blocks, block{n, skip})
+}
+
+func (m *passLog) NewSession() model.Session {
+	return &loggedSession{Session: m.Model.NewSession(), log: m}
+}
+
+func (m *passLog) EvalBatchSkip(sessions []model.Session, tokens [][]int, skip []int) ([][][]float32, error) {
+	inner := make([]model.Session, len(sessions))
+	for i, s := range sessions {
+		inner[i] = s.(*loggedSession).Session
+		m.record(len(tokens[i]), skip[i])
+	}
+	return m.Model.(model.SkipBatcher).EvalBatchSkip(inner, tokens, skip)
+}
+
+type loggedSession struct {
+	model.Session
+	log *passLog
+}
+
+func (s *loggedSession) Eval(tokens []int) ([][]float32, error) {
+	s.log.record(len(tokens), 0)
+	return s.Session.Eval(tokens)
+}
+
+func (s *loggedSession) EvalSkip(tokens []int, skip int) ([][]float32, error) {
+	s.log.record(len(tokens), skip)
+	return s.Session.(model.SkipSession).EvalSkip(tokens, skip)
+}
+
+func (s *loggedSession) EvalTree(tokens, parents []int) ([][]float32, error) {
+	return s.Session.(model.TreeSession).EvalTree(tokens, parents)
+}
+
+func (s *loggedSession) KeepPath(path []int) error {
+	return s.Session.(model.TreeSession).KeepPath(path)
+}
+
+// TestPrefillChunks: with PrefillChunk set, a prompt longer than it is
+// evaluated a chunk per batch without logits (no block skips more than a
+// chunk), the round finishing in the batch that evaluates the rest with
+// the prompt's remaining rows skipped, not computed; and every method
+// still commits the simulator's tokens, bits and counts.
+func TestPrefillChunks(t *testing.T) {
+	ms := models(t)
+	const chunk = 50
+	llm := &passLog{Model: ms.LLM}
+	_, addr := start(t, Config{LLM: llm, Replicas: []model.Model{ms.SLM}, PrefillChunk: chunk})
+	evaluated := 0
+	for _, m := range hybrid.Methods {
+		llm.mu.Lock()
+		llm.blocks = nil
+		llm.mu.Unlock()
+		simMatchesNetwork(t, ms, addr, m, m, longPrompt)
+		llm.mu.Lock()
+		blocks := llm.blocks
+		llm.mu.Unlock()
+		if len(blocks) == 0 {
+			continue // nothing was sent: slm never sends, and i-hlm and ui-hlm kept every token on the device here
+		}
+		evaluated++
+		// The prompt, fitted to the context, has about 470 tokens: nine
+		// chunks, then the rest with the first round's block.
+		chunks, rest := 0, 0
+		for _, b := range blocks {
+			switch {
+			case b.skip > chunk:
+				t.Fatalf("%s: a block of %d tokens skips %d rows: more than a chunk (%d) of prompt in one pass", m, b.n, b.skip, chunk)
+			case b.n == chunk && b.skip == chunk:
+				chunks++
+			case b.skip > 0:
+				rest++
+			}
+		}
+		if chunks != 9 || rest != 1 || blocks[0] != (block{chunk, chunk}) {
+			t.Errorf("%s: %d chunks and %d rests of prompt, the first block %v; want 9, 1 and a chunk", m, chunks, rest, blocks[0])
+		}
+	}
+	if evaluated < len(hybrid.Methods)-3 {
+		t.Errorf("only %d of %d methods evaluated blocks on the server", evaluated, len(hybrid.Methods))
+	}
+}
