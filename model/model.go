@@ -355,6 +355,25 @@ type SkipBatcher interface {
 	EvalBatchSkip(sessions []Session, tokens [][]int, skip []int) ([][][]float32, error)
 }
 
+// Wanted names the rows of an evaluation whose logits an engine computes:
+// each block's last (Last: a prefill), or those after the first Skip[i]
+// tokens of block i (every row when Skip is nil).
+type Wanted struct {
+	Last bool
+	Skip []int
+}
+
+// From is the first wanted row of block i, of n tokens.
+func (w Wanted) From(i, n int) int {
+	switch {
+	case w.Last:
+		return n - 1
+	case w.Skip != nil:
+		return w.Skip[i]
+	}
+	return 0
+}
+
 // CheckSkip checks skip against the blocks it applies to: nil, or one
 // count per block, each in [0, len(block)].
 func CheckSkip(tokens [][]int, skip []int) error {

@@ -32,7 +32,7 @@ type pass struct {
 // sessions (EvalBatch), or with tr the nodes of one session's tree
 // (EvalTree: tokens[0][i] is node i, at position Len()+depth(i) in slot
 // Len()+i, attending to its ancestors instead of the slots before it).
-func forward(sessions []*Session, tokens [][]int, want wanted, tr *tree, n int) [][][]float32 {
+func forward(sessions []*Session, tokens [][]int, want model.Wanted, tr *tree, n int) [][][]float32 {
 	m := sessions[0].m
 	rs := sessions[0].runFor(n)
 	defer sessions[0].runDone(rs, n)
@@ -282,12 +282,12 @@ func (p *pass) feedForwardBlock(l int, sessions []*Session) {
 // are wanted (want; a tree's nodes are tokens[0]). It returns each
 // session's logits: the rows are session-major, so a session's are a run
 // of them (nil when none of its rows is wanted).
-func (p *pass) classify(want wanted, tokens [][]int) [][][]float32 {
+func (p *pass) classify(want model.Wanted, tokens [][]int) [][][]float32 {
 	cfg, rs, w, fam := p.cfg, p.rs, p.m.w, p.m.fam
 	dim := cfg.Dim
 	r := 0
 	for i, t := range tokens {
-		from := want.from(i, len(t))
+		from := want.From(i, len(t))
 		for j := range t {
 			if j >= from {
 				rs.rows = append(rs.rows, r)

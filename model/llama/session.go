@@ -132,7 +132,7 @@ func EvalBatch(sessions []*Session, tokens [][]int, lastOnly bool) ([][][]float3
 	if err != nil {
 		return nil, err
 	}
-	return forward(sessions, tokens, wanted{last: lastOnly}, nil, n), nil
+	return forward(sessions, tokens, model.Wanted{Last: lastOnly}, nil, n), nil
 }
 
 // EvalBatchSkip is EvalBatch computing no logits after the first skip[i]
@@ -149,25 +149,7 @@ func EvalBatchSkip(sessions []*Session, tokens [][]int, skip []int) ([][][]float
 	if err := model.CheckSkip(tokens, skip); err != nil {
 		return nil, fmt.Errorf("EvalBatch: %w", err)
 	}
-	return forward(sessions, tokens, wanted{skip: skip}, nil, n), nil
-}
-
-// wanted is which rows of a pass get logits: each session's last (last),
-// or those after its first skip[i] tokens (every row when skip is nil).
-type wanted struct {
-	last bool
-	skip []int
-}
-
-// from is the first row of session i's n tokens that is wanted.
-func (w wanted) from(i, n int) int {
-	switch {
-	case w.last:
-		return n - 1
-	case w.skip != nil:
-		return w.skip[i]
-	}
-	return 0
+	return forward(sessions, tokens, model.Wanted{Skip: skip}, nil, n), nil
 }
 
 // checkBatch checks EvalBatch's arguments and returns the batch's rows

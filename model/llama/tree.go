@@ -64,7 +64,7 @@ func (s *Session) EvalTree(tokens, parents []int) ([][]float32, error) {
 		return nil, err
 	}
 	s.tree = nil
-	return forward([]*Session{s}, [][]int{tokens}, wanted{}, tr, len(tokens))[0], nil
+	return forward([]*Session{s}, [][]int{tokens}, model.Wanted{}, tr, len(tokens))[0], nil
 }
 
 // checkTree checks EvalTree's arguments and returns the tree's shape.

@@ -25,7 +25,7 @@ func (m *Model) EvalBatch(sessions []model.Session, tokens [][]int) ([][][]float
 	if err != nil {
 		return nil, err
 	}
-	return m.eval(ss, tokens, wanted{}, nil, false)
+	return m.eval(ss, tokens, model.Wanted{}, nil, false)
 }
 
 // EvalBatchSkip is EvalBatch without the logits after the first skip[i]
@@ -36,7 +36,7 @@ func (m *Model) EvalBatchSkip(sessions []model.Session, tokens [][]int, skip []i
 	if err != nil {
 		return nil, err
 	}
-	return m.eval(ss, tokens, wanted{skip: skip}, nil, false)
+	return m.eval(ss, tokens, model.Wanted{Skip: skip}, nil, false)
 }
 
 // EvalBatchInto is EvalBatchSkip writing the logits into buf, which the
@@ -50,7 +50,7 @@ func (m *Model) EvalBatchInto(buf []float32, sessions []model.Session, tokens []
 	if err != nil {
 		return nil, err
 	}
-	return m.eval(ss, tokens, wanted{skip: skip}, buf, false)
+	return m.eval(ss, tokens, model.Wanted{Skip: skip}, buf, false)
 }
 
 // EvalBatchView is EvalBatchInto whose rows of the evaluation's last
@@ -69,7 +69,7 @@ func (m *Model) EvalBatchView(buf []float32, sessions []model.Session, tokens []
 	if err != nil {
 		return nil, err
 	}
-	return m.eval(ss, tokens, wanted{skip: skip}, buf, true)
+	return m.eval(ss, tokens, model.Wanted{Skip: skip}, buf, true)
 }
 
 // ReleaseView ends the hold of EvalBatchView's rows: the model evaluates
@@ -132,7 +132,7 @@ func (m *Model) prefill(op string, sessions []model.Session, tokens [][]int, vie
 	if err != nil {
 		return nil, err
 	}
-	rows, err := m.eval(ss, tokens, wanted{last: true}, nil, view)
+	rows, err := m.eval(ss, tokens, model.Wanted{Last: true}, nil, view)
 	if err != nil {
 		return nil, err
 	}
@@ -141,26 +141,6 @@ func (m *Model) prefill(op string, sessions []model.Session, tokens [][]int, vie
 		out[i] = r[0]
 	}
 	return out, nil
-}
-
-// wanted is which logits an evaluation returns: each block's last row
-// (last: a prefill, whose lone row llama.cpp computes by its own path), or
-// the rows after the first skip[i] tokens of block i (every row when skip
-// is nil), which come out bit-identical to Eval's (decode's outputs).
-type wanted struct {
-	last bool
-	skip []int
-}
-
-// from is the first wanted row of block i, of n tokens.
-func (w wanted) from(i, n int) int {
-	switch {
-	case w.last:
-		return n - 1
-	case w.skip != nil:
-		return w.skip[i]
-	}
-	return 0
 }
 
 // OnDecodingThread runs f where the model's decodes are made (an OpenMP
@@ -188,7 +168,7 @@ type job struct {
 	toks []int
 	from int         // the session's length before
 	skip int         // no logits after toks[:skip]
-	last bool        // skip is a prefill's (wanted.last)
+	last bool        // skip is a prefill's (model.Wanted.Last)
 	rows [][]float32 // the logits wanted, filled in order by decode
 	n    int         // rows filled
 }
@@ -202,7 +182,7 @@ type piece struct {
 // eval appends each tokens[i] to ss[i] and returns the logits want names,
 // in buf when it holds them (carve); with view, the rows of the last
 // llama_decode are llama.cpp's buffer (EvalBatchView).
-func (m *Model) eval(ss []*Session, tokens [][]int, want wanted, buf []float32, view bool) ([][][]float32, error) {
+func (m *Model) eval(ss []*Session, tokens [][]int, want model.Wanted, buf []float32, view bool) ([][][]float32, error) {
 	vocab := m.cfg.Vocab
 	if len(tokens) != len(ss) {
 		return nil, fmt.Errorf("llamacpp: %d sessions and %d token blocks", len(ss), len(tokens))
@@ -220,7 +200,7 @@ func (m *Model) eval(ss []*Session, tokens [][]int, want wanted, buf []float32, 
 			}
 		}
 	}
-	if err := model.CheckSkip(tokens, want.skip); err != nil {
+	if err := model.CheckSkip(tokens, want.Skip); err != nil {
 		return nil, fmt.Errorf("llamacpp: %w", err)
 	}
 	m.mu.Lock()
@@ -244,7 +224,7 @@ func (m *Model) eval(ss []*Session, tokens [][]int, want wanted, buf []float32, 
 			return nil, fmt.Errorf("%w: %d positions + %d, context %d (c=)", model.ErrContextFull, len(st.toks), len(tokens[i]), m.cfg.SeqLen)
 		}
 		seen[st] = true
-		jobs[i] = &job{st: st, toks: tokens[i], from: len(st.toks), skip: want.from(i, len(tokens[i])), last: want.last}
+		jobs[i] = &job{st: st, toks: tokens[i], from: len(st.toks), skip: want.From(i, len(tokens[i])), last: want.Last}
 	}
 	m.carve(jobs, buf)
 	if err := m.run(jobs, view); err != nil {

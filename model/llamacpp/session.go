@@ -45,7 +45,7 @@ func (m *Model) NewSession() model.Session {
 
 // Eval appends tokens and returns the logits after each of them.
 func (s *Session) Eval(tokens []int) ([][]float32, error) {
-	out, err := s.m.eval([]*Session{s}, [][]int{tokens}, wanted{}, nil, false)
+	out, err := s.m.eval([]*Session{s}, [][]int{tokens}, model.Wanted{}, nil, false)
 	if err != nil {
 		return nil, err
 	}
@@ -55,7 +55,7 @@ func (s *Session) Eval(tokens []int) ([][]float32, error) {
 // Prefill is Eval returning only the logits after the last token (llama.cpp
 // computes the classifier for that position only).
 func (s *Session) Prefill(tokens []int) ([]float32, error) {
-	out, err := s.m.eval([]*Session{s}, [][]int{tokens}, wanted{last: true}, nil, false)
+	out, err := s.m.eval([]*Session{s}, [][]int{tokens}, model.Wanted{Last: true}, nil, false)
 	if err != nil {
 		return nil, err
 	}
@@ -65,7 +65,7 @@ func (s *Session) Prefill(tokens []int) ([]float32, error) {
 // EvalSkip is Eval without the logits after the first skip tokens
 // (model.SkipSession).
 func (s *Session) EvalSkip(tokens []int, skip int) ([][]float32, error) {
-	out, err := s.m.eval([]*Session{s}, [][]int{tokens}, wanted{skip: []int{skip}}, nil, false)
+	out, err := s.m.eval([]*Session{s}, [][]int{tokens}, model.Wanted{Skip: []int{skip}}, nil, false)
 	if err != nil {
 		return nil, err
 	}
