@@ -129,6 +129,10 @@ func (s *Server) runBatch(batch []*job) (carried []*job) {
 		}
 		t := hj.Tokens()
 		if c := s.cfg.PrefillChunk; c > 0 && hj.Skip() > c {
+			if s.aborted() {
+				j.done <- result{err: errStopped}
+				continue
+			}
 			// A chunk of the prompt, no logits: the rest in the next batches.
 			chunked = append(chunked, prepared{j, hj})
 			sessions, tokens, skip = append(sessions, hj.Session()), append(tokens, t[:c]), append(skip, c)
@@ -304,6 +308,20 @@ func sameModel(a, b model.Model) bool {
 	t := reflect.TypeOf(a)
 	return t != nil && t == reflect.TypeOf(b) && t.Comparable() && a == b
 }
+
+// aborted reports whether Shutdown's context has ended (Server.abort).
+func (s *Server) aborted() bool {
+	select {
+	case <-s.abort:
+		return true
+	default:
+		return false
+	}
+}
+
+// errStopped fails a round whose prompt was being evaluated a chunk at a
+// time when Shutdown's context ended.
+var errStopped = errors.New("server shutting down: the prompt's evaluation was stopped")
 
 // errUnbatched marks a batch that was not evaluated in one pass.
 var errUnbatched = errors.New("not batched")

@@ -1,8 +1,10 @@
 package cloud
 
 import (
+	"context"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/hlmproject/hlm/hybrid"
 	"github.com/hlmproject/hlm/model"
@@ -13,6 +15,7 @@ import (
 // lone session's pass (not batched) is recorded as well.
 type passLog struct {
 	model.Model
+	delay  time.Duration // each block takes this long more
 	mu     sync.Mutex
 	blocks []block
 }
@@ -20,9 +23,16 @@ type passLog struct {
 type block struct{ n, skip int }
 
 func (m *passLog) record(n, skip int) {
+	time.Sleep(m.delay)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.blocks = append(m.blocks, block{n, skip})
+}
+
+func (m *passLog) count() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.blocks)
 }
 
 func (m *passLog) NewSession() model.Session {
@@ -103,5 +113,33 @@ func TestPrefillChunks(t *testing.T) {
 	}
 	if evaluated < len(hybrid.Methods)-3 {
 		t.Errorf("only %d of %d methods evaluated blocks on the server", evaluated, len(hybrid.Methods))
+	}
+}
+
+// TestShutdownStopsChunkedPrompt: when Shutdown's context ends while a
+// prompt is evaluated a chunk at a time (57 chunks of 8 tokens, 50 ms
+// each), the rest of it is not evaluated: Shutdown returns within a second
+// instead of waiting almost 3 s for the prompt.
+func TestShutdownStopsChunkedPrompt(t *testing.T) {
+	ms := models(t)
+	llm := &passLog{Model: ms.LLM, delay: 50 * time.Millisecond}
+	srv, addr := start(t, Config{LLM: llm, PrefillChunk: 8})
+	p := params(hybrid.QS, 1)
+	p.FitPrompt = true
+	g := generator(t, ms, addr, p)
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	go g.One(ctx, p, longPrompt, nil)
+	for deadline := time.Now().Add(30 * time.Second); llm.count() < 3; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no chunk of the prompt was evaluated within 30 s")
+		}
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	srv.Shutdown(sctx)
+	if took := time.Since(start); took > time.Second {
+		t.Errorf("Shutdown took %v: it waited for the prompt's chunks (%d blocks evaluated)", took, llm.count())
 	}
 }

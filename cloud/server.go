@@ -137,6 +137,10 @@ type Server struct {
 
 	wg      sync.WaitGroup
 	stopped chan struct{}
+	// abort is closed when Shutdown's context ends: the batcher stops the
+	// prompts it evaluates a chunk at a time (errStopped) instead of
+	// finishing them, so that Shutdown does not wait for a long prompt.
+	abort   chan struct{}
 	batcher sync.WaitGroup
 	// ends counts the goroutines that end sessions outside a connection
 	// (the janitor, an eviction's end): Shutdown waits for them, so that
@@ -195,7 +199,7 @@ func New(cfg Config) (*Server, error) {
 	cfg.defaults()
 	s := &Server{cfg: cfg, ctxLen: cfg.LLM.Config().SeqLen, llmFP: cfg.LLM.Fingerprint(), origin: model.OriginOf(cfg.LLM),
 		jobs: make(chan *job, 4*cfg.MaxBatch), connGone: make(chan struct{}, 1), sessions: map[uint64]*session{}, conns: map[net.Conn]*connState{},
-		stopped: make(chan struct{}), view: viewOf(cfg)}
+		stopped: make(chan struct{}), abort: make(chan struct{}), view: viewOf(cfg)}
 	if cfg.MaxContext > 0 && cfg.MaxContext < s.ctxLen {
 		s.ctxLen = cfg.MaxContext
 	}
@@ -292,8 +296,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 // upload is being verified gets its verdict first. Devices reconnect (to
 // another replica behind a load balancer) and continue without losing a
 // token. Shutdown waits for the connections to end; when ctx ends first it
-// closes the rest abruptly (the devices re-send their upload elsewhere).
-// Then it stops the batcher.
+// closes the rest abruptly (the devices re-send their upload elsewhere),
+// and the prompts being evaluated a chunk at a time (PrefillChunk) stop at
+// the chunk in progress. Then it stops the batcher.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
 	if s.closing {
@@ -326,6 +331,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	case <-done:
 	case <-ctx.Done():
 		err = ctx.Err()
+		close(s.abort)
 		s.mu.Lock()
 		for c := range s.conns {
 			c.Close()
@@ -805,6 +811,8 @@ func (s *Server) upload(ss *session, body []byte) (*wire.Verdict, error) {
 // failure (hybrid.ErrEngine) is the server's, internal, not the device's.
 func coreError(err error) error {
 	switch {
+	case errors.Is(err, errStopped):
+		return perr(wire.ErrCodeShutdown, "%v", err)
 	case errors.Is(err, model.ErrContextFull):
 		return perr(wire.ErrCodeLimit, "%v", err)
 	case errors.Is(err, hybrid.ErrReplicaMismatch):
