@@ -113,65 +113,9 @@ func (s *Server) connected() int {
 // carried into the next batch.
 func (s *Server) runBatch(batch []*job) (carried []*job) {
 	s.cfg.Metrics.Batch(len(batch))
-	type prepared struct {
-		j  *job
-		hj *hybrid.Job
-	}
-	var ready, chunked []prepared
-	var sessions []model.Session
-	var tokens [][]int
-	var skip []int
-	for _, j := range batch {
-		hj := j.hj
-		if err := hj.Plan(); err != nil {
-			j.done <- result{err: err}
-			continue
-		}
-		t := hj.Tokens()
-		if c := s.cfg.PrefillChunk; c > 0 && hj.Skip() > c {
-			if s.aborted() {
-				j.done <- result{err: errStopped}
-				continue
-			}
-			// A chunk of the prompt, no logits: the rest in the next batches.
-			chunked = append(chunked, prepared{j, hj})
-			sessions, tokens, skip = append(sessions, hj.Session()), append(tokens, t[:c]), append(skip, c)
-			continue
-		}
-		ready = append(ready, prepared{j, hj})
-		if len(t) > 0 {
-			sessions = append(sessions, hj.Session())
-			tokens = append(tokens, t)
-			skip = append(skip, hj.Skip())
-		}
-	}
-	rows := make(map[model.Session][][]float32, len(sessions))
-	failed := map[model.Session]error{}
-	if len(sessions) > 0 {
-		view := s.view != nil
-		for _, p := range ready {
-			view = view && !p.hj.EvaluatesInFinish()
-		}
-		out, release, err := s.evaluate(sessions, tokens, skip, view)
-		defer release() // after the verifications below
-		if err == nil {
-			for i, ses := range sessions {
-				rows[ses] = out[i]
-			}
-		} else {
-			// Unbatched, or the batch failed (it left every session as it
-			// was): each session alone, so that one session's failure (a
-			// full context, an engine error) fails its round only.
-			for i, ses := range sessions {
-				r, err := model.EvalSkip(ses, tokens[i], skip[i])
-				if err != nil {
-					failed[ses] = hybrid.EngineError(err)
-					continue
-				}
-				rows[ses] = r
-			}
-		}
-	}
+	ready, chunked, ps := s.plan(batch)
+	rows, failed, release := s.evaluateAll(ps, ready)
+	defer release() // after the verifications below
 	for _, p := range chunked {
 		err := failed[p.hj.Session()]
 		if err == nil {
@@ -202,6 +146,87 @@ func (s *Server) runBatch(batch []*job) (carried []*job) {
 		}
 	})
 	return carried
+}
+
+// prepared is a planned job of a batch.
+type prepared struct {
+	j  *job
+	hj *hybrid.Job
+}
+
+// passBlocks are the blocks of a batch's pass: per session, its tokens
+// and the leading ones whose logits nobody reads.
+type passBlocks struct {
+	sessions []model.Session
+	tokens   [][]int
+	skip     []int
+}
+
+func (ps *passBlocks) add(s model.Session, tokens []int, skip int) {
+	ps.sessions, ps.tokens, ps.skip = append(ps.sessions, s), append(ps.tokens, tokens), append(ps.skip, skip)
+}
+
+// plan plans the batch's jobs (a job that cannot be planned fails here)
+// and lays out the pass: the jobs whose round it verifies (ready), and
+// those whose prompt is longer than PrefillChunk, of which it evaluates a
+// chunk without logits (chunked; none once Shutdown's context ended).
+func (s *Server) plan(batch []*job) (ready, chunked []prepared, ps passBlocks) {
+	for _, j := range batch {
+		hj := j.hj
+		if err := hj.Plan(); err != nil {
+			j.done <- result{err: err}
+			continue
+		}
+		t := hj.Tokens()
+		if c := s.cfg.PrefillChunk; c > 0 && hj.Skip() > c {
+			if s.aborted() {
+				j.done <- result{err: errStopped}
+				continue
+			}
+			chunked = append(chunked, prepared{j, hj})
+			ps.add(hj.Session(), t[:c], c)
+			continue
+		}
+		ready = append(ready, prepared{j, hj})
+		if len(t) > 0 {
+			ps.add(hj.Session(), t, hj.Skip())
+		}
+	}
+	return ready, chunked, ps
+}
+
+// evaluateAll evaluates the pass, in one batch where the LLM can, and
+// returns each session's rows or its failure. When the batch fails (it
+// left every session as it was), or the LLM does not batch, each session
+// is evaluated alone, so that one session's failure (a full context, an
+// engine error) fails its round only. release ends a view's hold once
+// the verifications have read the rows (evaluate).
+func (s *Server) evaluateAll(ps passBlocks, ready []prepared) (rows map[model.Session][][]float32, failed map[model.Session]error, release func()) {
+	rows = make(map[model.Session][][]float32, len(ps.sessions))
+	failed = map[model.Session]error{}
+	if len(ps.sessions) == 0 {
+		return rows, failed, func() {}
+	}
+	view := s.view != nil
+	for _, p := range ready {
+		view = view && !p.hj.EvaluatesInFinish()
+	}
+	out, release, err := s.evaluate(ps.sessions, ps.tokens, ps.skip, view)
+	if err == nil {
+		for i, ses := range ps.sessions {
+			rows[ses] = out[i]
+		}
+		return rows, failed, release
+	}
+	for i, ses := range ps.sessions {
+		r, err := model.EvalSkip(ses, ps.tokens[i], ps.skip[i])
+		if err != nil {
+			failed[ses] = hybrid.EngineError(err)
+			continue
+		}
+		rows[ses] = r
+	}
+	return rows, failed, release
 }
 
 // evaluate runs the sessions' blocks in one pass where the LLM can: left
