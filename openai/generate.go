@@ -17,8 +17,9 @@ import (
 // whole or as a stream.
 //
 // Text flows Backend → stopFilter → (chat: leading white space trimmed) →
-// client. The context given to the Backend is cancelled when a stop string
-// is found, when a stream write fails and when the client goes away.
+// client (textSink). The context given to the Backend is cancelled when a
+// stop string is found, when a stream write fails and when the client goes
+// away.
 func (h *handler) generate(w http.ResponseWriter, r *http.Request, req genRequest) {
 	start := h.o.Now()
 	ctx, cancel := context.WithCancel(r.Context())
@@ -30,97 +31,115 @@ func (h *handler) generate(w http.ResponseWriter, r *http.Request, req genReques
 	} else {
 		out.id = "cmpl-" + rand.Text()
 	}
-	var sse *sseWriter
+	sink := &textSink{out: out, trim: req.Chat, filter: stopFilter{stops: req.Stop}, cancel: cancel}
 	if req.stream {
-		sse = &sseWriter{w: w, rc: http.NewResponseController(w)}
+		sink.sse = &sseWriter{w: w, rc: http.NewResponseController(w)}
 	}
 
-	// State shared with onText; mu only guards against a Backend that
-	// breaks its contract and calls onText from elsewhere or too late.
-	var (
-		mu       sync.Mutex
-		done     bool // Generate returned: later pieces are dropped
-		got      bool // some piece arrived
-		stopped  bool // a stop string was found
-		text     strings.Builder
-		trim     = req.Chat
-		writeErr error
-		filter   = stopFilter{stops: req.Stop}
-	)
-	release := func(s string) {
-		if trim {
-			if s = strings.TrimLeftFunc(s, unicode.IsSpace); s == "" {
-				return
-			}
-			trim = false
-		}
-		if s == "" {
-			return
-		}
-		text.WriteString(s)
-		if sse != nil && writeErr == nil {
-			if writeErr = out.streamText(sse, s); writeErr != nil {
-				cancel()
-			}
-		}
-	}
-	push := func(piece string) {
-		if done || stopped {
-			return
-		}
-		got = got || piece != ""
-		s, hit := filter.push(piece)
-		release(s)
-		if hit {
-			stopped = true
-			cancel()
-		}
-	}
-	onText := func(piece string) {
-		mu.Lock()
-		defer mu.Unlock()
-		push(piece)
-	}
-
-	res, err := h.b.Generate(ctx, req.Request, onText)
-
-	mu.Lock()
-	if !got && err == nil && res.Text != "" {
-		push(res.Text) // a Backend that does not stream
-	}
-	done = true
-	mu.Unlock()
+	res, err := h.b.Generate(ctx, req.Request, sink.onText)
+	sink.end(res.Text, err)
 
 	log := h.o.Logger.With("path", r.URL.Path, "id", out.id, "stream", req.stream)
 	finish := res.FinishReason
 	switch {
-	case stopped:
+	case sink.stopped:
 		finish = FinishStop
 	case r.Context().Err() != nil:
 		log.Info("client went away", "err", context.Cause(r.Context()))
 		return
-	case writeErr != nil:
-		log.Info("writing the stream failed", "err", writeErr)
+	case sink.writeErr != nil:
+		log.Info("writing the stream failed", "err", sink.writeErr)
 		return
 	case err != nil:
-		h.fail(w, sse, out, log, err)
+		h.fail(w, sink.sse, out, log, err)
 		return
 	default:
-		release(filter.flush())
+		sink.release(sink.filter.flush())
 		if finish == "" {
 			finish = FinishStop
 		}
 	}
 	u := usage{PromptTokens: res.PromptTokens, CompletionTokens: res.CompletionTokens,
 		TotalTokens: res.PromptTokens + res.CompletionTokens}
-	if sse == nil {
-		writeJSON(w, http.StatusOK, out.whole(text.String(), finish, u))
-	} else if err := out.streamEnd(sse, finish, u); err != nil {
+	if sink.sse == nil {
+		writeJSON(w, http.StatusOK, out.whole(sink.text.String(), finish, u))
+	} else if err := out.streamEnd(sink.sse, finish, u); err != nil {
 		log.Info("writing the stream failed", "err", err)
 		return
 	}
 	log.Info("completion", "prompt_tokens", u.PromptTokens, "completion_tokens", u.CompletionTokens,
 		"finish_reason", finish, "duration", h.o.Now().Sub(start))
+}
+
+// textSink takes a generation's text as the Backend hands it out: it holds
+// back what may begin a stop string (filter), trims a chat answer's leading
+// white space, keeps the text and, for a stream, writes each piece. It
+// cancels the generation when a stop string is found or a write fails.
+type textSink struct {
+	out    *responder
+	sse    *sseWriter // nil: the whole response at the end
+	filter stopFilter
+	cancel context.CancelFunc
+
+	// mu only guards against a Backend that breaks its contract and calls
+	// onText from elsewhere or too late.
+	mu       sync.Mutex
+	done     bool // Generate returned: later pieces are dropped
+	got      bool // some piece arrived
+	stopped  bool // a stop string was found
+	trim     bool // leading white space is still to be trimmed
+	text     strings.Builder
+	writeErr error
+}
+
+// onText is the Backend's callback.
+func (t *textSink) onText(piece string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.push(piece)
+}
+
+// end takes the Backend's result: its whole text when it streamed none
+// (a Backend that does not stream), then no more pieces.
+func (t *textSink) end(text string, err error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.got && err == nil && text != "" {
+		t.push(text)
+	}
+	t.done = true
+}
+
+func (t *textSink) push(piece string) {
+	if t.done || t.stopped {
+		return
+	}
+	t.got = t.got || piece != ""
+	s, hit := t.filter.push(piece)
+	t.release(s)
+	if hit {
+		t.stopped = true
+		t.cancel()
+	}
+}
+
+// release passes on text the stop filter let through.
+func (t *textSink) release(s string) {
+	if t.trim {
+		if s = strings.TrimLeftFunc(s, unicode.IsSpace); s == "" {
+			return
+		}
+		t.trim = false
+	}
+	if s == "" {
+		return
+	}
+	t.text.WriteString(s)
+	if t.sse != nil && t.writeErr == nil {
+		if t.writeErr = t.out.streamText(t.sse, s); t.writeErr != nil {
+			t.cancel()
+		}
+	}
 }
 
 // fail reports a Backend error: as the response if nothing was streamed
