@@ -2,8 +2,10 @@ package channel
 
 import (
 	"context"
+	"errors"
 	"net"
 	"os"
+	"slices"
 	"sync"
 	"time"
 )
@@ -51,9 +53,11 @@ func (RealClock) Sleep(ctx context.Context, d time.Duration) error {
 // serialised with each other, as are Reads. Deadlines bound the delays
 // as they bound the connection's own waits: a Write whose deadline passes
 // during its delay returns os.ErrDeadlineExceeded without passing its
-// bytes on, and a Read whose deadline passes during its delay returns
-// its bytes with that error (a deadline moved, e.g. into the past to
-// cancel, takes effect at once; deadlines are read on clock). Close
+// bytes on (and its round's downlink overhead is not charged), and a Read
+// whose deadline passes during its delay returns no bytes and that error,
+// keeping the bytes and the rest of their delay for the next Read, as a
+// link would still be carrying them (a deadline moved, e.g. into the past
+// to cancel, takes effect at once; deadlines are read on clock). Close
 // interrupts pending delays. A nil clock is RealClock. The link must not be used by anything else while conn is in
 // use (links are not safe for concurrent use).
 func Shape(conn net.Conn, link Link, clock Clock) net.Conn {
@@ -85,6 +89,13 @@ type shapedConn struct {
 	// waiter, which looks at it again.
 	rdl, wdl     time.Time
 	rwake, wwake context.CancelFunc
+
+	// held are bytes a Read took from the connection whose delay a read
+	// deadline cut short, and heldLeft what is left of it; heldErr is the
+	// error that Read had after them. Only Reads (rmu) touch them.
+	held     []byte
+	heldLeft time.Duration
+	heldErr  error
 }
 
 // newRound starts a round and returns its state.
@@ -118,7 +129,10 @@ func (c *shapedConn) Write(p []byte) (int, error) {
 	}
 	s := c.newRound()
 	if d := s.UpTime(8 * len(p)); d > 0 {
-		if err := c.delay(d, true); err != nil {
+		if _, err := c.delay(d, true); err != nil {
+			c.mu.Lock()
+			c.downDue = false // no message went up: none comes down for it
+			c.mu.Unlock()
 			return 0, err
 		}
 	}
@@ -128,6 +142,9 @@ func (c *shapedConn) Write(p []byte) (int, error) {
 func (c *shapedConn) Read(p []byte) (int, error) {
 	c.rmu.Lock()
 	defer c.rmu.Unlock()
+	if c.held != nil {
+		return c.readHeld(p)
+	}
 	n, err := c.Conn.Read(p)
 	if n == 0 {
 		return n, err
@@ -139,17 +156,43 @@ func (c *shapedConn) Read(p []byte) (int, error) {
 	}
 	d := transferTime(8*n, s.DownRate, overhead)
 	if d > 0 {
-		if derr := c.delay(d, false); derr != nil && err == nil {
+		left, derr := c.delay(d, false)
+		if errors.Is(derr, os.ErrDeadlineExceeded) {
+			c.held, c.heldLeft, c.heldErr = slices.Clone(p[:n]), left, err
+			return 0, derr
+		}
+		if derr != nil && err == nil {
 			err = derr
 		}
 	}
 	return n, err
 }
 
+// readHeld is Read when bytes are held (the deadline of the Read that
+// took them passed during their delay): the rest of their delay, then
+// them.
+func (c *shapedConn) readHeld(p []byte) (int, error) {
+	if c.heldLeft > 0 {
+		left, err := c.delay(c.heldLeft, false)
+		if err != nil {
+			c.heldLeft = left
+			return 0, err
+		}
+		c.heldLeft = 0
+	}
+	n := copy(p, c.held)
+	if c.held = c.held[n:]; len(c.held) > 0 {
+		return n, nil
+	}
+	err := c.heldErr
+	c.held, c.heldErr = nil, nil
+	return n, err
+}
+
 // delay waits d on the clock for a Write (write) or a Read: net.ErrClosed
 // when Close interrupts it, os.ErrDeadlineExceeded when the deadline of
-// its direction passes first.
-func (c *shapedConn) delay(d time.Duration, write bool) error {
+// its direction passes first, with what is left of d.
+func (c *shapedConn) delay(d time.Duration, write bool) (time.Duration, error) {
 	end, wait := c.clock.Now().Add(d), d
 	for {
 		ctx, wake := context.WithCancel(c.ctx)
@@ -158,21 +201,21 @@ func (c *shapedConn) delay(d time.Duration, write bool) error {
 		if now := c.clock.Now(); !dl.IsZero() && dl.Sub(now) < wait {
 			wait, atDeadline = dl.Sub(now), true
 		}
-		var err error
+		var woken error
 		if wait > 0 {
-			err = c.clock.Sleep(ctx, wait)
+			woken = c.clock.Sleep(ctx, wait)
 		}
 		c.waiting(write, nil)
 		wake()
 		switch {
 		case c.ctx.Err() != nil:
-			return net.ErrClosed
-		case err != nil: // a deadline was set: look at it again, for what is left
+			return 0, net.ErrClosed
+		case woken != nil: // a deadline was set: look at it again, for what is left
 			wait = end.Sub(c.clock.Now())
 		case atDeadline:
-			return os.ErrDeadlineExceeded
+			return max(end.Sub(c.clock.Now()), 0), os.ErrDeadlineExceeded
 		default:
-			return nil
+			return 0, nil
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package channel
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -321,44 +322,108 @@ func TestShapeWriteDeadline(t *testing.T) {
 }
 
 // TestShapeReadDeadline: a Read whose deadline passes during its delay
-// (100 bytes at 8 bit/s: 100 s; deadline 1 s) returns its bytes with
-// os.ErrDeadlineExceeded after 1 s on the clock.
+// (100 bytes at 8 bit/s: 100 s; deadline 1 s) returns no bytes and
+// os.ErrDeadlineExceeded after 1 s on the clock — so a frame read with
+// io.ReadFull fails, as on a link still carrying it — and the next Read,
+// without a deadline, gets the bytes after the other 99 s.
 func TestShapeReadDeadline(t *testing.T) {
 	link := NewFixed(State{UpRate: math.Inf(1), DownRate: 8})
 	clk := &fakeClock{now: time.Now()}
 	dev, srv := pipe(t, link, clk)
-	go srv.Write(make([]byte, 100))
+	sent := make([]byte, 100)
+	for i := range sent {
+		sent[i] = byte(i)
+	}
+	go srv.Write(sent)
 	dev.SetReadDeadline(clk.Now().Add(time.Second))
-	n, err := dev.Read(make([]byte, 100))
-	if n == 0 || !errors.Is(err, os.ErrDeadlineExceeded) {
-		t.Fatalf("Read past its deadline: %d, %v; want its bytes and os.ErrDeadlineExceeded", n, err)
+	buf := make([]byte, 100)
+	if n, err := io.ReadFull(dev, buf); n != 0 || !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("ReadFull past its deadline: %d bytes, %v; want 0 and os.ErrDeadlineExceeded", n, err)
 	}
 	if got := clk.take(); len(got) != 1 || got[0] != time.Second {
 		t.Errorf("sleeps %v, want [1s]", got)
 	}
+	dev.SetReadDeadline(time.Time{})
+	if _, err := io.ReadFull(dev, buf); err != nil || !bytes.Equal(buf, sent) {
+		t.Fatalf("ReadFull without a deadline: %v, %v; want the bytes sent", err, buf[:8])
+	}
+	if got := clk.take(); len(got) != 1 || got[0] != 99*time.Second {
+		t.Errorf("sleeps %v, want [99s]: the rest of the held bytes' delay", got)
+	}
 }
 
-// TestShapeDeadlineCleared: on the real clock, a deadline cleared while a
-// Write waits lets it finish its delay (1 s) instead of failing at the old
-// deadline (0.5 s after the Write began).
+// TestShapeWriteDeadlineNoDownlink: a Write that fails at its deadline
+// sent no message, so the next Read pays no round's downlink overhead.
+func TestShapeWriteDeadlineNoDownlink(t *testing.T) {
+	link := NewFixed(State{UpRate: 1, DownRate: math.Inf(1), DownOverhead: time.Second})
+	clk := &fakeClock{now: time.Now()}
+	dev, srv := pipe(t, link, clk)
+	dev.SetWriteDeadline(clk.Now().Add(time.Second))
+	if _, err := dev.Write(make([]byte, 10)); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("Write: %v, want os.ErrDeadlineExceeded", err)
+	}
+	clk.take()
+	go srv.Write([]byte{1})
+	if _, err := io.ReadFull(dev, make([]byte, 1)); err != nil {
+		t.Fatal(err)
+	}
+	if got := clk.take(); len(got) != 0 {
+		t.Errorf("the Read slept %v for a round whose message never went up", got)
+	}
+}
+
+// manualClock's Sleep waits for the test: it sends its duration on
+// sleeps and returns when the test sends on wake (the clock advancing by
+// it) or its context ends (not advancing).
+type manualClock struct {
+	mu     sync.Mutex
+	now    time.Time
+	sleeps chan time.Duration
+	wake   chan struct{}
+}
+
+func (c *manualClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *manualClock) Sleep(ctx context.Context, d time.Duration) error {
+	c.sleeps <- d
+	select {
+	case <-c.wake:
+		c.mu.Lock()
+		c.now = c.now.Add(d)
+		c.mu.Unlock()
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// TestShapeDeadlineCleared: a Write waits for its deadline (0.5 s of its
+// 1 s delay); the deadline cleared while it waits, it waits out the whole
+// delay (the clock did not move) and passes its bytes on.
 func TestShapeDeadlineCleared(t *testing.T) {
 	link := NewFixed(State{UpRate: 8000, DownRate: math.Inf(1)}) // 1000 bytes: 1 s
-	clk := &signalClock{entered: make(chan time.Duration, 4)}
+	clk := &manualClock{now: time.Now(), sleeps: make(chan time.Duration), wake: make(chan struct{})}
 	dev, srv := pipe(t, link, clk)
 	go io.Copy(io.Discard, srv)
-	start := time.Now()
-	dev.SetWriteDeadline(start.Add(500 * time.Millisecond))
+	dev.SetWriteDeadline(clk.Now().Add(500 * time.Millisecond))
 	done := make(chan error, 1)
 	go func() {
 		_, err := dev.Write(make([]byte, 1000))
 		done <- err
 	}()
-	<-clk.entered
+	if d := <-clk.sleeps; d != 500*time.Millisecond {
+		t.Fatalf("the Write waits %v first, want 500ms (its deadline)", d)
+	}
 	dev.SetWriteDeadline(time.Time{})
+	if d := <-clk.sleeps; d != time.Second {
+		t.Fatalf("after the deadline was cleared the Write waits %v, want 1s", d)
+	}
+	clk.wake <- struct{}{}
 	if err := <-done; err != nil {
 		t.Fatalf("Write with its deadline cleared: %v", err)
-	}
-	if took := time.Since(start); took < time.Second {
-		t.Errorf("the Write took %v, less than its 1 s delay", took)
 	}
 }
