@@ -50,16 +50,40 @@ func (s *Server) verify(ss *session, hj *hybrid.Job) (*wire.Verdict, error) {
 func (s *Server) runBatcher() {
 	defer s.batcher.Done()
 	var carried []*job
+	queuedLast := false
 	for {
-		if len(carried) == 0 {
-			first, ok := <-s.jobs
-			if !ok {
-				return
-			}
-			carried = []*job{first}
+		first, rest, queued, ok := s.next(carried, queuedLast)
+		if !ok {
+			return
 		}
-		carried = s.runBatch(s.collect(carried))
+		carried = append(rest, s.runBatch(s.collect(first))...)
+		queuedLast = queued
 	}
+}
+
+// next is how the next batch begins: the next queued job when nothing is
+// carried; else the carried jobs (the longest waiting first), but for a
+// place kept for the queued ones — at most MaxBatch−1 carried jobs, so
+// that prompts being evaluated a chunk at a time never fill a batch; with
+// MaxBatch 1, a queued job and a carried one by turns (queuedLast: the
+// last batch began with a queued job). rest are the carried jobs left for
+// later; ok is false when the batcher is done.
+func (s *Server) next(carried []*job, queuedLast bool) (first, rest []*job, queued, ok bool) {
+	if len(carried) == 0 {
+		j, ok := <-s.jobs
+		return []*job{j}, nil, true, ok
+	}
+	if s.cfg.MaxBatch == 1 && !queuedLast {
+		select {
+		case j, ok := <-s.jobs:
+			if ok {
+				return []*job{j}, carried, true, true
+			}
+		default:
+		}
+	}
+	k := min(len(carried), max(s.cfg.MaxBatch-1, 1))
+	return carried[:k:k], carried[k:], false, true
 }
 
 // collect gathers a batch from first (one or more jobs): the uploads

@@ -2,6 +2,8 @@ package cloud
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -141,5 +143,47 @@ func TestShutdownStopsChunkedPrompt(t *testing.T) {
 	srv.Shutdown(sctx)
 	if took := time.Since(start); took > time.Second {
 		t.Errorf("Shutdown took %v: it waited for the prompt's chunks (%d blocks evaluated)", took, llm.count())
+	}
+}
+
+// TestChunkedPromptLetsOthersIn: a round queued while a long prompt is
+// evaluated a chunk at a time gets into a pass before the prompt's chunks
+// are all done — at --max-batch 2, and at 1, where the carried prompt and
+// the queued rounds take turns. (Before, the carried jobs went first and
+// filled a batch of one: the short round waited for every chunk.)
+func TestChunkedPromptLetsOthersIn(t *testing.T) {
+	const chunk = 16
+	for _, maxBatch := range []int{2, 1} {
+		t.Run(fmt.Sprint("max-batch ", maxBatch), func(t *testing.T) {
+			ms := models(t)
+			llm := &passLog{Model: ms.LLM, delay: 20 * time.Millisecond}
+			_, addr := start(t, Config{LLM: llm, MaxBatch: maxBatch, PrefillChunk: chunk})
+			p := params(hybrid.QS, 1)
+			p.FitPrompt = true
+			p.MaxTokens = 4
+			ctx, stop := context.WithCancel(context.Background())
+			defer stop()
+			long := generator(t, ms, addr, p)
+			go long.One(ctx, p, longPrompt, nil)
+			for deadline := time.Now().Add(30 * time.Second); llm.count() < 2; time.Sleep(5 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatal("no chunk within 30 s")
+				}
+			}
+			q := params(hybrid.QS, 2)
+			q.MaxTokens = 4
+			if _, _, err := generator(t, ms, addr, q).One(ctx, q, prompt, nil); err != nil {
+				t.Fatal(err)
+			}
+			llm.mu.Lock()
+			blocks := slices.Clone(llm.blocks)
+			llm.mu.Unlock()
+			// The short device's first block is the first that is not a
+			// chunk; chunks must follow it.
+			first := slices.IndexFunc(blocks, func(b block) bool { return b != block{chunk, chunk} })
+			if first < 0 || !slices.Contains(blocks[first:], block{chunk, chunk}) {
+				t.Errorf("the short device's round was evaluated only after every chunk of the long prompt (%d blocks: %v)", len(blocks), blocks)
+			}
+		})
 	}
 }

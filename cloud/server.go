@@ -47,9 +47,12 @@ type Config struct {
 	BatchWindow time.Duration
 	// PrefillChunk is the most tokens of a session's prompt evaluated in
 	// one batch (default DefaultPrefillChunk; negative: the whole prompt
-	// at once). A longer prompt is evaluated a chunk per batch, its
-	// round finishing in the batch that evaluates the rest, so that the
-	// rounds of the other sessions wait for a chunk, not for all of it.
+	// at once; 1 is refused). A longer prompt is evaluated a chunk per
+	// batch, its round finishing in the batch that evaluates the rest, so
+	// that the rounds of the other sessions wait for a chunk, not for all
+	// of it (a batch keeps a place for them: at most MaxBatch−1 prompts
+	// in chunks). Only the prompt is cut: the tokens a device committed
+	// without verification go in one pass with its drafts.
 	PrefillChunk int
 	// DrainDelay is how long Drain keeps serving normally while the health
 	// endpoint answers 503, so that load balancers stop sending new
@@ -195,6 +198,9 @@ func (ss *session) end() {
 func New(cfg Config) (*Server, error) {
 	if cfg.LLM == nil {
 		return nil, errors.New("cloud: no LLM")
+	}
+	if cfg.PrefillChunk == 1 {
+		return nil, errors.New("cloud: a prefill chunk of 1 token: at least 2 (llama.cpp decodes one token by another path than a block, so a prompt fed a token at a time leaves other bits in the cache)")
 	}
 	cfg.defaults()
 	s := &Server{cfg: cfg, ctxLen: cfg.LLM.Config().SeqLen, llmFP: cfg.LLM.Fingerprint(), origin: model.OriginOf(cfg.LLM),

@@ -79,7 +79,7 @@ func TestFlagErrorIsShort(t *testing.T) {
 // default (0 sessions, batches of 0) is refused, not silently changed.
 func TestServeRefusesMeaninglessLimits(t *testing.T) {
 	for _, args := range [][]string{
-		{"--max-sessions", "0"}, {"--max-batch", "-1"}, {"--max-frame", "10"}, {"--max-context", "-1"}, {"--prefill-chunk", "-1"},
+		{"--max-sessions", "0"}, {"--max-batch", "-1"}, {"--max-frame", "10"}, {"--max-context", "-1"}, {"--prefill-chunk", "-1"}, {"--prefill-chunk", "1"},
 		{"--threads", "-2"}, {"--idle-timeout", "0s"}, {"--drain-delay", "-1s"},
 	} {
 		var out, errb strings.Builder

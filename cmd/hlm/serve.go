@@ -312,6 +312,9 @@ func (f *serveFlags) check() error {
 			return fmt.Errorf("--%s %d: want at least %d", c.name, c.v, c.min)
 		}
 	}
+	if *f.chunk == 1 {
+		return errors.New("--prefill-chunk 1: want 0 (whole prompts) or at least 2")
+	}
 	for _, c := range []struct {
 		name string
 		v    time.Duration
@@ -343,7 +346,7 @@ func addServeFlags(fs *flag.FlagSet) *serveFlags {
 		maxContext:   fs.Int("max-context", 0, "positions per session (0: the model's context length; on llama.cpp that is c=, which also sizes the KV cache: lower c= to save memory, --max-context only caps sessions)"),
 		idle:         fs.Duration("idle-timeout", 5*time.Minute, "drop a session after this long without traffic"),
 		maxBatch:     fs.Int("max-batch", 32, "sessions evaluated in one LLM pass (1 disables batching)"),
-		chunk:        fs.Int("prefill-chunk", cloud.DefaultPrefillChunk, "most tokens of a session's prompt evaluated in one LLM pass: a longer prompt takes a pass per chunk, and the other sessions' rounds go on in between (0: the whole prompt in one pass)"),
+		chunk:        fs.Int("prefill-chunk", cloud.DefaultPrefillChunk, "most tokens of a session's prompt evaluated in one LLM pass: a longer prompt takes a pass per chunk, and the other sessions' rounds go on in between (0: the whole prompt in one pass; else at least 2)"),
 		window:       fs.Duration("batch-window", cloud.DefaultBatchWindow, "longest a batch waits for the other connected devices' uploads (ends as soon as all have joined; a lone device never waits; negative: never wait)"),
 		threads:      threadsFlag(fs, "worker threads for the model (0: all cores; a @llama.cpp model takes them unless its spec says t=N)"),
 		logFormat:    fs.String("log-format", "text", "log format: text or json"),
