@@ -52,7 +52,9 @@ type Config struct {
 	// that the rounds of the other sessions wait for a chunk, not for all
 	// of it (a batch keeps a place for them: at most MaxBatch−1 prompts
 	// in chunks). Only the prompt is cut: the tokens a device committed
-	// without verification go in one pass with its drafts.
+	// without verification go in one pass with its drafts. Each chunk's
+	// batch waits for the other connected devices as any batch does (up
+	// to BatchWindow), so a long window lengthens a prompt in chunks.
 	PrefillChunk int
 	// DrainDelay is how long Drain keeps serving normally while the health
 	// endpoint answers 503, so that load balancers stop sending new
