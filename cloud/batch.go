@@ -257,20 +257,38 @@ func (s *Server) evaluateAll(ps passBlocks, ready []prepared) (rows map[model.Se
 // in the LLM's own buffer (s.view, when view), written into the server's
 // (intoBatcher) or by EvalBatchSkip or EvalBatch; errUnbatched when none
 // applies. Session i has a row per token, of which the first skip[i] are
-// nil where the LLM can skip them (model.SkipBatcher: the rows of a first
-// round's prompt, read by nobody, were 600 KB a token at a vocabulary of
-// 151,936). release ends a view's hold once the rows are read (a no-op
-// otherwise).
+// nil where the LLM can skip them (an intoBatcher, a model.SkipBatcher:
+// the rows of a first round's prompt, read by nobody, were 600 KB a token
+// at a vocabulary of 151,936). release ends a view's hold once the rows
+// are read (a no-op otherwise).
 func (s *Server) evaluate(sessions []model.Session, tokens [][]int, skip []int, view bool) (out [][][]float32, release func(), err error) {
 	release = func() {}
-	if b, ok := s.cfg.LLM.(model.Batcher); ok && !isSkipBatcher(s.cfg.LLM) {
-		if len(sessions) <= 1 {
-			return nil, release, errUnbatched
+	b, into := s.cfg.LLM.(intoBatcher)
+	switch sb, skips := s.cfg.LLM.(model.SkipBatcher); {
+	case into:
+		n := 0
+		for i, t := range tokens {
+			n += len(t) - skip[i]
 		}
-		out, err = b.EvalBatch(sessions, tokens)
-		return out, release, err
+		if n *= s.cfg.LLM.Config().Vocab; len(s.logits) < n {
+			s.logits = make([]float32, n)
+		}
+		if !view {
+			out, err = b.EvalBatchInto(s.logits, sessions, tokens, skip)
+		} else if out, err = s.view.EvalBatchView(s.logits, sessions, tokens, skip); err == nil {
+			release = s.view.ReleaseView
+		}
+	case len(sessions) <= 1:
+		return nil, release, errUnbatched
+	case skips:
+		out, err = sb.EvalBatchSkip(sessions, tokens, skip)
+	default:
+		if b, ok := s.cfg.LLM.(model.Batcher); ok {
+			out, err = b.EvalBatch(sessions, tokens) // every row
+			return out, release, err
+		}
+		return nil, release, errUnbatched
 	}
-	out, release, err = s.evaluateSkipping(sessions, tokens, skip, view)
 	if err != nil {
 		return nil, release, err
 	}
@@ -278,44 +296,6 @@ func (s *Server) evaluate(sessions []model.Session, tokens [][]int, skip []int, 
 		out[i] = model.Unskip(out[i], skip[i])
 	}
 	return out, release, nil
-}
-
-// evaluateSkipping is evaluate for an LLM that skips rows: session i's
-// rows are those after its first skip[i] tokens.
-func (s *Server) evaluateSkipping(sessions []model.Session, tokens [][]int, skip []int, view bool) (out [][][]float32, release func(), err error) {
-	release = func() {}
-	b, into := s.cfg.LLM.(intoBatcher)
-	if !into {
-		if sb, ok := s.cfg.LLM.(model.SkipBatcher); ok && len(sessions) > 1 {
-			out, err = sb.EvalBatchSkip(sessions, tokens, skip)
-			return out, release, err
-		}
-		return nil, release, errUnbatched
-	}
-	n := 0
-	for i, t := range tokens {
-		n += len(t) - skip[i]
-	}
-	if n *= s.cfg.LLM.Config().Vocab; len(s.logits) < n {
-		s.logits = make([]float32, n)
-	}
-	if !view {
-		out, err = b.EvalBatchInto(s.logits, sessions, tokens, skip)
-		return out, release, err
-	}
-	if out, err = s.view.EvalBatchView(s.logits, sessions, tokens, skip); err == nil {
-		release = s.view.ReleaseView
-	}
-	return out, release, err
-}
-
-// isSkipBatcher reports whether llm evaluates a batch without the rows it
-// is told to skip: a model.SkipBatcher, or an intoBatcher (whose rows
-// skip them too).
-func isSkipBatcher(llm model.Model) bool {
-	_, sb := llm.(model.SkipBatcher)
-	_, into := llm.(intoBatcher)
-	return sb || into
 }
 
 // intoBatcher is an LLM that evaluates a batch into a buffer the caller

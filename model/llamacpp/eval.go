@@ -184,9 +184,6 @@ type piece struct {
 // llama_decode are llama.cpp's buffer (EvalBatchView).
 func (m *Model) eval(ss []*Session, tokens [][]int, want model.Wanted, buf []float32, view bool) ([][][]float32, error) {
 	vocab := m.cfg.Vocab
-	if len(tokens) != len(ss) {
-		return nil, fmt.Errorf("llamacpp: %d sessions and %d token blocks", len(ss), len(tokens))
-	}
 	for i, s := range ss {
 		if s.capture != model.CaptureNone {
 			return nil, ErrNoAttention
