@@ -10,6 +10,10 @@ type Metrics interface {
 	// again from its committed prefix (so the prefix is evaluated again).
 	SessionStarted(prefix int, reopened bool)
 	SessionResumed() // a device reattached to its session
+	// SessionContinued: a parked session continued with a new prompt
+	// (a conversation's next turn) that kept kept of its positions and
+	// added added new ones.
+	SessionContinued(kept, added int)
 	SessionEnded()
 	Round(drafts, accepted int, resampled bool, verify time.Duration)
 	Batch(size int)
@@ -24,6 +28,7 @@ type NopMetrics struct{}
 
 func (NopMetrics) SessionStarted(int, bool)            {}
 func (NopMetrics) SessionResumed()                     {}
+func (NopMetrics) SessionContinued(int, int)           {}
 func (NopMetrics) SessionEnded()                       {}
 func (NopMetrics) Round(int, int, bool, time.Duration) {}
 func (NopMetrics) Batch(int)                           {}

@@ -17,7 +17,9 @@ import (
 //	hlm_sessions_total                  counter
 //	hlm_sessions_reopened_total         counter: new sessions continuing a generation whose session was lost
 //	hlm_sessions_resumed_total          counter: devices reattached to their session after a dropped connection
-//	hlm_prefill_positions_total{cause}  counter: prefix positions of new sessions, cause "prompt" or "reopen"
+//	hlm_sessions_continued_total        counter: parked sessions continued with a new prompt (a conversation's next turn)
+//	hlm_kept_positions_total            counter: positions continued sessions kept instead of receiving them again
+//	hlm_prefill_positions_total{cause}  counter: prefix positions of new sessions, cause "prompt" or "reopen", and the new positions of continued ones, "continue"
 //	hlm_rounds_total                    counter
 //	hlm_drafts_total                    counter: draft tokens received
 //	hlm_accepted_tokens_total{position} counter: drafts accepted, by position in their block (0-based; "16+" from 16 on)
@@ -44,6 +46,8 @@ type Prometheus struct {
 	sessions  prometheus.Counter
 	reopened  prometheus.Counter
 	resumed   prometheus.Counter
+	continued prometheus.Counter
+	kept      prometheus.Counter
 	prefill   *prometheus.CounterVec
 	rounds    prometheus.Counter
 	drafts    prometheus.Counter
@@ -73,7 +77,9 @@ func NewPrometheus() *Prometheus {
 	p.sessions = f("hlm_sessions_total", "Sessions opened.")
 	p.reopened = f("hlm_sessions_reopened_total", "New sessions continuing a generation whose session was lost (another replica, a restart): their prefix is evaluated again.")
 	p.resumed = f("hlm_sessions_resumed_total", "Devices reattached to their session after a dropped connection.")
-	p.prefill = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "hlm_prefill_positions_total", Help: "Prefix positions of new sessions, by cause: the prompt, or a reopened session's committed prefix."}, []string{"cause"})
+	p.continued = f("hlm_sessions_continued_total", "Parked sessions continued with a new prompt (a conversation's next turn).")
+	p.kept = f("hlm_kept_positions_total", "Positions that continued sessions kept instead of receiving and evaluating them again.")
+	p.prefill = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "hlm_prefill_positions_total", Help: "Prefix positions of new sessions, by cause: the prompt, a reopened session's committed prefix, or the new positions of a continued session."}, []string{"cause"})
 	p.rounds = f("hlm_rounds_total", "Uploads verified.")
 	p.drafts = f("hlm_drafts_total", "Draft tokens received for verification.")
 	p.resampled = f("hlm_resampled_total", "Rejected drafts (a token resampled from the residual).")
@@ -153,6 +159,12 @@ func (p *Prometheus) SessionStarted(prefix int, reopened bool) {
 }
 
 func (p *Prometheus) SessionResumed() { p.resumed.Inc() }
+
+func (p *Prometheus) SessionContinued(kept, added int) {
+	p.continued.Inc()
+	p.kept.Add(float64(kept))
+	p.prefill.WithLabelValues("continue").Add(float64(added))
+}
 func (p *Prometheus) SessionEnded()   { p.active.Dec() }
 
 func (p *Prometheus) Round(drafts, accepted int, resampled bool, verify time.Duration) {

@@ -630,6 +630,12 @@ func (s *Server) converse(c net.Conn, log *slog.Logger, out **session) error {
 			if err != nil {
 				return err
 			}
+		case wire.FramePark:
+			// The device is done for now and may continue the session
+			// with its next prompt: handle detaches it, and it stays
+			// until the idle timeout or an eviction.
+			log.Info("session parked for a continuation", "idle_timeout", s.cfg.IdleTimeout)
+			return nil
 		case wire.FrameClose:
 			s.mu.Lock()
 			delete(s.sessions, ss.id)
@@ -661,6 +667,9 @@ func (s *Server) open(c net.Conn, body []byte) (*session, error) {
 	prefix := make([]int, len(o.Prefix))
 	for i, t := range o.Prefix {
 		prefix[i] = int(t)
+	}
+	if o.Keep > 0 {
+		return s.continueSession(c, o, prefix)
 	}
 	if o.Resume != 0 {
 		unknown := perr(wire.ErrCodeNoSession, "unknown session %d (expired or lost in a restart): open a new one with the committed prefix", o.Resume)
@@ -698,21 +707,9 @@ func (s *Server) open(c net.Conn, body []byte) (*session, error) {
 	if len(prefix) == 0 {
 		return nil, perr(wire.ErrCodeBad, "empty prefix")
 	}
-	p, err := hybrid.ParseSessionParams(o.Params)
+	p, slm, err := s.sessionParams(o)
 	if err != nil {
-		return nil, perr(wire.ErrCodeBad, "%v", err)
-	}
-	var slm model.Model
-	if m, _ := hybrid.MethodByName(p.Method); m.ServerDraft {
-		for _, r := range s.cfg.Replicas {
-			if r.Fingerprint() == o.SLM {
-				slm = r
-				break
-			}
-		}
-		if slm == nil {
-			return nil, perr(wire.ErrCodeRefused, "replica: this server has no copy of the device's draft model %s… (start it with --replica SPEC)", short(o.SLM))
-		}
+		return nil, err
 	}
 	hs, err := hybrid.NewReplicaServer(p, s.cfg.LLM, slm, prefix)
 	if err == nil {
@@ -737,6 +734,82 @@ func (s *Server) open(c net.Conn, body []byte) (*session, error) {
 	s.sessions[ss.id] = ss
 	s.cfg.Metrics.SessionStarted(len(prefix), o.Round > 0)
 	s.cfg.Logger.Info("session opened", "session", ss.id, "method", p.Method, "prefix", len(prefix), "round", o.Round)
+	return ss, nil
+}
+
+// sessionParams are an Open's session parameters, and the draft model its
+// method needs on the server (the replica method; nil otherwise).
+func (s *Server) sessionParams(o *wire.Open) (hybrid.Params, model.Model, error) {
+	p, err := hybrid.ParseSessionParams(o.Params)
+	if err != nil {
+		return p, nil, perr(wire.ErrCodeBad, "%v", err)
+	}
+	if m, _ := hybrid.MethodByName(p.Method); !m.ServerDraft {
+		return p, nil, nil
+	}
+	for _, r := range s.cfg.Replicas {
+		if r.Fingerprint() == o.SLM {
+			return p, r, nil
+		}
+	}
+	return p, nil, perr(wire.ErrCodeRefused, "replica: this server has no copy of the device's draft model %s… (start it with --replica SPEC)", short(o.SLM))
+}
+
+// continueSession starts a new generation on a parked session (an Open
+// with Keep: a conversation's next turn): its prompt is the session's
+// first Keep tokens, which must hash to the Open's KeepHash, and the
+// Open's prefix after them; its parameters are the Open's. The LLM keeps
+// what it holds of the kept tokens (hybrid.Server.Continue). A session
+// this server does not have, or whose tokens differ, is refused with
+// ErrCodeNoSession: the device then opens a new one with its whole prompt.
+func (s *Server) continueSession(c net.Conn, o *wire.Open, more []int) (*session, error) {
+	unknown := perr(wire.ErrCodeNoSession, "unknown session %d (expired, evicted or lost in a restart): open a new one with the whole prompt", o.Resume)
+	s.mu.Lock()
+	ss, ok := s.sessions[o.Resume]
+	s.mu.Unlock()
+	if !ok {
+		return nil, unknown
+	}
+	p, slm, err := s.sessionParams(o)
+	if err != nil {
+		return nil, err
+	}
+	keep := int(o.Keep)
+	if n := keep + len(more); n >= s.ctxLen {
+		return nil, coreError(fmt.Errorf("%w: prompt of %d tokens, context %d", model.ErrContextFull, n, s.ctxLen))
+	}
+	// As in a resume, the session's lock is never awaited with the
+	// server's held.
+	ss.mu.Lock()
+	if ss.ended {
+		ss.mu.Unlock()
+		return nil, unknown
+	}
+	if seq := ss.hs.Sequence(); keep > len(seq) || wire.HashTokens(seq[:keep]) != o.KeepHash {
+		ss.mu.Unlock()
+		return nil, perr(wire.ErrCodeNoSession, "session %d does not hold the %d tokens the device keeps: open a new one with the whole prompt", o.Resume, keep)
+	}
+	hs, err := ss.hs.Continue(p, s.cfg.LLM, slm, keep, more)
+	if err != nil {
+		ss.mu.Unlock()
+		return nil, coreError(err)
+	}
+	hs.LimitContext(s.ctxLen) // the prompt fits: checked above
+	hs.SetRound(o.Round)
+	ss.hs, ss.lastUp, ss.lastV = hs, nil, nil
+	ss.mu.Unlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.sessions[o.Resume] != ss { // ended while we looked
+		return nil, unknown
+	}
+	if ss.conn != nil && ss.conn != c {
+		ss.conn.Close() // a connection of the device's last generation, stale
+	}
+	ss.conn = c
+	ss.lastUsed = time.Now()
+	s.cfg.Metrics.SessionContinued(keep, len(more))
+	s.cfg.Logger.Info("session continued", "session", ss.id, "method", p.Method, "kept", keep, "added", len(more), "round", o.Round)
 	return ss, nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"slices"
 	"syscall"
 	"time"
 
@@ -61,6 +62,31 @@ type Session struct {
 	// Prefix returns the device's committed sequence (prompt included); the
 	// remote uses it to reopen a session after a failure.
 	Prefix func() []int
+	// Continue, when set, is a session parked by an earlier generation
+	// (Remote.Park) whose first tokens Prefix() shares: Open continues it
+	// (wire.Open.Keep), sending the tokens after the shared ones only, and
+	// opens a new session with the whole prefix when the server no longer
+	// has it.
+	Continue *Parked
+}
+
+// Parked is a session that a generation left on the server (Remote.Park)
+// for a later one to continue.
+type Parked struct {
+	ID     uint64
+	Tokens []int // what the server holds of it: the prompt and the verified output
+}
+
+// Keep is how many tokens of prefix a continuation of p keeps: the length
+// of their common prefix (all of prefix when a generation is asked again
+// with its prompt).
+func (p *Parked) Keep(prefix []int) int {
+	n := min(len(p.Tokens), len(prefix))
+	k := 0
+	for k < n && p.Tokens[k] == prefix[k] {
+		k++
+	}
+	return k
 }
 
 // Stats counts what crossed the connection.
@@ -75,6 +101,12 @@ type Stats struct {
 	// the positions the server evaluated again.
 	Reopens   int
 	Reprefill int
+	// OpenBytes counts the Open frames written: the prompts sent.
+	OpenBytes int64
+	// Continued counts sessions continued from a parked one
+	// (Session.Continue), Kept the prompt tokens they did not send.
+	Continued int
+	Kept      int
 }
 
 // Remote is a hybrid.Verifier that sends uploads to an hlm server.
@@ -85,6 +117,7 @@ type Remote struct {
 	conn    net.Conn
 	link    channel.Link
 	id      uint64
+	cont    *Parked // the parked session the next Open tries to continue
 	acked   uint32
 	opened  wire.Opened
 	welcome wire.Welcome
@@ -138,7 +171,7 @@ func (r *Remote) Open(ctx context.Context, sess Session) error {
 	if err := sess.Params.Validate(); err != nil {
 		return fatal{err}
 	}
-	r.sess, r.params = sess, sess.Params.SessionParams()
+	r.sess, r.params, r.cont = sess, sess.Params.SessionParams(), sess.Continue
 	if r.conn != nil {
 		err := r.open(ctx, r.conn, sess.Prefix())
 		if err == nil || errors.As(err, new(fatal)) {
@@ -340,14 +373,31 @@ func (r *Remote) hello(ctx context.Context, c net.Conn) error {
 	return nil
 }
 
-// open opens (or resumes) the session with prefix on c.
+// open opens (or resumes, or continues) the session with prefix on c.
 func (r *Remote) open(ctx context.Context, c net.Conn, prefix []int) error {
 	o := &wire.Open{Resume: r.id, Round: r.acked, Params: r.params, SLM: r.sess.SLM, Tokenizer: r.sess.Tokenizer, LLM: r.sess.LLM}
-	for _, t := range prefix {
+	send := prefix
+	if cont := r.cont; cont != nil && r.id == 0 {
+		if k := cont.Keep(prefix); k > 0 {
+			o.Resume, o.Keep, o.KeepHash = cont.ID, uint32(k), wire.HashTokens(prefix[:k])
+			send = prefix[k:]
+		}
+	}
+	for _, t := range send {
 		o.Prefix = append(o.Prefix, int32(t))
 	}
-	b, err := r.roundTrip(ctx, c, wire.FrameOpen, wire.AppendOpen(nil, o), wire.FrameOpened)
+	body := wire.AppendOpen(nil, o)
+	r.Stats.OpenBytes += int64(len(body) + wire.FrameHeader)
+	b, err := r.roundTrip(ctx, c, wire.FrameOpen, body, wire.FrameOpened)
 	var we *wire.Error
+	if o.Keep > 0 && errors.As(err, &we) && we.Code == wire.ErrCodeNoSession {
+		// The parked session is gone (expired, evicted, another replica)
+		// or holds other tokens: open a new one with the whole prefix. The
+		// error ended this connection.
+		r.cfg.Logger.Info("parked session not continued; opening a new one with the whole prompt", "session", o.Resume, "error", we.Message)
+		r.cont = nil
+		return errNoSession
+	}
 	if r.id != 0 && errors.As(err, &we) && we.Code == wire.ErrCodeNoSession {
 		// The server lost the session (restart, expiry) or never had it
 		// (another replica): open a new one that starts from the
@@ -367,7 +417,11 @@ func (r *Remote) open(ctx context.Context, c net.Conn, prefix []int) error {
 		r.Stats.Reopens++
 		r.Stats.Reprefill += len(prefix)
 	}
-	r.id, r.opened = op.Session, *op
+	if o.Keep > 0 {
+		r.Stats.Continued++
+		r.Stats.Kept += int(o.Keep)
+	}
+	r.id, r.opened, r.cont = op.Session, *op, nil
 	return nil
 }
 
@@ -449,6 +503,26 @@ func (r *Remote) Close() error {
 	err := r.conn.Close()
 	r.conn = nil
 	return err
+}
+
+// Park ends the connection but leaves the session on the server, for a
+// later generation whose prompt begins with tokens to continue
+// (Session.Continue). tokens are what the server holds of the session:
+// the device's sequence after its last verified round, without what it
+// committed on its own since (hybrid.Device.Synced). Without an open
+// session Park is Close and returns nil.
+func (r *Remote) Park(tokens []int) *Parked {
+	if r.id == 0 {
+		r.Close()
+		return nil
+	}
+	if r.conn != nil {
+		r.conn.SetWriteDeadline(time.Now().Add(time.Second))
+		wire.WriteFrame(r.conn, wire.FramePark, nil)
+		r.conn.Close()
+		r.conn = nil
+	}
+	return &Parked{ID: r.id, Tokens: slices.Clone(tokens)}
 }
 
 // Drop closes the connection abruptly without ending the session (for

@@ -37,6 +37,12 @@ type Generator struct {
 	// Wrap, when set, wraps each generation's Remote in the verifier the
 	// generation uses (to time rounds or inject faults).
 	Wrap func(*Remote) hybrid.Verifier
+	// Conversations, when set, parks each generation's session on the
+	// server when it ends, and continues a parked one when a generation's
+	// prompt begins with its tokens (a chat's next turn), sending only the
+	// new tokens. Nil: each generation opens a session with its whole
+	// prompt and closes it.
+	Conversations *Conversations
 }
 
 // NewGenerator checks the pieces.
@@ -87,7 +93,11 @@ func (g *Generator) OneTokens(ctx context.Context, p hybrid.Params, ids []int, o
 	if err != nil {
 		return hybrid.Result{}, Stats{}, err
 	}
-	if err := rem.Open(ctx, Session{Params: p, SLM: g.SLM.Fingerprint(), Tokenizer: g.Tok.Fingerprint(), LLM: g.LLM, Prefix: s.Device.Sequence}); err != nil {
+	sess := Session{Params: p, SLM: g.SLM.Fingerprint(), Tokenizer: g.Tok.Fingerprint(), LLM: g.LLM, Prefix: s.Device.Sequence}
+	if g.Conversations != nil {
+		sess.Continue = g.Conversations.Take(s.Device.Sequence())
+	}
+	if err := rem.Open(ctx, sess); err != nil {
 		return hybrid.Result{}, Stats{}, fmt.Errorf("opening a session on %s: %w", conn.Addr, err)
 	}
 	var ver hybrid.Verifier = rem
@@ -95,6 +105,12 @@ func (g *Generator) OneTokens(ctx context.Context, p hybrid.Params, ids []int, o
 		ver = g.Wrap(rem)
 	}
 	res, err := s.Run(ctx, ver, nil)
+	if err == nil && g.Conversations != nil {
+		// The server holds the sequence up to the last verified round
+		// (and, if an interrupted round was verified after all, one more,
+		// which a continuation's hash check tells apart).
+		g.Conversations.Put(rem.Park(s.Device.Sequence()[:s.Device.Synced()]))
+	}
 	return res, rem.Stats, err
 }
 

@@ -204,6 +204,12 @@ func (d *Device) Output() []int { return d.seq[d.prompt:] }
 // Sequence is the prompt and the committed output.
 func (d *Device) Sequence() []int { return d.seq }
 
+// Synced is how many tokens of Sequence the server holds between rounds:
+// all but those committed on the device since its last upload. A device
+// that continues its session with a new prompt (wire.Open.Keep) keeps at
+// most these.
+func (d *Device) Synced() int { return len(d.seq) - len(d.unsent) }
+
 // Step runs one round up to the point where the device either has committed
 // a token locally or has an upload to send. room is the number of tokens
 // that may still be committed (max tokens and context length), ≥ 1.

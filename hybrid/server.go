@@ -25,9 +25,12 @@ type Server struct {
 	seq   []int // prompt + committed tokens, as the server knows them
 	dec   codec.Codec
 	round uint32
-	slm   *cache   // replica method: the server's own copy of the draft model
-	ctx   int      // context length available
-	tree  *treeJob // the tree of the upload being verified (tree methods)
+	slm   *cache // replica method: the server's own copy of the draft model
+	// slmModel is the model slm runs (Continue keeps its session for the
+	// same model).
+	slmModel model.Model
+	ctx      int      // context length available
+	tree     *treeJob // the tree of the upload being verified (tree methods)
 }
 
 // Trace is what the server saw in one verification, for the simulator's
@@ -79,6 +82,32 @@ type blockVariant interface{ BlockVariant() string }
 // NewReplicaServer opens a server session that also runs slm, the device's
 // draft model, to compute the draft distributions itself (method replica).
 func NewReplicaServer(p Params, llm, slm model.Model, prompt []int) (*Server, error) {
+	return newServer(p, llm, slm, slices.Clone(prompt), nil)
+}
+
+// Continue opens a new generation on this session's models (a
+// conversation's next turn): its prompt is the first keep tokens of
+// Sequence followed by more, its parameters p, which may change the
+// method, the sampling and the seed. The LLM's session keeps what it holds
+// of the kept tokens, so that only the rest is evaluated: the tokens, and
+// the randomness of each round, are those of a new session opened with the
+// whole prompt (NewReplicaServer), and the logits too where the LLM's are
+// the same whatever the history of its evaluation (hlm's engine; not
+// llama.cpp's, whose logits may differ in their last bits: docs/deploy.md).
+// Rounds count from 0 again. On success the new server owns the models'
+// sessions and s must not be used again; on error s is unchanged.
+func (s *Server) Continue(p Params, llm, slm model.Model, keep int, more []int) (*Server, error) {
+	if keep < 1 || keep > len(s.seq) {
+		return nil, fmt.Errorf("%w: keep %d tokens of a session that holds %d", ErrParam, keep, len(s.seq))
+	}
+	prompt := make([]int, 0, keep+len(more))
+	prompt = append(append(prompt, s.seq[:keep]...), more...)
+	return newServer(p, llm, slm, prompt, s)
+}
+
+// newServer is NewReplicaServer, reusing the sessions of from when it is
+// not nil (Continue).
+func newServer(p Params, llm, slm model.Model, prompt []int, from *Server) (*Server, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
@@ -98,7 +127,7 @@ func NewReplicaServer(p Params, llm, slm model.Model, prompt []int) (*Server, er
 	if len(prompt) >= llm.Config().SeqLen {
 		return nil, fmt.Errorf("%w: prompt of %d tokens, context %d", model.ErrContextFull, len(prompt), llm.Config().SeqLen)
 	}
-	s := &Server{p: p, m: p.method(), vocab: vocab, llm: newCache(llm.NewSession()), dec: dec, seq: append([]int(nil), prompt...), ctx: llm.Config().SeqLen}
+	s := &Server{p: p, m: p.method(), vocab: vocab, dec: dec, seq: prompt, ctx: llm.Config().SeqLen}
 	if s.m.ServerDraft {
 		if slm == nil {
 			return nil, fmt.Errorf("%w: the replica method needs the draft model on the server", ErrParam)
@@ -109,8 +138,25 @@ func NewReplicaServer(p Params, llm, slm model.Model, prompt []int) (*Server, er
 		if err := CheckDraft(p, slm); err != nil {
 			return nil, err
 		}
-		s.slm = newCache(slm.NewSession())
 		s.ctx = min(s.ctx, slm.Config().SeqLen)
+	}
+	if from == nil {
+		s.llm = newCache(llm.NewSession())
+	} else {
+		s.llm = from.llm
+	}
+	if s.m.ServerDraft {
+		if from != nil && from.slm != nil && from.slmModel.Fingerprint() == slm.Fingerprint() {
+			s.slm = from.slm
+		} else {
+			s.slm = newCache(slm.NewSession())
+		}
+		s.slmModel = slm
+	}
+	if from != nil && from.slm != nil && from.slm != s.slm {
+		if cl, ok := from.slm.s.(io.Closer); ok {
+			cl.Close()
+		}
 	}
 	return s, nil
 }

@@ -49,7 +49,12 @@ type Result struct {
 	Text             string
 	PromptTokens     int
 	CompletionTokens int
-	FinishReason     string // "stop" or "length"
+	// CachedTokens are the prompt tokens the backend did not send and
+	// evaluate again (kept from an earlier request of the conversation):
+	// usage.prompt_tokens_details.cached_tokens, as OpenAI reports its
+	// prompt caching (omitted when 0).
+	CachedTokens int
+	FinishReason string // "stop" or "length"
 }
 
 // Finish reasons.

@@ -56,7 +56,8 @@
 // whose first delta is {"role":"assistant","content":""} and the next ones
 // {"content":"…"}. A chunk with an empty text (or delta {}) carries the
 // finish_reason; with stream_options.include_usage a last chunk has the
-// usage and no choices (and the others "usage": null). Then comes
+// usage (prompt_tokens_details.cached_tokens too when the Backend kept
+// some of the prompt from an earlier request: Result.CachedTokens) and no choices (and the others "usage": null). Then comes
 // "data: [DONE]\n\n". The stream opens with the first text, so an error
 // before it still gets its status code; an error after it is sent as a
 // last event {"error":{…}} without [DONE]. A client that disconnects

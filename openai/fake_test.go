@@ -20,6 +20,7 @@ type fakeBackend struct {
 	model    string
 	pieces   []string
 	prompt   int    // prompt tokens to report
+	cached   int    // of which cached
 	finish   string // finish reason to report
 	err      error  // returned after errAfter pieces
 	errAfter int
@@ -65,7 +66,7 @@ func (f *fakeBackend) Generate(ctx context.Context, req Request, onText func(str
 		default: // nobody is waiting
 		}
 	}()
-	res = Result{PromptTokens: f.prompt, FinishReason: f.finish}
+	res = Result{PromptTokens: f.prompt, CachedTokens: f.cached, FinishReason: f.finish}
 	if f.noStream {
 		res.Text = strings.Join(f.pieces, "")
 		res.CompletionTokens = len(f.pieces)
@@ -196,6 +197,9 @@ type (
 		PromptTokens     int `json:"prompt_tokens"`
 		CompletionTokens int `json:"completion_tokens"`
 		TotalTokens      int `json:"total_tokens"`
+		Details          *struct {
+			CachedTokens int `json:"cached_tokens"`
+		} `json:"prompt_tokens_details"`
 	}
 	wireCompletion struct {
 		ID      string `json:"id"`

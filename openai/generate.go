@@ -61,13 +61,16 @@ func (h *handler) generate(w http.ResponseWriter, r *http.Request, req genReques
 	}
 	u := usage{PromptTokens: res.PromptTokens, CompletionTokens: res.CompletionTokens,
 		TotalTokens: res.PromptTokens + res.CompletionTokens}
+	if res.CachedTokens > 0 {
+		u.PromptTokensDetails = &promptDetails{CachedTokens: res.CachedTokens}
+	}
 	if sink.sse == nil {
 		writeJSON(w, http.StatusOK, out.whole(sink.text.String(), finish, u))
 	} else if err := out.streamEnd(sink.sse, finish, u); err != nil {
 		log.Info("writing the stream failed", "err", err)
 		return
 	}
-	log.Info("completion", "prompt_tokens", u.PromptTokens, "completion_tokens", u.CompletionTokens,
+	log.Info("completion", "prompt_tokens", u.PromptTokens, "cached_tokens", res.CachedTokens, "completion_tokens", u.CompletionTokens,
 		"finish_reason", finish, "duration", h.o.Now().Sub(start))
 }
 

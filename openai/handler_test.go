@@ -73,7 +73,16 @@ func readResponse(t *testing.T, m mode, w *httptest.ResponseRecorder, includeUsa
 	if len(top.Choices) != 1 {
 		t.Fatalf("%d choices", len(top.Choices))
 	}
-	checkKeys(t, "usage", top.Usage, "prompt_tokens", "completion_tokens", "total_tokens")
+	usageKeys := []string{"prompt_tokens", "completion_tokens", "total_tokens"}
+	var u wireUsage
+	json.Unmarshal(top.Usage, &u)
+	if u.Details != nil { // only for a backend that kept some of the prompt
+		usageKeys = append(usageKeys, "prompt_tokens_details")
+		if u.Details.CachedTokens == 0 {
+			t.Errorf("usage %s: prompt_tokens_details with no cached tokens", top.Usage)
+		}
+	}
+	checkKeys(t, "usage", top.Usage, usageKeys...)
 	if m.chat {
 		checkKeys(t, "choice", top.Choices[0], "index", "message", "logprobs", "finish_reason")
 		var r wireChat
@@ -284,7 +293,7 @@ func TestGenerate(t *testing.T) {
 					if c.noStream {
 						tokens = len(c.pieces)
 					}
-					if *g.usage != (wireUsage{3, tokens, 3 + tokens}) {
+					if *g.usage != (wireUsage{3, tokens, 3 + tokens, nil}) {
 						t.Errorf("usage %+v, want %d prompt and %d completion tokens", *g.usage, 3, tokens)
 					}
 				}
@@ -303,7 +312,7 @@ func TestStreamIncludeUsage(t *testing.T) {
 			h := NewHandler(b, Options{Now: fixedClock})
 			w := do(t, h, "POST", m.path(), m.body(`,"stream_options":{"include_usage":true}`))
 			g := readResponse(t, m, w, true)
-			if g.text != "ab" || g.finish != "length" || *g.usage != (wireUsage{4, 2, 6}) {
+			if g.text != "ab" || g.finish != "length" || *g.usage != (wireUsage{4, 2, 6, nil}) {
 				t.Errorf("got %q %q %+v", g.text, g.finish, *g.usage)
 			}
 		})
@@ -449,4 +458,23 @@ func TestOptionsValidate(t *testing.T) {
 		}
 	}()
 	NewHandler(nil, Options{})
+}
+
+// TestCachedTokens: prompt tokens the backend kept from an earlier request
+// are reported as OpenAI reports its prompt caching, in every mode.
+func TestCachedTokens(t *testing.T) {
+	for _, m := range modes {
+		t.Run(m.String(), func(t *testing.T) {
+			b := &fakeBackend{pieces: []string{"a", "b"}, prompt: 9, cached: 7, finish: "length"}
+			h := NewHandler(b, Options{Now: fixedClock})
+			w := do(t, h, "POST", m.path(), m.body(`,"stream_options":{"include_usage":true}`))
+			if !m.stream {
+				w = do(t, h, "POST", m.path(), m.body(""))
+			}
+			g := readResponse(t, m, w, m.stream)
+			if u := g.usage; u == nil || u.PromptTokens != 9 || u.Details == nil || u.Details.CachedTokens != 7 {
+				t.Errorf("usage %+v, want 9 prompt tokens of which 7 cached", u)
+			}
+		})
+	}
 }

@@ -10,9 +10,16 @@ import (
 // *struct{} marshals as null, for OpenAI's always-null "logprobs".
 
 type usage struct {
-	PromptTokens     int `json:"prompt_tokens"`
-	CompletionTokens int `json:"completion_tokens"`
-	TotalTokens      int `json:"total_tokens"`
+	PromptTokens        int            `json:"prompt_tokens"`
+	CompletionTokens    int            `json:"completion_tokens"`
+	TotalTokens         int            `json:"total_tokens"`
+	PromptTokensDetails *promptDetails `json:"prompt_tokens_details,omitempty"`
+}
+
+// promptDetails is usage.prompt_tokens_details: the prompt tokens that
+// were cached (Result.CachedTokens).
+type promptDetails struct {
+	CachedTokens int `json:"cached_tokens"`
 }
 
 // envelope is a text_completion response or stream chunk (choices C =

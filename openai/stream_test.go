@@ -153,7 +153,7 @@ func TestLatePiecesIgnored(t *testing.T) {
 	})
 	w := do(t, NewHandler(b, Options{Now: fixedClock}), "POST", "/v1/completions", `{"prompt":"p","stop":"."}`)
 	g := readResponse(t, mode{}, w, false)
-	if g.text != "a" || g.finish != "stop" || *g.usage != (wireUsage{2, 2, 4}) {
+	if g.text != "a" || g.finish != "stop" || *g.usage != (wireUsage{2, 2, 4, nil}) {
 		t.Errorf("got %q %q %+v", g.text, g.finish, *g.usage)
 	}
 }

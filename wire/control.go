@@ -17,10 +17,11 @@ const (
 
 // MaxOpen is the largest Open body for a server whose sessions have
 // context positions: four strings of at most MaxString and a prefix of at
-// most context tokens (a longer one is refused anyway). A server reads the
+// most context tokens (a longer one is refused anyway), and a keep count
+// and hash. A server reads the
 // Open with at most this, whatever its maximum frame.
 func MaxOpen(context int) int {
-	return 8 + 4 + 4*(binary.MaxVarintLen64+MaxString) + binary.MaxVarintLen64 + binary.MaxVarintLen32*(context+1)
+	return 8 + 4 + 4*(binary.MaxVarintLen64+MaxString) + binary.MaxVarintLen32 + 8 + binary.MaxVarintLen64 + binary.MaxVarintLen32*(context+1)
 }
 
 // Hello opens a connection.
@@ -52,10 +53,17 @@ type Welcome struct {
 	Origin string
 }
 
-// Open starts a session, or resumes one.
+// Open starts a session, resumes one, or continues one with a new prompt.
 //
 // Body: resume uint64 LE | round uint32 LE | params string | slm string |
-// tokenizer string | llm string | prefix (varint count, varint ids)
+// tokenizer string | llm string | keep varint | [keep > 0: keep hash
+// uint64 LE] | prefix (varint count, varint ids)
+//
+// Keep > 0 (protocol version 5) continues session Resume, which its device
+// parked (FramePark) after a generation, with a new generation: the new
+// prompt is the first Keep tokens the server holds of that session — whose
+// HashTokens must be KeepHash — followed by Prefix, and Params replace the
+// session's. A conversation's next turn so sends only its new tokens.
 type Open struct {
 	Resume    uint64 // session to resume (0: a new session)
 	Round     uint32 // rounds the device has completed (its prefix includes their tokens)
@@ -63,7 +71,26 @@ type Open struct {
 	SLM       string // fingerprint of the device's draft model
 	Tokenizer string // fingerprint of the device's tokenizer
 	LLM       string // required fingerprint of the server's model ("" = any)
-	Prefix    []int32
+	// Keep, with Resume, continues a parked session: its first Keep tokens
+	// (which hash to KeepHash) stay, and Prefix follows them.
+	Keep     uint32
+	KeepHash uint64
+	Prefix   []int32
+}
+
+// HashTokens is the FNV-1a hash of token ids (each as 4 bytes, little-
+// endian): what a device that continues a session (Open.Keep) says the
+// server's first Keep tokens are, so that a session out of step with the
+// device is refused rather than continued.
+func HashTokens(ids []int) uint64 {
+	h := uint64(14695981039346656037)
+	for _, t := range ids {
+		for k := range 4 {
+			h ^= uint64(byte(uint32(t) >> (8 * k)))
+			h *= 1099511628211
+		}
+	}
+	return h
 }
 
 // Opened confirms a session.
@@ -167,6 +194,10 @@ func AppendOpen(b []byte, o *Open) []byte {
 	for _, s := range []string{o.Params, o.SLM, o.Tokenizer, o.LLM} {
 		b = appendString(b, s)
 	}
+	b = binary.AppendUvarint(b, uint64(o.Keep))
+	if o.Keep > 0 {
+		b = binary.LittleEndian.AppendUint64(b, o.KeepHash)
+	}
 	b = binary.AppendUvarint(b, uint64(len(o.Prefix)))
 	for _, t := range o.Prefix {
 		b = binary.AppendUvarint(b, uint64(t))
@@ -179,6 +210,16 @@ func ParseOpen(b []byte, vocab int) (*Open, error) {
 	r := reader{b: b}
 	o := &Open{Resume: r.u64(), Round: r.u32()}
 	o.Params, o.SLM, o.Tokenizer, o.LLM = r.str(), r.str(), r.str(), r.str()
+	if keep := r.uvarint(); keep > 0 && r.err == nil {
+		switch {
+		case o.Resume == 0:
+			r.fail("keep %d tokens of no session (resume 0)", keep)
+		case keep > MaxPrefix:
+			r.fail("keep %d tokens (at most %d)", keep, MaxPrefix)
+		}
+		o.Keep = uint32(min(keep, MaxPrefix))
+		o.KeepHash = r.u64()
+	}
 	n := r.count(MaxPrefix, "prefix of %d tokens, %d bytes left")
 	o.Prefix = make([]int32, 0, n)
 	for i := 0; i < n && r.err == nil; i++ {

@@ -10,7 +10,7 @@ import (
 
 // ProtocolVersion is the version this package speaks. A peer with another
 // version is refused at the handshake.
-const ProtocolVersion = 4
+const ProtocolVersion = 5
 
 // DefaultMaxFrame is the largest frame a peer accepts unless configured
 // otherwise: large enough for a full 32,000-token distribution at 32 bits
@@ -35,11 +35,17 @@ type FrameType byte
 //	                           ←    Verdict{round r}             (or Error)
 //	…
 //	Close                      →    (either side may send Close or Error and hang up)
+//	  or Park                  →    (the device hangs up and may continue the session later)
 //
 // After a dropped connection the device reconnects, sends Open with the
 // session id and its committed sequence, and re-sends the upload that was in
 // flight: the server answers a repeated round from its cache, so no token is
 // lost or duplicated.
+//
+// A device that ends a generation with Park instead of Close leaves its
+// session on the server; a later Open{resume, keep, prefix} continues it
+// with a new prompt that shares its first keep tokens (a conversation's
+// next turn), sending only the tokens after them (protocol version 5).
 const (
 	FrameHello   FrameType = 1
 	FrameWelcome FrameType = 2
@@ -49,10 +55,11 @@ const (
 	FrameVerdict FrameType = 6
 	FrameClose   FrameType = 7
 	FrameError   FrameType = 8
+	FramePark    FrameType = 9
 )
 
 var frameNames = map[FrameType]string{FrameHello: "Hello", FrameWelcome: "Welcome", FrameOpen: "Open", FrameOpened: "Opened",
-	FrameUpload: "Upload", FrameVerdict: "Verdict", FrameClose: "Close", FrameError: "Error"}
+	FrameUpload: "Upload", FrameVerdict: "Verdict", FrameClose: "Close", FrameError: "Error", FramePark: "Park"}
 
 func (t FrameType) String() string {
 	if n, ok := frameNames[t]; ok {

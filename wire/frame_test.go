@@ -2,8 +2,10 @@ package wire
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
+	"hash/fnv"
 	"io"
 	"reflect"
 	"runtime"
@@ -32,10 +34,19 @@ func TestFrameGolden(t *testing.T) {
 }
 
 func TestControlRoundTrips(t *testing.T) {
-	o := &Open{Resume: 9, Round: 3, Params: "hlm-session/1\nmethod=hlm", SLM: "s", Tokenizer: "t", Prefix: []int32{1, 2, 400}}
-	back, err := ParseOpen(AppendOpen(nil, o), 512)
-	if err != nil || !reflect.DeepEqual(back, o) {
-		t.Fatalf("open: %+v %v", back, err)
+	for _, o := range []*Open{
+		{Resume: 9, Round: 3, Params: "hlm-session/1\nmethod=hlm", SLM: "s", Tokenizer: "t", Prefix: []int32{1, 2, 400}},
+		{Resume: 9, Params: "hlm-session/1\nmethod=hlm", Keep: 300, KeepHash: 1 << 63, Prefix: []int32{7}},
+		{Resume: 9, Keep: 1, Prefix: []int32{}},
+	} {
+		back, err := ParseOpen(AppendOpen(nil, o), 512)
+		if err != nil || !reflect.DeepEqual(back, o) {
+			t.Fatalf("open: %+v %v", back, err)
+		}
+	}
+	// Tokens kept of no session are refused.
+	if o, err := ParseOpen(AppendOpen(nil, &Open{Keep: 3, Prefix: []int32{1}}), 512); !errors.Is(err, ErrMessage) {
+		t.Errorf("keep without resume: %+v, %v", o, err)
 	}
 	od := &Opened{Session: 1 << 40, Round: 2, Vocab: 512, Context: 512, LLM: "fp"}
 	if b, err := ParseOpened(AppendOpened(nil, od)); err != nil || !reflect.DeepEqual(b, od) {
@@ -53,9 +64,13 @@ func TestControlRoundTrips(t *testing.T) {
 	if got := hex.EncodeToString(AppendWelcome(nil, &Welcome{Version: 3, MaxFrame: 99, Server: "s", Vocab: 512, Context: 256, LLM: "x", Origin: "o"})); got != "0300"+"63000000"+"0173"+"00020000"+"00010000"+"0178"+"016f" {
 		t.Errorf("welcome bytes %s", got)
 	}
-	// Open hex golden: resume 0 | round 0 | params | slm | tokenizer | llm | prefix [1, 300]
-	if got := hex.EncodeToString(AppendOpen(nil, &Open{Params: "hlm-session/1\nseed=1", SLM: "s", Prefix: []int32{1, 300}})); got != "0000000000000000"+"00000000"+"14"+hex.EncodeToString([]byte("hlm-session/1\nseed=1"))+"0173"+"00"+"00"+"02"+"01"+"ac02" {
+	// Open hex golden: resume 0 | round 0 | params | slm | tokenizer | llm | keep 0 | prefix [1, 300]
+	if got := hex.EncodeToString(AppendOpen(nil, &Open{Params: "hlm-session/1\nseed=1", SLM: "s", Prefix: []int32{1, 300}})); got != "0000000000000000"+"00000000"+"14"+hex.EncodeToString([]byte("hlm-session/1\nseed=1"))+"0173"+"00"+"00"+"00"+"02"+"01"+"ac02" {
 		t.Errorf("open bytes %s", got)
+	}
+	// A continuation: resume 7 | round 0 | "p" | "" | "" | "" | keep 200 | hash | prefix [5]
+	if got := hex.EncodeToString(AppendOpen(nil, &Open{Resume: 7, Params: "p", Keep: 200, KeepHash: 0x0102030405060708, Prefix: []int32{5}})); got != "0700000000000000"+"00000000"+"0170"+"00"+"00"+"00"+"c801"+"0807060504030201"+"01"+"05" {
+		t.Errorf("continuing open bytes %s", got)
 	}
 	// Opened hex golden: session 2 | round 1 | vocab 512 | context 256 | "x"
 	if got := hex.EncodeToString(AppendOpened(nil, &Opened{Session: 2, Round: 1, Vocab: 512, Context: 256, LLM: "x"})); got != "0200000000000000"+"01000000"+"00020000"+"00010000"+"0178" {
@@ -121,6 +136,7 @@ func TestReadFrameGrowsWithData(t *testing.T) {
 
 func FuzzControl(f *testing.F) {
 	f.Add(byte(FrameOpen), AppendOpen(nil, &Open{Params: "{}", Prefix: []int32{1, 2}}))
+	f.Add(byte(FrameOpen), AppendOpen(nil, &Open{Resume: 3, Keep: 9, KeepHash: 5, Prefix: []int32{1, 2}}))
 	f.Add(byte(FrameHello), AppendHello(nil, &Hello{Version: 1, Token: "t"}))
 	f.Add(byte(FrameOpened), AppendOpened(nil, &Opened{Session: 1}))
 	f.Fuzz(func(t *testing.T, typ byte, b []byte) {
@@ -158,7 +174,7 @@ func TestMaxHelloOpen(t *testing.T) {
 	for i := range prefix {
 		prefix[i] = 1<<22 - 1 // the largest id of the largest vocabulary
 	}
-	o := AppendOpen(nil, &Open{Resume: ^uint64(0), Round: ^uint32(0), Params: long, SLM: long, Tokenizer: long, LLM: long, Prefix: prefix})
+	o := AppendOpen(nil, &Open{Resume: ^uint64(0), Round: ^uint32(0), Params: long, SLM: long, Tokenizer: long, LLM: long, Keep: MaxPrefix, KeepHash: ^uint64(0), Prefix: prefix})
 	if len(o) > MaxOpen(ctx) {
 		t.Errorf("the largest Open is %d bytes, MaxOpen %d", len(o), MaxOpen(ctx))
 	}
@@ -186,4 +202,25 @@ func FuzzReadFrame(f *testing.F) {
 			t.Fatalf("%x: type %v, %d body bytes", in[:FrameHeader], typ, len(body))
 		}
 	})
+}
+
+// TestHashTokens checks the hash against the standard library's FNV-1a of
+// the same bytes, and that order and every token count.
+func TestHashTokens(t *testing.T) {
+	ids := []int{1, 300, 151935, 0}
+	h := fnv.New64a()
+	for _, id := range ids {
+		h.Write(binary.LittleEndian.AppendUint32(nil, uint32(id)))
+	}
+	if got, want := HashTokens(ids), h.Sum64(); got != want {
+		t.Errorf("HashTokens = %#x, FNV-1a of the bytes %#x", got, want)
+	}
+	seen := map[uint64][]int{}
+	for _, v := range [][]int{nil, {0}, {1}, {1, 300}, {300, 1}, {1, 300, 151935}, {1, 301, 151935, 0}, ids} {
+		k := HashTokens(v)
+		if prev, ok := seen[k]; ok {
+			t.Errorf("%v and %v hash alike", prev, v)
+		}
+		seen[k] = v
+	}
 }

@@ -81,9 +81,14 @@ func edgeMain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	} else if *f.openaiMax != defaultOpenAIConcurrency {
 		return usageError{errors.New("--openai-concurrency limits the generations of --openai")}
+	} else if *f.openaiConv != defaultOpenAIConversations {
+		return usageError{errors.New("--openai-conversations keeps the sessions of --openai's requests for their conversations' next turns")}
 	}
 	if *f.openaiMax < 1 {
 		return usageError{fmt.Errorf("--openai-concurrency %d: want at least 1", *f.openaiMax)}
+	}
+	if *f.openaiConv < 0 {
+		return usageError{fmt.Errorf("--openai-conversations %d: want 0 (close every session) or more", *f.openaiConv)}
 	}
 	p, err := rf.params(p)
 	if err != nil {
@@ -123,6 +128,9 @@ func edgeMain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		cf, err := newChatFormat(g.Tok, *f.tmplFile, vars)
 		if err != nil {
 			return err
+		}
+		if *f.openaiConv > 0 {
+			g.Conversations = &edge.Conversations{Max: *f.openaiConv}
 		}
 		return serveOpenAI(ctx, g, cf, *f.openaiAddr, *f.openaiKey, *f.openaiMax, log, stderr)
 	}
@@ -268,11 +276,14 @@ func openEdgeDraft(ctx context.Context, conn edge.Config, spec, tok string) (mod
 type edgeFlags struct {
 	server, tok, token, caFile, llmFP, openaiAddr, openaiKey, tmplFile, logFormat, logLevel *string
 	useTLS, insecure, shape                                                                 *bool
-	threads, openaiMax                                                                      *int
+	threads, openaiMax, openaiConv                                                          *int
 }
 
 // defaultOpenAIConcurrency is --openai-concurrency's default.
 const defaultOpenAIConcurrency = 4
+
+// defaultOpenAIConversations is --openai-conversations's default.
+const defaultOpenAIConversations = 16
 
 // addEdgeFlags declares them.
 func addEdgeFlags(fs *flag.FlagSet) *edgeFlags {
@@ -288,6 +299,7 @@ func addEdgeFlags(fs *flag.FlagSet) *edgeFlags {
 		openaiAddr: fs.String("openai", "", "serve an OpenAI-compatible API on this address instead of one prompt"),
 		openaiKey:  fs.String("openai-key", "", "require this bearer token on the OpenAI API"),
 		openaiMax:  fs.Int("openai-concurrency", defaultOpenAIConcurrency, "with --openai: generations at once; one more gets 429 with Retry-After (each holds a session on the server and a draft on this device)"),
+		openaiConv: fs.Int("openai-conversations", defaultOpenAIConversations, "with --openai: sessions left on hlm serve after a request (parked), so that a conversation's next request, whose prompt begins with the last one's tokens, sends and evaluates only its new tokens; 0: close every session"),
 		tmplFile:   fs.String("chat-template", "", "with --openai: format chat completions with this Jinja template instead of the model's"),
 		threads:    threadsFlag(fs, "worker threads for the draft model (0: all cores)"),
 		logFormat:  fs.String("log-format", "text", "log format: text or json"),

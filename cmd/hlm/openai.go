@@ -20,8 +20,10 @@ import (
 )
 
 // openaiBackend serves OpenAI-style requests with hybrid generation: each
-// request is its own session with the server. Chat completions are
-// formatted by chat (the model's template, or the plain format).
+// request is a session with the server, a new one or — with the
+// generator's Conversations — the parked session of the conversation's
+// last turn, continued. Chat completions are formatted by chat (the
+// model's template, or the plain format).
 type openaiBackend struct {
 	g    *edge.Generator
 	chat *chatFormat
@@ -70,7 +72,7 @@ func (b *openaiBackend) Generate(ctx context.Context, req openai.Request, onText
 	for _, id := range ids {
 		dec.Push(id)
 	}
-	res, _, err := b.g.OneTokens(ctx, p, ids, func(toks []int) {
+	res, st, err := b.g.OneTokens(ctx, p, ids, func(toks []int) {
 		for _, t := range toks {
 			if s := dec.Push(t); s != "" {
 				onText(s)
@@ -102,8 +104,9 @@ func (b *openaiBackend) Generate(ctx context.Context, req openai.Request, onText
 	}
 	// An end-of-generation token is "stop"; the token budget or the
 	// context running out is "length". The usage counts the prompt tokens
-	// the models saw (cut, with --set fit_prompt=true).
-	out := openai.Result{Text: res.Text, PromptTokens: res.PromptTokens, CompletionTokens: len(res.Tokens), FinishReason: openai.FinishStop}
+	// the models saw (cut, with --set fit_prompt=true), of which those a
+	// continued session kept are "cached".
+	out := openai.Result{Text: res.Text, PromptTokens: res.PromptTokens, CachedTokens: st.Kept, CompletionTokens: len(res.Tokens), FinishReason: openai.FinishStop}
 	if res.Stop.Truncated() {
 		out.FinishReason = openai.FinishLength
 	}

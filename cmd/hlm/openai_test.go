@@ -1,8 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"net"
+	"net/http"
 	"net/http/httptest"
 	"os/exec"
 	"strconv"
@@ -137,5 +140,59 @@ func TestVerifierReady(t *testing.T) {
 	ln.Close()
 	if err := verifierReady(edge.Config{Addr: gone})(context.Background()); err == nil || !strings.Contains(err.Error(), gone) {
 		t.Errorf("nothing listening: %v; want an error naming %s", err, gone)
+	}
+}
+
+// TestOpenAIConversation: a chat's second request, which repeats the
+// first with its answer and adds a message, continues the first's session
+// and reports the prompt tokens it kept as cached; a request of another
+// conversation, which shares only the format's opening with it, starts
+// anew.
+func TestOpenAIConversation(t *testing.T) {
+	p := hybrid.DefaultParams()
+	p.Method, p.MaxTokens = hybrid.QS, 16
+	api, g := openaiStack(t, p)
+	g.Conversations = &edge.Conversations{}
+	type message struct {
+		Role    string `json:"role"`
+		Content string `json:"content"`
+	}
+	chat := func(msgs []message) (string, int, int) {
+		t.Helper()
+		body, _ := json.Marshal(map[string]any{"messages": msgs, "seed": 1})
+		resp, err := http.Post(api+"/v1/chat/completions", "application/json", bytes.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var r struct {
+			Choices []struct {
+				Message message `json:"message"`
+			} `json:"choices"`
+			Usage struct {
+				PromptTokens int `json:"prompt_tokens"`
+				Details      struct {
+					CachedTokens int `json:"cached_tokens"`
+				} `json:"prompt_tokens_details"`
+			} `json:"usage"`
+		}
+		if err := json.NewDecoder(resp.Body).Decode(&r); err != nil || resp.StatusCode != 200 || len(r.Choices) != 1 {
+			t.Fatalf("status %d, %+v, %v", resp.StatusCode, r, err)
+		}
+		return r.Choices[0].Message.Content, r.Usage.PromptTokens, r.Usage.Details.CachedTokens
+	}
+	first := []message{{"user", "Tell me a story about a little dog who found a red ball in the park"}}
+	answer, n1, cached := chat(first)
+	if cached != 0 {
+		t.Fatalf("the first request reports %d cached tokens", cached)
+	}
+	second := append(first, message{"assistant", answer}, message{"user", "What happened next?"})
+	_, n2, cached := chat(second)
+	t.Logf("first request: %d prompt tokens; second: %d, of which %d cached", n1, n2, cached)
+	if cached < n1 || cached >= n2 {
+		t.Errorf("the second request (%d prompt tokens) kept %d, want at least the first's %d", n2, cached, n1)
+	}
+	if _, _, cached := chat([]message{{"user", "Why is the sky blue?"}}); cached != 0 {
+		t.Errorf("another conversation kept %d tokens of this one", cached)
 	}
 }

@@ -1,0 +1,173 @@
+package cloud
+
+import (
+	"context"
+	"fmt"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/hlmproject/hlm/edge"
+	"github.com/hlmproject/hlm/hybrid"
+	"github.com/hlmproject/hlm/model"
+	"github.com/hlmproject/hlm/sim"
+)
+
+// turns runs a conversation of two generations on g: the first with
+// prompt, the second with the first's sequence and more text after it
+// (seed+1). It returns the second prompt, result and stats.
+func turns(t *testing.T, ms *sim.Models, g *edge.Generator, p hybrid.Params, more string) ([]int, hybrid.Result, edge.Stats) {
+	t.Helper()
+	ids := ms.Tok.Encode(prompt, true)
+	r1, _, err := g.OneTokens(context.Background(), p, ids, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := append(append(append([]int(nil), ids...), r1.Tokens...), ms.Tok.Encode(more, false)...)
+	p.Seed++
+	r2, st, err := g.OneTokens(context.Background(), p, next, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return next, r2, st
+}
+
+// TestConversationContinues: with Conversations, a generation whose prompt
+// extends the last one's sequence continues its parked session and sends
+// only the new tokens — and, on hlm's engine, generates exactly what a new
+// session with the whole prompt generates (tokens, bits, acceptance), for
+// every method.
+func TestConversationContinues(t *testing.T) {
+	ms := models(t)
+	prom := NewPrometheus()
+	_, addr := start(t, Config{LLM: ms.LLM, Replicas: []model.Model{ms.SLM}, Metrics: prom})
+	kept := 0
+	for _, m := range hybrid.Methods {
+		t.Run(m, func(t *testing.T) {
+			p := params(m, 3)
+			g := generator(t, ms, addr, p)
+			g.Conversations = &edge.Conversations{}
+			next, got, st := turns(t, ms, g, p, " The end. One day, a dog")
+			if st.Continued != 1 || st.Kept < len(ms.Tok.Encode(prompt, true)) {
+				t.Fatalf("the second turn continued %d sessions, kept %d tokens of %d", st.Continued, st.Kept, len(next))
+			}
+			kept += st.Kept
+			p.Seed++
+			want, fresh, err := generator(t, ms, addr, p).OneTokens(context.Background(), p, next, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fmt.Sprint(got.Tokens) != fmt.Sprint(want.Tokens) || got.UplinkBits != want.UplinkBits || got.Accepted != want.Accepted {
+				t.Fatalf("continued: bits %d accepted %d %v\nnew session: bits %d accepted %d %v", got.UplinkBits, got.Accepted, got.Tokens, want.UplinkBits, want.Accepted, want.Tokens)
+			}
+			if st.OpenBytes >= fresh.OpenBytes {
+				t.Errorf("the continuing Open took %d bytes, a new session's %d", st.OpenBytes, fresh.OpenBytes)
+			}
+			if g.Conversations.Len() != 1 {
+				t.Errorf("%d sessions parked after two turns, want 1 (the continued one, parked again)", g.Conversations.Len())
+			}
+		})
+	}
+	rec := httptest.NewRecorder()
+	prom.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	for _, want := range []string{fmt.Sprintf("hlm_sessions_continued_total %d", len(hybrid.Methods)), fmt.Sprintf("hlm_kept_positions_total %d", kept)} {
+		if !strings.Contains(rec.Body.String(), want) {
+			t.Errorf("metrics lack %q", want)
+		}
+	}
+}
+
+// TestConversationFallsBack: a parked session the server no longer has
+// (another server), or whose tokens are not the device's, is refused, and
+// the generation opens a new session with its whole prompt — the same
+// tokens as without Conversations.
+func TestConversationFallsBack(t *testing.T) {
+	ms := models(t)
+	_, addr := start(t, Config{LLM: ms.LLM})
+	_, other := start(t, Config{LLM: ms.LLM})
+	p := params(hybrid.QS, 8)
+	fresh := func(ids []int) (hybrid.Result, edge.Stats) {
+		q := p
+		q.Seed++
+		r, st, err := generator(t, ms, addr, q).OneTokens(context.Background(), q, ids, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r, st
+	}
+	for _, c := range []struct {
+		name   string
+		tamper func(g *edge.Generator, next []int)
+	}{
+		{"server lost it", func(g *edge.Generator, _ []int) { g.Conn.Addr = other }},
+		{"other tokens", func(g *edge.Generator, next []int) {
+			pk := g.Conversations.Take(next)
+			pk.Tokens[2]++ // the server holds what the device sent, not this
+			next[2]++
+			g.Conversations.Put(pk)
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			g := generator(t, ms, addr, p)
+			g.Conversations = &edge.Conversations{}
+			ids := ms.Tok.Encode(prompt, true)
+			r1, _, err := g.OneTokens(context.Background(), p, ids, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			next := append(append(append([]int(nil), ids...), r1.Tokens...), ms.Tok.Encode(" The end.", false)...)
+			c.tamper(g, next)
+			q := p
+			q.Seed++
+			got, st, err := g.OneTokens(context.Background(), q, next, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, wst := fresh(next)
+			if st.Continued != 0 || fmt.Sprint(got.Tokens) != fmt.Sprint(want.Tokens) {
+				t.Fatalf("continued %d\n got %v\nwant %v", st.Continued, got.Tokens, want.Tokens)
+			}
+			if st.OpenBytes <= wst.OpenBytes {
+				t.Errorf("a refused continuation and a new session took %d bytes of Open, a new session alone %d", st.OpenBytes, wst.OpenBytes)
+			}
+		})
+	}
+}
+
+// TestLlamaCppConversations: on the llama.cpp backend with fewer slots
+// than conversations, each conversation's second turn continues its parked
+// session (whose sequence was moved out of its slot meanwhile) and
+// completes. Its tokens may differ in the last bits of a logit from a new
+// session's (llama.cpp's logits depend on how the prefix was evaluated:
+// model/llamacpp's determinism contract), so only completion is checked.
+func TestLlamaCppConversations(t *testing.T) {
+	ms, lc := lcModels(t, "@c=256@np=2")
+	_, addr := start(t, Config{LLM: ms.LLM})
+	const n = 3
+	gens := make([]*edge.Generator, n)
+	seqs := make([][]int, n)
+	for i := range gens {
+		p := params(hybrid.QS, uint64(20+i))
+		gens[i] = generator(t, ms, addr, p)
+		gens[i].Conversations = &edge.Conversations{}
+		ids := ms.Tok.Encode(fmt.Sprintf("Story %d: %s", i, prompt), true)
+		r, _, err := gens[i].OneTokens(context.Background(), p, ids, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seqs[i] = append(append(append([]int(nil), ids...), r.Tokens...), ms.Tok.Encode(" The end.", false)...)
+	}
+	for i, g := range gens {
+		p := params(hybrid.QS, uint64(40+i))
+		r, st, err := g.OneTokens(context.Background(), p, seqs[i], nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Continued != 1 || len(r.Tokens) == 0 {
+			t.Errorf("conversation %d: continued %d, %d tokens", i, st.Continued, len(r.Tokens))
+		}
+	}
+	if s := lc.Stats(); s.Evictions == 0 {
+		t.Errorf("no session was moved out of its slot (%+v): the test does not test that", s)
+	}
+}

@@ -1,0 +1,110 @@
+package edge
+
+import (
+	"sync"
+	"time"
+)
+
+// Conversations keeps the sessions of finished generations parked on the
+// server (Remote.Park), so that a later generation whose prompt begins
+// with one's tokens — a chat's next turn: the conversation so far and a
+// new message — continues it and sends only the tokens after them, and
+// the server evaluates only those. Safe for concurrent use; the zero value
+// is ready, with the defaults below.
+//
+// A parked session is continued only when the new prompt keeps at least
+// half of its tokens: a prompt that shares only a system message with
+// another conversation does not cut that conversation short. Each parked
+// session is continued once (the continuation parks the longer one
+// again). The server drops a parked session after its idle timeout
+// (hlm serve --idle-timeout, 5 minutes by default) or to make room for a
+// new one; continuing a session it dropped costs one refused Open, after
+// which the whole prompt is sent.
+type Conversations struct {
+	// Max is the most sessions kept parked (default 16); parking one
+	// more forgets the oldest.
+	Max int
+	// MaxAge is how long a parked session is tried (default 4 minutes,
+	// inside the server's default idle timeout).
+	MaxAge time.Duration
+
+	mu     sync.Mutex
+	parked []parked // oldest first
+	now    func() time.Time
+}
+
+type parked struct {
+	p  *Parked
+	at time.Time
+}
+
+func (c *Conversations) clock() time.Time {
+	if c.now != nil {
+		return c.now()
+	}
+	return time.Now()
+}
+
+// Take removes and returns the parked session that a generation with this
+// prompt should continue (nil: none keeps at least half of its tokens):
+// the one that keeps the most.
+func (c *Conversations) Take(prompt []int) *Parked {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.expire()
+	best, bestKeep := -1, 0
+	for i, e := range c.parked {
+		if k := e.p.Keep(prompt); 2*k >= len(e.p.Tokens) && k > bestKeep {
+			best, bestKeep = i, k
+		}
+	}
+	if best < 0 {
+		return nil
+	}
+	p := c.parked[best].p
+	c.parked = append(c.parked[:best], c.parked[best+1:]...)
+	return p
+}
+
+// Put parks p (nil is ignored), forgetting the oldest beyond Max.
+func (c *Conversations) Put(p *Parked) {
+	if p == nil || len(p.Tokens) == 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.parked = append(c.parked, parked{p, c.clock()})
+	if max := c.max(); len(c.parked) > max {
+		c.parked = append(c.parked[:0], c.parked[len(c.parked)-max:]...)
+	}
+}
+
+// Len is the number of sessions parked.
+func (c *Conversations) Len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.expire()
+	return len(c.parked)
+}
+
+func (c *Conversations) max() int {
+	if c.Max > 0 {
+		return c.Max
+	}
+	return 16
+}
+
+// expire forgets the sessions parked longer than MaxAge. Called with c.mu
+// held.
+func (c *Conversations) expire() {
+	age := c.MaxAge
+	if age <= 0 {
+		age = 4 * time.Minute
+	}
+	now := c.clock()
+	i := 0
+	for i < len(c.parked) && now.Sub(c.parked[i].at) > age {
+		i++
+	}
+	c.parked = append(c.parked[:0], c.parked[i:]...)
+}
