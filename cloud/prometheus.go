@@ -165,7 +165,7 @@ func (p *Prometheus) SessionContinued(kept, added int) {
 	p.kept.Add(float64(kept))
 	p.prefill.WithLabelValues("continue").Add(float64(added))
 }
-func (p *Prometheus) SessionEnded()   { p.active.Dec() }
+func (p *Prometheus) SessionEnded() { p.active.Dec() }
 
 func (p *Prometheus) Round(drafts, accepted int, resampled bool, verify time.Duration) {
 	p.rounds.Inc()
