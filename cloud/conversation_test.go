@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/hlmproject/hlm/edge"
@@ -32,11 +33,35 @@ func turns(t *testing.T, ms *sim.Models, g *edge.Generator, p hybrid.Params, mor
 	return next, r2, st
 }
 
+// countingModel counts the tokens its sessions evaluate.
+type countingModel struct {
+	model.Model
+	n atomic.Int64
+}
+
+func (m *countingModel) NewSession() model.Session { return &countingSession{m.Model.NewSession(), &m.n} }
+
+type countingSession struct {
+	model.Session
+	n *atomic.Int64
+}
+
+func (s *countingSession) Eval(tokens []int) ([][]float32, error) {
+	s.n.Add(int64(len(tokens)))
+	return s.Session.Eval(tokens)
+}
+
+func (s *countingSession) Prefill(tokens []int) ([]float32, error) {
+	s.n.Add(int64(len(tokens)))
+	return s.Session.Prefill(tokens)
+}
+
 // TestConversationContinues: with Conversations, a generation whose prompt
 // extends the last one's sequence continues its parked session and sends
-// only the new tokens — and, on hlm's engine, generates exactly what a new
-// session with the whole prompt generates (tokens, bits, acceptance), for
-// every method.
+// only the new tokens, and takes over the last one's draft-model session —
+// and, on hlm's engine, generates exactly what a new session with the
+// whole prompt generates (tokens, bits, acceptance), for every method,
+// with at least the first prompt's tokens fewer evaluated by the draft.
 func TestConversationContinues(t *testing.T) {
 	ms := models(t)
 	prom := NewPrometheus()
@@ -45,17 +70,32 @@ func TestConversationContinues(t *testing.T) {
 	for _, m := range hybrid.Methods {
 		t.Run(m, func(t *testing.T) {
 			p := params(m, 3)
-			g := generator(t, ms, addr, p)
+			slm := &countingModel{Model: ms.SLM}
+			g, err := edge.NewGenerator(edge.Config{Addr: addr}, slm, p)
+			if err != nil {
+				t.Fatal(err)
+			}
 			g.Conversations = &edge.Conversations{}
+			var before int64
+			g.Wrap = func(r *edge.Remote) hybrid.Verifier { before = slm.n.Load(); return r }
 			next, got, st := turns(t, ms, g, p, " The end. One day, a dog")
+			drafted := slm.n.Load() - before
 			if st.Continued != 1 || st.Kept < len(ms.Tok.Encode(prompt, true)) {
 				t.Fatalf("the second turn continued %d sessions, kept %d tokens of %d", st.Continued, st.Kept, len(next))
 			}
 			kept += st.Kept
 			p.Seed++
-			want, fresh, err := generator(t, ms, addr, p).OneTokens(context.Background(), p, next, nil)
+			freshSLM := &countingModel{Model: ms.SLM}
+			fg, err := edge.NewGenerator(edge.Config{Addr: addr}, freshSLM, p)
 			if err != nil {
 				t.Fatal(err)
+			}
+			want, fresh, err := fg.OneTokens(context.Background(), p, next, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := len(ms.Tok.Encode(prompt, true)); freshSLM.n.Load() > 0 && freshSLM.n.Load()-drafted < int64(n) {
+				t.Errorf("the draft model evaluated %d tokens in the continued turn, %d in a new session: the first prompt's %d were evaluated again", drafted, freshSLM.n.Load(), n)
 			}
 			if fmt.Sprint(got.Tokens) != fmt.Sprint(want.Tokens) || got.UplinkBits != want.UplinkBits || got.Accepted != want.Accepted {
 				t.Fatalf("continued: bits %d accepted %d %v\nnew session: bits %d accepted %d %v", got.UplinkBits, got.Accepted, got.Tokens, want.UplinkBits, want.Accepted, want.Tokens)

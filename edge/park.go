@@ -27,6 +27,13 @@ type Conversations struct {
 	// MaxAge is how long a parked session is tried (default 4 minutes,
 	// inside the server's default idle timeout).
 	MaxAge time.Duration
+	// MaxDrafts is how many of the newest parked sessions keep the
+	// device's draft-model session too (Parked.Draft), so that the next
+	// turn does not evaluate the conversation on the device again either
+	// (default 2; negative: none). Each holds the draft model's KV cache
+	// for its tokens — for Qwen3-0.6B, 224 KiB per token at hlm's F32
+	// cache — which the others give back.
+	MaxDrafts int
 
 	mu     sync.Mutex
 	parked []parked // oldest first
@@ -76,6 +83,20 @@ func (c *Conversations) Put(p *Parked) {
 	c.parked = append(c.parked, parked{p, c.clock()})
 	if max := c.max(); len(c.parked) > max {
 		c.parked = append(c.parked[:0], c.parked[len(c.parked)-max:]...)
+	}
+	drafts := c.MaxDrafts
+	if drafts == 0 {
+		drafts = 2
+	}
+	for i := len(c.parked) - 1; i >= 0; i-- {
+		if c.parked[i].p.Draft == nil {
+			continue
+		}
+		if drafts > 0 {
+			drafts--
+		} else {
+			c.parked[i].p.Draft = nil
+		}
 	}
 }
 

@@ -75,6 +75,10 @@ type Session struct {
 type Parked struct {
 	ID     uint64
 	Tokens []int // what the server holds of it: the prompt and the verified output
+	// Draft, when not nil, is the device's draft-model session of the
+	// generation (Generator with Conversations sets it), which the next
+	// one takes over.
+	Draft *hybrid.DraftSession
 }
 
 // Keep is how many tokens of prefix a continuation of p keeps: the length

@@ -88,15 +88,24 @@ func (g *Generator) OneTokens(ctx context.Context, p hybrid.Params, ids []int, o
 	if int(w.Vocab) != vocab {
 		return hybrid.Result{}, Stats{}, fmt.Errorf("the server's LLM has a vocabulary of %d tokens and the draft %d: the pair cannot share tokens (the draft must be one of the server's model, with its tokenizer)", w.Vocab, vocab)
 	}
-	s, err := hybrid.NewSession(hybrid.SessionConfig{Params: p, SLM: g.SLM, Vocab: vocab, Prompt: ids,
-		Context: min(int(w.Context), g.SLM.Config().SeqLen), Text: g.Tok, Trace: g.trace(), OnTokens: onTokens, Uploader: g.Uploader})
+	sc := hybrid.SessionConfig{Params: p, SLM: g.SLM, Vocab: vocab, Prompt: ids,
+		Context: min(int(w.Context), g.SLM.Config().SeqLen), Text: g.Tok, Trace: g.trace(), OnTokens: onTokens, Uploader: g.Uploader}
+	var cont *Parked
+	if g.Conversations != nil {
+		// The prompt as the session will fit it, to find the conversation
+		// it continues before the device evaluates any of it.
+		if fitted, err := hybrid.PromptFor(p, ids, g.Tok.BOS(), sc.Context); err == nil {
+			cont = g.Conversations.Take(fitted)
+		}
+		if cont != nil {
+			sc.Draft = cont.Draft
+		}
+	}
+	s, err := hybrid.NewSession(sc)
 	if err != nil {
 		return hybrid.Result{}, Stats{}, err
 	}
-	sess := Session{Params: p, SLM: g.SLM.Fingerprint(), Tokenizer: g.Tok.Fingerprint(), LLM: g.LLM, Prefix: s.Device.Sequence}
-	if g.Conversations != nil {
-		sess.Continue = g.Conversations.Take(s.Device.Sequence())
-	}
+	sess := Session{Params: p, SLM: g.SLM.Fingerprint(), Tokenizer: g.Tok.Fingerprint(), LLM: g.LLM, Prefix: s.Device.Sequence, Continue: cont}
 	if err := rem.Open(ctx, sess); err != nil {
 		return hybrid.Result{}, Stats{}, fmt.Errorf("opening a session on %s: %w", conn.Addr, err)
 	}
@@ -109,7 +118,10 @@ func (g *Generator) OneTokens(ctx context.Context, p hybrid.Params, ids []int, o
 		// The server holds the sequence up to the last verified round
 		// (and, if an interrupted round was verified after all, one more,
 		// which a continuation's hash check tells apart).
-		g.Conversations.Put(rem.Park(s.Device.Sequence()[:s.Device.Synced()]))
+		if pk := rem.Park(s.Device.Sequence()[:s.Device.Synced()]); pk != nil {
+			pk.Draft = s.Device.DraftSession(g.SLM)
+			g.Conversations.Put(pk)
+		}
 	}
 	return res, rem.Stats, err
 }

@@ -123,6 +123,53 @@ type Step struct {
 // NewDevice opens a device session for prompt (token ids, BOS included).
 // slm may be nil only for the LLM-only method.
 func NewDevice(p Params, slm model.Model, vocab int, prompt []int) (*Device, error) {
+	return newDevice(p, slm, vocab, prompt, nil)
+}
+
+// DraftSession is the draft model's session of a finished generation,
+// which a later one takes over (SessionConfig.Draft) so that the tokens
+// of its prompt that the session holds — a conversation's earlier turns —
+// are not evaluated again. The logits are those of a new session where
+// the draft model's do not depend on the history of its evaluation
+// (hlm's engine).
+type DraftSession struct {
+	c  *cache
+	fp string // the model's fingerprint
+}
+
+// take is the session's cache for a generation with slm (nil: s is nil
+// or of another model), which it hands over: s is empty afterwards.
+func (s *DraftSession) take(slm model.Model) *cache {
+	if s == nil || s.c == nil || s.fp != slm.Fingerprint() {
+		return nil
+	}
+	c := s.c
+	s.c = nil
+	return c
+}
+
+// Tokens is how many tokens the session holds (0 once taken).
+func (s *DraftSession) Tokens() int {
+	if s == nil || s.c == nil {
+		return 0
+	}
+	return len(s.c.toks)
+}
+
+// DraftSession hands over the device's draft-model session (nil for a
+// method without a draft model) for a later generation to continue from;
+// the device must not draft again.
+func (d *Device) DraftSession(slm model.Model) *DraftSession {
+	if d.slm == nil || slm == nil {
+		return nil
+	}
+	c := d.slm
+	d.slm = nil
+	c.next, c.lent = nil, false // its rows may be a batch's buffer
+	return &DraftSession{c: c, fp: slm.Fingerprint()}
+}
+
+func newDevice(p Params, slm model.Model, vocab int, prompt []int, from *DraftSession) (*Device, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
@@ -141,11 +188,15 @@ func NewDevice(p Params, slm model.Model, vocab int, prompt []int) (*Device, err
 		if err := CheckDraft(p, slm); err != nil {
 			return nil, err
 		}
-		s := slm.NewSession()
-		if d.m.Attention {
-			s.SetCapture(model.CaptureLastLayer)
+		d.slm = from.take(slm)
+		if d.slm == nil {
+			d.slm = newCache(slm.NewSession())
 		}
-		d.slm = newCache(s)
+		capture := model.CaptureNone
+		if d.m.Attention {
+			capture = model.CaptureLastLayer
+		}
+		d.slm.s.SetCapture(capture)
 	}
 	d.uploader = uploaderOf(p)
 	if d.m.Family == FamilyBlock {

@@ -52,6 +52,11 @@ type SessionConfig struct {
 	// the method does: it needs to know nothing of the rule. NewSession
 	// refuses it for the other families and for slm, which sends nothing.
 	Uploader policy.Uploader
+	// Draft, when set, is the draft model's session of an earlier
+	// generation (Device.DraftSession) that this one takes over: what it
+	// holds of the prompt is not evaluated again. Ignored when it is of
+	// another model.
+	Draft *DraftSession
 	// Controller, when set, chooses each round's L and ℓ (replacing a
 	// policy loaded from Params.DDQNModel). It drives the methods whose
 	// rounds may change L and ℓ (q-s and s-q) with Params.Draft "ddqn":
@@ -74,7 +79,7 @@ func NewSession(c SessionConfig) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	dev, err := NewDevice(c.Params, c.SLM, c.Vocab, ids)
+	dev, err := newDevice(c.Params, c.SLM, c.Vocab, ids, c.Draft)
 	if err != nil {
 		return nil, err
 	}

@@ -124,7 +124,9 @@ func TestEdgeOpenAIExclusive(t *testing.T) {
 		{[]string{"--openai", "127.0.0.1:0", "--openai-concurrency", "0"}, "want at least 1"},
 		{[]string{"--prompt", "x", "--openai-concurrency", "8"}, "limits the generations of --openai"},
 		{[]string{"--openai", "127.0.0.1:0", "--openai-conversations", "-1"}, "want 0 (close every session) or more"},
-		{[]string{"--prompt", "x", "--openai-conversations", "4"}, "keeps the sessions of --openai's requests"},
+		{[]string{"--prompt", "x", "--openai-conversations", "4"}, "keep the sessions of --openai's requests"},
+		{[]string{"--prompt", "x", "--openai-draft-sessions", "4"}, "keep the sessions of --openai's requests"},
+		{[]string{"--openai", "127.0.0.1:0", "--openai-draft-sessions", "-2"}, "want 0 (keep none) or more"},
 	} {
 		var out, errb strings.Builder
 		if code := run(context.Background(), append([]string{"edge"}, c.args...), &out, &errb); code != 2 || !strings.Contains(errb.String(), c.want) {

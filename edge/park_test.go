@@ -1,0 +1,83 @@
+package edge
+
+import (
+	"testing"
+	"time"
+
+	"github.com/hlmproject/hlm/hybrid"
+)
+
+func TestParkedKeep(t *testing.T) {
+	p := &Parked{Tokens: []int{1, 5, 6, 7}}
+	for _, c := range []struct {
+		prompt []int
+		want   int
+	}{
+		{nil, 0},
+		{[]int{2}, 0},
+		{[]int{1, 5, 9}, 2},
+		{[]int{1, 5, 6, 7, 8, 9}, 4},
+		{[]int{1, 5}, 2}, // the prompt again, shorter than what the session holds
+	} {
+		if got := p.Keep(c.prompt); got != c.want {
+			t.Errorf("Keep(%v) = %d, want %d", c.prompt, got, c.want)
+		}
+	}
+}
+
+// TestConversationsTake: the parked session that keeps the most is taken,
+// once; one that would keep less than half of its tokens is left alone.
+func TestConversationsTake(t *testing.T) {
+	var c Conversations
+	c.Put(&Parked{ID: 1, Tokens: []int{1, 2, 3, 4}})
+	c.Put(&Parked{ID: 2, Tokens: []int{1, 2, 3, 4, 5, 6}})
+	c.Put(&Parked{ID: 3, Tokens: []int{1, 9, 9, 9, 9, 9, 9, 9}})
+	c.Put(nil)
+	if c.Len() != 3 {
+		t.Fatalf("%d parked, want 3", c.Len())
+	}
+	if p := c.Take([]int{1, 2, 3, 4, 5, 6, 7}); p == nil || p.ID != 2 {
+		t.Fatalf("took %+v, want session 2 (keeps 6)", p)
+	}
+	if p := c.Take([]int{1, 2, 3, 4, 5, 6, 7}); p == nil || p.ID != 1 {
+		t.Fatalf("took %+v, want session 1 (2 was taken)", p)
+	}
+	// Session 3 shares 2 of its 8 tokens: not cut short for that.
+	if p := c.Take([]int{1, 9, 0}); p != nil {
+		t.Errorf("took %+v for a prompt that keeps 2 of its 8 tokens", p)
+	}
+	if p := c.Take([]int{1, 9, 9, 9, 0}); p == nil || p.ID != 3 {
+		t.Errorf("took %+v, want session 3 (keeps 4 of 8)", p)
+	}
+	if c.Len() != 0 {
+		t.Errorf("%d still parked", c.Len())
+	}
+}
+
+// TestConversationsBounds: at most Max sessions stay parked (the oldest
+// go), none past MaxAge, and only the MaxDrafts newest keep their draft
+// sessions.
+func TestConversationsBounds(t *testing.T) {
+	now := time.Unix(1000, 0)
+	c := Conversations{Max: 3, MaxAge: time.Minute, MaxDrafts: 1, now: func() time.Time { return now }}
+	for id := uint64(1); id <= 5; id++ {
+		c.Put(&Parked{ID: id, Tokens: []int{int(id)}, Draft: &hybrid.DraftSession{}})
+		now = now.Add(20 * time.Second)
+	}
+	if c.Len() != 3 {
+		t.Fatalf("%d parked, want Max = 3", c.Len())
+	}
+	if p := c.Take([]int{1}); p != nil {
+		t.Errorf("the oldest session (1) is still parked")
+	}
+	if p := c.Take([]int{4}); p == nil || p.Draft != nil {
+		t.Errorf("session 4: %+v; want it parked without its draft session (MaxDrafts 1)", p)
+	}
+	if p := c.Take([]int{5}); p == nil || p.Draft == nil {
+		t.Errorf("session 5: %+v; want it parked with its draft session", p)
+	}
+	now = now.Add(2 * time.Minute)
+	if c.Len() != 0 {
+		t.Errorf("%d parked past MaxAge", c.Len())
+	}
+}
