@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -247,6 +248,82 @@ func BenchmarkServerGPULike(b *testing.B) {
 				slept := time.Duration(llm.slept.Load() / n)
 				b.ReportMetric(pos/(float64(c.n*(L+1))/slept.Seconds()), "of-slept")
 			}
+		})
+	}
+}
+
+// BenchmarkConversation measures a chat's later turns, each the whole
+// conversation so far and 32 new tokens, generating 32 tokens with q-s:
+// with each turn a new session ("new") and with the last turn's session
+// continued ("continue": edge.Conversations). It reports, averaged over
+// turns 2…6, the bytes of the Open frame (the prompt sent up the link),
+// the time to the first committed tokens (both models' prefill of the
+// prompt, and the first round) and the turn's wall time. The models are
+// the built-in stories260K pair, or HLM_BENCH_LLM and HLM_BENCH_SLM (model
+// specs: e.g. a Qwen3-0.6B GGUF and the same file @exit=2), at 2 threads.
+func BenchmarkConversation(b *testing.B) {
+	llmSpec, slmSpec := os.Getenv("HLM_BENCH_LLM"), os.Getenv("HLM_BENCH_SLM")
+	if llmSpec == "" {
+		llmSpec, slmSpec = stories, stories+"@exit=2"
+	}
+	llm, err := llama.OpenSpec(llmSpec, "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	slm, err := llama.OpenSpec(slmSpec, "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer tensor.SetThreads(tensor.Threads())
+	tensor.SetThreads(2)
+	_, addr := start(b, Config{LLM: llm})
+	const turns, add = 6, 32
+	for _, keep := range []bool{false, true} {
+		name := "new"
+		if keep {
+			name = "continue"
+		}
+		b.Run(name, func(b *testing.B) {
+			var openBytes, n int64
+			var ttft, wall time.Duration
+			for i := 0; i < b.N; i++ {
+				p := hybrid.DefaultParams()
+				p.Method, p.MaxTokens, p.Seed = hybrid.QS, 32, uint64(i)
+				g, err := edge.NewGenerator(edge.Config{Addr: addr}, slm, p)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if keep {
+					g.Conversations = &edge.Conversations{}
+				}
+				rng := rand.New(rand.NewPCG(uint64(i), 7))
+				seq := []int{g.Tok.BOS()}
+				for turn := 1; turn <= turns; turn++ {
+					for range add {
+						seq = append(seq, 3+rng.IntN(llm.Config().Vocab-3))
+					}
+					start := time.Now()
+					var first time.Duration
+					r, st, err := g.OneTokens(context.Background(), p, seq, func([]int) {
+						if first == 0 {
+							first = time.Since(start)
+						}
+					})
+					if err != nil {
+						b.Fatal(err)
+					}
+					if turn > 1 {
+						openBytes += st.OpenBytes
+						ttft += first
+						wall += time.Since(start)
+						n++
+					}
+					seq = append(seq, r.Tokens...)
+				}
+			}
+			b.ReportMetric(float64(openBytes)/float64(n), "open-B/turn")
+			b.ReportMetric(float64(ttft.Milliseconds())/float64(n), "first-ms/turn")
+			b.ReportMetric(float64(wall.Milliseconds())/float64(n), "ms/turn")
 		})
 	}
 }
