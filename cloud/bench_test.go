@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -256,7 +257,7 @@ func BenchmarkServerGPULike(b *testing.B) {
 // conversation so far and 32 new tokens, generating 32 tokens with q-s:
 // with each turn a new session ("new") and with the last turn's session
 // continued ("continue": edge.Conversations). It reports, averaged over
-// turns 2…6, the bytes of the Open frame (the prompt sent up the link),
+// turns 2…6 (2…HLM_BENCH_TURNS), the bytes of the Open frame (the prompt sent up the link),
 // the time to the first committed tokens (both models' prefill of the
 // prompt, and the first round) and the turn's wall time. The models are
 // the built-in stories260K pair, or HLM_BENCH_LLM and HLM_BENCH_SLM (model
@@ -277,7 +278,10 @@ func BenchmarkConversation(b *testing.B) {
 	defer tensor.SetThreads(tensor.Threads())
 	tensor.SetThreads(2)
 	_, addr := start(b, Config{LLM: llm})
-	const turns, add = 6, 32
+	turns, add := 6, 32
+	if n, err := strconv.Atoi(os.Getenv("HLM_BENCH_TURNS")); err == nil && n > 1 {
+		turns = n
+	}
 	for _, keep := range []bool{false, true} {
 		name := "new"
 		if keep {

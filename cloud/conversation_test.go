@@ -39,7 +39,9 @@ type countingModel struct {
 	n atomic.Int64
 }
 
-func (m *countingModel) NewSession() model.Session { return &countingSession{m.Model.NewSession(), &m.n} }
+func (m *countingModel) NewSession() model.Session {
+	return &countingSession{m.Model.NewSession(), &m.n}
+}
 
 type countingSession struct {
 	model.Session
