@@ -90,19 +90,15 @@ func (g *Generator) OneTokens(ctx context.Context, p hybrid.Params, ids []int, o
 	}
 	sc := hybrid.SessionConfig{Params: p, SLM: g.SLM, Vocab: vocab, Prompt: ids,
 		Context: min(int(w.Context), g.SLM.Config().SeqLen), Text: g.Tok, Trace: g.trace(), OnTokens: onTokens, Uploader: g.Uploader}
-	var cont *Parked
-	if g.Conversations != nil {
-		// The prompt as the session will fit it, to find the conversation
-		// it continues before the device evaluates any of it.
-		if fitted, err := hybrid.PromptFor(p, ids, g.Tok.BOS(), sc.Context); err == nil {
-			cont = g.Conversations.Take(fitted)
-		}
-		if cont != nil {
-			sc.Draft = cont.Draft
-		}
+	cont := g.continuation(sc)
+	if cont != nil {
+		sc.Draft = cont.Draft
 	}
 	s, err := hybrid.NewSession(sc)
 	if err != nil {
+		if cont != nil {
+			g.Conversations.Put(cont) // its server session is untouched: another request may continue it
+		}
 		return hybrid.Result{}, Stats{}, err
 	}
 	sess := Session{Params: p, SLM: g.SLM.Fingerprint(), Tokenizer: g.Tok.Fingerprint(), LLM: g.LLM, Prefix: s.Device.Sequence, Continue: cont}
@@ -114,16 +110,42 @@ func (g *Generator) OneTokens(ctx context.Context, p hybrid.Params, ids []int, o
 		ver = g.Wrap(rem)
 	}
 	res, err := s.Run(ctx, ver, nil)
-	if err == nil && g.Conversations != nil {
-		// The server holds the sequence up to the last verified round
-		// (and, if an interrupted round was verified after all, one more,
-		// which a continuation's hash check tells apart).
-		if pk := rem.Park(s.Device.Sequence()[:s.Device.Synced()]); pk != nil {
-			pk.Draft = s.Device.DraftSession(g.SLM)
-			g.Conversations.Put(pk)
-		}
+	if err == nil {
+		g.park(rem, s.Device)
 	}
 	return res, rem.Stats, err
+}
+
+// continuation is the parked session (Conversations) that a generation
+// of sc continues, taken from the parked ones; nil for none.
+func (g *Generator) continuation(sc hybrid.SessionConfig) *Parked {
+	if g.Conversations == nil {
+		return nil
+	}
+	// The prompt as the session will fit it, found before the device
+	// evaluates any of it.
+	fitted, err := hybrid.PromptFor(sc.Params, sc.Prompt, g.Tok.BOS(), sc.Context)
+	if err != nil {
+		return nil
+	}
+	return g.Conversations.Take(fitted)
+}
+
+// park leaves a finished generation's session on the server, with the
+// device's draft session, for the conversation's next turn
+// (Conversations); without them it does nothing, and the deferred Close
+// ends the session.
+func (g *Generator) park(rem *Remote, dev *hybrid.Device) {
+	if g.Conversations == nil {
+		return
+	}
+	// The server holds the sequence up to the last verified round (and,
+	// if an interrupted round was verified after all, one more, which a
+	// continuation's hash check tells apart).
+	if pk := rem.Park(dev.Sequence()[:dev.Synced()]); pk != nil {
+		pk.Draft = dev.DraftSession(g.SLM)
+		g.Conversations.Put(pk)
+	}
 }
 
 // Run generates for every prompt (prompt i with hybrid.PromptParams(Params,
