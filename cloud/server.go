@@ -691,16 +691,9 @@ func (s *Server) open(c net.Conn, body []byte) (*session, error) {
 		if !ended && (!(round == o.Round || round == o.Round+1) || len(seq) < len(prefix) || !slices.Equal(seq[:len(prefix)], prefix)) {
 			return nil, perr(wire.ErrCodeNoSession, "session %d is out of sync with the device (server round %d, device round %d): open a new one", o.Resume, round, o.Round)
 		}
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if ended || s.sessions[o.Resume] != ss { // ended while we looked
+		if ended || !s.attach(ss, c) {
 			return nil, unknown
 		}
-		if ss.conn != nil && ss.conn != c {
-			ss.conn.Close() // the old connection is dead or stale: the device moved
-		}
-		ss.conn = c
-		ss.lastUsed = time.Now()
 		s.cfg.Metrics.SessionResumed()
 		return ss, nil
 	}
@@ -735,6 +728,24 @@ func (s *Server) open(c net.Conn, body []byte) (*session, error) {
 	s.cfg.Metrics.SessionStarted(len(prefix), o.Round > 0)
 	s.cfg.Logger.Info("session opened", "session", ss.id, "method", p.Method, "prefix", len(prefix), "round", o.Round)
 	return ss, nil
+}
+
+// attach makes c the connection of ss, closing the one it had (dead or
+// stale: the device moved, or it is a connection of the device's last
+// generation); false when ss has left the server meanwhile (ended while
+// the caller looked at it).
+func (s *Server) attach(ss *session, c net.Conn) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.sessions[ss.id] != ss {
+		return false
+	}
+	if ss.conn != nil && ss.conn != c {
+		ss.conn.Close()
+	}
+	ss.conn = c
+	ss.lastUsed = time.Now()
+	return true
 }
 
 // sessionParams are an Open's session parameters, and the draft model its
@@ -798,16 +809,9 @@ func (s *Server) continueSession(c net.Conn, o *wire.Open, more []int) (*session
 	hs.SetRound(o.Round)
 	ss.hs, ss.lastUp, ss.lastV = hs, nil, nil
 	ss.mu.Unlock()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.sessions[o.Resume] != ss { // ended while we looked
+	if !s.attach(ss, c) {
 		return nil, unknown
 	}
-	if ss.conn != nil && ss.conn != c {
-		ss.conn.Close() // a connection of the device's last generation, stale
-	}
-	ss.conn = c
-	ss.lastUsed = time.Now()
 	s.cfg.Metrics.SessionContinued(keep, len(more))
 	s.cfg.Logger.Info("session continued", "session", ss.id, "method", p.Method, "kept", keep, "added", len(more), "round", o.Round)
 	return ss, nil
