@@ -673,10 +673,8 @@ func (s *Server) open(c net.Conn, body []byte) (*session, error) {
 	}
 	if o.Resume != 0 {
 		unknown := perr(wire.ErrCodeNoSession, "unknown session %d (expired or lost in a restart): open a new one with the committed prefix", o.Resume)
-		s.mu.Lock()
-		ss, ok := s.sessions[o.Resume]
-		s.mu.Unlock()
-		if !ok {
+		ss := s.session(o.Resume)
+		if ss == nil {
 			return nil, unknown
 		}
 		// Never wait for a session's lock while holding the server's: an
@@ -730,6 +728,13 @@ func (s *Server) open(c net.Conn, body []byte) (*session, error) {
 	return ss, nil
 }
 
+// session is the session of that id (nil: none).
+func (s *Server) session(id uint64) *session {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sessions[id]
+}
+
 // attach makes c the connection of ss, closing the one it had (dead or
 // stale: the device moved, or it is a connection of the device's last
 // generation); false when ss has left the server meanwhile (ended while
@@ -775,10 +780,8 @@ func (s *Server) sessionParams(o *wire.Open) (hybrid.Params, model.Model, error)
 // ErrCodeNoSession: the device then opens a new one with its whole prompt.
 func (s *Server) continueSession(c net.Conn, o *wire.Open, more []int) (*session, error) {
 	unknown := perr(wire.ErrCodeNoSession, "unknown session %d (expired, evicted or lost in a restart): open a new one with the whole prompt", o.Resume)
-	s.mu.Lock()
-	ss, ok := s.sessions[o.Resume]
-	s.mu.Unlock()
-	if !ok {
+	ss := s.session(o.Resume)
+	if ss == nil {
 		return nil, unknown
 	}
 	p, slm, err := s.sessionParams(o)
