@@ -11,7 +11,12 @@
 //	                                         devices sending rounds of L fixed random drafts
 //	                                         (the coupled method: token ids only, so the
 //	                                         devices cost nothing and every round verifies
-//	                                         L+1 positions whatever is accepted)
+//	                                         L+1 positions whatever is accepted); with
+//	                                         -chat N each device holds a conversation whose
+//	                                         every turn adds N tokens and verifies -reply
+//	                                         positions, continuing its session
+//	                                         (-continue, edge.Parked) or opening one with
+//	                                         the whole conversation
 //	capacity llama-server --url URL --devices N
 //	                                         the LLM-only reference: N clients each asking
 //	                                         llama-server (started by the script with -np N)
@@ -72,6 +77,15 @@ type Result struct {
 	P99ms     float64 `json:"p99_ms"`
 	PeakRSSMB float64 `json:"peak_rss_mb"`
 	MeanBatch float64 `json:"mean_batch,omitempty"` // hlm serve: sessions per evaluation
+	// Chat mode (-chat): tokens each turn adds, whether turns continue
+	// their session, and the latency of the turns' first rounds (their
+	// prompt's prefill), which Rounds and P50ms leave out.
+	Chat       int     `json:"chat,omitempty"`
+	Continue   bool    `json:"continue,omitempty"`
+	FirstP50ms float64 `json:"first_p50_ms,omitempty"`
+	FirstP99ms float64 `json:"first_p99_ms,omitempty"`
+	Turns      int     `json:"turns,omitempty"`               // sessions whose first round was in the window
+	OpenBytes  float64 `json:"open_bytes_per_turn,omitempty"` // their Open frames' mean size
 }
 
 func main() {
@@ -109,6 +123,10 @@ func runServe(args []string) error {
 	window := fs.Duration("batch-window", cloud.DefaultBatchWindow, "hlm serve's --batch-window")
 	chunk := fs.Int("prefill-chunk", cloud.DefaultPrefillChunk, "hlm serve's --prefill-chunk (0: the whole prompt in one pass)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the measured window to this file (go tool pprof)")
+	var c chat
+	fs.IntVar(&c.add, "chat", 0, "chat mode: each turn of a device's conversation adds this many tokens (0: off, every session a new prompt)")
+	fs.IntVar(&c.reply, "reply", 64, "chat mode: positions each turn verifies")
+	fs.BoolVar(&c.keep, "continue", true, "chat mode: a turn continues the last turn's session (false: opens one with the whole conversation)")
 	fs.Parse(args)
 	if *lib != "" {
 		llamacpp.SetLibrary(*lib)
@@ -133,13 +151,16 @@ func runServe(args []string) error {
 	if *prompt < 1 || *prompt+*L+1 >= ctxLen {
 		return fmt.Errorf("-prompt %d with -l %d leaves no round in a context of %d (-ctx, and the model's)", *prompt, *L, ctxLen)
 	}
+	if c.add < 0 || (c.add > 0 && (c.reply < *L+1 || *prompt+c.reply+c.add+c.reply >= ctxLen)) {
+		return fmt.Errorf("-chat %d -reply %d: want a reply of at least -l+1 positions and two turns in a context of %d", c.add, c.reply, ctxLen)
+	}
 	vocab := llm.Config().Vocab
 	tokFP := ""
 	if t := llm.Tokenizer(); t != nil {
 		tokFP = t.Fingerprint()
 	}
 	w := startWindow(*devices, *dur, *cpuProfile)
-	t := runDevices(ln.Addr().String(), tokFP, vocab, ctxLen, *prompt, *L, *devices, w)
+	t := runDevices(ln.Addr().String(), tokFP, vocab, ctxLen, *prompt, *L, *devices, c, w)
 	if t.err != nil {
 		return t.err
 	}
@@ -151,6 +172,13 @@ func runServe(args []string) error {
 	r := Result{Kind: "hlm serve", Engine: engineName, Model: modelName(*spec), Devices: *devices, L: *L, Seconds: dur.Seconds(),
 		Rounds: t.rounds, Positions: t.rounds * (*L + 1), PeakRSSMB: peakRSS()}
 	r.P50ms, r.P99ms = quantile(t.lat, 0.5), quantile(t.lat, 0.99)
+	if c.add > 0 {
+		r.Chat, r.Continue, r.Turns = c.add, c.keep, len(t.first)
+		if r.Turns > 0 {
+			r.OpenBytes = float64(t.openBytes) / float64(r.Turns)
+		}
+		r.FirstP50ms, r.FirstP99ms = quantile(t.first, 0.5), quantile(t.first, 0.99)
+	}
 	bm.mu.Lock()
 	if bm.n > 0 {
 		r.MeanBatch = float64(bm.sum) / float64(bm.n)
@@ -204,16 +232,24 @@ func (w *window) wait() (time.Time, time.Time) {
 
 // tally is what the devices measured in the window.
 type tally struct {
-	mu     sync.Mutex
-	rounds int
-	lat    []float64 // per round, in milliseconds
-	err    error     // the first device's error
+	mu        sync.Mutex
+	rounds    int
+	lat       []float64 // per round, in milliseconds
+	first     []float64 // per session's first round (chat mode), in milliseconds
+	openBytes int64     // Open frames sent in the window (chat mode)
+	err       error     // the first device's error
+}
+
+// chat is the chat mode of a capacity run (-chat, -reply, -continue).
+type chat struct {
+	add, reply int
+	keep       bool
 }
 
 // runDevices runs devices simulated devices against the server at addr
 // until w's deadline, each opening a new session when its context is
-// full.
-func runDevices(addr, tokFP string, vocab, ctxLen, promptLen, L, devices int, w *window) *tally {
+// full — or, in chat mode, at each turn of its conversation.
+func runDevices(addr, tokFP string, vocab, ctxLen, promptLen, L, devices int, c chat, w *window) *tally {
 	t := &tally{}
 	var wg sync.WaitGroup
 	for d := range devices {
@@ -222,8 +258,19 @@ func runDevices(addr, tokFP string, vocab, ctxLen, promptLen, L, devices int, w 
 			defer wg.Done()
 			rng := rand.New(rand.NewPCG(uint64(d), 17))
 			first := true
+			var conv []int
+			var cont *edge.Parked
 			for {
-				n, l, err := device(addr, tokFP, rng, vocab, ctxLen, promptLen, L, func() (time.Time, time.Time) {
+				if conv == nil {
+					conv, cont = randomTokens(rng, vocab, promptLen), nil
+				}
+				ses := sessionRun{prompt: conv, cont: cont, upto: ctxLen}
+				if c.add > 0 {
+					ses.upto = min(ctxLen, len(conv)+c.reply)
+					// Park only a conversation whose next turn fits.
+					ses.park = c.keep && ses.upto+c.add+c.reply < ctxLen
+				}
+				out, err := device(addr, tokFP, rng, vocab, L, ses, func() (time.Time, time.Time) {
 					if first {
 						first = false
 						w.ready.Done()
@@ -231,8 +278,12 @@ func runDevices(addr, tokFP string, vocab, ctxLen, promptLen, L, devices int, w 
 					return w.wait()
 				})
 				t.mu.Lock()
-				t.rounds += n
-				t.lat = append(t.lat, l...)
+				t.rounds += out.rounds
+				t.lat = append(t.lat, out.lat...)
+				if out.first > 0 {
+					t.first = append(t.first, out.first)
+					t.openBytes += out.openBytes
+				}
 				if err != nil && t.err == nil {
 					t.err = err
 				}
@@ -246,11 +297,25 @@ func runDevices(addr, tokFP string, vocab, ctxLen, promptLen, L, devices int, w 
 				if _, deadline := w.wait(); !time.Now().Before(deadline) {
 					return
 				}
+				conv, cont = nil, nil
+				if c.add > 0 && len(out.seq)+c.add+c.reply < ctxLen {
+					conv = append(out.seq, randomTokens(rng, vocab, c.add)...)
+					cont = out.parked
+				}
 			}
 		}()
 	}
 	wg.Wait()
 	return t
+}
+
+// randomTokens are n token ids drawn from a vocabulary of vocab.
+func randomTokens(rng *rand.Rand, vocab, n int) []int {
+	ids := make([]int, n)
+	for i := range ids {
+		ids[i] = rng.IntN(vocab)
+	}
+	return ids
 }
 
 // batchMetrics records the sizes of the server's batches.
@@ -262,28 +327,45 @@ type batchMetrics struct {
 
 func (m *batchMetrics) Batch(size int) { m.mu.Lock(); m.n++; m.sum += size; m.mu.Unlock() }
 
-// device runs one session until its context is nearly full or the
+// sessionRun is one session of a simulated device: its prompt, the parked
+// session it continues (chat mode; nil: a new one), the positions at which
+// it ends, and whether it parks its session at the end for the next turn.
+type sessionRun struct {
+	prompt []int
+	cont   *edge.Parked
+	upto   int
+	park   bool
+}
+
+// sessionOut is what a session measured: its rounds inside the window
+// (its first round left out) and their latencies in milliseconds, its
+// first round's latency when inside the window (0 otherwise) and the
+// bytes of its Open then, its sequence at the end, and its parked session.
+type sessionOut struct {
+	rounds    int
+	lat       []float64
+	first     float64
+	openBytes int64
+	seq       []int
+	parked    *edge.Parked
+}
+
+// device runs one session until it reaches ses.upto positions or the
 // deadline: rounds of L random drafts (coupled). After its first round
 // (the prompt's prefill) it calls window, which returns the measured
-// window once every device is ready. It returns the rounds verified inside
-// the window (a reopened session's first round excluded) and their
-// latencies in milliseconds.
-func device(addr, tokFP string, rng *rand.Rand, vocab, ctxLen, promptLen, L int, window func() (time.Time, time.Time)) (int, []float64, error) {
+// window once every device is ready.
+func device(addr, tokFP string, rng *rand.Rand, vocab, L int, ses sessionRun, window func() (time.Time, time.Time)) (sessionOut, error) {
 	p := hybrid.DefaultParams()
 	p.Method, p.Seed = hybrid.Coupled, rng.Uint64()
-	prefix := make([]int, promptLen)
-	for i := range prefix {
-		prefix[i] = rng.IntN(vocab)
-	}
-	rem, err := edge.Connect(context.Background(), edge.Config{Addr: addr}, edge.Session{Params: p, Tokenizer: tokFP, Prefix: func() []int { return prefix }})
+	seq := slices.Clone(ses.prompt)
+	var out sessionOut
+	rem, err := edge.Connect(context.Background(), edge.Config{Addr: addr}, edge.Session{Params: p, Tokenizer: tokFP, Prefix: func() []int { return seq }, Continue: ses.cont})
 	if err != nil {
-		return 0, nil, err
+		return out, err
 	}
 	defer rem.Close()
-	n, seq := 0, promptLen
-	var lat []float64
 	var start, deadline time.Time
-	for r := 1; seq+L+1 < ctxLen; r++ {
+	for r := 1; len(seq)+L+1 < ses.upto; r++ {
 		up := &wire.Upload{Round: uint32(r)}
 		for range L {
 			up.Drafts = append(up.Drafts, wire.Draft{Token: int32(rng.IntN(vocab))})
@@ -291,23 +373,34 @@ func device(addr, tokFP string, rng *rand.Rand, vocab, ctxLen, promptLen, L int,
 		t0 := time.Now()
 		v, err := rem.Verify(context.Background(), up)
 		if err != nil {
-			return n, lat, err
+			return out, err
 		}
 		t1 := time.Now()
-		seq += v.Accepted + 1
+		for _, d := range up.Drafts[:v.Accepted] {
+			seq = append(seq, int(d.Token))
+		}
+		seq = append(seq, int(v.Token))
 		if r == 1 {
 			start, deadline = window()
+			if !t0.Before(start) && t1.Before(deadline) {
+				out.first = float64(t1.Sub(t0).Microseconds()) / 1000
+				out.openBytes = rem.Stats.OpenBytes
+			}
 			continue
 		}
 		if !t1.Before(deadline) {
 			break
 		}
 		if !t0.Before(start) {
-			n++
-			lat = append(lat, float64(t1.Sub(t0).Microseconds())/1000)
+			out.rounds++
+			out.lat = append(out.lat, float64(t1.Sub(t0).Microseconds())/1000)
 		}
 	}
-	return n, lat, nil
+	out.seq = seq
+	if ses.park {
+		out.parked = rem.Park(seq)
+	}
+	return out, nil
 }
 
 func runLlamaServer(args []string) error {
