@@ -125,7 +125,7 @@ func runServe(args []string) error {
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the measured window to this file (go tool pprof)")
 	var c chat
 	fs.IntVar(&c.add, "chat", 0, "chat mode: each turn of a device's conversation adds this many tokens (0: off, every session a new prompt)")
-	fs.IntVar(&c.reply, "reply", 64, "chat mode: positions each turn verifies")
+	fs.IntVar(&c.reply, "reply", 64, "chat mode: positions each turn verifies (on average: from half to 3/2 of it)")
 	fs.BoolVar(&c.keep, "continue", true, "chat mode: a turn continues the last turn's session (false: opens one with the whole conversation)")
 	fs.Parse(args)
 	if *lib != "" {
@@ -151,8 +151,8 @@ func runServe(args []string) error {
 	if *prompt < 1 || *prompt+*L+1 >= ctxLen {
 		return fmt.Errorf("-prompt %d with -l %d leaves no round in a context of %d (-ctx, and the model's)", *prompt, *L, ctxLen)
 	}
-	if c.add < 0 || (c.add > 0 && (c.reply < *L+1 || *prompt+c.reply+c.add+c.reply >= ctxLen)) {
-		return fmt.Errorf("-chat %d -reply %d: want a reply of at least -l+1 positions and two turns in a context of %d", c.add, c.reply, ctxLen)
+	if c.add < 0 || (c.add > 0 && (c.reply < 2*(*L+1) || *prompt+3*c.reply+c.add >= ctxLen)) {
+		return fmt.Errorf("-chat %d -reply %d: want a reply of at least 2(-l+1) positions and two turns in a context of %d", c.add, c.reply, ctxLen)
 	}
 	vocab := llm.Config().Vocab
 	tokFP := ""
@@ -266,9 +266,11 @@ func runDevices(addr, tokFP string, vocab, ctxLen, promptLen, L, devices int, c 
 				}
 				ses := sessionRun{prompt: conv, cont: cont, upto: ctxLen}
 				if c.add > 0 {
-					ses.upto = min(ctxLen, len(conv)+c.reply)
+					// Replies of R/2 to 3R/2 positions, so that the
+					// devices' turns do not all begin in the same batch.
+					ses.upto = min(ctxLen, len(conv)+c.reply/2+rng.IntN(c.reply+1))
 					// Park only a conversation whose next turn fits.
-					ses.park = c.keep && ses.upto+c.add+c.reply < ctxLen
+					ses.park = c.keep && ses.upto+c.add+3*c.reply/2 < ctxLen
 				}
 				out, err := device(addr, tokFP, rng, vocab, L, ses, func() (time.Time, time.Time) {
 					if first {
@@ -298,7 +300,7 @@ func runDevices(addr, tokFP string, vocab, ctxLen, promptLen, L, devices int, c 
 					return
 				}
 				conv, cont = nil, nil
-				if c.add > 0 && len(out.seq)+c.add+c.reply < ctxLen {
+				if c.add > 0 && len(out.seq)+c.add+3*c.reply/2 < ctxLen {
 					conv = append(out.seq, randomTokens(rng, vocab, c.add)...)
 					cont = out.parked
 				}
