@@ -3,6 +3,7 @@ package cloud
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"net/http/httptest"
 	"strings"
 	"sync/atomic"
@@ -11,7 +12,9 @@ import (
 	"github.com/hlmproject/hlm/edge"
 	"github.com/hlmproject/hlm/hybrid"
 	"github.com/hlmproject/hlm/model"
+	"github.com/hlmproject/hlm/policy"
 	"github.com/hlmproject/hlm/sim"
+	"github.com/hlmproject/hlm/wire"
 )
 
 // turns runs a conversation of two generations on g: the first with
@@ -211,5 +214,72 @@ func TestLlamaCppConversations(t *testing.T) {
 	}
 	if s := lc.Stats(); s.Evictions == 0 {
 		t.Errorf("no session was moved out of its slot (%+v): the test does not test that", s)
+	}
+}
+
+// skipFirst is an upload rule that commits its first n drafts on the
+// device and uploads the rest.
+type skipFirst struct {
+	n    int
+	seen atomic.Int64
+}
+
+func (u *skipFirst) Upload(policy.Token, *rand.Rand) bool { return u.seen.Add(1) > int64(u.n) }
+
+// interrupting cancels its generation in the first round whose upload
+// carries tokens committed on the device: before sending it (verify
+// false), or after the server verified it but before the device applies
+// the verdict (verify true).
+type interrupting struct {
+	r      *edge.Remote
+	cancel context.CancelFunc
+	verify bool
+}
+
+func (v *interrupting) Verify(ctx context.Context, up *wire.Upload) (*wire.Verdict, error) {
+	if len(up.Committed) == 0 {
+		return v.r.Verify(ctx, up)
+	}
+	if v.verify {
+		if _, err := v.r.Verify(ctx, up); err != nil {
+			return nil, err
+		}
+	}
+	v.cancel()
+	return nil, ctx.Err()
+}
+
+// TestConversationAfterInterruptedRound: a generation interrupted in a
+// round whose upload carries tokens the device committed on its own is
+// parked with what the server holds whether or not the upload reached it,
+// so that the next turn, whose prompt holds those tokens, continues it.
+func TestConversationAfterInterruptedRound(t *testing.T) {
+	ms := models(t)
+	_, addr := start(t, Config{LLM: ms.LLM})
+	for _, verified := range []bool{false, true} {
+		t.Run(fmt.Sprintf("verified=%v", verified), func(t *testing.T) {
+			p := params(hybrid.HLM, 5)
+			g := generator(t, ms, addr, p)
+			g.Conversations = &edge.Conversations{}
+			g.Uploader = &skipFirst{n: 2}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			g.Wrap = func(r *edge.Remote) hybrid.Verifier { return &interrupting{r: r, cancel: cancel, verify: verified} }
+			ids := ms.Tok.Encode(prompt, true)
+			r1, _, err := g.OneTokens(ctx, p, ids, nil)
+			if err != nil || r1.Stop != hybrid.StopInterrupted || len(r1.Tokens) != 2 {
+				t.Fatalf("first turn: %v, stop %q, %d tokens; want interrupted after the 2 committed on the device", err, r1.Stop, len(r1.Tokens))
+			}
+			g.Wrap = nil
+			next := append(append(append([]int(nil), ids...), r1.Tokens...), ms.Tok.Encode(" The end.", false)...)
+			p.Seed++
+			_, st, err := g.OneTokens(context.Background(), p, next, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.Continued != 1 {
+				t.Errorf("the next turn continued %d sessions, want 1", st.Continued)
+			}
+		})
 	}
 }

@@ -140,8 +140,8 @@ func (g *Generator) park(rem *Remote, dev *hybrid.Device) {
 		return
 	}
 	// The server holds the sequence up to the last verified round (and,
-	// if an interrupted round was verified after all, one more, which a
-	// continuation's hash check tells apart).
+	// if an interrupted round was verified after all, more, which a
+	// continuation does not keep).
 	if pk := rem.Park(dev.Sequence()[:dev.Synced()]); pk != nil {
 		pk.Draft = dev.DraftSession(g.SLM)
 		g.Conversations.Put(pk)

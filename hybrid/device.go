@@ -38,6 +38,9 @@ type Device struct {
 	unsentX    [][]float64
 	round      uint32
 	pending    []drafted // drafts of the upload in flight
+	// pendingCommitted counts the tokens committed locally that the
+	// upload in flight carries (in seq, but not verified yet).
+	pendingCommitted int
 
 	ctrl    Controller // per-round L and ℓ (draft=ddqn)
 	rate    float64    // uplink rate of the current round, set by the driver
@@ -255,11 +258,19 @@ func (d *Device) Output() []int { return d.seq[d.prompt:] }
 // Sequence is the prompt and the committed output.
 func (d *Device) Sequence() []int { return d.seq }
 
-// Synced is how many tokens of Sequence the server holds between rounds:
-// all but those committed on the device since its last upload. A device
-// that continues its session with a new prompt (wire.Open.Keep) keeps at
-// most these.
-func (d *Device) Synced() int { return len(d.seq) - len(d.unsent) }
+// Synced is how many tokens of Sequence the server surely holds: all but
+// those committed on the device since its last verified round — not sent
+// yet, or carried by an upload whose verdict has not been applied (a
+// generation interrupted in a round: the server may or may not have
+// verified it). A device that continues its session with a new prompt
+// (wire.Open.Keep) keeps at most these.
+func (d *Device) Synced() int {
+	n := len(d.seq) - len(d.unsent)
+	if d.pending != nil {
+		n -= d.pendingCommitted
+	}
+	return n
+}
 
 // Step runs one round up to the point where the device either has committed
 // a token locally or has an upload to send. room is the number of tokens
@@ -308,6 +319,7 @@ func (d *Device) send(drafts []drafted) Step {
 		st.FullBits += 32 * d.vocab
 	}
 	st.drafts, st.unsentX = drafts, d.unsentX
+	d.pendingCommitted = len(d.unsent)
 	d.unsent, d.unsentProb, d.unsentX = nil, nil, nil
 	d.pending = drafts
 	if d.pending == nil {
