@@ -1,6 +1,7 @@
 package edge
 
 import (
+	"slices"
 	"sync"
 	"time"
 )
@@ -69,7 +70,7 @@ func (c *Conversations) Take(prompt []int) *Parked {
 		return nil
 	}
 	p := c.parked[best].p
-	c.parked = append(c.parked[:best], c.parked[best+1:]...)
+	c.parked = slices.Delete(c.parked, best, best+1)
 	return p
 }
 
@@ -82,7 +83,7 @@ func (c *Conversations) Put(p *Parked) {
 	defer c.mu.Unlock()
 	c.parked = append(c.parked, parked{p, c.clock()})
 	if max := c.max(); len(c.parked) > max {
-		c.parked = append(c.parked[:0], c.parked[len(c.parked)-max:]...)
+		c.parked = slices.Delete(c.parked, 0, len(c.parked)-max)
 	}
 	drafts := c.MaxDrafts
 	if drafts == 0 {
@@ -127,5 +128,7 @@ func (c *Conversations) expire() {
 	for i < len(c.parked) && now.Sub(c.parked[i].at) > age {
 		i++
 	}
-	c.parked = append(c.parked[:0], c.parked[i:]...)
+	// slices.Delete clears the places it vacates: the sessions it drops
+	// (their draft sessions) are not held by the slice's array.
+	c.parked = slices.Delete(c.parked, 0, i)
 }

@@ -1,8 +1,10 @@
 package edge
 
 import (
+	"runtime"
 	"testing"
 	"time"
+	"weak"
 
 	"github.com/hlmproject/hlm/hybrid"
 )
@@ -80,4 +82,33 @@ func TestConversationsBounds(t *testing.T) {
 	if c.Len() != 0 {
 		t.Errorf("%d parked past MaxAge", c.Len())
 	}
+}
+
+// TestConversationsLetGo: a parked session that expired, or that was
+// taken, is not held by the Conversations any longer (its draft session
+// can be a draft model's KV cache for a whole conversation).
+func TestConversationsLetGo(t *testing.T) {
+	now := time.Unix(1000, 0)
+	c := Conversations{MaxAge: time.Minute, now: func() time.Time { return now }}
+	var gone []weak.Pointer[Parked]
+	for id := uint64(1); id <= 4; id++ {
+		p := &Parked{ID: id, Tokens: []int{int(id)}, Draft: &hybrid.DraftSession{}}
+		gone = append(gone, weak.Make(p))
+		c.Put(p)
+	}
+	if p := c.Take([]int{4}); p == nil {
+		t.Fatal("session 4 not parked")
+	}
+	now = now.Add(2 * time.Minute)
+	if c.Len() != 0 {
+		t.Fatalf("%d parked past MaxAge", c.Len())
+	}
+	runtime.GC()
+	runtime.GC()
+	for i, w := range gone {
+		if w.Value() != nil {
+			t.Errorf("session %d is still held after it expired or was taken", i+1)
+		}
+	}
+	runtime.KeepAlive(&c)
 }
