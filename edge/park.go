@@ -38,6 +38,7 @@ type Conversations struct {
 
 	mu     sync.Mutex
 	parked []parked // oldest first
+	closed bool     // Close was called: park nothing more
 	now    func() time.Time
 }
 
@@ -99,6 +100,24 @@ func (c *Conversations) Put(p *Parked) {
 			c.parked[i].p.Draft = nil
 		}
 	}
+}
+
+// Close stops parking: the generations that end afterwards close their
+// sessions on the server, as without Conversations (a program that is
+// about to exit: nobody would continue them, and the server would keep
+// them until its idle timeout). What is parked already stays.
+func (c *Conversations) Close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.closed = true
+}
+
+// parking reports whether a generation that ends now parks its session
+// (Close was not called).
+func (c *Conversations) parking() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return !c.closed
 }
 
 // Len is the number of sessions parked.

@@ -133,10 +133,10 @@ func (g *Generator) continuation(sc hybrid.SessionConfig) *Parked {
 
 // park leaves a finished generation's session on the server, with the
 // device's draft session, for the conversation's next turn
-// (Conversations); without them it does nothing, and the deferred Close
-// ends the session.
+// (Conversations); without them, or once they are closed, it does
+// nothing, and the deferred Close ends the session.
 func (g *Generator) park(rem *Remote, dev *hybrid.Device) {
-	if g.Conversations == nil {
+	if g.Conversations == nil || !g.Conversations.parking() {
 		return
 	}
 	// The server holds the sequence up to the last verified round (and,

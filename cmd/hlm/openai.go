@@ -159,6 +159,11 @@ func serveOpenAI(ctx context.Context, g *edge.Generator, f *chatFormat, addr, ke
 		return err
 	case <-ctx.Done():
 	}
+	if g.Conversations != nil {
+		// The generations that end from now on close their sessions:
+		// this process will not continue them.
+		g.Conversations.Close()
+	}
 	interrupt := time.AfterFunc(openaiGrace, func() { stopGenerations(errEdgeShutdown) })
 	defer interrupt.Stop()
 	sctx, cancel := context.WithTimeout(context.Background(), openaiGrace+openaiInterrupted)

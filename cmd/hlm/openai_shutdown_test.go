@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -46,8 +47,16 @@ func (s slowSession) Eval(tokens []int) ([][]float32, error) {
 // error. Nothing told them to stop: http.Server.Shutdown waited the grace
 // period for them, then serveOpenAI failed with "context deadline
 // exceeded" (hlm edge exiting with status 1) and left them running, their
-// sessions open on hlm serve until its idle timeout.
+// sessions open on hlm serve until its idle timeout. With conversations
+// (hlm edge --openai's default) too: an interrupted generation would
+// otherwise park its session there for a conversation nobody continues.
 func TestOpenAIShutdownInterruptsGenerations(t *testing.T) {
+	for _, conv := range []bool{false, true} {
+		t.Run(fmt.Sprintf("conversations=%v", conv), func(t *testing.T) { testOpenAIShutdown(t, conv) })
+	}
+}
+
+func testOpenAIShutdown(t *testing.T, conversations bool) {
 	defer func(g time.Duration) { openaiGrace = g }(openaiGrace)
 	openaiGrace = 200 * time.Millisecond
 	llm, err := llama.OpenSpec(builtin.DefaultLLM, "")
@@ -77,6 +86,9 @@ func TestOpenAIShutdownInterruptsGenerations(t *testing.T) {
 	g, err := edge.NewGenerator(edge.Config{Addr: ln.Addr().String()}, slm, p)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if conversations {
+		g.Conversations = &edge.Conversations{}
 	}
 	f, err := newChatFormat(g.Tok, "", nil)
 	if err != nil {
