@@ -45,6 +45,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime"
 	"runtime/pprof"
 	"slices"
 	"sort"
@@ -123,6 +124,7 @@ func runServe(args []string) error {
 	window := fs.Duration("batch-window", cloud.DefaultBatchWindow, "hlm serve's --batch-window")
 	chunk := fs.Int("prefill-chunk", cloud.DefaultPrefillChunk, "hlm serve's --prefill-chunk (0: the whole prompt in one pass)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the measured window to this file (go tool pprof)")
+	memProfile := fs.String("memprofile", "", "write a heap profile at the end of the window to this file (go tool pprof)")
 	var c chat
 	fs.IntVar(&c.add, "chat", 0, "chat mode: each turn of a device's conversation adds this many tokens (0: off, every session a new prompt)")
 	fs.IntVar(&c.reply, "reply", 64, "chat mode: positions each turn verifies (on average: from half to 3/2 of it)")
@@ -165,6 +167,11 @@ func runServe(args []string) error {
 		return t.err
 	}
 	<-w.profiled
+	if *memProfile != "" {
+		if err := writeHeapProfile(*memProfile); err != nil {
+			return err
+		}
+	}
 	engineName := "hlm"
 	if _, ok := llm.(*llamacpp.Model); ok {
 		engineName = "llama.cpp backend"
@@ -185,6 +192,20 @@ func runServe(args []string) error {
 	}
 	bm.mu.Unlock()
 	return json.NewEncoder(os.Stdout).Encode(r)
+}
+
+// writeHeapProfile writes the live heap (after a collection) to path.
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	runtime.GC()
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // window is the measured time of a capacity run. Its clock starts when
@@ -262,7 +283,15 @@ func runDevices(addr, tokFP string, vocab, ctxLen, promptLen, L, devices int, c 
 			var cont *edge.Parked
 			for {
 				if conv == nil {
-					conv, cont = randomTokens(rng, vocab, promptLen), nil
+					n := promptLen
+					if c.add > 0 && first {
+						// The devices' first conversations start at
+						// random lengths, so that they are not all long
+						// at once (each turn of one lengthens it by the
+						// same amount).
+						n += rng.IntN(max(1, ctxLen-promptLen-c.add-3*c.reply))
+					}
+					conv, cont = randomTokens(rng, vocab, n), nil
 				}
 				ses := sessionRun{prompt: conv, cont: cont, upto: ctxLen}
 				if c.add > 0 {
