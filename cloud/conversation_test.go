@@ -125,27 +125,17 @@ func TestConversationContinues(t *testing.T) {
 // TestConversationFallsBack: a parked session the server no longer has
 // (another server), or whose tokens are not the device's, is refused, and
 // the generation opens a new session with its whole prompt — the same
-// tokens as without Conversations.
+// tokens as without Conversations. A refused parked session is ended, not
+// left on the server until its idle timeout.
 func TestConversationFallsBack(t *testing.T) {
 	ms := models(t)
-	_, addr := start(t, Config{LLM: ms.LLM})
-	_, other := start(t, Config{LLM: ms.LLM})
 	p := params(hybrid.QS, 8)
-	fresh := func(ids []int) (hybrid.Result, edge.Stats) {
-		q := p
-		q.Seed++
-		r, st, err := generator(t, ms, addr, q).OneTokens(context.Background(), q, ids, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r, st
-	}
 	for _, c := range []struct {
 		name   string
-		tamper func(g *edge.Generator, next []int)
+		tamper func(g *edge.Generator, next []int, other string)
 	}{
-		{"server lost it", func(g *edge.Generator, _ []int) { g.Conn.Addr = other }},
-		{"other tokens", func(g *edge.Generator, next []int) {
+		{"server lost it", func(g *edge.Generator, _ []int, other string) { g.Conn.Addr = other }},
+		{"other tokens", func(g *edge.Generator, next []int, _ string) {
 			pk := g.Conversations.Take(next)
 			pk.Tokens[2]++ // the server holds what the device sent, not this
 			next[2]++
@@ -153,6 +143,8 @@ func TestConversationFallsBack(t *testing.T) {
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			srv, addr := start(t, Config{LLM: ms.LLM})
+			_, other := start(t, Config{LLM: ms.LLM})
 			g := generator(t, ms, addr, p)
 			g.Conversations = &edge.Conversations{}
 			ids := ms.Tok.Encode(prompt, true)
@@ -161,14 +153,20 @@ func TestConversationFallsBack(t *testing.T) {
 				t.Fatal(err)
 			}
 			next := append(append(append([]int(nil), ids...), r1.Tokens...), ms.Tok.Encode(" The end.", false)...)
-			c.tamper(g, next)
+			c.tamper(g, next, other)
 			q := p
 			q.Seed++
 			got, st, err := g.OneTokens(context.Background(), q, next, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			want, wst := fresh(next)
+			if c.name == "other tokens" && srv.Sessions() != 1 {
+				t.Errorf("%d sessions on the server, want 1: the new one, parked (the refused one ended)", srv.Sessions())
+			}
+			want, wst, err := generator(t, ms, addr, q).OneTokens(context.Background(), q, next, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
 			if st.Continued != 0 || fmt.Sprint(got.Tokens) != fmt.Sprint(want.Tokens) {
 				t.Fatalf("continued %d\n got %v\nwant %v", st.Continued, got.Tokens, want.Tokens)
 			}

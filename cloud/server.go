@@ -728,6 +728,21 @@ func (s *Server) open(c net.Conn, body []byte) (*session, error) {
 	return ss, nil
 }
 
+// endDetached ends ss if it has no connection and is still on the
+// server, and says whether it did.
+func (s *Server) endDetached(ss *session) bool {
+	s.mu.Lock()
+	if ss.conn != nil || s.sessions[ss.id] != ss {
+		s.mu.Unlock()
+		return false
+	}
+	delete(s.sessions, ss.id)
+	s.mu.Unlock()
+	ss.end()
+	s.cfg.Metrics.SessionEnded()
+	return true
+}
+
 // session is the session of that id (nil: none).
 func (s *Server) session(id uint64) *session {
 	s.mu.Lock()
@@ -801,6 +816,13 @@ func (s *Server) continueSession(c net.Conn, o *wire.Open, more []int) (*session
 	}
 	if seq := ss.hs.Sequence(); keep > len(seq) || wire.HashTokens(seq[:keep]) != o.KeepHash {
 		ss.mu.Unlock()
+		// The device gives the session up and opens a new one: a parked
+		// session is of no use to anyone else, and is ended now rather
+		// than holding its cache until the idle timeout (one with a
+		// connection is left to it).
+		if s.endDetached(ss) {
+			s.cfg.Logger.Info("parked session ended: the device's continuation does not match it", "session", ss.id)
+		}
 		return nil, perr(wire.ErrCodeNoSession, "session %d does not hold the %d tokens the device keeps: open a new one with the whole prompt", o.Resume, keep)
 	}
 	hs, err := ss.hs.Continue(p, s.cfg.LLM, slm, keep, more)

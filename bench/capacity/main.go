@@ -294,12 +294,15 @@ func runDevices(addr, tokFP string, vocab, ctxLen, promptLen, L, devices int, c 
 					conv, cont = randomTokens(rng, vocab, n), nil
 				}
 				ses := sessionRun{prompt: conv, cont: cont, upto: ctxLen}
+				another := false // the conversation has a turn after this one
 				if c.add > 0 {
 					// Replies of R/2 to 3R/2 positions, so that the
 					// devices' turns do not all begin in the same batch.
 					ses.upto = min(ctxLen, len(conv)+c.reply/2+rng.IntN(c.reply+1))
-					// Park only a conversation whose next turn fits.
-					ses.park = c.keep && ses.upto+c.add+3*c.reply/2 < ctxLen
+					// A turn follows when it fits (the session is
+					// parked for it).
+					another = ses.upto+c.add+3*c.reply/2 < ctxLen
+					ses.park = c.keep && another
 				}
 				out, err := device(addr, tokFP, rng, vocab, L, ses, func() (time.Time, time.Time) {
 					if first {
@@ -329,7 +332,7 @@ func runDevices(addr, tokFP string, vocab, ctxLen, promptLen, L, devices int, c 
 					return
 				}
 				conv, cont = nil, nil
-				if c.add > 0 && len(out.seq)+c.add+3*c.reply/2 < ctxLen {
+				if another {
 					conv = append(out.seq, randomTokens(rng, vocab, c.add)...)
 					cont = out.parked
 				}
