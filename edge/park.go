@@ -13,9 +13,13 @@ import (
 // the server evaluates only those. Safe for concurrent use; the zero value
 // is ready, with the defaults below.
 //
-// A parked session is continued only when the new prompt keeps at least
-// half of its tokens: a prompt that shares only a system message with
-// another conversation does not cut that conversation short. Each parked
+// A parked session is continued only when the new prompt keeps all of
+// the prompt its last generation had (Parked.Prompt: the conversation up
+// to its last message), or at least half of its tokens: a prompt that
+// shares only a system message with another conversation does not cut
+// that conversation short, while the next turn of a conversation whose
+// last answer comes back re-tokenized otherwise (a client that trims it,
+// a tokenization the model did not choose) still continues it. Each parked
 // session is continued once (the continuation parks the longer one
 // again). The server drops a parked session after its idle timeout
 // (hlm serve --idle-timeout, 5 minutes by default) or to make room for a
@@ -55,15 +59,15 @@ func (c *Conversations) clock() time.Time {
 }
 
 // Take removes and returns the parked session that a generation with this
-// prompt should continue (nil: none keeps at least half of its tokens):
-// the one that keeps the most.
+// prompt should continue (nil: none keeps its last prompt or half of its
+// tokens): the one that keeps the most.
 func (c *Conversations) Take(prompt []int) *Parked {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.expire()
 	best, bestKeep := -1, 0
 	for i, e := range c.parked {
-		if k := e.p.Keep(prompt); 2*k >= len(e.p.Tokens) && k > bestKeep {
+		if k := e.p.Keep(prompt); k > bestKeep && (2*k >= len(e.p.Tokens) || (e.p.Prompt > 0 && k >= e.p.Prompt)) {
 			best, bestKeep = i, k
 		}
 	}

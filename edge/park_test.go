@@ -51,6 +51,17 @@ func TestConversationsTake(t *testing.T) {
 	if p := c.Take([]int{1, 9, 9, 9, 0}); p == nil || p.ID != 3 {
 		t.Errorf("took %+v, want session 3 (keeps 4 of 8)", p)
 	}
+	// A session whose last prompt was 3 tokens and its answer 7 more: a
+	// new prompt that keeps the whole last prompt continues it, though it
+	// keeps less than half (the answer came back otherwise); one that
+	// keeps less of it does not.
+	c.Put(&Parked{ID: 4, Tokens: []int{1, 7, 7, 5, 5, 5, 5, 5, 5, 5}, Prompt: 3})
+	if p := c.Take([]int{1, 7, 0}); p != nil {
+		t.Errorf("took %+v for a prompt that keeps 2 of the last prompt's 3 tokens", p)
+	}
+	if p := c.Take([]int{1, 7, 7, 5, 6, 6}); p == nil || p.ID != 4 {
+		t.Errorf("took %+v, want session 4 (keeps its last prompt)", p)
+	}
 	if c.Len() != 0 {
 		t.Errorf("%d still parked", c.Len())
 	}

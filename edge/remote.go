@@ -75,6 +75,10 @@ type Session struct {
 type Parked struct {
 	ID     uint64
 	Tokens []int // what the server holds of it: the prompt and the verified output
+	// Prompt is how many of Tokens were its last generation's prompt (0:
+	// not known): a new prompt that keeps them all continues the same
+	// conversation (Conversations).
+	Prompt int
 	// Draft, when not nil, is the device's draft-model session of the
 	// generation (Generator with Conversations sets it), which the next
 	// one takes over.

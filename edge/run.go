@@ -144,6 +144,7 @@ func (g *Generator) park(rem *Remote, dev *hybrid.Device) {
 	// continuation does not keep).
 	if pk := rem.Park(dev.Sequence()[:dev.Synced()]); pk != nil {
 		pk.Draft = dev.DraftSession(g.SLM)
+		pk.Prompt = min(len(pk.Tokens), len(dev.Sequence())-len(dev.Output()))
 		g.Conversations.Put(pk)
 	}
 }

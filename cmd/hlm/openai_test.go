@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -75,11 +76,19 @@ func loopbackServer(t *testing.T, llm model.Model, wrap func(net.Listener) net.L
 // ends; it returns the API's URL and the generator.
 func openaiStack(t *testing.T, p hybrid.Params) (string, *edge.Generator) {
 	t.Helper()
-	llm, err := llama.OpenSpec(builtin.DefaultLLM, "")
+	return openaiStackOf(t, builtin.DefaultLLM, builtin.DefaultLLM+"@exit=2", "", p)
+}
+
+// openaiStackOf is openaiStack with the server's LLM and the device's
+// draft opened from these specs, and chats formatted by the template file
+// tmpl ("": the model's, or the plain format).
+func openaiStackOf(t *testing.T, llmSpec, slmSpec, tmpl string, p hybrid.Params) (string, *edge.Generator) {
+	t.Helper()
+	llm, err := llama.OpenSpec(llmSpec, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	slm, err := llama.OpenSpec(builtin.DefaultLLM+"@exit=2", "")
+	slm, err := llama.OpenSpec(slmSpec, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +96,7 @@ func openaiStack(t *testing.T, p hybrid.Params) (string, *edge.Generator) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := newChatFormat(g.Tok, "", nil)
+	f, err := newChatFormat(g.Tok, tmpl, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,6 +152,39 @@ func TestVerifierReady(t *testing.T) {
 	}
 }
 
+// chatMessage is a chat message as OpenAI's API sends it.
+type chatMessage struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// chatTurn posts msgs to the chat endpoint at api and returns the answer,
+// the prompt tokens and those of them reported cached.
+func chatTurn(t *testing.T, api string, msgs []chatMessage) (string, int, int) {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"messages": msgs, "seed": 1})
+	resp, err := http.Post(api+"/v1/chat/completions", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var r struct {
+		Choices []struct {
+			Message chatMessage `json:"message"`
+		} `json:"choices"`
+		Usage struct {
+			PromptTokens int `json:"prompt_tokens"`
+			Details      struct {
+				CachedTokens int `json:"cached_tokens"`
+			} `json:"prompt_tokens_details"`
+		} `json:"usage"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil || resp.StatusCode != 200 || len(r.Choices) != 1 {
+		t.Fatalf("status %d, %+v, %v", resp.StatusCode, r, err)
+	}
+	return r.Choices[0].Message.Content, r.Usage.PromptTokens, r.Usage.Details.CachedTokens
+}
+
 // TestOpenAIConversation: a chat's second request, which repeats the
 // first with its answer and adds a message, continues the first's session
 // and reports the prompt tokens it kept as cached; a request of another
@@ -153,46 +195,47 @@ func TestOpenAIConversation(t *testing.T) {
 	p.Method, p.MaxTokens = hybrid.QS, 16
 	api, g := openaiStack(t, p)
 	g.Conversations = &edge.Conversations{}
-	type message struct {
-		Role    string `json:"role"`
-		Content string `json:"content"`
-	}
-	chat := func(msgs []message) (string, int, int) {
-		t.Helper()
-		body, _ := json.Marshal(map[string]any{"messages": msgs, "seed": 1})
-		resp, err := http.Post(api+"/v1/chat/completions", "application/json", bytes.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		var r struct {
-			Choices []struct {
-				Message message `json:"message"`
-			} `json:"choices"`
-			Usage struct {
-				PromptTokens int `json:"prompt_tokens"`
-				Details      struct {
-					CachedTokens int `json:"cached_tokens"`
-				} `json:"prompt_tokens_details"`
-			} `json:"usage"`
-		}
-		if err := json.NewDecoder(resp.Body).Decode(&r); err != nil || resp.StatusCode != 200 || len(r.Choices) != 1 {
-			t.Fatalf("status %d, %+v, %v", resp.StatusCode, r, err)
-		}
-		return r.Choices[0].Message.Content, r.Usage.PromptTokens, r.Usage.Details.CachedTokens
-	}
-	first := []message{{"user", "Tell me a story about a little dog who found a red ball in the park"}}
-	answer, n1, cached := chat(first)
+	first := []chatMessage{{"user", "Tell me a story about a little dog who found a red ball in the park"}}
+	answer, n1, cached := chatTurn(t, api, first)
 	if cached != 0 {
 		t.Fatalf("the first request reports %d cached tokens", cached)
 	}
-	second := append(first, message{"assistant", answer}, message{"user", "What happened next?"})
-	_, n2, cached := chat(second)
+	second := append(first, chatMessage{"assistant", answer}, chatMessage{"user", "What happened next?"})
+	_, n2, cached := chatTurn(t, api, second)
 	t.Logf("first request: %d prompt tokens; second: %d, of which %d cached", n1, n2, cached)
 	if cached < n1 || cached >= n2 {
 		t.Errorf("the second request (%d prompt tokens) kept %d, want at least the first's %d", n2, cached, n1)
 	}
-	if _, _, cached := chat([]message{{"user", "Why is the sky blue?"}}); cached != 0 {
+	if _, _, cached := chatTurn(t, api, []chatMessage{{"user", "Why is the sky blue?"}}); cached != 0 {
 		t.Errorf("another conversation kept %d tokens of this one", cached)
+	}
+}
+
+// TestOpenAIConversationTemplates: with the chat templates of real model
+// families (llama.cpp's copies; a tiny random-weight model, whose answers
+// are garbage that need not tokenize back the same), each request of a
+// conversation keeps at least the whole of the last one's prompt.
+func TestOpenAIConversationTemplates(t *testing.T) {
+	dir := filepath.Join(refs.LlamaCpp(t), "models", "templates")
+	m := filepath.Join("..", "..", "model", "llama", "testdata", "families", "qwen3.gguf")
+	// The model's context is 256 tokens: templates that fit three turns in it.
+	for _, tmpl := range []string{"Qwen-Qwen3-0.6B.jinja", "google-gemma-2-2b-it.jinja", "microsoft-Phi-3.5-mini-instruct.jinja", "mistralai-Mistral-Nemo-Instruct-2407.jinja"} {
+		t.Run(tmpl, func(t *testing.T) {
+			p := hybrid.DefaultParams()
+			p.Method, p.MaxTokens = hybrid.QS, 12
+			api, g := openaiStackOf(t, m, m+"@exit=1", filepath.Join(dir, tmpl), p)
+			g.Conversations = &edge.Conversations{}
+			msgs := []chatMessage{{"user", "A story?"}}
+			var last int
+			for turn := 1; turn <= 3; turn++ {
+				answer, n, cached := chatTurn(t, api, msgs)
+				t.Logf("turn %d: %d prompt tokens, %d cached", turn, n, cached)
+				if turn > 1 && cached < last {
+					t.Errorf("turn %d kept %d tokens, want at least the last turn's prompt (%d)", turn, cached, last)
+				}
+				last = n
+				msgs = append(msgs, chatMessage{"assistant", answer}, chatMessage{"user", "Then?"})
+			}
+		})
 	}
 }
