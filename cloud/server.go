@@ -168,6 +168,7 @@ type connState struct {
 type session struct {
 	id    uint64
 	vocab int
+	slmFP string // the device's draft model, as its Open named it
 
 	// mu serialises uploads: after a resume, the stale connection's
 	// goroutine may still be finishing one while the new connection sends.
@@ -661,7 +662,9 @@ func (s *Server) open(c net.Conn, body []byte) (*session, error) {
 	if o.LLM != "" && o.LLM != s.llmFP {
 		return nil, perr(wire.ErrCodeRefused, "this server runs LLM %s…, the device wants %s…", short(s.llmFP), short(o.LLM))
 	}
-	if s.tokFP != "" && o.Tokenizer != s.tokFP {
+	// A continuation may leave the fingerprints out: they were checked
+	// when its session opened.
+	if s.tokFP != "" && o.Tokenizer != s.tokFP && !(o.Keep > 0 && o.Tokenizer == "") {
 		return nil, perr(wire.ErrCodeRefused, "tokenizer mismatch: the device's tokenizer is not the server's (%s… vs %s…)", short(o.Tokenizer), short(s.tokFP))
 	}
 	prefix := make([]int, len(o.Prefix))
@@ -718,7 +721,7 @@ func (s *Server) open(c net.Conn, body []byte) (*session, error) {
 		hs.Close()
 		return nil, perr(wire.ErrCodeLimit, "server full (%s)", words.Plural(s.cfg.MaxSessions, "session"))
 	}
-	ss := &session{id: newID(), hs: hs, vocab: vocab, conn: c, lastUsed: time.Now()}
+	ss := &session{id: newID(), hs: hs, vocab: vocab, slmFP: o.SLM, conn: c, lastUsed: time.Now()}
 	for s.sessions[ss.id] != nil {
 		ss.id = newID()
 	}
@@ -798,6 +801,9 @@ func (s *Server) continueSession(c net.Conn, o *wire.Open, more []int) (*session
 	ss := s.session(o.Resume)
 	if ss == nil {
 		return nil, unknown
+	}
+	if o.SLM == "" {
+		o.SLM = ss.slmFP
 	}
 	p, slm, err := s.sessionParams(o)
 	if err != nil {

@@ -388,6 +388,8 @@ func (r *Remote) open(ctx context.Context, c net.Conn, prefix []int) error {
 	if cont := r.cont; cont != nil && r.id == 0 {
 		if k := cont.Keep(prefix); k > 0 {
 			o.Resume, o.Keep, o.KeepHash = cont.ID, uint32(k), wire.HashTokens(prefix[:k])
+			// The session's fingerprints were checked when it opened.
+			o.SLM, o.Tokenizer, o.LLM = "", "", ""
 			send = prefix[k:]
 		}
 	}

@@ -63,7 +63,9 @@ type Welcome struct {
 // parked (FramePark) after a generation, with a new generation: the new
 // prompt is the first Keep tokens the server holds of that session — whose
 // HashTokens must be KeepHash — followed by Prefix, and Params replace the
-// session's. A conversation's next turn so sends only its new tokens.
+// session's. A conversation's next turn so sends only its new tokens. A
+// continuation may leave SLM, Tokenizer and LLM empty: they were checked
+// when the session opened.
 type Open struct {
 	Resume    uint64 // session to resume (0: a new session)
 	Round     uint32 // rounds the device has completed (its prefix includes their tokens)
