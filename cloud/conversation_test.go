@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"net/http/httptest"
 	"strings"
 	"sync/atomic"
@@ -285,5 +286,38 @@ func TestConversationAfterInterruptedRound(t *testing.T) {
 				t.Errorf("the next turn continued %d sessions, want 1", st.Continued)
 			}
 		})
+	}
+}
+
+// TestConversationKeptWhenUnreachable: a turn that cannot reach the server
+// leaves the conversation parked, and the next turn continues it.
+func TestConversationKeptWhenUnreachable(t *testing.T) {
+	ms := models(t)
+	_, addr := start(t, Config{LLM: ms.LLM})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone := ln.Addr().String()
+	ln.Close() // nothing listens there now
+	p := params(hybrid.QS, 4)
+	g := generator(t, ms, addr, p)
+	g.Conversations = &edge.Conversations{}
+	ids := ms.Tok.Encode(prompt, true)
+	r1, _, err := g.OneTokens(context.Background(), p, ids, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := append(append(append([]int(nil), ids...), r1.Tokens...), ms.Tok.Encode(" The end.", false)...)
+	g.Conn.Addr, g.Conn.Retries = gone, 1
+	if _, _, err := g.OneTokens(context.Background(), p, next, nil); err == nil {
+		t.Fatal("a turn against nothing listening succeeded")
+	}
+	if g.Conversations.Len() != 1 {
+		t.Fatalf("%d sessions parked after the failed turn, want 1", g.Conversations.Len())
+	}
+	g.Conn.Addr = addr
+	if _, st, err := g.OneTokens(context.Background(), p, next, nil); err != nil || st.Continued != 1 {
+		t.Errorf("the turn after: continued %d, %v", st.Continued, err)
 	}
 }

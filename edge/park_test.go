@@ -1,12 +1,15 @@
 package edge
 
 import (
+	"context"
+	"net"
 	"runtime"
 	"testing"
 	"time"
 	"weak"
 
 	"github.com/hlmproject/hlm/hybrid"
+	"github.com/hlmproject/hlm/wire"
 )
 
 func TestParkedKeep(t *testing.T) {
@@ -122,4 +125,54 @@ func TestConversationsLetGo(t *testing.T) {
 		}
 	}
 	runtime.KeepAlive(&c)
+}
+
+// TestContinuingAfterFailedOpen: an Open that fails without the server's
+// refusal (the connection lost after the handshake) leaves the parked
+// session to try again (Remote.Continuing, which Generator parks again);
+// one the server refuses does not.
+func TestContinuingAfterFailedOpen(t *testing.T) {
+	welcome := func(c net.Conn) bool {
+		if _, _, err := wire.ReadFrame(c, wire.MaxHello); err != nil {
+			return false
+		}
+		return wire.WriteFrame(c, wire.FrameWelcome, wire.AppendWelcome(nil, &wire.Welcome{Version: wire.ProtocolVersion, MaxFrame: 1 << 20, Vocab: 512, Context: 512})) == nil
+	}
+	for _, c := range []struct {
+		name   string
+		answer func(net.Conn)
+		kept   bool
+	}{
+		{"connection lost", func(c net.Conn) {
+			if welcome(c) {
+				wire.ReadFrame(c, 1<<20)
+			}
+			c.Close()
+		}, true},
+		{"refused", func(c net.Conn) {
+			if welcome(c) {
+				wire.ReadFrame(c, 1<<20)
+				wire.WriteFrame(c, wire.FrameError, wire.AppendError(nil, &wire.Error{Code: wire.ErrCodeNoSession, Message: "gone"}))
+			}
+			c.Close()
+		}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			addr := peer(t, c.answer)
+			pk := &Parked{ID: 7, Tokens: []int{1, 2, 3}, Prompt: 2}
+			p := hybrid.DefaultParams()
+			r, err := Dial(context.Background(), Config{Addr: addr, Retries: 1, Backoff: time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Drop()
+			err = r.Open(context.Background(), Session{Params: p, Prefix: func() []int { return []int{1, 2, 3, 4} }, Continue: pk})
+			if err == nil {
+				t.Fatal("Open succeeded against a peer that never opens")
+			}
+			if got := r.Continuing(); (got == pk) != c.kept {
+				t.Errorf("Continuing() = %v after %v; want the parked session kept: %v", got, err, c.kept)
+			}
+		})
+	}
 }

@@ -515,6 +515,11 @@ func (r *Remote) Close() error {
 	return err
 }
 
+// Continuing is the parked session that the next Open still tries to
+// continue (Session.Continue): nil once the session was continued, or
+// refused by the server.
+func (r *Remote) Continuing() *Parked { return r.cont }
+
 // Park ends the connection but leaves the session on the server, for a
 // later generation whose prompt begins with tokens to continue
 // (Session.Continue). tokens are what the server holds of the session:

@@ -103,6 +103,12 @@ func (g *Generator) OneTokens(ctx context.Context, p hybrid.Params, ids []int, o
 	}
 	sess := Session{Params: p, SLM: g.SLM.Fingerprint(), Tokenizer: g.Tok.Fingerprint(), LLM: g.LLM, Prefix: s.Device.Sequence, Continue: cont}
 	if err := rem.Open(ctx, sess); err != nil {
+		if pk := rem.Continuing(); pk != nil {
+			// The server did not refuse it (it was not reached, or the
+			// request was cancelled): the next request may continue it.
+			pk.Draft = s.Device.DraftSession(g.SLM)
+			g.Conversations.Put(pk)
+		}
 		return hybrid.Result{}, Stats{}, fmt.Errorf("opening a session on %s: %w", conn.Addr, err)
 	}
 	var ver hybrid.Verifier = rem
