@@ -23,12 +23,7 @@ import (
 // (seed+1). It returns the second prompt, result and stats.
 func turns(t *testing.T, ms *sim.Models, g *edge.Generator, p hybrid.Params, more string) ([]int, hybrid.Result, edge.Stats) {
 	t.Helper()
-	ids := ms.Tok.Encode(prompt, true)
-	r1, _, err := g.OneTokens(context.Background(), p, ids, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	next := append(append(append([]int(nil), ids...), r1.Tokens...), ms.Tok.Encode(more, false)...)
+	next := firstTurn(t, ms, g, p, more)
 	p.Seed++
 	r2, st, err := g.OneTokens(context.Background(), p, next, nil)
 	if err != nil {
@@ -60,6 +55,18 @@ func (s *countingSession) Eval(tokens []int) ([][]float32, error) {
 func (s *countingSession) Prefill(tokens []int) ([]float32, error) {
 	s.n.Add(int64(len(tokens)))
 	return s.Session.Prefill(tokens)
+}
+
+// firstTurn runs a conversation's first turn, prompt, on g and returns
+// the second turn's prompt: the first's sequence and then more.
+func firstTurn(t *testing.T, ms *sim.Models, g *edge.Generator, p hybrid.Params, more string) []int {
+	t.Helper()
+	ids := ms.Tok.Encode(prompt, true)
+	r1, _, err := g.OneTokens(context.Background(), p, ids, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append(append(append([]int(nil), ids...), r1.Tokens...), ms.Tok.Encode(more, false)...)
 }
 
 // TestConversationContinues: with Conversations, a generation whose prompt
@@ -154,12 +161,7 @@ func TestConversationFallsBack(t *testing.T) {
 			_, other := start(t, Config{LLM: ms.LLM})
 			g := generator(t, ms, addr, p)
 			g.Conversations = &edge.Conversations{}
-			ids := ms.Tok.Encode(prompt, true)
-			r1, _, err := g.OneTokens(context.Background(), p, ids, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			next := append(append(append([]int(nil), ids...), r1.Tokens...), ms.Tok.Encode(" The end.", false)...)
+			next := firstTurn(t, ms, g, p, " The end.")
 			c.tamper(g, next, other)
 			q := p
 			q.Seed++
@@ -303,12 +305,7 @@ func TestConversationKeptWhenUnreachable(t *testing.T) {
 	p := params(hybrid.QS, 4)
 	g := generator(t, ms, addr, p)
 	g.Conversations = &edge.Conversations{}
-	ids := ms.Tok.Encode(prompt, true)
-	r1, _, err := g.OneTokens(context.Background(), p, ids, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	next := append(append(append([]int(nil), ids...), r1.Tokens...), ms.Tok.Encode(" The end.", false)...)
+	next := firstTurn(t, ms, g, p, " The end.")
 	g.Conn.Addr, g.Conn.Retries = gone, 1
 	if _, _, err := g.OneTokens(context.Background(), p, next, nil); err == nil {
 		t.Fatal("a turn against nothing listening succeeded")
