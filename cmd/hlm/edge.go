@@ -37,7 +37,10 @@ with --json the summary is the same object hlm sim prints, virtual figures
 channel model's rate and delay on the real connection. A dropped connection
 is re-established and the session resumed without losing tokens. With no
 flags it connects to hlm serve's default address, 127.0.0.1:7140, and drafts
-with the draft hlm ships for the server's LLM.`
+with the draft hlm ships for the server's LLM. With --openai it serves an
+OpenAI-compatible API instead, and a chat's next request continues the
+session of its last one, sending only the new tokens
+(--openai-conversations; docs/deploy.md, section 5).`
 
 func runEdge(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return tlsHint(edgeMain(ctx, args, stdout, stderr))
