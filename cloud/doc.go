@@ -25,6 +25,11 @@
 // its cache, so nothing is lost or duplicated. After a server restart the
 // device opens a new session with its committed prefix; since the server's
 // randomness is a function of (seed, round), the continuation is the same.
+// A device that ends a generation with Park leaves its session detached in
+// the same way, for a conversation's next turn: an Open that keeps the
+// session's first tokens (checked by their hash) continues it with a new
+// prompt and parameters, evaluating only the new tokens
+// (hybrid.Server.Continue).
 //
 // Several servers can run as replicas behind a TCP load balancer
 // (docs/deploy.md, package fleet). Health reports whether a server takes

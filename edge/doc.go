@@ -8,4 +8,9 @@
 // when the server lost it, opens a new one with the committed prefix) and
 // re-sends the upload that was in flight, so the generation continues
 // without losing or duplicating a token.
+//
+// Conversations, set on a Generator, parks each finished generation's
+// session on the server (Remote.Park) with the device's draft session, and
+// continues the one a later prompt begins with — a chat's next turn —
+// sending only the new tokens (docs/protocol.md, "Conversations").
 package edge
