@@ -220,3 +220,57 @@ func TestLoadtest(t *testing.T) {
 	}
 	t.Logf("\n%s", out.String())
 }
+
+// TestConversationsBehindHAProxy: behind HAProxy with `balance source`
+// (docs/deploy.md, section 8) a conversation's every turn reaches the
+// replica that parked its session and continues it; with round robin some
+// turns reach another replica, which refuses the continuation, and the
+// turn sends its whole prompt — the tokens of a new session either way.
+func TestConversationsBehindHAProxy(t *testing.T) {
+	ms, err := sim.Open(stories260K, stories260K+"@exit=2", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const turns = 6
+	for _, balance := range []string{"source", "roundrobin"} {
+		t.Run(balance, func(t *testing.T) {
+			f := startFleet(t, 3, balance)
+			p := hybrid.DefaultParams()
+			p.Method, p.MaxTokens = hybrid.QS, 16
+			g, err := edge.NewGenerator(edge.Config{Addr: f.Addr, Backoff: 20 * time.Millisecond}, ms.SLM, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			g.Conversations = &edge.Conversations{}
+			ids := ms.Tok.Encode("Once upon a time", true)
+			continued := 0
+			for turn := 1; turn <= turns; turn++ {
+				p.Seed = uint64(turn)
+				got, st, err := g.OneTokens(context.Background(), p, ids, nil)
+				if err != nil {
+					t.Fatalf("turn %d: %v", turn, err)
+				}
+				fresh, err := edge.NewGenerator(edge.Config{Addr: f.Addr, Backoff: 20 * time.Millisecond}, ms.SLM, p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want, _, err := fresh.OneTokens(context.Background(), p, ids, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Equal(got.Tokens, want.Tokens) {
+					t.Fatalf("turn %d: tokens differ from a new session's\n continued %v\n new       %v", turn, got.Tokens, want.Tokens)
+				}
+				continued += st.Continued
+				ids = append(append(ids, got.Tokens...), ms.Tok.Encode(" And then", false)...)
+			}
+			t.Logf("balance %s: %d of %d turns continued", balance, continued, turns-1)
+			switch {
+			case balance == "source" && continued != turns-1:
+				t.Errorf("with source affinity %d of %d turns continued their session, want all", continued, turns-1)
+			case balance == "roundrobin" && continued == turns-1:
+				t.Errorf("with round robin every turn reached its replica: the test does not test that")
+			}
+		})
+	}
+}
