@@ -22,6 +22,7 @@ import (
 	"github.com/hlmproject/hlm/model/builtin"
 	"github.com/hlmproject/hlm/model/llama"
 	"github.com/hlmproject/hlm/openai"
+	"github.com/hlmproject/hlm/wire"
 )
 
 // TestOpenAIEndToEnd runs the whole stack — hlm serve's server, the edge
@@ -237,5 +238,49 @@ func TestOpenAIConversationTemplates(t *testing.T) {
 				msgs = append(msgs, chatMessage{"assistant", answer}, chatMessage{"user", "Then?"})
 			}
 		})
+	}
+}
+
+// losingSession ends its session on the server before its first upload,
+// as a restart of hlm serve does: the upload reconnects, the resume is
+// refused, and the generation reopens a new session with its whole
+// committed prefix.
+type losingSession struct {
+	r    *edge.Remote
+	lost bool
+}
+
+func (v *losingSession) Verify(ctx context.Context, up *wire.Upload) (*wire.Verdict, error) {
+	if !v.lost {
+		v.lost = true
+		v.r.Close()
+	}
+	return v.r.Verify(ctx, up)
+}
+
+// TestOpenAICachedAfterReopen: a turn that continued its parked session
+// but lost it before the end (hlm serve restarted) sent its whole prompt
+// again, and the server evaluated it again: none of it is reported cached
+// (it once reported the tokens the continuation had kept).
+func TestOpenAICachedAfterReopen(t *testing.T) {
+	p := hybrid.DefaultParams()
+	p.Method, p.MaxTokens = hybrid.QS, 16
+	api, g := openaiStack(t, p)
+	g.Conversations = &edge.Conversations{}
+	first := []chatMessage{{"user", "Tell me a story about a little dog who found a red ball in the park"}}
+	answer, _, _ := chatTurn(t, api, first)
+	var lost []*losingSession
+	g.Wrap = func(r *edge.Remote) hybrid.Verifier {
+		v := &losingSession{r: r}
+		lost = append(lost, v)
+		return v
+	}
+	second := append(first, chatMessage{"assistant", answer}, chatMessage{"user", "What happened next?"})
+	_, n2, cached := chatTurn(t, api, second)
+	if len(lost) != 1 || !lost[0].lost {
+		t.Fatal("the second turn's session was not lost: the test tests nothing")
+	}
+	if cached != 0 {
+		t.Errorf("the second turn, reopened with its whole prompt (%d tokens), reports %d cached", n2, cached)
 	}
 }
