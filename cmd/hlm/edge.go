@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"time"
 
 	"github.com/hlmproject/hlm/edge"
 	"github.com/hlmproject/hlm/hybrid"
@@ -84,14 +85,17 @@ func edgeMain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	} else if *f.openaiMax != defaultOpenAIConcurrency {
 		return usageError{errors.New("--openai-concurrency limits the generations of --openai")}
-	} else if *f.openaiConv != defaultOpenAIConversations || *f.openaiDrafts != defaultOpenAIDraftSessions {
-		return usageError{errors.New("--openai-conversations and --openai-draft-sessions keep the sessions of --openai's requests for their conversations' next turns")}
+	} else if *f.openaiConv != defaultOpenAIConversations || *f.openaiDrafts != defaultOpenAIDraftSessions || *f.openaiConvAge != defaultOpenAIConversationAge {
+		return usageError{errors.New("--openai-conversations, --openai-conversation-age and --openai-draft-sessions keep the sessions of --openai's requests for their conversations' next turns")}
 	}
 	if *f.openaiMax < 1 {
 		return usageError{fmt.Errorf("--openai-concurrency %d: want at least 1", *f.openaiMax)}
 	}
 	if *f.openaiConv < 0 {
 		return usageError{fmt.Errorf("--openai-conversations %d: want 0 (close every session) or more", *f.openaiConv)}
+	}
+	if *f.openaiConvAge <= 0 {
+		return usageError{fmt.Errorf("--openai-conversation-age %v: want a positive duration (at most hlm serve's --idle-timeout)", *f.openaiConvAge)}
 	}
 	if *f.openaiDrafts < 0 {
 		return usageError{fmt.Errorf("--openai-draft-sessions %d: want 0 (keep none) or more", *f.openaiDrafts)}
@@ -136,7 +140,7 @@ func edgeMain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return err
 		}
 		if *f.openaiConv > 0 {
-			g.Conversations = &edge.Conversations{Max: *f.openaiConv, MaxDrafts: *f.openaiDrafts}
+			g.Conversations = &edge.Conversations{Max: *f.openaiConv, MaxAge: *f.openaiConvAge, MaxDrafts: *f.openaiDrafts}
 			if *f.openaiDrafts == 0 {
 				g.Conversations.MaxDrafts = -1 // none
 			}
@@ -286,6 +290,7 @@ type edgeFlags struct {
 	server, tok, token, caFile, llmFP, openaiAddr, openaiKey, tmplFile, logFormat, logLevel *string
 	useTLS, insecure, shape                                                                 *bool
 	threads, openaiMax, openaiConv, openaiDrafts                                            *int
+	openaiConvAge                                                                           *time.Duration
 }
 
 // defaultOpenAIConcurrency is --openai-concurrency's default.
@@ -297,26 +302,31 @@ const defaultOpenAIConversations = 16
 // defaultOpenAIDraftSessions is --openai-draft-sessions's default.
 const defaultOpenAIDraftSessions = 2
 
+// defaultOpenAIConversationAge is --openai-conversation-age's default:
+// inside hlm serve's default idle timeout (5 minutes).
+const defaultOpenAIConversationAge = 4 * time.Minute
+
 // addEdgeFlags declares them.
 func addEdgeFlags(fs *flag.FlagSet) *edgeFlags {
 	return &edgeFlags{
-		server:       fs.String("server", "127.0.0.1:7140", "server address"),
-		tok:          fs.String("tokenizer", "", "tokenizer file, when not found with the model"),
-		token:        fs.String("auth-token", "", "token for the server (default: $HLM_AUTH_TOKEN)"),
-		useTLS:       fs.Bool("tls", false, "connect with TLS"),
-		caFile:       fs.String("tls-ca", "", "trust this CA certificate (PEM), e.g. the one hlm tls-cert wrote; implies --tls"),
-		insecure:     fs.Bool("tls-insecure", false, "do not verify the server certificate (testing only); implies --tls"),
-		shape:        fs.Bool("shape", false, "impose the channel model's rate and delay on the real connection"),
-		llmFP:        fs.String("llm-fingerprint", "", "refuse servers whose LLM has another fingerprint"),
-		openaiAddr:   fs.String("openai", "", "serve an OpenAI-compatible API on this address instead of one prompt"),
-		openaiKey:    fs.String("openai-key", "", "require this bearer token on the OpenAI API"),
-		openaiMax:    fs.Int("openai-concurrency", defaultOpenAIConcurrency, "with --openai: generations at once; one more gets 429 with Retry-After (each holds a session on the server and a draft on this device)"),
-		openaiConv:   fs.Int("openai-conversations", defaultOpenAIConversations, "with --openai: sessions left on hlm serve after a request (parked), so that a conversation's next request, whose prompt begins with the last one's tokens, sends and evaluates only its new tokens; 0: close every session"),
-		openaiDrafts: fs.Int("openai-draft-sessions", defaultOpenAIDraftSessions, "with --openai: of the parked sessions, how many of the newest keep the draft model's cache on this device too, so that their next turn is not evaluated here again either (each holds the draft's KV cache for its conversation); 0: none"),
-		tmplFile:     fs.String("chat-template", "", "with --openai: format chat completions with this Jinja template instead of the model's"),
-		threads:      threadsFlag(fs, "worker threads for the draft model (0: all cores)"),
-		logFormat:    fs.String("log-format", "text", "log format: text or json"),
-		logLevel:     fs.String("log-level", "warn", "log level: debug, info, warn, error"),
+		server:        fs.String("server", "127.0.0.1:7140", "server address"),
+		tok:           fs.String("tokenizer", "", "tokenizer file, when not found with the model"),
+		token:         fs.String("auth-token", "", "token for the server (default: $HLM_AUTH_TOKEN)"),
+		useTLS:        fs.Bool("tls", false, "connect with TLS"),
+		caFile:        fs.String("tls-ca", "", "trust this CA certificate (PEM), e.g. the one hlm tls-cert wrote; implies --tls"),
+		insecure:      fs.Bool("tls-insecure", false, "do not verify the server certificate (testing only); implies --tls"),
+		shape:         fs.Bool("shape", false, "impose the channel model's rate and delay on the real connection"),
+		llmFP:         fs.String("llm-fingerprint", "", "refuse servers whose LLM has another fingerprint"),
+		openaiAddr:    fs.String("openai", "", "serve an OpenAI-compatible API on this address instead of one prompt"),
+		openaiKey:     fs.String("openai-key", "", "require this bearer token on the OpenAI API"),
+		openaiMax:     fs.Int("openai-concurrency", defaultOpenAIConcurrency, "with --openai: generations at once; one more gets 429 with Retry-After (each holds a session on the server and a draft on this device)"),
+		openaiConv:    fs.Int("openai-conversations", defaultOpenAIConversations, "with --openai: sessions left on hlm serve after a request (parked), so that a conversation's next request, whose prompt begins with the last one's tokens, sends and evaluates only its new tokens; 0: close every session"),
+		openaiConvAge: fs.Duration("openai-conversation-age", defaultOpenAIConversationAge, "with --openai: how long after its turn a parked session is tried (keep it below hlm serve's --idle-timeout, after which the server has dropped it)"),
+		openaiDrafts:  fs.Int("openai-draft-sessions", defaultOpenAIDraftSessions, "with --openai: of the parked sessions, how many of the newest keep the draft model's cache on this device too, so that their next turn is not evaluated here again either (each holds the draft's KV cache for its conversation); 0: none"),
+		tmplFile:      fs.String("chat-template", "", "with --openai: format chat completions with this Jinja template instead of the model's"),
+		threads:       threadsFlag(fs, "worker threads for the draft model (0: all cores)"),
+		logFormat:     fs.String("log-format", "text", "log format: text or json"),
+		logLevel:      fs.String("log-level", "warn", "log level: debug, info, warn, error"),
 	}
 }
 

@@ -127,6 +127,8 @@ func TestEdgeOpenAIExclusive(t *testing.T) {
 		{[]string{"--prompt", "x", "--openai-conversations", "4"}, "keep the sessions of --openai's requests"},
 		{[]string{"--prompt", "x", "--openai-draft-sessions", "4"}, "keep the sessions of --openai's requests"},
 		{[]string{"--openai", "127.0.0.1:0", "--openai-draft-sessions", "-2"}, "want 0 (keep none) or more"},
+		{[]string{"--openai", "127.0.0.1:0", "--openai-conversation-age", "0s"}, "want a positive duration"},
+		{[]string{"--prompt", "x", "--openai-conversation-age", "10m"}, "keep the sessions of --openai's requests"},
 	} {
 		var out, errb strings.Builder
 		if code := run(context.Background(), append([]string{"edge"}, c.args...), &out, &errb); code != 2 || !strings.Contains(errb.String(), c.want) {
