@@ -186,17 +186,24 @@ func chatTurn(t *testing.T, api string, msgs []chatMessage) (string, int, int) {
 	return r.Choices[0].Message.Content, r.Usage.PromptTokens, r.Usage.Details.CachedTokens
 }
 
+// conversationStack is openaiStack (q-s, 16 tokens) with Conversations,
+// and a chat's first message.
+func conversationStack(t *testing.T) (string, *edge.Generator, []chatMessage) {
+	t.Helper()
+	p := hybrid.DefaultParams()
+	p.Method, p.MaxTokens = hybrid.QS, 16
+	api, g := openaiStack(t, p)
+	g.Conversations = &edge.Conversations{}
+	return api, g, []chatMessage{{"user", "Tell me a story about a little dog who found a red ball in the park"}}
+}
+
 // TestOpenAIConversation: a chat's second request, which repeats the
 // first with its answer and adds a message, continues the first's session
 // and reports the prompt tokens it kept as cached; a request of another
 // conversation, which shares only the format's opening with it, starts
 // anew.
 func TestOpenAIConversation(t *testing.T) {
-	p := hybrid.DefaultParams()
-	p.Method, p.MaxTokens = hybrid.QS, 16
-	api, g := openaiStack(t, p)
-	g.Conversations = &edge.Conversations{}
-	first := []chatMessage{{"user", "Tell me a story about a little dog who found a red ball in the park"}}
+	api, _, first := conversationStack(t)
 	answer, n1, cached := chatTurn(t, api, first)
 	if cached != 0 {
 		t.Fatalf("the first request reports %d cached tokens", cached)
@@ -263,11 +270,7 @@ func (v *losingSession) Verify(ctx context.Context, up *wire.Upload) (*wire.Verd
 // again, and the server evaluated it again: none of it is reported cached
 // (it once reported the tokens the continuation had kept).
 func TestOpenAICachedAfterReopen(t *testing.T) {
-	p := hybrid.DefaultParams()
-	p.Method, p.MaxTokens = hybrid.QS, 16
-	api, g := openaiStack(t, p)
-	g.Conversations = &edge.Conversations{}
-	first := []chatMessage{{"user", "Tell me a story about a little dog who found a red ball in the park"}}
+	api, g, first := conversationStack(t)
 	answer, _, _ := chatTurn(t, api, first)
 	var lost []*losingSession
 	g.Wrap = func(r *edge.Remote) hybrid.Verifier {
