@@ -14,6 +14,7 @@ import (
 
 	"github.com/hlmproject/hlm/edge"
 	"github.com/hlmproject/hlm/hybrid"
+	"github.com/hlmproject/hlm/internal/words"
 	"github.com/hlmproject/hlm/model"
 	"github.com/hlmproject/hlm/openai"
 	"github.com/hlmproject/hlm/wire"
@@ -177,7 +178,20 @@ func serveOpenAI(ctx context.Context, g *edge.Generator, f *chatFormat, addr, ke
 	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
+	msg := "hlm edge: stopped"
+	if n := parkedSessions(g); n > 0 {
+		msg += fmt.Sprintf(" (%s parked on hlm serve for conversations stay there until its --idle-timeout or until it needs the room)", words.Plural(n, "session"))
+	}
+	fmt.Fprintln(stderr, msg)
 	return nil
+}
+
+// parkedSessions is how many sessions g's conversations hold on the server.
+func parkedSessions(g *edge.Generator) int {
+	if g.Conversations == nil {
+		return 0
+	}
+	return g.Conversations.Len()
 }
 
 // verifierReady is the endpoint's readiness: hlm serve answers a handshake

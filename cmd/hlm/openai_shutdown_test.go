@@ -160,6 +160,9 @@ func testOpenAIShutdown(t *testing.T, conversations bool) {
 			t.Fatalf("%d sessions still open on the server 10 s after the endpoint ended: the generation was not interrupted", srv.Sessions())
 		}
 	}
+	if !strings.HasSuffix(say.String(), "hlm edge: stopped\n") {
+		t.Errorf("the endpoint's last words: %q, want \"hlm edge: stopped\" (no session was parked)", lastLine(say.String()))
+	}
 }
 
 func lastLine(s string) string {
