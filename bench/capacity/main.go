@@ -21,7 +21,8 @@
 //	                                         the LLM-only reference: N clients each asking
 //	                                         llama-server (started by the script with -np N)
 //	                                         for completions, decoding one token per step
-//	capacity report FILE.jsonl               the Markdown tables of docs/BENCHMARKS.md from
+//	capacity report FILE.jsonl               the Markdown tables of docs/BENCHMARKS.md (chat
+//	                                         mode's runs in a table of their own) from
 //	                                         the lines of the runs, with the committed tokens
 //	                                         per second each hybrid server would give at
 //	                                         acceptance 0.5/0.7/0.9 and the break-even
@@ -579,6 +580,14 @@ func runReport(args []string) error {
 		}
 		rs = append(rs, r)
 	}
+	var chats []Result
+	rs = slices.DeleteFunc(rs, func(r Result) bool {
+		if r.Chat > 0 {
+			chats = append(chats, r)
+		}
+		return r.Chat > 0
+	})
+	chatTable(chats)
 	models := []string{}
 	for _, r := range rs {
 		if !slices.Contains(models, r.Model) {
@@ -631,6 +640,25 @@ func runReport(args []string) error {
 		}
 	}
 	return nil
+}
+
+// chatTable prints the runs of chat mode (-chat), a row each, in the
+// order they ran.
+func chatTable(rs []Result) {
+	if len(rs) == 0 {
+		return
+	}
+	fmt.Println("| model | turn | N | positions/s | turns | Open bytes per turn | first round p50 / p99 ms | round p50 / p99 ms | peak RSS MB |")
+	fmt.Println("|---|---|---:|---:|---:|---:|---|---|---:|")
+	for _, r := range rs {
+		turn := "new session with the whole conversation"
+		if r.Continue {
+			turn = "continued"
+		}
+		fmt.Printf("| %s | %s | %d | %.1f | %d | %.0f | %.0f / %.0f | %.0f / %.0f | %.0f |\n", r.Model, turn, r.Devices, float64(r.Positions)/r.Seconds,
+			r.Turns, r.OpenBytes, r.FirstP50ms, r.FirstP99ms, r.P50ms, r.P99ms, r.PeakRSSMB)
+	}
+	fmt.Println()
 }
 
 // perRound is the expected tokens one round of L drafts commits when each
