@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/hlmproject/hlm/edge"
 	"github.com/hlmproject/hlm/hybrid"
@@ -78,7 +79,8 @@ func firstTurn(t *testing.T, ms *sim.Models, g *edge.Generator, p hybrid.Params,
 func TestConversationContinues(t *testing.T) {
 	ms := models(t)
 	prom := NewPrometheus()
-	_, addr := start(t, Config{LLM: ms.LLM, Replicas: []model.Model{ms.SLM}, Metrics: prom})
+	srv, addr := start(t, Config{LLM: ms.LLM, Replicas: []model.Model{ms.SLM}, Metrics: prom})
+	prom.AddParked(srv.Parked)
 	kept := 0
 	for _, m := range hybrid.Methods {
 		t.Run(m, func(t *testing.T) {
@@ -127,9 +129,15 @@ func TestConversationContinues(t *testing.T) {
 			}
 		})
 	}
+	// Each conversation's last turn is parked (the server reads the Park
+	// frame after the device has gone on).
+	for deadline := time.Now().Add(5 * time.Second); srv.Parked() != len(hybrid.Methods) && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond)
+	}
 	rec := httptest.NewRecorder()
 	prom.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
-	for _, want := range []string{fmt.Sprintf("hlm_sessions_continued_total %d", len(hybrid.Methods)), fmt.Sprintf("hlm_kept_positions_total %d", kept)} {
+	for _, want := range []string{fmt.Sprintf("hlm_sessions_continued_total %d", len(hybrid.Methods)), fmt.Sprintf("hlm_kept_positions_total %d", kept),
+		fmt.Sprintf("hlm_sessions_parked %d", len(hybrid.Methods))} {
 		if !strings.Contains(rec.Body.String(), want) {
 			t.Errorf("metrics lack %q", want)
 		}

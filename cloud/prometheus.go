@@ -18,6 +18,7 @@ import (
 //	hlm_sessions_reopened_total         counter: new sessions continuing a generation whose session was lost
 //	hlm_sessions_resumed_total          counter: devices reattached to their session after a dropped connection
 //	hlm_sessions_continued_total        counter: parked sessions continued with a new prompt (a conversation's next turn)
+//	hlm_sessions_parked                 gauge (AddParked): sessions parked for a conversation's next turn
 //	hlm_kept_positions_total            counter: positions continued sessions kept instead of receiving them again
 //	hlm_prefill_positions_total{cause}  counter: prefix positions of new sessions, cause "prompt" or "reopen", and the new positions of continued ones, "continue"
 //	hlm_rounds_total                    counter
@@ -110,6 +111,13 @@ type SlotStats struct {
 // turns).
 func (p *Prometheus) AddSlots(stats func() SlotStats) {
 	p.reg.MustRegister(slotCollector{stats})
+}
+
+// AddParked exports the sessions parked for conversations (Server.Parked),
+// read at every scrape, as the gauge hlm_sessions_parked.
+func (p *Prometheus) AddParked(parked func() int) {
+	p.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "hlm_sessions_parked",
+		Help: "Sessions parked by their devices for a conversation's next turn (part of hlm_sessions_active)."}, func() float64 { return float64(parked()) }))
 }
 
 // slotCollector is AddSlots's metrics: one reading of the stats per

@@ -181,6 +181,7 @@ type session struct {
 	// Guarded by Server.mu.
 	lastUsed time.Time
 	conn     net.Conn // attached connection, nil when detached
+	parked   bool     // detached by its device's Park, for a continuation
 }
 
 // end frees what the session holds in the models (its llama.cpp
@@ -398,6 +399,21 @@ func (s *Server) Sessions() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.sessions)
+}
+
+// Parked is the number of sessions their devices parked for a
+// conversation's next turn (wire.FramePark) that no connection has taken
+// up again.
+func (s *Server) Parked() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, ss := range s.sessions {
+		if ss.parked && ss.conn == nil {
+			n++
+		}
+	}
+	return n
 }
 
 // janitor drops sessions idle for longer than IdleTimeout.
@@ -635,6 +651,9 @@ func (s *Server) converse(c net.Conn, log *slog.Logger, out **session) error {
 			// The device is done for now and may continue the session
 			// with its next prompt: handle detaches it, and it stays
 			// until the idle timeout or an eviction.
+			s.mu.Lock()
+			ss.parked = true
+			s.mu.Unlock()
 			log.Info("session parked for a continuation", "idle_timeout", s.cfg.IdleTimeout)
 			return nil
 		case wire.FrameClose:
@@ -766,7 +785,7 @@ func (s *Server) attach(ss *session, c net.Conn) bool {
 	if ss.conn != nil && ss.conn != c {
 		ss.conn.Close()
 	}
-	ss.conn = c
+	ss.conn, ss.parked = c, false
 	ss.lastUsed = time.Now()
 	return true
 }

@@ -159,6 +159,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		announceLlamaCpp(lc, prom, *f.maxSessions, log, say)
 	}
 	current.Store(srv)
+	if prom != nil {
+		prom.AddParked(srv.Parked)
+	}
 	servingUntilSignal.Store(true)
 	err = srv.ServeUntil(ctx, ln, *f.drainTimeout, func() {
 		// main restored the signals' default action with the first one.
