@@ -583,8 +583,9 @@ func TestPrometheusMetrics(t *testing.T) {
 // TestHostileSessions: 200 seeded conversations that handshake, open a
 // session and then send frames of every type with random bodies (and
 // uploads that are valid but for the wrong round, or with drafts outside
-// the vocabulary) must each end with an error frame or a closed connection,
-// never a server crash, while a regular session completes undisturbed.
+// the vocabulary), and 50 continuations of sessions that are not there,
+// must each end with an error frame or a closed connection, never a
+// server crash, while a regular session completes undisturbed.
 func TestHostileSessions(t *testing.T) {
 	ms := models(t)
 	srv, addr := start(t, Config{LLM: ms.LLM, IOTimeout: time.Second})
@@ -629,11 +630,25 @@ func TestHostileSessions(t *testing.T) {
 				body[5] = 1
 				body = append(body[:6], 0xff, 0xff, 0x7f)
 			}
-			msg = wire.AppendFrame(msg, wire.FrameType(1+rng.IntN(8)), body)
+			msg = wire.AppendFrame(msg, wire.FrameType(1+rng.IntN(9)), body)
 		}
 		c.Write(msg)
 		c.SetReadDeadline(time.Now().Add(3 * time.Second))
 		io.Copy(io.Discard, c) // until the server closes or the deadline
+		c.Close()
+	}
+	// Continuations of sessions that are not there, or that keep more
+	// tokens than any session holds, with hashes of nothing.
+	for i := 0; i < 50; i++ {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := &wire.Open{Resume: rng.Uint64() | 1, Params: string(pj), Keep: uint32(1 + rng.IntN(1<<12)), KeepHash: rng.Uint64(), Prefix: []int32{int32(rng.IntN(512))}}
+		msg := wire.AppendFrame(nil, wire.FrameHello, wire.AppendHello(nil, &wire.Hello{Version: wire.ProtocolVersion}))
+		c.Write(wire.AppendFrame(msg, wire.FrameOpen, wire.AppendOpen(nil, o)))
+		c.SetReadDeadline(time.Now().Add(3 * time.Second))
+		io.Copy(io.Discard, c)
 		c.Close()
 	}
 	if err := receive(t, done, "end of the regular session"); err != nil {
