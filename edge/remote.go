@@ -117,6 +117,16 @@ type Stats struct {
 	Kept      int
 }
 
+// Cached is how many of the prompt's tokens the server neither received
+// nor evaluated again: those a continuation kept (Kept), none once the
+// session was reopened with the whole committed prefix (Reopens).
+func (s Stats) Cached() int {
+	if s.Reopens > 0 {
+		return 0
+	}
+	return s.Kept
+}
+
 // Remote is a hybrid.Verifier that sends uploads to an hlm server.
 type Remote struct {
 	cfg     Config

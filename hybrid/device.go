@@ -151,14 +151,6 @@ func (s *DraftSession) take(slm model.Model) *cache {
 	return c
 }
 
-// Tokens is how many tokens the session holds (0 once taken).
-func (s *DraftSession) Tokens() int {
-	if s == nil || s.c == nil {
-		return 0
-	}
-	return len(s.c.toks)
-}
-
 // DraftSession hands over the device's draft-model session (nil for a
 // method without a draft model) for a later generation to continue from;
 // the device must not draft again.

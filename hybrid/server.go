@@ -26,11 +26,11 @@ type Server struct {
 	dec   codec.Codec
 	round uint32
 	slm   *cache // replica method: the server's own copy of the draft model
-	// slmModel is the model slm runs (Continue keeps its session for the
-	// same model).
-	slmModel model.Model
-	ctx      int      // context length available
-	tree     *treeJob // the tree of the upload being verified (tree methods)
+	// slmFP is the fingerprint of the model slm runs (Continue keeps its
+	// session for the same model).
+	slmFP string
+	ctx   int      // context length available
+	tree  *treeJob // the tree of the upload being verified (tree methods)
 }
 
 // Trace is what the server saw in one verification, for the simulator's
@@ -146,12 +146,12 @@ func newServer(p Params, llm, slm model.Model, prompt []int, from *Server) (*Ser
 		s.llm = from.llm
 	}
 	if s.m.ServerDraft {
-		if from != nil && from.slm != nil && from.slmModel.Fingerprint() == slm.Fingerprint() {
+		s.slmFP = slm.Fingerprint()
+		if from != nil && from.slm != nil && from.slmFP == s.slmFP {
 			s.slm = from.slm
 		} else {
 			s.slm = newCache(slm.NewSession())
 		}
-		s.slmModel = slm
 	}
 	if from != nil && from.slm != nil && from.slm != s.slm {
 		if cl, ok := from.slm.s.(io.Closer); ok {

@@ -106,14 +106,8 @@ func (b *openaiBackend) Generate(ctx context.Context, req openai.Request, onText
 	// An end-of-generation token is "stop"; the token budget or the
 	// context running out is "length". The usage counts the prompt tokens
 	// the models saw (cut, with --set fit_prompt=true), of which those a
-	// continued session kept are "cached" — unless the session was lost
-	// afterwards (hlm serve restarted) and reopened with the whole prefix,
-	// which sent and evaluated them again.
-	cached := st.Kept
-	if st.Reopens > 0 {
-		cached = 0
-	}
-	out := openai.Result{Text: res.Text, PromptTokens: res.PromptTokens, CachedTokens: cached, CompletionTokens: len(res.Tokens), FinishReason: openai.FinishStop}
+	// continued session kept are "cached" (edge.Stats.Cached).
+	out := openai.Result{Text: res.Text, PromptTokens: res.PromptTokens, CachedTokens: st.Cached(), CompletionTokens: len(res.Tokens), FinishReason: openai.FinishStop}
 	if res.Stop.Truncated() {
 		out.FinishReason = openai.FinishLength
 	}
