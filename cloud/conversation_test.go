@@ -170,6 +170,12 @@ func TestConversationFallsBack(t *testing.T) {
 			g := generator(t, ms, addr, p)
 			g.Conversations = &edge.Conversations{}
 			next := firstTurn(t, ms, g, p, " The end.")
+			// The server reads the Park frame after the device has gone
+			// on: a session it has not yet seen parked is still attached,
+			// and a refused continuation leaves an attached one alone.
+			for deadline := time.Now().Add(5 * time.Second); srv.Parked() != 1 && time.Now().Before(deadline); {
+				time.Sleep(time.Millisecond)
+			}
 			c.tamper(g, next, other)
 			q := p
 			q.Seed++
