@@ -2,6 +2,7 @@ package cloud
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net"
@@ -330,5 +331,129 @@ func TestConversationKeptWhenUnreachable(t *testing.T) {
 	g.Conn.Addr = addr
 	if _, st, err := g.OneTokens(context.Background(), p, next, nil); err != nil || st.Continued != 1 {
 		t.Errorf("the turn after: continued %d, %v", st.Continued, err)
+	}
+}
+
+// staleUpload is a Verifier that, before the round numbered at, has the
+// server verify an upload for that round as a connection of the session's
+// generation gen would (one whose goroutine read it and was held up while
+// the device parked the session and continued it elsewhere).
+type staleUpload struct {
+	r   *edge.Remote
+	srv *Server
+	ss  *session
+	gen uint64
+	at  uint32
+	err error
+}
+
+func (v *staleUpload) Verify(ctx context.Context, up *wire.Upload) (*wire.Verdict, error) {
+	if up.Round == v.at {
+		_, v.err = v.srv.upload(v.ss, v.gen, wire.AppendUpload(nil, &wire.Upload{Round: v.at}))
+	}
+	return v.r.Verify(ctx, up)
+}
+
+// TestStaleUploadAfterContinuation: a continuation counts its rounds from
+// the start again, and an upload of the generation before it, verified
+// late, is refused instead of being taken as the continuation's round —
+// which would have the device's own round refused as "re-sent with
+// different content" and its turn fail.
+func TestStaleUploadAfterContinuation(t *testing.T) {
+	ms := models(t)
+	srv, addr := start(t, Config{LLM: ms.LLM})
+	p := params(hybrid.QS, 6)
+	g := generator(t, ms, addr, p)
+	g.Conversations = &edge.Conversations{}
+	next := firstTurn(t, ms, g, p, " The end.")
+	for deadline := time.Now().Add(5 * time.Second); srv.Parked() != 1 && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+	srv.mu.Lock()
+	var ss *session
+	for _, s := range srv.sessions {
+		ss = s
+	}
+	srv.mu.Unlock()
+	ss.mu.Lock()
+	gen := ss.gen
+	ss.mu.Unlock()
+	var stale *staleUpload
+	g.Wrap = func(r *edge.Remote) hybrid.Verifier {
+		stale = &staleUpload{r: r, srv: srv, ss: ss, gen: gen, at: 2}
+		return stale
+	}
+	p.Seed++
+	_, st, err := g.OneTokens(context.Background(), p, next, nil)
+	if err != nil {
+		t.Fatalf("the continued turn failed: %v", err)
+	}
+	if st.Continued != 1 {
+		t.Fatalf("the turn continued %d sessions, want 1", st.Continued)
+	}
+	var pe *protoError
+	if !errors.As(stale.err, &pe) || pe.code != wire.ErrCodeNoSession {
+		t.Errorf("the last generation's upload for round %d: %v, want refused (no session)", stale.at, stale.err)
+	}
+}
+
+// TestRefusedContinuationBeforePark: a continuation refused (its tokens
+// differ) while the session's connection still holds it — the server has
+// not yet read the Park the device sent — ends the session when the Park
+// comes, rather than keeping it parked until the idle timeout.
+func TestRefusedContinuationBeforePark(t *testing.T) {
+	ms := models(t)
+	srv, addr := start(t, Config{LLM: ms.LLM})
+	pj := params(hybrid.QS, 1).SessionParams()
+	prefix := []int32{1, 9, 14, 27}
+	dial := func(o *wire.Open) (net.Conn, wire.FrameType, []byte) {
+		t.Helper()
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		msg := wire.AppendFrame(nil, wire.FrameHello, wire.AppendHello(nil, &wire.Hello{Version: wire.ProtocolVersion}))
+		if _, err := c.Write(wire.AppendFrame(msg, wire.FrameOpen, wire.AppendOpen(nil, o))); err != nil {
+			t.Fatal(err)
+		}
+		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		for {
+			ft, body, err := wire.ReadFrame(c, 1<<20)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ft != wire.FrameWelcome {
+				return c, ft, body
+			}
+		}
+	}
+	c, ft, body := dial(&wire.Open{Params: pj, SLM: ms.SLM.Fingerprint(), Tokenizer: ms.Tok.Fingerprint(), Prefix: prefix})
+	if ft != wire.FrameOpened {
+		t.Fatalf("open: %v frame %q", ft, body)
+	}
+	opened, err := wire.ParseOpened(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wrong := []int{1, 9, 14, 28}
+	if ft, body := func() (wire.FrameType, []byte) {
+		_, ft, body := dial(&wire.Open{Resume: opened.Session, Params: pj, Keep: 4, KeepHash: wire.HashTokens(wrong), Prefix: []int32{5}})
+		return ft, body
+	}(); ft != wire.FrameError {
+		t.Fatalf("a continuation with other tokens: %v frame %q, want refused", ft, body)
+	}
+	if n := srv.Sessions(); n != 1 {
+		t.Fatalf("%d sessions while the first connection holds its own, want 1", n)
+	}
+	if err := wire.WriteFrame(c, wire.FramePark, nil); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for srv.Sessions() != 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if n, p := srv.Sessions(), srv.Parked(); n != 0 {
+		t.Errorf("%d sessions (%d parked) after the Park of the session its device gave up, want 0", n, p)
 	}
 }

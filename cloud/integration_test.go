@@ -2,7 +2,6 @@ package cloud
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -525,10 +524,10 @@ func TestHostilePeers(t *testing.T) {
 	}
 	defer deaf.Close()
 	cp := params(hybrid.Coupled, 9)
-	pj, _ := json.Marshal(cp)
+	pj := cp.SessionParams()
 	var flood []byte
 	flood = wire.AppendFrame(flood, wire.FrameHello, wire.AppendHello(nil, &wire.Hello{Version: wire.ProtocolVersion, Token: "secret"}))
-	flood = wire.AppendFrame(flood, wire.FrameOpen, wire.AppendOpen(nil, &wire.Open{Params: string(pj), SLM: ms.SLM.Fingerprint(), Tokenizer: ms.Tok.Fingerprint(), Prefix: []int32{1, 5}}))
+	flood = wire.AppendFrame(flood, wire.FrameOpen, wire.AppendOpen(nil, &wire.Open{Params: pj, SLM: ms.SLM.Fingerprint(), Tokenizer: ms.Tok.Fingerprint(), Prefix: []int32{1, 5}}))
 	for r := 1; r <= 40; r++ {
 		flood = wire.AppendFrame(flood, wire.FrameUpload, wire.AppendUpload(nil, &wire.Upload{Round: uint32(r), Drafts: []wire.Draft{{Token: 7}, {Token: 9}}}))
 	}
@@ -604,9 +603,9 @@ func TestHostileSessions(t *testing.T) {
 		done <- err
 	}()
 	rng := rand.New(rand.NewPCG(5, 6))
-	pj, _ := json.Marshal(params(hybrid.HLM, 1))
+	pj := params(hybrid.HLM, 1).SessionParams()
 	open := wire.AppendFrame(nil, wire.FrameHello, wire.AppendHello(nil, &wire.Hello{Version: wire.ProtocolVersion}))
-	open = wire.AppendFrame(open, wire.FrameOpen, wire.AppendOpen(nil, &wire.Open{Params: string(pj), SLM: ms.SLM.Fingerprint(), Tokenizer: ms.Tok.Fingerprint(), Prefix: []int32{1, 9}}))
+	open = wire.AppendFrame(open, wire.FrameOpen, wire.AppendOpen(nil, &wire.Open{Params: pj, SLM: ms.SLM.Fingerprint(), Tokenizer: ms.Tok.Fingerprint(), Prefix: []int32{1, 9}}))
 	for i := 0; i < 200; i++ {
 		c, err := net.Dial("tcp", addr)
 		if err != nil {
@@ -644,7 +643,7 @@ func TestHostileSessions(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		o := &wire.Open{Resume: rng.Uint64() | 1, Params: string(pj), Keep: uint32(1 + rng.IntN(1<<12)), KeepHash: rng.Uint64(), Prefix: []int32{int32(rng.IntN(512))}}
+		o := &wire.Open{Resume: rng.Uint64() | 1, Params: pj, Keep: uint32(1 + rng.IntN(1<<12)), KeepHash: rng.Uint64(), Prefix: []int32{int32(rng.IntN(512))}}
 		msg := wire.AppendFrame(nil, wire.FrameHello, wire.AppendHello(nil, &wire.Hello{Version: wire.ProtocolVersion}))
 		c.Write(wire.AppendFrame(msg, wire.FrameOpen, wire.AppendOpen(nil, o)))
 		c.SetReadDeadline(time.Now().Add(3 * time.Second))

@@ -177,11 +177,21 @@ type session struct {
 	lastUp []byte        // body of the last verified upload
 	lastV  *wire.Verdict // its verdict (answered again if the upload is re-sent)
 	ended  bool          // end has freed hs's sequences
+	// gen counts the session's generations: a continuation starts the
+	// next, whose rounds count from the Open's again. An upload read on a
+	// connection of an earlier generation (its goroutine held up while the
+	// device parked and continued elsewhere) would otherwise be taken as
+	// a round of the new one.
+	gen uint64
 
 	// Guarded by Server.mu.
 	lastUsed time.Time
 	conn     net.Conn // attached connection, nil when detached
 	parked   bool     // detached by its device's Park, for a continuation
+	// givenUp: its device's continuation was refused while a connection
+	// still held it (the server had not yet read the Park): it ends when
+	// that connection lets go rather than at the idle timeout.
+	givenUp bool
 }
 
 // end frees what the session holds in the models (its llama.cpp
@@ -500,11 +510,16 @@ func (s *Server) handle(c net.Conn) {
 	err := s.converse(c, log, &ss)
 	if ss != nil {
 		s.mu.Lock()
+		givenUp := false
 		if ss.conn == c {
 			ss.conn = nil
 			ss.lastUsed = time.Now()
+			givenUp = ss.givenUp
 		}
 		s.mu.Unlock()
+		if givenUp && s.giveUp(ss) {
+			log.Info("session ended: its device gave it up (a continuation it did not match)", "session", ss.id)
+		}
 	}
 	var pe *protoError
 	switch {
@@ -615,7 +630,7 @@ func (s *Server) converse(c net.Conn, log *slog.Logger, out **session) error {
 	s.handshakeDone(c)
 	log = log.With("session", ss.id)
 	ss.mu.Lock()
-	round := ss.hs.Round()
+	round, gen := ss.hs.Round(), ss.gen
 	ss.mu.Unlock()
 	if err := s.writeFrame(c, wire.FrameOpened, wire.AppendOpened(nil, &wire.Opened{Session: ss.id, Round: round,
 		Vocab: uint32(ss.vocab), Context: uint32(s.ctxLen), LLM: s.llmFP})); err != nil {
@@ -631,7 +646,7 @@ func (s *Server) converse(c net.Conn, log *slog.Logger, out **session) error {
 			if !s.beginRound(c) {
 				return errShutdown
 			}
-			v, err := s.upload(ss, body)
+			v, err := s.upload(ss, gen, body)
 			if err != nil {
 				s.endRound(c)
 				return err
@@ -750,11 +765,17 @@ func (s *Server) open(c net.Conn, body []byte) (*session, error) {
 	return ss, nil
 }
 
-// endDetached ends ss if it has no connection and is still on the
-// server, and says whether it did.
-func (s *Server) endDetached(ss *session) bool {
+// giveUp ends ss, whose device has given it up, if it has no connection
+// and is still on the server, and says whether it did; one that still has
+// a connection ends when the connection lets go of it (handle).
+func (s *Server) giveUp(ss *session) bool {
 	s.mu.Lock()
-	if ss.conn != nil || s.sessions[ss.id] != ss {
+	if s.sessions[ss.id] != ss {
+		s.mu.Unlock()
+		return false
+	}
+	if ss.conn != nil {
+		ss.givenUp = true
 		s.mu.Unlock()
 		return false
 	}
@@ -785,7 +806,7 @@ func (s *Server) attach(ss *session, c net.Conn) bool {
 	if ss.conn != nil && ss.conn != c {
 		ss.conn.Close()
 	}
-	ss.conn, ss.parked = c, false
+	ss.conn, ss.parked, ss.givenUp = c, false, false
 	ss.lastUsed = time.Now()
 	return true
 }
@@ -842,10 +863,10 @@ func (s *Server) continueSession(c net.Conn, o *wire.Open, more []int) (*session
 	if seq := ss.hs.Sequence(); keep > len(seq) || wire.HashTokens(seq[:keep]) != o.KeepHash {
 		ss.mu.Unlock()
 		// The device gives the session up and opens a new one: a parked
-		// session is of no use to anyone else, and is ended now rather
-		// than holding its cache until the idle timeout (one with a
-		// connection is left to it).
-		if s.endDetached(ss) {
+		// session is of no use to anyone else, and is ended now (or, if
+		// the server has not yet read its Park, when it does) rather than
+		// holding its cache until the idle timeout.
+		if s.giveUp(ss) {
 			s.cfg.Logger.Info("parked session ended: the device's continuation does not match it", "session", ss.id)
 		}
 		return nil, perr(wire.ErrCodeNoSession, "session %d does not hold the %d tokens the device keeps: open a new one with the whole prompt", o.Resume, keep)
@@ -858,6 +879,7 @@ func (s *Server) continueSession(c net.Conn, o *wire.Open, more []int) (*session
 	hs.LimitContext(s.ctxLen) // the prompt fits: checked above
 	hs.SetRound(o.Round)
 	ss.hs, ss.lastUp, ss.lastV = hs, nil, nil
+	ss.gen++
 	ss.mu.Unlock()
 	if !s.attach(ss, c) {
 		return nil, unknown
@@ -897,8 +919,9 @@ func (s *Server) evictDetached() bool {
 	return true
 }
 
-// upload verifies one upload body (or answers a repeated round from cache).
-func (s *Server) upload(ss *session, body []byte) (*wire.Verdict, error) {
+// upload verifies one upload body (or answers a repeated round from cache)
+// of the session's generation gen.
+func (s *Server) upload(ss *session, gen uint64, body []byte) (*wire.Verdict, error) {
 	up, err := wire.ParseUpload(body, ss.vocab)
 	if err != nil {
 		return nil, perr(wire.ErrCodeBad, "%v", err)
@@ -910,6 +933,9 @@ func (s *Server) upload(ss *session, body []byte) (*wire.Verdict, error) {
 	defer ss.mu.Unlock()
 	if ss.ended {
 		return nil, perr(wire.ErrCodeNoSession, "session %d has ended (closed, expired or evicted): open a new one with the committed prefix", ss.id)
+	}
+	if ss.gen != gen {
+		return nil, perr(wire.ErrCodeNoSession, "session %d was continued with its next prompt on another connection: this connection's generation is over", ss.id)
 	}
 	if ss.lastV != nil && up.Round == ss.lastV.Round {
 		if !bytes.Equal(body, ss.lastUp) {
