@@ -61,7 +61,8 @@
 // "data: [DONE]\n\n". The stream opens with the first text, so an error
 // before it still gets its status code; an error after it is sent as a
 // last event {"error":{…}} without [DONE]. A client that disconnects
-// cancels the generation.
+// cancels the generation, and so does one that stops reading: a write
+// (an event, a whole response) that waits 30 s for the client fails.
 //
 // Do not give the http.Server a WriteTimeout shorter than the longest
 // generation: it would cut streams off.

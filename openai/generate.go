@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 	"unicode"
 )
 
@@ -65,7 +66,10 @@ func (h *handler) generate(w http.ResponseWriter, r *http.Request, req genReques
 		u.PromptTokensDetails = &promptDetails{CachedTokens: res.CachedTokens}
 	}
 	if sink.sse == nil {
-		writeJSON(w, http.StatusOK, out.whole(sink.text.String(), finish, u))
+		if err := sendJSON(w, out.whole(sink.text.String(), finish, u)); err != nil {
+			log.Info("writing the response failed", "err", err)
+			return
+		}
 	} else if err := out.streamEnd(sink.sse, finish, u); err != nil {
 		log.Info("writing the stream failed", "err", err)
 		return
@@ -284,8 +288,10 @@ func (s *sseWriter) event(v any) error {
 	return s.send(string(b))
 }
 
-// send writes one data line and flushes it.
+// send writes one data line and flushes it, waiting at most writeTimeout
+// for the client to take it.
 func (s *sseWriter) send(data string) error {
+	defer writeDeadline(s.rc)()
 	if _, err := io.WriteString(s.w, "data: "+data+"\n\n"); err != nil {
 		return err
 	}
@@ -293,4 +299,26 @@ func (s *sseWriter) send(data string) error {
 		return err
 	}
 	return nil
+}
+
+// sendJSON sends v as a whole 200 response and flushes it, waiting at most
+// writeTimeout for the client to take it.
+func sendJSON(w http.ResponseWriter, v any) error {
+	rc := http.NewResponseController(w)
+	defer writeDeadline(rc)()
+	writeJSON(w, http.StatusOK, v)
+	if err := rc.Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		return err
+	}
+	return nil
+}
+
+// writeDeadline makes the writes to rc's connection fail after
+// writeTimeout, so that a client that stops reading does not hold its
+// generation forever, and returns the function that lifts the deadline
+// again (a keep-alive connection's next request is not to inherit it). A
+// ResponseWriter that cannot set deadlines, as in tests, writes as is.
+func writeDeadline(rc *http.ResponseController) (lift func()) {
+	rc.SetWriteDeadline(time.Now().Add(writeTimeout))
+	return func() { rc.SetWriteDeadline(time.Time{}) }
 }

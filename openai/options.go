@@ -22,6 +22,12 @@ const (
 // its buffer only this long. A variable for the tests.
 var bodyTimeout = 30 * time.Second
 
+// writeTimeout is how long one write of a response (a stream's event, a
+// whole response) may wait for the client to take it (30 s): a client that
+// stops reading holds its generation slot, and its session on hlm serve,
+// only this long. A variable for the tests.
+var writeTimeout = 30 * time.Second
+
 // ErrInvalidOptions is wrapped by the errors of Options.Validate.
 var ErrInvalidOptions = errors.New("openai: invalid options")
 

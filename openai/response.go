@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"strconv"
 )
 
 // The response bodies, field for field as OpenAI sends them. A nil
@@ -122,6 +123,9 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 		b = []byte(`{"error":{"message":"encoding the response failed","type":"server_error","param":null,"code":null}}`)
 	}
 	w.Header().Set("Content-Type", "application/json")
+	// The length even when the response is flushed (sendJSON), which
+	// would otherwise send it chunked.
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)+1))
 	w.WriteHeader(status)
 	w.Write(append(b, '\n'))
 }

@@ -4,8 +4,12 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -155,5 +159,58 @@ func TestLatePiecesIgnored(t *testing.T) {
 	g := readResponse(t, mode{}, w, false)
 	if g.text != "a" || g.finish != "stop" || *g.usage != (wireUsage{2, 2, 4, nil}) {
 		t.Errorf("got %q %q %+v", g.text, g.finish, *g.usage)
+	}
+}
+
+// TestClientNeverReads: a client that sends its request and then stops
+// reading (its receive window full, the connection alive) holds its
+// generation slot only until a write has waited writeTimeout: the
+// generation is cancelled, the slot freed, and the next request is
+// served. A write once waited for such a client forever, and with it the
+// generation, its slot and its session on hlm serve: --openai-concurrency
+// such clients stopped the endpoint for everyone.
+func TestClientNeverReads(t *testing.T) {
+	defer func(d time.Duration) { writeTimeout = d }(writeTimeout)
+	writeTimeout = 200 * time.Millisecond
+	piece := strings.Repeat("x", 1024)
+	for _, m := range modes {
+		t.Run(m.String(), func(t *testing.T) {
+			// 16 MiB of text, far more than the socket buffers hold.
+			b := &fakeBackend{pieces: slices.Repeat([]string{piece}, 16<<10), started: make(chan struct{}, 2)}
+			if !m.stream {
+				b.noStream = true
+			}
+			srv := httptest.NewServer(NewHandler(b, Options{MaxConcurrent: 1}))
+			defer srv.Close()
+			c, err := net.Dial("tcp", srv.Listener.Addr().String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			c.(*net.TCPConn).SetReadBuffer(4096)
+			body := m.body(`,"max_tokens":100000`)
+			fmt.Fprintf(c, "POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", m.path(), len(body), body)
+			<-b.started
+			if err := b.waitEnded(t); err == nil && m.stream {
+				t.Error("the generation was not cancelled")
+			}
+			// The slot is free once the handler gives up on the client.
+			var status int
+			for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+				b.pieces = []string{"a"}
+				resp, err := srv.Client().Post(srv.URL+m.path(), "application/json", strings.NewReader(m.body("")))
+				if err != nil {
+					t.Fatal(err)
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if status = resp.StatusCode; status != http.StatusTooManyRequests || time.Now().After(deadline) {
+					break
+				}
+			}
+			if status != http.StatusOK {
+				t.Errorf("a request while a client does not read its response: status %d, want 200 (the slot freed)", status)
+			}
+		})
 	}
 }
