@@ -149,7 +149,7 @@ func serveOpenAI(ctx context.Context, g *edge.Generator, f *chatFormat, addr, ke
 	stopping, stopGenerations := context.WithCancelCause(context.Background())
 	defer stopGenerations(nil)
 	b.stopping = stopping
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: openaiIdleTimeout}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	addr = ln.Addr().String()
@@ -211,6 +211,14 @@ func verifierReady(conn edge.Config) func(context.Context) error {
 // after the signal before it interrupts them; openaiInterrupted how long
 // it then waits for their handlers to return.
 var openaiGrace, openaiInterrupted = 5 * time.Second, 5 * time.Second
+
+// openaiIdleTimeout is how long a keep-alive connection may wait for its
+// next request: a client that holds connections open without using them
+// holds a descriptor and a goroutine each only this long. Longer than the
+// idle timeouts of common proxies' connection pools (nginx's upstream
+// keepalive_timeout is 60 s), so that a proxy seldom reuses a connection
+// this side is closing.
+var openaiIdleTimeout = 2 * time.Minute
 
 // errEdgeShutdown ends the generations interrupted by the endpoint's
 // shutdown: 503, as when hlm serve is away, for the client to retry.

@@ -169,3 +169,58 @@ func lastLine(s string) string {
 	s = strings.TrimRight(s, "\n")
 	return s[strings.LastIndexByte(s, '\n')+1:]
 }
+
+// TestOpenAIIdleConnections: a keep-alive connection that sends no next
+// request is closed after openaiIdleTimeout. Nothing closed it: a client
+// that opened connections, made a request on each and kept them idle held
+// a descriptor and a goroutine of hlm edge for each, for good, until the
+// process ran out of descriptors (and could dial hlm serve no more).
+func TestOpenAIIdleConnections(t *testing.T) {
+	defer func(d time.Duration) { openaiIdleTimeout = d }(openaiIdleTimeout)
+	openaiIdleTimeout = 300 * time.Millisecond
+	slm, err := llama.OpenSpec(builtin.DefaultLLM+"@exit=2", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := edge.NewGenerator(edge.Config{Addr: "127.0.0.1:1"}, slm, hybrid.DefaultParams())
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := newChatFormat(g.Tok, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	var say lockedBuffer
+	served := make(chan error, 1)
+	go func() {
+		served <- serveOpenAI(ctx, g, f, "127.0.0.1:0", "", 4, slog.New(slog.NewTextHandler(io.Discard, nil)), &say)
+	}()
+	defer func() { stop(); <-served }()
+	api := ""
+	for deadline := time.Now().Add(10 * time.Second); api == ""; time.Sleep(5 * time.Millisecond) {
+		if m := regexp.MustCompile(`http://(\S+)/v1`).FindStringSubmatch(say.String()); m != nil {
+			api = m[1]
+		} else if time.Now().After(deadline) {
+			t.Fatalf("the endpoint did not start: %q", say.String())
+		}
+	}
+	c, err := net.Dial("tcp", api)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Fprintf(c, "GET /v1/models HTTP/1.1\r\nHost: x\r\n\r\n")
+	r := bufio.NewReader(c)
+	resp, err := http.ReadResponse(r, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	start := time.Now()
+	if _, err := r.ReadByte(); err != io.EOF {
+		t.Errorf("an idle keep-alive connection: %v after %v, want it closed (EOF) after %v", err, time.Since(start), openaiIdleTimeout)
+	}
+}
