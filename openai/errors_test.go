@@ -99,6 +99,8 @@ func TestErrors(t *testing.T) {
 		{"seed fraction", "POST", "/v1/completions", `{"prompt":"a","seed":1.5}`, 400, "seed", ""},
 		{"seed too large", "POST", "/v1/completions", `{"prompt":"a","seed":18446744073709551616}`, 400, "seed", ""},
 		{"seed bool", "POST", "/v1/completions", `{"prompt":"a","seed":true}`, 400, "seed", ""},
+		{"seed string", "POST", "/v1/completions", `{"prompt":"a","seed":"abc"}`, 400, "seed", ""},
+		{"seed numeric string", "POST", "/v1/completions", `{"prompt":"a","seed":"42"}`, 400, "seed", ""},
 		{"stream string", "POST", "/v1/completions", `{"prompt":"a","stream":"yes"}`, 400, "stream", ""},
 		{"stream_options without stream", "POST", "/v1/completions", `{"prompt":"a","stream_options":{"include_usage":true}}`, 400, "stream_options", ""},
 

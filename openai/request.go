@@ -31,7 +31,7 @@ type commonFields struct {
 	Temperature   *float64        `json:"temperature"`
 	TopP          *float64        `json:"top_p"`
 	TopK          *int            `json:"top_k"` // an extension (llama-server, vLLM): 0 is off
-	Seed          *json.Number    `json:"seed"`
+	Seed          json.RawMessage `json:"seed"`  // any 64-bit integer: parseSeed
 	Stop          json.RawMessage `json:"stop"`
 	Stream        bool            `json:"stream"`
 	StreamOptions *streamOptions  `json:"stream_options"`
@@ -150,8 +150,8 @@ func (c *commonFields) check(o *Options) (genRequest, *apiError) {
 		return g, invalidParam("top_k", "'top_k' must be 0 (off) or more")
 	}
 	g.Temperature, g.TopP, g.TopK = c.Temperature, c.TopP, c.TopK
-	if c.Seed != nil {
-		s, err := parseSeed(string(*c.Seed))
+	if !isNull(c.Seed) {
+		s, err := parseSeed(string(bytes.TrimSpace(c.Seed)))
 		if err != nil {
 			return g, err
 		}
@@ -233,7 +233,8 @@ func parseStop(raw json.RawMessage) ([]string, *apiError) {
 	return out, nil
 }
 
-// parseSeed accepts any integer that fits 64 bits; negative seeds wrap.
+// parseSeed accepts any integer that fits 64 bits (a JSON number, not a
+// string); negative seeds wrap.
 func parseSeed(s string) (uint64, *apiError) {
 	if u, err := strconv.ParseUint(s, 10, 64); err == nil {
 		return u, nil
@@ -270,9 +271,6 @@ func decodeBody(body []byte, v any) *apiError {
 func kindName(t reflect.Type) string {
 	if t == nil {
 		return "another type"
-	}
-	if t == reflect.TypeFor[json.Number]() { // only the seed
-		return "integer"
 	}
 	switch t.Kind() {
 	case reflect.Bool:
