@@ -379,3 +379,26 @@ func TestSlowBody(t *testing.T) {
 		t.Errorf("a generation longer than the body timeout: status %d, %v, %q", r.StatusCode, err, b)
 	}
 }
+
+// TestNumberOutOfRange: a number too large for its field is refused as out
+// of range, naming the field; it was "invalid type for 'temperature': got
+// number 1e309, want number".
+func TestNumberOutOfRange(t *testing.T) {
+	cases := []struct{ field, value, want string }{
+		{"max_tokens", "99999999999999999999", "'max_tokens' is out of range"},
+		{"top_k", "-99999999999999999999", "'top_k' is out of range"},
+		{"temperature", "1e309", "'temperature' is out of range"},
+		{"top_p", "-1e400", "'top_p' is out of range"},
+		{"max_tokens", "1.5", "want integer"}, // a fraction is the wrong type
+		{"max_tokens", "1e3", "want integer"},
+	}
+	for _, c := range cases {
+		t.Run(c.field+"="+c.value, func(t *testing.T) {
+			w := do(t, NewHandler(&fakeBackend{}, Options{}), "POST", "/v1/completions", `{"prompt":"a","`+c.field+`":`+c.value+`}`)
+			checkError(t, w, 400, "invalid_request_error", c.field, "")
+			if !strings.Contains(w.Body.String(), c.want) {
+				t.Errorf("%s, want a message with %q", w.Body, c.want)
+			}
+		})
+	}
+}

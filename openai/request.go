@@ -261,10 +261,31 @@ func decodeBody(body []byte, v any) *apiError {
 			return invalidParam("", "the request body must be a JSON object")
 		}
 		field := strings.TrimPrefix(te.Field, "commonFields.") // embedded: not a JSON name
+		if outOfRange(te) {
+			return invalidParam(field, "'%s' is out of range: %s", field, strings.TrimPrefix(te.Value, "number "))
+		}
 		return invalidParam(field, "invalid type for '%s': got %s, want %s", field, te.Value, kindName(te.Type))
 	}
 	return newAPIError(http.StatusBadRequest, typeInvalidRequest, "", "",
 		"the request body is not valid JSON: %v", err)
+}
+
+// outOfRange reports whether te is a number that has the field's type but
+// not its range: any number for a float, an integer (no fraction, no
+// exponent) for an integer.
+func outOfRange(te *json.UnmarshalTypeError) bool {
+	n, ok := strings.CutPrefix(te.Value, "number ")
+	if !ok || te.Type == nil {
+		return false
+	}
+	switch te.Type.Kind() {
+	case reflect.Float32, reflect.Float64:
+		return true
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return !strings.ContainsAny(n, ".eE")
+	}
+	return false
 }
 
 // kindName names a Go type the way a JSON user would.
