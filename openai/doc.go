@@ -13,6 +13,8 @@
 //	                           {"status":"unavailable","error":…} when
 //	                           Options.Ready fails
 //
+// (HEAD too, wherever GET is.)
+//
 // Request fields understood by both generation endpoints: model (any value;
 // the response names the served model), max_tokens (default
 // Options.DefaultMaxTokens; chat also takes max_completion_tokens),

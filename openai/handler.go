@@ -61,11 +61,11 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case p == "/v1/chat/completions":
 		h.complete(w, r, parseChat)
 	case p == "/v1/models":
-		if allow(w, r, http.MethodGet) {
+		if allow(w, r, http.MethodGet, http.MethodHead) {
 			writeJSON(w, http.StatusOK, modelList{Object: "list", Data: []modelObject{h.model()}})
 		}
 	case strings.HasPrefix(p, "/v1/models/"):
-		if !allow(w, r, http.MethodGet) {
+		if !allow(w, r, http.MethodGet, http.MethodHead) {
 			return
 		}
 		if m := h.model(); strings.TrimPrefix(p, "/v1/models/") == m.ID {

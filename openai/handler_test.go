@@ -424,6 +424,15 @@ func TestModelsAndHealth(t *testing.T) {
 			t.Errorf("%s /healthz: %d %s", method, w.Code, w.Body)
 		}
 	}
+	// HEAD is answered wherever GET is (RFC 9110, 9.3.2), as a monitor
+	// checking that the API is there sends it.
+	for _, path := range []string{"/v1/models", "/v1/models/fake-model"} {
+		get := do(t, h, "GET", path, "", "Authorization", "Bearer k")
+		head := do(t, h, "HEAD", path, "", "Authorization", "Bearer k")
+		if head.Code != http.StatusOK || head.Header().Get("Content-Length") != get.Header().Get("Content-Length") {
+			t.Errorf("HEAD %s: %d, Content-Length %q; GET: Content-Length %q", path, head.Code, head.Header().Get("Content-Length"), get.Header().Get("Content-Length"))
+		}
+	}
 	// Not ready (the verifier unreachable): 503, so that a balancer stops
 	// sending requests that would fail.
 	down := NewHandler(&fakeBackend{}, Options{Ready: func(context.Context) error { return errors.New("hlm serve is down") }})
