@@ -92,6 +92,11 @@ func TestErrors(t *testing.T) {
 		{"max_token typo", "POST", "/v1/completions", `{"prompt":"a","max_token":5}`, 400, "max_token", ""},
 		{"temprature typo", "POST", "/v1/chat/completions", `{` + msgs + `,"temprature":0}`, 400, "temprature", ""},
 		{"stream_option typo", "POST", "/v1/completions", `{"prompt":"a","stream_option":{}}`, 400, "stream_option", ""},
+		// encoding/json matches names case-insensitively (with Unicode
+		// folding): these were applied as max_tokens and stream.
+		{"MAX_TOKENS", "POST", "/v1/completions", `{"prompt":"a","MAX_TOKENS":5}`, 400, "MAX_TOKENS", ""},
+		{"ſtream", "POST", "/v1/completions", `{"prompt":"a","ſtream":true}`, 400, "ſtream", ""},
+		{"Messages", "POST", "/v1/chat/completions", `{"Messages":[{"role":"user","content":"hi"}]}`, 400, "Messages", ""},
 		{"max_tokens 0", "POST", "/v1/completions", `{"prompt":"a","max_tokens":0}`, 400, "max_tokens", ""},
 		{"max_tokens negative", "POST", "/v1/completions", `{"prompt":"a","max_tokens":-5}`, 400, "max_tokens", ""},
 		{"max_tokens fraction", "POST", "/v1/completions", `{"prompt":"a","max_tokens":1.5}`, 400, "max_tokens", ""},

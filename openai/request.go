@@ -351,6 +351,8 @@ var extensionFields = map[string]bool{
 // checkTypos refuses a field that is no request field but within two edits
 // of one ("max_token", "temprature"), as OpenAI refuses every field it does
 // not know: silently ignored, it would leave the request's intent undone.
+// So is one that differs from a request field only in case ("MAX_TOKENS"),
+// which encoding/json, matching names case-insensitively, would apply.
 // Other unknown fields are ignored (extensions of other servers).
 func checkTypos(body []byte) *apiError {
 	var m map[string]json.RawMessage
@@ -366,7 +368,13 @@ func checkTypos(body []byte) *apiError {
 		if extensionFields[k] || slices.Contains(requestFields, k) {
 			continue
 		}
-		if near := words.Closest(k, requestFields); near != "" {
+		near := words.Closest(k, requestFields)
+		for _, f := range requestFields {
+			if strings.EqualFold(k, f) { // encoding/json would apply it as f
+				near = f
+			}
+		}
+		if near != "" {
 			return invalidParam(k, "unrecognized request argument supplied: %s; did you mean '%s'?", k, near)
 		}
 	}
