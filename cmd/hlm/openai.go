@@ -167,17 +167,37 @@ func serveOpenAI(ctx context.Context, g *edge.Generator, f *chatFormat, addr, ke
 	}
 	interrupt := time.AfterFunc(openaiGrace, func() { stopGenerations(errEdgeShutdown) })
 	defer interrupt.Stop()
-	sctx, cancel := context.WithTimeout(context.Background(), openaiGrace+openaiInterrupted)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+	forced, err := stopHTTP(srv, openaiGrace+openaiInterrupted)
+	if err != nil {
 		return err
 	}
 	msg := "hlm edge: stopped"
+	if forced {
+		msg += " (closing the connections of clients that had not taken their responses)"
+	}
 	if n := parkedSessions(g); n > 0 {
 		msg += fmt.Sprintf(" (%s parked on hlm serve for conversations stay there until its --idle-timeout or until it needs the room)", words.Plural(n, "session"))
 	}
 	fmt.Fprintln(stderr, msg)
 	return nil
+}
+
+// stopHTTP shuts srv down, waiting at most wait for its requests to end,
+// and then closes the connections of those still being written to — a
+// client that stopped reading holds its handler in a write for up to
+// writeTimeout of package openai, longer than a stop may take — and says
+// whether it had to.
+func stopHTTP(srv *http.Server, wait time.Duration) (forced bool, err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	err = srv.Shutdown(ctx)
+	if errors.Is(err, context.DeadlineExceeded) {
+		return true, srv.Close()
+	}
+	if err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return false, err
+	}
+	return false, nil
 }
 
 // parkedSessions is how many sessions g's conversations hold on the server.

@@ -224,3 +224,43 @@ func TestOpenAIIdleConnections(t *testing.T) {
 		t.Errorf("an idle keep-alive connection: %v after %v, want it closed (EOF) after %v", err, time.Since(start), openaiIdleTimeout)
 	}
 }
+
+// TestStopHTTPClosesStuckConnections: a handler that ends only when its
+// connection closes (as one writing to a client that stopped reading, for
+// up to openai's write timeout) does not make a stop fail: after the wait,
+// stopHTTP closes the connection and returns without an error. It used to
+// return "context deadline exceeded", and hlm edge exit with status 1.
+func TestStopHTTPClosesStuckConnections(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	inside := make(chan struct{})
+	ended := make(chan struct{})
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer close(ended)
+		close(inside)
+		<-r.Context().Done()
+	})}
+	go srv.Serve(ln)
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	io.WriteString(c, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+	<-inside
+	began := time.Now()
+	forced, err := stopHTTP(srv, 100*time.Millisecond)
+	if err != nil || !forced {
+		t.Fatalf("stopHTTP: forced %v, %v; want the stuck connection closed and no error", forced, err)
+	}
+	select {
+	case <-ended:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the stuck handler still runs 5 s after its connection was closed")
+	}
+	if d := time.Since(began); d > 3*time.Second {
+		t.Errorf("stopping took %v", d)
+	}
+}
