@@ -67,6 +67,17 @@ const (
 // 400 with the error's text instead of 500.
 var ErrInvalidRequest = errors.New("openai: invalid request")
 
+// ParamError, returned or wrapped by a Backend, is a request refused for
+// one of its fields: 400 naming Param (OpenAI's "param"), as the handler's
+// own checks answer. It wraps ErrInvalidRequest.
+type ParamError struct {
+	Param string // the request's field: "top_k", "temperature", …
+	Err   error
+}
+
+func (e *ParamError) Error() string   { return e.Err.Error() }
+func (e *ParamError) Unwrap() []error { return []error{ErrInvalidRequest, e.Err} }
+
 // ErrUnavailable, wrapped in a Backend's error, is a backend that cannot
 // serve now but may later (a verifier that cannot be reached): 503 with
 // Retry-After instead of 500, so that clients and balancers retry.

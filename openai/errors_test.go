@@ -17,6 +17,18 @@ import (
 
 // checkError checks an error response: status, OpenAI's shape, type, param
 // and code ("" for null).
+// noSentinel checks that an error response's message is the backend's
+// reason only, without the sentinel's text ("openai: invalid request: "),
+// which says what the status code does in words of this package.
+func noSentinel(t *testing.T, w *httptest.ResponseRecorder, sentinel error) {
+	t.Helper()
+	var e wireError
+	json.Unmarshal(w.Body.Bytes(), &e)
+	if strings.Contains(e.Error.Message, sentinel.Error()) || e.Error.Message == "" {
+		t.Errorf("message %q: want the backend's reason without %q", e.Error.Message, sentinel.Error())
+	}
+}
+
 func checkError(t *testing.T, w *httptest.ResponseRecorder, status int, typ, param, code string) {
 	t.Helper()
 	if w.Code != status {
@@ -231,12 +243,21 @@ func TestBackendErrors(t *testing.T) {
 			b = &fakeBackend{err: tooLong}
 			w = do(t, NewHandler(b, Options{}), "POST", m.path(), m.body(""))
 			checkError(t, w, 400, "invalid_request_error", "", "")
+			noSentinel(t, w, ErrInvalidRequest)
+
+			// A field the backend refuses is named, as the handler's own
+			// checks name theirs.
+			b = &fakeBackend{err: &ParamError{Param: "top_k", Err: errors.New("invalid parameter: top_k=9999999: more than the vocabulary")}}
+			w = do(t, NewHandler(b, Options{}), "POST", m.path(), m.body(""))
+			checkError(t, w, 400, "invalid_request_error", "top_k", "")
+			noSentinel(t, w, ErrInvalidRequest)
 
 			// A backend that may serve later (its verifier unreachable):
 			// 503 with Retry-After, so that clients and balancers retry.
 			b = &fakeBackend{err: fmt.Errorf("%w: the verifier cannot be reached", ErrUnavailable)}
 			w = do(t, NewHandler(b, Options{}), "POST", m.path(), m.body(""))
 			checkError(t, w, 503, "server_error", "", "service_unavailable")
+			noSentinel(t, w, ErrUnavailable)
 			if w.Header().Get("Retry-After") == "" {
 				t.Error("503 without Retry-After")
 			}

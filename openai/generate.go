@@ -161,10 +161,14 @@ func (h *handler) fail(w http.ResponseWriter, sse *sseWriter, out *responder, lo
 		e = newAPIError(http.StatusBadRequest, typeInvalidRequest, "context_length_exceeded", param, "%s", strings.TrimPrefix(err.Error(), ErrContextLength.Error()+": "))
 		log.Info("rejected by the backend", "err", err)
 	} else if errors.Is(err, ErrInvalidRequest) {
-		e = invalidParam("", "%v", err)
+		param := ""
+		if pe := (*ParamError)(nil); errors.As(err, &pe) {
+			param = pe.Param
+		}
+		e = invalidParam(param, "%s", clientMessage(err, ErrInvalidRequest))
 		log.Info("rejected by the backend", "err", err)
 	} else if errors.Is(err, ErrUnavailable) {
-		e = newAPIError(http.StatusServiceUnavailable, typeServer, "service_unavailable", "", "%v", err)
+		e = newAPIError(http.StatusServiceUnavailable, typeServer, "service_unavailable", "", "%s", clientMessage(err, ErrUnavailable))
 		log.Warn("backend unavailable", "err", err)
 	} else {
 		e = newAPIError(http.StatusInternalServerError, typeServer, "", "", "generation failed: %v", err)
@@ -175,6 +179,13 @@ func (h *handler) fail(w http.ResponseWriter, sse *sseWriter, out *responder, lo
 		return
 	}
 	sse.event(errorBody{e})
+}
+
+// clientMessage is err's text for the client, without the sentinel's
+// ("openai: invalid request: …") that only says what the status code
+// already does.
+func clientMessage(err, sentinel error) string {
+	return strings.TrimPrefix(err.Error(), sentinel.Error()+": ")
 }
 
 // responder builds the bodies of one response.

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -62,7 +63,7 @@ func (b *openaiBackend) Generate(ctx context.Context, req openai.Request, onText
 		p.Seed = b.seed.Add(1) - 1
 	}
 	if err := p.Validate(); err != nil {
-		return openai.Result{}, fmt.Errorf("%w: %v", openai.ErrInvalidRequest, err)
+		return openai.Result{}, &openai.ParamError{Param: requestField(err), Err: err}
 	}
 	tok := b.g.Tok
 	ids := tok.Encode(req.Prompt, true)
@@ -180,6 +181,17 @@ func serveOpenAI(ctx context.Context, g *edge.Generator, f *chatFormat, addr, ke
 	}
 	fmt.Fprintln(stderr, msg)
 	return nil
+}
+
+// requestField is the request field that a refusal of hybrid's parameters
+// names ("invalid parameter: top_k=…"), or "" when it names none of the
+// fields an OpenAI request sets.
+func requestField(err error) string {
+	k, _, ok := strings.Cut(strings.TrimPrefix(err.Error(), hybrid.ErrParam.Error()+": "), "=")
+	if ok && slices.Contains([]string{"temperature", "top_p", "top_k", "seed", "max_tokens"}, k) {
+		return k
+	}
+	return ""
 }
 
 // stopHTTP shuts srv down, waiting at most wait for its requests to end,

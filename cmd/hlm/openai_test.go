@@ -287,3 +287,29 @@ func TestOpenAICachedAfterReopen(t *testing.T) {
 		t.Errorf("the second turn, reopened with its whole prompt (%d tokens), reports %d cached", n2, cached)
 	}
 }
+
+// TestRequestField: a refusal of the parameters an OpenAI request sets
+// names its field (OpenAI's "param"); one of a parameter the request does
+// not set (the method's, from hlm edge's flags) names none.
+func TestRequestField(t *testing.T) {
+	for _, c := range []struct {
+		set  func(p *hybrid.Params)
+		want string
+	}{
+		{func(p *hybrid.Params) { p.TopK = -1 }, "top_k"},
+		{func(p *hybrid.Params) { p.TopP = 2 }, "top_p"},
+		{func(p *hybrid.Params) { p.Temperature = -1 }, "temperature"},
+		{func(p *hybrid.Params) { p.MaxTokens = hybrid.MaxTokensLimit + 1 }, "max_tokens"},
+		{func(p *hybrid.Params) { p.LMin, p.LMax = 4, 2 }, ""},
+	} {
+		p := hybrid.DefaultParams()
+		c.set(&p)
+		err := p.Validate()
+		if err == nil {
+			t.Fatalf("%+v validated", p)
+		}
+		if got := requestField(err); got != c.want {
+			t.Errorf("%v: field %q, want %q", err, got, c.want)
+		}
+	}
+}
