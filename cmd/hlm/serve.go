@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -158,6 +159,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if lc, ok := llm.(*llamacpp.Model); ok {
 		announceLlamaCpp(lc, prom, *f.maxSessions, log, say)
 	}
+	if kv, ok := llm.(kvSizer); ok {
+		announceKV(kv.KVBytes(srv.Context()), srv.Context(), *f.maxSessions, memTotal("/proc/meminfo"), log, say)
+	}
 	current.Store(srv)
 	if prom != nil {
 		prom.AddParked(srv.Parked)
@@ -207,6 +211,46 @@ func announceLlamaCpp(lc *llamacpp.Model, prom *cloud.Prometheus, maxSessions in
 		log.Warn(fmt.Sprintf("np=%d holds KV cache for more sessions than --max-sessions %d lets in: lower np, or raise --max-sessions", lc.Slots(), maxSessions))
 	}
 	fmt.Fprintf(say, "hlm serve: LLM on llama.cpp %s (%s), on %s: %s in its KV cache at once (np); more take turns, each evicted one %s\n", lc.Library().Version(), lc.Describe(), on, words.Plural(lc.Slots(), "session"), lc.Evicted())
+}
+
+// kvSizer is an LLM that says what a session's KV cache takes (hlm's
+// engine; llama.cpp allocates its cache at load and states it itself).
+type kvSizer interface {
+	KVBytes(positions int) int64
+}
+
+// announceKV states what the sessions' KV caches may take — per, a
+// session's at the full context ctx — and warns when maxSessions of them
+// would take more than the machine's memory, ram (0: unknown).
+func announceKV(per int64, ctx, maxSessions int, ram int64, log *slog.Logger, say io.Writer) {
+	all := per * int64(maxSessions)
+	fmt.Fprintf(say, "hlm serve: a session's KV cache takes up to %s (%d positions in float32), %s up to %s (--max-sessions)\n",
+		words.Bytes(per), ctx, words.Plural(maxSessions, "session"), words.Bytes(all))
+	if ram > 0 && all > ram {
+		log.Warn(fmt.Sprintf("%s at context %d may hold %s of KV cache, more than this machine's %s of memory: lower --max-sessions or --max-context",
+			words.Plural(maxSessions, "session"), ctx, words.Bytes(all), words.Bytes(ram)))
+	}
+}
+
+// memTotal is the machine's memory as the kernel states it in path
+// (/proc/meminfo: "MemTotal: N kB"), 0 where it cannot be read.
+func memTotal(path string) int64 {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	for line := range strings.Lines(string(b)) {
+		if rest, ok := strings.CutPrefix(line, "MemTotal:"); ok {
+			f := strings.Fields(rest)
+			if len(f) == 2 && f[1] == "kB" {
+				if n, err := strconv.ParseInt(f[0], 10, 64); err == nil && n > 0 {
+					return n << 10
+				}
+			}
+			return 0
+		}
+	}
+	return 0
 }
 
 // serveEndpoints serves the health endpoint (/healthz, /drain) and the

@@ -1,5 +1,5 @@
 // Package words writes counts in the sentences hlm prints: "1 session",
-// "2 sessions"; "once", "twice", "3 times"; and finds the name nearest to a
+// "2 sessions"; "once", "twice", "3 times"; "137 MiB"; and finds the name nearest to a
 // mistyped one for a "did you mean".
 package words
 
@@ -27,6 +27,27 @@ func Times(n int) string {
 		return "twice"
 	}
 	return fmt.Sprintf("%d times", n)
+}
+
+// Bytes writes a size in binary units, with three significant digits
+// above 1 KiB: "512 B", "1.50 KiB", "137 MiB", "2.25 GiB".
+func Bytes(n int64) string {
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB"}
+	if n < 1024 {
+		return fmt.Sprintf("%d B", n)
+	}
+	v, u := float64(n), 0
+	for v >= 1024 && u < len(units)-1 {
+		v /= 1024
+		u++
+	}
+	switch {
+	case v < 10:
+		return fmt.Sprintf("%.2f %s", v, units[u])
+	case v < 100:
+		return fmt.Sprintf("%.1f %s", v, units[u])
+	}
+	return fmt.Sprintf("%.0f %s", v, units[u])
 }
 
 // Closest is the candidate nearest to s — within two edits, or having s as

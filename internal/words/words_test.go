@@ -10,6 +10,14 @@ func TestWords(t *testing.T) {
 		{Times(1), "once"},
 		{Times(2), "twice"},
 		{Times(3), "3 times"},
+		{Bytes(0), "0 B"},
+		{Bytes(1023), "1023 B"},
+		{Bytes(1536), "1.50 KiB"},
+		{Bytes(137 << 20), "137 MiB"},
+		{Bytes(45 << 20), "45.0 MiB"},
+		{Bytes(9 << 29), "4.50 GiB"},
+		{Bytes(3 << 50), "3.00 PiB"},
+		{Bytes(5000 << 50), "5000 PiB"},
 	} {
 		if c.got != c.want {
 			t.Errorf("%q, want %q", c.got, c.want)

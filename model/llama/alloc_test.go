@@ -140,3 +140,27 @@ func BenchmarkDecodeStories260K(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "tokens/s")
 }
+
+// TestKVBytes: a session's KV cache holds Model.KVBytes of its capacity,
+// between KVBytes(n) and KVBytes(min(2n, context)) at length n — the
+// figure hlm serve states for its sessions.
+func TestKVBytes(t *testing.T) {
+	m := wideModel(tensor.F32)(t)
+	cfg := m.Config()
+	if got, want := m.KVBytes(10), int64(10*cfg.Layers*cfg.KVDim()*2*4); got != want {
+		t.Fatalf("KVBytes(10) = %d, want %d", got, want)
+	}
+	s := m.Session()
+	if s.KVBytes() != 0 {
+		t.Fatalf("a new session holds %d bytes", s.KVBytes())
+	}
+	for s.Len() < cfg.SeqLen {
+		if _, err := s.Eval(make([]int, min(7, cfg.SeqLen-s.Len()))); err != nil {
+			t.Fatal(err)
+		}
+		n := s.Len()
+		if got := s.KVBytes(); got < m.KVBytes(n) || got > m.KVBytes(min(max(2*n, 16), cfg.SeqLen)) {
+			t.Errorf("at %d positions the cache holds %d bytes, want %d…%d", n, got, m.KVBytes(n), m.KVBytes(min(max(2*n, 16), cfg.SeqLen)))
+		}
+	}
+}

@@ -118,6 +118,24 @@ func (m *Model) Session() *Session {
 	return &Session{m: m, k: make([][]float32, m.cfg.Layers), v: make([][]float32, m.cfg.Layers)}
 }
 
+// KVBytes is the memory of a session's KV cache with room for n
+// positions: the keys and values of every layer, in float32. A session
+// grows its cache by doubling, up to the context (Session.grow), so one of
+// length n holds between KVBytes(n) and KVBytes(min(2n, context)).
+func (m *Model) KVBytes(n int) int64 {
+	return int64(n) * int64(m.cfg.Layers) * int64(m.cfg.KVDim()) * 2 * 4
+}
+
+// KVBytes is the memory its KV cache holds now (its capacity, not its
+// length).
+func (s *Session) KVBytes() int64 {
+	var n int64
+	for l := range s.k {
+		n += 4 * int64(cap(s.k[l])+cap(s.v[l]))
+	}
+	return n
+}
+
 var (
 	_ model.Batcher     = (*Model)(nil)
 	_ model.SkipBatcher = (*Model)(nil)

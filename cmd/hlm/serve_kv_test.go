@@ -1,0 +1,60 @@
+package main
+
+import (
+	"bytes"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestAnnounceKV: hlm serve states what its sessions' KV caches may take,
+// and warns when --max-sessions of them would not fit the machine.
+func TestAnnounceKV(t *testing.T) {
+	for _, c := range []struct {
+		ram  int64
+		say  string
+		warn bool
+	}{
+		{0, "a session's KV cache takes up to 224 MiB (1024 positions in float32), 64 sessions up to 14.0 GiB (--max-sessions)", false},
+		{32 << 30, "64 sessions up to 14.0 GiB", false},
+		{8 << 30, "64 sessions up to 14.0 GiB", true},
+	} {
+		var say, log bytes.Buffer
+		// Qwen3-0.6B: 28 layers, 8 KV heads of 128.
+		announceKV(1024*28*1024*8, 1024, 64, c.ram, slog.New(slog.NewTextHandler(&log, nil)), &say)
+		if !strings.Contains(say.String(), c.say) {
+			t.Errorf("ram %d: said %q, want %q in it", c.ram, say.String(), c.say)
+		}
+		if warned := strings.Contains(log.String(), "more than this machine's 8.00 GiB"); warned != c.warn {
+			t.Errorf("ram %d: warned %v (%q), want %v", c.ram, warned, log.String(), c.warn)
+		}
+	}
+}
+
+func TestMemTotal(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		text string
+		want int64
+	}{
+		{"MemTotal:       24601284 kB\nMemFree:         1234 kB\n", 24601284 << 10},
+		{"MemFree: 1 kB\nMemTotal: 2048 kB", 2 << 20},
+		{"MemTotal: 2048 MB\n", 0},
+		{"MemTotal: -5 kB\n", 0},
+		{"MemTotal:\n", 0},
+		{"", 0},
+	} {
+		p := filepath.Join(dir, "meminfo")
+		if err := os.WriteFile(p, []byte(c.text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if got := memTotal(p); got != c.want {
+			t.Errorf("%q: %d, want %d", c.text, got, c.want)
+		}
+	}
+	if memTotal(filepath.Join(dir, "absent")) != 0 {
+		t.Error("an absent file has memory")
+	}
+}
