@@ -74,10 +74,11 @@
 // Errors have OpenAI's shape, {"error":{"message","type","param","code"}}:
 // 400 for bad JSON or fields (param names the field), 401 without the
 // bearer token when Options.APIKey is set, 404 for unknown paths, 405 for a
-// wrong method (with Allow), 413 beyond Options.MaxBodyBytes, 429 with
-// Retry-After when Options.MaxConcurrent generations are running, 500 when
-// the Backend fails (400 if its error wraps ErrInvalidRequest, 503 with
-// Retry-After if it wraps ErrUnavailable).
+// wrong method (with Allow), 408 for a body that does not arrive within
+// 30 s, 413 beyond Options.MaxBodyBytes, 429 with Retry-After when
+// Options.MaxConcurrent generations are running, 500 when the Backend fails
+// (400 if its error wraps ErrInvalidRequest — naming the field if it is a
+// ParamError —, 503 with Retry-After if it wraps ErrUnavailable).
 //
 // # Example
 //

@@ -389,9 +389,13 @@ func TestSlowBody(t *testing.T) {
 	if err != nil {
 		t.Fatalf("no answer to a slow body: %v", err)
 	}
+	b, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusBadRequest || time.Since(start) > 1500*time.Millisecond {
-		t.Errorf("slow body: status %d after %v; want 400 near %v", resp.StatusCode, time.Since(start), bodyTimeout)
+	if resp.StatusCode != http.StatusRequestTimeout || time.Since(start) > 1500*time.Millisecond {
+		t.Errorf("slow body: status %d after %v; want 408 near %v", resp.StatusCode, time.Since(start), bodyTimeout)
+	}
+	if strings.Contains(string(b), "127.0.0.1") {
+		t.Errorf("slow body: %s; the client is told the timeout, not the server's addresses", b)
 	}
 
 	// Two pieces 200 ms apart: 400 ms of generation, past bodyTimeout.
@@ -400,7 +404,7 @@ func TestSlowBody(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Body.Close()
-	b, err := io.ReadAll(r.Body)
+	b, err = io.ReadAll(r.Body)
 	if err != nil || r.StatusCode != http.StatusOK || !strings.Contains(string(b), "[DONE]") {
 		t.Errorf("a generation longer than the body timeout: status %d, %v, %q", r.StatusCode, err, b)
 	}

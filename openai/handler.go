@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"time"
 )
@@ -132,6 +133,8 @@ func (h *handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *api
 	switch {
 	case errors.As(err, &mbe):
 		return nil, tooLarge
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return nil, newAPIError(http.StatusRequestTimeout, typeInvalidRequest, "", "", "the request body did not arrive within %v", bodyTimeout)
 	case err != nil:
 		return nil, newAPIError(http.StatusBadRequest, typeInvalidRequest, "", "", "reading the request body: %v", err)
 	}
