@@ -281,9 +281,12 @@ func scaled(s report.Series, f func(i int) float64) report.Series {
 	return s
 }
 
-// logSafe drops the error bars that would reach zero or below, which a
-// logarithmic axis cannot show.
+// logSafe drops what a logarithmic axis cannot show: the points at zero
+// or below (a curve of uplink bits where every token was skipped, as a
+// small rerun can give), which the plot leaves out, and the error bars
+// that would reach zero or below. The results files keep every value.
 func logSafe(s report.Series) report.Series {
+	s = positive(s)
 	if s.YErr == nil {
 		return s
 	}
