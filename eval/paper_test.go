@@ -67,10 +67,12 @@ func TestFisherCI(t *testing.T) {
 // TestCouplingSmall: the coupling rerun at a small size — what a
 // researcher shrinks it to for a bigger LLM, since it has no --quick —
 // finishes its report: its log-axis SNR curve drops the error bars that
-// would reach below zero instead of refusing the plot.
+// would reach below zero instead of refusing the plot. HLM's row names
+// the bits its codec sends: ids of ⌈log2 512⌉ = 9 bits here (it said the
+// papers' 15 whatever the vocabulary).
 func TestCouplingSmall(t *testing.T) {
 	cfg := PaperConfig{Name: "coupling", Out: t.TempDir(), LLM: builtin.DefaultLLM, N: 3, NCurve: 3, NCal: 5, MaxTokens: 16, Command: "test"}
-	runQuickPaper(t, cfg, []string{"per_bit.png", "snr.png", "snr.csv"}, []string{"Throughput vs average SNR"})
+	runQuickPaper(t, cfg, []string{"per_bit.png", "snr.png", "snr.csv"}, []string{"Throughput vs average SNR", "HLM (full, 8+9 bits) +bonus"})
 }
 
 // TestPaperSizesListed: every rerun says which size flags it reads (hlm

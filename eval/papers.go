@@ -2,9 +2,11 @@ package eval
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"sort"
 
+	"github.com/hlmproject/hlm/codec"
 	"github.com/hlmproject/hlm/hybrid"
 	"github.com/hlmproject/hlm/report"
 )
@@ -15,8 +17,11 @@ import (
 func (p *paper) coupling(ctx context.Context) error {
 	p.header("Token-id-only verification: coupling and the draft replica vs the papers' codecs", "beyond the papers (coupled speculative decoding, Daliri, Musco, Suresh 2024; list matching, Rowan, Phan, Khisti 2025; server-side draft replica)")
 	base := p.setup.Base
+	// The full codec's ids take ⌈log2 V⌉ bits: 15 at the papers' V = 32,000,
+	// 9 for stories260K's 512.
+	full := fmt.Sprintf("HLM (full, 8+%d bits) +bonus", codec.IndexBits(p.setup.Models.LLM.Config().Vocab))
 	vs := []Point{
-		{"HLM (full, 8+15 bits) +bonus", hybrid.HLM, []string{"bonus=true"}},
+		{full, hybrid.HLM, []string{"bonus=true"}},
 		{"CU-HLM top-k=30, u_th=0 +bonus", hybrid.CUHLMOffline, []string{"u_th=0", "k=30", "bonus=true"}},
 		{"Q-S L=4 ℓ=100", hybrid.QS, []string{"l=4"}},
 		{"K-SQS K=8", hybrid.KSQS, []string{"sqs_k=8", "batch_max=4"}},
