@@ -35,7 +35,11 @@ func loadDataset(name, path, pathFlag string) ([]dataset.Example, error) {
 	}
 	switch {
 	case path != "":
-		return dataset.Load(name, path)
+		ex, err := dataset.Load(name, path)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%s: %s does not exist (give the file of the %s dataset)", pathFlag, path, name)
+		}
+		return ex, err
 	case name == "prompts":
 		return nil, usageError{fmt.Errorf("the prompts dataset is a file of prompts, one per line: give it with %s FILE", pathFlag)}
 	case dataset.HasBuiltin(name):

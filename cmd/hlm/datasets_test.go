@@ -35,6 +35,8 @@ func TestCommandsRunWithoutShared(t *testing.T) {
 		{"both prompt sources", []string{"acceptance", "--prompts", "p.txt", "--dataset", "qed"}, []string{"not both"}},
 		{"missing --prompts file, acceptance", []string{"acceptance", "--prompts", filepath.Join(dir, "absent.txt")}, []string{"--prompts: ", "absent.txt"}},
 		{"missing --prompts file, sim", []string{"sim", "--prompts", filepath.Join(dir, "absent.txt")}, []string{"--prompts: ", "absent.txt"}},
+		{"missing --dataset-path file, eval", []string{"eval", "--dataset", "alpaca", "--dataset-path", filepath.Join(dir, "absent.json"), "--out", filepath.Join(dir, "x")}, []string{"--dataset-path: ", "absent.json", "alpaca"}},
+		{"missing --dataset-path file, acceptance", []string{"acceptance", "--dataset-path", filepath.Join(dir, "absent.txt")}, []string{"--dataset-path: ", "absent.txt"}},
 	} {
 		_, _, err := runHLM(t, c.args...)
 		switch {
