@@ -425,7 +425,11 @@ no prompt that a table or curve evaluates is seen. Prompt perturbation
 (u-hlm, cu-hlm) reads WordNet 3.0's database files (Debian: apt-get install
 wordnet-base) and is left out, with a note in the report, when they are
 absent. Run times on the 2-core machine: docs/REPRODUCTION.md.
-NAME: `+strings.Join(eval.Papers, ", ")+`.`, stdout)
+NAME: `+strings.Join(eval.Papers, ", ")+`.
+
+The size flags each rerun reads (it refuses the others, which it would
+ignore; --max-tokens and --seed apply to every one):
+`+paperSizesHelp(), stdout)
 	mf := addModelFlags(fs)
 	out := fs.String("out", "", "output directory (required)")
 	n := fs.Int("n", eval.DefaultN, "prompts per dataset for tables (the papers use 100)")
@@ -465,7 +469,7 @@ NAME: `+strings.Join(eval.Papers, ", ")+`.`, stdout)
 	}
 	if *quick {
 		if !slices.Contains(quickPapers, name) {
-			return usageError{fmt.Errorf("--quick: %s has no small rerun (%s have one); give --n, --n-curve and --n-cal to make it smaller", name, strings.Join(quickPapers, ", "))}
+			return usageError{fmt.Errorf("--quick: %s has no small rerun (%s have one); give %s to make it smaller", name, strings.Join(quickPapers, ", "), sizeFlags(eval.PaperSizes[name]))}
 		}
 		if sized := givenSizes(fs, nil); len(sized) > 0 {
 			return usageError{fmt.Errorf("--quick fixes the rerun's sizes, so %s would be ignored: give one or the other", strings.Join(sized, ", "))}
@@ -505,6 +509,20 @@ func givenSizes(fs *flag.FlagSet, reads []string) []string {
 		}
 	})
 	return out
+}
+
+// paperSizesHelp lists, a line per rerun, the size flags it reads
+// (eval.PaperSizes), and which reruns have --quick.
+func paperSizesHelp() string {
+	var b strings.Builder
+	for _, name := range eval.Papers {
+		fmt.Fprintf(&b, "  %-9s %s", name, sizeFlags(eval.PaperSizes[name]))
+		if slices.Contains(quickPapers, name) {
+			b.WriteString("; or --quick")
+		}
+		b.WriteString("\n")
+	}
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // sizeFlags names a rerun's size flags for a message ("no size flag" for

@@ -178,7 +178,9 @@ func TestEvalSweepConflicts(t *testing.T) {
 
 // TestEvalPaperQuickRefusals: --quick on a paper without a small rerun,
 // or with size flags it would ignore, is refused (before, the first ran
-// the full rerun and the second ignored the sizes).
+// the full rerun and the second ignored the sizes). The refusal of --quick
+// names the sizes that rerun reads (it suggested --n-cal to ui-hlm and
+// coupling, which then refused it).
 func TestEvalPaperQuickRefusals(t *testing.T) {
 	out := t.TempDir()
 	for _, c := range []struct {
@@ -186,7 +188,9 @@ func TestEvalPaperQuickRefusals(t *testing.T) {
 		want string
 	}{
 		{[]string{"u-hlm", "--quick"}, "has no small rerun"},
-		{[]string{"coupling", "--quick"}, "has no small rerun"},
+		{[]string{"coupling", "--quick"}, "has no small rerun (sqs, qs, trees have one); give --n, --n-curve to make it smaller"},
+		{[]string{"ui-hlm", "--quick"}, "give --n, --n-curve to make it smaller"},
+		{[]string{"cu-hlm", "--quick"}, "give --n, --n-curve, --n-cal, --n-measure to make it smaller"},
 		{[]string{"sqs", "--quick", "--n", "2"}, "--n would be ignored"},
 		{[]string{"trees", "--quick", "--n-curve", "1", "--n-cal", "1"}, "--n-cal, --n-curve would be ignored"},
 		{[]string{"--quick", "sqs"}, "the paper's name goes first"},
