@@ -88,6 +88,13 @@ func TestSimTreeSummary(t *testing.T) {
 	if err != nil || !strings.Contains(out, "drafts verified ") || strings.Contains(out, "trees: ") {
 		t.Errorf("q-s summary (%v):\n%s", err, out)
 	}
+	// u-hlm skips rounds: its accepted drafts are per verified round
+	// (accepted / uploads), which the summary called "accepted/round"
+	// (0.77 for 10 accepted in 24 rounds, 13 of them uploaded).
+	_, out, err = runHLM(t, "sim", "--prompt", "Once upon a time", "--max-tokens", "24", "--seed", "7", "--method", "u-hlm")
+	if err != nil || !strings.Contains(out, "uploads 13 ") || !strings.Contains(out, "accepted 10,") || !strings.Contains(out, "accepted/verified round 0.77") {
+		t.Errorf("u-hlm summary (%v):\n%s", err, out)
+	}
 }
 
 // TestUthAdvice: calibrate suggests Theorem 1's risk-prone threshold only

@@ -212,13 +212,15 @@ func printSummary(w io.Writer, r *hybrid.Result) {
 		// A tree's nodes are all sent, and the walk reaches a few: the
 		// rejection rate counts the candidates it checked.
 		n := float64(t.Trees)
-		fmt.Fprintf(w, "  drafts sent %d (tree nodes), accepted %d, resampled %d (rejection rate %s of those checked), bonus %d, accepted/round %.2f\n", r.Verified, r.Accepted, r.Resampled, f(r.RejectionRate), r.Bonus, r.AcceptedPerRound)
+		fmt.Fprintf(w, "  drafts sent %d (tree nodes), accepted %d, resampled %d (rejection rate %s of those checked), bonus %d, accepted/verified round %.2f\n", r.Verified, r.Accepted, r.Resampled, f(r.RejectionRate), r.Bonus, r.AcceptedPerRound)
 		fmt.Fprintf(w, "  trees: %.1f nodes/round (%d repeats, never acceptable), depth %.2f, SLM passes %.2f/round; tree bits: payload %d, ids %d, parents %d\n",
 			float64(t.Nodes)/n, t.Dups, float64(t.Depth)/n, float64(t.Internal)/n, t.PayloadBits, t.IDBits, t.ParentBits)
 	} else {
 		// The rate is over the drafts examined (accepted + resampled); the
-		// ones after a rejection are sent but not examined.
-		fmt.Fprintf(w, "  drafts verified %d, accepted %d, resampled %d (rejection rate %s of the %d examined), bonus %d, accepted/round %.2f\n", r.Verified, r.Accepted, r.Resampled, f(r.RejectionRate), r.Accepted+r.Resampled, r.Bonus, r.AcceptedPerRound)
+		// ones after a rejection are sent but not examined. Accepted drafts
+		// are per verified round (an upload): a skipped token's round has
+		// none to verify (eval's accepted_per_round).
+		fmt.Fprintf(w, "  drafts verified %d, accepted %d, resampled %d (rejection rate %s of the %d examined), bonus %d, accepted/verified round %.2f\n", r.Verified, r.Accepted, r.Resampled, f(r.RejectionRate), r.Accepted+r.Resampled, r.Bonus, r.AcceptedPerRound)
 	}
 	fmt.Fprintf(w, "  uplink %d bits (%.1f bits/token, compression %s), downlink %d bits; frames %d B up, %d B down\n", r.UplinkBits, r.BitsPerToken, f(r.CompressionRatio), r.DownlinkBits, r.UplinkBytes, r.DownlinkBytes)
 	fmt.Fprintf(w, "  virtual time %.3f s: %.2f tokens/s; energy %.1f; mean deviation from the LLM %s; wall %.2f s\n", r.VirtualSeconds, r.ThroughputTPS, r.Energy, g(r.MeanDeviation), r.WallSeconds)
