@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"math/rand/v2"
 	"os"
 	"slices"
 	"strings"
@@ -129,7 +128,7 @@ func datasetPrompts(file, ds, path string, n int, seed uint64) ([]string, error)
 	} else {
 		ex, err = loadDataset(ds, path, "--dataset-path")
 		if err == nil && n > 0 && n < len(ex) {
-			ex = sampleExamples(ex, n, seed)
+			ex = dataset.Sample(ex, n, seed) // as eval samples: the same --n and --seed, the same prompts
 		}
 	}
 	if err != nil {
@@ -140,17 +139,6 @@ func datasetPrompts(file, ds, path string, n int, seed uint64) ([]string, error)
 		out[i] = e.Prompt
 	}
 	return out, nil
-}
-
-// sampleExamples is a seeded random subset of n examples.
-func sampleExamples(ex []dataset.Example, n int, seed uint64) []dataset.Example {
-	rng := rand.New(rand.NewPCG(seed, 0x73616d706c65))
-	idx := rng.Perm(len(ex))[:n]
-	out := make([]dataset.Example, n)
-	for i, j := range idx {
-		out[i] = ex[j]
-	}
-	return out
 }
 
 // sharedHint says how to point hlm at the shared material: set

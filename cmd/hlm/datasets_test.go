@@ -118,3 +118,29 @@ func TestEvalRemovesStalePlots(t *testing.T) {
 		}
 	}
 }
+
+// TestPromptSampleAsEval: acceptance, calibrate and train-ddqn sample the
+// same prompts as eval for the same --n and --seed (dataset.Sample, whose
+// algorithm does not change with the Go release). They sampled with
+// rand.Perm: other prompts than eval's, and others again after a Go
+// release that changed Perm.
+func TestPromptSampleAsEval(t *testing.T) {
+	for _, seed := range []uint64{0, 3} {
+		ex, err := evalExamples("stories", "", 5, seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := promptTexts("", "stories", 5, seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(ex) {
+			t.Fatalf("%d prompts, eval %d", len(got), len(ex))
+		}
+		for i := range ex {
+			if got[i] != ex[i].Prompt {
+				t.Errorf("seed %d: prompt %d is %.30q, eval's %.30q", seed, i, got[i], ex[i].Prompt)
+			}
+		}
+	}
+}
