@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -140,7 +141,7 @@ func RunPaper(ctx context.Context, cfg PaperConfig) error {
 	if _, err := os.Stat(glovePath); err == nil {
 		glove = metrics.LazyGloVe(glovePath)
 	}
-	p := &paper{cfg: cfg, doc: &Doc{Dir: cfg.Out}, sets: map[string][]dataset.Example{}, cache: map[string][]dataset.Example{}, ablation: ablation,
+	p := &paper{cfg: cfg, doc: &Doc{Dir: cfg.Out, Notice: cfg.Notice}, sets: map[string][]dataset.Example{}, cache: map[string][]dataset.Example{}, ablation: ablation,
 		setup: Setup{Models: ms, Base: base, GloVe: glove, NLL: true, Progress: cfg.Progress, Ran: &Methods{}}}
 	switch cfg.Name {
 	case "cu-hlm":
@@ -161,9 +162,21 @@ func RunPaper(ctx context.Context, cfg PaperConfig) error {
 		return fmt.Errorf("unknown paper %q (want one of %s)", cfg.Name, strings.Join(Papers, ", "))
 	}
 	if err != nil {
-		return err
+		return p.stopped(err)
 	}
 	return p.doc.Save()
+}
+
+// stopped ends a rerun that failed with err. What ran before the failure
+// may have taken hours: its tables, CSV files and plots are written, and
+// so is the report of them, which ends with the error.
+func (p *paper) stopped(err error) error {
+	p.doc.H(2, "The rerun stopped here")
+	p.doc.P("%v", err)
+	if p.doc.Save() != nil {
+		return err
+	}
+	return fmt.Errorf("%w (the report of what ran before is %s)", err, filepath.Join(p.doc.Dir, "report.md"))
 }
 
 // paperDatasets are the datasets each rerun reads (tinystories falls back

@@ -1,6 +1,8 @@
 package eval
 
 import (
+	"errors"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -144,5 +146,47 @@ func TestDocLater(t *testing.T) {
 	}
 	if want := "a\n\nknown at the end\n\nc\n\n"; string(b) != want {
 		t.Errorf("report %q, want %q", b, want)
+	}
+}
+
+// failingPlot is a plot whose Save fails with err.
+type failingPlot struct{ err error }
+
+func (f failingPlot) Save(string) error { return f.err }
+
+// TestDocPlotThatCannotBeDrawn: a plot that cannot be drawn costs the
+// figure, not the rerun (the report says so, and Notice is told); one
+// whose file cannot be written is an error. A rerun of pair 2 at a small
+// size failed at its end, after every run, on a curve of uplink bits at
+// zero on a log axis, and wrote no report.
+func TestDocPlotThatCannotBeDrawn(t *testing.T) {
+	var told []string
+	d := &Doc{Dir: t.TempDir(), Notice: func(msg string) { told = append(told, msg) }}
+	if err := d.Plot("fig9b", "Fig. 9b", failingPlot{errors.New("y − err = 0 on a log axis")}); err != nil {
+		t.Fatalf("a plot that cannot be drawn: %v", err)
+	}
+	if !strings.Contains(d.b.String(), "plot fig9b could not be drawn (y − err = 0 on a log axis)") || len(told) != 1 {
+		t.Errorf("report %q, told %q: want both to say the plot was not drawn, and why", d.b.String(), told)
+	}
+	werr := &fs.PathError{Op: "open", Path: "/nowhere/fig.png", Err: fs.ErrPermission}
+	if err := d.Plot("fig", "Fig.", failingPlot{werr}); !errors.Is(err, fs.ErrPermission) {
+		t.Errorf("a plot whose file cannot be written: %v, want the error", err)
+	}
+}
+
+// TestRerunStoppedKeepsReport: a rerun that fails writes the report of
+// what ran before, ending with the error, and says where it is.
+func TestRerunStoppedKeepsReport(t *testing.T) {
+	dir := t.TempDir()
+	p := &paper{doc: &Doc{Dir: dir}}
+	p.doc.P("the table of the first hour")
+	boom := errors.New("the LLM failed at the last section")
+	err := p.stopped(boom)
+	if !errors.Is(err, boom) || !strings.Contains(err.Error(), filepath.Join(dir, "report.md")) {
+		t.Errorf("error %v: want the failure and where the report is", err)
+	}
+	b, rerr := os.ReadFile(filepath.Join(dir, "report.md"))
+	if rerr != nil || !strings.Contains(string(b), "the table of the first hour") || !strings.Contains(string(b), boom.Error()) {
+		t.Errorf("report %q, %v: want what ran before and the error", b, rerr)
 	}
 }

@@ -1,7 +1,9 @@
 package eval
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,9 +13,12 @@ import (
 
 // Doc accumulates a Markdown report and the files it links to.
 type Doc struct {
-	Dir   string
-	b     strings.Builder
-	later []func() string
+	Dir string
+	// Notice, if set, is told of what the report leaves out: a plot that
+	// could not be drawn.
+	Notice func(msg string)
+	b      strings.Builder
+	later  []func() string
 }
 
 // Later adds a paragraph whose text is known only when the report is
@@ -54,10 +59,22 @@ func writeCSV(path string, t *report.Table) error {
 // saver is a plot that writes .svg and .png files.
 type saver interface{ Save(base string) error }
 
-// Plot saves a plot as name.svg and name.png and links the PNG.
+// Plot saves a plot as name.svg and name.png and links the PNG. A plot
+// that cannot be drawn (values its axes cannot show) costs the figure, not
+// the rerun: the report says so where the figure would be, and the tables
+// and CSV files hold its numbers. A file that cannot be written is an
+// error.
 func (d *Doc) Plot(name, caption string, p saver) error {
 	if err := p.Save(filepath.Join(d.Dir, name)); err != nil {
-		return fmt.Errorf("plot %s: %w", name, err)
+		if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+			return fmt.Errorf("plot %s: %w", name, err)
+		}
+		msg := fmt.Sprintf("plot %s could not be drawn (%v); its numbers are in the tables", name, err)
+		fmt.Fprintf(&d.b, "*%s: the %s.*\n\n", caption, msg)
+		if d.Notice != nil {
+			d.Notice(msg)
+		}
+		return nil
 	}
 	fmt.Fprintf(&d.b, "![%s](%s.png)\n\n*%s* ([SVG](%s.svg))\n\n", caption, name, caption, name)
 	return nil
