@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -122,7 +123,7 @@ func isNumber(s string) bool {
 		return true
 	}
 	for _, part := range strings.Split(s, " ± ") {
-		part = strings.TrimSuffix(strings.TrimSpace(part), "%")
+		part = plainNumber(strings.TrimSuffix(strings.TrimSpace(part), "%"))
 		if _, err := strconv.ParseFloat(part, 64); err != nil && part != dash {
 			return false
 		}
@@ -229,8 +230,23 @@ func csvNumber(s string) string {
 	if s == dash {
 		return ""
 	}
-	return strings.TrimSuffix(s, "%")
+	return plainNumber(strings.TrimSuffix(s, "%"))
 }
+
+// plainNumber writes a number as a program reads it: the typographic
+// minus ("−0.06", as the papers' rows quote them) as "-", and without the
+// thousands separators of "5,134". Anything else is returned as it is.
+func plainNumber(s string) string {
+	s = strings.ReplaceAll(s, "−", "-")
+	if thousands.MatchString(s) {
+		s = strings.ReplaceAll(s, ",", "")
+	}
+	return s
+}
+
+// thousands is a number written with thousands separators: "5,134",
+// "-1,234,567.5" (never "5, 7", a list).
+var thousands = regexp.MustCompile(`^-?[0-9]{1,3}(,[0-9]{3})+(\.[0-9]+)?$`)
 
 // Save writes the table to pathWithoutExt+".md" (Markdown) and
 // pathWithoutExt+".csv".

@@ -129,3 +129,28 @@ func TestCSVNumbers(t *testing.T) {
 		}
 	}
 }
+
+// TestCSVPapersNumbers: the papers' rows, quoted as the papers print them
+// ("5,134", "−0.06"), are numbers in CSV too, so that their columns stay
+// numeric; a list ("5, 7") and a bound ("< 4e-3") stay text.
+func TestCSVPapersNumbers(t *testing.T) {
+	tb := Table{
+		Columns: []string{"", "tokens", "b", "halves", "bound"},
+		Rows: [][]string{
+			{"ours", "18,432", Float(-0.026, 3), "36, 38", "1.2e-3"},
+			{"paper", "5,134", "−0.06", "–", "< 4e-3"},
+			{"big", "1,234,567.5", "−1e−3", "1, 2", "–"},
+		},
+	}
+	var buf bytes.Buffer
+	if err := tb.WriteCSV(&buf); err != nil {
+		t.Fatal(err)
+	}
+	want := ",tokens,b,halves,bound\n" +
+		"ours,18432,-0.026,\"36, 38\",1.2e-3\n" +
+		"paper,5134,-0.06,–,< 4e-3\n" +
+		"big,1234567.5,-1e-3,\"1, 2\",–\n"
+	if got := buf.String(); got != want {
+		t.Errorf("CSV:\n got %q\nwant %q", got, want)
+	}
+}
