@@ -2,6 +2,7 @@ package distill
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -40,6 +41,17 @@ type Agreement struct {
 	// ByStep is the mean 1 − TV by generated token index, in buckets of
 	// StepBucket tokens after the prompt.
 	ByStep []float64 `json:"by_step"`
+}
+
+// MarshalJSON writes the interval of a single prompt, which is not
+// defined (NaN), as null.
+func (a Agreement) MarshalJSON() ([]byte, error) {
+	type plain Agreement // without this method
+	return json.Marshal(struct {
+		plain
+		Accept   *float64 `json:"accept"`
+		Accept95 *float64 `json:"accept_ci95"`
+	}{plain(a), metrics.Finite(a.Accept), metrics.Finite(a.Accept95)})
 }
 
 // StepBucket is the width of Agreement.ByStep's buckets.

@@ -2,10 +2,12 @@ package distill
 
 import (
 	"context"
+	"encoding/json"
 	"math"
 	"strings"
 	"testing"
 
+	"github.com/hlmproject/hlm/metrics"
 	"github.com/hlmproject/hlm/model/builtin"
 	"github.com/hlmproject/hlm/model/llama"
 )
@@ -61,5 +63,26 @@ func TestAgreeSaysWhichInputIsWrong(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("Agree(%d prompts, %d tokens, T %g) = %v; want %q", len(c.prompts), c.maxTokens, c.temp, err, c.want)
 		}
+	}
+}
+
+// TestAgreementJSON: one prompt's agreement, whose interval is not
+// defined, is written with null there ("hlm acceptance --n 1 --json"
+// failed with "json: unsupported value: NaN").
+func TestAgreementJSON(t *testing.T) {
+	a := Agreement{Accept: 0.73, Accept95: math.NaN(), PerPrompt: metrics.Summarize([]float64{0.73}), Tokens: 16, Prompts: 1}
+	b, err := json.Marshal(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	if m["accept"] != 0.73 || m["accept_ci95"] != nil || m["prompts"] != 1.0 {
+		t.Errorf("%s", b)
+	}
+	if _, ok := m["accept_ci95"]; !ok {
+		t.Errorf("%s: accept_ci95 left out, want null", b)
 	}
 }

@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 
@@ -94,6 +95,28 @@ func Summarize(xs []float64) Summary {
 	s.Mean, s.Std = MeanStd(kept)
 	s.CI95 = tHalfWidth(s.Std, s.N)
 	return s
+}
+
+// MarshalJSON writes a value that is not defined — the mean of nothing,
+// the spread and interval of fewer than two values (NaN) — as null, which
+// JSON has, rather than failing ("json: unsupported value: NaN").
+func (s Summary) MarshalJSON() ([]byte, error) {
+	type plain Summary // without this method
+	return json.Marshal(struct {
+		plain
+		Mean *float64 `json:"mean"`
+		Std  *float64 `json:"std"`
+		CI95 *float64 `json:"ci95"`
+	}{plain(s), Finite(s.Mean), Finite(s.Std), Finite(s.CI95)})
+}
+
+// Finite is &x, or nil when x is NaN or infinite: a JSON field that is
+// null where the value is not defined.
+func Finite(x float64) *float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return nil
+	}
+	return &x
 }
 
 // String is "mean ± ci95 (n=N)" with four decimals.

@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"encoding/json"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -137,5 +138,32 @@ func TestNoSpreadFromRounding(t *testing.T) {
 	// A ratio the same in every unit: 0.3 of 10, 20 and 70.
 	if r, h := RatioCI([]float64{3, 6, 21}, []float64{10, 20, 70}); h != 0 || !same(r, 0.3, 1e-15) {
 		t.Errorf("equal ratios: %v ± %v, want 0.3 ± 0", r, h)
+	}
+}
+
+// TestSummaryJSON: a summary of one value (no spread, no interval: NaN)
+// is written with nulls, not refused by encoding/json; defined values are
+// written as they are.
+func TestSummaryJSON(t *testing.T) {
+	for _, c := range []struct {
+		xs   []float64
+		want string
+	}{
+		{[]float64{0.5}, `{"n":1,"skipped":0,"mean":0.5,"std":null,"ci95":null}`},
+		{nil, `{"n":0,"skipped":0,"mean":null,"std":null,"ci95":null}`},
+	} {
+		b, err := json.Marshal(Summarize(c.xs))
+		if err != nil || string(b) != c.want {
+			t.Errorf("%v: %s, %v; want %s", c.xs, b, err, c.want)
+		}
+	}
+	s := Summarize([]float64{1, 3})
+	b, err := json.Marshal(s)
+	var back Summary
+	if err == nil {
+		err = json.Unmarshal(b, &back)
+	}
+	if err != nil || back != s {
+		t.Errorf("%s, %v: want %+v back", b, err, s)
 	}
 }

@@ -63,7 +63,11 @@ stories260K and its shipped draft on TinyStories' prompts from $HLM_SHARED
 		return json.NewEncoder(stdout).Encode(a)
 	}
 	fmt.Fprintf(stdout, "draft %s against %s, %d prompts, %d positions at temperature %g\n", draftName(ms), *mf.llm, a.Prompts, a.Tokens, *temp)
-	fmt.Fprintf(stdout, "  mean acceptance probability 1 − TV per draft token: %.4f ± %.4f (95%% CI, prompts as clusters); mean of the prompts' means %s\n", a.Accept, a.Accept95, a.PerPrompt)
+	if a.Prompts < 2 {
+		fmt.Fprintf(stdout, "  mean acceptance probability 1 − TV per draft token: %.4f (one prompt: no confidence interval, which takes --n 2 or more)\n", a.Accept)
+	} else {
+		fmt.Fprintf(stdout, "  mean acceptance probability 1 − TV per draft token: %.4f ± %.4f (95%% CI, prompts as clusters); mean of the prompts' means %s\n", a.Accept, a.Accept95, a.PerPrompt)
+	}
 	fmt.Fprintf(stdout, "  by generated token:")
 	for i, v := range a.ByStep {
 		fmt.Fprintf(stdout, " %d–%d: %.3f", i*distill.StepBucket, (i+1)*distill.StepBucket-1, v)
