@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	"github.com/hlmproject/hlm/edge"
 	"github.com/hlmproject/hlm/hybrid"
 	"github.com/hlmproject/hlm/model"
+	"github.com/hlmproject/hlm/model/llama"
 	"github.com/hlmproject/hlm/policy"
 	"github.com/hlmproject/hlm/sim"
 	"github.com/hlmproject/hlm/wire"
@@ -82,6 +84,7 @@ func TestConversationContinues(t *testing.T) {
 	prom := NewPrometheus()
 	srv, addr := start(t, Config{LLM: ms.LLM, Replicas: []model.Model{ms.SLM}, Metrics: prom})
 	prom.AddParked(srv.Parked)
+	prom.AddKVBytes(srv.KVBytes)
 	kept := 0
 	for _, m := range hybrid.Methods {
 		t.Run(m, func(t *testing.T) {
@@ -142,6 +145,9 @@ func TestConversationContinues(t *testing.T) {
 		if !strings.Contains(rec.Body.String(), want) {
 			t.Errorf("metrics lack %q", want)
 		}
+	}
+	if m := regexp.MustCompile(`(?m)^hlm_kv_cache_bytes (\S+)$`).FindStringSubmatch(rec.Body.String()); m == nil || m[1] == "0" {
+		t.Errorf("hlm_kv_cache_bytes: %q, want the parked sessions' bytes", m)
 	}
 }
 
@@ -455,5 +461,40 @@ func TestRefusedContinuationBeforePark(t *testing.T) {
 	}
 	if n, p := srv.Sessions(), srv.Parked(); n != 0 {
 		t.Errorf("%d sessions (%d parked) after the Park of the session its device gave up, want 0", n, p)
+	}
+}
+
+// TestKVBytes: the server counts the KV cache of a parked session (its
+// LLM's, on hlm's engine: between its length's and twice that) and not
+// that of a closed one.
+func TestKVBytes(t *testing.T) {
+	ms := models(t)
+	llm := ms.LLM.(*llama.Model)
+	srv, addr := start(t, Config{LLM: ms.LLM})
+	p := params(hybrid.QS, 2)
+	closing := generator(t, ms, addr, p)
+	if _, _, err := closing.One(context.Background(), p, prompt, nil); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); srv.Sessions() != 0 && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+	if n := srv.KVBytes(); n != 0 {
+		t.Fatalf("%d bytes of KV cache after the only session closed", n)
+	}
+	g := generator(t, ms, addr, p)
+	g.Conversations = &edge.Conversations{}
+	ids := ms.Tok.Encode(prompt, true)
+	r, _, err := g.OneTokens(context.Background(), p, ids, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); srv.Parked() != 1 && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+	n := len(ids) + len(r.Tokens)
+	lo, hi := llm.KVBytes(n-2), llm.KVBytes(min(2*n, llm.Config().SeqLen))
+	if got := srv.KVBytes(); got < lo || got > hi {
+		t.Errorf("a parked session of %d tokens holds %d bytes of KV cache, want %d…%d", n, got, lo, hi)
 	}
 }

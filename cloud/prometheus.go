@@ -19,6 +19,7 @@ import (
 //	hlm_sessions_resumed_total          counter: devices reattached to their session after a dropped connection
 //	hlm_sessions_continued_total        counter: parked sessions continued with a new prompt (a conversation's next turn)
 //	hlm_sessions_parked                 gauge (AddParked): sessions parked for a conversation's next turn
+//	hlm_kv_cache_bytes                  gauge (AddKVBytes): memory of the sessions' KV caches in the process (hlm's engine)
 //	hlm_kept_positions_total            counter: positions continued sessions kept instead of receiving them again
 //	hlm_prefill_positions_total{cause}  counter: prefix positions of new sessions, cause "prompt" or "reopen", and the new positions of continued ones, "continue"
 //	hlm_rounds_total                    counter
@@ -111,6 +112,13 @@ type SlotStats struct {
 // turns).
 func (p *Prometheus) AddSlots(stats func() SlotStats) {
 	p.reg.MustRegister(slotCollector{stats})
+}
+
+// AddKVBytes exports the memory of the sessions' KV caches
+// (Server.KVBytes), read at every scrape, as the gauge hlm_kv_cache_bytes.
+func (p *Prometheus) AddKVBytes(kv func() int64) {
+	p.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "hlm_kv_cache_bytes",
+		Help: "Bytes of the sessions' KV caches in this process, as of each session's last round (hlm's engine; llama.cpp's cache is allocated at load)."}, func() float64 { return float64(kv()) }))
 }
 
 // AddParked exports the sessions parked for conversations (Server.Parked),

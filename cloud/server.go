@@ -13,6 +13,7 @@ import (
 	"net"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hlmproject/hlm/hybrid"
@@ -183,6 +184,10 @@ type session struct {
 	// device parked and continued elsewhere) would otherwise be taken as
 	// a round of the new one.
 	gen uint64
+	// kv is what hs's KV caches held after its last round (hybrid's
+	// Server.KVBytes), for Server.KVBytes to sum without waiting for a
+	// session's verification.
+	kv atomic.Int64
 
 	// Guarded by Server.mu.
 	lastUsed time.Time
@@ -205,6 +210,7 @@ func (ss *session) end() {
 	if !ss.ended {
 		ss.ended = true
 		ss.hs.Close()
+		ss.kv.Store(0)
 	}
 }
 
@@ -409,6 +415,20 @@ func (s *Server) Sessions() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.sessions)
+}
+
+// KVBytes is the memory the sessions' KV caches hold in this process, as
+// of each one's last round (hybrid.Server.KVBytes: 0 on llama.cpp, whose
+// cache is allocated when it loads). Sessions parked for a conversation
+// and those whose device went away hold theirs until they end.
+func (s *Server) KVBytes() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var n int64
+	for _, ss := range s.sessions {
+		n += ss.kv.Load()
+	}
+	return n
 }
 
 // Parked is the number of sessions their devices parked for a
@@ -879,6 +899,7 @@ func (s *Server) continueSession(c net.Conn, o *wire.Open, more []int) (*session
 	hs.LimitContext(s.ctxLen) // the prompt fits: checked above
 	hs.SetRound(o.Round)
 	ss.hs, ss.lastUp, ss.lastV = hs, nil, nil
+	ss.kv.Store(hs.KVBytes())
 	ss.gen++
 	ss.mu.Unlock()
 	if !s.attach(ss, c) {
@@ -963,6 +984,7 @@ func (s *Server) upload(ss *session, gen uint64, body []byte) (*wire.Verdict, er
 	s.cfg.Metrics.Bits(hybrid.UplinkBits(up, ss.vocab), ss.hs.VerdictBits(len(up.Drafts)))
 	ss.lastUp = append(ss.lastUp[:0], body...)
 	ss.lastV = v
+	ss.kv.Store(ss.hs.KVBytes())
 	return v, nil
 }
 

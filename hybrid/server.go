@@ -183,6 +183,23 @@ func roundRNG(seed uint64, round uint32) *rand.Rand {
 	return rand.New(rand.NewPCG(seed, 0x7365727665720000^uint64(round)))
 }
 
+// KVBytes is the memory the session's KV caches hold in this process: the
+// LLM's and, for the replica method, the draft's, on an engine that says
+// (hlm's: llama.Session.KVBytes); 0 for one whose cache lives elsewhere
+// (llama.cpp's, sized when it loads).
+func (s *Server) KVBytes() int64 {
+	var n int64
+	for _, c := range []*cache{s.llm, s.slm} {
+		if c == nil {
+			continue
+		}
+		if k, ok := c.s.(interface{ KVBytes() int64 }); ok {
+			n += k.KVBytes()
+		}
+	}
+	return n
+}
+
 // Close frees what the session holds in its models at once (a llama.cpp
 // sequence, a slot; io.Closer sessions), instead of when the garbage
 // collector finds them: a server whose slots are few must not keep a

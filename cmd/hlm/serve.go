@@ -165,6 +165,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	current.Store(srv)
 	if prom != nil {
 		prom.AddParked(srv.Parked)
+		prom.AddKVBytes(srv.KVBytes)
 	}
 	servingUntilSignal.Store(true)
 	err = srv.ServeUntil(ctx, ln, *f.drainTimeout, func() {
