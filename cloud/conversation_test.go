@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http/httptest"
 	"regexp"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -496,5 +497,87 @@ func TestKVBytes(t *testing.T) {
 	lo, hi := llm.KVBytes(n-2), llm.KVBytes(min(2*n, llm.Config().SeqLen))
 	if got := srv.KVBytes(); got < lo || got > hi {
 		t.Errorf("a parked session of %d tokens holds %d bytes of KV cache, want %d…%d", n, got, lo, hi)
+	}
+}
+
+// TestContinuationRules: a parked session is continued by an Open that
+// keeps tokens it holds (their hash) and adds a prompt that fits the
+// context; the continuation's rounds count from the Open's again, the
+// last generation's verdicts left behind (its round 1 with other drafts is
+// verified, not taken as round 1 sent again). An Open that keeps other
+// tokens, or more than the session holds, or of a session not there, is
+// refused (ErrCodeNoSession: the device sends its whole prompt to a new
+// session); one whose prompt fills the context, as a new session's would
+// (ErrCodeLimit) — the server's context (Config.MaxContext), which may be
+// shorter than its LLM's.
+func TestContinuationRules(t *testing.T) {
+	const ctx = 48 // tinyLLM's is 64
+	for _, c := range []struct {
+		name string
+		// open is the continuation of session id, which holds seq.
+		open func(id uint64, seq []int) *wire.Open
+		code uint16 // 0: continued
+	}{
+		{"the tokens it holds and more", func(id uint64, seq []int) *wire.Open {
+			return &wire.Open{Resume: id, Keep: uint32(len(seq)), KeepHash: wire.HashTokens(seq), Prefix: []int32{5}}
+		}, 0},
+		{"other tokens", func(id uint64, seq []int) *wire.Open {
+			other := slices.Clone(seq)
+			other[len(other)-1]++
+			return &wire.Open{Resume: id, Keep: uint32(len(seq)), KeepHash: wire.HashTokens(other), Prefix: []int32{5}}
+		}, wire.ErrCodeNoSession},
+		{"more tokens than it holds", func(id uint64, seq []int) *wire.Open {
+			more := append(slices.Clone(seq), make([]int, ctx-2-len(seq))...)
+			return &wire.Open{Resume: id, Keep: uint32(len(more)), KeepHash: wire.HashTokens(more), Prefix: []int32{5}}
+		}, wire.ErrCodeNoSession},
+		{"a session not here", func(id uint64, seq []int) *wire.Open {
+			return &wire.Open{Resume: id + 1, Keep: uint32(len(seq)), KeepHash: wire.HashTokens(seq), Prefix: []int32{5}}
+		}, wire.ErrCodeNoSession},
+		{"a prompt that fills the context", func(id uint64, seq []int) *wire.Open {
+			return &wire.Open{Resume: id, Keep: uint32(len(seq)), KeepHash: wire.HashTokens(seq), Prefix: make([]int32, ctx-len(seq))}
+		}, wire.ErrCodeLimit},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			llm := tinyLLM(t)
+			srv, addr := start(t, Config{LLM: llm, MaxContext: ctx})
+			if srv.Context() != ctx {
+				t.Fatalf("the server's context is %d, not %d", srv.Context(), ctx)
+			}
+			pj := coupledParams()
+			seq := []int{1, 9, 14, 27}
+			conn, op := mustOpen(t, addr, &wire.Open{Params: pj, Prefix: []int32{1, 9, 14, 27}})
+			drafts := []wire.Draft{{Token: 7}, {Token: 9}}
+			ft, body := exchange(t, conn, wire.FrameUpload, wire.AppendUpload(nil, &wire.Upload{Round: 1, Drafts: drafts}))
+			v, err := wire.ParseVerdict(body, llm.Config().Vocab)
+			if ft != wire.FrameVerdict || err != nil {
+				t.Fatalf("round 1: a %v frame %q", ft, body)
+			}
+			for _, d := range drafts[:v.Accepted] {
+				seq = append(seq, int(d.Token))
+			}
+			seq = append(seq, int(v.Token))
+			if err := wire.WriteFrame(conn, wire.FramePark, nil); err != nil {
+				t.Fatal(err)
+			}
+			for deadline := time.Now().Add(waitLimit); srv.Parked() != 1 && time.Now().Before(deadline); {
+				time.Sleep(time.Millisecond)
+			}
+			o := c.open(op.Session, seq)
+			o.Params = pj
+			next, ft, body := rawOpen(t, addr, o)
+			if c.code != 0 {
+				if code := errorCode(ft, body); code != c.code {
+					t.Fatalf("a %v frame %q, want refused (error %d)", ft, body, c.code)
+				}
+				return
+			}
+			if cont, err := wire.ParseOpened(body); ft != wire.FrameOpened || err != nil || cont.Session != op.Session || cont.Round != 0 {
+				t.Fatalf("a %v frame %q, want session %d continued at round 0", ft, body, op.Session)
+			}
+			ft, body = exchange(t, next, wire.FrameUpload, wire.AppendUpload(nil, &wire.Upload{Round: 1, Drafts: []wire.Draft{{Token: 11}}}))
+			if v, err := wire.ParseVerdict(body, llm.Config().Vocab); ft != wire.FrameVerdict || err != nil || v.Round != 1 {
+				t.Errorf("the continuation's round 1: a %v frame %q, want its verdict", ft, body)
+			}
+		})
 	}
 }

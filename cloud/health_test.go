@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -259,4 +260,137 @@ func (g *gate) pass() {
 	default: // one waiting pass is enough to report
 	}
 	<-release
+}
+
+// TestIdleTimeout: the janitor drops a session that has had no connection
+// for IdleTimeout, and only such a session: one whose device reconnects
+// sooner is resumed, and one whose connection waits longer than
+// IdleTimeout for a round's verdict is kept (the device is there). A
+// dropped session costs the device a reopen with its committed prefix
+// (edge.Stats.Reopens), which is how each case is told.
+func TestIdleTimeout(t *testing.T) {
+	const idle = time.Second // the janitor looks every 250 ms
+	for _, c := range []struct {
+		name string
+		// before runs before round 2, round 2 then goes.
+		before func(r *edge.Remote, g *gate)
+		reopen bool // the device finds its session gone at round 2 or 3
+	}{
+		{"detached for less", func(r *edge.Remote, _ *gate) { r.Drop(); time.Sleep(idle * 2 / 5) }, false},
+		{"detached for longer", func(r *edge.Remote, _ *gate) { r.Drop(); time.Sleep(idle * 8 / 5) }, true},
+		{"in a long round", func(_ *edge.Remote, g *gate) { g.hold(); time.AfterFunc(idle*8/5, g.open) }, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			g := newGate()
+			defer g.open()
+			_, addr := start(t, Config{LLM: gatedModel{tinyLLM(t), g}, IdleTimeout: idle})
+			p := hybrid.DefaultParams()
+			p.Method = hybrid.Coupled
+			r, err := edge.Connect(context.Background(), edge.Config{Addr: addr, Retries: 2, Backoff: 10 * time.Millisecond},
+				edge.Session{Params: p, Prefix: func() []int { return []int{1, 5} }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			for round := uint32(1); round <= 3; round++ {
+				if round == 2 {
+					c.before(r, g)
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+				_, err := r.Verify(ctx, &wire.Upload{Round: round, Drafts: []wire.Draft{{Token: 7}, {Token: 9}}})
+				cancel()
+				if err != nil {
+					t.Fatalf("round %d: %v", round, err)
+				}
+			}
+			if reopened := r.Stats.Reopens > 0; reopened != c.reopen {
+				t.Errorf("the device reopened its session %d times (stats %+v); want a reopen: %v", r.Stats.Reopens, r.Stats, c.reopen)
+			}
+		})
+	}
+}
+
+// TestStaleConnectionLetsGo: a device that resumes its session on a new
+// connection while the old one still stands (its network changed; the
+// server saw no end of the old one) keeps it attached when the server
+// closes the old one: the session is neither counted detached nor evicted
+// to make room for another device's.
+func TestStaleConnectionLetsGo(t *testing.T) {
+	srv, addr := start(t, Config{LLM: tinyLLM(t), MaxSessions: 1})
+	p := hybrid.DefaultParams()
+	p.Method = hybrid.Coupled
+	open := func(o *wire.Open) (net.Conn, *wire.Opened) {
+		t.Helper()
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		c.SetDeadline(time.Now().Add(waitLimit))
+		msg := wire.AppendFrame(nil, wire.FrameHello, wire.AppendHello(nil, &wire.Hello{Version: wire.ProtocolVersion}))
+		if _, err := c.Write(wire.AppendFrame(msg, wire.FrameOpen, wire.AppendOpen(nil, o))); err != nil {
+			t.Fatal(err)
+		}
+		for {
+			ft, body, err := wire.ReadFrame(c, wire.DefaultMaxFrame)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ft == wire.FrameWelcome {
+				continue
+			}
+			op, err := wire.ParseOpened(body)
+			if ft != wire.FrameOpened || err != nil {
+				t.Fatalf("open %+v: a %v frame %q", o, ft, body)
+			}
+			return c, op
+		}
+	}
+	_, first := open(&wire.Open{Params: p.SessionParams(), Prefix: []int32{1, 5}})
+	moved, _ := open(&wire.Open{Resume: first.Session, Params: p.SessionParams(), Prefix: []int32{1, 5}})
+	waitHealth(t, srv, "the stale connection closed", func(h Health) bool { return h.Connections == 1 })
+	if h := srv.Health(); h.Status != "full" {
+		t.Errorf("health with its one session attached to the resumed connection: %+v, want full", h)
+	}
+	if r, err := edge.Connect(context.Background(), edge.Config{Addr: addr, Retries: 1, Backoff: 10 * time.Millisecond},
+		edge.Session{Params: p, Prefix: func() []int { return []int{1, 6} }}); err == nil {
+		r.Close()
+		t.Error("another device's session was opened on a full server: the resumed session was evicted while its connection used it")
+	}
+	wire.WriteFrame(moved, wire.FrameUpload, wire.AppendUpload(nil, &wire.Upload{Round: 1, Drafts: []wire.Draft{{Token: 7}}}))
+	if ft, body, err := wire.ReadFrame(moved, wire.DefaultMaxFrame); err != nil || ft != wire.FrameVerdict {
+		t.Errorf("a round on the resumed connection: %v frame %q, %v", ft, body, err)
+	}
+}
+
+// TestEvictLeastRecentlyUsed: of the sessions without a connection, a full
+// server evicts the one detached longest ago: the device that left last
+// still resumes its session.
+func TestEvictLeastRecentlyUsed(t *testing.T) {
+	srv, addr := start(t, Config{LLM: tinyLLM(t), MaxSessions: 3})
+	p := hybrid.DefaultParams()
+	p.Method = hybrid.Coupled
+	open := func(first int) *edge.Remote {
+		t.Helper()
+		r, err := edge.Connect(context.Background(), edge.Config{Addr: addr, Retries: 1, Backoff: 10 * time.Millisecond},
+			edge.Session{Params: p, Prefix: func() []int { return []int{first, 5} }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { r.Close() })
+		return r
+	}
+	older, newer, _ := open(1), open(2), open(3)
+	for i, r := range []*edge.Remote{older, newer} {
+		r.Drop()
+		waitHealth(t, srv, "the connection dropped", func(h Health) bool { return h.Connections == 2-i })
+		time.Sleep(10 * time.Millisecond) // newer leaves strictly later
+	}
+	open(4) // evicts older's session
+	if _, err := newer.Verify(context.Background(), &wire.Upload{Round: 1, Drafts: []wire.Draft{{Token: 7}}}); err != nil {
+		t.Fatal(err)
+	}
+	if newer.Stats.Reopens != 0 {
+		t.Errorf("the session detached last was evicted (its device reopened it: stats %+v), want the one detached first", newer.Stats)
+	}
 }

@@ -306,7 +306,8 @@ func concurrentDevices(t *testing.T, ms *sim.Models, addr string, n int) {
 
 // TestReconnectAndRestart: dropping the connection mid-generation, and
 // replacing the server with a fresh one (all sessions lost), both end with
-// the same tokens as an undisturbed run.
+// the same tokens as an undisturbed run: the first resumes the session,
+// the second opens it again with the committed prefix.
 func TestReconnectAndRestart(t *testing.T) {
 	ms := models(t)
 	p := params(hybrid.QS, 5)
@@ -320,6 +321,9 @@ func TestReconnectAndRestart(t *testing.T) {
 		got, st := runWithFault(t, g, p, func(r *edge.Remote) { r.Drop() })
 		if fmt.Sprint(got.Tokens) != fmt.Sprint(want.Tokens) || st.Reconnects == 0 {
 			t.Fatalf("after a dropped connection (reconnects %d):\n got %v\nwant %v", st.Reconnects, got.Tokens, want.Tokens)
+		}
+		if st.Reopens != 0 {
+			t.Errorf("after a dropped connection the session was opened again %d times, want resumed (stats %+v)", st.Reopens, st)
 		}
 	})
 	t.Run("restart", func(t *testing.T) {
@@ -345,8 +349,8 @@ func TestReconnectAndRestart(t *testing.T) {
 			t.Cleanup(func() { second.Shutdown(context.Background()) })
 			restarted = true
 		})
-		if !restarted || fmt.Sprint(got.Tokens) != fmt.Sprint(want.Tokens) || st.Reconnects == 0 {
-			t.Fatalf("after a server restart (reconnects %d):\n got %v\nwant %v", st.Reconnects, got.Tokens, want.Tokens)
+		if !restarted || fmt.Sprint(got.Tokens) != fmt.Sprint(want.Tokens) || st.Reconnects == 0 || st.Reopens != 1 {
+			t.Fatalf("after a server restart (reconnects %d, reopens %d, want 1):\n got %v\nwant %v", st.Reconnects, st.Reopens, got.Tokens, want.Tokens)
 		}
 	})
 }
@@ -582,7 +586,8 @@ func TestPrometheusMetrics(t *testing.T) {
 // TestHostileSessions: 200 seeded conversations that handshake, open a
 // session and then send frames of every type with random bodies (and
 // uploads that are valid but for the wrong round, or with drafts outside
-// the vocabulary), and 50 continuations of sessions that are not there,
+// the vocabulary), and 50 continuations of those sessions that keep more
+// tokens than they hold or other ones, and of sessions that are not there,
 // must each end with an error frame or a closed connection, never a
 // server crash, while a regular session completes undisturbed.
 func TestHostileSessions(t *testing.T) {
@@ -606,6 +611,7 @@ func TestHostileSessions(t *testing.T) {
 	pj := params(hybrid.HLM, 1).SessionParams()
 	open := wire.AppendFrame(nil, wire.FrameHello, wire.AppendHello(nil, &wire.Hello{Version: wire.ProtocolVersion}))
 	open = wire.AppendFrame(open, wire.FrameOpen, wire.AppendOpen(nil, &wire.Open{Params: pj, SLM: ms.SLM.Fingerprint(), Tokenizer: ms.Tok.Fingerprint(), Prefix: []int32{1, 9}}))
+	var ids []uint64 // the hostile sessions the server opened
 	for i := 0; i < 200; i++ {
 		c, err := net.Dial("tcp", addr)
 		if err != nil {
@@ -633,17 +639,32 @@ func TestHostileSessions(t *testing.T) {
 		}
 		c.Write(msg)
 		c.SetReadDeadline(time.Now().Add(3 * time.Second))
-		io.Copy(io.Discard, c) // until the server closes or the deadline
+		for { // until the server closes or the deadline
+			ft, body, err := wire.ReadFrame(c, wire.DefaultMaxFrame)
+			if err != nil {
+				break
+			}
+			if op, err := wire.ParseOpened(body); ft == wire.FrameOpened && err == nil {
+				ids = append(ids, op.Session)
+			}
+		}
 		c.Close()
 	}
-	// Continuations of sessions that are not there, or that keep more
-	// tokens than any session holds, with hashes of nothing.
+	if len(ids) == 0 {
+		t.Fatal("the server opened none of the hostile sessions: their frames never reached a session")
+	}
+	// Continuations of the hostile sessions (those still there) that keep
+	// more tokens than they hold, or others (hashes of nothing), within
+	// the context; and of sessions that are not there.
 	for i := 0; i < 50; i++ {
 		c, err := net.Dial("tcp", addr)
 		if err != nil {
 			t.Fatal(err)
 		}
 		o := &wire.Open{Resume: rng.Uint64() | 1, Params: pj, Keep: uint32(1 + rng.IntN(1<<12)), KeepHash: rng.Uint64(), Prefix: []int32{int32(rng.IntN(512))}}
+		if i%2 == 0 {
+			o.Resume, o.Keep = ids[rng.IntN(len(ids))], uint32(1+rng.IntN(srv.Context()-2))
+		}
 		msg := wire.AppendFrame(nil, wire.FrameHello, wire.AppendHello(nil, &wire.Hello{Version: wire.ProtocolVersion}))
 		c.Write(wire.AppendFrame(msg, wire.FrameOpen, wire.AppendOpen(nil, o)))
 		c.SetReadDeadline(time.Now().Add(3 * time.Second))
@@ -953,6 +974,15 @@ func TestHandshakeLimits(t *testing.T) {
 		t.Errorf("the silent connection that waited longest: %+v; want it closed to make room", e)
 	} else if err != nil && !errors.Is(err, io.EOF) {
 		t.Errorf("the silent connection that waited longest is still open: %v", err)
+	}
+	// The connections that ended and the device's, which opened a session,
+	// left the count: second is the only one waiting now, and a new silent
+	// connection does not close it.
+	third := dial()
+	defer third.Close()
+	time.Sleep(100 * time.Millisecond) // accepted and counted
+	if e, err := readError(second, 200*time.Millisecond); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Errorf("a silent connection, one of two waiting under MaxHandshakes 2: %+v, %v; want it left open", e, err)
 	}
 }
 

@@ -128,3 +128,34 @@ func TestTraceRuns(t *testing.T) {
 		t.Error("without TraceRuns the trace is not the writer itself")
 	}
 }
+
+// TestVerdictOfAnotherRound: a verdict that answers another round than
+// the upload's (a server out of step with its device) is an error, not
+// applied to the device's sequence.
+func TestVerdictOfAnotherRound(t *testing.T) {
+	addr := peer(t, func(c net.Conn) {
+		answers := []struct {
+			t    wire.FrameType
+			body []byte
+		}{
+			{wire.FrameWelcome, wire.AppendWelcome(nil, &wire.Welcome{Version: wire.ProtocolVersion, MaxFrame: 1 << 20, Vocab: 512, Context: 512})},
+			{wire.FrameOpened, wire.AppendOpened(nil, &wire.Opened{Session: 1, Vocab: 512, Context: 512})},
+			{wire.FrameVerdict, wire.AppendVerdict(nil, &wire.Verdict{Round: 2, Accepted: 1, Token: 3})},
+		}
+		for _, a := range answers {
+			if _, _, err := wire.ReadFrame(c, 1<<20); err != nil {
+				return
+			}
+			wire.WriteFrame(c, a.t, a.body)
+		}
+	})
+	r, err := Connect(context.Background(), Config{Addr: addr, Retries: 1, Backoff: time.Millisecond},
+		Session{Params: hybrid.DefaultParams(), Prefix: func() []int { return []int{1, 2} }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Drop()
+	if v, err := r.Verify(context.Background(), &wire.Upload{Round: 1, Drafts: []wire.Draft{{Token: 7}}}); err == nil {
+		t.Errorf("a verdict for round %d of an upload for round 1 was taken", v.Round)
+	}
+}
