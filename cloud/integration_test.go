@@ -1070,3 +1070,51 @@ func TestSlowDecodeDoesNotStallOthers(t *testing.T) {
 		t.Errorf("the slow session: %v", err)
 	}
 }
+
+// dropCommitted drops the connection (when drop is set) before the first
+// upload that carries tokens the device committed on its own, and records
+// whether it met one.
+type dropCommitted struct {
+	r          *edge.Remote
+	drop, seen bool
+}
+
+func (v *dropCommitted) Verify(ctx context.Context, up *wire.Upload) (*wire.Verdict, error) {
+	if !v.seen && len(up.Committed) > 0 {
+		v.seen = true
+		if v.drop {
+			v.r.Drop()
+		}
+	}
+	return v.r.Verify(ctx, up)
+}
+
+// TestReconnectWithCommittedTokens: a connection dropped before an upload
+// that carries tokens the device committed on its own resumes the session
+// with the prefix before them (the server has not seen them: the upload
+// brings them), and the generation ends with an undisturbed run's tokens.
+func TestReconnectWithCommittedTokens(t *testing.T) {
+	ms := models(t)
+	_, addr := start(t, Config{LLM: ms.LLM})
+	p := params(hybrid.HLM, 5)
+	run := func(drop bool) (hybrid.Result, edge.Stats) {
+		t.Helper()
+		g := generator(t, ms, addr, p)
+		g.Uploader = &skipFirst{n: 2}
+		v := &dropCommitted{drop: drop}
+		g.Wrap = func(r *edge.Remote) hybrid.Verifier { v.r = r; return v }
+		res, st, err := g.One(context.Background(), p, prompt, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !v.seen {
+			t.Fatal("no upload carried tokens committed on the device: the test does not test that")
+		}
+		return res, st
+	}
+	want, _ := run(false)
+	got, st := run(true)
+	if fmt.Sprint(got.Tokens) != fmt.Sprint(want.Tokens) || st.Reconnects == 0 || st.Reopens != 0 {
+		t.Errorf("after a drop before an upload with committed tokens (stats %+v, want resumed):\n got %v\nwant %v", st, got.Tokens, want.Tokens)
+	}
+}

@@ -31,13 +31,15 @@ func TestParkedKeep(t *testing.T) {
 }
 
 // TestConversationsTake: the parked session that keeps the most is taken,
-// once; one that would keep less than half of its tokens is left alone.
+// once; one that would keep less than half of its tokens, and not all of
+// its last prompt, is left alone; one without tokens is not parked.
 func TestConversationsTake(t *testing.T) {
 	var c Conversations
 	c.Put(&Parked{ID: 1, Tokens: []int{1, 2, 3, 4}})
 	c.Put(&Parked{ID: 2, Tokens: []int{1, 2, 3, 4, 5, 6}})
 	c.Put(&Parked{ID: 3, Tokens: []int{1, 9, 9, 9, 9, 9, 9, 9}})
 	c.Put(nil)
+	c.Put(&Parked{ID: 9}) // holds no token: nothing would continue it
 	if c.Len() != 3 {
 		t.Fatalf("%d parked, want 3", c.Len())
 	}
@@ -65,6 +67,10 @@ func TestConversationsTake(t *testing.T) {
 	if p := c.Take([]int{1, 7, 7, 5, 6, 6}); p == nil || p.ID != 4 {
 		t.Errorf("took %+v, want session 4 (keeps its last prompt)", p)
 	}
+	c.Put(&Parked{ID: 5, Tokens: []int{1, 7, 7, 5, 5, 5, 5, 5, 5, 5}, Prompt: 3})
+	if p := c.Take([]int{1, 7, 7, 6}); p == nil || p.ID != 5 {
+		t.Errorf("took %+v, want session 5 (keeps exactly its last prompt)", p)
+	}
 	if c.Len() != 0 {
 		t.Errorf("%d still parked", c.Len())
 	}
@@ -72,7 +78,7 @@ func TestConversationsTake(t *testing.T) {
 
 // TestConversationsBounds: at most Max sessions stay parked (the oldest
 // go), none past MaxAge, and only the MaxDrafts newest keep their draft
-// sessions.
+// sessions (none when MaxDrafts is negative).
 func TestConversationsBounds(t *testing.T) {
 	now := time.Unix(1000, 0)
 	c := Conversations{Max: 3, MaxAge: time.Minute, MaxDrafts: 1, now: func() time.Time { return now }}
@@ -95,6 +101,11 @@ func TestConversationsBounds(t *testing.T) {
 	now = now.Add(2 * time.Minute)
 	if c.Len() != 0 {
 		t.Errorf("%d parked past MaxAge", c.Len())
+	}
+	none := Conversations{MaxDrafts: -1}
+	none.Put(&Parked{ID: 6, Tokens: []int{6}, Draft: &hybrid.DraftSession{}})
+	if p := none.Take([]int{6}); p == nil || p.Draft != nil {
+		t.Errorf("session 6: %+v; want it parked without its draft session (MaxDrafts -1: none)", p)
 	}
 }
 
