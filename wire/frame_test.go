@@ -44,9 +44,12 @@ func TestControlRoundTrips(t *testing.T) {
 			t.Fatalf("open: %+v %v", back, err)
 		}
 	}
-	// Tokens kept of no session are refused.
+	// Tokens kept of no session are refused, and more than MaxPrefix.
 	if o, err := ParseOpen(AppendOpen(nil, &Open{Keep: 3, Prefix: []int32{1}}), 512); !errors.Is(err, ErrMessage) {
 		t.Errorf("keep without resume: %+v, %v", o, err)
+	}
+	if o, err := ParseOpen(AppendOpen(nil, &Open{Resume: 9, Keep: MaxPrefix + 1, Prefix: []int32{1}}), 512); !errors.Is(err, ErrMessage) {
+		t.Errorf("keep beyond MaxPrefix: %+v, %v", o, err)
 	}
 	od := &Opened{Session: 1 << 40, Round: 2, Vocab: 512, Context: 512, LLM: "fp"}
 	if b, err := ParseOpened(AppendOpened(nil, od)); err != nil || !reflect.DeepEqual(b, od) {
@@ -102,7 +105,13 @@ func TestReadFrameLimits(t *testing.T) {
 	if _, _, err := ReadFrame(bytes.NewReader(big[:20]), DefaultMaxFrame); !errors.Is(err, io.ErrUnexpectedEOF) {
 		t.Errorf("truncated: %v", err)
 	}
-	if _, err := ParseHello(AppendHello(nil, &Hello{})[1:]); !errors.Is(err, ErrMessage) {
+	if _, _, err := ReadFrame(bytes.NewReader([]byte{0, 0, 0, 0, byte(FrameHello), 1, 2, 3}), DefaultMaxFrame); !errors.Is(err, ErrFrame) {
+		t.Errorf("zero length (no type byte): %v", err)
+	}
+	// A Hello of the right length whose magic is not HLMP.
+	bad := AppendHello(nil, &Hello{Version: ProtocolVersion, Token: "t"})
+	bad[3] = 'X'
+	if _, err := ParseHello(bad); !errors.Is(err, ErrMessage) {
 		t.Errorf("bad magic: %v", err)
 	}
 }
@@ -162,12 +171,16 @@ func FuzzControl(f *testing.F) {
 
 // TestMaxHelloOpen: the largest legal Hello and Open bodies (strings of
 // MaxString bytes, a prefix of a whole context of the largest token ids)
-// fit the limits a server reads them with, and one byte more does not.
+// fit the limits a server reads them with, and one byte more does not; a
+// string of MaxString+1 bytes is refused.
 func TestMaxHelloOpen(t *testing.T) {
 	long := string(bytes.Repeat([]byte{'x'}, MaxString))
 	h := AppendHello(nil, &Hello{Version: ProtocolVersion, Token: long})
 	if len(h) > MaxHello {
 		t.Errorf("the largest Hello is %d bytes, MaxHello %d", len(h), MaxHello)
+	}
+	if _, err := ParseHello(AppendHello(nil, &Hello{Version: ProtocolVersion, Token: long + "x"})); !errors.Is(err, ErrMessage) {
+		t.Errorf("a token of MaxString+1 bytes: %v", err)
 	}
 	const ctx = 4096
 	prefix := make([]int32, ctx)

@@ -2,9 +2,11 @@ package wire
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"reflect"
+	"runtime"
 	"testing"
 )
 
@@ -110,8 +112,36 @@ func TestMalformed(t *testing.T) {
 			t.Errorf("%s: err = %v", name, err)
 		}
 	}
-	if _, err := ParseUpload(good, 2); !errors.Is(err, ErrMessage) {
+	// A verdict with a flag this version does not know (16).
+	if _, err := ParseVerdict([]byte{1, 0, 0, 0, 0x10, 0, 3}, 512); !errors.Is(err, ErrMessage) {
+		t.Errorf("unknown verdict flags: err = %v", err)
+	}
+	// A list length beyond the bytes left is refused before anything is
+	// allocated for it: an Open of 21 bytes that declares a prefix of
+	// MaxPrefix tokens does not cost 4 MiB.
+	declared := binary.AppendUvarint(AppendOpen(nil, &Open{})[:17], MaxPrefix)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range 16 {
+		if _, err := ParseOpen(declared, 512); !errors.Is(err, ErrMessage) {
+			t.Fatalf("a prefix of MaxPrefix tokens declared, none sent: %v", err)
+		}
+	}
+	runtime.ReadMemStats(&after)
+	if per := (after.TotalAlloc - before.TotalAlloc) / 16; per > 64<<10 {
+		t.Errorf("an Open declaring %d tokens and sending none allocated %d bytes", MaxPrefix, per)
+	}
+	// good's largest token is 3: a vocabulary of 3 does not hold it.
+	if _, err := ParseUpload(good, 3); !errors.Is(err, ErrMessage) {
 		t.Errorf("token outside vocabulary: err = %v", err)
+	}
+	if _, err := ParseUpload(good, 4); err != nil {
+		t.Errorf("the largest token of a vocabulary: err = %v", err)
+	}
+	// A payload of 2^64-1 bits, which (bits+7)/8 wraps to no bytes.
+	huge := append(AppendUpload(nil, &Upload{Round: 1})[:6], 1, 3, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01)
+	if u, err := ParseUpload(huge, 512); !errors.Is(err, ErrMessage) {
+		t.Errorf("a draft of 2^64-1 bits and no payload: %+v, %v", u, err)
 	}
 }
 
