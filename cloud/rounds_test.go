@@ -258,3 +258,33 @@ func TestUploadOfAnEndedSession(t *testing.T) {
 		t.Errorf("an upload of a closed session: %v, want refused (no session)", err)
 	}
 }
+
+// TestResumeOfASessionThatLeft: a resume that found its session and waits
+// for it (an upload of the old connection holds it) while the session
+// leaves the server (evicted or expired meanwhile) is refused as unknown
+// when it gets the session, not attached to one whose end is under way.
+func TestResumeOfASessionThatLeft(t *testing.T) {
+	srv, addr := start(t, Config{LLM: tinyLLM(t)})
+	pj := coupledParams()
+	_, op := mustOpen(t, addr, &wire.Open{Params: pj, Prefix: []int32{1, 5}})
+	ss := srv.session(op.Session)
+	ss.mu.Lock() // an upload of the old connection, waiting for its batch
+	resumed := make(chan error, 1)
+	go func() {
+		a, b := net.Pipe()
+		defer a.Close()
+		defer b.Close()
+		_, err := srv.open(a, wire.AppendOpen(nil, &wire.Open{Resume: op.Session, Params: pj, Prefix: []int32{1, 5}}))
+		resumed <- err
+	}()
+	time.Sleep(50 * time.Millisecond) // the resume is now waiting for the session
+	srv.mu.Lock()
+	delete(srv.sessions, ss.id) // as an eviction takes it out
+	srv.mu.Unlock()
+	ss.mu.Unlock()
+	err := receive(t, resumed, "answer to the resume")
+	var pe *protoError
+	if !errors.As(err, &pe) || pe.code != wire.ErrCodeNoSession {
+		t.Errorf("a resume of a session that left the server while the resume waited: %v, want refused (no session)", err)
+	}
+}
