@@ -277,7 +277,7 @@ func TestIdleTimeout(t *testing.T) {
 		reopen bool // the device finds its session gone at round 2 or 3
 	}{
 		{"detached for less", func(r *edge.Remote, _ *gate) { r.Drop(); time.Sleep(idle * 2 / 5) }, false},
-		{"detached for longer", func(r *edge.Remote, _ *gate) { r.Drop(); time.Sleep(idle * 8 / 5) }, true},
+		{"detached for longer", func(r *edge.Remote, _ *gate) { r.Drop(); time.Sleep(idle * 5 / 2) }, true},
 		{"in a long round", func(_ *edge.Remote, g *gate) { g.hold(); time.AfterFunc(idle*8/5, g.open) }, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
