@@ -276,7 +276,7 @@ func TestIdleTimeout(t *testing.T) {
 		before func(r *edge.Remote, g *gate)
 		reopen bool // the device finds its session gone at round 2 or 3
 	}{
-		{"detached for less", func(r *edge.Remote, _ *gate) { r.Drop(); time.Sleep(idle * 2 / 5) }, false},
+		{"detached for less", func(r *edge.Remote, _ *gate) { r.Drop(); time.Sleep(idle / 5) }, false},
 		{"detached for longer", func(r *edge.Remote, _ *gate) { r.Drop(); time.Sleep(idle * 5 / 2) }, true},
 		{"in a long round", func(_ *edge.Remote, g *gate) { g.hold(); time.AfterFunc(idle*8/5, g.open) }, false},
 	} {
