@@ -413,39 +413,10 @@ func TestRefusedContinuationBeforePark(t *testing.T) {
 	srv, addr := start(t, Config{LLM: ms.LLM})
 	pj := params(hybrid.QS, 1).SessionParams()
 	prefix := []int32{1, 9, 14, 27}
-	dial := func(o *wire.Open) (net.Conn, wire.FrameType, []byte) {
-		t.Helper()
-		c, err := net.Dial("tcp", addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { c.Close() })
-		msg := wire.AppendFrame(nil, wire.FrameHello, wire.AppendHello(nil, &wire.Hello{Version: wire.ProtocolVersion}))
-		if _, err := c.Write(wire.AppendFrame(msg, wire.FrameOpen, wire.AppendOpen(nil, o))); err != nil {
-			t.Fatal(err)
-		}
-		c.SetReadDeadline(time.Now().Add(5 * time.Second))
-		for {
-			ft, body, err := wire.ReadFrame(c, 1<<20)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if ft != wire.FrameWelcome {
-				return c, ft, body
-			}
-		}
-	}
-	c, ft, body := dial(&wire.Open{Params: pj, SLM: ms.SLM.Fingerprint(), Tokenizer: ms.Tok.Fingerprint(), Prefix: prefix})
-	if ft != wire.FrameOpened {
-		t.Fatalf("open: %v frame %q", ft, body)
-	}
-	opened, err := wire.ParseOpened(body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, opened := mustOpen(t, addr, &wire.Open{Params: pj, SLM: ms.SLM.Fingerprint(), Tokenizer: ms.Tok.Fingerprint(), Prefix: prefix})
 	wrong := []int{1, 9, 14, 28}
 	if ft, body := func() (wire.FrameType, []byte) {
-		_, ft, body := dial(&wire.Open{Resume: opened.Session, Params: pj, Keep: 4, KeepHash: wire.HashTokens(wrong), Prefix: []int32{5}})
+		_, ft, body := rawOpen(t, addr, &wire.Open{Resume: opened.Session, Params: pj, Keep: 4, KeepHash: wire.HashTokens(wrong), Prefix: []int32{5}})
 		return ft, body
 	}(); ft != wire.FrameError {
 		t.Fatalf("a continuation with other tokens: %v frame %q, want refused", ft, body)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -319,35 +318,8 @@ func TestStaleConnectionLetsGo(t *testing.T) {
 	srv, addr := start(t, Config{LLM: tinyLLM(t), MaxSessions: 1})
 	p := hybrid.DefaultParams()
 	p.Method = hybrid.Coupled
-	open := func(o *wire.Open) (net.Conn, *wire.Opened) {
-		t.Helper()
-		c, err := net.Dial("tcp", addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { c.Close() })
-		c.SetDeadline(time.Now().Add(waitLimit))
-		msg := wire.AppendFrame(nil, wire.FrameHello, wire.AppendHello(nil, &wire.Hello{Version: wire.ProtocolVersion}))
-		if _, err := c.Write(wire.AppendFrame(msg, wire.FrameOpen, wire.AppendOpen(nil, o))); err != nil {
-			t.Fatal(err)
-		}
-		for {
-			ft, body, err := wire.ReadFrame(c, wire.DefaultMaxFrame)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if ft == wire.FrameWelcome {
-				continue
-			}
-			op, err := wire.ParseOpened(body)
-			if ft != wire.FrameOpened || err != nil {
-				t.Fatalf("open %+v: a %v frame %q", o, ft, body)
-			}
-			return c, op
-		}
-	}
-	_, first := open(&wire.Open{Params: p.SessionParams(), Prefix: []int32{1, 5}})
-	moved, _ := open(&wire.Open{Resume: first.Session, Params: p.SessionParams(), Prefix: []int32{1, 5}})
+	_, first := mustOpen(t, addr, &wire.Open{Params: p.SessionParams(), Prefix: []int32{1, 5}})
+	moved, _ := mustOpen(t, addr, &wire.Open{Resume: first.Session, Params: p.SessionParams(), Prefix: []int32{1, 5}})
 	waitHealth(t, srv, "the stale connection closed", func(h Health) bool { return h.Connections == 1 })
 	if h := srv.Health(); h.Status != "full" {
 		t.Errorf("health with its one session attached to the resumed connection: %+v, want full", h)
