@@ -101,14 +101,7 @@ func testOpenAIShutdown(t *testing.T, conversations bool) {
 	go func() {
 		served <- serveOpenAI(ctx, g, f, "127.0.0.1:0", "", 4, slog.New(slog.NewTextHandler(io.Discard, nil)), &say)
 	}()
-	api := ""
-	for deadline := time.Now().Add(10 * time.Second); api == ""; time.Sleep(5 * time.Millisecond) {
-		if m := regexp.MustCompile(`http://(\S+)/v1`).FindStringSubmatch(say.String()); m != nil {
-			api = m[1]
-		} else if time.Now().After(deadline) {
-			t.Fatalf("the endpoint did not start: %q", say.String())
-		}
-	}
+	api := endpointAddr(t, &say)
 	// A whole response and a stream, both far longer than the grace.
 	whole := make(chan *http.Response, 1)
 	go func() {
@@ -165,6 +158,19 @@ func testOpenAIShutdown(t *testing.T, conversations bool) {
 	}
 }
 
+// endpointAddr waits for serveOpenAI to say where it listens, and returns
+// that address.
+func endpointAddr(t *testing.T, say *lockedBuffer) string {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if m := regexp.MustCompile(`http://(\S+)/v1`).FindStringSubmatch(say.String()); m != nil {
+			return m[1]
+		} else if time.Now().After(deadline) {
+			t.Fatalf("the endpoint did not start: %q", say.String())
+		}
+	}
+}
+
 func lastLine(s string) string {
 	s = strings.TrimRight(s, "\n")
 	return s[strings.LastIndexByte(s, '\n')+1:]
@@ -197,14 +203,7 @@ func TestOpenAIIdleConnections(t *testing.T) {
 		served <- serveOpenAI(ctx, g, f, "127.0.0.1:0", "", 4, slog.New(slog.NewTextHandler(io.Discard, nil)), &say)
 	}()
 	defer func() { stop(); <-served }()
-	api := ""
-	for deadline := time.Now().Add(10 * time.Second); api == ""; time.Sleep(5 * time.Millisecond) {
-		if m := regexp.MustCompile(`http://(\S+)/v1`).FindStringSubmatch(say.String()); m != nil {
-			api = m[1]
-		} else if time.Now().After(deadline) {
-			t.Fatalf("the endpoint did not start: %q", say.String())
-		}
-	}
+	api := endpointAddr(t, &say)
 	c, err := net.Dial("tcp", api)
 	if err != nil {
 		t.Fatal(err)
