@@ -72,6 +72,11 @@ func (f *fakeBackend) Generate(ctx context.Context, req Request, onText func(str
 		res.CompletionTokens = len(f.pieces)
 		return res, f.err
 	}
+	// A builder, not +=: TestClientNeverReads sends megabytes in 1 KiB
+	// pieces before the socket fills, and concatenation would copy them
+	// quadratically (seconds on a loaded machine).
+	var text strings.Builder
+	defer func() { res.Text = text.String() }()
 	for i, p := range f.pieces {
 		if f.err != nil && i == f.errAfter {
 			return res, f.err
@@ -89,7 +94,7 @@ func (f *fakeBackend) Generate(ctx context.Context, req Request, onText func(str
 		f.mu.Lock()
 		f.sent++
 		f.mu.Unlock()
-		res.Text += p
+		text.WriteString(p)
 		res.CompletionTokens++
 	}
 	if f.err != nil {
