@@ -1,6 +1,7 @@
 package speculative
 
 import (
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -162,6 +163,47 @@ func TestListResultDraftIsLowest(t *testing.T) {
 		}
 		if got != c.want {
 			t.Errorf("%s: %+v, want %+v", c.name, got, c.want)
+		}
+	}
+}
+
+// TestVerifyAcceptanceRate measures how often Verify accepts a draft with
+// x̂_d > y_d against min(1, y_d/x̂_d) computed here, not by AcceptRatio.
+// The ratios near 1 catch a rule that accepts outright "close enough"
+// drafts (x̂_d ≤ 1.05·y_d, say), which the chi-square pairs, none of which
+// has a token with y_d slightly below x̂_d, do not see; the others catch a
+// scaled ratio. n = 400,000 per case, seed 700 + case (PCG stream 7).
+// Hoeffding: P(|rate − ratio| ≥ 0.005) ≤ 2·exp(−2·n·0.005²) = 4.1e-9 per
+// case, so the false-alarm probability of the test is below 3e-8. Accepting
+// outright at x̂_d ≤ 1.05·y_d moves the first three rates to 1; a ratio
+// scaled by 1.05 moves the fourth by 0.025.
+func TestVerifyAcceptanceRate(t *testing.T) {
+	const n, eps = 400_000, 0.005
+	cases := []struct{ xd, yd float64 }{
+		{0.5, 0.49},   // ratio 0.98
+		{0.5, 0.48},   // 0.96
+		{0.25, 0.24},  // 0.96
+		{0.5, 0.25},   // 0.5
+		{0.9, 0.18},   // 0.2
+		{0.06, 0.035}, // ≈ 0.583
+	}
+	for ci, c := range cases {
+		xhat := []float64{c.xd, 1 - c.xd}
+		y := []float64{c.yd, 1 - c.yd}
+		want := c.yd / c.xd
+		rng := rand.New(rand.NewPCG(uint64(700+ci), 7))
+		acc := 0
+		for range n {
+			if tok, ok := Verify(xhat, y, 0, rng); ok {
+				acc++
+			} else if tok != 1 {
+				t.Fatalf("x̂_d=%v, y_d=%v: rejected draft replaced by %d; the residual is all token 1", c.xd, c.yd, tok)
+			}
+		}
+		rate := float64(acc) / n
+		t.Logf("x̂_d=%v y_d=%v: acceptance %.4f, min(1, y/x̂) = %.4f", c.xd, c.yd, rate, want)
+		if math.Abs(rate-want) >= eps {
+			t.Errorf("x̂_d=%v, y_d=%v: draft accepted at rate %.4f, want min(1, y/x̂) = %.4f ± %v", c.xd, c.yd, rate, want, eps)
 		}
 	}
 }
