@@ -61,14 +61,20 @@ func goodnessCases() []struct {
 		{"zipf200", normalized(long...)},
 		{"sum 1+1e-9", plusEps},
 		{"sum 1-1e-9", minusEps},
+		// Weights that are not a distribution: Sample scales u by Σp, so a
+		// sampler that takes Σp = 1 fails these (it returns token 0 for
+		// every u at Σ = 29, and the last token for 40% of them at Σ = 0.6).
+		{"weights sum 29", []float64{3, 1, 4, 1, 5, 9, 2, 4}},
+		{"weights sum 0.6", []float64{0.1, 0.05, 0.2, 0.15, 0.1}},
 	}
 }
 
 // TestSampleChiSquare checks Sample against fixed distributions: n = 10^6
 // draws per distribution, seed = 1000 + case index (PCG stream 0),
 // significance α = 0.001 with the critical value of χ²(df) for the number of
-// cells (expected count ≥ 5; smaller cells pooled). Zero-probability tokens
-// must never be drawn.
+// cells (expected count ≥ 5; smaller cells pooled), against p/Σp (the
+// weights cases do not sum to 1). Zero-probability tokens must never be
+// drawn.
 func TestSampleChiSquare(t *testing.T) {
 	const n = 1_000_000
 	for ci, c := range goodnessCases() {
@@ -80,7 +86,7 @@ func TestSampleChiSquare(t *testing.T) {
 					t.Fatalf("zero-probability token %d drawn %d times", i, counts[i])
 				}
 			}
-			stat, df := chiSquare(counts, c.p)
+			stat, df := chiSquare(counts, normalized(c.p...))
 			crit := chi2Critical(df)
 			t.Logf("n=%d seed=%d χ²=%.2f df=%d critical(α=%v)=%.3f p=%.3f", n, seed, stat, df, alpha, crit, chi2Survival(df, stat))
 			if stat > crit {
@@ -139,7 +145,7 @@ func TestChiSquareDetectsBiasedSamplers(t *testing.T) {
 			}
 			seed := uint64(1000 + ci)
 			counts := sampleCounts(c.p, n, seed, bug.sample)
-			stat, df := chiSquare(counts, c.p)
+			stat, df := chiSquare(counts, normalized(c.p...))
 			zeroHit := false
 			for i, p := range c.p {
 				if p == 0 && counts[i] != 0 {
