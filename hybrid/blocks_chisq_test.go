@@ -224,6 +224,10 @@ func chiCases() []chiCase {
 			}},
 		{name: "coupled l=3", method: Coupled, sets: []string{"l=3"}, exercised: deep},
 		{name: "replica l=3", method: Replica, sets: []string{"l=3"}, exercised: deep},
+		// Away from temperature 1 and with a top-k cut: a server that
+		// rebuilds x̂ (replica) or the tree's targets without the sampler
+		// settings passes every case at temperature 1 above.
+		{name: "replica l=3 T=0.6 top_k=12", method: Replica, sets: []string{"l=3", "temperature=0.6", "top_k=12"}, exercised: deep},
 		{name: "coupled-list K=3 l=3", method: CoupledList, sets: []string{"list_k=3", "l=3"},
 			exercised: func(u usage) error {
 				return firstErr(atLeast("rounds won by a list other than 0", u.otherList, 0.05, u.rounds), deep(u))
@@ -238,6 +242,7 @@ func chiCases() []chiCase {
 			exercised: func(u usage) error {
 				return firstErr(atLeast("rounds through a later candidate", u.later, 0.03, u.rounds), deep(u))
 			}},
+		{name: "tree-q-s shape 3,2,2 T=0.6 top_k=12", method: TreeQS, sets: []string{"ell=20", "tree_shape=3,2,2", "budget_bits=4000", "temperature=0.6", "top_k=12"}, exercised: deep},
 		{name: "tree-k-sqs", method: TreeKSQS, sets: []string{"sqs_k=4", "ell=10", "tree_shape=2,2,2"},
 			exercised: func(u usage) error {
 				return firstErr(atLeast("rounds through a later candidate", u.later, 0.03, u.rounds), deep(u))
@@ -329,7 +334,8 @@ func ksqsBits(k, ell int) int {
 }
 
 // TestBlocksFollowTheLLMOnRealPair: for every case, the first chiPositions
-// tokens of N runs (seeds 0…N−1, prompt "She was", temperature 1)
+// tokens of N runs (seeds 0…N−1, prompt "She was", temperature 1 unless
+// the case sets another)
 // against the LLM's conditional distributions (lossless methods) or the
 // method's own exact output distribution (lossy controls:
 // speculative.OutputDist of the SLM's x, its reconstruction x̂ and y at a
