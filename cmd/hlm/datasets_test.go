@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -102,20 +103,24 @@ func TestEvalRemovesStalePlots(t *testing.T) {
 	base := []string{"eval", "--out", out, "--dataset", "stories", "--n", "1", "--max-tokens", "4", "--methods", "q-s", "--no-nll"}
 	for _, c := range []struct {
 		args  []string
-		plots bool
+		plots []string // the plots there after the run; the others of files must not be
 	}{
-		{[]string{"--sweep", "l=1,2"}, true},
-		{nil, false},
+		{[]string{"--sweep", "l=1,2"}, []string{"throughput_tps.png", "rougeL.svg"}},
+		{[]string{"--sweep", "l=1,2", "--plot", "energy_per_token, nll"}, []string{"energy_per_token.png", "nll.svg"}},
+		{nil, nil},
 	} {
 		if _, stderr, err := runHLM(t, append(append([]string(nil), base...), c.args...)...); err != nil {
 			t.Fatalf("%v: %v\n%s", c.args, err, stderr)
 		}
-		for _, f := range []string{"throughput_tps.png", "rougeL.svg"} {
+		for _, f := range []string{"throughput_tps.png", "rougeL.svg", "energy_per_token.png", "nll.svg"} {
 			_, err := os.Stat(filepath.Join(out, f))
-			if got := err == nil; got != c.plots {
-				t.Errorf("after eval %v: %s exists %v, want %v", c.args, f, got, c.plots)
+			if got, want := err == nil, slices.Contains(c.plots, f); got != want {
+				t.Errorf("after eval %v: %s exists %v, want %v", c.args, f, got, want)
 			}
 		}
+	}
+	if _, _, err := runHLM(t, append(append([]string(nil), base...), "--plot", "througput_tps")...); err == nil || !strings.Contains(err.Error(), "did you mean throughput_tps") {
+		t.Errorf("--plot with a misspelt metric: %v", err)
 	}
 }
 

@@ -127,6 +127,7 @@ hlm eval paper NAME reruns a paper's tables and figures (NAME: `+strings.Join(ev
 	seed := fs.Uint64("seed", defaultSeed, "random seed")
 	out := fs.String("out", "", "output directory (required)")
 	noNLL := fs.Bool("no-nll", false, "skip scoring outputs under the LLM")
+	plots := fs.String("plot", strings.Join(defaultPlots, ","), "with --sweep: the metrics plotted against the first swept key, comma-separated (columns of results.csv: "+strings.Join(plottable(), ", ")+")")
 	threads := threadsFlag(fs, "worker threads (0: all cores)")
 	var sets, sweeps setFlags
 	fs.Var(&sets, "set", "parameter override key=value for every point (repeatable)")
@@ -136,6 +137,10 @@ hlm eval paper NAME reruns a paper's tables and figures (NAME: `+strings.Join(ev
 	}
 	if *out == "" {
 		return usageError{errors.New("--out is required")}
+	}
+	plotted, err := plotMetrics(*plots)
+	if err != nil {
+		return usageError{err}
 	}
 	if err := setsAgree(fs, sets, map[string]string{"max-tokens": "max_tokens", "seed": "seed"}); err != nil {
 		return err
@@ -185,7 +190,7 @@ hlm eval paper NAME reruns a paper's tables and figures (NAME: `+strings.Join(ev
 	if noCosine != "" {
 		header += "\n\nNote: " + noCosine + "."
 	}
-	if err := writeEvalReport(*out, header, rows, strings.Split(*methods, ","), sweeps, stderr); err != nil {
+	if err := writeEvalReport(*out, header, rows, strings.Split(*methods, ","), sweeps, plotted, stderr); err != nil {
 		return err
 	}
 	fmt.Fprintf(stderr, "hlm eval: wrote %s/results.csv, results.json, outputs.jsonl and report.md\n", *out)
@@ -275,7 +280,7 @@ func evalExamples(name, path string, n int, seed uint64) ([]dataset.Example, err
 // writeEvalReport writes out/report.md: the header paragraph, the table of
 // rows and, when parameters are swept, a plot per metric against the first
 // swept key with a line per method and value of the other swept keys.
-func writeEvalReport(out, header string, rows []eval.Row, methods, sweeps []string, stderr io.Writer) error {
+func writeEvalReport(out, header string, rows []eval.Row, methods, sweeps, plotted []string, stderr io.Writer) error {
 	doc := &eval.Doc{Dir: out}
 	doc.H(1, "hlm eval")
 	doc.P("%s", header)
@@ -293,10 +298,9 @@ func writeEvalReport(out, header string, rows []eval.Row, methods, sweeps []stri
 		fmt.Fprintf(stderr, "hlm eval: intervals in %s pass the metric's range (%s per row; see report.md): more prompts (--n) narrow them\n", words.Plural(len(wide), "column"), words.Plural(prompts, "prompt"))
 	}
 	// One plot per metric against the first numeric sweep, a line per method (and value of the other swept keys, below).
-	plotted := []string{"throughput_tps", "transmission_rate", "uplink_bits_per_token", "rougeL"}
-	// An earlier run's plots in the same directory would pass for this
-	// run's: remove them (those made below are written anew).
-	for _, metric := range plotted {
+	// An earlier run's plots in the same directory, of any metric, would
+	// pass for this run's: remove them (those made below are written anew).
+	for _, metric := range plottable() {
 		for _, ext := range []string{".png", ".svg"} {
 			if err := os.Remove(filepath.Join(out, metric+ext)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return err
@@ -509,6 +513,44 @@ func givenSizes(fs *flag.FlagSet, reads []string) []string {
 		}
 	})
 	return out
+}
+
+// defaultPlots are the metrics hlm eval plots against a swept key unless
+// --plot names others.
+var defaultPlots = []string{"throughput_tps", "transmission_rate", "uplink_bits_per_token", "rougeL"}
+
+// plottable are the columns of results.csv that are numbers per row.
+func plottable() []string {
+	var out []string
+	for _, c := range eval.Columns {
+		switch c {
+		case "label", "method", "dataset", "llm", "slm", "sets", "prompts":
+		default:
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// plotMetrics parses --plot: known metrics, each once.
+func plotMetrics(s string) ([]string, error) {
+	var out []string
+	for _, m := range strings.Split(s, ",") {
+		m = strings.TrimSpace(m)
+		if m == "" {
+			continue
+		}
+		if !slices.Contains(plottable(), m) {
+			if near := words.Closest(m, plottable()); near != "" {
+				return nil, fmt.Errorf("--plot: no metric %q; did you mean %s?", m, near)
+			}
+			return nil, fmt.Errorf("--plot: no metric %q (want some of %s)", m, strings.Join(plottable(), ", "))
+		}
+		if !slices.Contains(out, m) {
+			out = append(out, m)
+		}
+	}
+	return out, nil
 }
 
 // paperSizesHelp lists, a line per rerun, the size flags it reads
