@@ -113,3 +113,30 @@ func TestBitsRandomRoundTrip(t *testing.T) {
 		t.Fatal("empty writer")
 	}
 }
+
+// TestIndexBits pins IndexBits to ⌈log2 V⌉, the b_index of CU-HLM eq. 4
+// (B = |V|(b_prob + b_index)), computed here from the definition: the
+// smallest b with 2^b >= V. Powers of two and their neighbours are where
+// an off-by-one (bit length of V instead of V−1) shows; the round-trip
+// tests count bits with IndexBits itself and cannot see one.
+func TestIndexBits(t *testing.T) {
+	ceilLog2 := func(v int) int {
+		b := 0
+		for 1<<b < v {
+			b++
+		}
+		return b
+	}
+	for _, tc := range []struct{ v, want int }{
+		{1, 0}, {2, 1}, {3, 2}, {4, 2}, {5, 3}, {255, 8}, {256, 8}, {257, 9},
+		{512, 9}, {32000, 15}, {32768, 15}, {32769, 16}, {MaxVocab, ceilLog2(MaxVocab)},
+	} {
+		if got := IndexBits(tc.v); got != tc.want || got != ceilLog2(tc.v) {
+			t.Errorf("IndexBits(%d) = %d, want ⌈log2 %d⌉ = %d", tc.v, got, tc.v, tc.want)
+		}
+	}
+	// Full with ids at V = 256: 256 × (8 + 8) bits (eq. 4).
+	if got := (Full{ProbBits: 8, IndexBits: true}).Bits(256); got != 256*16 {
+		t.Errorf("Full{8, ids}.Bits(256) = %d, want 256·(8+8) = %d", got, 256*16)
+	}
+}

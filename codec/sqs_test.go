@@ -259,3 +259,73 @@ func TestFitsBudget(t *testing.T) {
 		t.Error("boundary cases")
 	}
 }
+
+// TestSQSBitsFormula checks the bit counts that K-SQS and C-SQS report
+// before encoding (Bits, and BudgetBits, which a batch is filled with
+// against SQS Sec. 4's budget B) against SQS's formulas, with the
+// binomials from math/big:
+//
+//	K-SQS: ⌈log2 C(V, K)⌉ + ⌈log2 C(ℓ+K−1, K−1)⌉          (SQS eq. 1, 2, 5)
+//	C-SQS: the same plus ⌈log2 |V|⌉ for K                  (SQS Sec. 3,
+//	       "Communication Overhead": b̃ = ⌈log2 C(|V|, K)⌉ + ⌈log2 |V|⌉)
+//
+// and against the bits Encode then writes.
+func TestSQSBitsFormula(t *testing.T) {
+	ceilLog2 := func(v int) int {
+		b := 0
+		for 1<<b < v {
+			b++
+		}
+		return b
+	}
+	rng := rand.New(rand.NewPCG(21, 22))
+	for _, tc := range []struct{ v, k, l int }{
+		{2, 1, 1}, {17, 3, 7}, {256, 8, 100}, {257, 8, 100}, {1000, 64, 100}, {5000, 5, 10},
+	} {
+		want := binomBits(tc.v, tc.k) + binomBits(tc.l+tc.k-1, tc.k-1)
+		ks := KSQS{K: tc.k, L: tc.l}
+		x := randomDist(rng, tc.v)
+		got, err := ks.Bits(tc.v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		budget, err := ks.BudgetBits(x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, err := ks.Encode(x, -1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != want || budget != want || e.Bits != want {
+			t.Errorf("K-SQS V=%d K=%d ℓ=%d: Bits %d, BudgetBits %d, encoded %d; want ⌈log2 C(V,K)⌉ + ⌈log2 C(ℓ+K−1,K−1)⌉ = %d",
+				tc.v, tc.k, tc.l, got, budget, e.Bits, want)
+		}
+
+		c := NewCSQS()
+		c.L = tc.l
+		wantC := ceilLog2(tc.v) + want
+		if got, err := c.Bits(tc.v, tc.k); err != nil || got != wantC {
+			t.Errorf("C-SQS V=%d K=%d ℓ=%d: Bits %d (%v), want ⌈log2 V⌉ + %d = %d", tc.v, tc.k, tc.l, got, err, want, wantC)
+		}
+		// A threshold between the k-th and (k+1)-th largest probability
+		// makes X(β) the top k: BudgetBits and Encode both count it.
+		s := RankSorted(x)
+		if tc.k < tc.v && s[tc.k-1] == s[tc.k] {
+			t.Fatalf("V=%d: tie at rank %d", tc.v, tc.k)
+		}
+		c.Beta = s[tc.k-1]
+		budget, err = c.BudgetBits(x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, err = c.Encode(x, -1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Support != tc.k || budget != wantC || e.Bits != wantC {
+			t.Errorf("C-SQS V=%d K=%d ℓ=%d: support %d, BudgetBits %d, encoded %d; want %d",
+				tc.v, tc.k, tc.l, e.Support, budget, e.Bits, wantC)
+		}
+	}
+}
