@@ -518,3 +518,41 @@ func TestOnlineKAtThetaEquality(t *testing.T) {
 		}
 	}
 }
+
+// TestOfflineKAtThetaEquality: k* of CU-HLM eq. 21,
+// "k* = arg min_k {k | E_t[U_TV(k, t)] ≤ θ}", takes a k whose mean U_TV
+// equals θ. With dyadic numbers the curve is exact: x = (1/2, 1/4, 1/4, 0),
+// y = (0, 1/4, 1/4, 1/2), D_TV(x, y) = 1/2; the tail beyond k = 2 is
+// (1/4, 0) with mean 1/8, so U_TV(2) = (1/8 + 1/8)/(1/2) = 1/2 bit for bit,
+// while U_TV(1) = (1/3)/(1/2) = 2/3 and U_TV(3) = 0.
+func TestOfflineKAtThetaEquality(t *testing.T) {
+	p := []Pair{{X: []float64{0.5, 0.25, 0.25, 0}, Y: []float64{0, 0.25, 0.25, 0.5}}}
+	if u := UTV(p[0].X, p[0].Y, 2); u != 0.5 {
+		t.Fatalf("U_TV(2) = %v, want exactly 1/2", u)
+	}
+	for _, tc := range []struct {
+		theta float64
+		want  int
+	}{{0.5, 2}, {math.Nextafter(0.5, 0), 3}, {0.7, 1}} {
+		if k, err := OfflineK(p, tc.theta, 4); err != nil || k != tc.want {
+			t.Errorf("θ = %v: k* = %d (%v), want %d", tc.theta, k, err, tc.want)
+		}
+	}
+}
+
+// TestSoftplusTVZeroDraftProbability: eq. 22's Σ_i x_i ℓ(y_i/x_i − 1) has
+// no term for x_i = 0 as printed; its limit as x_i → 0 is y_i (ℓ(z) → z for
+// large z), what the exact (y_i − x_i)⁺ of D_TV gives. Tokens the draft
+// model rules out but the target does not must count, or the approximation
+// falls below D_TV, outside [D_TV, D_TV + ln 2/η].
+func TestSoftplusTVZeroDraftProbability(t *testing.T) {
+	x := []float64{0.75, 0.25, 0, 0}
+	y := []float64{0.25, 0.25, 0.25, 0.25}
+	tv := speculative.TV(x, y) // 1/2
+	for _, eta := range []float64{1, DefaultEta, 50} {
+		e := SoftplusTV(x, y, eta) - tv
+		if e < -1e-12 || e > math.Ln2/eta+1e-12 {
+			t.Errorf("η=%v: SoftplusTV − D_TV = %v, want in [0, ln2/η = %v]", eta, e, math.Ln2/eta)
+		}
+	}
+}
