@@ -21,9 +21,11 @@ func TestVarLatticeRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// The ℓ field: ℓ−1 in [0, MaxL−1] takes ⌈log2 MaxL⌉ = 14 bits.
+		const header = 14
 		plain, _ := Lattice{L: l}.Bits(len(x))
-		if enc.Bits != plain+varLatticeHeader || len(enc.Payload) != (enc.Bits+7)/8 {
-			t.Errorf("ℓ=%d: %d bits (%d bytes), want %d", l, enc.Bits, len(enc.Payload), plain+varLatticeHeader)
+		if enc.Bits != plain+header || len(enc.Payload) != (enc.Bits+7)/8 {
+			t.Errorf("ℓ=%d: %d bits (%d bytes), want %d", l, enc.Bits, len(enc.Payload), plain+header)
 		}
 		got, err := VarLattice{}.Decode(enc.Payload, len(x))
 		if err != nil {
