@@ -68,6 +68,16 @@ func TestFitExactAndErrors(t *testing.T) {
 	if err != nil || math.Abs(fit.A-0.8) > 1e-12 || math.Abs(fit.B+0.1) > 1e-12 || math.Abs(fit.R2-1) > 1e-12 || fit.MSE > 1e-24 {
 		t.Errorf("exact line: %+v, %v", fit, err)
 	}
+	// A line that does not fit: u = (0, 1, 2, 3), β = (0, 1, 0, 1) give
+	// a = Σdu·dβ/Σdu² = 1/5, b = 0.5 − a·1.5 = 0.2, residuals
+	// (−0.2, 0.6, −0.6, 0.2), SS_res = 0.8 and SS_tot = 1. CU-HLM eq. 7's fit
+	// reports "a mean squared error (MSE) of 1.41×10⁻³ and a coefficient of
+	// determination of 0.9774": MSE = SS_res/n = 0.2 (not SS_res/(n−2)) and
+	// R² = 1 − SS_res/SS_tot = 0.2.
+	fit, err = Fit([]float64{0, 1, 2, 3}, []float64{0, 1, 0, 1})
+	if err != nil || math.Abs(fit.A-0.2) > 1e-12 || math.Abs(fit.B-0.2) > 1e-12 || math.Abs(fit.MSE-0.2) > 1e-12 || math.Abs(fit.R2-0.2) > 1e-12 {
+		t.Errorf("inexact line: %+v, %v; want a = b = MSE = R² = 0.2", fit, err)
+	}
 	fit, err = Fit([]float64{0, 0.5, 1}, []float64{0.2, 0.2, 0.2})
 	if err != nil || fit.A != 0 || math.Abs(fit.B-0.2) > 1e-15 || fit.R2 != 1 {
 		t.Errorf("constant β: %+v, %v", fit, err)
@@ -279,8 +289,45 @@ func TestEmpiricalRisk(t *testing.T) {
 	if got, want := EmpiricalRisk(u, beta, 0.05, 0.5), (0.04+0.1+0.3)/5; math.Abs(got-want) > 1e-15 {
 		t.Errorf("EmpiricalRisk = %v, want %v", got, want)
 	}
+	// The interval is CU-HLM eq. 14's −b/a < u ≤ (Δ−b)/a: the tokens that
+	// risk-prone skipping skips (u ≤ u_th, as policy.Threshold skips) and
+	// risk-averse skipping (u ≤ −b/a) does not. A token exactly at the lower
+	// threshold is skipped by both and adds nothing; one at the upper
+	// threshold counts.
+	if got, want := EmpiricalRisk(u, beta, 0.1, 0.5), (0.1+0.3)/5; math.Abs(got-want) > 1e-15 {
+		t.Errorf("EmpiricalRisk(lo = 0.1, hi = 0.5) = %v, want %v (u = lo excluded, u = hi included)", got, want)
+	}
 	if got := EmpiricalRisk(nil, nil, 0, 1); got != 0 {
 		t.Errorf("empty: %v", got)
+	}
+}
+
+// TestBinnedMeansNearest: u = (1/M)Σ_m 1(d_m ≠ d) (U-HLM eq. 7, CU-HLM
+// eq. 9) takes the values k/M, and the binned fit of CU-HLM eq. 7 / Fig. 2
+// regresses the mean β of each value. u arrives as the float k/M, and
+// (k/M)·M is not always k: for M = 22, k = 15 it is a hair below, so
+// truncating instead of rounding to the nearest k/M would file those
+// tokens under 14/22. Every k/M for M = 22 must land in its own bin.
+func TestBinnedMeansNearest(t *testing.T) {
+	const m = 22
+	var u, beta []float64
+	for k := 0; k <= m; k++ {
+		u = append(u, float64(k)/float64(m))
+		beta = append(beta, float64(k))
+	}
+	uc, mean, count := BinnedMeans(u, beta, m)
+	if len(uc) != m+1 {
+		t.Fatalf("%d bins for %d values of u", len(uc), m+1)
+	}
+	for k := range uc {
+		if uc[k] != float64(k)/float64(m) || mean[k] != float64(k) || count[k] != 1 {
+			t.Errorf("bin %d: u %v, mean β %v, count %d; want %v, %d, 1", k, uc[k], mean[k], count[k], float64(k)/float64(m), k)
+		}
+	}
+	// Off the grid: 0.149 and 0.174 are nearest to 3/20, 0.176 to 4/20.
+	uc, mean, _ = BinnedMeans([]float64{0.149, 0.174, 0.176}, []float64{1, 3, 5}, 20)
+	if len(uc) != 2 || uc[0] != 0.15 || mean[0] != 2 || uc[1] != 0.2 || mean[1] != 5 {
+		t.Errorf("off-grid u: bins %v, means %v; want [0.15 0.2], [2 5]", uc, mean)
 	}
 }
 
