@@ -242,6 +242,11 @@ func TestNominalRate(t *testing.T) {
 	markov := QSConfig()
 	still := markov
 	still.PLowHigh, still.PHighLow = 0, 0
+	// Asymmetric transitions: stationary P(high) = p_lh/(p_lh + p_hl) =
+	// 0.1/0.4 = 1/4, so the mean is (3·350k + 4M)/4 = 1.2625 Mbit/s. (The
+	// preset's p_lh = p_hl makes P(high) = 1/2 and hides a swap.)
+	skew := markov
+	skew.PLowHigh, skew.PHighLow = 0.1, 0.3
 	trace := DefaultConfig()
 	trace.Channel = ChannelTrace
 	cu := CUHLMConfig()
@@ -254,6 +259,7 @@ func TestNominalRate(t *testing.T) {
 		{"fixed", fixed, 250e3},
 		{"markov", markov, (1-ph)*markov.RateLowBps + ph*markov.RateHighBps},
 		{"markov without transitions", still, (markov.RateLowBps + markov.RateHighBps) / 2},
+		{"markov, asymmetric", skew, (3*350e3 + 4e6) / 4},
 		{"shannon", cu, cu.BandwidthHz * math.Log2(1+10)},
 		{"trace", trace, math.Inf(1)},
 	} {

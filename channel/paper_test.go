@@ -132,3 +132,30 @@ func TestCUHLMArithmetic(t *testing.T) {
 		}
 	}
 }
+
+// TestCUHLMSNRSweep: CU-HLM Fig. 10 sweeps the average SNR from −20 to
+// 10 dB; snr_db is in dB and the rate is eq. 5's W·log2(1 + SNR) with the
+// linear SNR 10^(dB/10). At the preset's 10 dB the linear value is also 10,
+// so a link that read snr_db as a linear ratio would pass every check made
+// there; the other points of the sweep tell them apart (−20 dB is 0.01,
+// 3 dB about 2).
+func TestCUHLMSNRSweep(t *testing.T) {
+	for _, db := range []float64{-20, -10, 0, 3, 10} {
+		cfg := CUHLMConfig()
+		cfg.SNRdB = &db
+		cfg.Fading = FadingNone
+		lin := math.Pow(10, db/10)
+		if got := MeanSNR(cfg); relErr(got, lin) > 1e-12 {
+			t.Errorf("%v dB: mean SNR %v, want 10^(dB/10) = %v", db, got, lin)
+		}
+		link, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := link.Round(0)
+		want := 10e6 * math.Log2(1+lin)
+		if relErr(s.UpRate, want) > 1e-12 || relErr(s.SNR, lin) > 1e-12 || relErr(NominalRate(cfg), want) > 1e-12 {
+			t.Errorf("%v dB: rate %v (nominal %v), SNR %v; want W·log2(1 + %v) = %v", db, s.UpRate, NominalRate(cfg), s.SNR, lin, want)
+		}
+	}
+}
