@@ -120,6 +120,38 @@ func TestTimeBreakdown(t *testing.T) {
 // TestClockSaturates: times beyond the largest Duration (a link of 1e-7
 // bit/s, τ_LLM = 1e10 s) stop the clock at its limit with a warning; they
 // wrapped to negative or zero times before.
+// TestClockSeconds: τ_SLM and τ_LLM (Q-S eq. 9's per-token and
+// per-verification times, in seconds) become whole nanoseconds by rounding
+// to the nearest one, so that L·τ_SLM of a round is off by at most L/2 ns.
+// CU-HLM Table II's 25.6 ms is exact in any unit down to 0.1 ms; the other
+// values are sub-microsecond and tell rounding from truncation at a coarser
+// unit.
+func TestClockSeconds(t *testing.T) {
+	for _, tc := range []struct {
+		s    float64
+		want time.Duration
+	}{
+		{25.6e-3, 25600 * time.Microsecond},
+		{0.0123456789, 12345679},
+		{1.5e-7, 150},
+		{0.6e-9, 1},
+		{0.4e-9, 0},
+		{1e10, math.MaxInt64},
+	} {
+		if got := seconds(tc.s); got != tc.want {
+			t.Errorf("seconds(%v) = %d ns, want %d ns", tc.s, got, tc.want)
+		}
+	}
+	p := DefaultParams()
+	p.TauSLM, p.TauLLM = 1.5e-7, 2.5e-6
+	c := newClock(p)
+	c.draft(3, 0)
+	c.verify(0)
+	if c.slm != 450 || c.llm != 2500 || c.now != 2950 {
+		t.Errorf("3·150 ns + 2500 ns: slm %d, llm %d, now %d ns", c.slm, c.llm, c.now)
+	}
+}
+
 func TestClockSaturates(t *testing.T) {
 	p := DefaultParams()
 	p.TauLLM = 1e10
