@@ -69,6 +69,12 @@ func TestImportant(t *testing.T) {
 		{"flat k=7 γ=1.5", flat, 7, 1.5, false},
 		{"constant row", []float32{0.25, 0.25, 0.25, 0.25}, 1, 1, false},
 		{"row shorter than k", []float32{0.5, 0.5}, 3, 1.5, false},
+		// A row of exactly k weights can have all k above θ_imp (U+I
+		// Sec. IV: "at least k of its attention weights exceeding the
+		// importance threshold θ_imp(t)", eq. 6): std = 0.1 and γ = 3
+		// give θ = 0.6 − 0.3 = 0.3, below both weights (a row is never
+		// too short at len = k; it needs γ > 2 to happen).
+		{"row of exactly k, all above", []float32{0.4, 0.6}, 2, 3, true},
 		{"empty row", nil, 1, 1, false},
 		{"k=0 acts as 1", []float32{0.2, 0.8}, 0, 1, true},
 	}
