@@ -59,6 +59,13 @@ type TrainLog struct {
 	Curve    []Checkpoint `json:"curve"`
 }
 
+// roundReward is Q-S's immediate reward (eq. 13): the tokens the round is
+// expected to commit, g(x) of eq. 14 — the accepted drafts and the
+// resampled or bonus token after them —, per second of the round.
+func roundReward(ri hybrid.RoundInfo) float64 {
+	return speculative.ExpectedTokens(ri.Alpha) / ri.Seconds
+}
+
 // TrainDDQN trains a controller: in each round the agent picks (L, ℓ) from
 // the device's state (Q-S Sec. IV-B: the prefix confidences, their mean and
 // the uplink rate), the round is simulated, and the reward is Q-S eq. 13,
@@ -102,7 +109,7 @@ func TrainDDQN(ctx context.Context, ms *Models, tc TrainConfig) (*ddqn.Agent, Tr
 		pp, prompt := tc.episode(p, ep)
 		var rewards []float64
 		learn := func(ri hybrid.RoundInfo) {
-			reward := speculative.ExpectedTokens(ri.Alpha) / ri.Seconds
+			reward := roundReward(ri)
 			rewards = append(rewards, reward)
 			agent.Observe(ri.State.Features(), ctl.last, reward/tc.RewardScale, ri.Next.Features(), ri.Done)
 			agent.Train()
