@@ -11,6 +11,7 @@ import (
 
 	"github.com/hlmproject/hlm/channel"
 	"github.com/hlmproject/hlm/codec"
+	"github.com/hlmproject/hlm/model"
 )
 
 // fixedCtl is a controller that alternates between two actions and records
@@ -81,6 +82,7 @@ func TestControllerRounds(t *testing.T) {
 		t.Error("last round not marked done")
 	}
 	checkConfidences(t, ctl.states, rounds)
+	checkConfidenceValues(t, slm, p, prompt, r.Tokens, ctl.states)
 	// Q-S eq. 7's bits, L·(⌈log2 V⌉ + b(ℓ)) a round, plus ℓ once a round
 	// (in its first draft's payload), not once a draft.
 	V := llm.Config().Vocab
@@ -167,6 +169,35 @@ func checkConfidences(t *testing.T, states []ControlState, rounds []RoundInfo) {
 		if len(ri.Alpha) != ri.L {
 			t.Errorf("round %d: %d acceptance probabilities for %d drafts", i, len(ri.Alpha), ri.L)
 		}
+	}
+}
+
+// checkConfidenceValues checks each state's confidences against the SLM:
+// f_i is the probability the SLM's own distribution (at the session's
+// sampling settings) gives the committed token i after its prefix (Q-S
+// Sec. IV-B) — an accepted draft, a resampled token or a bonus token
+// alike. tokens are the run's committed tokens after prompt.
+func checkConfidenceValues(t *testing.T, slm model.Model, p Params, prompt, tokens []int, states []ControlState) {
+	t.Helper()
+	rows, err := slm.NewSession().Eval(append(append([]int(nil), prompt...), tokens...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := make([]float64, len(tokens)) // f[j]: the SLM's probability of tokens[j]
+	for j, tok := range tokens {
+		f[j] = p.distOf(nil, rows[len(prompt)+j-1])[tok]
+	}
+	checked := 0
+	for i, s := range states {
+		for k, c := range s.Conf { // newest first
+			if j := s.Generated - 1 - k; math.Abs(c-f[j]) > 1e-6 {
+				t.Fatalf("state %d: confidence of generated token %d is %v, the SLM gives it %v", i, j, c, f[j])
+			}
+			checked++
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no confidence checked")
 	}
 }
 
