@@ -463,7 +463,7 @@ func LookupKey(name string) (Key, bool) {
 func (p *Params) Set(key, value string) error {
 	if k, ok := keyIndex[key]; ok {
 		if err := k.set(p, value); err != nil {
-			return fmt.Errorf("%w: %s=%q: %v", ErrParam, key, value, err)
+			return keyError(key, "%s=%q: %v", key, value, err)
 		}
 		return nil
 	}

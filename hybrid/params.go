@@ -13,6 +13,23 @@ import (
 // ErrParam reports an unknown or impossible parameter.
 var ErrParam = errors.New("invalid parameter")
 
+// KeyError is a value one key of the registry refuses (Params.Validate,
+// Params.Set): Key names it, for a caller that reports the field (an API
+// answering with the request's field). It wraps ErrParam, and its text is
+// "invalid parameter: KEY=VALUE: why".
+type KeyError struct {
+	Key string
+	msg string
+}
+
+func (e *KeyError) Error() string { return ErrParam.Error() + ": " + e.msg }
+func (e *KeyError) Unwrap() error { return ErrParam }
+
+// keyError is the KeyError of key, its text from format and args.
+func keyError(key, format string, args ...any) *KeyError {
+	return &KeyError{Key: key, msg: fmt.Sprintf(format, args...)}
+}
+
 // MaxListK bounds list_k (drafts per position of coupled-list).
 const MaxListK = 16
 
@@ -211,9 +228,9 @@ func (p Params) Validate() error {
 		if err := k.set(&probe, v); err != nil {
 			var zero Params
 			if k.get(&zero) == v { // a field left at Go's zero value
-				return fmt.Errorf("%w: %s=%s: %v (a Params starts from DefaultParams(); this field is at its zero value)", ErrParam, k.Name, v, err)
+				return keyError(k.Name, "%s=%s: %v (a Params starts from DefaultParams(); this field is at its zero value)", k.Name, v, err)
 			}
-			return fmt.Errorf("%w: %s=%s: %v", ErrParam, k.Name, v, err)
+			return keyError(k.Name, "%s=%s: %v", k.Name, v, err)
 		}
 	}
 	m := p.method()

@@ -184,12 +184,12 @@ func serveOpenAI(ctx context.Context, g *edge.Generator, f *chatFormat, addr, ke
 }
 
 // requestField is the request field that a refusal of hybrid's parameters
-// names ("invalid parameter: top_k=…"), or "" when it names none of the
-// fields an OpenAI request sets.
+// names (hybrid.KeyError), or "" when it names none of the fields an
+// OpenAI request sets.
 func requestField(err error) string {
-	k, _, ok := strings.Cut(strings.TrimPrefix(err.Error(), hybrid.ErrParam.Error()+": "), "=")
-	if ok && slices.Contains([]string{"temperature", "top_p", "top_k", "seed", "max_tokens"}, k) {
-		return k
+	var ke *hybrid.KeyError
+	if errors.As(err, &ke) && slices.Contains([]string{"temperature", "top_p", "top_k", "seed", "max_tokens"}, ke.Key) {
+		return ke.Key
 	}
 	return ""
 }
