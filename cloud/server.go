@@ -210,7 +210,6 @@ func (ss *session) end() {
 	if !ss.ended {
 		ss.ended = true
 		ss.hs.Close()
-		ss.kv.Store(0)
 	}
 }
 

@@ -88,14 +88,7 @@ type Parked struct {
 // Keep is how many tokens of prefix a continuation of p keeps: the length
 // of their common prefix (all of prefix when a generation is asked again
 // with its prompt).
-func (p *Parked) Keep(prefix []int) int {
-	n := min(len(p.Tokens), len(prefix))
-	k := 0
-	for k < n && p.Tokens[k] == prefix[k] {
-		k++
-	}
-	return k
-}
+func (p *Parked) Keep(prefix []int) int { return hybrid.CommonPrefix(p.Tokens, prefix) }
 
 // Stats counts what crossed the connection.
 type Stats struct {

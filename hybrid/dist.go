@@ -41,8 +41,8 @@ func idBits(vocab int) int {
 	return b
 }
 
-// commonPrefix is the length of the longest common prefix of a and b.
-func commonPrefix(a, b []int) int {
+// CommonPrefix is the length of the longest common prefix of a and b.
+func CommonPrefix(a, b []int) int {
 	n := min(len(a), len(b))
 	for i := 0; i < n; i++ {
 		if a[i] != b[i] {

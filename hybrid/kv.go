@@ -60,7 +60,7 @@ func (c *cache) plan(target []int, from int) (evalPlan, error) {
 	if from < 1 || from > len(target) {
 		return evalPlan{}, fmt.Errorf("hybrid: logits wanted from position %d of %d", from, len(target))
 	}
-	k := commonPrefix(c.toks, target)
+	k := CommonPrefix(c.toks, target)
 	var pl evalPlan
 	// Reuse the cache for target[:keep]; the logits after target[from-1]
 	// come either from the evaluation or from c.next when the cache holds
