@@ -3,6 +3,7 @@ package wire
 import (
 	"encoding/binary"
 	"fmt"
+	"hash/fnv"
 )
 
 // Limits of control messages.
@@ -85,14 +86,13 @@ type Open struct {
 // server's first Keep tokens are, so that a session out of step with the
 // device is refused rather than continued.
 func HashTokens(ids []int) uint64 {
-	h := uint64(14695981039346656037)
+	h := fnv.New64a()
+	var b [4]byte
 	for _, t := range ids {
-		for k := range 4 {
-			h ^= uint64(byte(uint32(t) >> (8 * k)))
-			h *= 1099511628211
-		}
+		binary.LittleEndian.PutUint32(b[:], uint32(t))
+		h.Write(b[:])
 	}
-	return h
+	return h.Sum64()
 }
 
 // Opened confirms a session.
