@@ -888,15 +888,7 @@ func TestResumeWhileUploadWaits(t *testing.T) {
 	srv.mu.Unlock()
 
 	ss.mu.Lock() // an upload of the old connection, waiting for its batch
-	resumed := make(chan error, 1)
-	go func() {
-		a, b := net.Pipe()
-		defer a.Close()
-		defer b.Close()
-		_, err := srv.open(a, wire.AppendOpen(nil, &wire.Open{Resume: op.Session, Params: p.SessionParams(), SLM: ms.SLM.Fingerprint(), Tokenizer: ms.Tok.Fingerprint(), Prefix: prefix}))
-		resumed <- err
-	}()
-	time.Sleep(50 * time.Millisecond) // the resume is now waiting for the session
+	resumed := resumeAside(srv, &wire.Open{Resume: op.Session, Params: p.SessionParams(), SLM: ms.SLM.Fingerprint(), Tokenizer: ms.Tok.Fingerprint(), Prefix: prefix})
 	free := make(chan struct{})
 	go func() { srv.connected(); close(free) }() // what the batcher does between batches
 	select {

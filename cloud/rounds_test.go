@@ -269,15 +269,7 @@ func TestResumeOfASessionThatLeft(t *testing.T) {
 	_, op := mustOpen(t, addr, &wire.Open{Params: pj, Prefix: []int32{1, 5}})
 	ss := srv.session(op.Session)
 	ss.mu.Lock() // an upload of the old connection, waiting for its batch
-	resumed := make(chan error, 1)
-	go func() {
-		a, b := net.Pipe()
-		defer a.Close()
-		defer b.Close()
-		_, err := srv.open(a, wire.AppendOpen(nil, &wire.Open{Resume: op.Session, Params: pj, Prefix: []int32{1, 5}}))
-		resumed <- err
-	}()
-	time.Sleep(50 * time.Millisecond) // the resume is now waiting for the session
+	resumed := resumeAside(srv, &wire.Open{Resume: op.Session, Params: pj, Prefix: []int32{1, 5}})
 	srv.mu.Lock()
 	delete(srv.sessions, ss.id) // as an eviction takes it out
 	srv.mu.Unlock()
@@ -287,4 +279,21 @@ func TestResumeOfASessionThatLeft(t *testing.T) {
 	if !errors.As(err, &pe) || pe.code != wire.ErrCodeNoSession {
 		t.Errorf("a resume of a session that left the server while the resume waited: %v, want refused (no session)", err)
 	}
+}
+
+// resumeAside has srv open o (a resume) on a connection of its own, in a
+// goroutine, and returns the answer's channel after 50 ms: time for the
+// resume to find its session and wait for the session's lock, which the
+// caller holds (as an upload of the old connection does).
+func resumeAside(srv *Server, o *wire.Open) <-chan error {
+	resumed := make(chan error, 1)
+	go func() {
+		a, b := net.Pipe()
+		defer a.Close()
+		defer b.Close()
+		_, err := srv.open(a, wire.AppendOpen(nil, o))
+		resumed <- err
+	}()
+	time.Sleep(50 * time.Millisecond)
+	return resumed
 }
