@@ -15,11 +15,18 @@ import (
 // "PATH.gguf@llama.cpp" runs the model on llama.cpp's library instead of
 // hlm's engine (model/llamacpp), with llama.cpp's own flag names as options
 // (LlamaCppOptions): "m.gguf@llama.cpp@ngl=99@sm=row@ts=3,1@np=8".
+//
+// Both engines take the KV cache's types as llama.cpp names them:
+// "PATH@ctk=f16@ctv=f16" keeps keys and values in half precision.
 type Spec struct {
 	Path      string
 	Exit      int    // 0: all layers
 	Quantize  string // "" or "q8" (also "q4" for Q4_0)
 	Tokenizer string // explicit tokenizer path, "" to look beside the model
+	// CacheTypeK and CacheTypeV (ctk, ctv) are the KV cache's types: "f32"
+	// or "f16" on both engines, also "bf16" or "q8_0" on llama.cpp's; ""
+	// is the engine's default (hlm's f32, llama.cpp's f16).
+	CacheTypeK, CacheTypeV string
 	// Backend is the engine that runs the model: "" hlm's own (model/llama)
 	// or BackendLlamaCpp.
 	Backend string
@@ -90,7 +97,7 @@ func ParseSpec(s string) (Spec, error) {
 			if k := listOptionMidSegment(s[i+1:]); k != "" {
 				return Spec{}, fmt.Errorf("model spec %q: unknown option %q: %s= takes the rest of its '@' segment, commas included, so give it a segment of its own (…@%s=3,1@np=8, not …,%s=3,1)", s, opt, k, k, k)
 			}
-			return Spec{}, fmt.Errorf("model spec %q: unknown option %q (want exit=N, q8, q4, or llama.cpp and its options %s)", s, opt, strings.Join(llamaCppKeys, ", "))
+			return Spec{}, fmt.Errorf("model spec %q: unknown option %q (want exit=N, q8, q4, ctk=TYPE, ctv=TYPE, or llama.cpp and its options %s)", s, opt, strings.Join(llamaCppKeys, ", "))
 		}
 	}
 	if err := sp.checkLlamaCpp(llamaOpts); err != nil {
@@ -100,9 +107,12 @@ func ParseSpec(s string) (Spec, error) {
 }
 
 // OnOwnEngine is the spec of the same model on hlm's own engine: without
-// the llama.cpp backend and its options (what an early exit, a draft's
-// teacher or a bit-identical replica needs).
+// the llama.cpp backend and its options, KV cache types included (what an
+// early exit, a draft's teacher or a bit-identical replica needs).
 func (s Spec) OnOwnEngine() Spec {
+	if s.Backend != "" {
+		s.CacheTypeK, s.CacheTypeV = "", ""
+	}
 	s.Backend, s.LlamaCpp = "", LlamaCppOptions{}
 	return s
 }
@@ -111,7 +121,7 @@ func (s Spec) OnOwnEngine() Spec {
 // with '@' in it round-trips only without options, as "PATH@".)
 func (s Spec) String() string {
 	out := s.Path
-	if strings.Contains(s.Path[strings.LastIndexAny(s.Path, `/\`)+1:], "@") && s.Exit == 0 && s.Quantize == "" && s.Backend == "" {
+	if strings.Contains(s.Path[strings.LastIndexAny(s.Path, `/\`)+1:], "@") && s.Exit == 0 && s.Quantize == "" && s.Backend == "" && s.CacheTypeK == "" && s.CacheTypeV == "" {
 		return out + "@"
 	}
 	if s.Exit > 0 {
@@ -119,6 +129,9 @@ func (s Spec) String() string {
 	}
 	if s.Quantize != "" {
 		out += "@" + s.Quantize
+	}
+	if s.Backend == "" {
+		out += s.cacheTypeString()
 	}
 	return out + s.llamaCppString()
 }

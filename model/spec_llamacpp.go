@@ -45,9 +45,6 @@ type LlamaCppOptions struct {
 	// FlashAttn (fa) is "on", "off" or "auto" ("": off, which keeps a
 	// session's logits independent of how its prefix was evaluated).
 	FlashAttn string
-	// CacheTypeK and CacheTypeV (ctk, ctv) are the KV cache's types:
-	// "f32", "f16" ("": llama.cpp's default), "bf16" or "q8_0".
-	CacheTypeK, CacheTypeV string
 	// Repack (repack) is "on" or "off" ("": the backend's default):
 	// llama.cpp's CPU weight repacking (its --repack/--no-repack).
 	Repack string
@@ -102,6 +99,10 @@ func listOptionMidSegment(opts string) string {
 // an error lists them (each also has llama.cpp's long name).
 var llamaCppKeys = []string{"ngl", "sm", "ts", "mg", "rpc", "t", "c", "np", "ub", "fa", "repack", "ctk", "ctv"}
 
+// cacheTypeKeys are the options of both engines (Spec.CacheTypeK and
+// CacheTypeV), listed with llama.cpp's in its help and errors.
+var cacheTypeKeys = map[string]bool{"ctk": true, "cache-type-k": true, "ctv": true, "cache-type-v": true}
+
 // llamaCppAliases are llama.cpp's long names of the options.
 var llamaCppAliases = map[string]string{
 	"n-gpu-layers": "ngl", "gpu-layers": "ngl", "split-mode": "sm", "tensor-split": "ts", "main-gpu": "mg",
@@ -122,7 +123,7 @@ var llamaCppHelp = map[string]string{
 	"ub":     "micro-batch: the most tokens of one evaluation (default 512)",
 	"fa":     "flash attention: off (default), on or auto",
 	"repack": "CPU weight repacking: on or off (default off, for determinism)",
-	"ctk":    "KV cache type of keys: f32, f16 (default), bf16 or q8_0",
+	"ctk":    "KV cache type of keys: f32, f16 (default), bf16 or q8_0 (also on hlm's engine: f32 (its default) or f16)",
 	"ctv":    "KV cache type of values, as ctk (q8_0 needs fa=on)",
 }
 
@@ -188,9 +189,9 @@ func (sp *Spec) setLlamaCpp(key, val string, hasVal bool) (ok bool, err error) {
 	case "repack":
 		o.Repack, err = oneOf("on", "off")
 	case "ctk", "cache-type-k":
-		o.CacheTypeK, err = oneOf("f32", "f16", "bf16", "q8_0")
+		sp.CacheTypeK, err = oneOf("f32", "f16", "bf16", "q8_0")
 	case "ctv", "cache-type-v":
-		o.CacheTypeV, err = oneOf("f32", "f16", "bf16", "q8_0")
+		sp.CacheTypeV, err = oneOf("f32", "f16", "bf16", "q8_0")
 	default:
 		return false, nil
 	}
@@ -201,12 +202,6 @@ func (sp *Spec) setLlamaCpp(key, val string, hasVal bool) (ok bool, err error) {
 // the backend, and hlm views the backend cannot make; it sets the default
 // of ngl.
 func (sp *Spec) checkLlamaCpp(opts []string) error {
-	if sp.Backend != BackendLlamaCpp {
-		if len(opts) > 0 {
-			return fmt.Errorf("%s is an option of the llama.cpp backend: add @llama.cpp", opts[0])
-		}
-		return nil
-	}
 	given := map[string]string{} // short name → the name it was given as
 	for _, k := range opts {
 		short := k
@@ -217,6 +212,19 @@ func (sp *Spec) checkLlamaCpp(opts []string) error {
 			return fmt.Errorf("option %s given twice (as %s and %s): give it once", short, first, k)
 		}
 		given[short] = k
+	}
+	if sp.Backend != BackendLlamaCpp {
+		for _, k := range opts {
+			if !cacheTypeKeys[k] {
+				return fmt.Errorf("%s is an option of the llama.cpp backend: add @llama.cpp", k)
+			}
+		}
+		for _, t := range []struct{ key, typ string }{{"ctk", sp.CacheTypeK}, {"ctv", sp.CacheTypeV}} {
+			if t.typ != "" && t.typ != "f32" && t.typ != "f16" {
+				return fmt.Errorf("%s=%s is a KV cache type of llama.cpp's: hlm's engine keeps its cache in f32 (its default) or f16 (or add @llama.cpp)", t.key, t.typ)
+			}
+		}
+		return nil
 	}
 	gpu := false
 	for _, k := range opts {
@@ -230,7 +238,7 @@ func (sp *Spec) checkLlamaCpp(opts []string) error {
 		return errors.New("exit=N needs hlm's engine: llama.cpp runs whole models and exposes no early exit (drop @llama.cpp)")
 	case sp.Quantize != "":
 		return fmt.Errorf("%s needs hlm's engine: quantize the file with llama-quantize for llama.cpp (or drop @llama.cpp)", sp.Quantize)
-	case sp.LlamaCpp.CacheTypeV == "q8_0" && (sp.LlamaCpp.FlashAttn == "" || sp.LlamaCpp.FlashAttn == "off"):
+	case sp.CacheTypeV == "q8_0" && (sp.LlamaCpp.FlashAttn == "" || sp.LlamaCpp.FlashAttn == "off"):
 		return errors.New("ctv=q8_0 needs fa=on (or auto): llama.cpp quantizes the V cache only with flash attention")
 	}
 	return nil
@@ -327,14 +335,22 @@ func (s Spec) llamaCppString() string {
 	if o.FlashAttn != "" {
 		add("fa", o.FlashAttn)
 	}
-	if o.CacheTypeK != "" {
-		add("ctk", o.CacheTypeK)
-	}
-	if o.CacheTypeV != "" {
-		add("ctv", o.CacheTypeV)
-	}
+	out += s.cacheTypeString()
 	if o.Repack != "" {
 		add("repack", o.Repack)
+	}
+	return out
+}
+
+// cacheTypeString is the KV cache types' part of Spec.String (among the
+// llama.cpp options on that backend, after the views on hlm's).
+func (s Spec) cacheTypeString() string {
+	out := ""
+	if s.CacheTypeK != "" {
+		out += "@ctk=" + s.CacheTypeK
+	}
+	if s.CacheTypeV != "" {
+		out += "@ctv=" + s.CacheTypeV
 	}
 	return out
 }

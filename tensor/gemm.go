@@ -55,6 +55,7 @@ type kernelSet struct {
 	k4WideRows     [maxT + 1]int               // their heights (0: k4 and kRows)
 	maxT           int                         // largest T with kernels
 	wsum           [5]wsumFn                   // wsum[c] covers c·wsumWidth columns
+	wsumF16        [5]wsumF16Fn                // as wsum over rows of halves (WeightedSumF16)
 	wsumWidth      int
 	quant          func(dst *actBlock, x *float32, nb int, off int32) // quantizeActs, or nil
 	quantK         func(dst *actBlockK, x *float32, nb int)           // quantizeActsK, or nil
@@ -109,6 +110,9 @@ type kTileFn func(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *
 
 // wsumFn computes WeightedSum over some columns; stride in bytes.
 type wsumFn func(out *float32, a *float32, v *float32, stride uintptr, n int)
+
+// wsumF16Fn computes WeightedSumF16 over some columns; stride in bytes.
+type wsumF16Fn func(out *float32, a *float32, v *uint16, stride uintptr, n int)
 
 // kernelSets holds the assembly kernels per level (nil: portable Go).
 var kernelSets [numLevels]*kernelSet

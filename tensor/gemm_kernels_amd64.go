@@ -764,10 +764,22 @@ func wsumAVX512C1(out *float32, a *float32, v *float32, stride uintptr, n int)
 func wsumAVX2C1(out *float32, a *float32, v *float32, stride uintptr, n int)
 
 //go:noescape
+func wsumF16AVX512C1(out *float32, a *float32, v *uint16, stride uintptr, n int)
+
+//go:noescape
+func wsumF16AVX2C1(out *float32, a *float32, v *uint16, stride uintptr, n int)
+
+//go:noescape
 func wsumAVX512C2(out *float32, a *float32, v *float32, stride uintptr, n int)
 
 //go:noescape
 func wsumAVX2C2(out *float32, a *float32, v *float32, stride uintptr, n int)
+
+//go:noescape
+func wsumF16AVX512C2(out *float32, a *float32, v *uint16, stride uintptr, n int)
+
+//go:noescape
+func wsumF16AVX2C2(out *float32, a *float32, v *uint16, stride uintptr, n int)
 
 //go:noescape
 func wsumAVX512C3(out *float32, a *float32, v *float32, stride uintptr, n int)
@@ -776,10 +788,22 @@ func wsumAVX512C3(out *float32, a *float32, v *float32, stride uintptr, n int)
 func wsumAVX2C3(out *float32, a *float32, v *float32, stride uintptr, n int)
 
 //go:noescape
+func wsumF16AVX512C3(out *float32, a *float32, v *uint16, stride uintptr, n int)
+
+//go:noescape
+func wsumF16AVX2C3(out *float32, a *float32, v *uint16, stride uintptr, n int)
+
+//go:noescape
 func wsumAVX512C4(out *float32, a *float32, v *float32, stride uintptr, n int)
 
 //go:noescape
 func wsumAVX2C4(out *float32, a *float32, v *float32, stride uintptr, n int)
+
+//go:noescape
+func wsumF16AVX512C4(out *float32, a *float32, v *uint16, stride uintptr, n int)
+
+//go:noescape
+func wsumF16AVX2C4(out *float32, a *float32, v *uint16, stride uintptr, n int)
 
 //go:noescape
 func q5AVX2R1T1(w *byte, ldw uintptr, x *actBlock, ldx uintptr, nb int, out *float32, ldo uintptr)
@@ -1358,12 +1382,20 @@ func init() {
 	k512.geglu, k512.gelu, k2.geglu, k2.gelu = gegluAVX2, geluAVX2, gegluAVX2, geluAVX2
 	k512.wsum[1] = wsumAVX512C1
 	k2.wsum[1] = wsumAVX2C1
+	k512.wsumF16[1] = wsumF16AVX512C1
+	k2.wsumF16[1] = wsumF16AVX2C1
 	k512.wsum[2] = wsumAVX512C2
 	k2.wsum[2] = wsumAVX2C2
+	k512.wsumF16[2] = wsumF16AVX512C2
+	k2.wsumF16[2] = wsumF16AVX2C2
 	k512.wsum[3] = wsumAVX512C3
 	k2.wsum[3] = wsumAVX2C3
+	k512.wsumF16[3] = wsumF16AVX512C3
+	k2.wsumF16[3] = wsumF16AVX2C3
 	k512.wsum[4] = wsumAVX512C4
 	k2.wsum[4] = wsumAVX2C4
+	k512.wsumF16[4] = wsumF16AVX512C4
+	k2.wsumF16[4] = wsumF16AVX2C4
 	q5 := &q5Set{rows: [9]int{0, 4, 3, 2, 2, 0, 0, 0, 0}, maxT: 4}
 	q5.tiles[1][1] = q5AVX2R1T1
 	q5.tiles[2][1] = q5AVX2R2T1

@@ -2366,14 +2366,20 @@ func (g *gen) quantQ5AVX2(R, T int) string {
 // (ZMM: 16 floats, YMM: 8), each product and each sum rounded to float32
 // (VMULPS then VADDPS, t in increasing order, from +0), as WeightedSum's Go
 // loop computes it.
-func (g *gen) wsum(zmm bool, c int) string {
+//
+// With half, the values are halves (WeightedSumF16), each widened exactly
+// by VCVTPH2PS before its product.
+func (g *gen) wsum(zmm, half bool, c int) string {
 	reg, width, lvl := "Y", 32, "AVX2"
 	if zmm {
 		reg, width, lvl = "Z", 64, "AVX512"
 	}
-	name := fmt.Sprintf("wsum%sC%d", lvl, c)
-	fmt.Fprintf(&g.decls, "//go:noescape\nfunc %s(out *float32, a *float32, v *float32, stride uintptr, n int)\n\n", name)
-	g.p("// func %s(out *float32, a *float32, v *float32, stride uintptr, n int)", name)
+	name, vt, vwidth := fmt.Sprintf("wsum%sC%d", lvl, c), "float32", width
+	if half {
+		name, vt, vwidth = fmt.Sprintf("wsumF16%sC%d", lvl, c), "uint16", width/2
+	}
+	fmt.Fprintf(&g.decls, "//go:noescape\nfunc %s(out *float32, a *float32, v *%s, stride uintptr, n int)\n\n", name, vt)
+	g.p("// func %s(out *float32, a *float32, v *%s, stride uintptr, n int)", name, vt)
 	g.p("TEXT ·%s(SB), NOSPLIT, $0-40", name)
 	g.p("\tMOVQ out+0(FP), DI")
 	g.p("\tMOVQ a+8(FP), SI")
@@ -2392,7 +2398,12 @@ func (g *gen) wsum(zmm bool, c int) string {
 	g.p("%s_loop:", name)
 	g.p("\tVBROADCASTSS (SI), %s8", reg)
 	for k := 0; k < c; k++ {
-		g.p("\tVMULPS %d(DX), %s8, %s%d", width*k, reg, reg, 4+k)
+		if half {
+			g.p("\tVCVTPH2PS %d(DX), %s%d", vwidth*k, reg, 4+k)
+			g.p("\tVMULPS %s%d, %s8, %s%d", reg, 4+k, reg, reg, 4+k)
+		} else {
+			g.p("\tVMULPS %d(DX), %s8, %s%d", vwidth*k, reg, reg, 4+k)
+		}
 		g.p("\tVADDPS %s%d, %s%d, %s%d", reg, 4+k, reg, k, reg, k)
 	}
 	g.p("\tADDQ $4, SI")
@@ -3238,8 +3249,10 @@ func main() {
 	g.expShifted(false) // called by name (exp_amd64.go)
 	g.expShifted(true)
 	for c := 1; c <= 4; c++ {
-		fmt.Fprintf(&init, "\tk512.wsum[%d] = %s\n", c, g.wsum(true, c))
-		fmt.Fprintf(&init, "\tk2.wsum[%d] = %s\n", c, g.wsum(false, c))
+		fmt.Fprintf(&init, "\tk512.wsum[%d] = %s\n", c, g.wsum(true, false, c))
+		fmt.Fprintf(&init, "\tk2.wsum[%d] = %s\n", c, g.wsum(false, false, c))
+		fmt.Fprintf(&init, "\tk512.wsumF16[%d] = %s\n", c, g.wsum(true, true, c))
+		fmt.Fprintf(&init, "\tk2.wsumF16[%d] = %s\n", c, g.wsum(false, true, c))
 	}
 	// Q5_0: the AVX2 tiles at every level for one token (the same bits;
 	// q5.go), the AVX-512 levels' token-pair tiles for more.

@@ -35,11 +35,13 @@ func (m *Model) WeightsOrigin() string {
 		return m.recorded
 	case m.src != nil:
 		return m.src.WeightsOrigin()
-	case m.cfg.Layers == len(m.w.Layers):
+	case m.cfg.Layers == len(m.w.Layers) && m.cacheK == cacheF32 && m.cacheV == cacheF32:
 		return m.Fingerprint()
 	}
+	// All layers, and the weights alone: a cache type is not theirs.
 	full := *m
 	full.cfg.Layers, full.fp = len(m.w.Layers), new(fingerprint)
+	full.cacheK, full.cacheV = cacheF32, cacheF32
 	return full.Fingerprint()
 }
 
@@ -117,6 +119,11 @@ func (m *Model) Fingerprint() string {
 			for _, v := range [][]float32{l.AttnNormB, l.Bq, l.Bk, l.Bv, l.QNorm, l.KNorm, l.Bo, l.PostAttnNorm, l.FFNNormB, l.B2, l.B3, l.PostFFNNorm} {
 				vec(v)
 			}
+		}
+		// A half cache changes the logits; a float32 one adds nothing,
+		// so that the models of before the option hash as they did.
+		if m.cacheK != cacheF32 || m.cacheV != cacheF32 {
+			h.Write([]byte("kv cache " + m.cacheK.String() + "/" + m.cacheV.String()))
 		}
 		m.fp.s = hex.EncodeToString(h.Sum(nil))
 	})

@@ -182,9 +182,9 @@ func (p *pass) attentionBlock(l int, sessions []*Session) {
 			rope.Apply(k[r*kvDim:(r+1)*kvDim], rs.pos[r])
 		}
 		s := sessions[rs.seg[r]]
-		copy(s.k[l][rs.slot[r]*kvDim:], k[r*kvDim:(r+1)*kvDim])
-		copy(s.v[l][rs.slot[r]*kvDim:], v[r*kvDim:(r+1)*kvDim])
-		at.keys[r], at.vals[r] = s.k[l], s.v[l]
+		s.k[l].put(rs.slot[r]*kvDim, k[r*kvDim:(r+1)*kvDim])
+		s.v[l].put(rs.slot[r]*kvDim, v[r*kvDim:(r+1)*kvDim])
+		at.keys[r], at.vals[r] = &s.k[l], &s.v[l]
 	}
 
 	p.captureRows(l)

@@ -27,6 +27,9 @@ type Model struct {
 	// was made from (nil when none).
 	recorded string
 	src      *Model
+	// The types of the sessions' KV caches (ctk, ctv): float32 unless
+	// a view (WithCacheTypes) says half.
+	cacheK, cacheV cacheType
 }
 
 var _ model.Model = (*Model)(nil)
@@ -115,15 +118,16 @@ func (m *Model) NewSession() model.Session { return m.Session() }
 
 // Session opens a session with an empty cache, as its concrete type.
 func (m *Model) Session() *Session {
-	return &Session{m: m, k: make([][]float32, m.cfg.Layers), v: make([][]float32, m.cfg.Layers)}
+	return &Session{m: m, k: make([]kvRows, m.cfg.Layers), v: make([]kvRows, m.cfg.Layers)}
 }
 
 // KVBytes is the memory of a session's KV cache with room for n
-// positions: the keys and values of every layer, in float32. A session
-// grows its cache by doubling, up to the context (Session.grow), so one of
-// length n holds between KVBytes(n) and KVBytes(min(2n, context)).
+// positions: the keys and values of every layer, 4 bytes a value in
+// float32 and 2 in half precision (ctk, ctv). A session grows its cache by
+// doubling, up to the context (Session.grow), so one of length n holds
+// between KVBytes(n) and KVBytes(min(2n, context)).
 func (m *Model) KVBytes(n int) int64 {
-	return int64(n) * int64(m.cfg.Layers) * int64(m.cfg.KVDim()) * 2 * 4
+	return int64(n) * int64(m.cfg.Layers) * int64(m.cfg.KVDim()) * (m.cacheK.size() + m.cacheV.size())
 }
 
 // KVBytes is the memory its KV cache holds now (its capacity, not its
@@ -131,10 +135,40 @@ func (m *Model) KVBytes(n int) int64 {
 func (s *Session) KVBytes() int64 {
 	var n int64
 	for l := range s.k {
-		n += 4 * int64(cap(s.k[l])+cap(s.v[l]))
+		n += s.k[l].bytes() + s.v[l].bytes()
 	}
 	return n
 }
+
+// WithCacheTypes returns a view of m whose sessions keep their keys and
+// values as k and v ("f32", "f16"; "" is f32): the spec options ctk and
+// ctv, named as llama.cpp names its cache types. It shares m's weights and
+// their Origin; its Fingerprint differs from m's when a type is f16 (its
+// logits differ). m itself when nothing changes.
+func (m *Model) WithCacheTypes(k, v string) (*Model, error) {
+	tk, err := parseCacheType(k)
+	if err != nil {
+		return nil, err
+	}
+	tv, err := parseCacheType(v)
+	if err != nil {
+		return nil, err
+	}
+	if tk == m.cacheK && tv == m.cacheV {
+		return m, nil
+	}
+	c := *m
+	c.cacheK, c.cacheV = tk, tv
+	c.fp = new(fingerprint)
+	if c.recorded == "" && c.src == nil && c.cfg.Layers == len(c.w.Layers) {
+		c.src = m
+	}
+	return &c, nil
+}
+
+// CacheTypes are the types of its sessions' keys and values ("f32" or
+// "f16").
+func (m *Model) CacheTypes() (k, v string) { return m.cacheK.String(), m.cacheV.String() }
 
 var (
 	_ model.Batcher     = (*Model)(nil)

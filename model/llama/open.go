@@ -20,7 +20,7 @@ import (
 // Open loads the model a spec names (see model.ParseSpec): a llama2.c
 // checkpoint, a .gguf file, a Hugging Face directory or a model built into
 // the binary (builtin:NAME, package model/builtin), then applies the
-// spec's quantization and early exit. The tokenizer comes from the GGUF
+// spec's quantization, early exit and KV cache types. The tokenizer comes from the GGUF
 // metadata or the Hugging Face directory, from spec.Tokenizer when given, or
 // from a tok<V>.bin / tokenizer.bin beside a llama2.c checkpoint.
 //
@@ -53,6 +53,9 @@ func Open(spec model.Spec) (*Model, error) {
 		if m, err = m.EarlyExit(spec.Exit); err != nil {
 			return nil, fmt.Errorf("%s: %w", spec.Path, err)
 		}
+	}
+	if m, err = m.WithCacheTypes(spec.CacheTypeK, spec.CacheTypeV); err != nil {
+		return nil, fmt.Errorf("%s: %w", spec, err)
 	}
 	if m != base {
 		// A view's name is its spec without the tokenizer: PATH@exit=N@q8

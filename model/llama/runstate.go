@@ -78,7 +78,7 @@ type attention struct {
 	scale      float32 // of the scores
 	q, out     []float32
 	pos        []int
-	keys, vals [][]float32 // per row: the layer's cached keys and values of its session
+	keys, vals []*kvRows   // per row: the layer's cached keys and values of its session
 	capRows    [][]float32 // per item: where to copy its probabilities (nil: none)
 	width      int         // the longest row of scores
 	work       int         // the layer's work, for the thread split
@@ -116,12 +116,12 @@ func (a *attention) Run(lo, hi int) {
 			first = max(0, a.pos[r]-cfg.Window+1)
 		}
 		at := att[:a.pos[r]+1-first]
-		tensor.DotRows(at, a.keys[r][first*kvDim+off:], kvDim, qh)
+		a.keys[r].dotRows(at, first*kvDim+off, kvDim, qh)
 		a.probs(at)
 		if a.capRows != nil && a.capRows[rh] != nil {
 			copy(a.capRows[rh][first:], at)
 		}
-		tensor.WeightedSum(a.out[r*qDim+h*hs:r*qDim+(h+1)*hs], at, a.vals[r][first*kvDim+off:], kvDim)
+		a.vals[r].weightedSum(a.out[r*qDim+h*hs:r*qDim+(h+1)*hs], at, first*kvDim+off, kvDim)
 	}
 	a.release(att)
 }

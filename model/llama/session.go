@@ -13,8 +13,8 @@ import (
 type Session struct {
 	m       *Model
 	pos     int
-	k, v    [][]float32 // per layer: capacity slots × KVDim (slot i is position i below pos)
-	tree    *tree       // the nodes in slots pos… (nil: none; see EvalTree)
+	k, v    []kvRows // per layer: capacity slots × KVDim (slot i is position i below pos)
+	tree    *tree    // the nodes in slots pos… (nil: none; see EvalTree)
 	capture model.Capture
 	att     *model.Attention
 	dropout float32    // MC dropout probability (0: off, the default)
@@ -100,21 +100,17 @@ func (s *Session) EvalSkip(tokens []int, skip int) ([][]float32, error) {
 // a tree's slots need more.
 func (s *Session) grow(n int) {
 	kv := s.m.cfg.KVDim()
-	if len(s.k) > 0 && len(s.k[0]) >= n*kv {
+	if len(s.k) > 0 && s.k[0].values() >= n*kv {
 		return
 	}
 	c := 16
 	if len(s.k) > 0 {
-		c = max(c, 2*len(s.k[0])/kv)
+		c = max(c, 2*s.k[0].values()/kv)
 	}
 	c = max(min(c, s.m.cfg.SeqLen), n)
 	for l := range s.k {
-		nk := make([]float32, c*kv)
-		copy(nk, s.k[l][:s.pos*kv])
-		s.k[l] = nk
-		nv := make([]float32, c*kv)
-		copy(nv, s.v[l][:s.pos*kv])
-		s.v[l] = nv
+		s.k[l].resize(s.m.cacheK, c*kv, s.pos*kv)
+		s.v[l].resize(s.m.cacheV, c*kv, s.pos*kv)
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"slices"
 
 	"github.com/hlmproject/hlm/model"
-	"github.com/hlmproject/hlm/tensor"
 )
 
 // Tree attention: the nodes of a token tree evaluated in one forward pass,
@@ -132,8 +131,8 @@ func (s *Session) KeepPath(path []int) error {
 		for j, node := range path {
 			if node != j {
 				to, from := (s.pos+j)*kv, (s.pos+node)*kv
-				copy(s.k[l][to:to+kv], s.k[l][from:from+kv])
-				copy(s.v[l][to:to+kv], s.v[l][from:from+kv])
+				s.k[l].move(to, from, kv)
+				s.v[l].move(to, from, kv)
 			}
 		}
 	}
@@ -173,22 +172,18 @@ func (a *attention) runTree(att []float32, lo, hi int) {
 		keys, vals := a.keys[r], a.vals[r]
 		at := att[:pre+len(path)]
 		if pre > 0 {
-			tensor.DotRows(at[:pre], keys[first*kvDim+off:], kvDim, qh)
+			keys.dotRows(at[:pre], first*kvDim+off, kvDim, qh)
 		}
 		for i, j := 0, 0; i < len(path); i = j {
 			j = endOfRun(path, i)
-			tensor.DotRows(at[pre+i:pre+j], keys[path[i]*kvDim+off:], kvDim, qh)
+			keys.dotRows(at[pre+i:pre+j], path[i]*kvDim+off, kvDim, qh)
 		}
 		a.probs(at)
 		out := a.out[r*qDim+h*hs : r*qDim+(h+1)*hs]
-		var prefix []float32
-		if pre > 0 {
-			prefix = vals[first*kvDim+off:]
-		}
-		tensor.WeightedSum(out, at[:pre], prefix, kvDim)
+		vals.weightedSum(out, at[:pre], first*kvDim+off, kvDim)
 		for i, j := 0, 0; i < len(path); i = j {
 			j = endOfRun(path, i)
-			tensor.WeightedSumAdd(out, at[pre+i:pre+j], vals[path[i]*kvDim+off:], kvDim)
+			vals.weightedSumAdd(out, at[pre+i:pre+j], path[i]*kvDim+off, kvDim)
 		}
 	}
 	a.mu.Lock()

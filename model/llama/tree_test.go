@@ -17,7 +17,8 @@ import (
 // treeModels are the models the tree tests run: every committed tiny
 // family model (sliding windows: Gemma 2 and 3, GPT-Neo; learned
 // positions: GPT-2, OPT, GPT-Neo; soft-caps: Gemma 2) and the built-in
-// stories260K, with its Q8_0 copy and an early-exit view.
+// stories260K, with its Q8_0 copy and an early-exit view, and two with
+// half caches.
 var treeModels = []struct {
 	name string
 	open func(testing.TB) *Model
@@ -43,6 +44,10 @@ var treeModels = []struct {
 		}
 		return m
 	}},
+	// Half caches (ctk=f16, ctv=f16): a tree's rows move and are read as
+	// halves.
+	{"qwen3@ctk=f16@ctv=f16", func(tb testing.TB) *Model { return halfCache(tb, familyModel("qwen3.gguf")(tb)) }},
+	{"gpt_neo@ctk=f16@ctv=f16", func(tb testing.TB) *Model { return halfCache(tb, familyModel("gpt_neo")(tb)) }},
 }
 
 func familyModel(name string) func(testing.TB) *Model {

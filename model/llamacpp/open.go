@@ -253,7 +253,7 @@ func (m *Model) start() error {
 	case "auto":
 		cp.FlashAttnType = libllama.FlashAttnAuto
 	}
-	cp.TypeK, cp.TypeV = cacheType(o.CacheTypeK), cacheType(o.CacheTypeV)
+	cp.TypeK, cp.TypeV = cacheType(m.spec.CacheTypeK), cacheType(m.spec.CacheTypeV)
 	ctx, err := m.lm.NewContext(cp)
 	if err != nil {
 		return err
@@ -463,7 +463,7 @@ func (m *Model) Fingerprint() string {
 		h := sha256.New()
 		fmt.Fprintf(h, "llama.cpp\x00%s\x00%s\x00%s\x00", m.lib.Version(), m.lib.Commit(), m.lib.SystemInfo())
 		o := m.spec.LlamaCpp
-		fmt.Fprintf(h, "ngl=%d sm=%s ts=%s mg=%d rpc=%s ub=%d fa=%s ctk=%s ctv=%s repack=%s\x00", o.GPULayers, o.SplitMode, o.TensorSplit, o.MainGPU, o.RPC, m.ubatch, o.FlashAttn, o.CacheTypeK, o.CacheTypeV, o.Repack)
+		fmt.Fprintf(h, "ngl=%d sm=%s ts=%s mg=%d rpc=%s ub=%d fa=%s ctk=%s ctv=%s repack=%s\x00", o.GPULayers, o.SplitMode, o.TensorSplit, o.MainGPU, o.RPC, m.ubatch, o.FlashAttn, m.spec.CacheTypeK, m.spec.CacheTypeV, o.Repack)
 		if f, err := os.Open(m.path); err == nil {
 			io.Copy(h, f)
 			f.Close()

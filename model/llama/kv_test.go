@@ -1,0 +1,223 @@
+package llama
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/hlmproject/hlm/model"
+	"github.com/hlmproject/hlm/tensor"
+)
+
+// halfCache is m's view with both caches in half precision.
+func halfCache(tb testing.TB, m *Model) *Model {
+	tb.Helper()
+	h, err := m.WithCacheTypes("f16", "f16")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return h
+}
+
+// halfCacheModels: head sizes of 8 (stories260K: every kernel's Go tail),
+// 16, 64 and 128 (whole vectors at both levels), with grouped queries,
+// sliding windows and soft-caps (Gemma 2), and QK norms (Qwen3).
+var halfCacheModels = []struct {
+	name string
+	open func(testing.TB) *Model
+}{
+	{"stories260K", builtinModel("")},
+	{"qwen3", familyModel("qwen3.gguf")},
+	{"gemma2", familyModel("gemma2.gguf")},
+	{"random hs=64", func(tb testing.TB) *Model {
+		return randomModel(tb, model.Config{Dim: 256, Hidden: 384, Layers: 2, Heads: 4, KVHeads: 2, Vocab: 300, SeqLen: 96}, 5)
+	}},
+	{"random hs=128", func(tb testing.TB) *Model {
+		return randomModel(tb, model.Config{Dim: 256, Hidden: 256, Layers: 2, Heads: 2, KVHeads: 1, Vocab: 300, SeqLen: 96}, 6)
+	}},
+}
+
+// TestHalfCacheClose: a half cache (ctk=f16, ctv=f16) holds half the
+// memory, changes the logits (so it is in effect), and keeps them within
+// 1% of the largest logit magnitude of the float32 cache's, with the same
+// greedy choice wherever the float32 cache's top two are 1% apart.
+func TestHalfCacheClose(t *testing.T) {
+	for _, tm := range halfCacheModels {
+		t.Run(tm.name, func(t *testing.T) {
+			m := tm.open(t)
+			h := halfCache(t, m)
+			if k, v := h.CacheTypes(); k != "f16" || v != "f16" {
+				t.Fatalf("CacheTypes() = %s, %s", k, v)
+			}
+			if got, want := h.KVBytes(100), m.KVBytes(100)/2; got != want {
+				t.Fatalf("KVBytes(100) = %d with a half cache, want %d", got, want)
+			}
+			if h.Fingerprint() == m.Fingerprint() {
+				t.Fatal("a half cache's fingerprint equals the float32 cache's: their logits differ")
+			}
+			if h.Origin() != m.Origin() || h.WeightsOrigin() != m.WeightsOrigin() {
+				t.Fatal("a half cache's origin differs from its weights'")
+			}
+			rng := rand.New(rand.NewPCG(9, 10))
+			n := min(48, m.cfg.SeqLen)
+			toks := make([]int, n)
+			for i := range toks {
+				toks[i] = rng.IntN(m.cfg.Vocab)
+			}
+			sf, sh := m.Session(), h.Session()
+			want, err := sf.Eval(toks)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := sh.Eval(toks)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, want := sh.KVBytes(), sf.KVBytes()/2; got != want {
+				t.Fatalf("Session.KVBytes() = %d with a half cache, want %d", got, want)
+			}
+			differ, worst := false, 0.0
+			for i := range want {
+				scale, top, second := 0.0, -1, -1
+				for j, x := range want[i] {
+					scale = max(scale, math.Abs(float64(x)))
+					if top < 0 || x > want[i][top] {
+						top, second = j, top
+					} else if second < 0 || x > want[i][second] {
+						second = j
+					}
+				}
+				for j := range want[i] {
+					d := math.Abs(float64(got[i][j] - want[i][j]))
+					differ = differ || d > 0
+					worst = max(worst, d/scale)
+				}
+				if float64(want[i][top]-want[i][second]) > 0.01*scale && argmax(got[i]) != top {
+					t.Errorf("position %d: greedy %d with a half cache, %d with float32 (margin %.3g of %.3g)", i, argmax(got[i]), top, want[i][top]-want[i][second], scale)
+				}
+			}
+			t.Logf("largest difference: %.2e of the largest logit", worst)
+			if !differ {
+				t.Fatal("a half cache gave the float32 cache's logits bit for bit: it is not in effect")
+			}
+			if worst > 0.01 {
+				t.Fatalf("a half cache moved a logit by %.2e of the largest: more than 1%%", worst)
+			}
+		})
+	}
+}
+
+// TestHalfCacheDeterministic: with half caches, a block equals its tokens
+// one by one, a batch (with a float32-cache session of the same weights
+// beside it) equals each session alone, and a rollback re-evaluates to the
+// same bits, at every kernel level and at 1 and 2 threads; the levels
+// agree with each other.
+func TestHalfCacheDeterministic(t *testing.T) {
+	levels := tensor.AvailableKernels()
+	defer tensor.SetKernels(levels[len(levels)-1])
+	defer tensor.SetThreads(0)
+	for _, tm := range halfCacheModels {
+		t.Run(tm.name, func(t *testing.T) {
+			var first [][]float32 // the first level's block, for the others
+			for _, level := range levels {
+				if err := tensor.SetKernels(level); err != nil {
+					t.Fatal(err)
+				}
+				base := tm.open(t)
+				m := halfCache(t, base)
+				rng := rand.New(rand.NewPCG(11, 12))
+				toks := make([]int, min(24, m.cfg.SeqLen))
+				for i := range toks {
+					toks[i] = rng.IntN(m.cfg.Vocab)
+				}
+				for _, th := range []int{1, 2} {
+					tensor.SetThreads(th)
+					what := fmt.Sprintf("%s kernels, %d threads", level, th)
+					block, err := m.Session().Eval(toks)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if first == nil {
+						first = block
+					}
+					for i := range block {
+						assertSame(t, fmt.Sprintf("%s: position %d against the first level", what, i), block[i], first[i])
+					}
+					step := m.Session()
+					for i, tk := range toks {
+						r, err := step.Eval([]int{tk})
+						if err != nil {
+							t.Fatal(err)
+						}
+						assertSame(t, fmt.Sprintf("%s: step %d", what, i), r[0], block[i])
+					}
+					if err := step.Truncate(len(toks) / 2); err != nil {
+						t.Fatal(err)
+					}
+					again, err := step.Eval(toks[len(toks)/2:])
+					if err != nil {
+						t.Fatal(err)
+					}
+					for i, r := range again {
+						assertSame(t, fmt.Sprintf("%s: re-evaluated %d", what, len(toks)/2+i), r, block[len(toks)/2+i])
+					}
+					a, f := m.Session(), base.Session()
+					if _, err := a.Eval(toks[:3]); err != nil {
+						t.Fatal(err)
+					}
+					fAlone, err := base.Session().Eval(toks[:5])
+					if err != nil {
+						t.Fatal(err)
+					}
+					out, err := EvalBatch([]*Session{f, a}, [][]int{toks[:5], toks[3:9]}, false)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for i := range out[1] {
+						assertSame(t, fmt.Sprintf("%s: batched half %d", what, i), out[1][i], block[3+i])
+					}
+					for i := range out[0] {
+						assertSame(t, fmt.Sprintf("%s: batched float32 %d", what, i), out[0][i], fAlone[i])
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestHalfCacheSpec: ctk and ctv reach hlm's engine through a spec, name
+// the view, and are refused for types only llama.cpp has.
+func TestHalfCacheSpec(t *testing.T) {
+	m, err := OpenSpec("builtin:stories260K@ctk=f16", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k, v := m.CacheTypes(); k != "f16" || v != "f32" {
+		t.Fatalf("CacheTypes() = %s, %s; want f16, f32", k, v)
+	}
+	if m.Name() != "builtin:stories260K@ctk=f16" {
+		t.Fatalf("Name() = %q", m.Name())
+	}
+	both, err := OpenSpec("builtin:stories260K@exit=2@ctk=f16@ctv=f16", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if both.Config().Layers != 2 || both.KVBytes(10) != 10*2*int64(both.Config().KVDim())*4 {
+		t.Fatalf("exit=2 with a half cache: %d layers, KVBytes(10) = %d", both.Config().Layers, both.KVBytes(10))
+	}
+	plain, err := OpenSpec("builtin:stories260K@ctk=f32@ctv=f32", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if def, _ := OpenSpec("builtin:stories260K", ""); plain != def {
+		t.Fatal("ctk=f32@ctv=f32 made a view: it is the default")
+	}
+	if _, err := OpenSpec("builtin:stories260K@ctk=q8_0", ""); err == nil || !strings.Contains(err.Error(), "f32 (its default) or f16") {
+		t.Fatalf("ctk=q8_0 on hlm's engine: %v", err)
+	}
+	if _, err := m.WithCacheTypes("bf16", ""); err == nil {
+		t.Fatal("WithCacheTypes(bf16) succeeded")
+	}
+}

@@ -1,0 +1,148 @@
+package tensor
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// halves rounds v to halves (PutF16) and returns them with their exact
+// float32 values.
+func halves(v []float32) ([]uint16, []float32) {
+	h := make([]uint16, len(v))
+	PutF16(h, v)
+	f := make([]float32, len(v))
+	for i, x := range h {
+		f[i] = F16ToF32(x)
+	}
+	return h, f
+}
+
+// TestAttentionKernelsF16: over rows of halves, DotRowsF16 gives the bits
+// of an F16 matrix's row product, WeightedSumF16 those of WeightedSum over
+// the same values widened to float32, and WeightedSumAddF16 continues it
+// to the same bits, at every level, for head sizes around the vector
+// widths and strides that are not.
+func TestAttentionKernelsF16(t *testing.T) {
+	rng := rand.New(rand.NewPCG(71, 72))
+	for _, hs := range []int{1, 8, 15, 16, 24, 32, 48, 64, 96, 100, 128, 200, 256} {
+		for _, n := range []int{0, 1, 7, 9, 33} {
+			stride := hs + 5
+			m, mf := halves(randVec(rng, n*stride+hs))
+			x := randVec(rng, hs)
+			a := randVec(rng, n)
+			if n > 1 {
+				a[1] = 0 // a zero weight and a negative zero value
+				m[stride] = 0x8000
+				mf[stride] = float32(math.Copysign(0, -1))
+			}
+			// The reference: each row as a one-row F16 matrix, and the
+			// float32 sum over the widened values (WeightedSum's loop).
+			wantScores := make([]float32, n)
+			for i := range wantScores {
+				row := make([]byte, 2*hs)
+				for c := range hs {
+					row[2*c], row[2*c+1] = byte(m[i*stride+c]), byte(m[i*stride+c]>>8)
+				}
+				wantScores[i] = dotF16(row, x)
+			}
+			wantSum := make([]float32, hs)
+			for i := range wantSum {
+				for j, at := range a {
+					wantSum[i] += float32(at * mf[j*stride+i])
+				}
+			}
+			for _, l := range levels() {
+				atLevel(l, func() {
+					scores := make([]float32, n)
+					DotRowsF16(scores, m, stride, x)
+					for i := range scores {
+						if math.Float32bits(scores[i]) != math.Float32bits(wantScores[i]) {
+							t.Fatalf("%s hs=%d n=%d: score %d = %g, want %g", levelNames[l], hs, n, i, scores[i], wantScores[i])
+						}
+					}
+					sum := make([]float32, hs)
+					WeightedSumF16(sum, a, m, stride)
+					f32 := make([]float32, hs)
+					WeightedSum(f32, a, mf, stride)
+					for i := range sum {
+						if math.Float32bits(sum[i]) != math.Float32bits(wantSum[i]) || math.Float32bits(f32[i]) != math.Float32bits(wantSum[i]) {
+							t.Fatalf("%s hs=%d n=%d: sum %d = %g (float32 cache %g), want %g", levelNames[l], hs, n, i, sum[i], f32[i], wantSum[i])
+						}
+					}
+					for k := 0; k <= n; k++ {
+						got := make([]float32, hs)
+						WeightedSumF16(got, a[:k], m, stride)
+						for t := k; t < n; t += 2 {
+							e := min(t+2, n)
+							rows := append([]uint16(nil), m[t*stride:(e-1)*stride+hs]...)
+							WeightedSumAddF16(got, a[t:e], rows, stride)
+						}
+						for i := range got {
+							if math.Float32bits(got[i]) != math.Float32bits(wantSum[i]) {
+								t.Fatalf("%s hs=%d n=%d split %d: sum %d = %g, want %g", levelNames[l], hs, n, k, i, got[i], wantSum[i])
+							}
+						}
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestPutF16 rounds as F32ToF16 does.
+func TestPutF16(t *testing.T) {
+	src := []float32{0, -0.0, 1, 65504, 65520, 1e-8, -3.14159, float32(math.Inf(-1))}
+	dst := make([]uint16, len(src))
+	PutF16(dst, src)
+	for i, f := range src {
+		if dst[i] != F32ToF16(f) {
+			t.Fatalf("PutF16(%g) = %#x, want %#x", f, dst[i], F32ToF16(f))
+		}
+	}
+}
+
+// TestAttentionKernelsF16Bounds: a row past the slice panics with the
+// kernel's name instead of reading out of bounds.
+func TestAttentionKernelsF16Bounds(t *testing.T) {
+	for name, f := range map[string]func(){
+		"DotRowsF16":        func() { DotRowsF16(make([]float32, 2), make([]uint16, 10), 8, make([]float32, 4)) },
+		"WeightedSumF16":    func() { WeightedSumF16(make([]float32, 4), make([]float32, 2), make([]uint16, 10), 8) },
+		"WeightedSumAddF16": func() { WeightedSumAddF16(make([]float32, 4), make([]float32, 2), make([]uint16, 10), 8) },
+	} {
+		func() {
+			defer func() {
+				if r := recover(); r == nil {
+					t.Errorf("%s read past its rows without a panic", name)
+				}
+			}()
+			f()
+		}()
+	}
+}
+
+// BenchmarkAttentionF16 compares the attention of one head over a cache of
+// 1024 positions held in float32 and in halves.
+func BenchmarkAttentionF16(b *testing.B) {
+	const hs, kvDim, n = 128, 1024, 1024
+	rng := rand.New(rand.NewPCG(1, 2))
+	vals := randVec(rng, n*kvDim)
+	h, _ := halves(vals)
+	q := randVec(rng, hs)
+	at := make([]float32, n)
+	out := make([]float32, hs)
+	b.Run("f32", func(b *testing.B) {
+		for b.Loop() {
+			DotRows(at, vals, kvDim, q)
+			WeightedSum(out, at, vals, kvDim)
+		}
+		b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N), "µs/op")
+	})
+	b.Run("f16", func(b *testing.B) {
+		for b.Loop() {
+			DotRowsF16(at, h, kvDim, q)
+			WeightedSumF16(out, at, h, kvDim)
+		}
+		b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N), "µs/op")
+	})
+}
