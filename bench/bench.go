@@ -44,6 +44,7 @@ type Config struct {
 	Models    []string // model specs (model.ParseSpec)
 	Prompt    []int    // block sizes of the prompt tests (0: none)
 	Gen       []int    // tokens of the generation tests (0: none)
+	Depth     []int    // positions already in each session's cache when a test starts (llama-bench's -d; nil: 0)
 	Reps      int      // timed repetitions of each test
 	Threads   []int    // thread counts
 	Sessions  []int    // sessions evaluated together
@@ -77,7 +78,7 @@ func (c Config) Validate() error {
 		name string
 		v    []int
 		min  int
-	}{{"prompt size", c.Prompt, 0}, {"generated tokens", c.Gen, 0}, {"threads", c.Threads, 1}, {"sessions", c.Sessions, 1}} {
+	}{{"prompt size", c.Prompt, 0}, {"generated tokens", c.Gen, 0}, {"depth", c.Depth, 0}, {"threads", c.Threads, 1}, {"sessions", c.Sessions, 1}} {
 		for _, v := range list.v {
 			if v < list.min || v > 1<<20 {
 				return fmt.Errorf("%s %d out of range (%d…%d)", list.name, v, list.min, 1<<20)
@@ -109,6 +110,7 @@ type Result struct {
 	Sessions  int       `json:"n_sessions"`
 	Prompt    int       `json:"n_prompt"`
 	Gen       int       `json:"n_gen"`
+	Depth     int       `json:"n_depth"` // positions cached before the test (llama-bench's -d)
 	Test      string    `json:"test"`
 	SamplesNs []int64   `json:"samples_ns"` // wall time of each repetition
 	SamplesTS []float64 `json:"samples_ts"` // tokens per second of each repetition
@@ -174,12 +176,12 @@ func runModel(ctx context.Context, cfg Config, m model.Model, spec string, rng *
 		}
 		for _, s := range cfg.Sessions {
 			for _, tc := range tests(cfg) {
-				if n := max(tc.prompt, tc.gen); n > m.Config().SeqLen {
-					return out, fmt.Errorf("%s: %d positions exceed the context length %d", spec, n, m.Config().SeqLen)
+				if n := tc.depth + max(tc.prompt, tc.gen); n > m.Config().SeqLen {
+					return out, fmt.Errorf("%s: %d positions (depth %d and the test's %d) exceed the context length %d", spec, n, tc.depth, max(tc.prompt, tc.gen), m.Config().SeqLen)
 				}
 				r := base
-				r.Threads, r.Sessions, r.Prompt, r.Gen = th, s, tc.prompt, tc.gen
-				r.Test = testName(tc.prompt, tc.gen, cfg.AllLogits)
+				r.Threads, r.Sessions, r.Prompt, r.Gen, r.Depth = th, s, tc.prompt, tc.gen, tc.depth
+				r.Test = testName(tc.prompt, tc.gen, tc.depth, cfg.AllLogits)
 				fmt.Fprintf(progress, "hlm bench: %s, %s kernels, %d threads: %s …\n", r.Model, r.Kernels, th, r.Label())
 				if !cfg.NoWarmup {
 					warm := tc
@@ -219,35 +221,49 @@ func onThread(m model.Model, rep func() (time.Duration, error)) (d time.Duration
 	return d, err
 }
 
-type test struct{ prompt, gen int }
+// test is a prompt test of prompt tokens or a generation test of gen, each
+// session's cache holding depth positions before it.
+type test struct{ prompt, gen, depth int }
 
 // tests lists the prompt tests, then the generation tests, as llama-bench
-// orders them.
+// orders them, each at every depth.
 func tests(cfg Config) []test {
+	depths := cfg.Depth
+	if len(depths) == 0 {
+		depths = []int{0}
+	}
 	var ts []test
 	for _, p := range cfg.Prompt {
-		if p > 0 {
-			ts = append(ts, test{prompt: p})
+		for _, d := range depths {
+			if p > 0 {
+				ts = append(ts, test{prompt: p, depth: d})
+			}
 		}
 	}
 	for _, n := range cfg.Gen {
-		if n > 0 {
-			ts = append(ts, test{gen: n})
+		for _, d := range depths {
+			if n > 0 {
+				ts = append(ts, test{gen: n, depth: d})
+			}
 		}
 	}
 	return ts
 }
 
-// testName is llama-bench's name of a test ("pp8", "tg128"; "vb8" for a
-// block with every position's logits); the sessions are a column of their
-// own (Result.Sessions), as the threads are.
-func testName(prompt, gen int, allLogits bool) string {
+// testName is llama-bench's name of a test ("pp8", "tg128", "tg128 @ d512"
+// at a depth; "vb8" for a block with every position's logits); the
+// sessions are a column of their own (Result.Sessions), as the threads
+// are.
+func testName(prompt, gen, depth int, allLogits bool) string {
 	name := fmt.Sprintf("tg%d", gen)
 	switch {
 	case prompt > 0 && allLogits:
 		name = fmt.Sprintf("vb%d", prompt)
 	case prompt > 0:
 		name = fmt.Sprintf("pp%d", prompt)
+	}
+	if depth > 0 {
+		name += fmt.Sprintf(" @ d%d", depth)
 	}
 	return name
 }
@@ -262,7 +278,7 @@ func (r Result) Label() string {
 }
 
 // once runs one repetition of a test on fresh sessions and returns its wall
-// time.
+// time; the depth's prefill, before it, is not timed (as in llama-bench).
 func once(m model.Model, tc test, sessions int, allLogits bool, rng *rand.Rand) (time.Duration, error) {
 	eval, done := evaluator(m, sessions)
 	// Closed when the repetition ends: on the llama.cpp backend a session
@@ -279,6 +295,11 @@ func once(m model.Model, tc test, sessions int, allLogits bool, rng *rand.Rand) 
 			}
 		}
 		return b
+	}
+	if tc.depth > 0 {
+		if err := eval(block(tc.depth), true); err != nil {
+			return 0, err
+		}
 	}
 	if tc.prompt > 0 {
 		toks := block(tc.prompt)

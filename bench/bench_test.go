@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -93,6 +94,29 @@ func TestRunAndTable(t *testing.T) {
 	}
 }
 
+// TestDepth: -d runs each test after that many positions in the cache,
+// named as llama-bench names it, on a half cache (ctk=f16@ctv=f16) too.
+func TestDepth(t *testing.T) {
+	p := tinyModel(t)
+	cfg := DefaultConfig()
+	cfg.Models = []string{p, p + "@ctk=f16@ctv=f16"}
+	cfg.Prompt, cfg.Gen, cfg.Depth, cfg.Reps, cfg.Threads = []int{4}, []int{4}, []int{0, 48}, 1, []int{1}
+	rs, err := Run(context.Background(), cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, r := range rs[:4] {
+		names = append(names, r.Test)
+	}
+	if want := []string{"pp4", "pp4 @ d48", "tg4", "tg4 @ d48"}; !slices.Equal(names, want) {
+		t.Fatalf("tests %q, want %q", names, want)
+	}
+	if rs[1].Depth != 48 || rs[0].Depth != 0 || !strings.HasSuffix(rs[4].Model, "@ctk=f16@ctv=f16") {
+		t.Fatalf("results %+v", rs)
+	}
+}
+
 func TestValidateAndErrors(t *testing.T) {
 	p := tinyModel(t)
 	for _, c := range []Config{
@@ -112,6 +136,15 @@ func TestValidateAndErrors(t *testing.T) {
 	if _, err := Run(context.Background(), cfg, nil); err == nil || !strings.Contains(err.Error(), "context length") {
 		t.Errorf("a block longer than the context: %v", err)
 	}
+	cfg.Prompt, cfg.Gen, cfg.Depth = []int{8}, nil, []int{57}
+	if _, err := Run(context.Background(), cfg, nil); err == nil || !strings.Contains(err.Error(), "depth 57") {
+		t.Errorf("a block past the context after its depth: %v", err)
+	}
+	cfg.Depth = []int{-1}
+	if err := cfg.Validate(); err == nil {
+		t.Error("a negative depth passed Validate")
+	}
+	cfg.Depth = nil
 	cfg.Models, cfg.Prompt = []string{filepath.Join(t.TempDir(), "missing.gguf")}, []int{8}
 	if _, err := Run(context.Background(), cfg, nil); err == nil {
 		t.Error("a missing model gave no error")
@@ -144,8 +177,8 @@ func TestWriteCSV(t *testing.T) {
 	if err := WriteCSV(&b, rs); err != nil {
 		t.Fatal(err)
 	}
-	want := "model_filename,model_type,model_size,model_n_params,kernels,n_threads,n_sessions,n_prompt,n_gen,test,samples_ns,samples_ts,avg_ts,stddev_ts\n" +
-		"\"a,b.gguf\",Q8_0,1024,300,avx2,2,1,8,0,pp8,100;200,80;40.5,60.25,28.1\n"
+	want := "model_filename,model_type,model_size,model_n_params,kernels,n_threads,n_sessions,n_prompt,n_gen,n_depth,test,samples_ns,samples_ts,avg_ts,stddev_ts\n" +
+		"\"a,b.gguf\",Q8_0,1024,300,avx2,2,1,8,0,0,pp8,100;200,80;40.5,60.25,28.1\n"
 	if b.String() != want {
 		t.Errorf("CSV\n%s\nwant\n%s", b.String(), want)
 	}

@@ -82,7 +82,7 @@ func WriteJSON(w io.Writer, rs []Result) error {
 // in their order, as llama-bench's -o csv names its columns after its JSON
 // fields.
 var csvColumns = []string{"model_filename", "model_type", "model_size", "model_n_params", "kernels",
-	"n_threads", "n_sessions", "n_prompt", "n_gen", "test", "samples_ns", "samples_ts", "avg_ts", "stddev_ts"}
+	"n_threads", "n_sessions", "n_prompt", "n_gen", "n_depth", "test", "samples_ns", "samples_ts", "avg_ts", "stddev_ts"}
 
 // WriteCSV prints the results as CSV (llama-bench's -o csv): a header
 // naming the columns as the JSON does, then one row per result; the
@@ -100,7 +100,7 @@ func WriteCSV(w io.Writer, rs []Result) error {
 			ts[i] = strconv.FormatFloat(v, 'g', -1, 64)
 		}
 		cw.Write([]string{r.Model, r.Type, strconv.FormatInt(r.Size, 10), strconv.FormatInt(r.Params, 10), r.Kernels,
-			strconv.Itoa(r.Threads), strconv.Itoa(r.Sessions), strconv.Itoa(r.Prompt), strconv.Itoa(r.Gen), r.Test,
+			strconv.Itoa(r.Threads), strconv.Itoa(r.Sessions), strconv.Itoa(r.Prompt), strconv.Itoa(r.Gen), strconv.Itoa(r.Depth), r.Test,
 			strings.Join(ns, ";"), strings.Join(ts, ";"),
 			strconv.FormatFloat(r.AvgTS, 'g', -1, 64), strconv.FormatFloat(r.StddevTS, 'g', -1, 64)})
 	}

@@ -70,11 +70,14 @@ func (f *specsFlag) Set(s string) error {
 
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cfg := bench.DefaultConfig()
-	fs := newFlags("bench", "[--model SPEC ...] [-p 8] [-n 128] [-r 5] [-t 2] [--batch-sessions 1,32] [-o md|json|csv]", `
+	fs := newFlags("bench", "[--model SPEC ...] [-p 8] [-n 128] [-d 0] [-r 5] [-t 2] [--batch-sessions 1,32] [-o md|json|csv]", `
 Measure tokens per second the way llama.cpp's llama-bench does, on the same
 files: ppP evaluates a block of P random tokens in one pass from an empty
 context and computes the logits of its last position (as llama-bench does),
-tgN evaluates N random tokens one at a time. With --all-logits the prompt
+tgN evaluates N random tokens one at a time; -d D runs them after D random
+positions prefilled (untimed) into the cache ("tg128 @ d1024", as
+llama-bench's -d), where attention over a long cache weighs in, and the KV
+cache's type (@ctk=f16@ctv=f16) with it. With --all-logits the prompt
 test computes the logits of every position, as the server's block
 verification does, and is named vbP. Each test runs once untimed, then -r times; t/s is the mean ± sample
 standard deviation. --batch-sessions S evaluates S sessions together in each
@@ -97,6 +100,7 @@ results are bit-identical, only the speed differs.`, stdout)
 	}{
 		{[]string{"p", "n-prompt"}, &cfg.Prompt, "prompt (block) sizes; 0: no prompt test"},
 		{[]string{"n", "n-gen"}, &cfg.Gen, "tokens to generate; 0: no generation test"},
+		{[]string{"d", "n-depth"}, &cfg.Depth, "positions in each session's cache before a test (llama-bench's -d; prefilled untimed)"},
 		{[]string{"t", "threads"}, &cfg.Threads, "thread counts, 0: all cores, as in the other commands (a @llama.cpp spec's t= sets its own)"},
 		{[]string{"batch-sessions"}, &cfg.Sessions, "sessions evaluated together in each pass"},
 	} {

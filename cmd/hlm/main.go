@@ -154,8 +154,10 @@ Commands:
 	fmt.Fprintf(&b, `
 A model is named by a spec: PATH (a llama2.c .bin, a .gguf file or a Hugging
 Face directory), builtin:NAME (a model built into hlm), PATH@exit=N (its
-first N layers: an early-exit draft) or PATH@q8 or PATH@q4 (a Q8_0 or Q4_0
-copy); options combine, e.g. PATH@exit=2@q8. PATH.gguf@llama.cpp runs the
+first N layers: an early-exit draft), PATH@q8 or PATH@q4 (a Q8_0 or Q4_0
+copy) or PATH@ctk=f16@ctv=f16 (the KV cache's keys and values in half
+precision: half the memory; float32 by default); options combine, e.g.
+PATH@exit=2@q8. PATH.gguf@llama.cpp runs the
 model on llama.cpp's library instead (GPUs, several GPUs, RPC hosts): the
 LLM of serve, loadtest, sim, eval, calibrate, acceptance, train-ddqn, and
 the model of generate, bench and nll; also the draft where it runs in the

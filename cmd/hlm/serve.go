@@ -160,7 +160,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		announceLlamaCpp(lc, prom, *f.maxSessions, log, say)
 	}
 	if kv, ok := llm.(kvSizer); ok {
-		announceKV(kv.KVBytes(srv.Context()), srv.Context(), *f.maxSessions, memTotal("/proc/meminfo"), log, say)
+		k, v := kv.CacheTypes()
+		announceKV(kv.KVBytes(srv.Context()), srv.Context(), cacheTypes(k, v), *f.maxSessions, memTotal("/proc/meminfo"), log, say)
 	}
 	current.Store(srv)
 	if prom != nil {
@@ -214,22 +215,41 @@ func announceLlamaCpp(lc *llamacpp.Model, prom *cloud.Prometheus, maxSessions in
 	fmt.Fprintf(say, "hlm serve: LLM on llama.cpp %s (%s), on %s: %s in its KV cache at once (np); more take turns, each evicted one %s\n", lc.Library().Version(), lc.Describe(), on, words.Plural(lc.Slots(), "session"), lc.Evicted())
 }
 
-// kvSizer is an LLM that says what a session's KV cache takes (hlm's
-// engine; llama.cpp allocates its cache at load and states it itself).
+// kvSizer is an LLM that says what a session's KV cache takes, and in
+// which types (hlm's engine; llama.cpp allocates its cache at load and
+// states it itself).
 type kvSizer interface {
 	KVBytes(positions int) int64
+	CacheTypes() (k, v string)
+}
+
+// cacheTypes says how a cache holds its keys (k) and values (v): "f32",
+// "f16 (ctk, ctv)", "keys in f16, values in f32".
+func cacheTypes(k, v string) string {
+	switch {
+	case k == v && k == "f32":
+		return "f32"
+	case k == v:
+		return k + " (ctk, ctv)"
+	}
+	return fmt.Sprintf("keys in %s, values in %s", k, v)
 }
 
 // announceKV states what the sessions' KV caches may take — per, a
-// session's at the full context ctx — and warns when maxSessions of them
-// would take more than the machine's memory, ram (0: unknown).
-func announceKV(per int64, ctx, maxSessions int, ram int64, log *slog.Logger, say io.Writer) {
+// session's at the full context ctx, in types (cacheTypes) — and warns
+// when maxSessions of them would take more than the machine's memory, ram
+// (0: unknown).
+func announceKV(per int64, ctx int, types string, maxSessions int, ram int64, log *slog.Logger, say io.Writer) {
 	all := per * int64(maxSessions)
-	fmt.Fprintf(say, "hlm serve: a session's KV cache takes up to %s (%d positions in float32), %s up to %s (--max-sessions)\n",
-		words.Bytes(per), ctx, words.Plural(maxSessions, "session"), words.Bytes(all))
+	fmt.Fprintf(say, "hlm serve: a session's KV cache takes up to %s (%d positions in %s), %s up to %s (--max-sessions)\n",
+		words.Bytes(per), ctx, types, words.Plural(maxSessions, "session"), words.Bytes(all))
 	if ram > 0 && all > ram {
-		log.Warn(fmt.Sprintf("%s at context %d may hold %s of KV cache, more than this machine's %s of memory: lower --max-sessions or --max-context",
-			words.Plural(maxSessions, "session"), ctx, words.Bytes(all), words.Bytes(ram)))
+		hint := "lower --max-sessions or --max-context"
+		if types == "f32" {
+			hint += ", or halve the cache with the LLM spec's @ctk=f16@ctv=f16"
+		}
+		log.Warn(fmt.Sprintf("%s at context %d may hold %s of KV cache, more than this machine's %s of memory: %s",
+			words.Plural(maxSessions, "session"), ctx, words.Bytes(all), words.Bytes(ram), hint))
 	}
 }
 

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/hlmproject/hlm/model/llama"
 )
 
 // TestAnnounceKV: hlm serve states what its sessions' KV caches may take,
@@ -17,19 +19,45 @@ func TestAnnounceKV(t *testing.T) {
 		say  string
 		warn bool
 	}{
-		{0, "a session's KV cache takes up to 224 MiB (1024 positions in float32), 64 sessions up to 14.0 GiB (--max-sessions)", false},
+		{0, "a session's KV cache takes up to 224 MiB (1024 positions in f32), 64 sessions up to 14.0 GiB (--max-sessions)", false},
 		{32 << 30, "64 sessions up to 14.0 GiB", false},
 		{8 << 30, "64 sessions up to 14.0 GiB", true},
 	} {
 		var say, log bytes.Buffer
 		// Qwen3-0.6B: 28 layers, 8 KV heads of 128.
-		announceKV(1024*28*1024*8, 1024, 64, c.ram, slog.New(slog.NewTextHandler(&log, nil)), &say)
+		announceKV(1024*28*1024*8, 1024, "f32", 64, c.ram, slog.New(slog.NewTextHandler(&log, nil)), &say)
 		if !strings.Contains(say.String(), c.say) {
 			t.Errorf("ram %d: said %q, want %q in it", c.ram, say.String(), c.say)
 		}
 		if warned := strings.Contains(log.String(), "more than this machine's 8.00 GiB"); warned != c.warn {
 			t.Errorf("ram %d: warned %v (%q), want %v", c.ram, warned, log.String(), c.warn)
 		}
+		if c.warn && !strings.Contains(log.String(), "@ctk=f16@ctv=f16") {
+			t.Errorf("ram %d: the warning %q does not offer the half cache", c.ram, log.String())
+		}
+	}
+}
+
+// TestAnnounceKVHalf: a serve of an LLM with half caches states their type
+// and size (half of float32's), and its warning does not offer them again.
+func TestAnnounceKVHalf(t *testing.T) {
+	m, err := llama.OpenSpec("builtin:stories260K@ctk=f16@ctv=f16", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kv kvSizer = m
+	k, v := kv.CacheTypes()
+	var say, log bytes.Buffer
+	announceKV(kv.KVBytes(512), 512, cacheTypes(k, v), 64, 1<<20, slog.New(slog.NewTextHandler(&log, nil)), &say)
+	// stories260K: 5 layers, 4 KV heads of 8; 512 positions × 2 bytes.
+	if want := "takes up to 320 KiB (512 positions in f16 (ctk, ctv))"; !strings.Contains(say.String(), want) {
+		t.Errorf("said %q, want %q in it", say.String(), want)
+	}
+	if strings.Contains(log.String(), "ctk=f16") || !strings.Contains(log.String(), "lower --max-sessions") {
+		t.Errorf("warned %q", log.String())
+	}
+	if got := cacheTypes("f16", "f32"); got != "keys in f16, values in f32" {
+		t.Errorf("cacheTypes(f16, f32) = %q", got)
 	}
 }
 
