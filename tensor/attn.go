@@ -32,24 +32,6 @@ func DotRows(out, m []float32, stride int, x []float32) {
 // the attention-weighted sum of cached values. Each product and each partial
 // sum is rounded to float32, in increasing t from zero.
 func WeightedSum(out, a, v []float32, stride int) {
-	cols := len(out)
-	if len(a) > 0 && (len(a)-1)*stride+cols > len(v) {
-		panic("tensor: WeightedSum reads past the rows")
-	}
-	c := 0
-	if ks := kernels(); ks != nil && len(a) > 0 {
-		w := ks.wsumWidth
-		for c+w <= cols {
-			k := min(4, (cols-c)/w)
-			ks.wsum[k](&out[c], &a[0], &v[c], uintptr(4*stride), len(a))
-			c += k * w
-		}
-	}
-	for i := c; i < cols; i++ {
-		var s float32
-		for t, at := range a {
-			s += float32(at * v[t*stride+i])
-		}
-		out[i] = s
-	}
+	clear(out)
+	WeightedSumAdd(out, a, v, stride)
 }

@@ -76,27 +76,8 @@ func DotRowsF16(out []float32, m []uint16, stride int, x []float32) {
 // Σ_t a[t]·v[t*stride+i], each product and each partial sum rounded to
 // float32, in increasing t from zero.
 func WeightedSumF16(out, a []float32, v []uint16, stride int) {
-	cols := len(out)
-	if len(a) > 0 && (len(a)-1)*stride+cols > len(v) {
-		panic("tensor: WeightedSumF16 reads past the rows")
-	}
-	c := 0
-	if ks := kernels(); ks != nil && len(a) > 0 && ks.wsumF16[1] != nil {
-		w := ks.wsumWidth
-		for c+w <= cols {
-			k := min(4, (cols-c)/w)
-			ks.wsumF16[k](&out[c], &a[0], &v[c], uintptr(2*stride), len(a))
-			c += k * w
-		}
-	}
-	tab := f16Table
-	for i := c; i < cols; i++ {
-		var s float32
-		for t, at := range a {
-			s += float32(at * tab[v[t*stride+i]])
-		}
-		out[i] = s
-	}
+	clear(out)
+	WeightedSumAddF16(out, a, v, stride)
 }
 
 // WeightedSumAddF16 is WeightedSumAdd over rows of halves: it continues a
@@ -104,14 +85,29 @@ func WeightedSumF16(out, a []float32, v []uint16, stride int) {
 // rows.
 func WeightedSumAddF16(out, a []float32, v []uint16, stride int) {
 	cols := len(out)
-	if len(a) > 0 && (len(a)-1)*stride+cols > len(v) {
+	if len(a) == 0 {
+		return
+	}
+	if (len(a)-1)*stride+cols > len(v) {
 		panic("tensor: WeightedSumAddF16 reads past the rows")
+	}
+	c := 0
+	if ks := kernels(); ks != nil && ks.wsumF16[1] != nil {
+		w := ks.wsumWidth
+		for c+w <= cols {
+			k := min(4, (cols-c)/w)
+			ks.wsumF16[k](&out[c], &a[0], &v[c], uintptr(2*stride), len(a))
+			c += k * w
+		}
+	}
+	if c == cols {
+		return
 	}
 	tab := f16Table
 	for t, at := range a {
-		row := v[t*stride : t*stride+cols]
+		row := v[t*stride+c : t*stride+cols]
 		for i, h := range row {
-			out[i] += float32(at * tab[h]) // rounded before the add: never fused
+			out[c+i] += float32(at * tab[h]) // rounded before the add: never fused
 		}
 	}
 }

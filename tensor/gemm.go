@@ -108,10 +108,10 @@ func (k *kernelSet) wideFor(n, cols int, half bool) *kernelSet {
 // token t of x for r < R and t < T over nb super-blocks; strides in bytes.
 type kTileFn func(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
 
-// wsumFn computes WeightedSum over some columns; stride in bytes.
+// wsumFn computes WeightedSumAdd over some columns; stride in bytes.
 type wsumFn func(out *float32, a *float32, v *float32, stride uintptr, n int)
 
-// wsumF16Fn computes WeightedSumF16 over some columns; stride in bytes.
+// wsumF16Fn computes WeightedSumAddF16 over some columns; stride in bytes.
 type wsumF16Fn func(out *float32, a *float32, v *uint16, stride uintptr, n int)
 
 // kernelSets holds the assembly kernels per level (nil: portable Go).

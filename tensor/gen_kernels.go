@@ -2362,10 +2362,10 @@ func (g *gen) quantQ5AVX2(R, T int) string {
 	return name
 }
 
-// wsum is out[i] = Σ_t a[t]·v[t·stride + i] over c registers of lanes
+// wsum is out[i] += Σ_t a[t]·v[t·stride + i] over c registers of lanes
 // (ZMM: 16 floats, YMM: 8), each product and each sum rounded to float32
-// (VMULPS then VADDPS, t in increasing order, from +0), as WeightedSum's Go
-// loop computes it.
+// (VMULPS then VADDPS, t in increasing order, from out's values), as
+// WeightedSumAdd's Go loop computes it (WeightedSum clears out first).
 //
 // With half, the values are halves (WeightedSumF16), each widened exactly
 // by VCVTPH2PS before its product.
@@ -2387,11 +2387,7 @@ func (g *gen) wsum(zmm, half bool, c int) string {
 	g.p("\tMOVQ stride+24(FP), R8")
 	g.p("\tMOVQ n+32(FP), CX")
 	for k := 0; k < c; k++ {
-		if zmm { // VXORPS on ZMM needs AVX512DQ; VPXORD is AVX512F
-			g.p("\tVPXORD Z%d, Z%d, Z%d", k, k, k)
-		} else {
-			g.p("\tVXORPS Y%d, Y%d, Y%d", k, k, k)
-		}
+		g.p("\tVMOVUPS %d(DI), %s%d", width*k, reg, k)
 	}
 	g.p("\tTESTQ CX, CX")
 	g.p("\tJZ %s_store", name)

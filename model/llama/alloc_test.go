@@ -141,14 +141,18 @@ func BenchmarkDecodeStories260K(b *testing.B) {
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "tokens/s")
 }
 
-// TestKVBytes: a session's KV cache holds Model.KVBytes of its capacity,
-// between KVBytes(n) and KVBytes(min(2n, context)) at length n — the
-// figure hlm serve states for its sessions.
+// TestKVBytes: a session's KV cache of n positions holds Model.KVBytes(n),
+// the figure hlm serve states for its sessions: whole pages of 64
+// positions, no more, at every length (a cache that doubled held up to
+// twice its length).
 func TestKVBytes(t *testing.T) {
 	m := wideModel(tensor.F32)(t)
 	cfg := m.Config()
-	if got, want := m.KVBytes(10), int64(10*cfg.Layers*cfg.KVDim()*2*4); got != want {
+	if got, want := m.KVBytes(10), int64(64*cfg.Layers*cfg.KVDim()*2*4); got != want {
 		t.Fatalf("KVBytes(10) = %d, want %d", got, want)
+	}
+	if m.KVBytes(64) != m.KVBytes(1) || m.KVBytes(65) != 2*m.KVBytes(64) || m.KVBytes(0) != 0 {
+		t.Fatalf("KVBytes(1, 64, 65) = %d, %d, %d: not whole pages", m.KVBytes(1), m.KVBytes(64), m.KVBytes(65))
 	}
 	s := m.Session()
 	if s.KVBytes() != 0 {
@@ -159,8 +163,8 @@ func TestKVBytes(t *testing.T) {
 			t.Fatal(err)
 		}
 		n := s.Len()
-		if got := s.KVBytes(); got < m.KVBytes(n) || got > m.KVBytes(min(max(2*n, 16), cfg.SeqLen)) {
-			t.Errorf("at %d positions the cache holds %d bytes, want %d…%d", n, got, m.KVBytes(n), m.KVBytes(min(max(2*n, 16), cfg.SeqLen)))
+		if got := s.KVBytes(); got != m.KVBytes(n) {
+			t.Errorf("at %d positions the cache holds %d bytes, want %d", n, got, m.KVBytes(n))
 		}
 	}
 }

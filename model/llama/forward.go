@@ -182,8 +182,8 @@ func (p *pass) attentionBlock(l int, sessions []*Session) {
 			rope.Apply(k[r*kvDim:(r+1)*kvDim], rs.pos[r])
 		}
 		s := sessions[rs.seg[r]]
-		s.k[l].put(rs.slot[r]*kvDim, k[r*kvDim:(r+1)*kvDim])
-		s.v[l].put(rs.slot[r]*kvDim, v[r*kvDim:(r+1)*kvDim])
+		s.k[l].put(rs.slot[r], k[r*kvDim:(r+1)*kvDim])
+		s.v[l].put(rs.slot[r], v[r*kvDim:(r+1)*kvDim])
 		at.keys[r], at.vals[r] = &s.k[l], &s.v[l]
 	}
 

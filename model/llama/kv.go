@@ -46,82 +46,103 @@ func (t cacheType) size() int64 {
 	return 4
 }
 
-// kvRows is one layer's cached keys or values, KVDim values per slot:
-// f32, or f16 for a half cache. Offsets and strides count values.
+// kvPage is the positions of one page of a session's cache. A cache grows
+// a page at a time and its pages never move: growing copies nothing, and a
+// session holds at most one page it does not use (a cache that doubled
+// held up to twice its length, and twice its size while it moved).
+const kvPage = 64
+
+// pagesFor is the pages that hold n positions.
+func pagesFor(n int) int { return (n + kvPage - 1) / kvPage }
+
+// kvRows is one layer's cached keys or values: rows of kvDim values, one a
+// slot, in pages of kvPage slots, float32 (f32) or halves (f16).
 type kvRows struct {
-	f32 []float32
-	f16 []uint16
+	kvDim int
+	f32   [][]float32
+	f16   [][]uint16
 }
 
-// values is how many values the rows have room for.
-func (c *kvRows) values() int { return max(len(c.f32), len(c.f16)) }
+// slots is how many rows the pages hold.
+func (c *kvRows) slots() int { return kvPage * max(len(c.f32), len(c.f16)) }
 
 // bytes is the memory the rows hold.
-func (c *kvRows) bytes() int64 { return 4*int64(cap(c.f32)) + 2*int64(cap(c.f16)) }
-
-// resize makes room for n values of type t, keeping the first keep.
-func (c *kvRows) resize(t cacheType, n, keep int) {
-	if t == cacheF16 {
-		h := make([]uint16, n)
-		copy(h, c.f16[:keep])
-		c.f16 = h
-		return
-	}
-	f := make([]float32, n)
-	copy(f, c.f32[:keep])
-	c.f32 = f
+func (c *kvRows) bytes() int64 {
+	return int64(len(c.f32)*4+len(c.f16)*2) * kvPage * int64(c.kvDim)
 }
 
-// put stores row at value offset at.
-func (c *kvRows) put(at int, row []float32) {
-	if c.f16 != nil {
-		tensor.PutF16(c.f16[at:at+len(row)], row)
-		return
+// ensure adds pages of type t until there are n slots.
+func (c *kvRows) ensure(t cacheType, kvDim, n int) {
+	c.kvDim = kvDim
+	for c.slots() < n {
+		if t == cacheF16 {
+			c.f16 = append(c.f16, make([]uint16, kvPage*kvDim))
+		} else {
+			c.f32 = append(c.f32, make([]float32, kvPage*kvDim))
+		}
 	}
-	copy(c.f32[at:at+len(row)], row)
 }
 
-// move copies the n values at from to to.
-func (c *kvRows) move(to, from, n int) {
+// put stores row (kvDim values) in slot.
+func (c *kvRows) put(slot int, row []float32) {
+	p, at := slot/kvPage, (slot%kvPage)*c.kvDim
 	if c.f16 != nil {
-		copy(c.f16[to:to+n], c.f16[from:from+n])
+		tensor.PutF16(c.f16[p][at:at+c.kvDim], row)
 		return
 	}
-	copy(c.f32[to:to+n], c.f32[from:from+n])
+	copy(c.f32[p][at:at+c.kvDim], row)
 }
 
-// dotRows is tensor.DotRows over the rows that start at value from.
-func (c *kvRows) dotRows(out []float32, from, stride int, x []float32) {
+// move copies the row in slot from to slot to.
+func (c *kvRows) move(to, from int) {
+	pt, at := to/kvPage, (to%kvPage)*c.kvDim
+	pf, af := from/kvPage, (from%kvPage)*c.kvDim
 	if c.f16 != nil {
-		tensor.DotRowsF16(out, c.f16[from:], stride, x)
+		copy(c.f16[pt][at:at+c.kvDim], c.f16[pf][af:af+c.kvDim])
 		return
 	}
-	tensor.DotRows(out, c.f32[from:], stride, x)
+	copy(c.f32[pt][at:at+c.kvDim], c.f32[pf][af:af+c.kvDim])
 }
 
-// weightedSum is tensor.WeightedSum over the rows that start at value
-// from (none when a is empty: out is zeroed).
-func (c *kvRows) weightedSum(out, a []float32, from, stride int) {
-	if len(a) == 0 {
-		clear(out)
-		return
+// pages calls f for the runs of the slots first…first+n−1 that lie in one
+// page: i is the run's index among the n, p its page, at the value offset
+// of its first row in the page, m its length.
+func (c *kvRows) pages(first, n int, f func(i, p, at, m int)) {
+	for i := 0; i < n; {
+		slot := first + i
+		m := min(n-i, kvPage-slot%kvPage)
+		f(i, slot/kvPage, (slot%kvPage)*c.kvDim, m)
+		i += m
 	}
-	if c.f16 != nil {
-		tensor.WeightedSumF16(out, a, c.f16[from:], stride)
-		return
-	}
-	tensor.WeightedSum(out, a, c.f32[from:], stride)
 }
 
-// weightedSumAdd is tensor.WeightedSumAdd over the rows that start at
-// value from.
-func (c *kvRows) weightedSumAdd(out, a []float32, from, stride int) {
-	if len(a) == 0 {
-		return
-	}
-	if c.f16 != nil {
-		tensor.WeightedSumAddF16(out, a, c.f16[from:], stride)
-		return
-	}
-	tensor.WeightedSumAdd(out, a, c.f32[from:], stride)
+// dotRows writes out[i] = tensor.DotRows' score of x against columns
+// off…off+len(x)−1 of slot first+i.
+func (c *kvRows) dotRows(out []float32, first, off int, x []float32) {
+	c.pages(first, len(out), func(i, p, at, m int) {
+		if c.f16 != nil {
+			tensor.DotRowsF16(out[i:i+m], c.f16[p][at+off:], c.kvDim, x)
+		} else {
+			tensor.DotRows(out[i:i+m], c.f32[p][at+off:], c.kvDim, x)
+		}
+	})
+}
+
+// weightedSum writes out = Σ_i a[i]·(columns off… of slot first+i), with
+// tensor.WeightedSum's bits (zero when a is empty): page by page, each
+// continuing the sum (tensor.WeightedSumAdd).
+func (c *kvRows) weightedSum(out, a []float32, first, off int) {
+	clear(out)
+	c.weightedSumAdd(out, a, first, off)
+}
+
+// weightedSumAdd continues a weightedSum over more slots.
+func (c *kvRows) weightedSumAdd(out, a []float32, first, off int) {
+	c.pages(first, len(a), func(i, p, at, m int) {
+		if c.f16 != nil {
+			tensor.WeightedSumAddF16(out, a[i:i+m], c.f16[p][at+off:], c.kvDim)
+		} else {
+			tensor.WeightedSumAdd(out, a[i:i+m], c.f32[p][at+off:], c.kvDim)
+		}
+	})
 }

@@ -204,7 +204,7 @@ func TestHalfCacheSpec(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if both.Config().Layers != 2 || both.KVBytes(10) != 10*2*int64(both.Config().KVDim())*4 {
+	if both.Config().Layers != 2 || both.KVBytes(10) != 64*2*int64(both.Config().KVDim())*4 {
 		t.Fatalf("exit=2 with a half cache: %d layers, KVBytes(10) = %d", both.Config().Layers, both.KVBytes(10))
 	}
 	plain, err := OpenSpec("builtin:stories260K@ctk=f32@ctv=f32", "")
@@ -219,5 +219,81 @@ func TestHalfCacheSpec(t *testing.T) {
 	}
 	if _, err := m.WithCacheTypes("bf16", ""); err == nil {
 		t.Fatal("WithCacheTypes(bf16) succeeded")
+	}
+}
+
+// TestPagedCache: rows on both sides of page boundaries (kvPage) — a
+// block over several pages, steps across them, a rollback into an earlier
+// page, a tree whose nodes and path lie across one and a kept path moved
+// over it, sliding windows that start inside a page — give the bits of the
+// same positions evaluated one by one, with float32 and half caches, at
+// every level.
+func TestPagedCache(t *testing.T) {
+	levels := tensor.AvailableKernels()
+	defer tensor.SetKernels(levels[len(levels)-1])
+	for _, level := range levels {
+		if err := tensor.SetKernels(level); err != nil {
+			t.Fatal(err)
+		}
+		// 160 positions (three pages); Gemma 2's sliding windows of 6
+		// positions start inside a page.
+		wide, gemma := wideModel(tensor.F32)(t), familyModel("gemma2.gguf")(t)
+		for _, m := range []*Model{wide, halfCache(t, wide), gemma, halfCache(t, gemma)} {
+			k, _ := m.CacheTypes()
+			what := fmt.Sprintf("%s, %s kernels, %s cache", m.Config().Arch, level, k)
+			rng := rand.New(rand.NewPCG(21, 22))
+			toks := make([]int, 150)
+			for i := range toks {
+				toks[i] = rng.IntN(m.cfg.Vocab)
+			}
+			step := m.Session()
+			want := make([][]float32, len(toks))
+			for i, tk := range toks {
+				r, err := step.Eval([]int{tk})
+				if err != nil {
+					t.Fatal(err)
+				}
+				want[i] = r[0]
+			}
+			s := m.Session()
+			got, err := s.Eval(toks[:130]) // across two boundaries in one block
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range got {
+				assertSame(t, fmt.Sprintf("%s: block position %d", what, i), got[i], want[i])
+			}
+			if err := s.Truncate(60); err != nil { // back into the first page
+				t.Fatal(err)
+			}
+			for i := 60; i < len(toks); i += 9 {
+				e := min(i+9, len(toks))
+				got, err := s.Eval(toks[i:e])
+				if err != nil {
+					t.Fatal(err)
+				}
+				for j := range got {
+					assertSame(t, fmt.Sprintf("%s: re-evaluated position %d", what, i+j), got[j], want[i+j])
+				}
+			}
+			if got := s.KVBytes(); got != m.KVBytes(150) {
+				t.Fatalf("%s: 150 positions hold %d bytes, want %d", what, got, m.KVBytes(150))
+			}
+			// A tree over slots 58… (across the boundary at 64) after a
+			// cache of 58 positions.
+			tr, ref := m.Session(), m.Session()
+			for _, x := range []*Session{tr, ref} {
+				if _, err := x.Eval(toks[:58]); err != nil {
+					t.Fatal(err)
+				}
+			}
+			tokens, parents := randomTree(rng, m.cfg.Vocab, 30)
+			rows, err := tr.EvalTree(tokens, parents)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkPaths(t, what+": tree across a page", ref, toks[:58], tokens, parents, rows)
+			checkKeep(t, what+": kept path across a page", rng, tr, toks[:58], tokens, parents)
+		}
 	}
 }

@@ -121,13 +121,12 @@ func (m *Model) Session() *Session {
 	return &Session{m: m, k: make([]kvRows, m.cfg.Layers), v: make([]kvRows, m.cfg.Layers)}
 }
 
-// KVBytes is the memory of a session's KV cache with room for n
-// positions: the keys and values of every layer, 4 bytes a value in
-// float32 and 2 in half precision (ctk, ctv). A session grows its cache by
-// doubling, up to the context (Session.grow), so one of length n holds
-// between KVBytes(n) and KVBytes(min(2n, context)).
+// KVBytes is the memory of a session's KV cache of n positions: the keys
+// and values of every layer, 4 bytes a value in float32 and 2 in half
+// precision (ctk, ctv), for n rounded up to whole pages of 64 positions (a
+// cache grows a page at a time, Session.grow).
 func (m *Model) KVBytes(n int) int64 {
-	return int64(n) * int64(m.cfg.Layers) * int64(m.cfg.KVDim()) * (m.cacheK.size() + m.cacheV.size())
+	return int64(pagesFor(n)*kvPage) * int64(m.cfg.Layers) * int64(m.cfg.KVDim()) * (m.cacheK.size() + m.cacheV.size())
 }
 
 // KVBytes is the memory its KV cache holds now (its capacity, not its

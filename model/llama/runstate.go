@@ -104,7 +104,7 @@ func (a *attention) Run(lo, hi int) {
 		return
 	}
 	cfg := a.cfg
-	hs, heads, qDim, kvDim := cfg.HeadSize(), cfg.Heads, cfg.QDim(), cfg.KVDim()
+	hs, heads, qDim := cfg.HeadSize(), cfg.Heads, cfg.QDim()
 	kvMul := cfg.Heads / cfg.KVHeads
 	for rh := lo; rh < hi; rh++ {
 		r, h := rh/heads, rh%heads
@@ -116,12 +116,12 @@ func (a *attention) Run(lo, hi int) {
 			first = max(0, a.pos[r]-cfg.Window+1)
 		}
 		at := att[:a.pos[r]+1-first]
-		a.keys[r].dotRows(at, first*kvDim+off, kvDim, qh)
+		a.keys[r].dotRows(at, first, off, qh)
 		a.probs(at)
 		if a.capRows != nil && a.capRows[rh] != nil {
 			copy(a.capRows[rh][first:], at)
 		}
-		a.vals[r].weightedSum(a.out[r*qDim+h*hs:r*qDim+(h+1)*hs], at, first*kvDim+off, kvDim)
+		a.vals[r].weightedSum(a.out[r*qDim+h*hs:r*qDim+(h+1)*hs], at, first, off)
 	}
 	a.release(att)
 }

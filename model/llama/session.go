@@ -13,7 +13,7 @@ import (
 type Session struct {
 	m       *Model
 	pos     int
-	k, v    []kvRows // per layer: capacity slots × KVDim (slot i is position i below pos)
+	k, v    []kvRows // per layer: the cached rows (slot i is position i below pos)
 	tree    *tree    // the nodes in slots pos… (nil: none; see EvalTree)
 	capture model.Capture
 	att     *model.Attention
@@ -96,21 +96,16 @@ func (s *Session) EvalSkip(tokens []int, skip int) ([][]float32, error) {
 	return out[0], nil
 }
 
-// grow makes room in the cache for n slots: at most the context, unless
-// a tree's slots need more.
+// grow makes room in the cache for n slots, a page (kvPage) at a time:
+// its rows stay where they are.
 func (s *Session) grow(n int) {
-	kv := s.m.cfg.KVDim()
-	if len(s.k) > 0 && s.k[0].values() >= n*kv {
+	if len(s.k) == 0 || s.k[0].slots() >= n {
 		return
 	}
-	c := 16
-	if len(s.k) > 0 {
-		c = max(c, 2*s.k[0].values()/kv)
-	}
-	c = max(min(c, s.m.cfg.SeqLen), n)
+	kv := s.m.cfg.KVDim()
 	for l := range s.k {
-		s.k[l].resize(s.m.cacheK, c*kv, s.pos*kv)
-		s.v[l].resize(s.m.cacheV, c*kv, s.pos*kv)
+		s.k[l].ensure(s.m.cacheK, kv, n)
+		s.v[l].ensure(s.m.cacheV, kv, n)
 	}
 }
 

@@ -126,13 +126,11 @@ func (s *Session) KeepPath(path []int) error {
 	}
 	// A chain's nodes increase, so path[j] ≥ j: each row moves down (or
 	// stays) and never onto a row still to be moved.
-	kv := s.m.cfg.KVDim()
 	for l := range s.k {
 		for j, node := range path {
 			if node != j {
-				to, from := (s.pos+j)*kv, (s.pos+node)*kv
-				s.k[l].move(to, from, kv)
-				s.v[l].move(to, from, kv)
+				s.k[l].move(s.pos+j, s.pos+node)
+				s.v[l].move(s.pos+j, s.pos+node)
 			}
 		}
 	}
@@ -147,7 +145,7 @@ func (s *Session) KeepPath(path []int) error {
 // path (ancestors root first, itself last) from where the window begins.
 func (a *attention) runTree(att []float32, lo, hi int) {
 	cfg := a.cfg
-	hs, heads, qDim, kvDim := cfg.HeadSize(), cfg.Heads, cfg.QDim(), cfg.KVDim()
+	hs, heads, qDim := cfg.HeadSize(), cfg.Heads, cfg.QDim()
 	kvMul := cfg.Heads / cfg.KVHeads
 	buf := a.pathBuffer()
 	var path []int // the slots of node r's path inside its window
@@ -171,19 +169,17 @@ func (a *attention) runTree(att []float32, lo, hi int) {
 		off := (h / kvMul) * hs
 		keys, vals := a.keys[r], a.vals[r]
 		at := att[:pre+len(path)]
-		if pre > 0 {
-			keys.dotRows(at[:pre], first*kvDim+off, kvDim, qh)
-		}
+		keys.dotRows(at[:pre], first, off, qh)
 		for i, j := 0, 0; i < len(path); i = j {
 			j = endOfRun(path, i)
-			keys.dotRows(at[pre+i:pre+j], path[i]*kvDim+off, kvDim, qh)
+			keys.dotRows(at[pre+i:pre+j], path[i], off, qh)
 		}
 		a.probs(at)
 		out := a.out[r*qDim+h*hs : r*qDim+(h+1)*hs]
-		vals.weightedSum(out, at[:pre], first*kvDim+off, kvDim)
+		vals.weightedSum(out, at[:pre], first, off)
 		for i, j := 0, 0; i < len(path); i = j {
 			j = endOfRun(path, i)
-			vals.weightedSumAdd(out, at[pre+i:pre+j], path[i]*kvDim+off, kvDim)
+			vals.weightedSumAdd(out, at[pre+i:pre+j], path[i], off)
 		}
 	}
 	a.mu.Lock()
