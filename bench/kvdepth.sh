@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Decode over a long KV cache, hlm next to llama.cpp in one run: tgN after
+# D positions already in the cache (`hlm bench -d`, llama-bench's -d), hlm
+# with its float32 cache (its default) and its half cache
+# (@ctk=f16@ctv=f16), llama.cpp with its default F16 cache; and the peak
+# resident memory of each at the deepest depth.
+#
+# The files are those bench/families.sh writes (random weights at the real
+# shapes); run it first for the shape. llama.cpp's tools come from
+# ../shared/perf/llamacpp.sh.
+#
+#   usage (from the repository root):
+#     bench/kvdepth.sh [shape-type …]     default: qwen3-0.6b-q8_0
+#   environment:
+#     DEPTHS=0,1024,2048   depths (comma-separated; the peak RSS at the last)
+#     TG=32                decode tokens of each test
+#     ROUNDS=2             rounds; each runs llama.cpp, hlm f32, hlm f16 in turn
+#     THREADS=2            threads of both engines
+#     HLM_PERF_WORK        work directory (default /tmp/hlm-perf)
+#
+# Output: the date, CPU and commit, then per round and engine the t/s of
+# each depth, then the peak RSS (`/usr/bin/time`'s maximum resident set
+# size of one repetition of the deepest test, warm-up skipped).
+set -euo pipefail
+root=$(pwd)
+perf=$(cd "$(dirname "$0")/../../shared/perf" && pwd)
+work=${HLM_PERF_WORK:-/tmp/hlm-perf}
+depths=${DEPTHS:-0,1024,2048} tg=${TG:-32} rounds=${ROUNDS:-2} threads=${THREADS:-2}
+deepest=${depths##*,}
+log() { echo "[$(date -u +%T)] $*" >&2; }
+lc=$("$perf/llamacpp.sh")
+[[ -x $lc/llama-bench ]] || { echo "kvdepth.sh: no llama-bench in $lc" >&2; exit 2; }
+[[ -x /usr/bin/time ]] || { echo "kvdepth.sh: needs /usr/bin/time (Debian package time)" >&2; exit 2; }
+log "building hlm"
+go build -o "$work/hlm" ./cmd/hlm
+
+echo "$(date -u +%FT%TZ) $(uptime | sed 's/.*load/load/')"
+echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //') ($(awk -F'\t*: ' '$1 == "cpu family" && !f {f = $2} $1 == "model" && !m {m = $2} END {print "family " f ", model " m}' /proc/cpuinfo)), $(nproc) cores; hlm $(git -C "$root" describe --always --dirty); llama.cpp $(cd "$lc/../.." && git log -1 --format=%h); $threads threads; hlm's kernel level: $("$work/hlm" bench -p 1 -n 0 -r 1 -t 1 2>/dev/null | sed -n 's/^kernels: //p')"
+
+# rows prints "test t/s" for each row of a Markdown table of either tool.
+rows() { awk -F'|' '/ tg[0-9]/ {t = $(NF-2); v = $(NF-1); gsub(/^ +| +$/, "", t); gsub(/^ +| +$/, "", v); print "  " t ": " v}'; }
+
+for f in "${@:-qwen3-0.6b-q8_0}"; do
+  g=$work/families/$f.gguf
+  [[ -f $g ]] || { echo "kvdepth.sh: $g is missing: run bench/families.sh ${f%-*} first" >&2; exit 2; }
+  echo
+  echo "## $f: tg$tg at depths $depths"
+  for ((r = 1; r <= rounds; r++)); do
+    log "$f round $r"
+    echo "round $r, llama.cpp (F16 cache):"
+    "$lc/llama-bench" -m "$g" -t "$threads" -p 0 -n "$tg" -d "$depths" -r 3 2>/dev/null | rows
+    echo "round $r, hlm (f32 cache):"
+    "$work/hlm" bench -m "$g" -t "$threads" -p 0 -n "$tg" -d "$depths" -r 3 2>/dev/null | rows
+    echo "round $r, hlm @ctk=f16@ctv=f16:"
+    "$work/hlm" bench -m "$g@ctk=f16@ctv=f16" -t "$threads" -p 0 -n "$tg" -d "$depths" -r 3 2>/dev/null | rows
+  done
+  echo "peak RSS, tg$tg @ d$deepest:"
+  rss() { /usr/bin/time -f '%M' "$@" 2>&1 >/dev/null | tail -1; }
+  echo "  llama.cpp (F16 cache): $(($(rss "$lc/llama-bench" -m "$g" -t "$threads" -p 0 -n "$tg" -d "$deepest" -r 1 --no-warmup) / 1024)) MiB"
+  echo "  hlm (f32 cache): $(($(rss "$work/hlm" bench -m "$g" -t "$threads" -p 0 -n "$tg" -d "$deepest" -r 1 --no-warmup) / 1024)) MiB"
+  echo "  hlm @ctk=f16@ctv=f16: $(($(rss "$work/hlm" bench -m "$g@ctk=f16@ctv=f16" -t "$threads" -p 0 -n "$tg" -d "$deepest" -r 1 --no-warmup) / 1024)) MiB"
+done
