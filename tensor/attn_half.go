@@ -3,10 +3,10 @@ package tensor
 import "unsafe"
 
 // Kernels of attention over a KV cache held in half precision (IEEE 754
-// binary16, as llama.cpp's default F16 cache): the same sums as DotRows,
-// WeightedSum and WeightedSumAdd, each value widened to float32 exactly
-// before it is used, so a cache of halves computes what a float32 cache of
-// the same rounded values would.
+// binary16, as llama.cpp's default F16 cache), each value widened to
+// float32 exactly before it is used: the scores as an F16 matrix's row
+// products (MatVec) compute them, the weighted sums in WeightedSum's order,
+// so they equal WeightedSum over the widened values.
 
 // PutF16 stores src into dst as halves, rounded to nearest even
 // (F32ToF16).

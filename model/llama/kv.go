@@ -8,11 +8,10 @@ import (
 
 // cacheType is how a KV cache holds its keys or values: float32 (hlm's
 // default), or half precision (ctk=f16, ctv=f16: llama.cpp's default
-// type, half the memory). Attention widens each half to float32 exactly,
-// so a half cache computes what a float32 cache holding the same rounded
-// values would, with the same guarantees: batched equals alone, a tree's
-// path equals its sequence, and the bits do not depend on the thread count
-// or the kernel level.
+// type, half the memory). Attention widens each half to float32 exactly
+// (tensor.DotRowsF16, tensor.WeightedSumF16), with a float32 cache's
+// guarantees: batched equals alone, a tree's path equals its sequence, and
+// the bits depend neither on the thread count nor on the kernel level.
 type cacheType uint8
 
 const (
