@@ -8,12 +8,12 @@ import "unsafe"
 // products (MatVec) compute them, the weighted sums in WeightedSum's order,
 // so they equal WeightedSum over the widened values.
 
-// PutF16 stores src into dst as halves, rounded to nearest even
-// (F32ToF16).
+// PutF16 stores src into dst as halves, rounded to nearest even: the bits
+// of F32ToF16, at every kernel level (VCVTPS2PH at the AVX levels).
 func PutF16(dst []uint16, src []float32) {
 	dst = dst[:len(src)]
-	for i, f := range src {
-		dst[i] = F32ToF16(f)
+	for i := putF16Chunks(dst, src); i < len(src); i++ {
+		dst[i] = F32ToF16(src[i])
 	}
 }
 

@@ -90,14 +90,45 @@ func TestAttentionKernelsF16(t *testing.T) {
 	}
 }
 
-// TestPutF16 rounds as F32ToF16 does.
+// TestPutF16: at every level PutF16 gives F32ToF16's bits — for ±0,
+// ties, the largest half and the first value past it, subnormals and the
+// boundaries around them, infinities, quiet and signalling NaNs with
+// payloads, and a million random bit patterns — in whole chunks and in the
+// tail after them.
 func TestPutF16(t *testing.T) {
-	src := []float32{0, -0.0, 1, 65504, 65520, 1e-8, -3.14159, float32(math.Inf(-1))}
-	dst := make([]uint16, len(src))
-	PutF16(dst, src)
-	for i, f := range src {
-		if dst[i] != F32ToF16(f) {
-			t.Fatalf("PutF16(%g) = %#x, want %#x", f, dst[i], F32ToF16(f))
+	bits := []uint32{
+		0, 0x80000000, 0x3f800000, 0x477fe000, 0x477ff000, 0x477fefff, // ±0, 1, 65504, 65520 (→ Inf), just below
+		0x3f801000, 0x3f803000, 0x3f800fff, // ties to even either way, below a tie
+		0x33800000, 0x33000000, 0x33000001, 0x387fc000, 0x38800000, 0x387fe000, // subnormal halves and their edges
+		0x7f800000, 0xff800000, 0x7fc00000, 0xffc00000, 0x7f800001, 0x7fa00000, 0xff812345, 0x7fffffff, // Inf, NaNs
+	}
+	rng := rand.New(rand.NewPCG(81, 82))
+	for range 1 << 20 {
+		bits = append(bits, rng.Uint32())
+	}
+	bits = append(bits, 0x7f802000, 0x00000001, 0x80000001) // a tail: not a whole chunk
+	src := make([]float32, len(bits))
+	for i, b := range bits {
+		src[i] = math.Float32frombits(b)
+	}
+	for _, l := range levels() {
+		atLevel(l, func() {
+			dst := make([]uint16, len(src))
+			PutF16(dst, src)
+			for i, f := range src {
+				if want := F32ToF16(f); dst[i] != want {
+					t.Fatalf("%s: PutF16(%#08x) = %#04x, want %#04x", levelNames[l], bits[i], dst[i], want)
+				}
+			}
+		})
+	}
+	// F32ToF16 itself: a NaN keeps the top of its payload, quieted.
+	for _, c := range []struct {
+		in   uint32
+		want uint16
+	}{{0x7fc00000, 0x7e00}, {0x7f800001, 0x7e00}, {0x7fa00000, 0x7f00}, {0xff812345, 0xfe09}, {0x7f800000, 0x7c00}, {0x477ff000, 0x7c00}} {
+		if got := F32ToF16(math.Float32frombits(c.in)); got != c.want {
+			t.Errorf("F32ToF16(%#08x) = %#04x, want %#04x", c.in, got, c.want)
 		}
 	}
 }

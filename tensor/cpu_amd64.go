@@ -11,6 +11,9 @@ func xgetbv0() (eax uint32)
 func dotF16x32(w *uint16, x *float32, n int, acc *[32]float32)
 
 //go:noescape
+func putF16x8(dst *uint16, src *float32, n int)
+
+//go:noescape
 func dotBF16x32(w *uint16, x *float32, n int, acc *[32]float32)
 
 // cpuFeatures describes what the kernel levels use on this CPU.
@@ -107,3 +110,15 @@ func chunksBF16(w []byte, x []float32, acc *[32]float32) int {
 func chunksF32(a, b []float32, acc *[16]float32) int                   { return 0 }
 func blocksQuant(t DType, w []byte, a []actBlock, acc *[8]float32) int { return 0 }
 func blocksK(t DType, w []byte, a []actBlockK, acc *[16]float32) int   { return 0 }
+
+// putF16Chunks converts src's whole 8-value chunks into dst by VCVTPS2PH
+// (F16C, which the AVX2 kernels require) when they are in use, with
+// F32ToF16's bits, and returns how many it converted.
+func putF16Chunks(dst []uint16, src []float32) int {
+	n := len(src) &^ 7
+	if !hasAVX2() || n == 0 {
+		return 0
+	}
+	putF16x8(&dst[0], &src[0], n)
+	return n
+}

@@ -102,3 +102,23 @@ bf16done:
 	VMOVUPS Y3, 96(DX)
 	VZEROUPPER
 	RET
+
+// func putF16x8(dst *uint16, src *float32, n int)
+// n > 0, a multiple of 8. VCVTPS2PH with imm8 0 rounds to nearest even
+// whatever MXCSR says, gives ±Inf past the largest half, subnormal halves
+// below the smallest normal, and a NaN quieted with the payload's top bits:
+// F32ToF16's results.
+TEXT ·putF16x8(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	SHRQ $3, CX
+putF16x8_loop:
+	VMOVUPS (SI), Y0
+	VCVTPS2PH $0, Y0, (DI)
+	ADDQ $32, SI
+	ADDQ $16, DI
+	DECQ CX
+	JNZ putF16x8_loop
+	VZEROUPPER
+	RET

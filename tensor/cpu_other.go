@@ -23,3 +23,6 @@ func blocksK(t DType, w []byte, a []actBlockK, acc *[16]float32) int { return 0 
 func chunksF16(w []byte, x []float32, acc *[32]float32) int { return 0 }
 
 func chunksBF16(w []byte, x []float32, acc *[32]float32) int { return 0 }
+
+// putF16Chunks converts nothing here: PutF16 converts every value in Go.
+func putF16Chunks(dst []uint16, src []float32) int { return 0 }

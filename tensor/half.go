@@ -34,7 +34,9 @@ func f16ToF32Slow(h uint16) float32 {
 }
 
 // F32ToF16 converts a float32 to IEEE 754 binary16, rounding to nearest even,
-// with subnormals, overflow to infinity and NaN preserved.
+// with subnormals and overflow to infinity; a NaN stays a NaN, quiet, with
+// the top 9 bits of its payload (as x86's VCVTPS2PH and Arm's FCVT give
+// it).
 func F32ToF16(f float32) uint16 {
 	b := math.Float32bits(f)
 	sign := uint16(b>>16) & 0x8000
@@ -42,7 +44,7 @@ func F32ToF16(f float32) uint16 {
 	mant := b & 0x7fffff
 	if exp == 0xff { // Inf or NaN
 		if mant != 0 {
-			return sign | 0x7e00
+			return sign | 0x7e00 | uint16(mant>>13)
 		}
 		return sign | 0x7c00
 	}
