@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/hlmproject/hlm/internal/words"
 	"github.com/hlmproject/hlm/model"
 	"github.com/hlmproject/hlm/model/builtin"
 	"github.com/hlmproject/hlm/model/gguf"
@@ -26,8 +27,10 @@ converted copy was made from, by which it finds its shipped draft), and its
 tensors counted by type with their bytes; --tensors lists each tensor.
 For any model spec hlm opens (a llama2.c .bin, a Hugging Face directory,
 builtin:NAME, @q8/@q4, PATH.gguf@llama.cpp): its shape as hlm reads it —
-architecture, widths, layers, heads, vocabulary, context — and its origin
-fingerprint. --json prints the same as JSON.`, stdout)
+architecture, widths, layers, heads, vocabulary, context —, on hlm's
+engine the memory of a session's KV cache (per position and at the full
+context, in the spec's ctk/ctv types), and its origin fingerprint. --json
+prints the same as JSON.`, stdout)
 	spec := fs.String("model", builtin.DefaultLLM, "model spec or GGUF file to show")
 	fs.StringVar(spec, "m", builtin.DefaultLLM, "shorthand for --model")
 	tensors := fs.Bool("tensors", false, "list every tensor of a GGUF file (name, type, dims, bytes)")
@@ -49,6 +52,12 @@ fingerprint. --json prints the same as JSON.`, stdout)
 		defer c.Close()
 	}
 	info := modelInfo{Name: m.Name(), Config: m.Config(), Origin: model.OriginOf(m), Fingerprint: m.Fingerprint()}
+	kv, onOwnEngine := m.(kvSizer)
+	if onOwnEngine {
+		// Whole pages of 64 positions: one page's bytes over its positions.
+		info.KVPerPosition, info.KVContext = kv.KVBytes(64)/64, kv.KVBytes(info.Config.SeqLen)
+		info.KVTypes[0], info.KVTypes[1] = kv.CacheTypes()
+	}
 	if *asJSON {
 		return writeJSON(stdout, info)
 	}
@@ -56,6 +65,14 @@ fingerprint. --json prints the same as JSON.`, stdout)
 	fmt.Fprintf(stdout, "model: %s\n", info.Name)
 	fmt.Fprintf(stdout, "architecture %s: dim %d, hidden %d, layers %d, heads %d (kv %d), vocabulary %d, context %d\n",
 		c.Arch, c.Dim, c.Hidden, c.Layers, c.Heads, c.KVHeads, c.Vocab, c.SeqLen)
+	if onOwnEngine {
+		half := ""
+		if info.KVTypes != [2]string{"f16", "f16"} {
+			half = "; @ctk=f16@ctv=f16 holds keys and values in half precision"
+		}
+		fmt.Fprintf(stdout, "KV cache: %s a position in %s, %s a session at the full context%s\n",
+			words.Bytes(info.KVPerPosition), cacheTypes(info.KVTypes[0], info.KVTypes[1]), words.Bytes(info.KVContext), half)
+	}
 	fmt.Fprintf(stdout, "fingerprint %s\norigin %s\n", info.Fingerprint, info.Origin)
 	return nil
 }
@@ -66,6 +83,11 @@ type modelInfo struct {
 	Config      model.Config `json:"config"`
 	Fingerprint string       `json:"fingerprint"`
 	Origin      string       `json:"origin"`
+	// On hlm's engine: a session's KV cache per position and at the full
+	// context, in bytes, and the types of its keys and values (ctk, ctv).
+	KVPerPosition int64     `json:"kv_bytes_per_position,omitempty"`
+	KVContext     int64     `json:"kv_bytes_full_context,omitempty"`
+	KVTypes       [2]string `json:"kv_cache_types,omitzero"`
 }
 
 // ggufInfo is hlm inspect's report of a GGUF file.

@@ -57,6 +57,16 @@ func TestInspect(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "architecture llama: dim 64") || !strings.Contains(out, "origin ") {
 		t.Errorf("inspect (the default model): exit %d, %q", code, out)
 	}
+	// stories260K: 5 layers of 4 KV heads of 8, 1,280 bytes a position in
+	// float32, 512 positions.
+	if want := "KV cache: 1.25 KiB a position in f32, 640 KiB a session at the full context; @ctk=f16@ctv=f16"; !strings.Contains(out, want) {
+		t.Errorf("inspect (the default model): %q lacks %q", out, want)
+	}
+	out, _, code = run1("--model", "builtin:stories260K@ctk=f16@ctv=f16", "--json")
+	var half modelInfo
+	if err := json.Unmarshal([]byte(out), &half); code != 0 || err != nil || half.KVPerPosition != 640 || half.KVContext != 320<<10 || half.KVTypes != [2]string{"f16", "f16"} {
+		t.Errorf("inspect of a half cache: exit %d, %v, %+v", code, err, half)
+	}
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
