@@ -29,11 +29,14 @@ risk-prone and risk-averse thresholds, the rejection risk R and its Hölder
 bound next to the measured risk (U-HLM/CU-HLM Theorem 1), and the offline
 k* (CU-HLM eq. 21) over every logged token, with k* on each half of the
 prompts to show whether it is stable. The numbers feed hlm sim as
---set calib_a=… calib_b=… u_th=… k=…; calibrate on other prompts than the
-ones you evaluate on.`, stdout)
+--set calib_a=… calib_b=… u_th=… k=…. The prompts of a dataset are held
+out from hlm eval's: the end of the seeded shuffle whose start eval
+samples, so an eval with the same --seed shares none of them while the
+dataset has room for both (it says so, and warns when it has not); with
+--prompts, keep them apart yourself.`, stdout)
 	mf := addModelFlags(fs)
 	pf := addPromptFlags(fs)
-	n := fs.Int("n", 30, "number of prompts (a seeded random sample of the dataset; 0 or more than it has: all)")
+	n := fs.Int("n", 30, "number of prompts (a seeded sample of the dataset held out from hlm eval's; 0 or more than it has: all)")
 	maxTokens := fs.Int("max-tokens", defaultMaxTokens, "tokens generated per prompt")
 	seed := fs.Uint64("seed", defaultSeed, "random seed")
 	theta := fs.Float64("theta", p.Theta, "TVD tolerance θ for the offline k*")
@@ -58,7 +61,7 @@ ones you evaluate on.`, stdout)
 	}
 	tensor.SetThreads(*threads)
 	p.MaxTokens, p.Seed, p.Temperature = *maxTokens, *seed, *temp
-	texts, err := pf.texts(*n, *seed)
+	texts, err := pf.heldOut("calibrate", *n, *seed, stderr)
 	if err != nil {
 		return err
 	}

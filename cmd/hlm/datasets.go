@@ -96,6 +96,46 @@ func (f *promptFlags) texts(n int, seed uint64) ([]string, error) {
 	return datasetPrompts(*f.prompts, *f.dataset, *f.path, n, seed)
 }
 
+// defaultEvalPrompts is hlm eval's --n: the prompts of its sample that
+// heldOut keeps clear of when the dataset allows.
+const defaultEvalPrompts = 20
+
+// heldOut are the prompts to fit on (hlm calibrate's line, train-ddqn's
+// policy): the lines of --prompts, or n prompts of the dataset that hlm
+// eval's sample with the same --seed does not hold — the end of the seeded
+// shuffle whose start eval samples (dataset.Sample's prefixes), so an eval
+// of up to len − n prompts shares none of them. It says so on note (nil:
+// nothing), and warns there when the dataset is too small to keep them
+// apart from an eval of its default size. who names the command.
+func (f *promptFlags) heldOut(who string, n int, seed uint64, note io.Writer) ([]string, error) {
+	if *f.prompts != "" || *f.dataset == "prompts" {
+		return f.texts(n, seed) // the user's own prompts: theirs to keep apart
+	}
+	ex, err := loadDataset(*f.dataset, *f.path, "--dataset-path")
+	if err != nil {
+		return nil, err
+	}
+	if note == nil {
+		note = io.Discard
+	}
+	all := len(ex)
+	if n <= 0 || n >= all {
+		fmt.Fprintf(note, "hlm %s: all %d prompts of %s, which hlm eval on the same dataset also runs: give a larger dataset, a smaller --n, or --prompts to fit on other prompts than those evaluated\n", who, all, f.label())
+		n = all
+	} else {
+		fmt.Fprintf(note, "hlm %s: %d prompts of %s held out from hlm eval's: the end of the shuffle (--seed %d) whose start eval samples, so eval --n up to %d with the same seed shares none\n", who, n, f.label(), seed, all-n)
+		if all-n < defaultEvalPrompts {
+			fmt.Fprintf(note, "hlm %s: warning: %s has %d prompts, so hlm eval's default %d shares %d of these\n", who, f.label(), all, defaultEvalPrompts, defaultEvalPrompts-(all-n))
+		}
+	}
+	ex = dataset.Sample(ex, all, seed)[all-n:]
+	out := make([]string, len(ex))
+	for i, e := range ex {
+		out[i] = e.Prompt
+	}
+	return out, nil
+}
+
 // label names the prompts texts reads: the --prompts file, or the
 // dataset that ran (datasetLabel: the built-in set where it stood in).
 func (f *promptFlags) label() string {

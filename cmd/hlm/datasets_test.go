@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -146,6 +147,52 @@ func TestPromptSampleAsEval(t *testing.T) {
 			if got[i] != ex[i].Prompt {
 				t.Errorf("seed %d: prompt %d is %.30q, eval's %.30q", seed, i, got[i], ex[i].Prompt)
 			}
+		}
+	}
+}
+
+// TestHeldOutPrompts: the prompts calibrate and train-ddqn fit on are none
+// of hlm eval's with the same seed while the dataset has room for both
+// (eval --n up to len − n), they are the same for the same seed, a
+// smaller set is part of a larger one's, and a dataset too small for both
+// gives all its prompts with a warning.
+func TestHeldOutPrompts(t *testing.T) {
+	ds, path, prompts := "stories", "", ""
+	pf := &promptFlags{dataset: &ds, path: &path, prompts: &prompts}
+	all, err := loadDataset("stories", "", "--dataset-path")
+	if err != nil {
+		t.Fatal(err)
+	}
+	N := len(all)
+	for _, seed := range []uint64{0, 3} {
+		var note strings.Builder
+		got, err := pf.heldOut("calibrate", 4, seed, &note)
+		if err != nil || len(got) != 4 {
+			t.Fatalf("seed %d: %d prompts, %v", seed, len(got), err)
+		}
+		if !strings.Contains(note.String(), fmt.Sprintf("held out from hlm eval's: the end of the shuffle (--seed %d) whose start eval samples, so eval --n up to %d", seed, N-4)) {
+			t.Errorf("seed %d: said %q", seed, note.String())
+		}
+		if N-4 >= defaultEvalPrompts == strings.Contains(note.String(), "warning") {
+			t.Errorf("seed %d: %d prompts, said %q", seed, N, note.String())
+		}
+		ev, err := evalExamples("stories", "", N-4, seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range ev {
+			if slices.Contains(got, e.Prompt) {
+				t.Errorf("seed %d: %.30q is in eval's %d prompts and in the held-out 4", seed, e.Prompt, N-4)
+			}
+		}
+		again, _ := pf.heldOut("calibrate", 4, seed, nil)
+		more, _ := pf.heldOut("calibrate", 6, seed, nil)
+		if !slices.Equal(got, again) || !slices.Equal(got, more[2:]) {
+			t.Errorf("seed %d: %q, then %q, 6 of them %q", seed, got, again, more)
+		}
+		var full strings.Builder
+		if every, _ := pf.heldOut("train-ddqn", N+5, seed, &full); len(every) != N || !strings.Contains(full.String(), "hlm train-ddqn: all") {
+			t.Errorf("seed %d: n past the dataset: %d prompts, said %q", seed, len(every), full.String())
 		}
 	}
 }

@@ -122,7 +122,7 @@ hlm eval paper NAME reruns a paper's tables and figures (NAME: `+strings.Join(ev
 	methods := fs.String("methods", "llm,slm,hlm,u-hlm,cu-hlm-online,q-s", "comma-separated methods")
 	ds := fs.String("dataset", "tinystories", "dataset name (see above)")
 	dsPath := fs.String("dataset-path", "", "the dataset's file, instead of the built-in or the shared one")
-	n := fs.Int("n", 20, "prompts (a seeded random sample; all when the dataset has fewer; --dataset prompts: the file's first N, in order, as hlm sim --prompts runs them)")
+	n := fs.Int("n", defaultEvalPrompts, "prompts (a seeded random sample; all when the dataset has fewer; --dataset prompts: the file's first N, in order, as hlm sim --prompts runs them)")
 	maxTokens := fs.Int("max-tokens", defaultMaxTokens, "new tokens per prompt")
 	seed := fs.Uint64("seed", defaultSeed, "random seed")
 	out := fs.String("out", "", "output directory (required)")

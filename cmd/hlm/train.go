@@ -29,7 +29,9 @@ so far). Each round's reward is Q-S eq. 13: the expected number of tokens
 the round commits given its drafts (g(x) of eq. 14) per second of the
 round. Training runs in the simulator over prompts (by default TinyStories'
 sample from $HLM_SHARED, else the stories built into hlm; --dataset,
---dataset-path or --prompts for others), cycling
+--dataset-path or --prompts for others; a dataset's are held out from
+hlm eval's with the same --seed where it has room, as in hlm calibrate),
+cycling
 --temperatures if given; the channel and timing are whatever --set says
 (for example the Q-S Markov preset and the paper's timings: --set
 channel_preset=qs --set tau_slm=0.005 --set tau_llm=0.032). Use the result
@@ -45,7 +47,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	method := fs.String("method", hybrid.QS, "q-s or s-q")
 	out := fs.String("out", "", "policy file to write (required)")
 	episodes := fs.Int("episodes", 200, "training episodes (one prompt's generation each)")
-	n := fs.Int("n", 40, "distinct training prompts (a seeded sample of the dataset; 0 or more than it has: all)")
+	n := fs.Int("n", 40, "distinct training prompts (a seeded sample of the dataset held out from hlm eval's; 0 or more than it has: all)")
 	maxTokens := fs.Int("max-tokens", defaultMaxTokens, "tokens per episode")
 	seed := fs.Uint64("seed", defaultSeed, "random seed (agent and episodes)")
 	threads := threadsFlag(fs, "worker threads (0: all cores)")
@@ -78,7 +80,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return usageError{fmt.Errorf("--temperatures: %w", err)}
 	}
 	tensor.SetThreads(*threads)
-	prompts, err := pf.texts(*n, *seed)
+	prompts, err := pf.heldOut("train-ddqn", *n, *seed, stderr)
 	if err != nil {
 		return err
 	}
