@@ -76,6 +76,9 @@ func (logTicks) Ticks(lo, hi float64) []plot.Tick {
 // pad widens the y range by 4% of its span at each end (in log space on a
 // log axis), plus room for a legend of n entries at the top or the bottom
 // so that it does not sit on the data. A bar chart's zero baseline stays.
+// Data that are never negative do not get an axis reaching far below
+// zero for a legend: it moves to the top and its room with it (the 4%
+// margin stays, as in other plotting libraries).
 func pad(p *plot.Plot, logY, keepZero bool, n int, legendTop bool) {
 	lo, hi := p.Y.Min, p.Y.Max
 	if math.IsInf(lo, 0) || math.IsInf(hi, 0) || !(hi > lo) {
@@ -99,6 +102,9 @@ func pad(p *plot.Plot, logY, keepZero bool, n int, legendTop bool) {
 		// entry and 8 pt of margin, of roughly 210 pt.
 		share := min(0.5, (13*float64(n)+8)/210)
 		extra := (b - a) * share / (1 - share)
+		if !legendTop && !logY && lo >= 0 && a-extra < 0 {
+			legendTop, p.Legend.Top = true, true
+		}
 		if legendTop {
 			b += extra
 		} else {

@@ -59,13 +59,21 @@ func TestPad(t *testing.T) {
 		{"bars keep zero", 0, 100, false, true, 0, true, 0, 104},
 		{"log", 1, 100, true, false, 0, true, math.Pow(10, -0.08), math.Pow(10, 2.08)},
 		{"legend on top", 0, 100, false, true, 2, true, 0, 104 + 104*(34./210)/(1-34./210)},
-		{"legend at bottom", 0, 100, false, false, 2, false, -4 - 108*(34./210)/(1-34./210), 104},
+		{"legend at bottom", -50, 50, false, false, 2, false, -54 - 108*(34./210)/(1-34./210), 54},
+		// Data never below zero: the legend's room goes to the top, and
+		// the legend with it, instead of an axis reaching to −25.
+		{"legend at bottom, data ≥ 0", 0, 100, false, false, 2, false, -4, 104 + 108*(34./210)/(1-34./210)},
+		{"legend at bottom, data far above 0", 900, 1000, false, false, 2, false, 896 - 108*(34./210)/(1-34./210), 1004},
 	} {
 		p := plot.New()
 		p.Y.Min, p.Y.Max = tc.lo, tc.hi
+		p.Legend.Top = tc.top
 		pad(p, tc.log, tc.keepZero, tc.n, tc.top)
 		if math.Abs(p.Y.Min-tc.wantLo) > 1e-9 || math.Abs(p.Y.Max-tc.wantHi) > 1e-9 {
 			t.Errorf("%s: [%v, %v], want [%v, %v]", tc.name, p.Y.Min, p.Y.Max, tc.wantLo, tc.wantHi)
+		}
+		if moved := tc.name == "legend at bottom, data ≥ 0"; p.Legend.Top != (tc.top || moved) {
+			t.Errorf("%s: legend on top %v", tc.name, p.Legend.Top)
 		}
 	}
 }
