@@ -96,6 +96,7 @@ func FuzzParseSpec(f *testing.F) {
 		"m.bin", "dir/m.bin@exit=2", "m.gguf@exit=3,q4", "weird@name.bin@", "a@b/m.gguf@exit=1",
 		"m.gguf@llama.cpp", "m.gguf@llama.cpp@ngl=99@sm=row@ts=3,1@mg=1@rpc=h:1,g:2@t=2@c=128@np=4@ub=8@fa=off@ctk=f32@ctv=bf16@repack=on",
 		"m.gguf@llama.cpp,np=2", "m@ts=1", "@", "m@@", "m@llama.cpp@ts=,,", "x/@llama.cpp",
+		"m.gguf@ctk=f16@ctv=f16", "m.bin@exit=2,ctv=f16", "m.gguf@ctk=q8_0", "w@x.bin@ctk=f16",
 	} {
 		f.Add(s)
 	}
@@ -110,8 +111,13 @@ func FuzzParseSpec(f *testing.F) {
 		if sp.Backend == BackendLlamaCpp && (sp.Exit != 0 || sp.Quantize != "") {
 			t.Fatalf("ParseSpec(%q) = %+v: an hlm view on the llama.cpp backend", s, sp)
 		}
+		for _, c := range []string{sp.CacheTypeK, sp.CacheTypeV} {
+			if sp.Backend == "" && c != "" && c != "f32" && c != "f16" {
+				t.Fatalf("ParseSpec(%q) = %+v: a cache type hlm's engine lacks", s, sp)
+			}
+		}
 		last := sp.Path[strings.LastIndexAny(sp.Path, `/\`)+1:]
-		if strings.Contains(last, "@") && (sp.Exit != 0 || sp.Quantize != "" || sp.Backend != "") {
+		if strings.Contains(last, "@") && (sp.Exit != 0 || sp.Quantize != "" || sp.Backend != "" || sp.CacheTypeK != "" || sp.CacheTypeV != "") {
 			return
 		}
 		back, err := ParseSpec(sp.String())
