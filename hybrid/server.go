@@ -403,9 +403,11 @@ func (j *Job) Finish(evaluated [][]float32) (*wire.Verdict, *Trace, error) {
 // distributions after it are never computed — each is a pass over the
 // vocabulary on the CPU, which on a GPU costs more than the LLM pass. The
 // verdict and the committed tokens are Finish's: hlm serve finishes with
-// it and the simulator with Finish, and cloud's TestSimMatchesNetwork,
-// TestSimMatchesNetworkRandomParams and TestLlamaCppSimMatchesNetwork
-// compare their tokens, bits and acceptances for every method.
+// it and the simulator with Finish; TestFinishVerdictIsFinish compares
+// their verdicts round by round for every method, and cloud's
+// TestSimMatchesNetwork, TestSimMatchesNetworkRandomParams and
+// TestLlamaCppSimMatchesNetwork the tokens, bits and acceptances of the
+// two programs.
 func (j *Job) FinishVerdict(evaluated [][]float32) (*wire.Verdict, error) {
 	v, _, err := j.finish(evaluated, false)
 	return v, err
