@@ -90,7 +90,7 @@ the kernels (by default the best for this CPU, avx512-zen4 on a Zen 4, avx512-ze
 an unknown level or one the CPU lacks, HLM_KERNELS warns and runs the default): the
 results are bit-identical, only the speed differs.`, stdout)
 	models := &specsFlag{v: []string{builtin.DefaultLLM}}
-	fs.Var(models, "model", "model spec (repeatable): a .gguf, a llama2.c .bin, a Hugging Face directory or builtin:NAME, optionally @q8/@q4; PATH.gguf@llama.cpp runs it on llama.cpp's library")
+	fs.Var(models, "model", "model spec (repeatable): a .gguf, a llama2.c .bin, a Hugging Face directory or builtin:NAME, optionally @q8/@q4 or @ctk=f16@ctv=f16 (a half-precision KV cache); PATH.gguf@llama.cpp runs it on llama.cpp's library")
 	fs.Var(models, "m", "shorthand for --model")
 	addLlamaLibFlag(fs)
 	for _, f := range []struct {
