@@ -224,13 +224,10 @@ type kvSizer interface {
 }
 
 // cacheTypes says how a cache holds its keys (k) and values (v): "f32",
-// "f16 (ctk, ctv)", "keys in f16, values in f32".
+// "f16", "keys in f16, values in f32".
 func cacheTypes(k, v string) string {
-	switch {
-	case k == v && k == "f32":
-		return "f32"
-	case k == v:
-		return k + " (ctk, ctv)"
+	if k == v {
+		return k
 	}
 	return fmt.Sprintf("keys in %s, values in %s", k, v)
 }

@@ -50,7 +50,7 @@ func TestAnnounceKVHalf(t *testing.T) {
 	var say, log bytes.Buffer
 	announceKV(kv.KVBytes(512), 512, cacheTypes(k, v), 64, 1<<20, slog.New(slog.NewTextHandler(&log, nil)), &say)
 	// stories260K: 5 layers, 4 KV heads of 8; 512 positions × 2 bytes.
-	if want := "takes up to 320 KiB (512 positions in f16 (ctk, ctv))"; !strings.Contains(say.String(), want) {
+	if want := "takes up to 320 KiB (512 positions in f16)"; !strings.Contains(say.String(), want) {
 		t.Errorf("said %q, want %q in it", say.String(), want)
 	}
 	if strings.Contains(log.String(), "ctk=f16") || !strings.Contains(log.String(), "lower --max-sessions") {
