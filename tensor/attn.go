@@ -15,6 +15,12 @@ func DotRows(out, m []float32, stride int, x []float32) {
 		panic("tensor: DotRows reads past the rows")
 	}
 	ks := kernels()
+	if ks != nil && ks.wide != nil {
+		// A level whose one-token tiles are one-row stream tiles for
+		// weight matrices (avx512-zen4, avx512-zen5) scores a cache's
+		// many short rows with its multi-row tiles (the same bits).
+		ks = ks.wide
+	}
 	if ks == nil || cols == 0 {
 		for i := range out {
 			out[i] = dotF32(x, m[i*stride:i*stride+cols])
