@@ -122,6 +122,15 @@ func Default(name, sharedDir string) string {
 	return ""
 }
 
+// Prompts are the examples' prompts, in order.
+func Prompts(ex []Example) []string {
+	out := make([]string, len(ex))
+	for i, e := range ex {
+		out[i] = e.Prompt
+	}
+	return out
+}
+
 // Sample is a deterministic random subset of n examples (all of them, in
 // shuffled order, when n >= len(ex)). It runs the first n steps of a
 // Fisher–Yates shuffle driven by PCG(seed, "sample") with unbiased bounded

@@ -271,15 +271,6 @@ func (p *paper) examples(name string, n int) ([]dataset.Example, error) {
 	return ex, nil
 }
 
-// prompts are the examples' prompts.
-func prompts(ex []dataset.Example) []string {
-	out := make([]string, len(ex))
-	for i, e := range ex {
-		out[i] = e.Prompt
-	}
-	return out
-}
-
 // run evaluates points on a dataset and saves the rows as name.csv/json.
 func (p *paper) run(ctx context.Context, name, ds string, n int, base hybrid.Params, points []Point) ([]Row, error) {
 	ex, err := p.examples(ds, n)
@@ -395,7 +386,7 @@ func (p *paper) calibrate(ctx context.Context, base hybrid.Params) (sim.Calibrat
 	if err != nil {
 		return sim.CalibrationResult{}, nil, err
 	}
-	log, err := sim.Collect(ctx, p.setup.Models, base, prompts(ex), 300, nil)
+	log, err := sim.Collect(ctx, p.setup.Models, base, dataset.Prompts(ex), 300, nil)
 	if err != nil {
 		return sim.CalibrationResult{}, nil, err
 	}

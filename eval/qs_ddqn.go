@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hlmproject/hlm/dataset"
 	"github.com/hlmproject/hlm/ddqn"
 	"github.com/hlmproject/hlm/hybrid"
 	"github.com/hlmproject/hlm/metrics"
@@ -63,7 +64,7 @@ func (p *paper) qsTrain(ctx context.Context, sc qsScale, o *qsOutcome, progress 
 	}
 	tp.Method = hybrid.QS
 	tc := sim.TrainConfig{Params: tp, Prompts: []string{""}, Episodes: sc.episodes, Temperatures: sc.temps, Agent: p.qsAgent(sc),
-		EvalEvery: sc.evalEvery, EvalPrompts: prompts(qsRuns("curve", sc.curveRuns)), Progress: func(int, float64, float64) { progress() }}
+		EvalEvery: sc.evalEvery, EvalPrompts: dataset.Prompts(qsRuns("curve", sc.curveRuns)), Progress: func(int, float64, float64) { progress() }}
 	start := time.Now()
 	agent, log, err := sim.TrainDDQN(ctx, p.setup.Models, tc)
 	if err != nil {

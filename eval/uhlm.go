@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/hlmproject/hlm/dataset"
 	"github.com/hlmproject/hlm/hybrid"
 	"github.com/hlmproject/hlm/metrics"
 	"github.com/hlmproject/hlm/report"
@@ -188,7 +189,7 @@ func (p *paper) measureFigure(ctx context.Context, base hybrid.Params, name, fig
 	if err != nil {
 		return err
 	}
-	log, err := sim.CollectMeasures(ctx, p.setup.Models, cfg, prompts(ex), nil)
+	log, err := sim.CollectMeasures(ctx, p.setup.Models, cfg, dataset.Prompts(ex), nil)
 	if err != nil {
 		return err
 	}

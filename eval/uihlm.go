@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/hlmproject/hlm/dataset"
 	"github.com/hlmproject/hlm/hybrid"
 	"github.com/hlmproject/hlm/policy"
 	"github.com/hlmproject/hlm/report"
@@ -76,7 +77,7 @@ func (p *paper) attentionCollapse(ctx context.Context, base hybrid.Params) error
 		return err
 	}
 	configs := [][2]float64{{3, 1.5}, {3, 0.5}, {7, 1}}
-	log, err := sim.AttentionCollapse(ctx, p.setup.Models, base, prompts(ex), configs)
+	log, err := sim.AttentionCollapse(ctx, p.setup.Models, base, dataset.Prompts(ex), configs)
 	if err != nil {
 		return err
 	}

@@ -128,12 +128,7 @@ func (f *promptFlags) heldOut(who string, n int, seed uint64, note io.Writer) ([
 			fmt.Fprintf(note, "hlm %s: warning: %s has %d prompts, so hlm eval's default %d shares %d of these\n", who, f.label(), all, defaultEvalPrompts, defaultEvalPrompts-(all-n))
 		}
 	}
-	ex = dataset.Sample(ex, all, seed)[all-n:]
-	out := make([]string, len(ex))
-	for i, e := range ex {
-		out[i] = e.Prompt
-	}
-	return out, nil
+	return dataset.Prompts(dataset.Sample(ex, all, seed)[all-n:]), nil
 }
 
 // label names the prompts texts reads: the --prompts file, or the
@@ -174,11 +169,7 @@ func datasetPrompts(file, ds, path string, n int, seed uint64) ([]string, error)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]string, len(ex))
-	for i, e := range ex {
-		out[i] = e.Prompt
-	}
-	return out, nil
+	return dataset.Prompts(ex), nil
 }
 
 // sharedHint says how to point hlm at the shared material: set
