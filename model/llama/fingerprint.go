@@ -35,14 +35,12 @@ func (m *Model) WeightsOrigin() string {
 		return m.recorded
 	case m.src != nil:
 		return m.src.WeightsOrigin()
-	case m.cfg.Layers == len(m.w.Layers) && m.cacheK == cacheF32 && m.cacheV == cacheF32:
-		return m.Fingerprint()
+	case m.cfg.Layers == len(m.w.Layers):
+		return m.weightsFingerprint()
 	}
-	// All layers, and the weights alone: a cache type is not theirs.
 	full := *m
 	full.cfg.Layers, full.fp = len(m.w.Layers), new(fingerprint)
-	full.cacheK, full.cacheV = cacheF32, cacheF32
-	return full.Fingerprint()
+	return full.weightsFingerprint()
 }
 
 // isFingerprint reports whether s has the form of a fingerprint (64
@@ -67,9 +65,22 @@ type fingerprint struct {
 
 // Fingerprint identifies the computation this model performs: a SHA-256 of
 // its configuration (layers in use included) and of every weight it reads,
-// in storage form. Two models with equal fingerprints compute bit-identical
-// logits (the engine is deterministic). Computed once, on first use.
+// in storage form, and of its KV cache's types when they are not float32
+// (a half cache changes the logits). Two models with equal fingerprints
+// compute bit-identical logits (the engine is deterministic).
 func (m *Model) Fingerprint() string {
+	fp := m.weightsFingerprint()
+	if m.cacheK == cacheF32 && m.cacheV == cacheF32 {
+		return fp
+	}
+	h := sha256.Sum256([]byte(fp + " kv cache " + m.cacheK.String() + "/" + m.cacheV.String()))
+	return hex.EncodeToString(h[:])
+}
+
+// weightsFingerprint is Fingerprint of the same view with float32 caches:
+// the configuration and the weights, computed once on first use and shared
+// by the views that differ only in their caches' types.
+func (m *Model) weightsFingerprint() string {
 	m.fp.once.Do(func() {
 		h := sha256.New()
 		cfg, _ := json.Marshal(m.cfg)
@@ -119,11 +130,6 @@ func (m *Model) Fingerprint() string {
 			for _, v := range [][]float32{l.AttnNormB, l.Bq, l.Bk, l.Bv, l.QNorm, l.KNorm, l.Bo, l.PostAttnNorm, l.FFNNormB, l.B2, l.B3, l.PostFFNNorm} {
 				vec(v)
 			}
-		}
-		// A half cache changes the logits; a float32 one adds nothing,
-		// so that the models of before the option hash as they did.
-		if m.cacheK != cacheF32 || m.cacheV != cacheF32 {
-			h.Write([]byte("kv cache " + m.cacheK.String() + "/" + m.cacheV.String()))
 		}
 		m.fp.s = hex.EncodeToString(h.Sum(nil))
 	})

@@ -141,9 +141,9 @@ func (s *Session) KVBytes() int64 {
 
 // WithCacheTypes returns a view of m whose sessions keep their keys and
 // values as k and v ("f32", "f16"; "" is f32): the spec options ctk and
-// ctv, named as llama.cpp names its cache types. It shares m's weights and
-// their Origin; its Fingerprint differs from m's when a type is f16 (its
-// logits differ). m itself when nothing changes.
+// ctv, named as llama.cpp names its cache types. It shares m's weights,
+// their Origin and their hash; its Fingerprint differs from m's when a type
+// is f16 (its logits differ). m itself when nothing changes.
 func (m *Model) WithCacheTypes(k, v string) (*Model, error) {
 	tk, err := parseCacheType(k)
 	if err != nil {
@@ -156,12 +156,8 @@ func (m *Model) WithCacheTypes(k, v string) (*Model, error) {
 	if tk == m.cacheK && tv == m.cacheV {
 		return m, nil
 	}
-	c := *m
+	c := *m // shares m.fp: the weights' hash does not depend on the caches
 	c.cacheK, c.cacheV = tk, tv
-	c.fp = new(fingerprint)
-	if c.recorded == "" && c.src == nil && c.cfg.Layers == len(c.w.Layers) {
-		c.src = m
-	}
 	return &c, nil
 }
 
