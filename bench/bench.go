@@ -234,17 +234,19 @@ func tests(cfg Config) []test {
 	}
 	var ts []test
 	for _, p := range cfg.Prompt {
+		if p <= 0 {
+			continue
+		}
 		for _, d := range depths {
-			if p > 0 {
-				ts = append(ts, test{prompt: p, depth: d})
-			}
+			ts = append(ts, test{prompt: p, depth: d})
 		}
 	}
 	for _, n := range cfg.Gen {
+		if n <= 0 {
+			continue
+		}
 		for _, d := range depths {
-			if n > 0 {
-				ts = append(ts, test{gen: n, depth: d})
-			}
+			ts = append(ts, test{gen: n, depth: d})
 		}
 	}
 	return ts

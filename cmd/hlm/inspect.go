@@ -52,10 +52,12 @@ prints the same as JSON.`, stdout)
 		defer c.Close()
 	}
 	info := modelInfo{Name: m.Name(), Config: m.Config(), Origin: model.OriginOf(m), Fingerprint: m.Fingerprint()}
-	kv, onOwnEngine := m.(kvSizer)
+	kv, onOwnEngine := m.(interface {
+		kvSizer
+		KVPositionBytes() int64
+	})
 	if onOwnEngine {
-		// Whole pages of 64 positions: one page's bytes over its positions.
-		info.KVPerPosition, info.KVContext = kv.KVBytes(64)/64, kv.KVBytes(info.Config.SeqLen)
+		info.KVPerPosition, info.KVContext = kv.KVPositionBytes(), kv.KVBytes(info.Config.SeqLen)
 		info.KVTypes[0], info.KVTypes[1] = kv.CacheTypes()
 	}
 	if *asJSON {

@@ -126,7 +126,13 @@ func (m *Model) Session() *Session {
 // precision (ctk, ctv), for n rounded up to whole pages of 64 positions (a
 // cache grows a page at a time, Session.grow).
 func (m *Model) KVBytes(n int) int64 {
-	return int64(pagesFor(n)*kvPage) * int64(m.cfg.Layers) * int64(m.cfg.KVDim()) * (m.cacheK.size() + m.cacheV.size())
+	return int64(pagesFor(n)*kvPage) * m.KVPositionBytes()
+}
+
+// KVPositionBytes is the memory of one cached position: the keys and
+// values of every layer, in the cache's types.
+func (m *Model) KVPositionBytes() int64 {
+	return int64(m.cfg.Layers) * int64(m.cfg.KVDim()) * (m.cacheK.size() + m.cacheV.size())
 }
 
 // KVBytes is the memory its KV cache holds now (its capacity, not its
