@@ -14,13 +14,7 @@ func DotRows(out, m []float32, stride int, x []float32) {
 	if (n-1)*stride+cols > len(m) {
 		panic("tensor: DotRows reads past the rows")
 	}
-	ks := kernels()
-	if ks != nil && ks.wide != nil {
-		// A level whose one-token tiles are one-row stream tiles for
-		// weight matrices (avx512-zen4, avx512-zen5) scores a cache's
-		// many short rows with its multi-row tiles (the same bits).
-		ks = ks.wide
-	}
+	ks := rowKernels()
 	if ks == nil || cols == 0 {
 		for i := range out {
 			out[i] = dotF32(x, m[i*stride:i*stride+cols])
@@ -40,4 +34,16 @@ func DotRows(out, m []float32, stride int, x []float32) {
 func WeightedSum(out, a, v []float32, stride int) {
 	clear(out)
 	WeightedSumAdd(out, a, v, stride)
+}
+
+// rowKernels are the kernels that score a cache's rows: a level whose
+// one-token tiles are one-row stream tiles for weight matrices
+// (avx512-zen4, avx512-zen5) scores the many short rows of a KV cache with
+// its multi-row tiles (the same bits).
+func rowKernels() *kernelSet {
+	ks := kernels()
+	if ks != nil && ks.wide != nil {
+		return ks.wide
+	}
+	return ks
 }

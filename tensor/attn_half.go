@@ -58,10 +58,7 @@ func DotRowsF16(out []float32, m []uint16, stride int, x []float32) {
 	if (n-1)*stride+cols > len(m) {
 		panic("tensor: DotRowsF16 reads past the rows")
 	}
-	ks := kernels()
-	if ks != nil && ks.wide != nil {
-		ks = ks.wide // multi-row tiles, as DotRows
-	}
+	ks := rowKernels()
 	if ks == nil || cols == 0 || ks.f16Rows[1] == 0 || ks.f16Whole && cols%32 != 0 {
 		for i := range out {
 			out[i] = dotHalf(m[i*stride:i*stride+cols], x)
