@@ -152,28 +152,36 @@ func TestAttentionKernelsF16Bounds(t *testing.T) {
 	}
 }
 
-// BenchmarkAttentionF16 compares the attention of one head over a cache of
-// 1024 positions held in float32 and in halves.
-func BenchmarkAttentionF16(b *testing.B) {
+// BenchmarkAttentionCache compares the attention of one head (size 128)
+// over a cache of 1024 positions of 1024 values held in float32, in halves
+// and in Q8_0 blocks: the scores and the weighted sum, apart and together.
+func BenchmarkAttentionCache(b *testing.B) {
 	const hs, kvDim, n = 128, 1024, 1024
 	rng := rand.New(rand.NewPCG(1, 2))
 	vals := randVec(rng, n*kvDim)
 	h, _ := halves(vals)
+	q8, _ := q8Rows(rng, n, kvDim, Q8_0Bytes(kvDim))
 	q := randVec(rng, hs)
 	at := make([]float32, n)
 	out := make([]float32, hs)
-	b.Run("f32", func(b *testing.B) {
-		for b.Loop() {
-			DotRows(at, vals, kvDim, q)
-			WeightedSum(out, at, vals, kvDim)
+	for _, c := range []struct {
+		name      string
+		dot, wsum func()
+	}{
+		{"f32", func() { DotRows(at, vals, kvDim, q) }, func() { WeightedSum(out, at, vals, kvDim) }},
+		{"f16", func() { DotRowsF16(at, h, kvDim, q) }, func() { WeightedSumF16(out, at, h, kvDim) }},
+		{"q8_0", func() { DotRowsQ8_0(at, q8, Q8_0Bytes(kvDim), q) }, func() { WeightedSumQ8_0(out, at, q8, Q8_0Bytes(kvDim)) }},
+	} {
+		for _, part := range []struct {
+			name string
+			run  func()
+		}{{"scores", c.dot}, {"sum", c.wsum}, {"both", func() { c.dot(); c.wsum() }}} {
+			b.Run(c.name+"/"+part.name, func(b *testing.B) {
+				for b.Loop() {
+					part.run()
+				}
+				b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N), "µs/op")
+			})
 		}
-		b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N), "µs/op")
-	})
-	b.Run("f16", func(b *testing.B) {
-		for b.Loop() {
-			DotRowsF16(at, h, kvDim, q)
-			WeightedSumF16(out, at, h, kvDim)
-		}
-		b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N), "µs/op")
-	})
+	}
 }

@@ -14,6 +14,21 @@ func dotF16x32(w *uint16, x *float32, n int, acc *[32]float32)
 func putF16x8(dst *uint16, src *float32, n int)
 
 //go:noescape
+func wsumQ8x2(out *float32, a *float32, v *byte, stride uintptr, n int)
+
+//go:noescape
+func wsumQ8x1(out *float32, a *float32, v *byte, stride uintptr, n int)
+
+//go:noescape
+func wsumQ8x4AVX512(out *float32, a *float32, v *byte, stride uintptr, n int)
+
+//go:noescape
+func wsumQ8x2AVX512(out *float32, a *float32, v *byte, stride uintptr, n int)
+
+//go:noescape
+func wsumQ8x1AVX512(out *float32, a *float32, v *byte, stride uintptr, n int)
+
+//go:noescape
 func dotBF16x32(w *uint16, x *float32, n int, acc *[32]float32)
 
 // cpuFeatures describes what the kernel levels use on this CPU.
@@ -121,4 +136,37 @@ func putF16Chunks(dst []uint16, src []float32) int {
 	}
 	putF16x8(&dst[0], &src[0], n)
 	return n
+}
+
+// wsumQ8Chunks computes WeightedSumAddQ8_0 over all of out's blocks by
+// VPMOVSXBD, VCVTDQ2PS, a VMULPS by the block's scale (the exact widened
+// value), a VMULPS by the weight and a VADDPS, up to four blocks at a time
+// (two in YMM registers), when the AVX kernels are in use, and returns how
+// many blocks it summed. The caller has checked the rows' bounds and that a
+// is not empty.
+func wsumQ8Chunks(out, a []float32, v []byte, stride int) int {
+	nb := len(out) / QK
+	if !hasAVX2() || nb == 0 {
+		return 0
+	}
+	b := 0
+	if hasAVX512() {
+		for ; b+4 <= nb; b += 4 {
+			wsumQ8x4AVX512(&out[b*QK], &a[0], &v[b*(2+QK)], uintptr(stride), len(a))
+		}
+		for ; b+2 <= nb; b += 2 {
+			wsumQ8x2AVX512(&out[b*QK], &a[0], &v[b*(2+QK)], uintptr(stride), len(a))
+		}
+		if b < nb {
+			wsumQ8x1AVX512(&out[b*QK], &a[0], &v[b*(2+QK)], uintptr(stride), len(a))
+		}
+		return nb
+	}
+	for ; b+2 <= nb; b += 2 {
+		wsumQ8x2(&out[b*QK], &a[0], &v[b*(2+QK)], uintptr(stride), len(a))
+	}
+	if b < nb {
+		wsumQ8x1(&out[b*QK], &a[0], &v[b*(2+QK)], uintptr(stride), len(a))
+	}
+	return nb
 }
