@@ -123,8 +123,8 @@ var llamaCppHelp = map[string]string{
 	"ub":     "micro-batch: the most tokens of one evaluation (default 512)",
 	"fa":     "flash attention: off (default), on or auto",
 	"repack": "CPU weight repacking: on or off (default off, for determinism)",
-	"ctk":    "KV cache type of keys: f32, f16 (default), bf16 or q8_0 (also on hlm's engine: f32 (its default) or f16)",
-	"ctv":    "KV cache type of values, as ctk (q8_0 needs fa=on)",
+	"ctk":    "KV cache type of keys: f32, f16 (default), bf16 or q8_0 (also on hlm's engine: f32 (its default), f16 or q8_0)",
+	"ctv":    "KV cache type of values, as ctk (q8_0 needs fa=on on llama.cpp)",
 }
 
 // LlamaCppHelp lists the options of a PATH.gguf@llama.cpp spec, one per
@@ -220,8 +220,8 @@ func (sp *Spec) checkLlamaCpp(opts []string) error {
 			}
 		}
 		for _, t := range []struct{ key, typ string }{{"ctk", sp.CacheTypeK}, {"ctv", sp.CacheTypeV}} {
-			if t.typ != "" && t.typ != "f32" && t.typ != "f16" {
-				return fmt.Errorf("%s=%s is a KV cache type of llama.cpp's: hlm's engine keeps its cache in f32 (its default) or f16 (or add @llama.cpp)", t.key, t.typ)
+			if t.typ != "" && t.typ != "f32" && t.typ != "f16" && t.typ != "q8_0" {
+				return fmt.Errorf("%s=%s is a KV cache type of llama.cpp's: hlm's engine keeps its cache in f32 (its default), f16 or q8_0 (or add @llama.cpp)", t.key, t.typ)
 			}
 		}
 		return nil

@@ -28,7 +28,8 @@ func TestParseSpecLlamaCpp(t *testing.T) {
 		// hlm's engine takes f32 and f16, and no other type of llama.cpp's.
 		{in: "m.gguf@ctk=f16@ctv=f16", want: Spec{Path: "m.gguf", CacheTypeK: "f16", CacheTypeV: "f16"}},
 		{in: "m.bin@exit=2,q8,ctv=f32", want: Spec{Path: "m.bin", Exit: 2, Quantize: "q8", CacheTypeV: "f32"}},
-		{in: "m.gguf@ctk=q8_0", err: "hlm's engine keeps its cache in f32"},
+		{in: "m.gguf@ctk=q8_0@ctv=q8_0", want: Spec{Path: "m.gguf", CacheTypeK: "q8_0", CacheTypeV: "q8_0"}},
+		{in: "m.gguf@ctk=bf16", err: "hlm's engine keeps its cache in f32 (its default), f16 or q8_0"},
 		{in: "m.gguf@ctv=bf16", err: "hlm's engine keeps its cache in f32"},
 		{in: "m.gguf@ctk=f16@cache-type-k=f16", err: "given twice"},
 		{in: "m.gguf@ctk=f16@np=2", err: "add @llama.cpp"},
@@ -96,7 +97,7 @@ func FuzzParseSpec(f *testing.F) {
 		"m.bin", "dir/m.bin@exit=2", "m.gguf@exit=3,q4", "weird@name.bin@", "a@b/m.gguf@exit=1",
 		"m.gguf@llama.cpp", "m.gguf@llama.cpp@ngl=99@sm=row@ts=3,1@mg=1@rpc=h:1,g:2@t=2@c=128@np=4@ub=8@fa=off@ctk=f32@ctv=bf16@repack=on",
 		"m.gguf@llama.cpp,np=2", "m@ts=1", "@", "m@@", "m@llama.cpp@ts=,,", "x/@llama.cpp",
-		"m.gguf@ctk=f16@ctv=f16", "m.bin@exit=2,ctv=f16", "m.gguf@ctk=q8_0", "w@x.bin@ctk=f16",
+		"m.gguf@ctk=f16@ctv=f16", "m.bin@exit=2,ctv=f16", "m.gguf@ctk=q8_0", "m.gguf@ctk=bf16@ctv=q8_0", "w@x.bin@ctk=f16",
 	} {
 		f.Add(s)
 	}
@@ -112,7 +113,7 @@ func FuzzParseSpec(f *testing.F) {
 			t.Fatalf("ParseSpec(%q) = %+v: an hlm view on the llama.cpp backend", s, sp)
 		}
 		for _, c := range []string{sp.CacheTypeK, sp.CacheTypeV} {
-			if sp.Backend == "" && c != "" && c != "f32" && c != "f16" {
+			if sp.Backend == "" && c != "" && c != "f32" && c != "f16" && c != "q8_0" {
 				t.Fatalf("ParseSpec(%q) = %+v: a cache type hlm's engine lacks", s, sp)
 			}
 		}

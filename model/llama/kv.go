@@ -7,16 +7,21 @@ import (
 )
 
 // cacheType is how a KV cache holds its keys or values: float32 (hlm's
-// default), or half precision (ctk=f16, ctv=f16: llama.cpp's default
-// type, half the memory). Attention widens each half to float32 exactly
-// (tensor.DotRowsF16, tensor.WeightedSumF16), with a float32 cache's
-// guarantees: batched equals alone, a tree's path equals its sequence, and
-// the bits depend neither on the thread count nor on the kernel level.
+// default), half precision (ctk=f16, ctv=f16: llama.cpp's default type,
+// half the memory) or Q8_0 blocks (ctk=q8_0, ctv=q8_0: 34 bytes per 32
+// values, 27% of float32's). Attention widens each half to float32 exactly
+// (tensor.DotRowsF16, tensor.WeightedSumF16); it scores Q8_0 keys as a
+// Q8_0 matrix's rows (tensor.DotRowsQ8_0: the query quantized as any Q8_0
+// product's input) and widens Q8_0 values exactly (tensor.WeightedSumQ8_0).
+// Every type keeps a float32 cache's guarantees: batched equals alone, a
+// tree's path equals its sequence, and the bits depend neither on the
+// thread count nor on the kernel level.
 type cacheType uint8
 
 const (
 	cacheF32 cacheType = iota
 	cacheF16
+	cacheQ8_0
 )
 
 // parseCacheType reads a spec's ctk or ctv ("" is float32).
@@ -26,23 +31,40 @@ func parseCacheType(s string) (cacheType, error) {
 		return cacheF32, nil
 	case "f16":
 		return cacheF16, nil
+	case "q8_0":
+		return cacheQ8_0, nil
 	}
-	return 0, fmt.Errorf("KV cache type %q: hlm's engine keeps its cache in f32 or f16", s)
+	return 0, fmt.Errorf("KV cache type %q: hlm's engine keeps its cache in f32, f16 or q8_0", s)
 }
 
 func (t cacheType) String() string {
-	if t == cacheF16 {
+	switch t {
+	case cacheF16:
 		return "f16"
+	case cacheQ8_0:
+		return "q8_0"
 	}
 	return "f32"
 }
 
-// size is the bytes of one cached value.
-func (t cacheType) size() int64 {
-	if t == cacheF16 {
-		return 2
+// rowBytes is the bytes of one cached row of kvDim values.
+func (t cacheType) rowBytes(kvDim int) int64 {
+	switch t {
+	case cacheF16:
+		return 2 * int64(kvDim)
+	case cacheQ8_0:
+		return int64(tensor.Q8_0Bytes(kvDim))
 	}
-	return 4
+	return 4 * int64(kvDim)
+}
+
+// check refuses a type the model's heads cannot be cached in: Q8_0 blocks
+// of 32 values must not straddle two heads.
+func (t cacheType) check(headSize int) error {
+	if t == cacheQ8_0 && headSize%tensor.QK != 0 {
+		return fmt.Errorf("a q8_0 KV cache needs a head size that is a multiple of %d, and this model's is %d: use f16", tensor.QK, headSize)
+	}
+	return nil
 }
 
 // kvPage is the positions of one page of a session's cache. A cache grows
@@ -55,28 +77,34 @@ const kvPage = 64
 func pagesFor(n int) int { return (n + kvPage - 1) / kvPage }
 
 // kvRows is one layer's cached keys or values: rows of kvDim values, one a
-// slot, in pages of kvPage slots, float32 (f32) or halves (f16).
+// slot, in pages of kvPage slots, float32 (f32), halves (f16) or Q8_0
+// blocks (q8).
 type kvRows struct {
 	kvDim int
 	f32   [][]float32
 	f16   [][]uint16
+	q8    [][]byte
 }
 
 // slots is how many rows the pages hold.
-func (c *kvRows) slots() int { return kvPage * max(len(c.f32), len(c.f16)) }
+func (c *kvRows) slots() int { return kvPage * max(len(c.f32), len(c.f16), len(c.q8)) }
 
 // bytes is the memory the rows hold.
 func (c *kvRows) bytes() int64 {
-	return int64(len(c.f32)*4+len(c.f16)*2) * kvPage * int64(c.kvDim)
+	return (int64(len(c.f32))*cacheF32.rowBytes(c.kvDim) + int64(len(c.f16))*cacheF16.rowBytes(c.kvDim) +
+		int64(len(c.q8))*cacheQ8_0.rowBytes(c.kvDim)) * kvPage
 }
 
 // ensure adds pages of type t until there are n slots.
 func (c *kvRows) ensure(t cacheType, kvDim, n int) {
 	c.kvDim = kvDim
 	for c.slots() < n {
-		if t == cacheF16 {
+		switch t {
+		case cacheF16:
 			c.f16 = append(c.f16, make([]uint16, kvPage*kvDim))
-		} else {
+		case cacheQ8_0:
+			c.q8 = append(c.q8, make([]byte, kvPage*tensor.Q8_0Bytes(kvDim)))
+		default:
 			c.f32 = append(c.f32, make([]float32, kvPage*kvDim))
 		}
 	}
@@ -85,44 +113,59 @@ func (c *kvRows) ensure(t cacheType, kvDim, n int) {
 // put stores row (kvDim values) in slot.
 func (c *kvRows) put(slot int, row []float32) {
 	p, at := slot/kvPage, (slot%kvPage)*c.kvDim
-	if c.f16 != nil {
+	switch {
+	case c.f16 != nil:
 		tensor.PutF16(c.f16[p][at:at+c.kvDim], row)
-		return
+	case c.q8 != nil:
+		rb := tensor.Q8_0Bytes(c.kvDim)
+		at = (slot % kvPage) * rb
+		tensor.PutQ8_0(c.q8[p][at:at+rb], row)
+	default:
+		copy(c.f32[p][at:at+c.kvDim], row)
 	}
-	copy(c.f32[p][at:at+c.kvDim], row)
 }
 
 // move copies the row in slot from to slot to.
 func (c *kvRows) move(to, from int) {
 	pt, at := to/kvPage, (to%kvPage)*c.kvDim
 	pf, af := from/kvPage, (from%kvPage)*c.kvDim
-	if c.f16 != nil {
+	switch {
+	case c.f16 != nil:
 		copy(c.f16[pt][at:at+c.kvDim], c.f16[pf][af:af+c.kvDim])
-		return
+	case c.q8 != nil:
+		rb := tensor.Q8_0Bytes(c.kvDim)
+		at, af = (to%kvPage)*rb, (from%kvPage)*rb
+		copy(c.q8[pt][at:at+rb], c.q8[pf][af:af+rb])
+	default:
+		copy(c.f32[pt][at:at+c.kvDim], c.f32[pf][af:af+c.kvDim])
 	}
-	copy(c.f32[pt][at:at+c.kvDim], c.f32[pf][af:af+c.kvDim])
 }
 
 // pages calls f for the runs of the slots first…first+n−1 that lie in one
-// page: i is the run's index among the n, p its page, at the value offset
-// of its first row in the page, m its length.
-func (c *kvRows) pages(first, n int, f func(i, p, at, m int)) {
+// page: i is the run's index among the n, p its page, slot the slot of its
+// first row in the page, m its length.
+func (c *kvRows) pages(first, n int, f func(i, p, slot, m int)) {
 	for i := 0; i < n; {
 		slot := first + i
 		m := min(n-i, kvPage-slot%kvPage)
-		f(i, slot/kvPage, (slot%kvPage)*c.kvDim, m)
+		f(i, slot/kvPage, slot%kvPage, m)
 		i += m
 	}
 }
 
 // dotRows writes out[i] = tensor.DotRows' score of x against columns
-// off…off+len(x)−1 of slot first+i.
+// off…off+len(x)−1 of slot first+i (for Q8_0 rows, tensor.DotRowsQ8_0's).
 func (c *kvRows) dotRows(out []float32, first, off int, x []float32) {
-	c.pages(first, len(out), func(i, p, at, m int) {
-		if c.f16 != nil {
-			tensor.DotRowsF16(out[i:i+m], c.f16[p][at+off:], c.kvDim, x)
-		} else {
-			tensor.DotRows(out[i:i+m], c.f32[p][at+off:], c.kvDim, x)
+	kv := c.kvDim
+	c.pages(first, len(out), func(i, p, slot, m int) {
+		switch {
+		case c.f16 != nil:
+			tensor.DotRowsF16(out[i:i+m], c.f16[p][slot*kv+off:], kv, x)
+		case c.q8 != nil:
+			rb := tensor.Q8_0Bytes(kv)
+			tensor.DotRowsQ8_0(out[i:i+m], c.q8[p][slot*rb+tensor.Q8_0Bytes(off):], rb, x)
+		default:
+			tensor.DotRows(out[i:i+m], c.f32[p][slot*kv+off:], kv, x)
 		}
 	})
 }
@@ -137,11 +180,16 @@ func (c *kvRows) weightedSum(out, a []float32, first, off int) {
 
 // weightedSumAdd continues a weightedSum over more slots.
 func (c *kvRows) weightedSumAdd(out, a []float32, first, off int) {
-	c.pages(first, len(a), func(i, p, at, m int) {
-		if c.f16 != nil {
-			tensor.WeightedSumAddF16(out, a[i:i+m], c.f16[p][at+off:], c.kvDim)
-		} else {
-			tensor.WeightedSumAdd(out, a[i:i+m], c.f32[p][at+off:], c.kvDim)
+	kv := c.kvDim
+	c.pages(first, len(a), func(i, p, slot, m int) {
+		switch {
+		case c.f16 != nil:
+			tensor.WeightedSumAddF16(out, a[i:i+m], c.f16[p][slot*kv+off:], kv)
+		case c.q8 != nil:
+			rb := tensor.Q8_0Bytes(kv)
+			tensor.WeightedSumAddQ8_0(out, a[i:i+m], c.q8[p][slot*rb+tensor.Q8_0Bytes(off):], rb)
+		default:
+			tensor.WeightedSumAdd(out, a[i:i+m], c.f32[p][slot*kv+off:], kv)
 		}
 	})
 }

@@ -28,7 +28,7 @@ type Model struct {
 	recorded string
 	src      *Model
 	// The types of the sessions' KV caches (ctk, ctv): float32 unless
-	// a view (WithCacheTypes) says half.
+	// a view (WithCacheTypes) says otherwise.
 	cacheK, cacheV cacheType
 }
 
@@ -122,8 +122,8 @@ func (m *Model) Session() *Session {
 }
 
 // KVBytes is the memory of a session's KV cache of n positions: the keys
-// and values of every layer, 4 bytes a value in float32 and 2 in half
-// precision (ctk, ctv), for n rounded up to whole pages of 64 positions (a
+// and values of every layer, 4 bytes a value in float32, 2 in half
+// precision and 34 per 32 in Q8_0 (ctk, ctv), for n rounded up to whole pages of 64 positions (a
 // cache grows a page at a time, Session.grow).
 func (m *Model) KVBytes(n int) int64 {
 	return int64(pagesFor(n)*kvPage) * m.KVPositionBytes()
@@ -132,7 +132,7 @@ func (m *Model) KVBytes(n int) int64 {
 // KVPositionBytes is the memory of one cached position: the keys and
 // values of every layer, in the cache's types.
 func (m *Model) KVPositionBytes() int64 {
-	return int64(m.cfg.Layers) * int64(m.cfg.KVDim()) * (m.cacheK.size() + m.cacheV.size())
+	return int64(m.cfg.Layers) * (m.cacheK.rowBytes(m.cfg.KVDim()) + m.cacheV.rowBytes(m.cfg.KVDim()))
 }
 
 // KVBytes is the memory its KV cache holds now (its capacity, not its
@@ -146,10 +146,11 @@ func (s *Session) KVBytes() int64 {
 }
 
 // WithCacheTypes returns a view of m whose sessions keep their keys and
-// values as k and v ("f32", "f16"; "" is f32): the spec options ctk and
-// ctv, named as llama.cpp names its cache types. It shares m's weights,
-// their Origin and their hash; its Fingerprint differs from m's when a type
-// is f16 (its logits differ). m itself when nothing changes.
+// values as k and v ("f32", "f16", "q8_0"; "" is f32): the spec options
+// ctk and ctv, named as llama.cpp names its cache types. It shares m's
+// weights, their Origin and their hash; its Fingerprint differs from m's
+// when a type is not f32 (its logits differ). m itself when nothing
+// changes.
 func (m *Model) WithCacheTypes(k, v string) (*Model, error) {
 	tk, err := parseCacheType(k)
 	if err != nil {
@@ -159,6 +160,14 @@ func (m *Model) WithCacheTypes(k, v string) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
+	for _, t := range []struct {
+		name string
+		typ  cacheType
+	}{{"ctk", tk}, {"ctv", tv}} {
+		if err := t.typ.check(m.cfg.HeadSize()); err != nil {
+			return nil, fmt.Errorf("%s=%s: %w", t.name, t.typ, err)
+		}
+	}
 	if tk == m.cacheK && tv == m.cacheV {
 		return m, nil
 	}
@@ -167,8 +176,8 @@ func (m *Model) WithCacheTypes(k, v string) (*Model, error) {
 	return &c, nil
 }
 
-// CacheTypes are the types of its sessions' keys and values ("f32" or
-// "f16").
+// CacheTypes are the types of its sessions' keys and values ("f32",
+// "f16" or "q8_0").
 func (m *Model) CacheTypes() (k, v string) { return m.cacheK.String(), m.cacheV.String() }
 
 var (

@@ -48,6 +48,8 @@ var treeModels = []struct {
 	// halves.
 	{"qwen3@ctk=f16@ctv=f16", func(tb testing.TB) *Model { return halfCache(tb, familyModel("qwen3.gguf")(tb)) }},
 	{"gpt_neo@ctk=f16@ctv=f16", func(tb testing.TB) *Model { return halfCache(tb, familyModel("gpt_neo")(tb)) }},
+	// A Q8_0 cache: the rows moved are blocks.
+	{"qwen3@ctk=q8_0@ctv=q8_0", func(tb testing.TB) *Model { return q8Cache(tb, familyModel("qwen3.gguf")(tb)) }},
 }
 
 func familyModel(name string) func(testing.TB) *Model {
