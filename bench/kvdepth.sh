@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Decode over a long KV cache, hlm next to llama.cpp in one run: tgN after
 # D positions already in the cache (`hlm bench -d`, llama-bench's -d), hlm
-# with its float32 cache (its default) and its half cache
-# (@ctk=f16@ctv=f16), llama.cpp with its default F16 cache; and the peak
-# resident memory of each at the deepest depth.
+# with its float32 cache (its default), its half cache (@ctk=f16@ctv=f16)
+# and its Q8_0 cache (@ctk=q8_0@ctv=q8_0), llama.cpp with its default F16
+# cache and with its Q8_0 cache (-ctk q8_0 -ctv q8_0, which needs its flash
+# attention, -fa 1); and the peak resident memory of each at the deepest
+# depth.
 #
 # The files are those bench/families.sh writes (random weights at the real
 # shapes); run it first for the shape. llama.cpp's tools come from
@@ -14,7 +16,10 @@
 #   environment:
 #     DEPTHS=0,1024,2048   depths (comma-separated; the peak RSS at the last)
 #     TG=32                decode tokens of each test
-#     ROUNDS=2             rounds; each runs llama.cpp, hlm f32, hlm f16 in turn
+#     ROUNDS=2             rounds; each runs every cache of CACHES in turn
+#     CACHES="f16 f32 q8_0"  the caches: f16 is llama.cpp's default and hlm's
+#                          half cache, f32 hlm's default, q8_0 both engines'
+#                          Q8_0 cache
 #     THREADS=2            threads of both engines
 #     HLM_PERF_WORK        work directory (default /tmp/hlm-perf)
 #
@@ -40,6 +45,34 @@ echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //') ($(awk -F'\t*
 # rows prints "test t/s" for each row of a Markdown table of either tool.
 rows() { awk -F'|' '/ tg[0-9]/ {t = $(NF-2); v = $(NF-1); gsub(/^ +| +$/, "", t); gsub(/^ +| +$/, "", v); print "  " t ": " v}'; }
 
+# The systems of each cache type, one a line: "label|engine|options"
+# (llama-bench's flags, or hlm's spec suffix).
+systems() {
+  case $1 in
+    f16) printf '%s\n' "llama.cpp (F16 cache)|lc|" "hlm @ctk=f16@ctv=f16|hlm|@ctk=f16@ctv=f16" ;;
+    f32) printf '%s\n' "hlm (f32 cache)|hlm|" ;;
+    q8_0) printf '%s\n' "llama.cpp -ctk q8_0 -ctv q8_0 -fa 1|lc|-ctk q8_0 -ctv q8_0 -fa 1" "hlm @ctk=q8_0@ctv=q8_0|hlm|@ctk=q8_0@ctv=q8_0" ;;
+    *) echo "kvdepth.sh: unknown cache type $1 in CACHES (f16, f32, q8_0)" >&2; return 2 ;;
+  esac
+}
+list=()
+for c in ${CACHES:-f16 f32 q8_0}; do
+  mapfile -t add < <(systems "$c") && [[ ${#add[@]} -gt 0 ]] || exit 2
+  list+=("${add[@]}")
+done
+
+# bench_command SYSTEM FILE sets argv to one system's bench command on FILE.
+bench_command() {
+  local engine opts
+  IFS='|' read -r _ engine opts <<<"$1"
+  if [[ $engine == lc ]]; then
+    # shellcheck disable=SC2206 # opts are flags without spaces
+    argv=("$lc/llama-bench" -m "$2" $opts)
+  else
+    argv=("$work/hlm" bench -m "$2$opts")
+  fi
+}
+
 for f in "${@:-qwen3-0.6b-q8_0}"; do
   g=$work/families/$f.gguf
   [[ -f $g ]] || { echo "kvdepth.sh: $g is missing: run bench/families.sh ${f%-*} first" >&2; exit 2; }
@@ -47,16 +80,16 @@ for f in "${@:-qwen3-0.6b-q8_0}"; do
   echo "## $f: tg$tg at depths $depths"
   for ((r = 1; r <= rounds; r++)); do
     log "$f round $r"
-    echo "round $r, llama.cpp (F16 cache):"
-    "$lc/llama-bench" -m "$g" -t "$threads" -p 0 -n "$tg" -d "$depths" -r 3 2>/dev/null | rows
-    echo "round $r, hlm (f32 cache):"
-    "$work/hlm" bench -m "$g" -t "$threads" -p 0 -n "$tg" -d "$depths" -r 3 2>/dev/null | rows
-    echo "round $r, hlm @ctk=f16@ctv=f16:"
-    "$work/hlm" bench -m "$g@ctk=f16@ctv=f16" -t "$threads" -p 0 -n "$tg" -d "$depths" -r 3 2>/dev/null | rows
+    for sys in "${list[@]}"; do
+      echo "round $r, ${sys%%|*}:"
+      bench_command "$sys" "$g"
+      "${argv[@]}" -t "$threads" -p 0 -n "$tg" -d "$depths" -r 3 2>/dev/null | rows
+    done
   done
   echo "peak RSS, tg$tg @ d$deepest:"
   rss() { /usr/bin/time -f '%M' "$@" 2>&1 >/dev/null | tail -1; }
-  echo "  llama.cpp (F16 cache): $(($(rss "$lc/llama-bench" -m "$g" -t "$threads" -p 0 -n "$tg" -d "$deepest" -r 1 --no-warmup) / 1024)) MiB"
-  echo "  hlm (f32 cache): $(($(rss "$work/hlm" bench -m "$g" -t "$threads" -p 0 -n "$tg" -d "$deepest" -r 1 --no-warmup) / 1024)) MiB"
-  echo "  hlm @ctk=f16@ctv=f16: $(($(rss "$work/hlm" bench -m "$g@ctk=f16@ctv=f16" -t "$threads" -p 0 -n "$tg" -d "$deepest" -r 1 --no-warmup) / 1024)) MiB"
+  for sys in "${list[@]}"; do
+    bench_command "$sys" "$g"
+    echo "  ${sys%%|*}: $(($(rss "${argv[@]}" -t "$threads" -p 0 -n "$tg" -d "$deepest" -r 1 --no-warmup) / 1024)) MiB"
+  done
 done

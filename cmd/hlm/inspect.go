@@ -68,12 +68,12 @@ prints the same as JSON.`, stdout)
 	fmt.Fprintf(stdout, "architecture %s: dim %d, hidden %d, layers %d, heads %d (kv %d), vocabulary %d, context %d\n",
 		c.Arch, c.Dim, c.Hidden, c.Layers, c.Heads, c.KVHeads, c.Vocab, c.SeqLen)
 	if onOwnEngine {
-		half := ""
-		if info.KVTypes != [2]string{"f16", "f16"} {
-			half = "; @ctk=f16@ctv=f16 holds keys and values in half precision"
+		smaller := smallerCaches(info.KVTypes[0], info.KVTypes[1], c.HeadSize())
+		if smaller != "" {
+			smaller = "; less with " + smaller
 		}
 		fmt.Fprintf(stdout, "KV cache: %s a position in %s, %s a session at the full context%s\n",
-			words.Bytes(info.KVPerPosition), cacheTypes(info.KVTypes[0], info.KVTypes[1]), words.Bytes(info.KVContext), half)
+			words.Bytes(info.KVPerPosition), cacheTypes(info.KVTypes[0], info.KVTypes[1]), words.Bytes(info.KVContext), smaller)
 	}
 	fmt.Fprintf(stdout, "fingerprint %s\norigin %s\n", info.Fingerprint, info.Origin)
 	return nil

@@ -59,7 +59,7 @@ func TestInspect(t *testing.T) {
 	}
 	// stories260K: 5 layers of 4 KV heads of 8, 1,280 bytes a position in
 	// float32, 512 positions.
-	if want := "KV cache: 1.25 KiB a position in f32, 640 KiB a session at the full context; @ctk=f16@ctv=f16"; !strings.Contains(out, want) {
+	if want := "KV cache: 1.25 KiB a position in f32, 640 KiB a session at the full context; less with @ctk=f16@ctv=f16 (2 bytes a value)\n"; !strings.Contains(out, want) {
 		t.Errorf("inspect (the default model): %q lacks %q", out, want)
 	}
 	out, _, code = run1("--model", "builtin:stories260K@ctk=f16@ctv=f16", "--json")

@@ -161,7 +161,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if kv, ok := llm.(kvSizer); ok {
 		k, v := kv.CacheTypes()
-		announceKV(kv.KVBytes(srv.Context()), srv.Context(), cacheTypes(k, v), *f.maxSessions, memTotal("/proc/meminfo"), log, say)
+		announceKV(kv.KVBytes(srv.Context()), srv.Context(), cacheTypes(k, v), smallerCaches(k, v, llm.Config().HeadSize()), *f.maxSessions, memTotal("/proc/meminfo"), log, say)
 	}
 	current.Store(srv)
 	if prom != nil {
@@ -232,18 +232,34 @@ func cacheTypes(k, v string) string {
 	return fmt.Sprintf("keys in %s, values in %s", k, v)
 }
 
+// smallerCaches offers the spec options that hold a cache of keys in k and
+// values in v in less memory on hlm's engine, for heads of headSize (Q8_0
+// blocks need a multiple of 32): "@ctk=f16@ctv=f16 (2 bytes a value) or
+// @ctk=q8_0@ctv=q8_0 (34 bytes per 32 values)"; "" when none does.
+func smallerCaches(k, v string, headSize int) string {
+	var offer []string
+	if k == "f32" || v == "f32" {
+		offer = append(offer, "@ctk=f16@ctv=f16 (2 bytes a value)")
+	}
+	if headSize%tensor.QK == 0 && (k != "q8_0" || v != "q8_0") {
+		offer = append(offer, "@ctk=q8_0@ctv=q8_0 (34 bytes per 32 values)")
+	}
+	return strings.Join(offer, " or ")
+}
+
 // announceKV states what the sessions' KV caches may take — per, a
 // session's at the full context ctx, in types (cacheTypes) — and warns
 // when maxSessions of them would take more than the machine's memory, ram
-// (0: unknown).
-func announceKV(per int64, ctx int, types string, maxSessions int, ram int64, log *slog.Logger, say io.Writer) {
+// (0: unknown), offering smaller, the cache types that take less
+// (smallerCaches).
+func announceKV(per int64, ctx int, types, smaller string, maxSessions int, ram int64, log *slog.Logger, say io.Writer) {
 	all := per * int64(maxSessions)
 	fmt.Fprintf(say, "hlm serve: a session's KV cache takes up to %s (%d positions in %s), %s up to %s (--max-sessions)\n",
 		words.Bytes(per), ctx, types, words.Plural(maxSessions, "session"), words.Bytes(all))
 	if ram > 0 && all > ram {
 		hint := "lower --max-sessions or --max-context"
-		if types == "f32" {
-			hint += ", or halve the cache with the LLM spec's @ctk=f16@ctv=f16"
+		if smaller != "" {
+			hint += ", or shrink the cache with the LLM spec's " + smaller
 		}
 		log.Warn(fmt.Sprintf("%s at context %d may hold %s of KV cache, more than this machine's %s of memory: %s",
 			words.Plural(maxSessions, "session"), ctx, words.Bytes(all), words.Bytes(ram), hint))

@@ -25,15 +25,15 @@ func TestAnnounceKV(t *testing.T) {
 	} {
 		var say, log bytes.Buffer
 		// Qwen3-0.6B: 28 layers, 8 KV heads of 128.
-		announceKV(1024*28*1024*8, 1024, "f32", 64, c.ram, slog.New(slog.NewTextHandler(&log, nil)), &say)
+		announceKV(1024*28*1024*8, 1024, "f32", smallerCaches("f32", "f32", 128), 64, c.ram, slog.New(slog.NewTextHandler(&log, nil)), &say)
 		if !strings.Contains(say.String(), c.say) {
 			t.Errorf("ram %d: said %q, want %q in it", c.ram, say.String(), c.say)
 		}
 		if warned := strings.Contains(log.String(), "more than this machine's 8.00 GiB"); warned != c.warn {
 			t.Errorf("ram %d: warned %v (%q), want %v", c.ram, warned, log.String(), c.warn)
 		}
-		if c.warn && !strings.Contains(log.String(), "@ctk=f16@ctv=f16") {
-			t.Errorf("ram %d: the warning %q does not offer the half cache", c.ram, log.String())
+		if c.warn && !strings.Contains(log.String(), "@ctk=f16@ctv=f16 (2 bytes a value) or @ctk=q8_0@ctv=q8_0 (34 bytes per 32 values)") {
+			t.Errorf("ram %d: the warning %q does not offer the half and Q8_0 caches", c.ram, log.String())
 		}
 	}
 }
@@ -48,7 +48,7 @@ func TestAnnounceKVHalf(t *testing.T) {
 	var kv kvSizer = m
 	k, v := kv.CacheTypes()
 	var say, log bytes.Buffer
-	announceKV(kv.KVBytes(512), 512, cacheTypes(k, v), 64, 1<<20, slog.New(slog.NewTextHandler(&log, nil)), &say)
+	announceKV(kv.KVBytes(512), 512, cacheTypes(k, v), smallerCaches(k, v, m.Config().HeadSize()), 64, 1<<20, slog.New(slog.NewTextHandler(&log, nil)), &say)
 	// stories260K: 5 layers, 4 KV heads of 8; 512 positions × 2 bytes.
 	if want := "takes up to 320 KiB (512 positions in f16)"; !strings.Contains(say.String(), want) {
 		t.Errorf("said %q, want %q in it", say.String(), want)
@@ -58,6 +58,29 @@ func TestAnnounceKVHalf(t *testing.T) {
 	}
 	if got := cacheTypes("f16", "f32"); got != "keys in f16, values in f32" {
 		t.Errorf("cacheTypes(f16, f32) = %q", got)
+	}
+}
+
+// TestSmallerCaches: the cache types offered are those that take less
+// memory than the ones in use and that the heads can take.
+func TestSmallerCaches(t *testing.T) {
+	const f16, q8 = "@ctk=f16@ctv=f16 (2 bytes a value)", "@ctk=q8_0@ctv=q8_0 (34 bytes per 32 values)"
+	for _, c := range []struct {
+		k, v string
+		hs   int
+		want string
+	}{
+		{"f32", "f32", 128, f16 + " or " + q8},
+		{"f32", "f32", 8, f16},
+		{"f16", "f32", 48, f16},
+		{"f16", "f16", 64, q8},
+		{"f16", "f16", 8, ""},
+		{"q8_0", "f16", 64, q8},
+		{"q8_0", "q8_0", 64, ""},
+	} {
+		if got := smallerCaches(c.k, c.v, c.hs); got != c.want {
+			t.Errorf("smallerCaches(%s, %s, %d) = %q, want %q", c.k, c.v, c.hs, got, c.want)
+		}
 	}
 }
 
