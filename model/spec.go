@@ -17,15 +17,16 @@ import (
 // (LlamaCppOptions): "m.gguf@llama.cpp@ngl=99@sm=row@ts=3,1@np=8".
 //
 // Both engines take the KV cache's types as llama.cpp names them:
-// "PATH@ctk=f16@ctv=f16" keeps keys and values in half precision.
+// "PATH@ctk=f16@ctv=f16" keeps keys and values in half precision,
+// "PATH@ctk=q8_0@ctv=q8_0" in Q8_0 blocks.
 type Spec struct {
 	Path      string
 	Exit      int    // 0: all layers
 	Quantize  string // "" or "q8" (also "q4" for Q4_0)
 	Tokenizer string // explicit tokenizer path, "" to look beside the model
-	// CacheTypeK and CacheTypeV (ctk, ctv) are the KV cache's types: "f32"
-	// or "f16" on both engines, also "bf16" or "q8_0" on llama.cpp's; ""
-	// is the engine's default (hlm's f32, llama.cpp's f16).
+	// CacheTypeK and CacheTypeV (ctk, ctv) are the KV cache's types: "f32",
+	// "f16" or "q8_0" on both engines, also "bf16" on llama.cpp's; "" is
+	// the engine's default (hlm's f32, llama.cpp's f16).
 	CacheTypeK, CacheTypeV string
 	// Backend is the engine that runs the model: "" hlm's own (model/llama)
 	// or BackendLlamaCpp.

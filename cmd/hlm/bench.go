@@ -77,7 +77,7 @@ context and computes the logits of its last position (as llama-bench does),
 tgN evaluates N random tokens one at a time; -d D runs them after D random
 positions prefilled (untimed) into the cache ("tg128 @ d1024", as
 llama-bench's -d), where attention over a long cache weighs in, and the KV
-cache's type (@ctk=f16@ctv=f16) with it. With --all-logits the prompt
+cache's type (@ctk=f16@ctv=f16, @ctk=q8_0@ctv=q8_0) with it. With --all-logits the prompt
 test computes the logits of every position, as the server's block
 verification does, and is named vbP. Each test runs once untimed, then -r times; t/s is the mean ± sample
 standard deviation. --batch-sessions S evaluates S sessions together in each
@@ -90,7 +90,7 @@ the kernels (by default the best for this CPU, avx512-zen4 on a Zen 4, avx512-ze
 an unknown level or one the CPU lacks, HLM_KERNELS warns and runs the default): the
 results are bit-identical, only the speed differs.`, stdout)
 	models := &specsFlag{v: []string{builtin.DefaultLLM}}
-	fs.Var(models, "model", "model spec (repeatable): a .gguf, a llama2.c .bin, a Hugging Face directory or builtin:NAME, optionally @q8/@q4 or @ctk=f16@ctv=f16 (a half-precision KV cache); PATH.gguf@llama.cpp runs it on llama.cpp's library")
+	fs.Var(models, "model", "model spec (repeatable): a .gguf, a llama2.c .bin, a Hugging Face directory or builtin:NAME, optionally @q8/@q4, @ctk=f16@ctv=f16 (a half-precision KV cache) or @ctk=q8_0@ctv=q8_0 (a Q8_0 one); PATH.gguf@llama.cpp runs it on llama.cpp's library")
 	fs.Var(models, "m", "shorthand for --model")
 	addLlamaLibFlag(fs)
 	for _, f := range []struct {

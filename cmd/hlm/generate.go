@@ -34,7 +34,7 @@ reply streams.`
 func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cfg := generate.DefaultConfig()
 	fs := newFlags("generate", "[--model SPEC] [--prompt TEXT | -f FILE] [flags] | --chat (--prompt TEXT [--system TEXT] | --messages FILE)", generateHelp, stdout)
-	fs.StringVar(&cfg.Model, "model", builtin.DefaultLLM, "model spec: a llama2.c .bin, a .gguf, a Hugging Face directory or builtin:NAME, optionally with @exit=N, @q8, @q4 or @ctk=f16@ctv=f16 (a half-precision KV cache); PATH.gguf@llama.cpp runs it on llama.cpp's library")
+	fs.StringVar(&cfg.Model, "model", builtin.DefaultLLM, "model spec: a llama2.c .bin, a .gguf, a Hugging Face directory or builtin:NAME, optionally with @exit=N, @q8, @q4, @ctk=f16@ctv=f16 (a half-precision KV cache) or @ctk=q8_0@ctv=q8_0 (a Q8_0 one); PATH.gguf@llama.cpp runs it on llama.cpp's library")
 	fs.StringVar(&cfg.Tokenizer, "tokenizer", "", "tokenizer file (tokenizer.json or llama2.c tokenizer.bin); default: found with the model")
 	fs.StringVar(&cfg.Prompt, "prompt", "", "text to continue")
 	promptFile := fs.String("f", "", "read the prompt from `FILE` (as llama.cpp's -f: one final newline dropped)")

@@ -155,8 +155,9 @@ Commands:
 A model is named by a spec: PATH (a llama2.c .bin, a .gguf file or a Hugging
 Face directory), builtin:NAME (a model built into hlm), PATH@exit=N (its
 first N layers: an early-exit draft), PATH@q8 or PATH@q4 (a Q8_0 or Q4_0
-copy) or PATH@ctk=f16@ctv=f16 (the KV cache's keys and values in half
-precision: half the memory; float32 by default); options combine, e.g.
+copy), PATH@ctk=f16@ctv=f16 (the KV cache's keys and values in half
+precision: half the memory; float32 by default) or PATH@ctk=q8_0@ctv=q8_0
+(in Q8_0 blocks: 34 bytes per 32 values); options combine, e.g.
 PATH@exit=2@q8. PATH.gguf@llama.cpp runs the
 model on llama.cpp's library instead (GPUs, several GPUs, RPC hosts): the
 LLM of serve, loadtest, sim, eval, calibrate, acceptance, train-ddqn, and
