@@ -137,6 +137,9 @@ func (at *attention) start(cfg *model.Config, rs *runState, n int, tr *tree, bas
 	}
 	at.keys, at.vals = grow(at.keys, n), grow(at.vals, n)
 	at.tree, at.base = tr, base
+	if tr == nil {
+		at.group(rs.seg, n)
+	}
 }
 
 // norm normalises rows with the family's norm.
@@ -188,7 +191,7 @@ func (p *pass) attentionBlock(l int, sessions []*Session) {
 	}
 
 	p.captureRows(l)
-	tensor.ParallelLoop(n*cfg.Heads, at.work, at)
+	tensor.ParallelLoop(at.Items(), at.work, at)
 	p.keepCaptured()
 
 	tensor.MatMul(xb2, ly.Wo, xb[:n*qDim], n)

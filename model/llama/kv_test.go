@@ -148,8 +148,9 @@ func closeCache(t *testing.T, m *Model, typ string, tol float64, per128 int64) {
 // TestCacheTypesDeterministic: with half and Q8_0 caches, a block equals
 // its tokens one by one, a batch (with a float32-cache session of the same
 // weights beside it) equals each session alone, and a rollback
-// re-evaluates to the same bits, at every kernel level and at 1 and 2
-// threads; the levels agree with each other.
+// re-evaluates to the same bits, at every kernel level and at 1, 2 and 7
+// threads (which cut the attention's groups of queries into more pieces);
+// the levels agree with each other.
 func TestCacheTypesDeterministic(t *testing.T) {
 	levels := tensor.AvailableKernels()
 	defer tensor.SetKernels(levels[len(levels)-1])
@@ -182,7 +183,7 @@ func deterministicCache(t *testing.T, levels []string, open func(testing.TB) *Mo
 		for i := range toks {
 			toks[i] = rng.IntN(m.cfg.Vocab)
 		}
-		for _, th := range []int{1, 2} {
+		for _, th := range []int{1, 2, 7} { // 7: attention groups cut into pieces
 			tensor.SetThreads(th)
 			what := fmt.Sprintf("%s kernels, %d threads", level, th)
 			block, err := m.Session().Eval(toks)

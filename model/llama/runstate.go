@@ -69,9 +69,13 @@ func (s *Session) runDone(rs *runState, n int) {
 	}
 }
 
-// attention is one layer's attention over a batch as a tensor.Loop: item
-// rh is head rh%Heads of row rh/Heads. Each row's scores are a row of the
-// buffers in free, one per Run running at once.
+// attention is one layer's attention over a batch as a tensor.Loop. In a
+// batch its items are groups (attnItem): queries of one session that read
+// the same KV head, which they score and sum a page of the cache at a time
+// each (one page's rows then serve every query of the group from the
+// CPU's caches, where row by row each query would read the whole cache from
+// memory again). In a tree (runTree) item rh is head rh%Heads of row
+// rh/Heads. Each query's scores are a row of the buffers in free.
 type attention struct {
 	cfg        *model.Config
 	local      bool    // the layer sees the last cfg.Window positions
@@ -79,14 +83,55 @@ type attention struct {
 	q, out     []float32
 	pos        []int
 	keys, vals []*kvRows   // per row: the layer's cached keys and values of its session
-	capRows    [][]float32 // per item: where to copy its probabilities (nil: none)
+	capRows    [][]float32 // per row·Heads+head: where to copy its probabilities (nil: none)
 	width      int         // the longest row of scores
 	work       int         // the layer's work, for the thread split
+	items      []attnItem  // a batch's groups of queries
 	tree       *tree       // the rows are the nodes of this tree (nil: a batch)
 	base       int         // a tree's first slot: the length of the cache before it
 	mu         sync.Mutex  // guards free and paths
 	free       [][]float32 // score buffers not in use
 	paths      [][]int     // a tree's path buffers not in use
+}
+
+// attnItem is a group of queries that read the same cached keys and
+// values: of rows r0…r1−1 (one session's), the query heads of KV head kv,
+// numbered (r−r0)·kvMul + h−kv·kvMul, those from q0 to q1−1.
+type attnItem struct{ r0, r1, kv, q0, q1 int32 }
+
+// maxGroup is the most queries in one attnItem.
+const maxGroup = 64
+
+// group splits a batch's rows (seg: each row's session) into attnItems:
+// each session's run of rows times each KV head, cut into pieces of at
+// most maxGroup queries, and into more pieces while there are fewer than
+// four per thread (the split of tensor.ParallelLoop).
+func (a *attention) group(seg []int, n int) {
+	cfg := a.cfg
+	kvMul := cfg.Heads / cfg.KVHeads
+	runs := 0
+	for r := range n {
+		if r == 0 || seg[r] != seg[r-1] {
+			runs++
+		}
+	}
+	groups := runs * cfg.KVHeads
+	pieces := max(1, (4*tensor.Threads()+groups-1)/groups)
+	a.items = a.items[:0]
+	for r0 := 0; r0 < n; {
+		r1 := r0 + 1
+		for r1 < n && seg[r1] == seg[r0] {
+			r1++
+		}
+		nq := (r1 - r0) * kvMul
+		per := max(1, min(maxGroup, (nq+pieces-1)/pieces))
+		for kv := range cfg.KVHeads {
+			for q0 := 0; q0 < nq; q0 += per {
+				a.items = append(a.items, attnItem{int32(r0), int32(r1), int32(kv), int32(q0), int32(min(nq, q0+per))})
+			}
+		}
+		r0 = r1
+	}
 }
 
 // forget drops the references to the sessions' caches and captures.
@@ -96,34 +141,87 @@ func (a *attention) forget() {
 	a.q, a.out, a.pos, a.capRows, a.tree = nil, nil, nil, nil, nil
 }
 
+// Items is how many items the layer's loop has.
+func (a *attention) Items() int {
+	if a.tree != nil {
+		return len(a.pos) * a.cfg.Heads
+	}
+	return len(a.items)
+}
+
 // Run computes the attention of items [lo, hi).
 func (a *attention) Run(lo, hi int) {
-	att := a.buffer()
 	if a.tree != nil {
+		att := a.buffer()
 		a.runTree(att, lo, hi)
 		return
 	}
+	for _, it := range a.items[lo:hi] {
+		a.runGroup(it)
+	}
+}
+
+// groupQuery is one query of an attnItem: its row and head, its first
+// position (a local layer's window) and its scores.
+type groupQuery struct {
+	r, h, first int
+	at          []float32
+}
+
+// runGroup computes the attention of one group: every query's scores a
+// page of keys at a time, its probabilities, and its weighted sum a page of
+// values at a time. Each query's scores and sum are those of one query
+// alone (the scores are independent, and a weighted sum continued page by
+// page has the bits of one sum).
+func (a *attention) runGroup(it attnItem) {
 	cfg := a.cfg
-	hs, heads, qDim := cfg.HeadSize(), cfg.Heads, cfg.QDim()
+	hs, qDim := cfg.HeadSize(), cfg.QDim()
 	kvMul := cfg.Heads / cfg.KVHeads
-	for rh := lo; rh < hi; rh++ {
-		r, h := rh/heads, rh%heads
-		qh := a.q[r*qDim+h*hs : r*qDim+(h+1)*hs]
-		off := (h / kvMul) * hs
-		// A local layer sees the keys of the last Window positions.
+	var qs [maxGroup]groupQuery
+	group := qs[:it.q1-it.q0]
+	lo, hi := int(^uint(0)>>1), 0 // the positions any query reads
+	for j := range group {
+		i := int(it.q0) + j
+		r, h := int(it.r0)+i/kvMul, int(it.kv)*kvMul+i%kvMul
 		first := 0
 		if a.local {
 			first = max(0, a.pos[r]-cfg.Window+1)
 		}
-		at := att[:a.pos[r]+1-first]
-		a.keys[r].dotRows(at, first, off, qh)
-		a.probs(at)
-		if a.capRows != nil && a.capRows[rh] != nil {
-			copy(a.capRows[rh][first:], at)
-		}
-		a.vals[r].weightedSum(a.out[r*qDim+h*hs:r*qDim+(h+1)*hs], at, first, off)
+		group[j] = groupQuery{r, h, first, a.buffer()[:a.pos[r]+1-first]}
+		lo, hi = min(lo, first), max(hi, a.pos[r]+1)
 	}
-	a.release(att)
+	keys, vals := a.keys[it.r0], a.vals[it.r0]
+	off := int(it.kv) * hs
+	// pageRuns calls f for each query's positions in each page, page by
+	// page: the query, its first position there and how many.
+	pageRuns := func(f func(g *groupQuery, p, m int)) {
+		for p0 := lo - lo%kvPage; p0 < hi; p0 += kvPage {
+			for j := range group {
+				g := &group[j]
+				s, e := max(g.first, p0), min(a.pos[g.r]+1, p0+kvPage)
+				if s < e {
+					f(g, s, e-s)
+				}
+			}
+		}
+	}
+	pageRuns(func(g *groupQuery, p, m int) {
+		keys.dotRows(g.at[p-g.first:p-g.first+m], p, off, a.q[g.r*qDim+g.h*hs:g.r*qDim+(g.h+1)*hs])
+	})
+	for j := range group {
+		g := &group[j]
+		a.probs(g.at)
+		if rh := g.r*cfg.Heads + g.h; a.capRows != nil && a.capRows[rh] != nil {
+			copy(a.capRows[rh][g.first:], g.at)
+		}
+		clear(a.out[g.r*qDim+g.h*hs : g.r*qDim+(g.h+1)*hs])
+	}
+	pageRuns(func(g *groupQuery, p, m int) {
+		vals.weightedSumAdd(a.out[g.r*qDim+g.h*hs:g.r*qDim+(g.h+1)*hs], g.at[p-g.first:p-g.first+m], p, off)
+	})
+	for j := range group {
+		a.release(group[j].at)
+	}
 }
 
 // probs turns a row of scores into attention probabilities: scaled,
