@@ -137,9 +137,7 @@ func (at *attention) start(cfg *model.Config, rs *runState, n int, tr *tree, bas
 	}
 	at.keys, at.vals = grow(at.keys, n), grow(at.vals, n)
 	at.tree, at.base = tr, base
-	if tr == nil {
-		at.group(rs.seg, n)
-	}
+	at.group(rs.seg, n)
 }
 
 // norm normalises rows with the family's norm.

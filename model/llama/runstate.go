@@ -69,13 +69,13 @@ func (s *Session) runDone(rs *runState, n int) {
 	}
 }
 
-// attention is one layer's attention over a batch as a tensor.Loop. In a
-// batch its items are groups (attnItem): queries of one session that read
-// the same KV head, which they score and sum a page of the cache at a time
-// each (one page's rows then serve every query of the group from the
-// CPU's caches, where row by row each query would read the whole cache from
-// memory again). In a tree (runTree) item rh is head rh%Heads of row
-// rh/Heads. Each query's scores are a row of the buffers in free.
+// attention is one layer's attention over a batch or a tree as a
+// tensor.Loop. Its items are groups (attnItem): queries of one session
+// that read the same KV head, which they score and sum a page of the cache
+// at a time each (one page's rows then serve every query of the group from
+// the CPU's caches, where query by query each would read the whole cache
+// from memory again). Each query's scores are a row of the buffers in
+// free.
 type attention struct {
 	cfg        *model.Config
 	local      bool    // the layer sees the last cfg.Window positions
@@ -86,7 +86,7 @@ type attention struct {
 	capRows    [][]float32 // per row·Heads+head: where to copy its probabilities (nil: none)
 	width      int         // the longest row of scores
 	work       int         // the layer's work, for the thread split
-	items      []attnItem  // a batch's groups of queries
+	items      []attnItem  // the groups of queries
 	tree       *tree       // the rows are the nodes of this tree (nil: a batch)
 	base       int         // a tree's first slot: the length of the cache before it
 	mu         sync.Mutex  // guards free and paths
@@ -142,44 +142,43 @@ func (a *attention) forget() {
 }
 
 // Items is how many items the layer's loop has.
-func (a *attention) Items() int {
-	if a.tree != nil {
-		return len(a.pos) * a.cfg.Heads
-	}
-	return len(a.items)
-}
+func (a *attention) Items() int { return len(a.items) }
 
 // Run computes the attention of items [lo, hi).
 func (a *attention) Run(lo, hi int) {
+	var path []int // a tree node's path
 	if a.tree != nil {
-		att := a.buffer()
-		a.runTree(att, lo, hi)
-		return
+		path = a.pathBuffer()
+		defer a.releasePath(path)
 	}
 	for _, it := range a.items[lo:hi] {
-		a.runGroup(it)
+		a.runGroup(it, path)
 	}
 }
 
-// groupQuery is one query of an attnItem: its row and head, its first
-// position (a local layer's window) and its scores.
+// groupQuery is one query of an attnItem: its row and head, the first
+// position its window sees, the end of the cached positions it reads a
+// page at a time (in a tree, those before the tree; the nodes of its path
+// come after them), and its scores.
 type groupQuery struct {
-	r, h, first int
-	at          []float32
+	r, h, first, end int
+	at               []float32
 }
 
 // runGroup computes the attention of one group: every query's scores a
-// page of keys at a time, its probabilities, and its weighted sum a page of
-// values at a time. Each query's scores and sum are those of one query
-// alone (the scores are independent, and a weighted sum continued page by
-// page has the bits of one sum).
-func (a *attention) runGroup(it attnItem) {
+// page of cached keys at a time, then (in a tree) those of its path, its
+// probabilities, and its weighted sum a page of cached values at a time,
+// then (in a tree) over its path. Each query's scores and sum are those of
+// the query alone (the scores are independent, and a weighted sum
+// continued page by page has the bits of one sum). path is a buffer for a
+// tree node's path (nil in a batch).
+func (a *attention) runGroup(it attnItem, path []int) {
 	cfg := a.cfg
 	hs, qDim := cfg.HeadSize(), cfg.QDim()
 	kvMul := cfg.Heads / cfg.KVHeads
 	var qs [maxGroup]groupQuery
 	group := qs[:it.q1-it.q0]
-	lo, hi := int(^uint(0)>>1), 0 // the positions any query reads
+	lo, hi := int(^uint(0)>>1), 0 // the positions any query reads a page at a time
 	for j := range group {
 		i := int(it.q0) + j
 		r, h := int(it.r0)+i/kvMul, int(it.kv)*kvMul+i%kvMul
@@ -187,8 +186,13 @@ func (a *attention) runGroup(it attnItem) {
 		if a.local {
 			first = max(0, a.pos[r]-cfg.Window+1)
 		}
-		group[j] = groupQuery{r, h, first, a.buffer()[:a.pos[r]+1-first]}
-		lo, hi = min(lo, first), max(hi, a.pos[r]+1)
+		end, n := a.pos[r]+1, a.pos[r]+1-first
+		if a.tree != nil {
+			end = max(first, a.base)
+			n = end - first + len(a.path(path, r, first))
+		}
+		group[j] = groupQuery{r, h, first, end, a.buffer()[:n]}
+		lo, hi = min(lo, first), max(hi, end)
 	}
 	keys, vals := a.keys[it.r0], a.vals[it.r0]
 	off := int(it.kv) * hs
@@ -198,29 +202,45 @@ func (a *attention) runGroup(it attnItem) {
 		for p0 := lo - lo%kvPage; p0 < hi; p0 += kvPage {
 			for j := range group {
 				g := &group[j]
-				s, e := max(g.first, p0), min(a.pos[g.r]+1, p0+kvPage)
-				if s < e {
+				if s, e := max(g.first, p0), min(g.end, p0+kvPage); s < e {
 					f(g, s, e-s)
 				}
 			}
 		}
 	}
+	query := func(g *groupQuery) []float32 { return a.q[g.r*qDim+g.h*hs : g.r*qDim+(g.h+1)*hs] }
+	output := func(g *groupQuery) []float32 { return a.out[g.r*qDim+g.h*hs : g.r*qDim+(g.h+1)*hs] }
 	pageRuns(func(g *groupQuery, p, m int) {
-		keys.dotRows(g.at[p-g.first:p-g.first+m], p, off, a.q[g.r*qDim+g.h*hs:g.r*qDim+(g.h+1)*hs])
+		keys.dotRows(g.at[p-g.first:p-g.first+m], p, off, query(g))
 	})
 	for j := range group {
 		g := &group[j]
+		if a.tree != nil {
+			pre, nodes := g.end-g.first, a.path(path, g.r, g.first)
+			for i, k := 0, 0; i < len(nodes); i = k {
+				k = endOfRun(nodes, i)
+				keys.dotRows(g.at[pre+i:pre+k], nodes[i], off, query(g))
+			}
+		}
 		a.probs(g.at)
 		if rh := g.r*cfg.Heads + g.h; a.capRows != nil && a.capRows[rh] != nil {
 			copy(a.capRows[rh][g.first:], g.at)
 		}
-		clear(a.out[g.r*qDim+g.h*hs : g.r*qDim+(g.h+1)*hs])
+		clear(output(g))
 	}
 	pageRuns(func(g *groupQuery, p, m int) {
-		vals.weightedSumAdd(a.out[g.r*qDim+g.h*hs:g.r*qDim+(g.h+1)*hs], g.at[p-g.first:p-g.first+m], p, off)
+		vals.weightedSumAdd(output(g), g.at[p-g.first:p-g.first+m], p, off)
 	})
 	for j := range group {
-		a.release(group[j].at)
+		g := &group[j]
+		if a.tree != nil {
+			pre, nodes := g.end-g.first, a.path(path, g.r, g.first)
+			for i, k := 0, 0; i < len(nodes); i = k {
+				k = endOfRun(nodes, i)
+				vals.weightedSumAdd(output(g), g.at[pre+i:pre+k], nodes[i], off)
+			}
+		}
+		a.release(g.at)
 	}
 }
 

@@ -139,53 +139,16 @@ func (s *Session) KeepPath(path []int) error {
 	return nil
 }
 
-// runTree computes the attention items [lo, hi) of a tree pass in score
-// buffer att: item rh is head rh%Heads of node rh/Heads, whose query reads
-// the keys of the cached positions its window sees, then the slots of its
-// path (ancestors root first, itself last) from where the window begins.
-func (a *attention) runTree(att []float32, lo, hi int) {
-	cfg := a.cfg
-	hs, heads, qDim := cfg.HeadSize(), cfg.Heads, cfg.QDim()
-	kvMul := cfg.Heads / cfg.KVHeads
-	buf := a.pathBuffer()
-	var path []int // the slots of node r's path inside its window
-	first, pre := 0, 0
-	for rh := lo; rh < hi; rh++ {
-		r, h := rh/heads, rh%heads
-		if rh == lo || h == 0 {
-			d := a.tree.depth[r]
-			path = buf[:d+1]
-			for node, i := r, d; i >= 0; node, i = a.tree.parents[node], i-1 {
-				path[i] = a.base + node
-			}
-			first = 0
-			if a.local {
-				first = max(0, a.pos[r]-cfg.Window+1)
-			}
-			pre = max(0, a.base-first) // cached positions first…base−1
-			path = path[max(0, first-a.base):]
-		}
-		qh := a.q[r*qDim+h*hs : r*qDim+(h+1)*hs]
-		off := (h / kvMul) * hs
-		keys, vals := a.keys[r], a.vals[r]
-		at := att[:pre+len(path)]
-		keys.dotRows(at[:pre], first, off, qh)
-		for i, j := 0, 0; i < len(path); i = j {
-			j = endOfRun(path, i)
-			keys.dotRows(at[pre+i:pre+j], path[i], off, qh)
-		}
-		a.probs(at)
-		out := a.out[r*qDim+h*hs : r*qDim+(h+1)*hs]
-		vals.weightedSum(out, at[:pre], first, off)
-		for i, j := 0, 0; i < len(path); i = j {
-			j = endOfRun(path, i)
-			vals.weightedSumAdd(out, at[pre+i:pre+j], path[i], off)
-		}
+// path writes into buf the slots of node r's path (its ancestors root
+// first, itself last) from first on (where its window begins) and returns
+// them.
+func (a *attention) path(buf []int, r, first int) []int {
+	d := a.tree.depth[r]
+	path := buf[:d+1]
+	for node, i := r, d; i >= 0; node, i = a.tree.parents[node], i-1 {
+		path[i] = a.base + node
 	}
-	a.mu.Lock()
-	a.free = append(a.free, att)
-	a.paths = append(a.paths, buf)
-	a.mu.Unlock()
+	return path[max(0, first-a.base):]
 }
 
 // endOfRun is the end of the run of consecutive slots that starts at
@@ -196,6 +159,13 @@ func endOfRun(path []int, i int) int {
 		j++
 	}
 	return j
+}
+
+// releasePath returns a path buffer to the free list.
+func (a *attention) releasePath(b []int) {
+	a.mu.Lock()
+	a.paths = append(a.paths, b)
+	a.mu.Unlock()
 }
 
 // pathBuffer returns a buffer for the slots of a node's path (the tree's

@@ -257,7 +257,7 @@ func TestEvalTreeMatchesPaths(t *testing.T) {
 			}
 			m := tm.open(t) // opened at each level: a level may lay the weights out its own way
 			vocab := m.cfg.Vocab
-			for _, th := range []int{1, 2} {
+			for _, th := range []int{1, 2, 7} { // 7: attention groups cut into pieces
 				tensor.SetThreads(th)
 				rng := rand.New(rand.NewPCG(uint64(mi), 1))
 				for _, cached := range []bool{false, true} {
