@@ -2,6 +2,7 @@ package tensor
 
 import (
 	"encoding/binary"
+	"math"
 	"math/rand/v2"
 	"testing"
 )
@@ -149,4 +150,99 @@ func TestAttentionKernelsQ8Allocs(t *testing.T) {
 	}); allocs != 0 {
 		t.Fatalf("%v allocations per head", allocs)
 	}
+}
+
+// quantizeQ8Ref is QuantizeQ8_0 in Go, over float64 (math.Abs,
+// math.Round): the reference of TestQuantizeQ8_0Bits.
+func quantizeQ8Ref(dst []byte, x []float32) []byte {
+	for b := 0; b+QK <= len(x); b += QK {
+		blk := x[b : b+QK]
+		var amax float32
+		for _, v := range blk {
+			if a := float32(math.Abs(float64(v))); a > amax {
+				amax = a
+			}
+		}
+		d := amax / 127
+		id := float32(0)
+		if d != 0 {
+			id = 1 / d
+		}
+		dst = binary.LittleEndian.AppendUint16(dst, F32ToF16(d))
+		for _, v := range blk {
+			dst = append(dst, byte(int8(float32(math.Round(float64(v*id))))))
+		}
+	}
+	return dst
+}
+
+// TestQuantizeQ8_0Bits: at every level QuantizeQ8_0 gives quantizeQ8Ref's
+// bytes for a hundred thousand random blocks of every magnitude, blocks
+// whose products fall on and next to halves, and blocks with zeros,
+// subnormals (whose scale overflows 1/d), infinities and NaNs.
+func TestQuantizeQ8_0Bits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(97, 98))
+	var x []float32
+	for range 100000 {
+		scale := float32(math.Ldexp(1, rng.IntN(60)-30))
+		for range QK {
+			x = append(x, float32(rng.NormFloat64())*scale)
+		}
+	}
+	// Halves: with amax 127, d = 1 and the products are the values.
+	for _, v := range []float32{0.5, 1.5, 2.5, -0.5, -2.5, 126.5, 0.49999997, 0.50000006, -0.49999997, 1.4999999, -126.49999} {
+		blk := make([]float32, QK)
+		blk[0], blk[1] = 127, v
+		x = append(x, blk...)
+	}
+	for _, special := range []float32{0, float32(math.Copysign(0, -1)), 1e-45, 1e-40, -3e-39, float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN())} {
+		blk := make([]float32, QK)
+		for j := range blk {
+			blk[j] = float32(rng.NormFloat64()) * 1e-41
+		}
+		blk[3] = special
+		x = append(x, blk...)
+	}
+	for j := range QK { // a NaN in every lane, among ordinary values
+		blk := make([]float32, QK)
+		for i := range blk {
+			blk[i] = float32(rng.NormFloat64())
+		}
+		blk[j] = float32(math.NaN())
+		x = append(x, blk...)
+	}
+	want := quantizeQ8Ref(nil, x)
+	for _, l := range levels() {
+		atLevel(l, func() {
+			for _, dst := range [][]byte{nil, make([]byte, 3, 3+len(want))} { // Go's appends; the kernels' room
+				got := QuantizeQ8_0(dst, x)[len(dst):]
+				for i := range want {
+					if got[i] != want[i] {
+						b := i / (2 + QK)
+						t.Fatalf("%s: block %d byte %d: %#02x, want %#02x (values %v)", levelNames[l], b, i%(2+QK), got[i], want[i], x[b*QK:(b+1)*QK])
+					}
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkCachePut stores one row of 1024 values (a KV head group of a
+// position) into a cache of halves and of Q8_0 blocks.
+func BenchmarkCachePut(b *testing.B) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	x := randVec(rng, 1024)
+	h, q := make([]uint16, len(x)), make([]byte, Q8_0Bytes(len(x)))
+	b.Run("f16", func(b *testing.B) {
+		for b.Loop() {
+			PutF16(h, x)
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(x)), "ns/value")
+	})
+	b.Run("q8_0", func(b *testing.B) {
+		for b.Loop() {
+			PutQ8_0(q, x)
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(x)), "ns/value")
+	})
 }

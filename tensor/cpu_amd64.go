@@ -20,6 +20,9 @@ func wsumQ8x2(out *float32, a *float32, v *byte, stride uintptr, n int)
 func wsumQ8x1(out *float32, a *float32, v *byte, stride uintptr, n int)
 
 //go:noescape
+func quantizeQ8x32AVX512(dst *byte, src *float32, nb int)
+
+//go:noescape
 func wsumQ8x4AVX512(out *float32, a *float32, v *byte, stride uintptr, n int)
 
 //go:noescape
@@ -136,6 +139,19 @@ func putF16Chunks(dst []uint16, src []float32) int {
 	}
 	putF16x8(&dst[0], &src[0], n)
 	return n
+}
+
+// quantizeQ8Chunks encodes src's whole blocks into dst (QuantizeQ8_0's
+// bytes) with the AVX-512 kernels when they are in use, and returns how
+// many blocks it encoded.
+func quantizeQ8Chunks(dst []byte, src []float32) int {
+	nb := len(src) / QK
+	if !hasAVX512() || nb == 0 {
+		return 0
+	}
+	_ = dst[nb*(2+QK)-1]
+	quantizeQ8x32AVX512(&dst[0], &src[0], nb)
+	return nb
 }
 
 // wsumQ8Chunks computes WeightedSumAddQ8_0 over all of out's blocks by

@@ -436,3 +436,79 @@ wsumQ8x1AVX512_loop:
 	VMOVUPS Z9, 64(DI)
 	VZEROUPPER
 	RET
+
+// func quantizeQ8x32AVX512(dst *byte, src *float32, nb int)
+// nb > 0 blocks of 32 values into Q8_0 blocks of 34 bytes, with
+// QuantizeQ8_0's bytes: amax the largest |v| (NaNs passed over: each
+// VMAXPS keeps its second source when the first is NaN), d = amax/127
+// stored by VCVTPS2PH, id = 1/d (0 when d is 0), and each code
+// int8(round half away from zero of v·id): the truncation (VRNDSCALEPS),
+// plus the sign of v·id where the fraction it dropped, exact in float32,
+// is a half or more; VCVTTPS2DQ and VPMOVDB's truncation to 8 bits give
+// Go's conversion of float32 to int8 on amd64 for every value, infinities
+// and NaNs included.
+TEXT ·quantizeQ8x32AVX512(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ nb+16(FP), CX
+	MOVL $0x7fffffff, AX
+	VPBROADCASTD AX, Z20 // |·| mask
+	MOVL $0x80000000, AX
+	VPBROADCASTD AX, Z21 // sign mask
+	MOVL $0x3f800000, AX
+	VPBROADCASTD AX, Z22 // 1
+	MOVL $0x3f000000, AX
+	VPBROADCASTD AX, Z23 // 0.5
+	MOVL $0x42fe0000, AX
+	VMOVD AX, X24        // 127
+quantizeQ8x32_loop:
+	VMOVUPS (SI), Z0
+	VMOVUPS 64(SI), Z1
+	VANDPS Z20, Z0, Z2
+	VANDPS Z20, Z1, Z3
+	VXORPS Z4, Z4, Z4
+	VMAXPS Z4, Z2, Z4
+	VMAXPS Z4, Z3, Z4
+	VEXTRACTF32X8 $1, Z4, Y5
+	VMAXPS Y5, Y4, Y4
+	VEXTRACTF128 $1, Y4, X5
+	VMAXPS X5, X4, X4
+	VPERMILPS $0x4e, X4, X5
+	VMAXPS X5, X4, X4
+	VPERMILPS $0xb1, X4, X5
+	VMAXPS X5, X4, X4    // amax in lane 0
+	VDIVSS X24, X4, X6   // d = amax/127
+	VCVTPS2PH $0, X6, X7
+	VMOVD X7, AX
+	MOVW AX, (DI)
+	VDIVSS X6, X22, X8   // 1/d
+	VXORPS X9, X9, X9
+	VCMPSS $4, X9, X6, X9 // d != 0 (NaN too)
+	VANDPS X9, X8, X8    // id
+	VBROADCASTSS X8, Z8
+	VMULPS Z8, Z0, Z0    // r = v·id
+	VMULPS Z8, Z1, Z1
+	VRNDSCALEPS $11, Z0, Z10 // t = trunc(r)
+	VRNDSCALEPS $11, Z1, Z11
+	VSUBPS Z10, Z0, Z12  // the fraction dropped
+	VSUBPS Z11, Z1, Z13
+	VANDPS Z20, Z12, Z12
+	VANDPS Z20, Z13, Z13
+	VCMPPS $13, Z23, Z12, K1 // |fraction| ≥ 0.5
+	VCMPPS $13, Z23, Z13, K2
+	VANDPS Z21, Z0, Z14  // sign(r)·1
+	VANDPS Z21, Z1, Z15
+	VORPS Z22, Z14, Z14
+	VORPS Z22, Z15, Z15
+	VADDPS Z14, Z10, K1, Z10
+	VADDPS Z15, Z11, K2, Z11
+	VCVTTPS2DQ Z10, Z10
+	VCVTTPS2DQ Z11, Z11
+	VPMOVDB Z10, 2(DI)
+	VPMOVDB Z11, 18(DI)
+	ADDQ $128, SI
+	ADDQ $34, DI
+	DECQ CX
+	JNZ quantizeQ8x32_loop
+	VZEROUPPER
+	RET

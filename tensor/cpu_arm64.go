@@ -117,5 +117,8 @@ func chunksBF16(w []byte, x []float32, acc *[32]float32) int {
 // putF16Chunks converts nothing here: PutF16 converts every value in Go.
 func putF16Chunks(dst []uint16, src []float32) int { return 0 }
 
+// quantizeQ8Chunks encodes nothing here: QuantizeQ8_0 runs in Go.
+func quantizeQ8Chunks(dst []byte, src []float32) int { return 0 }
+
 // wsumQ8Chunks sums nothing here: WeightedSumAddQ8_0 widens rows in Go.
 func wsumQ8Chunks(out, a []float32, v []byte, stride int) int { return 0 }

@@ -9,6 +9,12 @@ import (
 // per block of 32 values, d = max|x|/127 stored as float16 and q = round(x/d)
 // as int8, as GGML's reference quantize_row_q8_0 does.
 func QuantizeQ8_0(dst []byte, x []float32) []byte {
+	nb := len(x) / QK
+	if n := len(dst); cap(dst)-n >= nb*(2+QK) && nb > 0 {
+		dst = dst[:n+nb*(2+QK)]
+		done := quantizeQ8Chunks(dst[n:], x[:nb*QK]) // in assembly at the AVX-512 levels
+		x, dst = x[done*QK:], dst[:n+done*(2+QK)]
+	}
 	for b := 0; b+QK <= len(x); b += QK {
 		blk := x[b : b+QK]
 		var amax float32
