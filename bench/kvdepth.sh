@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Decode over a long KV cache, hlm next to llama.cpp in one run: tgN after
-# D positions already in the cache (`hlm bench -d`, llama-bench's -d), hlm
+# Decode and verification blocks over a long KV cache, hlm next to
+# llama.cpp in one run: tgN and ppP (P tokens in one pass, what a server's
+# round verifies) after D positions already in the cache (`hlm bench -d`,
+# llama-bench's -d), hlm
 # with its float32 cache (its default), its half cache (@ctk=f16@ctv=f16)
 # and its Q8_0 cache (@ctk=q8_0@ctv=q8_0), llama.cpp with its default F16
 # cache and with its Q8_0 cache (-ctk q8_0 -ctv q8_0, which needs its flash
@@ -16,6 +18,7 @@
 #   environment:
 #     DEPTHS=0,1024,2048   depths (comma-separated; the peak RSS at the last)
 #     TG=32                decode tokens of each test
+#     PP=8                 tokens of the block test (0: none)
 #     ROUNDS=2             rounds; each runs every cache of CACHES in turn
 #     CACHES="f16 f32 q8_0"  the caches: f16 is llama.cpp's default and hlm's
 #                          half cache, f32 hlm's default, q8_0 both engines'
@@ -30,7 +33,7 @@ set -euo pipefail
 root=$(pwd)
 perf=$(cd "$(dirname "$0")/../../shared/perf" && pwd)
 work=${HLM_PERF_WORK:-/tmp/hlm-perf}
-depths=${DEPTHS:-0,1024,2048} tg=${TG:-32} rounds=${ROUNDS:-2} threads=${THREADS:-2}
+depths=${DEPTHS:-0,1024,2048} tg=${TG:-32} pp=${PP:-8} rounds=${ROUNDS:-2} threads=${THREADS:-2}
 deepest=${depths##*,}
 log() { echo "[$(date -u +%T)] $*" >&2; }
 lc=$("$perf/llamacpp.sh")
@@ -43,7 +46,7 @@ echo "$(date -u +%FT%TZ) $(uptime | sed 's/.*load/load/')"
 echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //') ($(awk -F'\t*: ' '$1 == "cpu family" && !f {f = $2} $1 == "model" && !m {m = $2} END {print "family " f ", model " m}' /proc/cpuinfo)), $(nproc) cores; hlm $(git -C "$root" describe --always --dirty); llama.cpp $(cd "$lc/../.." && git log -1 --format=%h); $threads threads; hlm's kernel level: $("$work/hlm" bench -p 1 -n 0 -r 1 -t 1 2>/dev/null | sed -n 's/^kernels: //p')"
 
 # rows prints "test t/s" for each row of a Markdown table of either tool.
-rows() { awk -F'|' '/ tg[0-9]/ {t = $(NF-2); v = $(NF-1); gsub(/^ +| +$/, "", t); gsub(/^ +| +$/, "", v); print "  " t ": " v}'; }
+rows() { awk -F'|' '/ (tg|pp)[0-9]/ {t = $(NF-2); v = $(NF-1); gsub(/^ +| +$/, "", t); gsub(/^ +| +$/, "", v); print "  " t ": " v}'; }
 
 # The systems of each cache type, one a line: "label|engine|options"
 # (llama-bench's flags, or hlm's spec suffix).
@@ -77,13 +80,13 @@ for f in "${@:-qwen3-0.6b-q8_0}"; do
   g=$work/families/$f.gguf
   [[ -f $g ]] || { echo "kvdepth.sh: $g is missing: run bench/families.sh ${f%-*} first" >&2; exit 2; }
   echo
-  echo "## $f: tg$tg at depths $depths"
+  echo "## $f: tg$tg and pp$pp at depths $depths"
   for ((r = 1; r <= rounds; r++)); do
     log "$f round $r"
     for sys in "${list[@]}"; do
       echo "round $r, ${sys%%|*}:"
       bench_command "$sys" "$g"
-      "${argv[@]}" -t "$threads" -p 0 -n "$tg" -d "$depths" -r 3 2>/dev/null | rows
+      "${argv[@]}" -t "$threads" -p "$pp" -n "$tg" -d "$depths" -r 3 2>/dev/null | rows
     done
   done
   echo "peak RSS, tg$tg @ d$deepest:"
