@@ -196,51 +196,53 @@ func (a *attention) runGroup(it attnItem, path []int) {
 	}
 	keys, vals := a.keys[it.r0], a.vals[it.r0]
 	off := int(it.kv) * hs
-	// pageRuns calls f for each query's positions in each page, page by
-	// page: the query, its first position there and how many.
-	pageRuns := func(f func(g *groupQuery, p, m int)) {
+	output := func(g *groupQuery) []float32 { return a.out[g.r*qDim+g.h*hs : g.r*qDim+(g.h+1)*hs] }
+	// run scores the keys of at's positions, the first in slot (summing:
+	// adds their values to the output, weighted by at).
+	run := func(g *groupQuery, at []float32, slot int, summing bool) {
+		if summing {
+			vals.weightedSumAdd(output(g), at, slot, off)
+		} else {
+			keys.dotRows(at, slot, off, a.q[g.r*qDim+g.h*hs:g.r*qDim+(g.h+1)*hs])
+		}
+	}
+	// pageRuns runs each query's cached positions page by page.
+	pageRuns := func(summing bool) {
 		for p0 := lo - lo%kvPage; p0 < hi; p0 += kvPage {
 			for j := range group {
 				g := &group[j]
 				if s, e := max(g.first, p0), min(g.end, p0+kvPage); s < e {
-					f(g, s, e-s)
+					run(g, g.at[s-g.first:e-g.first], s, summing)
 				}
 			}
 		}
 	}
-	query := func(g *groupQuery) []float32 { return a.q[g.r*qDim+g.h*hs : g.r*qDim+(g.h+1)*hs] }
-	output := func(g *groupQuery) []float32 { return a.out[g.r*qDim+g.h*hs : g.r*qDim+(g.h+1)*hs] }
-	pageRuns(func(g *groupQuery, p, m int) {
-		keys.dotRows(g.at[p-g.first:p-g.first+m], p, off, query(g))
-	})
+	// pathRuns runs the runs of consecutive slots of a tree node's path
+	// (nothing in a batch).
+	pathRuns := func(g *groupQuery, summing bool) {
+		if a.tree == nil {
+			return
+		}
+		pre, nodes := g.end-g.first, a.path(path, g.r, g.first)
+		for i, k := 0, 0; i < len(nodes); i = k {
+			k = endOfRun(nodes, i)
+			run(g, g.at[pre+i:pre+k], nodes[i], summing)
+		}
+	}
+	pageRuns(false)
 	for j := range group {
 		g := &group[j]
-		if a.tree != nil {
-			pre, nodes := g.end-g.first, a.path(path, g.r, g.first)
-			for i, k := 0, 0; i < len(nodes); i = k {
-				k = endOfRun(nodes, i)
-				keys.dotRows(g.at[pre+i:pre+k], nodes[i], off, query(g))
-			}
-		}
+		pathRuns(g, false)
 		a.probs(g.at)
 		if rh := g.r*cfg.Heads + g.h; a.capRows != nil && a.capRows[rh] != nil {
 			copy(a.capRows[rh][g.first:], g.at)
 		}
 		clear(output(g))
 	}
-	pageRuns(func(g *groupQuery, p, m int) {
-		vals.weightedSumAdd(output(g), g.at[p-g.first:p-g.first+m], p, off)
-	})
+	pageRuns(true)
 	for j := range group {
-		g := &group[j]
-		if a.tree != nil {
-			pre, nodes := g.end-g.first, a.path(path, g.r, g.first)
-			for i, k := 0, 0; i < len(nodes); i = k {
-				k = endOfRun(nodes, i)
-				vals.weightedSumAdd(output(g), g.at[pre+i:pre+k], nodes[i], off)
-			}
-		}
-		a.release(g.at)
+		pathRuns(&group[j], true)
+		a.release(group[j].at)
 	}
 }
 
