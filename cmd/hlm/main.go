@@ -181,6 +181,9 @@ Every command has the same defaults, so that it runs with nothing beside hlm:
   --max-tokens               %d new tokens per prompt
   --seed                     %d
 Shared data (the other datasets) is read from $HLM_SHARED, default ../shared.
+The short names of llama.cpp's tools work where they fit: -m (--model),
+-t (--threads); in generate -p, -n, -s, --temp and -f; in nll -f (--text);
+in tokenize -p; bench takes llama-bench's flags.
 
 Run 'hlm <command> --help' for the flags of a command, 'hlm version' for
 the version.

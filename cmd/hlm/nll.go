@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"github.com/hlmproject/hlm/model/builtin"
 	"io"
@@ -102,6 +101,8 @@ func parseNLL(args []string, stdout io.Writer) (nllFlags, error) {
 	addLlamaLibFlag(fs)
 	fs.StringVar(&f.text, "text", "", "text file (e.g. ../shared/data/tinystories/TinyStories-valid-sample.txt); not with --kl-base-logits, whose file holds the tokens")
 	threadsVar(fs, &f.threads, "worker threads (0: all cores)")
+	alias(fs, "m", "model")
+	alias(fs, "f", "text")
 	fs.StringVar(&f.klBase, "kl-base", "", "base model spec: report the KL divergence of --model from it")
 	fs.StringVar(&f.klFile, "kl-base-logits", "", "base log-probabilities from llama-perplexity --kl-divergence-base")
 	fs.StringVar(&f.klPair, "kl-pair", "", "with --kl-base-logits: another engine's log-probabilities of the model (llama-perplexity --kl-divergence-base), compared position by position")
@@ -114,16 +115,17 @@ func parseNLL(args []string, stdout io.Writer) (nllFlags, error) {
 	if err := parse(fs, args); err != nil {
 		return f, err
 	}
-	// given lists the flags of names the command line set, in fs.Visit's
-	// (lexical) order, as "--NAME": flags that would be ignored are
-	// refused, not ignored.
+	// given lists the flags of names the command line set (under their
+	// names or an alias), in lexical order, as "--NAME": flags that would
+	// be ignored are refused, not ignored.
 	given := func(names ...string) []string {
 		var out []string
-		fs.Visit(func(fl *flag.Flag) {
-			if slices.Contains(names, fl.Name) {
-				out = append(out, "--"+fl.Name)
+		for _, n := range names {
+			if isSet(fs, n) {
+				out = append(out, "--"+n)
 			}
-		})
+		}
+		slices.Sort(out)
 		return out
 	}
 	if fixed := given("text", "ctx", "chunks"); f.klFile != "" && len(fixed) > 0 {

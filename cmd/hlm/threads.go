@@ -14,6 +14,25 @@ func threadsVar(fs *flag.FlagSet, p *int, usage string) {
 	fs.Var((*threadsValue)(p), "t", "same as --threads")
 }
 
+// alias declares short as another name of fs's flag long (the short names
+// llama.cpp's tools use, which their users type: -m, -p, -n, -f, -s): the
+// same value, shown in --help as "same as --long".
+func alias(fs *flag.FlagSet, short, long string) {
+	f := fs.Lookup(long)
+	if f == nil {
+		panic("hlm: alias -" + short + " of an undeclared flag --" + long)
+	}
+	fs.Var(f.Value, short, "same as --"+long)
+}
+
+// isSet reports whether fs's flag name was given on the command line, under
+// that name or an alias's.
+func isSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name || f.Usage == "same as --"+name })
+	return set
+}
+
 // threadsFlag is threadsVar on a new int.
 func threadsFlag(fs *flag.FlagSet, usage string) *int {
 	p := new(int)

@@ -22,7 +22,7 @@ func init() {
 }
 
 func runTokenize(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("tokenize", "[--model SPEC] [--ids | --pieces] [--no-bos] [--no-parse-special] (TEXT | -f FILE | --stdin)", `
+	fs := newFlags("tokenize", "[--model SPEC] [--ids | --pieces] [--no-bos] [--no-parse-special] (TEXT | -p TEXT | -f FILE | --stdin)", `
 Print the tokens of a text as the model's tokenizer encodes it. The model is
 any spec (GGUF, Hugging Face directory, llama2.c checkpoint, builtin:NAME;
 default the built-in stories260K) or a directory holding only tokenizer
@@ -50,9 +50,17 @@ Output, as llama-tokenize prints it: one "ID -> 'PIECE'" line per token; with
 	fs.StringVar(file, "file", "", "same as -f")
 	stdin := fs.Bool("stdin", false, "read the text from standard input")
 	count := fs.Bool("show-count", false, "print the number of tokens last")
+	prompt := fs.String("p", "", "the text to tokenize (llama-tokenize's -p; the same as giving TEXT)")
+	alias(fs, "m", "model")
 	rest, err := parseInterspersed(fs, args)
 	if err != nil {
 		return flagErr(fs, err)
+	}
+	if isSet(fs, "p") {
+		if len(rest) > 0 {
+			return usageError{fmt.Errorf("give the text once: -p TEXT or TEXT")}
+		}
+		rest = []string{*prompt}
 	}
 	if *ids && *pieces {
 		return usageError{fmt.Errorf("--ids and --pieces exclude each other")}
@@ -111,6 +119,7 @@ model defaults to the built-in stories260K, as in hlm tokenize.`, stdout)
 	special := fs.Bool("special", false, "print control tokens by their names")
 	file := fs.String("f", "", "read the ids from `FILE`")
 	stdin := fs.Bool("stdin", false, "read the ids from standard input")
+	alias(fs, "m", "model")
 	rest, err := parseInterspersed(fs, args)
 	if err != nil {
 		return flagErr(fs, err)
