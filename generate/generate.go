@@ -25,7 +25,7 @@ type Config struct {
 	// template's rendering, say); Prompt and NoBOS are then not used.
 	PromptIDs []int
 	Sampler   sampling.Sampler
-	MaxTokens int    // new tokens at most
+	MaxTokens int    // new tokens at most; −1: no limit (llama.cpp's -n -1), until the end of generation or a full context
 	Seed      uint64 // seeds the sampler
 	NoBOS     bool   // do not prepend the BOS token to the prompt
 	IgnoreEOS bool   // keep generating past the end-of-sequence token
@@ -41,8 +41,8 @@ func (c Config) Validate() error {
 	if c.Model == "" {
 		return errors.New("no model given")
 	}
-	if c.MaxTokens < 0 {
-		return fmt.Errorf("max tokens %d < 0", c.MaxTokens)
+	if c.MaxTokens < -1 {
+		return fmt.Errorf("max tokens %d: want a count ≥ 0, or -1 for no limit (until the end of generation or a full context)", c.MaxTokens)
 	}
 	return c.Sampler.Validate()
 }
@@ -110,7 +110,7 @@ func Generate(ctx context.Context, m model.Model, cfg Config, out io.Writer) (St
 	t1 := time.Now()
 	dist := make([]float64, m.Config().Vocab)
 	st.StopReason = "max tokens"
-	for len(st.Tokens) < cfg.MaxTokens {
+	for cfg.MaxTokens < 0 || len(st.Tokens) < cfg.MaxTokens {
 		if err := ctx.Err(); err != nil {
 			st.StopReason = "interrupted"
 			break

@@ -55,3 +55,29 @@ func goldenGreedy(t *testing.T, path string) []int {
 	}
 	return out
 }
+
+// TestNoLimit: MaxTokens −1 (llama.cpp's -n -1) generates until the context
+// is full (every position evaluated, and one token sampled from the last);
+// −2 is refused.
+func TestNoLimit(t *testing.T) {
+	m, err := llama.OpenSpec("builtin:stories260K", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{Model: "builtin:stories260K", Prompt: "Tom had a red car", Sampler: sampling.Sampler{}, MaxTokens: -1, IgnoreEOS: true}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	st, err := Generate(context.Background(), m, cfg, &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ctx := m.Config().SeqLen; st.StopReason != "context full" || st.PromptTokens+len(st.Tokens) != ctx+1 {
+		t.Errorf("stop %q after %d prompt and %d new tokens, want \"context full\" one past the context, %d", st.StopReason, st.PromptTokens, len(st.Tokens), ctx)
+	}
+	cfg.MaxTokens = -2
+	if err := cfg.Validate(); err == nil {
+		t.Error("max tokens -2 accepted")
+	}
+}

@@ -44,7 +44,7 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs.Float64Var(&cfg.Sampler.Temperature, "temperature", cfg.Sampler.Temperature, "sampling temperature (0: greedy)")
 	fs.IntVar(&cfg.Sampler.TopK, "top-k", 0, "keep only the K most probable tokens (0: off)")
 	fs.Float64Var(&cfg.Sampler.TopP, "top-p", 0, "nucleus sampling mass (0 or 1: off)")
-	fs.IntVar(&cfg.MaxTokens, "max-tokens", defaultMaxTokens, "maximum number of new tokens")
+	fs.IntVar(&cfg.MaxTokens, "max-tokens", defaultMaxTokens, "maximum number of new tokens (-1: no limit, until the end of generation or a full context, as llama.cpp's -n -1)")
 	fs.Uint64Var(&cfg.Seed, "seed", defaultSeed, "random seed (the same seed gives the same text)")
 	alias(fs, "n", "max-tokens")
 	alias(fs, "s", "seed")
