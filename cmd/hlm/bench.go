@@ -91,7 +91,7 @@ an unknown level or one the CPU lacks, HLM_KERNELS warns and runs the default): 
 results are bit-identical, only the speed differs.`, stdout)
 	models := &specsFlag{v: []string{builtin.DefaultLLM}}
 	fs.Var(models, "model", "model spec (repeatable): a .gguf, a llama2.c .bin, a Hugging Face directory or builtin:NAME, optionally @q8/@q4, @ctk=f16@ctv=f16 (a half-precision KV cache) or @ctk=q8_0@ctv=q8_0 (a Q8_0 one); PATH.gguf@llama.cpp runs it on llama.cpp's library")
-	fs.Var(models, "m", "shorthand for --model")
+	alias(fs, "m", "model")
 	addLlamaLibFlag(fs)
 	for _, f := range []struct {
 		names []string

@@ -32,7 +32,7 @@ engine the memory of a session's KV cache (per position and at the full
 context, in the spec's ctk/ctv types), and its origin fingerprint. --json
 prints the same as JSON.`, stdout)
 	spec := fs.String("model", builtin.DefaultLLM, "model spec or GGUF file to show")
-	fs.StringVar(spec, "m", builtin.DefaultLLM, "shorthand for --model")
+	alias(fs, "m", "model")
 	tensors := fs.Bool("tensors", false, "list every tensor of a GGUF file (name, type, dims, bytes)")
 	asJSON := fs.Bool("json", false, "print JSON instead of text")
 	if err := parse(fs, args); err != nil {

@@ -11,7 +11,7 @@ import (
 // negative.
 func threadsVar(fs *flag.FlagSet, p *int, usage string) {
 	fs.Var((*threadsValue)(p), "threads", usage)
-	fs.Var((*threadsValue)(p), "t", "same as --threads")
+	alias(fs, "t", "threads")
 }
 
 // alias declares short as another name of fs's flag long (the short names
@@ -22,14 +22,18 @@ func alias(fs *flag.FlagSet, short, long string) {
 	if f == nil {
 		panic("hlm: alias -" + short + " of an undeclared flag --" + long)
 	}
-	fs.Var(f.Value, short, "same as --"+long)
+	fs.Var(f.Value, short, aliasUsage(long))
 }
+
+// aliasUsage is the usage of an alias of flag long, by which isSet knows
+// it.
+func aliasUsage(long string) string { return "same as --" + long }
 
 // isSet reports whether fs's flag name was given on the command line, under
 // that name or an alias's.
 func isSet(fs *flag.FlagSet, name string) bool {
 	set := false
-	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name || f.Usage == "same as --"+name })
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name || f.Usage == aliasUsage(name) })
 	return set
 }
 
