@@ -1,6 +1,7 @@
 package tensor
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -10,7 +11,8 @@ import (
 
 // Matrix is a row-major weight matrix of Rows × Cols elements in one storage
 // type. F32 matrices keep their values in F32; every other type keeps its raw
-// little-endian bytes in Data (possibly a slice of a memory-mapped file).
+// little-endian bytes in Data (possibly a slice of a memory-mapped file),
+// row-major unless the matrix is Prepacked (NewPrepacked).
 type Matrix struct {
 	Type       DType
 	Rows, Cols int
@@ -20,6 +22,9 @@ type Matrix struct {
 
 	packed  atomic.Pointer[[]byte] // Q8_0, Q4_0, Q5_0 (and long K-quant) rows packed for the AVX-512 tiles (pack.go)
 	release func([]byte)           // drops Data's pages while they are not read (SetDataRelease)
+
+	prepacked bool                   // Data is in the prepacked layout (prepacked.go), and packed its whole groups
+	unpacked  atomic.Pointer[[]byte] // prepacked: the row-major copy, made when a level reads rows row-major
 }
 
 // SetDataRelease gives m a function that may drop the memory pages of its
@@ -30,11 +35,14 @@ type Matrix struct {
 func (m *Matrix) SetDataRelease(release func([]byte)) { m.release = release }
 
 // ReleaseData lets Data's pages go (SetDataRelease) if m computes its
-// products from a copy of its own (packed rows), so they are not resident
-// twice; code that has just read Data (a fingerprint) calls it again.
-// Otherwise it does nothing.
+// products from a copy of its own (packed rows, or a prepacked matrix's
+// row-major copy), so they are not resident twice; code that has just
+// read Data (a fingerprint) calls it again. Otherwise it does nothing.
 func (m *Matrix) ReleaseData() {
-	if m.release != nil && m.packed.Load() != nil {
+	if m.release == nil {
+		return
+	}
+	if m.prepacked && m.unpacked.Load() != nil || !m.prepacked && m.packed.Load() != nil {
 		m.release(m.Data)
 	}
 }
@@ -89,8 +97,19 @@ var littleEndian = func() bool {
 // RowBytes is the storage size of one row.
 func (m *Matrix) RowBytes() int { return m.rowBytes }
 
-// row returns the raw storage of row i (not for F32).
-func (m *Matrix) row(i int) []byte { return m.Data[i*m.rowBytes : (i+1)*m.rowBytes] }
+// row returns the raw storage of row i (not for F32), row-major: a row of
+// a prepacked matrix's whole groups is unpacked into a new slice.
+func (m *Matrix) row(i int) []byte {
+	if m.prepacked && i < m.Rows/packRows*packRows {
+		if p := m.unpacked.Load(); p != nil {
+			return (*p)[i*m.rowBytes : (i+1)*m.rowBytes]
+		}
+		out := make([]byte, m.rowBytes)
+		unpackRow(out, m.Data, m.Type, i, m.Cols/QK)
+		return out
+	}
+	return m.Data[i*m.rowBytes : (i+1)*m.rowBytes]
+}
 
 // Row writes row i as float32 values into dst (len Cols).
 func (m *Matrix) Row(dst []float32, i int) {
@@ -101,8 +120,14 @@ func (m *Matrix) Row(dst []float32, i int) {
 	DequantizeRow(dst[:m.Cols], m.Type, m.row(i))
 }
 
-// Bytes returns the little-endian storage of the whole matrix (a copy for F32).
+// Bytes returns the little-endian storage of the whole matrix, row-major
+// (a copy for F32 and for a prepacked matrix).
 func (m *Matrix) Bytes() []byte {
+	if m.prepacked {
+		var b bytes.Buffer
+		_ = m.WriteRowMajor(&b)
+		return b.Bytes()
+	}
 	if m.Type != F32 {
 		return m.Data
 	}

@@ -117,9 +117,13 @@ func packK(data []byte, bb, rows, rb int, release func([]byte)) []byte {
 // is given the rows packed so far, releaseBytes or more at a time, as
 // soon as they are.
 func packGroups(data []byte, groups, gb int, release func([]byte), pack func(dst, src []byte)) []byte {
-	out := allocPacked(groups * gb)
+	return packGroupsInto(allocPacked(groups*gb), data, groups, gb, release, pack)
+}
+
+// packGroupsInto is packGroups into out (at least groups·gb bytes).
+func packGroupsInto(out, data []byte, groups, gb int, release func([]byte), pack func(dst, src []byte)) []byte {
 	per := max(1, releaseBytes/gb) // groups per release
-	ParallelFor(groups, len(out), func(lo, hi int) {
+	ParallelFor(groups, groups*gb, func(lo, hi int) {
 		from := lo
 		for g := lo; g < hi; g++ {
 			pack(out[g*gb:(g+1)*gb], data[g*gb:(g+1)*gb])
@@ -146,29 +150,36 @@ func unpackKRow(dst, packed []byte, bb, r, nb int) {
 // type t (Q8_0, Q4_0 or Q5_0) as packGroups does, one unit (the group's
 // blocks b) after another.
 func packBlocks(data []byte, t DType, rows, cols int, release func([]byte)) []byte {
+	rb := cols / QK * t.BlockBytes()
+	return packGroups(data, rows/packRows, packRows*rb, release, func(grp, src []byte) {
+		packBlockGroup(grp, src, t, cols/QK)
+	})
+}
+
+// packBlockGroup packs one group of 16 rows of nb blocks of type t (Q8_0,
+// Q4_0 or Q5_0) from src (row-major) into grp, one unit (the group's
+// blocks b) after another.
+func packBlockGroup(grp, src []byte, t DType, nb int) {
 	bb := t.BlockBytes()
 	unitBytes := packRows * bb
-	nb := cols / QK
 	rb := nb * bb
 	le := binary.LittleEndian
-	return packGroups(data, rows/packRows, packRows*rb, release, func(grp, src []byte) {
-		for b := 0; b < nb; b++ {
-			unit := grp[b*unitBytes:][:unitBytes]
-			for r := 0; r < packRows; r++ {
-				blk := src[r*rb+bb*b:][:bb]
-				le.PutUint16(unit[2*r:], le.Uint16(blk))
-				switch t {
-				case Q8_0:
-					packWords8(unit[32+4*r:], blk[2:])
-				case Q4_0:
-					packWords4(unit[32+4*r:], blk[2:])
-				default: // Q5_0: qh, then the words of qs
-					le.PutUint32(unit[32+4*r:], le.Uint32(blk[2:]))
-					packWords4(unit[96+4*r:], blk[6:])
-				}
+	for b := 0; b < nb; b++ {
+		unit := grp[b*unitBytes:][:unitBytes]
+		for r := 0; r < packRows; r++ {
+			blk := src[r*rb+bb*b:][:bb]
+			le.PutUint16(unit[2*r:], le.Uint16(blk))
+			switch t {
+			case Q8_0:
+				packWords8(unit[32+4*r:], blk[2:])
+			case Q4_0:
+				packWords4(unit[32+4*r:], blk[2:])
+			default: // Q5_0: qh, then the words of qs
+				le.PutUint32(unit[32+4*r:], le.Uint32(blk[2:]))
+				packWords4(unit[96+4*r:], blk[6:])
 			}
 		}
-	})
+	}
 }
 
 // packWords8 writes the eight 4-byte words of src (a Q8_0 block's codes)

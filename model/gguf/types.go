@@ -49,6 +49,42 @@ const (
 	NVFP4   Type = 40
 )
 
+// hlm's prepacked types: Q4_0, Q5_0 and Q8_0 with each whole group of 16
+// rows interleaved for hlm's AVX-512 tiles and the rows past the last
+// whole group row-major after them (tensor/prepacked.go; written by `hlm
+// convert --packed`). Their blocks are the base type's, in another order.
+// The numbers are hlm's own (packedBase plus the base type's), far above
+// ggml's, so that llama.cpp refuses such a file ("invalid ggml type")
+// rather than misreading it.
+const (
+	HLMQ4_0R16 Type = packedBase + Q4_0
+	HLMQ5_0R16 Type = packedBase + Q5_0
+	HLMQ8_0R16 Type = packedBase + Q8_0
+)
+
+// packedBase is added to a base type's number to make its prepacked one.
+const packedBase = 0x1000
+
+// Prepacked returns the prepacked type of base (Q4_0, Q5_0 or Q8_0), and
+// whether it has one.
+func Prepacked(base Type) (Type, bool) {
+	switch base {
+	case Q4_0, Q5_0, Q8_0:
+		return packedBase + base, true
+	}
+	return 0, false
+}
+
+// Base returns the type whose blocks a prepacked type t stores, and
+// whether t is prepacked; any other type is its own base.
+func (t Type) Base() (Type, bool) {
+	switch t {
+	case HLMQ4_0R16, HLMQ5_0R16, HLMQ8_0R16:
+		return t - packedBase, true
+	}
+	return t, false
+}
+
 // qk is QK_K, the number of elements in a k-quant super-block.
 const qk = 256
 
@@ -107,6 +143,11 @@ var typeTraits = [...]typeTrait{
 }
 
 func (t Type) trait() typeTrait {
+	if base, ok := t.Base(); ok {
+		tr := typeTraits[base]
+		tr.name = "HLM_" + tr.name + "_R16"
+		return tr
+	}
 	if int64(t) < int64(len(typeTraits)) {
 		return typeTraits[t]
 	}

@@ -118,3 +118,42 @@ func TestRowSize(t *testing.T) {
 		}
 	}
 }
+
+// TestPrepackedTypes checks hlm's prepacked types: each is its base type's
+// blocks (sizes equal), named after it, known, outside ggml's numbers (so
+// llama.cpp refuses them), and Base undoes Prepacked; other types have no
+// prepacked type and are their own base.
+func TestPrepackedTypes(t *testing.T) {
+	for _, c := range []struct {
+		base, packed Type
+		name         string
+	}{{Q8_0, HLMQ8_0R16, "HLM_Q8_0_R16"}, {Q4_0, HLMQ4_0R16, "HLM_Q4_0_R16"}, {Q5_0, HLMQ5_0R16, "HLM_Q5_0_R16"}} {
+		p, ok := Prepacked(c.base)
+		if !ok || p != c.packed {
+			t.Fatalf("Prepacked(%v) = %v, %v", c.base, p, ok)
+		}
+		if b, ok := p.Base(); !ok || b != c.base {
+			t.Fatalf("%v.Base() = %v, %v", p, b, ok)
+		}
+		if p.String() != c.name || !p.Known() || p.BlockSize() != c.base.BlockSize() || p.TypeSize() != c.base.TypeSize() {
+			t.Fatalf("%v: name %q, known %v, block %d/%d bytes", p, p.String(), p.Known(), p.BlockSize(), p.TypeSize())
+		}
+		if int(p) < len(typeTraits) {
+			t.Fatalf("%v (%d) is inside ggml's numbers", p, uint32(p))
+		}
+		if _, ok := TypeByName(c.name); ok {
+			t.Fatalf("TypeByName(%q) found a prepacked type (no flag names one)", c.name)
+		}
+	}
+	for _, typ := range []Type{F32, F16, Q4_K, Q6_K, Q8_1} {
+		if _, ok := Prepacked(typ); ok {
+			t.Errorf("%v has a prepacked type", typ)
+		}
+		if b, ok := typ.Base(); ok || b != typ {
+			t.Errorf("%v.Base() = %v, %v", typ, b, ok)
+		}
+	}
+	if Type(packedBase + Q4_K).Known() {
+		t.Error("a prepacked number of Q4_K is known")
+	}
+}

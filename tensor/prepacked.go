@@ -1,0 +1,144 @@
+package tensor
+
+import (
+	"fmt"
+	"io"
+	"runtime"
+)
+
+// Prepacked matrices. A Q8_0, Q4_0 or Q5_0 matrix can be stored with its
+// whole groups of 16 rows already in the packed layout of the AVX-512
+// tiles (pack.go) and the rows past the last whole group row-major after
+// them, at the offsets they have in the row-major layout: the same bytes,
+// in another order (`hlm convert --packed` writes files of them). Where
+// this CPU's level reads such rows packed, the mapped bytes are the packed
+// copy itself: nothing is packed, allocated or zeroed when the model
+// starts, and the file's pages are the only copy in memory. A level that
+// reads rows row-major (an AVX2 CPU, HLM_KERNELS=avx2, the portable code)
+// unpacks the whole matrix once, on its first product; Row and RowDot
+// unpack the one row they read.
+
+// PrepackedGroup is how many rows the prepacked layout interleaves: the
+// layout of a matrix's rows lo…lo+PrepackedGroup-1 (lo a multiple of it)
+// is that of a matrix of those rows alone.
+const PrepackedGroup = packRows
+
+// Packable reports whether matrices of type t can be stored prepacked.
+func Packable(t DType) bool { return t == Q8_0 || t == Q4_0 || t == Q5_0 }
+
+// ReadsPacked reports whether products at the current kernel level read
+// matrices of type t (of 16 rows or more) packed, that is, whether a
+// prepacked matrix of type t is computed from as it is stored rather
+// than unpacked first.
+func ReadsPacked(t DType) bool {
+	ks := kernels()
+	if !packing || ks == nil {
+		return false
+	}
+	switch t {
+	case Q8_0:
+		return ks.q8packed[1] != nil
+	case Q4_0:
+		return ks.q4packed[1] != nil
+	case Q5_0:
+		return ks.q5packed[1] != nil && q5Sets[level] != nil
+	}
+	return false
+}
+
+// NewPrepacked wraps data, a rows × cols matrix of type t (Q8_0, Q4_0 or
+// Q5_0) in the prepacked layout (AppendPacked's), without copying.
+func NewPrepacked(t DType, rows, cols int, data []byte) (*Matrix, error) {
+	if !Packable(t) {
+		return nil, fmt.Errorf("tensor: %v matrices cannot be prepacked (only Q8_0, Q4_0 and Q5_0)", t)
+	}
+	m, err := NewRaw(t, rows, cols, data)
+	if err != nil {
+		return nil, err
+	}
+	if rows >= packRows {
+		m.prepacked = true
+		p := data[:rows/packRows*packRows*m.rowBytes]
+		m.packed.Store(&p)
+	}
+	return m, nil
+}
+
+// Prepacked reports whether m's Data is in the prepacked layout
+// (NewPrepacked) rather than row-major.
+func (m *Matrix) Prepacked() bool { return m.prepacked }
+
+// rowMajor returns m's storage in the row-major layout: Data, or for a
+// prepacked matrix a copy unpacked on first use and kept (for the levels
+// that read rows row-major). Like a packed copy, the unpacked one replaces
+// the mapped pages in memory (SetDataRelease) instead of doubling them.
+func (m *Matrix) rowMajor() []byte {
+	if !m.prepacked {
+		return m.Data
+	}
+	if p := m.unpacked.Load(); p != nil {
+		return *p
+	}
+	out := allocPacked(len(m.Data))
+	nb, rb := m.Cols/QK, m.rowBytes
+	whole := m.Rows / packRows
+	copy(out[whole*packRows*rb:], m.Data[whole*packRows*rb:])
+	packGroupsInto(out, m.Data, whole, packRows*rb, m.release, func(dst, src []byte) {
+		for i := 0; i < packRows; i++ {
+			unpackRow(dst[i*rb:][:rb], src, m.Type, i, nb)
+		}
+	})
+	if !m.unpacked.CompareAndSwap(nil, &out) {
+		freePacked(out)
+		return *m.unpacked.Load()
+	}
+	runtime.AddCleanup(m, freePacked, out)
+	return out
+}
+
+// WriteRowMajor writes m's storage in the row-major layout (Bytes's) to
+// w; a prepacked matrix is unpacked a group at a time, so nothing the
+// size of the matrix is allocated.
+func (m *Matrix) WriteRowMajor(w io.Writer) error {
+	if !m.prepacked {
+		_, err := w.Write(m.Bytes())
+		return err
+	}
+	gb := packRows * m.rowBytes
+	whole := m.Rows / packRows
+	buf := make([]byte, gb)
+	for g := 0; g < whole; g++ {
+		for i := 0; i < packRows; i++ {
+			unpackRow(buf[i*m.rowBytes:][:m.rowBytes], m.Data, m.Type, g*packRows+i, m.Cols/QK)
+		}
+		if _, err := w.Write(buf); err != nil {
+			return err
+		}
+	}
+	_, err := w.Write(m.Data[whole*gb:])
+	return err
+}
+
+// WritePacked writes m's storage in the prepacked layout to w: its whole
+// groups of 16 rows packed (pack.go), the remaining rows row-major. m must
+// be Q8_0, Q4_0 or Q5_0 (Packable).
+func (m *Matrix) WritePacked(w io.Writer) error {
+	if !Packable(m.Type) {
+		return fmt.Errorf("tensor: %v matrices cannot be prepacked (only Q8_0, Q4_0 and Q5_0)", m.Type)
+	}
+	if m.prepacked {
+		_, err := w.Write(m.Data)
+		return err
+	}
+	gb := packRows * m.rowBytes
+	whole := m.Rows / packRows
+	buf := make([]byte, gb)
+	for g := 0; g < whole; g++ {
+		packBlockGroup(buf, m.Data[g*gb:(g+1)*gb], m.Type, m.Cols/QK)
+		if _, err := w.Write(buf); err != nil {
+			return err
+		}
+	}
+	_, err := w.Write(m.Data[whole*gb:])
+	return err
+}
