@@ -36,6 +36,12 @@ func TestConvertPacked(t *testing.T) {
 	if len(a) != len(b) || bytes.Equal(a, b) {
 		t.Fatalf("prepacked file: %d bytes, row-major %d, identical %v", len(b), len(a), bytes.Equal(a, b))
 	}
+	if out, e, code := hlm("inspect", "-m", packed); code != 0 || !strings.Contains(out, "prepacked:") || !strings.Contains(out, "HLM_Q8_0_R16") {
+		t.Errorf("hlm inspect of the prepacked file (exit %d) does not say it is prepacked:\n%s%s", code, out, e)
+	}
+	if out, _, _ := hlm("inspect", "-m", plain); strings.Contains(out, "prepacked") {
+		t.Errorf("hlm inspect calls the row-major file prepacked:\n%s", out)
+	}
 	var outs []string
 	for _, f := range []string{plain, packed} {
 		out, e, code := hlm("generate", "-m", f, "-p", "Once upon a time", "-n", "24", "--temp", "0")
