@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# Start-up side by side: the wall-clock seconds and peak resident memory
+# of loading a model, reading a prompt and generating 16 tokens, greedy,
+# for llama.cpp's llama-simple and `hlm generate` on the same GGUF file,
+# and for hlm on the same weights prepacked (`hlm convert --packed`:
+# NAME-TYPE.hlm.gguf beside it, written here once). The three alternate
+# in each round, so each meets the same host; the table has each one's
+# median over the rounds.
+#
+# The files are bench/families.sh's ($HLM_PERF_WORK/families/NAME-TYPE.gguf;
+# make them with `FILES_ONLY=1 TYPES=… bench/families.sh NAMES`).
+#
+#   usage (from the repository root):
+#     bench/startup.sh [shapes…]   default: qwen3-0.6b llama3.2-1b gemma3-1b phi3-mini-4k llama3.1-8b
+#   environment:
+#     TYPES="q8_0"     types (a type without a packed layout, such as
+#                      q4_k_m, has no prepacked column)
+#     ROUNDS=3         rounds
+#     THREADS=2        threads of both engines
+#     HLM_PERF_WORK    work directory (default /tmp/hlm-perf)
+#
+# The page cache matters more than anything here: a round that reads a
+# file from disk takes seconds longer, so before the rounds each file is
+# read once (cat > /dev/null), and the host's memory should hold the
+# files of one shape (an 8B Q8_0 and its prepacked copy: 17 GB).
+set -euo pipefail
+root=$(pwd)
+perf=$(cd "$(dirname "$0")/../../shared/perf" && pwd)
+work=${HLM_PERF_WORK:-/tmp/hlm-perf}
+fam=$work/families
+log() { echo "[$(date -u +%T)] $*" >&2; }
+lc=$("$perf/llamacpp.sh")
+threads=${THREADS:-2}
+rounds=${ROUNDS:-3}
+[[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "startup.sh: ROUNDS must be a positive whole number, not '$rounds'" >&2; exit 2; }
+prompt="Once upon a time, there was a little model that was small."
+shapes=${*:-qwen3-0.6b llama3.2-1b gemma3-1b phi3-mini-4k llama3.1-8b}
+types=${TYPES:-q8_0}
+py=/usr/bin/python3
+
+log "building hlm"
+go build -o "$work/hlm" ./cmd/hlm
+
+# run NAME CMD…: appends "seconds MiB" of CMD to $fam/startup.NAME, or
+# "- -" when it failed (its output in $fam/last.log).
+run() {
+  local name=$1
+  shift
+  if /usr/bin/time -f "%e %M" -o "$fam/time.log" "$@" >"$fam/last.log" 2>&1; then
+    awk '{printf "%s %.0f\n", $1, $2/1024}' "$fam/time.log" >>"$fam/startup.$name"
+  else
+    log "$name failed: $(tail -2 "$fam/last.log")"
+    echo "- -" >>"$fam/startup.$name"
+  fi
+}
+# med COLUMN NAME: the median of column COLUMN of $fam/startup.NAME ("-"
+# if any run failed).
+med() {
+  $py - "$1" "$fam/startup.$2" <<'EOF'
+import sys, statistics
+col, path = int(sys.argv[1]), sys.argv[2]
+try:
+    v = [float(l.split()[col]) for l in open(path) if l.strip()]
+    m = statistics.median(v) if v else None
+    print("-" if m is None else f"{m:.2f}" if col == 0 else f"{m:.0f}")
+except (ValueError, OSError):
+    print("-")
+EOF
+}
+calc() { $py -c "print($1)" 2>/dev/null || echo -; }
+
+echo "$(date -u +%FT%TZ) $(uptime | sed 's/.*load/load/')"
+echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //') ($(awk -F'\t*: ' '$1 == "cpu family" && !f {f = $2} $1 == "model" && !m {m = $2} END {print "family " f ", model " m}' /proc/cpuinfo)), $(nproc) cores; hlm $(git -C "$root" describe --always --dirty); llama.cpp $(cd "$lc/../.." && git log -1 --format=%h); $threads threads; hlm's kernel level: $("$work/hlm" bench -p 1 -n 0 -r 1 -t 1 2>/dev/null | sed -n 's/^kernels: //p'); $rounds rounds"
+echo
+echo "| model | type | llama.cpp s | hlm s | hlm/llama.cpp | hlm prepacked s | prepacked/llama.cpp | llama.cpp MiB | hlm MiB | prepacked MiB | rounds: llama.cpp / hlm / prepacked s |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|"
+for s in $shapes; do
+  for t in $types; do
+    g=$fam/$s-$t.gguf
+    if [[ ! -s $g ]]; then
+      log "$s $t: no $g (FILES_ONLY=1 TYPES=$t bench/families.sh $s makes it)"
+      continue
+    fi
+    pg=""
+    case $t in q8_0 | q4_0 | q5_0)
+      pg=$fam/$s-$t.hlm.gguf
+      if [[ ! -s $pg ]]; then
+        log "$s $t: writing $pg (hlm convert --packed)"
+        "$work/hlm" convert --model "$g" --type "$t" --packed --out "$pg" || { rm -f "$pg"; pg=""; }
+      fi
+      ;;
+    esac
+    rm -f "$fam"/startup.{llama,hlm,packed}
+    log "$s $t: reading the files into the page cache"
+    cat "$g" ${pg:+"$pg"} >/dev/null
+    for ((r = 1; r <= rounds; r++)); do
+      log "$s $t: round $r of $rounds"
+      run llama "$lc/llama-simple" -m "$g" -n 16 "$prompt"
+      run hlm "$work/hlm" generate --model "$g" --prompt "$prompt" --max-tokens 16 --temperature 0 --threads "$threads"
+      [[ -n $pg ]] && run packed "$work/hlm" generate --model "$pg" --prompt "$prompt" --max-tokens 16 --temperature 0 --threads "$threads"
+    done
+    ls=$(med 0 llama) hs=$(med 0 hlm) lm=$(med 1 llama) hm=$(med 1 hlm) ps=- pm=-
+    [[ -n $pg ]] && { ps=$(med 0 packed); pm=$(med 1 packed); }
+    each=$(paste -d/ <(cut -d' ' -f1 "$fam/startup.llama") <(cut -d' ' -f1 "$fam/startup.hlm") \
+      <(if [[ -n $pg ]]; then cut -d' ' -f1 "$fam/startup.packed"; else yes - | head -n "$rounds"; fi) | paste -sd' ' | sed 's| |, |g')
+    echo "| $s | $t | $ls | $hs | $(calc "f'{$hs/$ls:.2f}'") | $ps | $(calc "f'{$ps/$ls:.2f}'") | $lm | $hm | $pm | $each |"
+  done
+done
+echo
+echo "$(date -u +%FT%TZ) $(uptime | sed 's/.*load/load/')"
