@@ -25,6 +25,7 @@ type Matrix struct {
 
 	prepacked bool                   // Data is in the prepacked layout (prepacked.go), and packed its whole groups
 	unpacked  atomic.Pointer[[]byte] // prepacked: the row-major copy, made when a level reads rows row-major
+	moving    atomic.Bool            // prepacked: its packed rows are queued for (or in) memory of their own (moveToOwn)
 }
 
 // SetDataRelease gives m a function that may drop the memory pages of its
@@ -36,13 +37,13 @@ func (m *Matrix) SetDataRelease(release func([]byte)) { m.release = release }
 
 // ReleaseData lets Data's pages go (SetDataRelease) if m computes its
 // products from a copy of its own (packed rows, or a prepacked matrix's
-// row-major copy), so they are not resident twice; code that has just
+// row-major copy or copy of its packed rows), so they are not resident twice; code that has just
 // read Data (a fingerprint) calls it again. Otherwise it does nothing.
 func (m *Matrix) ReleaseData() {
 	if m.release == nil {
 		return
 	}
-	if m.prepacked && m.unpacked.Load() != nil || !m.prepacked && m.packed.Load() != nil {
+	if m.prepacked && (m.unpacked.Load() != nil || m.moving.Load()) || !m.prepacked && m.packed.Load() != nil {
 		m.release(m.Data)
 	}
 }

@@ -40,6 +40,9 @@ var packing = true
 // dropped.
 func (m *Matrix) packedRows() []byte {
 	if p := m.packed.Load(); p != nil {
+		if m.prepacked && m.moving.CompareAndSwap(false, true) {
+			moveToOwn(m) // behind this product (prepacked.go)
+		}
 		return *p
 	}
 	var p []byte

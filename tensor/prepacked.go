@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"sync"
 )
 
 // Prepacked matrices. A Q8_0, Q4_0 or Q5_0 matrix can be stored with its
@@ -17,6 +18,18 @@ import (
 // reads rows row-major (an AVX2 CPU, HLM_KERNELS=avx2, the portable code)
 // unpacks the whole matrix once, on its first product; Row and RowDot
 // unpack the one row they read.
+//
+// The mapped rows start the model at once, but the page cache maps a
+// file in 4 KiB pages, and the products read them 10–22% slower than a
+// packed copy in 2 MiB pages (docs/BENCHMARKS.md, "Prepacked files"). So
+// the first product of a prepacked matrix also queues it for a copy of
+// its packed rows into memory of its own (allocPacked: 2 MiB pages), made
+// by one goroutine behind the products; the copy then replaces the
+// mapped rows (an atomic swap: a product under way finishes on the
+// mapped ones, which stay valid) and their pages leave the resident set
+// (SetDataRelease). A model starts as from the mapped file and decodes,
+// once the copies are made, as from a packed copy, for a memory copy of
+// the matrices instead of their packing.
 
 // PrepackedGroup is how many rows the prepacked layout interleaves: the
 // layout of a matrix's rows lo…lo+PrepackedGroup-1 (lo a multiple of it)
@@ -141,4 +154,62 @@ func (m *Matrix) WritePacked(w io.Writer) error {
 	}
 	_, err := w.Write(m.Data[whole*gb:])
 	return err
+}
+
+// mover is the queue of prepacked matrices whose packed rows are to be
+// copied into memory of their own, and whether its goroutine runs.
+var mover struct {
+	mu      sync.Mutex
+	queue   []*Matrix
+	running bool
+	idle    *sync.Cond // broadcast when the queue is drained (waitMoves)
+}
+
+func init() { mover.idle = sync.NewCond(&mover.mu) }
+
+// moveToOwn queues m (prepacked, its packed rows the mapped bytes) for a
+// copy of its packed rows into memory of its own.
+func moveToOwn(m *Matrix) {
+	mover.mu.Lock()
+	defer mover.mu.Unlock()
+	mover.queue = append(mover.queue, m)
+	if !mover.running {
+		mover.running = true
+		go moveQueued()
+	}
+}
+
+// moveQueued copies the queued matrices' packed rows, one matrix at a
+// time, until the queue is empty.
+func moveQueued() {
+	for {
+		mover.mu.Lock()
+		if len(mover.queue) == 0 {
+			mover.running = false
+			mover.idle.Broadcast()
+			mover.mu.Unlock()
+			return
+		}
+		m := mover.queue[0]
+		mover.queue[0] = nil
+		mover.queue = mover.queue[1:]
+		mover.mu.Unlock()
+		mapped := *m.packed.Load()
+		own := allocPacked(len(mapped))
+		copy(own, mapped)
+		m.packed.Store(&own)
+		runtime.AddCleanup(m, freePacked, own)
+		if m.release != nil {
+			m.release(mapped)
+		}
+	}
+}
+
+// waitMoves waits until every queued copy is made (for the tests).
+func waitMoves() {
+	mover.mu.Lock()
+	for mover.running {
+		mover.idle.Wait()
+	}
+	mover.mu.Unlock()
 }

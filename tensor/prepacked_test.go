@@ -31,9 +31,10 @@ func prepackedOf(t *testing.T, m *Matrix) *Matrix {
 // products bit for bit at every level this machine runs, with 1 and 2
 // threads and 1 to 9 tokens (the packed tiles where the level has them,
 // the row-major copy elsewhere, the rows past the last group in place);
-// that where a level reads the packed rows it reads the file's bytes
-// themselves, with no copy; and that writing it prepacked again gives the
-// same bytes.
+// that where a level reads the packed rows they end up copied into memory
+// of their own (moveToOwn) with the same products, and either copy lets
+// the mapped pages go; and that writing it prepacked again gives the same
+// bytes.
 func TestPrepacked(t *testing.T) {
 	defer SetThreads(Threads())
 	rng := rand.New(rand.NewPCG(11, 12))
@@ -87,19 +88,24 @@ func TestPrepacked(t *testing.T) {
 					checkLevels(t, fresh, x, n, ref, l, 1, 2)
 					var reads bool
 					atLevel(l, func() { reads = ReadsPacked(typ) })
-					// The row-major copy, where one is made, replaces the
-					// mapped pages of the packed groups; the packed rows
-					// themselves are never let go.
-					if got, want := released.Load(), int64(rows/packRows*packRows*m.RowBytes()); !reads && got != want || reads && got != 0 {
-						t.Fatalf("%v %d×%d, %s: %d bytes of Data let go (reads packed: %v)", typ, rows, cols, levelNames[l], got, reads)
+					// Where the level reads packed rows, the first product
+					// reads the prepacked bytes and queues their copy into
+					// memory of its own; where it reads rows row-major, the
+					// row-major copy is made. Either copy replaces the
+					// mapped pages of the packed groups.
+					waitMoves()
+					if got, want := released.Load(), int64(rows/packRows*packRows*m.RowBytes()); got != want {
+						t.Fatalf("%v %d×%d, %s: %d bytes of Data let go, want %d (reads packed: %v)", typ, rows, cols, levelNames[l], got, want, reads)
 					}
 					if reads && rows >= packRows {
-						if p := fresh.packedRows(); &p[0] != &fresh.Data[0] {
-							t.Fatalf("%v %d×%d, %s: the packed rows are a copy, not the prepacked bytes", typ, rows, cols, levelNames[l])
+						p := fresh.packedRows()
+						if &p[0] == &fresh.Data[0] || !bytes.Equal(p, fresh.Data[:len(p)]) {
+							t.Fatalf("%v %d×%d, %s: the packed rows are not a copy of the prepacked bytes once moved", typ, rows, cols, levelNames[l])
 						}
 						if fresh.unpacked.Load() != nil {
 							t.Fatalf("%v %d×%d, %s: a level that reads packed rows unpacked the matrix", typ, rows, cols, levelNames[l])
 						}
+						checkLevels(t, fresh, x, n, ref, l, 1, 2) // from the copy
 					}
 				}
 			}
