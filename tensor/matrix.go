@@ -26,6 +26,8 @@ type Matrix struct {
 	prepacked bool                   // Data is in the prepacked layout (prepacked.go), and packed its whole groups
 	unpacked  atomic.Pointer[[]byte] // prepacked: the row-major copy, made when a level reads rows row-major
 	moving    atomic.Bool            // prepacked: its packed rows are queued for (or in) memory of their own (moveToOwn)
+	own       atomic.Pointer[[]byte] // prepacked: that memory, while the copy is made
+	ownUpTo   atomic.Int64           // prepacked: how many bytes of own are copied (whole groups)
 }
 
 // SetDataRelease gives m a function that may drop the memory pages of its

@@ -296,8 +296,26 @@ func (p *product) runPacked(lo, hi int) {
 	rows, nb := w.Rows, w.Cols/QK
 	ldg := uintptr(packRows * w.rowBytes) // from one group to the next
 	ldx, ldo := uintptr(nb)*unsafe.Sizeof(actBlock{}), uintptr(4*rows)
+	// A prepacked matrix's groups being copied into memory of their own
+	// (moveToOwn): those copied so far are read from the copy.
+	var own []byte
+	var ownUpTo uintptr
+	if w.prepacked {
+		if o := w.own.Load(); o != nil {
+			own = *o
+		}
+	}
 	p.forGroups(lo, hi, packRows, func(r int) {
-		grp := &p.packed[uintptr(r/packRows)*ldg]
+		off := uintptr(r/packRows) * ldg
+		grp := &p.packed[off]
+		if own != nil {
+			if off+ldg > ownUpTo {
+				ownUpTo = uintptr(w.ownUpTo.Load())
+			}
+			if off+ldg <= ownUpTo {
+				grp = &own[off]
+			}
+		}
 		t := 0
 		for ; t+2 <= n; t += 2 {
 			tiles[2](grp, ldg, &acts[t*nb], ldx, nb, &out[t*rows+r], ldo)

@@ -24,10 +24,11 @@ import (
 // packed copy in 2 MiB pages (docs/BENCHMARKS.md, "Prepacked files"). So
 // the first product of a prepacked matrix also queues it for a copy of
 // its packed rows into memory of its own (allocPacked: 2 MiB pages), made
-// by one goroutine behind the products; the copy then replaces the
-// mapped rows (an atomic swap: a product under way finishes on the
-// mapped ones, which stay valid) and their pages leave the resident set
-// (SetDataRelease). A model starts as from the mapped file and decodes,
+// by one goroutine behind the products, a few groups at a time: the
+// products read each group from the copy once it is there (runPacked),
+// its mapped pages leave the resident set (SetDataRelease), and the
+// copy finally replaces the mapped rows (an atomic swap; the mapped
+// ones stay valid for a product under way). A model starts as from the mapped file and decodes,
 // once the copies are made, as from a packed copy, for a memory copy of
 // the matrices instead of their packing.
 
@@ -196,12 +197,24 @@ func moveQueued() {
 		mover.mu.Unlock()
 		mapped := *m.packed.Load()
 		own := allocPacked(len(mapped))
-		copy(own, mapped)
+		m.own.Store(&own)
+		// A few groups at a time (releaseBytes or more): the products
+		// read the groups copied so far from the copy (runPacked), and
+		// their mapped pages are let go, so that the matrix is not
+		// resident twice while it is copied.
+		gb := packRows * m.rowBytes
+		step := max(1, releaseBytes/gb) * gb
+		for lo := 0; lo < len(mapped); lo += step {
+			hi := min(len(mapped), lo+step)
+			copy(own[lo:hi], mapped[lo:hi])
+			m.ownUpTo.Store(int64(hi))
+			if m.release != nil {
+				m.release(mapped[lo:hi])
+			}
+		}
 		m.packed.Store(&own)
 		runtime.AddCleanup(m, freePacked, own)
-		if m.release != nil {
-			m.release(mapped)
-		}
+		m.own.Store(nil)
 	}
 }
 

@@ -130,3 +130,39 @@ func TestPrepackedRefused(t *testing.T) {
 		t.Fatal("an F32 matrix was written prepacked")
 	}
 }
+
+// TestPrepackedWhileMoving computes products of a prepacked matrix while
+// its packed rows are being copied into memory of their own (the groups
+// copied so far read from the copy, the rest from the prepacked bytes,
+// whose pages are let go as they are copied): every product equals the
+// row-major matrix's, bit for bit.
+func TestPrepackedWhileMoving(t *testing.T) {
+	if !ReadsPacked(Q8_0) {
+		t.Skipf("the %s level reads no packed Q8_0 rows", Kernels())
+	}
+	rng := rand.New(rand.NewPCG(13, 14))
+	const rows, cols = 40 * packRows, 4096 // steps of 3 groups: 14 steps
+	base, _ := NewF32(rows, cols, randVec(rng, rows*cols))
+	m, _ := base.Convert(Q8_0)
+	x := randVec(rng, 2*cols)
+	ref := make([]float32, 2*rows)
+	atLevel(levelPortable, func() { MatMul(ref, m, x, 2) })
+	for round := 0; round < 3; round++ {
+		pm := prepackedOf(t, m)
+		var released atomic.Int64
+		pm.SetDataRelease(func(b []byte) { released.Add(int64(len(b))) })
+		got := make([]float32, 2*rows)
+		for i := 0; i < 40; i++ {
+			MatMul(got, pm, x, 1+i%2)
+			for j := 0; j < (1+i%2)*rows; j++ {
+				if math.Float32bits(got[j]) != math.Float32bits(ref[j]) {
+					t.Fatalf("round %d, product %d: output %d = %g, want %g", round, i, j, got[j], ref[j])
+				}
+			}
+		}
+		waitMoves()
+		if released.Load() != int64(len(pm.Data)) {
+			t.Fatalf("round %d: %d bytes let go, want %d", round, released.Load(), len(pm.Data))
+		}
+	}
+}
