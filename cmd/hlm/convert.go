@@ -36,11 +36,11 @@ computes from the mapped file as it is, where a row-major Q8_0 or Q4_0 file
 has every matrix copied into that layout, in new memory, when the model
 starts (loading a 1B model took twice llama.cpp's time for that). The file
 is the same size and computes the same logits bit for bit, but only hlm
-reads it: llama.cpp refuses its tensor types. It starts faster and decodes
-slower (10-22% on the development host: its rows are read from the page
-cache's small pages, the row-major file's packed copy from 2 MiB pages):
-use it for one-shot runs and short-lived processes, not for a long-running
-server. On a CPU without AVX-512 hlm unpacks it when it loads. A Q8_0 file
+reads it: llama.cpp refuses its tensor types. hlm computes from the mapped
+rows at once and copies them into 2 MiB pages behind the first products
+(the page cache's small pages decode slower): worth it for one-shot runs
+and short-lived processes. On a CPU without AVX-512 hlm unpacks it when it
+loads. A Q8_0 file
 converted with --type q8_0 keeps its weights exactly:
   hlm convert --model model-q8_0.gguf --type q8_0 --packed --out model-q8_0.hlm.gguf`, stdout)
 	spec := fs.String("model", builtin.DefaultLLM, "model spec to read (@q8 and @q4 apply; @exit=N is refused)")
