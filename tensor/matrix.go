@@ -39,15 +39,24 @@ func (m *Matrix) SetDataRelease(release func([]byte)) { m.release = release }
 
 // ReleaseData lets Data's pages go (SetDataRelease) if m computes its
 // products from a copy of its own (packed rows, or a prepacked matrix's
-// row-major copy or copy of its packed rows), so they are not resident twice; code that has just
-// read Data (a fingerprint) calls it again. Otherwise it does nothing.
+// row-major copy or copy of its packed rows), so they are not resident
+// twice; code that has just read Data (a fingerprint) calls it again.
+// Otherwise it does nothing.
 func (m *Matrix) ReleaseData() {
-	if m.release == nil {
-		return
-	}
-	if m.prepacked && (m.unpacked.Load() != nil || m.moving.Load()) || !m.prepacked && m.packed.Load() != nil {
+	if m.release != nil && m.hasOwnCopy() {
 		m.release(m.Data)
 	}
+}
+
+// hasOwnCopy reports whether m's products read a copy of its rows rather
+// than Data: packed rows, or for a prepacked matrix (whose packed rows
+// are Data itself) a row-major copy or its packed rows on their way into
+// memory of their own (moveToOwn).
+func (m *Matrix) hasOwnCopy() bool {
+	if m.prepacked {
+		return m.unpacked.Load() != nil || m.moving.Load()
+	}
+	return m.packed.Load() != nil
 }
 
 // NewF32 wraps values (len rows*cols) as an F32 matrix without copying.

@@ -274,14 +274,26 @@ func (p *product) forGroups(lo, hi, size int, group func(r int)) {
 }
 
 // packedTiles are the level's tiles of packed rows of p's type.
-func (p *product) packedTiles() *[3]qTileFn {
-	switch p.w.Type {
+func (p *product) packedTiles() *[3]qTileFn { return p.ks.packedFor(p.w.Type) }
+
+// packedFor are ks's tiles of packed rows of type t (Q8_0, Q4_0 or Q5_0).
+func (ks *kernelSet) packedFor(t DType) *[3]qTileFn {
+	switch t {
 	case Q4_0:
-		return &p.ks.q4packed
+		return &ks.q4packed
 	case Q5_0:
-		return &p.ks.q5packed
+		return &ks.q5packed
 	}
-	return &p.ks.q8packed
+	return &ks.q8packed
+}
+
+// unpackBlockGroup undoes packBlockGroup: the 16 rows of nb blocks of
+// type t packed in grp, written row-major to dst.
+func unpackBlockGroup(dst, grp []byte, t DType, nb int) {
+	rb := nb * t.BlockBytes()
+	for i := 0; i < packRows; i++ {
+		unpackRow(dst[i*rb:][:rb], grp, t, i, nb)
+	}
 }
 
 // runPacked computes rows [lo, hi) of p: those of the whole groups from

@@ -27,10 +27,10 @@ import (
 // by one goroutine behind the products, a few groups at a time: the
 // products read each group from the copy once it is there (runPacked),
 // its mapped pages leave the resident set (SetDataRelease), and the
-// copy finally replaces the mapped rows (an atomic swap; the mapped
-// ones stay valid for a product under way). A model starts as from the mapped file and decodes,
-// once the copies are made, as from a packed copy, for a memory copy of
-// the matrices instead of their packing.
+// copy finally replaces the mapped rows (an atomic swap; the mapped ones
+// stay valid for a product under way). A model starts as from the mapped
+// file and decodes, once the copies are made, as from a packed copy, for
+// a memory copy of the matrices instead of their packing.
 
 // PrepackedGroup is how many rows the prepacked layout interleaves: the
 // layout of a matrix's rows lo…lo+PrepackedGroup-1 (lo a multiple of it)
@@ -46,22 +46,11 @@ func Packable(t DType) bool { return t == Q8_0 || t == Q4_0 || t == Q5_0 }
 // than unpacked first.
 func ReadsPacked(t DType) bool {
 	ks := kernels()
-	if !packing || ks == nil {
-		return false
-	}
-	switch t {
-	case Q8_0:
-		return ks.q8packed[1] != nil
-	case Q4_0:
-		return ks.q4packed[1] != nil
-	case Q5_0:
-		return ks.q5packed[1] != nil && q5Sets[level] != nil
-	}
-	return false
+	return packing && ks != nil && Packable(t) && ks.packedFor(t)[1] != nil && (t != Q5_0 || q5Sets[level] != nil)
 }
 
 // NewPrepacked wraps data, a rows × cols matrix of type t (Q8_0, Q4_0 or
-// Q5_0) in the prepacked layout (AppendPacked's), without copying.
+// Q5_0) in the prepacked layout (WritePacked's), without copying.
 func NewPrepacked(t DType, rows, cols int, data []byte) (*Matrix, error) {
 	if !Packable(t) {
 		return nil, fmt.Errorf("tensor: %v matrices cannot be prepacked (only Q8_0, Q4_0 and Q5_0)", t)
@@ -98,9 +87,7 @@ func (m *Matrix) rowMajor() []byte {
 	whole := m.Rows / packRows
 	copy(out[whole*packRows*rb:], m.Data[whole*packRows*rb:])
 	packGroupsInto(out, m.Data, whole, packRows*rb, m.release, func(dst, src []byte) {
-		for i := 0; i < packRows; i++ {
-			unpackRow(dst[i*rb:][:rb], src, m.Type, i, nb)
-		}
+		unpackBlockGroup(dst, src, m.Type, nb)
 	})
 	if !m.unpacked.CompareAndSwap(nil, &out) {
 		freePacked(out)
@@ -122,9 +109,7 @@ func (m *Matrix) WriteRowMajor(w io.Writer) error {
 	whole := m.Rows / packRows
 	buf := make([]byte, gb)
 	for g := 0; g < whole; g++ {
-		for i := 0; i < packRows; i++ {
-			unpackRow(buf[i*m.rowBytes:][:m.rowBytes], m.Data, m.Type, g*packRows+i, m.Cols/QK)
-		}
+		unpackBlockGroup(buf, m.Data[g*gb:(g+1)*gb], m.Type, m.Cols/QK)
 		if _, err := w.Write(buf); err != nil {
 			return err
 		}

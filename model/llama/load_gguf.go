@@ -97,10 +97,7 @@ func FromGGUF(f *gguf.File) (*Weights, *tokenizer.Tokenizer, error) {
 		default:
 			return st, true, fmt.Errorf("%w: tensor %s has %d dimensions", model.ErrFormat, name, len(ti.Dims))
 		}
-		if prepacked && st.cols == 0 {
-			return st, true, fmt.Errorf("%w: vector %s has the prepacked type %v", model.ErrFormat, name, ti.Type)
-		}
-		st.prepacked = prepacked
+		st.prepacked = prepacked // a vector of a block type is refused by bindTensor
 		data, err := f.TensorData(name)
 		st.data = data
 		return st, true, err

@@ -17,8 +17,8 @@ import (
 // matrices in hlm's prepacked types, is the size of the row-major one,
 // computes the same logits bit for bit at this machine's kernel level (the
 // packed tiles read the mapped file where the level has them), has the
-// same fingerprint, and converts back to the row-major file byte for byte (both as read
-// back).
+// same fingerprint, and converts back to the row-major file byte for
+// byte (both as read back).
 func TestPrepackedGGUF(t *testing.T) {
 	dir := filepath.Join("testdata", "families")
 	for _, c := range familyModels() {
