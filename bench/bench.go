@@ -189,6 +189,10 @@ func runModel(ctx context.Context, cfg Config, m model.Model, spec string, rng *
 					if _, err := onThread(m, func() (time.Duration, error) { return once(m, warm, s, cfg.AllLogits, rng) }); err != nil {
 						return out, err
 					}
+					// The packed rows the warm-up's products queued are
+					// made before the timed runs, as llama.cpp repacks its
+					// rows while it loads.
+					tensor.WaitPacking()
 				}
 				for i := 0; i < cfg.Reps; i++ {
 					if err := ctx.Err(); err != nil {

@@ -261,6 +261,7 @@ type product struct {
 	acts    []actBlock                   // x quantized (Q8_0, Q4_0)
 	pairs   []actPair                    // acts in token pairs (nil: the one-token tiles)
 	packed  []byte                       // the packed rows (Q8_0, Q4_0 at AVX-512; pack.go)
+	moving  bool                         // packed rows are being made behind the products: read the groups made so far (runPacked)
 	actsK   []actBlockK                  // x quantized (Q4_K, Q6_K)
 	kRows   *[maxT + 1]int               // the K tiles' heights
 	kTiles  *[maxR + 1][maxT + 1]kTileFn // the K tiles
@@ -304,6 +305,7 @@ func (p *product) prepare(out []float32, w *Matrix, x []float32, n int, acts *ac
 		nb := cols / QK
 		if packing && p.packedTiles()[1] != nil && nb > 0 {
 			p.packed = w.packedRows()
+			p.moving = p.packed == nil && w.moving.Load()
 			if p.packed != nil && w.Rows%packRows == 0 {
 				return // no rows for the row-major tiles
 			}
@@ -319,6 +321,7 @@ func (p *product) prepare(out []float32, w *Matrix, x []float32, n int, acts *ac
 			p.ks, p.q5 = ks, ts
 			if packing && p.packedTiles()[1] != nil {
 				p.packed = w.packedRows()
+				p.moving = p.packed == nil && w.moving.Load()
 				if p.packed != nil && w.Rows%packRows == 0 {
 					return // no rows for the row-major tiles
 				}
@@ -359,7 +362,7 @@ func (p *product) run(lo, hi int) {
 		p.dots(lo, hi)
 	case p.kPacked != nil:
 		p.runPackedK(lo, hi)
-	case p.packed != nil:
+	case p.packed != nil || p.moving:
 		p.runPacked(lo, hi)
 	default:
 		p.tiles(lo, hi)

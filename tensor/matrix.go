@@ -20,14 +20,14 @@ type Matrix struct {
 	Data       []byte    // other types: Rows*RowBytes bytes
 	rowBytes   int
 
-	packed  atomic.Pointer[[]byte] // Q8_0, Q4_0, Q5_0 (and long K-quant) rows packed for the AVX-512 tiles (pack.go)
+	packed  atomic.Pointer[[]byte] // Q8_0, Q4_0, Q5_0 (and long K-quant) rows packed for the AVX-512 tiles (pack.go), once made
 	release func([]byte)           // drops Data's pages while they are not read (SetDataRelease)
 
 	prepacked bool                   // Data is in the prepacked layout (prepacked.go), and packed its whole groups
 	unpacked  atomic.Pointer[[]byte] // prepacked: the row-major copy, made when a level reads rows row-major
-	moving    atomic.Bool            // prepacked: its packed rows are queued for (or in) memory of their own (moveToOwn)
-	own       atomic.Pointer[[]byte] // prepacked: that memory, while the copy is made
-	ownUpTo   atomic.Int64           // prepacked: how many bytes of own are copied (whole groups)
+	moving    atomic.Bool            // Q8_0, Q4_0, Q5_0: its packed rows are queued for (or in) memory of their own (moveToOwn)
+	own       atomic.Pointer[[]byte] // that memory, while the packed rows are made (moveGroups)
+	ownUpTo   atomic.Int64           // how many bytes of own are made (whole groups)
 }
 
 // SetDataRelease gives m a function that may drop the memory pages of its

@@ -21,23 +21,32 @@ import (
 // past the last whole group are not packed: the row-major tiles compute
 // them from Data.
 //
-// The copy is made on the first product at that level (one pass over the
-// matrix, on the worker threads) and shared by every later product; Data
-// stays as it was (writers, fingerprints and the other levels read it). A
-// memory-mapped file's pages are only read to make it, and let go as soon
-// as they are packed, a few hundred KiB at a time (SetDataRelease: they
-// leave the resident set and are read back if Data is used again), so
-// the copy replaces them in memory instead of doubling them, even while it
-// is made; a matrix on the heap is held twice.
+// The copy is made behind the products (prepacked.go, moveToOwn): the
+// first product at that level queues the matrix, one goroutine packs it
+// a few groups at a time into memory of its own, and until a group is
+// packed the products compute it with the row-major tiles from Data
+// (runPacked), which give the same bits. A model so starts as fast as
+// from its mapped file alone, instead of waiting on the first product
+// for the packing of every matrix and the kernel's zeroing of the new
+// pages (docs/BENCHMARKS.md, "Packing behind the products"). Once made,
+// the copy is shared by every later product; Data stays as it was
+// (writers, fingerprints and the other levels read it). A memory-mapped
+// file's pages are only read to make it, and let go as soon as they are
+// packed, a few hundred KiB at a time (SetDataRelease: they leave the
+// resident set and are read back if Data is used again), so the copy
+// replaces them in memory instead of doubling them, even while it is
+// made; a matrix on the heap is held twice.
 const packRows = 16
 
 // packing enables the packed tiles (benchmarks compare with it off).
 var packing = true
 
-// packedRows returns m's packed rows (nil when m is not Q8_0, Q4_0, Q5_0,
-// Q4_K or Q6_K or has fewer rows than a group), making them on first use.
-// Concurrent first uses may each pack; one copy wins and the others are
-// dropped.
+// packedRows returns m's packed rows: nil when m is not Q8_0, Q4_0, Q5_0,
+// Q4_K or Q6_K or has fewer rows than a group, and for a Q8_0, Q4_0 or
+// Q5_0 matrix until its packing behind the products is done (the first
+// call queues it: moveToOwn). Q4_K and Q6_K rows are packed on first use,
+// on the worker threads; concurrent first uses may each pack them, one
+// copy wins and the others are dropped.
 func (m *Matrix) packedRows() []byte {
 	if p := m.packed.Load(); p != nil {
 		if m.prepacked && m.moving.CompareAndSwap(false, true) {
@@ -47,8 +56,11 @@ func (m *Matrix) packedRows() []byte {
 	}
 	var p []byte
 	switch {
-	case (m.Type == Q8_0 || m.Type == Q4_0 || m.Type == Q5_0) && m.Rows >= packRows:
-		p = packBlocks(m.Data, m.Type, m.Rows, m.Cols, m.release)
+	case Packable(m.Type) && m.Rows >= packRows:
+		if m.moving.CompareAndSwap(false, true) {
+			moveToOwn(m)
+		}
+		return nil
 	case (m.Type == Q4_K || m.Type == Q6_K) && m.Rows >= kPackRows:
 		p = packK(m.Data, m.Type.BlockBytes(), m.Rows, m.rowBytes, m.release)
 	default:
@@ -89,7 +101,8 @@ const hugeMin = 2 << 20
 // slower, zen4.go); the tiles of several tokens are avx512's, stepping
 // kPackRows super-blocks at a time and prefetching the next group
 // (gen_kernels.go, kGroup). The rows past the last whole group are not
-// packed, and the copy replaces the mapped pages as packBlocks's does.
+// packed, and the copy replaces the mapped pages as the packed Q8_0 rows'
+// does (packGroups).
 const kPackRows = 8
 
 // packedKTiles are a level's tiles of packed K-quant rows: k4[R][T] and
@@ -149,16 +162,6 @@ func unpackKRow(dst, packed []byte, bb, r, nb int) {
 	}
 }
 
-// packBlocks packs the whole groups of 16 rows of a rows × cols matrix of
-// type t (Q8_0, Q4_0 or Q5_0) as packGroups does, one unit (the group's
-// blocks b) after another.
-func packBlocks(data []byte, t DType, rows, cols int, release func([]byte)) []byte {
-	rb := cols / QK * t.BlockBytes()
-	return packGroups(data, rows/packRows, packRows*rb, release, func(grp, src []byte) {
-		packBlockGroup(grp, src, t, cols/QK)
-	})
-}
-
 // packBlockGroup packs one group of 16 rows of nb blocks of type t (Q8_0,
 // Q4_0 or Q5_0) from src (row-major) into grp, one unit (the group's
 // blocks b) after another.
@@ -209,7 +212,7 @@ func packWords4(dst, src []byte) {
 // time: the most a thread holds twice while it packs.
 const releaseBytes = 256 << 10
 
-// unpackRow writes row r of rows packed by packBlocks (type t, nb blocks
+// unpackRow writes row r of rows packed by packBlockGroup (type t, nb blocks
 // per row) in the row-major layout to dst: packing undone, for the tests.
 func unpackRow(dst, packed []byte, t DType, r, nb int) {
 	bb := t.BlockBytes()
@@ -297,37 +300,45 @@ func unpackBlockGroup(dst, grp []byte, t DType, nb int) {
 }
 
 // runPacked computes rows [lo, hi) of p: those of the whole groups from
-// the packed copy, the rest with the row-major tiles. Row ranges are
+// the packed rows, the rest with the row-major tiles. Row ranges are
 // widened to whole groups the same way in every call: a range [lo, hi)
 // computes the groups that start in [⌈lo⌉, ⌈hi⌉) (⌈⌉ to a multiple of
 // 16), so the ranges the threads take still cover each group once. Tokens
 // run in pairs over a group (its rows stay in L1 or L2 between pairs), the
 // last of an odd count alone.
+//
+// While the packed rows are made behind the products (moveToOwn), the
+// groups made so far are read from them, and the others from the
+// prepacked bytes, or with the row-major tiles from Data where the matrix
+// is row-major: every tile computes the same bits, so which of them a
+// group takes does not change any result.
 func (p *product) runPacked(lo, hi int) {
 	w, acts, out, n, tiles := p.w, p.acts, p.out, p.n, p.packedTiles()
 	rows, nb := w.Rows, w.Cols/QK
 	ldg := uintptr(packRows * w.rowBytes) // from one group to the next
 	ldx, ldo := uintptr(nb)*unsafe.Sizeof(actBlock{}), uintptr(4*rows)
-	// A prepacked matrix's groups being copied into memory of their own
-	// (moveToOwn): those copied so far are read from the copy.
-	var own []byte
-	var ownUpTo uintptr
-	if w.prepacked {
+	packed, split := p.packed, rows // the groups of rows before split are read from packed
+	if w.prepacked || packed == nil {
+		// own before packed: the mover stores the finished copy as
+		// packed before it clears own.
 		if o := w.own.Load(); o != nil {
-			own = *o
+			packed, split = *o, int(uintptr(w.ownUpTo.Load())/ldg)*packRows
+		} else if packed == nil {
+			if q := w.packed.Load(); q != nil {
+				packed = *q // made since prepare
+			} else {
+				split = 0 // queued behind other matrices
+			}
 		}
 	}
 	p.forGroups(lo, hi, packRows, func(r int) {
-		off := uintptr(r/packRows) * ldg
-		grp := &p.packed[off]
-		if own != nil {
-			if off+ldg > ownUpTo {
-				ownUpTo = uintptr(w.ownUpTo.Load())
-			}
-			if off+ldg <= ownUpTo {
-				grp = &own[off]
+		from := packed
+		if r >= split {
+			if from = p.packed; from == nil {
+				return // row-major, below
 			}
 		}
+		grp := &from[uintptr(r/packRows)*ldg]
 		t := 0
 		for ; t+2 <= n; t += 2 {
 			tiles[2](grp, ldg, &acts[t*nb], ldx, nb, &out[t*rows+r], ldo)
@@ -336,4 +347,14 @@ func (p *product) runPacked(lo, hi int) {
 			tiles[1](grp, ldg, &acts[t*nb], ldx, nb, &out[t*rows+r], ldo)
 		}
 	})
+	if p.packed == nil {
+		// The groups not packed yet, with the row-major tiles: those
+		// that start in [⌈lo⌉, ⌈hi⌉) from split on, as forGroups takes
+		// them (it computes the rows past the last whole group itself).
+		whole := rows / packRows * packRows
+		up := func(r int) int { return min(whole, (r+packRows-1)/packRows*packRows) }
+		if from, to := max(up(lo), split), up(hi); from < to {
+			p.tiles(from, to)
+		}
+	}
 }

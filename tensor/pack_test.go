@@ -10,9 +10,20 @@ import (
 	"unsafe"
 )
 
+// packedNow returns m's packed rows once they are made: those packed on
+// first use (K-quants), or those queued for packing behind the products
+// (Q8_0, Q4_0, Q5_0), waited for.
+func packedNow(m *Matrix) []byte {
+	if p := m.packedRows(); p != nil {
+		return p
+	}
+	WaitPacking()
+	return m.packedRows()
+}
+
 // TestPackBlocks checks the packed layout against its definition: every
 // row of every whole group unpacks to its Data, the packed copy is the size
-// of the groups' rows, and it is made once.
+// of the groups' rows, and it is made once, behind the first product.
 func TestPackBlocks(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	for _, typ := range []DType{Q8_0, Q4_0, Q5_0} {
@@ -23,7 +34,10 @@ func TestPackBlocks(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			p := m.packedRows()
+			if p := m.packedRows(); p != nil {
+				t.Fatalf("%v %d×%d: packed rows before they were made behind the products", typ, rows, cols)
+			}
+			p := packedNow(m)
 			groups := rows / packRows
 			if len(p) != groups*packRows*m.RowBytes() {
 				t.Fatalf("%v %d×%d: %d packed bytes, want %d", typ, rows, cols, len(p), groups*packRows*m.RowBytes())
@@ -43,12 +57,12 @@ func TestPackBlocks(t *testing.T) {
 	small, _ := NewF32(15, 32, randVec(rng, 15*32))
 	for _, typ := range []DType{Q8_0, Q4_0, Q5_0, F16} {
 		q, _ := small.Convert(typ)
-		if q.packedRows() != nil {
+		if packedNow(q) != nil {
 			t.Fatalf("%v: a matrix of fewer than 16 rows was packed", typ)
 		}
 	}
 	big, _ := NewF32(16, 32, randVec(rng, 16*32))
-	if f16, _ := big.Convert(F16); f16.packedRows() != nil {
+	if f16, _ := big.Convert(F16); packedNow(f16) != nil {
 		t.Fatal("an F16 matrix was packed")
 	}
 }
@@ -71,7 +85,7 @@ func TestPackLarge(t *testing.T) {
 		return randomKQuant(t, rng, typ, rows, nb), nb
 	}
 	check := func(m *Matrix, nb int) {
-		p := m.packedRows()
+		p := packedNow(m)
 		row := make([]byte, m.RowBytes())
 		for _, r := range []int{0, 7, 15} {
 			if m.Type == Q8_0 {
@@ -101,9 +115,10 @@ func TestPackLarge(t *testing.T) {
 	}
 }
 
-// BenchmarkPackBlocks measures packing (the first product's extra pass) of
-// a 4096 × 4096 matrix (Llama-2-7B's attention shape), in MB/s of its
-// storage.
+// BenchmarkPackBlocks measures packing (what the mover does behind the
+// first products, moveGroups, without the new pages' zeroing) of a 4096 ×
+// 4096 matrix (Llama-2-7B's attention shape) on one thread, in MB/s of
+// its storage.
 //
 //	go test -run='^$' -bench=PackBlocks ./tensor
 func BenchmarkPackBlocks(b *testing.B) {
@@ -113,18 +128,23 @@ func BenchmarkPackBlocks(b *testing.B) {
 		for i := range data {
 			data[i] = byte(i * 7)
 		}
+		out := make([]byte, len(data))
+		gb := packRows * cols / QK * typ.BlockBytes()
 		b.Run(typ.String(), func(b *testing.B) {
 			b.SetBytes(int64(len(data)))
 			for i := 0; i < b.N; i++ {
-				freePacked(packBlocks(data, typ, rows, cols, nil))
+				for g := 0; g < len(data); g += gb {
+					packBlockGroup(out[g:g+gb], data[g:g+gb], typ, cols/QK)
+				}
 			}
 		})
 	}
 }
 
 // TestPackConcurrentFirstUse: products that start together on a matrix not
-// packed yet (each may pack; one copy wins) all give the portable code's
-// bits. Run with -race to check the handover.
+// packed yet (one queues its packing, all compute the groups not packed
+// yet with the row-major tiles) all give the portable code's bits. Run
+// with -race to check the handover.
 func TestPackConcurrentFirstUse(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
 	const rows, cols, n, workers = 48, 128, 3, 4
@@ -159,7 +179,7 @@ func TestPackConcurrentFirstUse(t *testing.T) {
 }
 
 // TestReleaseData: a matrix lets its Data's pages go (SetDataRelease) as
-// its packed copy is made — each packed row once, in pieces of at least
+// its packed copy is made behind the first product — each packed row once, in pieces of at least
 // releaseBytes, so that the copy never doubles the matrix —, all of Data
 // once the copy exists, again on ReleaseData, and never while it computes
 // from Data.
@@ -211,6 +231,7 @@ func TestReleaseData(t *testing.T) {
 				check("before any product", 0, 0)
 				out := make([]float32, 2*rows)
 				MatMul(out, m, randVec(rng, 2*cols), 2)
+				WaitPacking()
 				if !hasAVX512() || typ == F16 || rows < packRows {
 					check("not packed", 0, 0)
 					continue

@@ -24,13 +24,14 @@ import (
 // packed copy in 2 MiB pages (docs/BENCHMARKS.md, "Prepacked files"). So
 // the first product of a prepacked matrix also queues it for a copy of
 // its packed rows into memory of its own (allocPacked: 2 MiB pages), made
-// by one goroutine behind the products, a few groups at a time: the
-// products read each group from the copy once it is there (runPacked),
-// its mapped pages leave the resident set (SetDataRelease), and the
-// copy finally replaces the mapped rows (an atomic swap; the mapped ones
-// stay valid for a product under way). A model starts as from the mapped
-// file and decodes, once the copies are made, as from a packed copy, for
-// a memory copy of the matrices instead of their packing.
+// by the goroutine that packs row-major matrices behind the products
+// (moveGroups), a few groups at a time: the products read each group from
+// the copy once it is there (runPacked), its mapped pages leave the
+// resident set (SetDataRelease), and the copy finally replaces the mapped
+// rows (an atomic swap; the mapped ones stay valid for a product under
+// way). A model starts as from the mapped file and decodes, once the
+// copies are made, as from a packed copy, for a memory copy of the
+// matrices instead of their packing.
 
 // PrepackedGroup is how many rows the prepacked layout interleaves: the
 // layout of a matrix's rows lo…lo+PrepackedGroup-1 (lo a multiple of it)
@@ -142,19 +143,21 @@ func (m *Matrix) WritePacked(w io.Writer) error {
 	return err
 }
 
-// mover is the queue of prepacked matrices whose packed rows are to be
-// copied into memory of their own, and whether its goroutine runs.
+// mover is the queue of matrices whose packed rows are to be made in
+// memory of their own (a row-major matrix's packed, a prepacked one's
+// copied), and whether its goroutine runs.
 var mover struct {
 	mu      sync.Mutex
 	queue   []*Matrix
 	running bool
-	idle    *sync.Cond // broadcast when the queue is drained (waitMoves)
+	idle    *sync.Cond // broadcast when the queue is drained (WaitPacking)
 }
 
 func init() { mover.idle = sync.NewCond(&mover.mu) }
 
-// moveToOwn queues m (prepacked, its packed rows the mapped bytes) for a
-// copy of its packed rows into memory of its own.
+// moveToOwn queues m (Q8_0, Q4_0 or Q5_0, 16 rows or more) for its packed
+// rows in memory of its own: a row-major matrix's whole groups packed
+// (packBlockGroup), a prepacked one's copied from the mapped bytes.
 func moveToOwn(m *Matrix) {
 	mover.mu.Lock()
 	defer mover.mu.Unlock()
@@ -165,7 +168,7 @@ func moveToOwn(m *Matrix) {
 	}
 }
 
-// moveQueued copies the queued matrices' packed rows, one matrix at a
+// moveQueued makes the queued matrices' packed rows, one matrix at a
 // time, until the queue is empty.
 func moveQueued() {
 	for {
@@ -180,31 +183,60 @@ func moveQueued() {
 		mover.queue[0] = nil
 		mover.queue = mover.queue[1:]
 		mover.mu.Unlock()
-		mapped := *m.packed.Load()
-		own := allocPacked(len(mapped))
-		m.own.Store(&own)
-		// A few groups at a time (releaseBytes or more): the products
-		// read the groups copied so far from the copy (runPacked), and
-		// their mapped pages are let go, so that the matrix is not
-		// resident twice while it is copied.
-		gb := packRows * m.rowBytes
-		step := max(1, releaseBytes/gb) * gb
-		for lo := 0; lo < len(mapped); lo += step {
-			hi := min(len(mapped), lo+step)
-			copy(own[lo:hi], mapped[lo:hi])
-			m.ownUpTo.Store(int64(hi))
-			if m.release != nil {
-				m.release(mapped[lo:hi])
-			}
-		}
-		m.packed.Store(&own)
-		runtime.AddCleanup(m, freePacked, own)
-		m.own.Store(nil)
+		moveGroups(m)
 	}
 }
 
-// waitMoves waits until every queued copy is made (for the tests).
-func waitMoves() {
+// moveGroups makes m's packed rows in memory of its own (allocPacked: 2
+// MiB pages) a few groups at a time (releaseBytes or more): the products
+// read the groups made so far from it (runPacked), and their pages of
+// Data are let go, so that the matrix is not resident twice while it
+// moves. The finished copy becomes m's packed rows.
+func moveGroups(m *Matrix) {
+	gb := packRows * m.rowBytes
+	size := m.Rows / packRows * gb
+	own := allocPacked(size)
+	m.own.Store(&own)
+	nb := m.Cols / QK
+	step := max(1, releaseBytes/gb) * gb
+	for lo := 0; lo < size; lo += step {
+		hi := min(size, lo+step)
+		if m.prepacked {
+			copy(own[lo:hi], m.Data[lo:hi])
+		} else {
+			for g := lo; g < hi; g += gb {
+				packBlockGroup(own[g:g+gb], m.Data[g:g+gb], m.Type, nb)
+			}
+		}
+		m.ownUpTo.Store(int64(hi))
+		if m.release != nil {
+			m.release(m.Data[lo:hi])
+		}
+		if moveStep != nil {
+			moveStep()
+		}
+	}
+	m.packed.Store(&own)
+	runtime.AddCleanup(m, freePacked, own)
+	m.own.Store(nil)
+	if !m.prepacked {
+		// Pages the row-major tiles read back after their groups were
+		// let go (a product that started before) go again.
+		m.ReleaseData()
+	}
+}
+
+// moveStep, if set (by the tests), is called after each step of
+// moveGroups: the products then see the groups made so far.
+var moveStep func()
+
+// WaitPacking waits until the packed rows queued so far are made: those of
+// every Q8_0, Q4_0 and Q5_0 matrix that has had a product at a level that
+// reads packed rows (and the copies of prepacked ones). Until then their
+// products run partly on the row-major tiles or the file's pages; a
+// benchmark calls it after its warm-up, as llama.cpp repacks its rows
+// while it loads.
+func WaitPacking() {
 	mover.mu.Lock()
 	for mover.running {
 		mover.idle.Wait()

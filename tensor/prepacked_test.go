@@ -2,8 +2,10 @@ package tensor
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"sync"
 	"sync/atomic"
 	"testing"
 )
@@ -93,7 +95,7 @@ func TestPrepacked(t *testing.T) {
 					// memory of its own; where it reads rows row-major, the
 					// row-major copy is made. Either copy replaces the
 					// mapped pages of the packed groups.
-					waitMoves()
+					WaitPacking()
 					if got, want := released.Load(), int64(rows/packRows*packRows*m.RowBytes()); got != want {
 						t.Fatalf("%v %d×%d, %s: %d bytes of Data let go, want %d (reads packed: %v)", typ, rows, cols, levelNames[l], got, want, reads)
 					}
@@ -131,38 +133,116 @@ func TestPrepackedRefused(t *testing.T) {
 	}
 }
 
-// TestPrepackedWhileMoving computes products of a prepacked matrix while
-// its packed rows are being copied into memory of their own (the groups
-// copied so far read from the copy, the rest from the prepacked bytes,
-// whose pages are let go as they are copied): every product equals the
-// row-major matrix's, bit for bit.
-func TestPrepackedWhileMoving(t *testing.T) {
+// TestWhileMoving computes products of a matrix while its packed rows
+// are made behind them (a row-major matrix's packed, a prepacked one's
+// copied), at each step of the move (moveStep holds the mover there), and
+// again from many goroutines while it runs free: the groups made so far
+// are read from the new rows, the others from the prepacked bytes or with
+// the row-major tiles, whose pages are let go as they are moved; every
+// product equals the portable code's, bit for bit, for 1 to 3 tokens.
+func TestWhileMoving(t *testing.T) {
 	if !ReadsPacked(Q8_0) {
 		t.Skipf("the %s level reads no packed Q8_0 rows", Kernels())
 	}
+	defer SetThreads(Threads())
 	rng := rand.New(rand.NewPCG(13, 14))
-	const rows, cols = 40 * packRows, 4096 // steps of 3 groups: 14 steps
-	base, _ := NewF32(rows, cols, randVec(rng, rows*cols))
-	m, _ := base.Convert(Q8_0)
-	x := randVec(rng, 2*cols)
-	ref := make([]float32, 2*rows)
-	atLevel(levelPortable, func() { MatMul(ref, m, x, 2) })
-	for round := 0; round < 3; round++ {
-		pm := prepackedOf(t, m)
-		var released atomic.Int64
-		pm.SetDataRelease(func(b []byte) { released.Add(int64(len(b))) })
-		got := make([]float32, 2*rows)
-		for i := 0; i < 40; i++ {
-			MatMul(got, pm, x, 1+i%2)
-			for j := 0; j < (1+i%2)*rows; j++ {
-				if math.Float32bits(got[j]) != math.Float32bits(ref[j]) {
-					t.Fatalf("round %d, product %d: output %d = %g, want %g", round, i, j, got[j], ref[j])
+	const rows, cols = 40*packRows + 5, 4096 // 8–14 steps of 3–5 groups, and a tail
+	x := randVec(rng, 3*cols)
+	for _, typ := range []DType{Q8_0, Q5_0} {
+		base, _ := NewF32(rows, cols, randVec(rng, rows*cols))
+		m, _ := base.Convert(typ)
+		ref := make([]float32, 3*rows)
+		atLevel(levelPortable, func() { MatMul(ref, m, x, 3) })
+		check := func(what string, mm *Matrix) {
+			t.Helper()
+			got := make([]float32, 3*rows)
+			for n := 1; n <= 3; n++ {
+				for _, threads := range []int{1, 2} {
+					SetThreads(threads)
+					MatMul(got, mm, x, n)
+					for j := 0; j < n*rows; j++ {
+						if math.Float32bits(got[j]) != math.Float32bits(ref[j]) {
+							t.Fatalf("%v %s, %d tokens, %d threads: output %d = %g, want %g", typ, what, n, threads, j, got[j], ref[j])
+						}
+					}
 				}
 			}
 		}
-		waitMoves()
-		if released.Load() != int64(len(pm.Data)) {
-			t.Fatalf("round %d: %d bytes let go, want %d", round, released.Load(), len(pm.Data))
+		for _, pre := range []bool{false, true} {
+			layout := "row-major"
+			fresh := func() *Matrix {
+				if pre {
+					return prepackedOf(t, m)
+				}
+				c, err := NewRaw(m.Type, rows, cols, m.Data)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return c
+			}
+			if pre {
+				layout = "prepacked"
+			}
+			whole := int64(rows / packRows * packRows * m.RowBytes())
+			// Step by step.
+			mm := fresh()
+			stepped, resume := make(chan int64), make(chan struct{})
+			moveStep = func() { stepped <- mm.ownUpTo.Load(); <-resume }
+			check(layout+", before the move", mm) // queues it
+			steps := 0
+			for upTo := int64(0); upTo < whole; steps++ {
+				upTo = <-stepped
+				check(fmt.Sprintf("%s, %d of %d bytes moved", layout, upTo, whole), mm)
+				resume <- struct{}{}
+			}
+			WaitPacking()
+			moveStep = nil
+			per := max(1, releaseBytes/(packRows*m.RowBytes())) // groups a step
+			if want := (rows/packRows + per - 1) / per; steps != want {
+				t.Fatalf("%v %s: the move took %d steps, want %d", typ, layout, steps, want)
+			}
+			if p := mm.packed.Load(); p == nil || len(*p) != int(whole) || &(*p)[0] == &mm.Data[0] {
+				t.Fatalf("%v %s: no packed rows of their own after the move", typ, layout)
+			}
+			check(layout+", moved", mm)
+			// Free-running, from several goroutines, the pages counted.
+			for round := 0; round < 3; round++ {
+				mm := fresh()
+				var released atomic.Int64
+				mm.SetDataRelease(func(b []byte) { released.Add(int64(len(b))) })
+				var wg sync.WaitGroup
+				for w := 0; w < 3; w++ {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						got := make([]float32, 2*rows)
+						for i := 0; i < 12; i++ {
+							n := 1 + (i+w)%2
+							MatMul(got, mm, x, n)
+							for j := 0; j < n*rows; j++ {
+								if math.Float32bits(got[j]) != math.Float32bits(ref[j]) {
+									t.Errorf("%v %s, round %d, goroutine %d, product %d: output %d = %g, want %g", typ, layout, round, w, i, j, got[j], ref[j])
+									return
+								}
+							}
+						}
+					}()
+				}
+				wg.Wait()
+				WaitPacking()
+				if t.Failed() {
+					return
+				}
+				// Each moved byte once; a row-major matrix's whole Data
+				// once more when its copy is done (ReleaseData).
+				want := whole
+				if !pre {
+					want += int64(len(mm.Data))
+				}
+				if released.Load() != want {
+					t.Fatalf("%v %s, round %d: %d bytes let go, want %d", typ, layout, round, released.Load(), want)
+				}
+			}
 		}
 	}
 }

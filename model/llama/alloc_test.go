@@ -115,6 +115,7 @@ func TestEvalAllocs(t *testing.T) {
 				for range warm {
 					step() // the run state and the caches grow
 				}
+				tensor.WaitPacking() // the packed rows the first steps queued, made (they allocate)
 				got := testing.AllocsPerRun(runs, step)
 				t.Logf("%.1f allocations per Eval of %d tokens", got, L)
 				if got > maxEvalAllocs {
