@@ -18,6 +18,10 @@
 #     ROUNDS=3         rounds
 #     THREADS=2        threads of both engines
 #     HLM_PERF_WORK    work directory (default /tmp/hlm-perf)
+#     BASE=COMMIT      also run hlm built from COMMIT on the row-major file
+#                      in each round (a change measured side by side with
+#                      what it changes): a column "base s", and the ratio
+#                      of this tree's hlm to it
 #
 # The page cache matters more than anything here: a round that reads a
 # file from disk takes seconds longer, so before the rounds each file is
@@ -40,6 +44,15 @@ py=/usr/bin/python3
 
 log "building hlm"
 go build -o "$work/hlm" ./cmd/hlm
+base=${BASE:-}
+if [[ -n $base ]]; then
+  log "building hlm $base"
+  src=$(mktemp -d)
+  git -C "$root" archive "$base" | tar -x -C "$src"
+  (cd "$src" && go build -buildvcs=false -o "$work/hlm-base" ./cmd/hlm)
+  rm -rf "$src"
+  base=$(git -C "$root" rev-parse --short "$base")
+fi
 
 # run NAME CMD…: appends "seconds MiB" of CMD to $fam/startup.NAME, or
 # "- -" when it failed (its output in $fam/last.log).
@@ -72,8 +85,13 @@ calc() { $py -c "print($1)" 2>/dev/null || echo -; }
 echo "$(date -u +%FT%TZ) $(uptime | sed 's/.*load/load/')"
 echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //') ($(awk -F'\t*: ' '$1 == "cpu family" && !f {f = $2} $1 == "model" && !m {m = $2} END {print "family " f ", model " m}' /proc/cpuinfo)), $(nproc) cores; hlm $(git -C "$root" describe --always --dirty); llama.cpp $(cd "$lc/../.." && git log -1 --format=%h); $threads threads; hlm's kernel level: $("$work/hlm" bench -p 1 -n 0 -r 1 -t 1 2>/dev/null | sed -n 's/^kernels: //p'); $rounds rounds"
 echo
-echo "| model | type | llama.cpp s | hlm s | hlm/llama.cpp | hlm prepacked s | prepacked/llama.cpp | llama.cpp MiB | hlm MiB | prepacked MiB | rounds: llama.cpp / hlm / prepacked s |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|"
+if [[ -n $base ]]; then
+  echo "| model | type | llama.cpp s | hlm s | hlm/llama.cpp | hlm prepacked s | prepacked/llama.cpp | hlm $base s | hlm/hlm $base | llama.cpp MiB | hlm MiB | prepacked MiB | hlm $base MiB | rounds: llama.cpp / hlm / prepacked / hlm $base s |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+else
+  echo "| model | type | llama.cpp s | hlm s | hlm/llama.cpp | hlm prepacked s | prepacked/llama.cpp | llama.cpp MiB | hlm MiB | prepacked MiB | rounds: llama.cpp / hlm / prepacked s |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|"
+fi
 for s in $shapes; do
   for t in $types; do
     g=$fam/$s-$t.gguf
@@ -90,20 +108,27 @@ for s in $shapes; do
       fi
       ;;
     esac
-    rm -f "$fam"/startup.{llama,hlm,packed}
+    rm -f "$fam"/startup.{llama,hlm,packed,base}
     log "$s $t: reading the files into the page cache"
     cat "$g" ${pg:+"$pg"} >/dev/null
     for ((r = 1; r <= rounds; r++)); do
       log "$s $t: round $r of $rounds"
       run llama "$lc/llama-simple" -m "$g" -n 16 "$prompt"
       run hlm "$work/hlm" generate --model "$g" --prompt "$prompt" --max-tokens 16 --temperature 0 --threads "$threads"
-      [[ -n $pg ]] && run packed "$work/hlm" generate --model "$pg" --prompt "$prompt" --max-tokens 16 --temperature 0 --threads "$threads"
+      if [[ -n $pg ]]; then run packed "$work/hlm" generate --model "$pg" --prompt "$prompt" --max-tokens 16 --temperature 0 --threads "$threads"; fi
+      if [[ -n $base ]]; then run base "$work/hlm-base" generate --model "$g" --prompt "$prompt" --max-tokens 16 --temperature 0 --threads "$threads"; fi
     done
     ls=$(med 0 llama) hs=$(med 0 hlm) lm=$(med 1 llama) hm=$(med 1 hlm) ps=- pm=-
     [[ -n $pg ]] && { ps=$(med 0 packed); pm=$(med 1 packed); }
     each=$(paste -d/ <(cut -d' ' -f1 "$fam/startup.llama") <(cut -d' ' -f1 "$fam/startup.hlm") \
-      <(if [[ -n $pg ]]; then cut -d' ' -f1 "$fam/startup.packed"; else yes - | head -n "$rounds"; fi) | paste -sd' ' | sed 's| |, |g')
-    echo "| $s | $t | $ls | $hs | $(calc "f'{$hs/$ls:.2f}'") | $ps | $(calc "f'{$ps/$ls:.2f}'") | $lm | $hm | $pm | $each |"
+      <(if [[ -n $pg ]]; then cut -d' ' -f1 "$fam/startup.packed"; else yes - | head -n "$rounds"; fi) \
+      ${base:+<(cut -d' ' -f1 "$fam/startup.base")} | paste -sd' ' | sed 's| |, |g')
+    if [[ -n $base ]]; then
+      bs=$(med 0 base) bm=$(med 1 base)
+      echo "| $s | $t | $ls | $hs | $(calc "f'{$hs/$ls:.2f}'") | $ps | $(calc "f'{$ps/$ls:.2f}'") | $bs | $(calc "f'{$hs/$bs:.2f}'") | $lm | $hm | $pm | $bm | $each |"
+    else
+      echo "| $s | $t | $ls | $hs | $(calc "f'{$hs/$ls:.2f}'") | $ps | $(calc "f'{$ps/$ls:.2f}'") | $lm | $hm | $pm | $each |"
+    fi
   done
 done
 echo

@@ -99,7 +99,8 @@
 // odd group ends in a pair whose high half is zeros and is not stored.
 //
 // At the AVX-512 level, Q8_0 and Q4_0 matrices of 16 rows or more are also
-// packed, 16 rows at a time, on their first product (pack.go): per block,
+// packed, 16 rows at a time, behind their first products (pack.go; until
+// a group is packed the row-major tiles compute it): per block,
 // the 16 rows' scales, then each 4-byte word of the codes of all 16 rows
 // side by side. A ZMM register then holds lane l of the definition for 16
 // rows (Q4_0: lanes k and k+4 in the low and high nibbles of word k), one
