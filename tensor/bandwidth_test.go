@@ -71,6 +71,7 @@ func BenchmarkStreamMatVec(b *testing.B) {
 			b.Run(typ.String()+"/"+levelNames[l], func(b *testing.B) {
 				atLevel(l, func() {
 					MatVec(out, m, x) // packs Q8_0 and Q4_0 where the level does
+					WaitPacking()
 					b.ResetTimer()
 					for i := 0; i < b.N; i++ {
 						MatVec(out, m, x)
@@ -181,6 +182,7 @@ func BenchmarkStreamWideK(b *testing.B) {
 			out := make([]float32, rows)
 			run := func(b *testing.B) {
 				MatVec(out, m, x)
+				WaitPacking()
 				b.ResetTimer()
 				for i := 0; i < b.N; i++ {
 					MatVec(out, m, x)
@@ -253,7 +255,7 @@ func BenchmarkStreamTurns(b *testing.B) {
 			ls := levels()[1:]
 			b.Run(fmt.Sprintf("%v/%d", sh.typ, cols), func(b *testing.B) {
 				for _, l := range ls {
-					atLevel(l, func() { MatVec(out, m, x) }) // packs where the level does
+					atLevel(l, func() { MatVec(out, m, x); WaitPacking() }) // packs where the level does
 				}
 				rates := make([][]float64, len(ls))
 				for i := 0; i < b.N; i++ {

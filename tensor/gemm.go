@@ -347,7 +347,7 @@ func (p *product) prepare(out []float32, w *Matrix, x []float32, n int, acts *ac
 			// Rows whose one-token input is wider than kNarrowBytes, for
 			// any number of tokens, so that the matrix keeps one copy.
 			if packing && ks.kPacked != nil && uintptr(cols/QKK)*unsafe.Sizeof(actBlockK{}) > kNarrowBytes {
-				if p.packed = w.packedRows(); p.packed != nil {
+				if p.packed = w.packedRows(); p.packed != nil || w.moving.Load() {
 					p.kPacked = ks.kPacked
 				}
 			}

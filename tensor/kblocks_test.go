@@ -266,6 +266,7 @@ func TestKQuantWideRows(t *testing.T) {
 					checkLevels(t, m, x, n, want, l, 1, 2)
 				}
 			}
+			WaitPacking()
 			if ks := kernelSets[levelAVX512Zen4]; ks != nil && ks.kPacked != nil && rows >= kPackRows && m.packed.Load() == nil {
 				t.Errorf("%v %d×%d: avx512-zen4 did not pack the wide rows", typ, rows, m.Cols)
 			}
@@ -273,9 +274,10 @@ func TestKQuantWideRows(t *testing.T) {
 	}
 }
 
-// TestPackK checks that packK's groups hold each row's super-blocks
-// (unpackKRow gives the rows back) and that it lets go of every packed
-// byte of the source, and only those.
+// TestPackK checks that packed K-quant groups (packKGroup, made behind the
+// products: moveGroups) hold each row's super-blocks (unpackKRow gives
+// the rows back), and that their making lets go of every packed byte of
+// the source once, then of all of it (ReleaseData).
 func TestPackK(t *testing.T) {
 	rng := rand.New(rand.NewPCG(83, 84))
 	for _, typ := range []DType{Q4_K, Q6_K} {
@@ -284,10 +286,12 @@ func TestPackK(t *testing.T) {
 			m := randomKQuant(t, rng, typ, rows, nb)
 			bb := typ.BlockBytes()
 			var released int
-			packed := packK(m.Data, bb, rows, m.rowBytes, func(b []byte) { released += len(b) })
+			m.SetDataRelease(func(b []byte) { released += len(b) })
+			moveGroups(m)
+			packed := *m.packed.Load()
 			whole := rows / kPackRows * kPackRows
-			if len(packed) != whole*m.rowBytes || released != len(packed) {
-				t.Fatalf("%v %d rows: packed %d bytes, released %d, want %d", typ, rows, len(packed), released, whole*m.rowBytes)
+			if len(packed) != whole*m.rowBytes || released != len(packed)+len(m.Data) {
+				t.Fatalf("%v %d rows: packed %d bytes, released %d, want %d and %d", typ, rows, len(packed), released, whole*m.rowBytes, whole*m.rowBytes+len(m.Data))
 			}
 			row := make([]byte, m.rowBytes)
 			for r := 0; r < whole; r++ {

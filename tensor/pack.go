@@ -2,7 +2,6 @@ package tensor
 
 import (
 	"encoding/binary"
-	"runtime"
 	"unsafe"
 )
 
@@ -41,12 +40,11 @@ const packRows = 16
 // packing enables the packed tiles (benchmarks compare with it off).
 var packing = true
 
-// packedRows returns m's packed rows: nil when m is not Q8_0, Q4_0, Q5_0,
-// Q4_K or Q6_K or has fewer rows than a group, and for a Q8_0, Q4_0 or
-// Q5_0 matrix until its packing behind the products is done (the first
-// call queues it: moveToOwn). Q4_K and Q6_K rows are packed on first use,
-// on the worker threads; concurrent first uses may each pack them, one
-// copy wins and the others are dropped.
+// packedRows returns m's packed rows, once they are made: nil until then,
+// and for a matrix that is not Q8_0, Q4_0, Q5_0, Q4_K or Q6_K or has
+// fewer rows than a group. The first call queues their making behind the
+// products (moveToOwn), or for a prepacked matrix (whose packed rows are
+// its Data) their copy into memory of its own.
 func (m *Matrix) packedRows() []byte {
 	if p := m.packed.Load(); p != nil {
 		if m.prepacked && m.moving.CompareAndSwap(false, true) {
@@ -54,27 +52,12 @@ func (m *Matrix) packedRows() []byte {
 		}
 		return *p
 	}
-	var p []byte
-	switch {
-	case Packable(m.Type) && m.Rows >= packRows:
-		if m.moving.CompareAndSwap(false, true) {
-			moveToOwn(m)
-		}
-		return nil
-	case (m.Type == Q4_K || m.Type == Q6_K) && m.Rows >= kPackRows:
-		p = packK(m.Data, m.Type.BlockBytes(), m.Rows, m.rowBytes, m.release)
-	default:
-		return nil
+	packs := Packable(m.Type) && m.Rows >= packRows ||
+		(m.Type == Q4_K || m.Type == Q6_K) && m.Rows >= kPackRows
+	if packs && m.moving.CompareAndSwap(false, true) {
+		moveToOwn(m)
 	}
-	if m.packed.CompareAndSwap(nil, &p) {
-		// The copy lives as long as m (allocPacked may have mapped it
-		// outside the Go heap).
-		runtime.AddCleanup(m, freePacked, p)
-		m.ReleaseData()
-	} else {
-		freePacked(p)
-	}
-	return *m.packed.Load()
+	return nil
 }
 
 // hugeMin is the size from which allocPacked maps a packed copy with huge
@@ -113,30 +96,35 @@ type packedKTiles struct {
 	rows   [maxT + 1]int
 }
 
-// packK packs the whole groups of kPackRows rows of a K-quant matrix
-// (super-blocks of bb bytes, rows of rb bytes) as packGroups does.
-func packK(data []byte, bb, rows, rb int, release func([]byte)) []byte {
+// packKGroup packs one group of kPackRows rows of a K-quant matrix
+// (super-blocks of bb bytes, rows of rb bytes) from src (row-major) into
+// grp.
+func packKGroup(grp, src []byte, bb, rb int) {
 	nb := rb / bb
-	return packGroups(data, rows/kPackRows, kPackRows*rb, release, func(grp, src []byte) {
-		for r := 0; r < kPackRows; r++ {
-			row := src[r*rb:][:rb]
-			for b := 0; b < nb; b++ {
-				copy(grp[(b*kPackRows+r)*bb:][:bb], row[b*bb:][:bb])
-			}
+	for r := 0; r < kPackRows; r++ {
+		row := src[r*rb:][:rb]
+		for b := 0; b < nb; b++ {
+			copy(grp[(b*kPackRows+r)*bb:][:bb], row[b*bb:][:bb])
 		}
-	})
+	}
 }
 
-// packGroups makes a packed copy of data's first groups groups of gb
-// bytes, group by group on the worker threads (a group's packing, pack
-// from src to dst, depends on its own rows alone). release (if not nil)
-// is given the rows packed so far, releaseBytes or more at a time, as
-// soon as they are.
-func packGroups(data []byte, groups, gb int, release func([]byte), pack func(dst, src []byte)) []byte {
-	return packGroupsInto(allocPacked(groups*gb), data, groups, gb, release, pack)
+// packGroup returns the rows of one of m's packed groups and how one is
+// packed (packBlockGroup, packKGroup).
+func (m *Matrix) packGroup() (rows int, pack func(grp, src []byte)) {
+	if m.Type == Q4_K || m.Type == Q6_K {
+		bb, rb := m.Type.BlockBytes(), m.rowBytes
+		return kPackRows, func(grp, src []byte) { packKGroup(grp, src, bb, rb) }
+	}
+	nb := m.Cols / QK
+	return packRows, func(grp, src []byte) { packBlockGroup(grp, src, m.Type, nb) }
 }
 
-// packGroupsInto is packGroups into out (at least groups·gb bytes).
+// packGroupsInto packs (or unpacks) data's first groups groups of gb
+// bytes into out (at least groups·gb bytes), group by group on the
+// worker threads (a group's packing, pack from src to dst, depends on its
+// own rows alone). release (if not nil) is given the rows packed so far,
+// releaseBytes or more at a time, as soon as they are.
 func packGroupsInto(out, data []byte, groups, gb int, release func([]byte), pack func(dst, src []byte)) []byte {
 	per := max(1, releaseBytes/gb) // groups per release
 	ParallelFor(groups, groups*gb, func(lo, hi int) {
@@ -248,8 +236,12 @@ func (p *product) runPackedK(lo, hi int) {
 	ldg := uintptr(kPackRows * w.rowBytes)
 	ldx, ldo := uintptr(nb)*unsafe.Sizeof(actBlockK{}), uintptr(4*rows)
 	groupT := p.ks.kMaxT
+	packed, split := p.groupsMade(kPackRows)
 	p.forGroups(lo, hi, kPackRows, func(r int) {
-		grp := p.packed[uintptr(r/kPackRows)*ldg:]
+		if r >= split {
+			return // row-major, below
+		}
+		grp := packed[uintptr(r/kPackRows)*ldg:]
 		for t := 0; t < n; t += groupT {
 			T := min(groupT, n-t)
 			R := kp.rows[T]
@@ -258,6 +250,48 @@ func (p *product) runPackedK(lo, hi int) {
 			}
 		}
 	})
+	p.rowMajorGroups(lo, hi, kPackRows, split)
+}
+
+// groupsMade returns the packed rows p reads and the first row of the
+// groups of size rows not in them (w.Rows when all are): while packed
+// rows are made behind the products (moveToOwn), those made so far.
+// A prepacked matrix's groups not moved yet are in p.packed (the mapped
+// bytes), which runPacked reads past split.
+func (p *product) groupsMade(size int) (packed []byte, split int) {
+	w := p.w
+	packed, split = p.packed, w.Rows
+	if !w.prepacked && packed != nil {
+		return packed, split
+	}
+	// own before packed: the mover stores the finished copy as packed
+	// before it clears own.
+	if o := w.own.Load(); o != nil {
+		return *o, int(w.ownUpTo.Load()) / (size * w.rowBytes) * size
+	}
+	if packed == nil {
+		if q := w.packed.Load(); q != nil {
+			return *q, split // made since prepare
+		}
+		return nil, 0 // queued behind other matrices
+	}
+	return packed, split
+}
+
+// rowMajorGroups computes with the row-major tiles, for a product whose
+// rows are being packed behind it (p.packed nil), the whole groups of
+// size rows not packed yet: those that start in [⌈lo⌉, ⌈hi⌉) from split
+// on, as forGroups takes them (it computes the rows past the last whole
+// group itself).
+func (p *product) rowMajorGroups(lo, hi, size, split int) {
+	if p.packed != nil {
+		return
+	}
+	whole := p.w.Rows / size * size
+	up := func(r int) int { return min(whole, (r+size-1)/size*size) }
+	if from, to := max(up(lo), split), up(hi); from < to {
+		p.tiles(from, to)
+	}
 }
 
 // forGroups calls group(r) for the first row r of each whole group of
@@ -317,20 +351,7 @@ func (p *product) runPacked(lo, hi int) {
 	rows, nb := w.Rows, w.Cols/QK
 	ldg := uintptr(packRows * w.rowBytes) // from one group to the next
 	ldx, ldo := uintptr(nb)*unsafe.Sizeof(actBlock{}), uintptr(4*rows)
-	packed, split := p.packed, rows // the groups of rows before split are read from packed
-	if w.prepacked || packed == nil {
-		// own before packed: the mover stores the finished copy as
-		// packed before it clears own.
-		if o := w.own.Load(); o != nil {
-			packed, split = *o, int(uintptr(w.ownUpTo.Load())/ldg)*packRows
-		} else if packed == nil {
-			if q := w.packed.Load(); q != nil {
-				packed = *q // made since prepare
-			} else {
-				split = 0 // queued behind other matrices
-			}
-		}
-	}
+	packed, split := p.groupsMade(packRows) // the groups before split are read from packed
 	p.forGroups(lo, hi, packRows, func(r int) {
 		from := packed
 		if r >= split {
@@ -347,14 +368,5 @@ func (p *product) runPacked(lo, hi int) {
 			tiles[1](grp, ldg, &acts[t*nb], ldx, nb, &out[t*rows+r], ldo)
 		}
 	})
-	if p.packed == nil {
-		// The groups not packed yet, with the row-major tiles: those
-		// that start in [⌈lo⌉, ⌈hi⌉) from split on, as forGroups takes
-		// them (it computes the rows past the last whole group itself).
-		whole := rows / packRows * packRows
-		up := func(r int) int { return min(whole, (r+packRows-1)/packRows*packRows) }
-		if from, to := max(up(lo), split), up(hi); from < to {
-			p.tiles(from, to)
-		}
-	}
+	p.rowMajorGroups(lo, hi, packRows, split)
 }

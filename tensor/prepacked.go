@@ -155,9 +155,10 @@ var mover struct {
 
 func init() { mover.idle = sync.NewCond(&mover.mu) }
 
-// moveToOwn queues m (Q8_0, Q4_0 or Q5_0, 16 rows or more) for its packed
-// rows in memory of its own: a row-major matrix's whole groups packed
-// (packBlockGroup), a prepacked one's copied from the mapped bytes.
+// moveToOwn queues m (Q8_0, Q4_0 or Q5_0 of 16 rows or more, or Q4_K or
+// Q6_K of 8 or more) for its packed rows in memory of its own: a
+// row-major matrix's whole groups packed (packBlockGroup, packKGroup), a
+// prepacked one's copied from the mapped bytes.
 func moveToOwn(m *Matrix) {
 	mover.mu.Lock()
 	defer mover.mu.Unlock()
@@ -193,11 +194,11 @@ func moveQueued() {
 // Data are let go, so that the matrix is not resident twice while it
 // moves. The finished copy becomes m's packed rows.
 func moveGroups(m *Matrix) {
-	gb := packRows * m.rowBytes
-	size := m.Rows / packRows * gb
+	rows, pack := m.packGroup()
+	gb := rows * m.rowBytes
+	size := m.Rows / rows * gb
 	own := allocPacked(size)
 	m.own.Store(&own)
-	nb := m.Cols / QK
 	step := max(1, releaseBytes/gb) * gb
 	for lo := 0; lo < size; lo += step {
 		hi := min(size, lo+step)
@@ -205,7 +206,7 @@ func moveGroups(m *Matrix) {
 			copy(own[lo:hi], m.Data[lo:hi])
 		} else {
 			for g := lo; g < hi; g += gb {
-				packBlockGroup(own[g:g+gb], m.Data[g:g+gb], m.Type, nb)
+				pack(own[g:g+gb], m.Data[g:g+gb])
 			}
 		}
 		m.ownUpTo.Store(int64(hi))
@@ -231,8 +232,8 @@ func moveGroups(m *Matrix) {
 var moveStep func()
 
 // WaitPacking waits until the packed rows queued so far are made: those of
-// every Q8_0, Q4_0 and Q5_0 matrix that has had a product at a level that
-// reads packed rows (and the copies of prepacked ones). Until then their
+// every matrix that has had a product at a level that reads its rows
+// packed (and the copies of prepacked ones). Until then their
 // products run partly on the row-major tiles or the file's pages; a
 // benchmark calls it after its warm-up, as llama.cpp repacks its rows
 // while it loads.

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"unsafe"
 )
 
 // prepackedOf returns m's storage in the prepacked layout, as a prepacked
@@ -136,113 +137,135 @@ func TestPrepackedRefused(t *testing.T) {
 // TestWhileMoving computes products of a matrix while its packed rows
 // are made behind them (a row-major matrix's packed, a prepacked one's
 // copied), at each step of the move (moveStep holds the mover there), and
-// again from many goroutines while it runs free: the groups made so far
+// again from several goroutines while it runs free: the groups made so far
 // are read from the new rows, the others from the prepacked bytes or with
 // the row-major tiles, whose pages are let go as they are moved; every
 // product equals the portable code's, bit for bit, for 1 to 3 tokens.
+// Q8_0 and Q5_0 at this machine's level, and Q4_K and Q6_K rows too long
+// for one token's input to stay in L1 at avx512-zen4, which packs those.
 func TestWhileMoving(t *testing.T) {
-	if !ReadsPacked(Q8_0) {
-		t.Skipf("the %s level reads no packed Q8_0 rows", Kernels())
-	}
-	defer SetThreads(Threads())
 	rng := rand.New(rand.NewPCG(13, 14))
-	const rows, cols = 40*packRows + 5, 4096 // 8–14 steps of 3–5 groups, and a tail
+	if ReadsPacked(Q8_0) {
+		const rows, cols = 40*packRows + 5, 4096 // 8–14 steps of 3–5 groups, and a tail
+		for _, typ := range []DType{Q8_0, Q5_0} {
+			base, _ := NewF32(rows, cols, randVec(rng, rows*cols))
+			m, _ := base.Convert(typ)
+			checkWhileMoving(t, rng, m, false)
+			checkWhileMoving(t, rng, m, true)
+		}
+	} else {
+		t.Logf("the %s level reads no packed Q8_0 rows", Kernels())
+	}
+	if ks := kernelSets[levelAVX512Zen4]; ks != nil && ks.kPacked != nil {
+		nb := int(kNarrowBytes/unsafe.Sizeof(actBlockK{})) + 1 // the narrowest rows packed
+		for _, typ := range []DType{Q4_K, Q6_K} {
+			m := randomKQuant(t, rng, typ, 24*kPackRows+3, nb)
+			atLevel(levelAVX512Zen4, func() { checkWhileMoving(t, rng, m, false) })
+		}
+	} else {
+		t.Logf("no avx512-zen4 level here: K-quant rows not checked")
+	}
+}
+
+// checkWhileMoving is TestWhileMoving for one matrix m, row-major or
+// (prepacked) in the prepacked layout.
+func checkWhileMoving(t *testing.T, rng *rand.Rand, m *Matrix, prepacked bool) {
+	t.Helper()
+	defer SetThreads(Threads())
+	rows, cols := m.Rows, m.Cols
 	x := randVec(rng, 3*cols)
-	for _, typ := range []DType{Q8_0, Q5_0} {
-		base, _ := NewF32(rows, cols, randVec(rng, rows*cols))
-		m, _ := base.Convert(typ)
-		ref := make([]float32, 3*rows)
-		atLevel(levelPortable, func() { MatMul(ref, m, x, 3) })
-		check := func(what string, mm *Matrix) {
-			t.Helper()
-			got := make([]float32, 3*rows)
-			for n := 1; n <= 3; n++ {
-				for _, threads := range []int{1, 2} {
-					SetThreads(threads)
-					MatMul(got, mm, x, n)
-					for j := 0; j < n*rows; j++ {
-						if math.Float32bits(got[j]) != math.Float32bits(ref[j]) {
-							t.Fatalf("%v %s, %d tokens, %d threads: output %d = %g, want %g", typ, what, n, threads, j, got[j], ref[j])
-						}
+	ref := make([]float32, 3*rows)
+	atLevel(levelPortable, func() { MatMul(ref, m, x, 3) })
+	layout := "row-major"
+	if prepacked {
+		layout = "prepacked"
+	}
+	check := func(what string, mm *Matrix) {
+		t.Helper()
+		got := make([]float32, 3*rows)
+		for n := 1; n <= 3; n++ {
+			for _, threads := range []int{1, 2} {
+				SetThreads(threads)
+				MatMul(got, mm, x, n)
+				for j := 0; j < n*rows; j++ {
+					if math.Float32bits(got[j]) != math.Float32bits(ref[j]) {
+						t.Fatalf("%v %s, %s, %d tokens, %d threads: output %d = %g, want %g", m.Type, layout, what, n, threads, j, got[j], ref[j])
 					}
 				}
 			}
 		}
-		for _, pre := range []bool{false, true} {
-			layout := "row-major"
-			fresh := func() *Matrix {
-				if pre {
-					return prepackedOf(t, m)
-				}
-				c, err := NewRaw(m.Type, rows, cols, m.Data)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return c
-			}
-			if pre {
-				layout = "prepacked"
-			}
-			whole := int64(rows / packRows * packRows * m.RowBytes())
-			// Step by step.
-			mm := fresh()
-			stepped, resume := make(chan int64), make(chan struct{})
-			moveStep = func() { stepped <- mm.ownUpTo.Load(); <-resume }
-			check(layout+", before the move", mm) // queues it
-			steps := 0
-			for upTo := int64(0); upTo < whole; steps++ {
-				upTo = <-stepped
-				check(fmt.Sprintf("%s, %d of %d bytes moved", layout, upTo, whole), mm)
-				resume <- struct{}{}
-			}
-			WaitPacking()
-			moveStep = nil
-			per := max(1, releaseBytes/(packRows*m.RowBytes())) // groups a step
-			if want := (rows/packRows + per - 1) / per; steps != want {
-				t.Fatalf("%v %s: the move took %d steps, want %d", typ, layout, steps, want)
-			}
-			if p := mm.packed.Load(); p == nil || len(*p) != int(whole) || &(*p)[0] == &mm.Data[0] {
-				t.Fatalf("%v %s: no packed rows of their own after the move", typ, layout)
-			}
-			check(layout+", moved", mm)
-			// Free-running, from several goroutines, the pages counted.
-			for round := 0; round < 3; round++ {
-				mm := fresh()
-				var released atomic.Int64
-				mm.SetDataRelease(func(b []byte) { released.Add(int64(len(b))) })
-				var wg sync.WaitGroup
-				for w := 0; w < 3; w++ {
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
-						got := make([]float32, 2*rows)
-						for i := 0; i < 12; i++ {
-							n := 1 + (i+w)%2
-							MatMul(got, mm, x, n)
-							for j := 0; j < n*rows; j++ {
-								if math.Float32bits(got[j]) != math.Float32bits(ref[j]) {
-									t.Errorf("%v %s, round %d, goroutine %d, product %d: output %d = %g, want %g", typ, layout, round, w, i, j, got[j], ref[j])
-									return
-								}
-							}
+	}
+	fresh := func() *Matrix {
+		if prepacked {
+			return prepackedOf(t, m)
+		}
+		c, err := NewRaw(m.Type, rows, cols, m.Data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	size, _ := m.packGroup()
+	gb := size * m.RowBytes()
+	whole := int64(rows / size * gb)
+	// Step by step.
+	mm := fresh()
+	stepped, resume := make(chan int64), make(chan struct{})
+	moveStep = func() { stepped <- mm.ownUpTo.Load(); <-resume }
+	defer func() { moveStep = nil }()
+	check("before the move", mm) // queues it
+	steps := 0
+	for upTo := int64(0); upTo < whole; steps++ {
+		upTo = <-stepped
+		check(fmt.Sprintf("%d of %d bytes moved", upTo, whole), mm)
+		resume <- struct{}{}
+	}
+	WaitPacking()
+	moveStep = nil
+	per := max(1, releaseBytes/gb) // groups a step
+	if want := (rows/size + per - 1) / per; steps != want || steps < 3 {
+		t.Fatalf("%v %s: the move took %d steps, want %d (and 3 or more)", m.Type, layout, steps, want)
+	}
+	if p := mm.packed.Load(); p == nil || len(*p) != int(whole) || &(*p)[0] == &mm.Data[0] {
+		t.Fatalf("%v %s: no packed rows of their own after the move", m.Type, layout)
+	}
+	check("moved", mm)
+	// Free-running, from several goroutines, the pages counted.
+	for round := 0; round < 3; round++ {
+		mm := fresh()
+		var released atomic.Int64
+		mm.SetDataRelease(func(b []byte) { released.Add(int64(len(b))) })
+		var wg sync.WaitGroup
+		for w := 0; w < 3; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				got := make([]float32, 2*rows)
+				for i := 0; i < 12; i++ {
+					n := 1 + (i+w)%2
+					MatMul(got, mm, x, n)
+					for j := 0; j < n*rows; j++ {
+						if math.Float32bits(got[j]) != math.Float32bits(ref[j]) {
+							t.Errorf("%v %s, round %d, goroutine %d, product %d: output %d = %g, want %g", m.Type, layout, round, w, i, j, got[j], ref[j])
+							return
 						}
-					}()
+					}
 				}
-				wg.Wait()
-				WaitPacking()
-				if t.Failed() {
-					return
-				}
-				// Each moved byte once; a row-major matrix's whole Data
-				// once more when its copy is done (ReleaseData).
-				want := whole
-				if !pre {
-					want += int64(len(mm.Data))
-				}
-				if released.Load() != want {
-					t.Fatalf("%v %s, round %d: %d bytes let go, want %d", typ, layout, round, released.Load(), want)
-				}
-			}
+			}()
+		}
+		wg.Wait()
+		WaitPacking()
+		if t.Failed() {
+			return
+		}
+		// Each moved byte once; a row-major matrix's whole Data once more
+		// when its copy is done (ReleaseData).
+		want := whole
+		if !prepacked {
+			want += int64(len(mm.Data))
+		}
+		if released.Load() != want {
+			t.Fatalf("%v %s, round %d: %d bytes let go, want %d", m.Type, layout, round, released.Load(), want)
 		}
 	}
 }
