@@ -220,9 +220,13 @@ func moveGroups(m *Matrix) {
 	m.packed.Store(&own)
 	runtime.AddCleanup(m, freePacked, own)
 	m.own.Store(nil)
-	if !m.prepacked {
-		// Pages the row-major tiles read back after their groups were
-		// let go (a product that started before) go again.
+	// Pages read back after their groups were let go (by a product that
+	// started before) go again: the moved ones of a prepacked matrix
+	// (its rows past the last group are read in place), all of a
+	// row-major one's.
+	if m.prepacked && m.release != nil {
+		m.release(m.Data[:size])
+	} else if !m.prepacked {
 		m.ReleaseData()
 	}
 }
