@@ -233,15 +233,9 @@ func (p *product) runPackedK(lo, hi int) {
 	if w.Type == Q6_K {
 		tiles = &kp.k6
 	}
-	ldg := uintptr(kPackRows * w.rowBytes)
 	ldx, ldo := uintptr(nb)*unsafe.Sizeof(actBlockK{}), uintptr(4*rows)
 	groupT := p.ks.kMaxT
-	packed, split := p.groupsMade(kPackRows)
-	p.forGroups(lo, hi, kPackRows, func(r int) {
-		if r >= split {
-			return // row-major, below
-		}
-		grp := packed[uintptr(r/kPackRows)*ldg:]
+	p.forMade(lo, hi, kPackRows, func(r int, grp []byte) {
 		for t := 0; t < n; t += groupT {
 			T := min(groupT, n-t)
 			R := kp.rows[T]
@@ -250,7 +244,51 @@ func (p *product) runPackedK(lo, hi int) {
 			}
 		}
 	})
-	p.rowMajorGroups(lo, hi, kPackRows, split)
+}
+
+// forMade calls group(r, grp) for the first row r of each whole group of
+// size rows that starts in [⌈lo⌉, ⌈hi⌉), as forGroups does, with grp the
+// group's packed rows. While they are made behind the products
+// (moveToOwn), a group made so far is read from them; one not made yet
+// from the prepacked bytes, or where the matrix is row-major with the
+// row-major tiles from Data, runs of groups of about one step of the move
+// at a time. How far the move has come is read again at each group past
+// it, so that a product the move overtakes reads the new rows rather
+// than the pages the move has let go (which would be read back from the
+// page cache, page by page). Every tile computes the same bits, so which
+// of them a group takes does not change any result.
+func (p *product) forMade(lo, hi, size int, group func(r int, grp []byte)) {
+	w := p.w
+	ldg := size * w.rowBytes
+	run := max(1, releaseBytes/ldg) * size // rows of row-major groups at a time
+	packed, split := p.groupsMade(size)
+	pending, end := -1, 0 // the row-major groups not computed yet: [pending, end)
+	flush := func() {
+		if pending >= 0 {
+			p.tiles(pending, end)
+			pending = -1
+		}
+	}
+	p.forGroups(lo, hi, size, func(r int) {
+		if r >= split {
+			packed, split = p.groupsMade(size)
+		}
+		from := packed
+		if r >= split {
+			if from = p.packed; from == nil {
+				if pending < 0 {
+					pending = r
+				}
+				if end = r + size; end-pending >= run {
+					flush()
+				}
+				return
+			}
+		}
+		flush()
+		group(r, from[r/size*ldg:])
+	})
+	flush()
 }
 
 // groupsMade returns the packed rows p reads and the first row of the
@@ -276,22 +314,6 @@ func (p *product) groupsMade(size int) (packed []byte, split int) {
 		return nil, 0 // queued behind other matrices
 	}
 	return packed, split
-}
-
-// rowMajorGroups computes with the row-major tiles, for a product whose
-// rows are being packed behind it (p.packed nil), the whole groups of
-// size rows not packed yet: those that start in [⌈lo⌉, ⌈hi⌉) from split
-// on, as forGroups takes them (it computes the rows past the last whole
-// group itself).
-func (p *product) rowMajorGroups(lo, hi, size, split int) {
-	if p.packed != nil {
-		return
-	}
-	whole := p.w.Rows / size * size
-	up := func(r int) int { return min(whole, (r+size-1)/size*size) }
-	if from, to := max(up(lo), split), up(hi); from < to {
-		p.tiles(from, to)
-	}
 }
 
 // forGroups calls group(r) for the first row r of each whole group of
@@ -340,26 +362,15 @@ func unpackBlockGroup(dst, grp []byte, t DType, nb int) {
 // 16), so the ranges the threads take still cover each group once. Tokens
 // run in pairs over a group (its rows stay in L1 or L2 between pairs), the
 // last of an odd count alone.
-//
-// While the packed rows are made behind the products (moveToOwn), the
-// groups made so far are read from them, and the others from the
-// prepacked bytes, or with the row-major tiles from Data where the matrix
-// is row-major: every tile computes the same bits, so which of them a
-// group takes does not change any result.
+// While the packed rows are made behind the products, the groups not
+// made yet are read as forMade says.
 func (p *product) runPacked(lo, hi int) {
 	w, acts, out, n, tiles := p.w, p.acts, p.out, p.n, p.packedTiles()
 	rows, nb := w.Rows, w.Cols/QK
 	ldg := uintptr(packRows * w.rowBytes) // from one group to the next
 	ldx, ldo := uintptr(nb)*unsafe.Sizeof(actBlock{}), uintptr(4*rows)
-	packed, split := p.groupsMade(packRows) // the groups before split are read from packed
-	p.forGroups(lo, hi, packRows, func(r int) {
-		from := packed
-		if r >= split {
-			if from = p.packed; from == nil {
-				return // row-major, below
-			}
-		}
-		grp := &from[uintptr(r/packRows)*ldg]
+	p.forMade(lo, hi, packRows, func(r int, g []byte) {
+		grp := &g[0]
 		t := 0
 		for ; t+2 <= n; t += 2 {
 			tiles[2](grp, ldg, &acts[t*nb], ldx, nb, &out[t*rows+r], ldo)
@@ -368,5 +379,4 @@ func (p *product) runPacked(lo, hi int) {
 			tiles[1](grp, ldg, &acts[t*nb], ldx, nb, &out[t*rows+r], ldo)
 		}
 	})
-	p.rowMajorGroups(lo, hi, packRows, split)
 }
