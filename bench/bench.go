@@ -183,25 +183,11 @@ func runModel(ctx context.Context, cfg Config, m model.Model, spec string, rng *
 				r.Threads, r.Sessions, r.Prompt, r.Gen, r.Depth = th, s, tc.prompt, tc.gen, tc.depth
 				r.Test = testName(tc.prompt, tc.gen, tc.depth, cfg.AllLogits)
 				fmt.Fprintf(progress, "hlm bench: %s, %s kernels, %d threads: %s …\n", r.Model, r.Kernels, th, r.Label())
-				if !cfg.NoWarmup {
-					warm := tc
-					warm.gen = min(warm.gen, 16)
-					if _, err := onThread(m, func() (time.Duration, error) { return once(m, warm, s, cfg.AllLogits, rng) }); err != nil {
-						return out, err
-					}
-					// The packed rows the warm-up's products queued are
-					// made before the timed runs, as llama.cpp repacks its
-					// rows while it loads.
-					tensor.WaitPacking()
+				ds, err := repeat(ctx, cfg, m, s, tc, rng)
+				if err != nil {
+					return out, err
 				}
-				for i := 0; i < cfg.Reps; i++ {
-					if err := ctx.Err(); err != nil {
-						return out, err
-					}
-					d, err := onThread(m, func() (time.Duration, error) { return once(m, tc, s, cfg.AllLogits, rng) })
-					if err != nil {
-						return out, err
-					}
+				for _, d := range ds {
 					r.SamplesNs = append(r.SamplesNs, d.Nanoseconds())
 					r.SamplesTS = append(r.SamplesTS, float64(s*max(tc.prompt, tc.gen))/d.Seconds())
 				}
@@ -283,17 +269,51 @@ func (r Result) Label() string {
 	return r.Test
 }
 
-// once runs one repetition of a test on fresh sessions and returns its wall
-// time; the depth's prefill, before it, is not timed (as in llama-bench).
-func once(m model.Model, tc test, sessions int, allLogits bool, rng *rand.Rand) (time.Duration, error) {
-	eval, done := evaluator(m, sessions)
-	// Closed when the repetition ends: on the llama.cpp backend a session
-	// left open holds its sequence, and the next repetition's would evict
-	// it (saving its KV cells) inside the timed part.
-	defer done()
-	vocab := m.Config().Vocab
+// repeat runs test tc on s sessions of m: the warm-up (unless
+// cfg.NoWarmup) and cfg.Reps timed repetitions, whose times it returns.
+// One set of sessions serves them all, emptied before each (as
+// llama-bench clears its context's memory): a repetition on new sessions
+// allocated their caches and buffers, and the collections that reclaimed
+// them ran during later repetitions (Qwen3-0.6B Q8_0 pp8 on the Zen 5:
+// 95–122 tokens/s in the repetitions a collection overlapped, 245–285 in
+// the others).
+func repeat(ctx context.Context, cfg Config, m model.Model, s int, tc test, rng *rand.Rand) ([]time.Duration, error) {
+	ev := newEvaluator(m, s)
+	defer ev.done()
+	if !cfg.NoWarmup {
+		warm := tc
+		warm.gen = min(warm.gen, 16)
+		if _, err := onThread(m, func() (time.Duration, error) { return once(ev, warm, cfg.AllLogits, rng) }); err != nil {
+			return nil, err
+		}
+		// The packed rows the warm-up's products queued are made before
+		// the timed runs, as llama.cpp repacks its rows while it loads.
+		tensor.WaitPacking()
+	}
+	var ds []time.Duration
+	for i := 0; i < cfg.Reps; i++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		d, err := onThread(m, func() (time.Duration, error) { return once(ev, tc, cfg.AllLogits, rng) })
+		if err != nil {
+			return nil, err
+		}
+		ds = append(ds, d)
+	}
+	return ds, nil
+}
+
+// once runs one repetition of tc on ev's sessions, emptied first, and
+// returns its wall time; the depth's prefill, before it, is not timed (as
+// in llama-bench).
+func once(ev *evaluator, tc test, allLogits bool, rng *rand.Rand) (time.Duration, error) {
+	if err := ev.reset(); err != nil {
+		return 0, err
+	}
+	vocab := ev.vocab
 	block := func(n int) [][]int {
-		b := make([][]int, sessions)
+		b := make([][]int, ev.sessions)
 		for i := range b {
 			b[i] = make([]int, n)
 			for j := range b[i] {
@@ -303,14 +323,14 @@ func once(m model.Model, tc test, sessions int, allLogits bool, rng *rand.Rand) 
 		return b
 	}
 	if tc.depth > 0 {
-		if err := eval(block(tc.depth), true); err != nil {
+		if err := ev.eval(block(tc.depth), true); err != nil {
 			return 0, err
 		}
 	}
 	if tc.prompt > 0 {
 		toks := block(tc.prompt)
 		start := time.Now()
-		err := eval(toks, !allLogits)
+		err := ev.eval(toks, !allLogits)
 		return time.Since(start), err
 	}
 	steps := make([][][]int, tc.gen)
@@ -319,25 +339,36 @@ func once(m model.Model, tc test, sessions int, allLogits bool, rng *rand.Rand) 
 	}
 	start := time.Now()
 	for _, toks := range steps {
-		if err := eval(toks, true); err != nil {
+		if err := ev.eval(toks, true); err != nil {
 			return 0, err
 		}
 	}
 	return time.Since(start), nil
 }
 
-// evaluator opens sessions on m and returns their batched evaluation,
-// computing only each session's last logits when lastOnly is set, as
-// llama-bench does: hlm's engine or llama.cpp's (model/llamacpp, whose
-// rows then stay in its buffer, PrefillBatchView, as llama-bench reads
-// none); and a function that closes the sessions.
-func evaluator(m model.Model, sessions int) (eval func(toks [][]int, lastOnly bool) error, done func()) {
+// An evaluator holds the sessions of a test on m and evaluates them
+// batched, computing only each session's last logits when lastOnly is
+// set, as llama-bench does: on hlm's engine or on llama.cpp's
+// (model/llamacpp, whose rows then stay in its buffer, PrefillBatchView,
+// as llama-bench reads none).
+type evaluator struct {
+	sessions int
+	vocab    int
+	eval     func(toks [][]int, lastOnly bool) error
+	list     []model.Session // to empty (reset)
+	done     func()          // closes the sessions
+}
+
+// newEvaluator opens sessions sessions on m.
+func newEvaluator(m model.Model, sessions int) *evaluator {
+	ev := &evaluator{sessions: sessions, vocab: m.Config().Vocab, done: func() {}}
 	if lc, ok := m.(*llamacpp.Model); ok {
 		ss := make([]model.Session, sessions)
 		for i := range ss {
 			ss[i] = lc.NewSession()
 		}
-		eval = func(toks [][]int, lastOnly bool) error {
+		ev.list = ss
+		ev.eval = func(toks [][]int, lastOnly bool) error {
 			if lastOnly {
 				_, err := lc.PrefillBatchView(ss, toks)
 				if err == nil {
@@ -348,23 +379,35 @@ func evaluator(m model.Model, sessions int) (eval func(toks [][]int, lastOnly bo
 			_, err := lc.EvalBatch(ss, toks)
 			return err
 		}
-		done = func() {
+		ev.done = func() {
 			for _, s := range ss {
 				s.(*llamacpp.Session).Close()
 			}
 		}
-		return eval, done
+		return ev
 	}
 	hm := m.(*llama.Model)
 	ss := make([]*llama.Session, sessions)
 	for i := range ss {
 		ss[i] = hm.Session()
+		ev.list = append(ev.list, ss[i])
 	}
-	eval = func(toks [][]int, lastOnly bool) error {
+	ev.eval = func(toks [][]int, lastOnly bool) error {
 		_, err := llama.EvalBatch(ss, toks, lastOnly)
 		return err
 	}
-	return eval, func() {}
+	return ev
+}
+
+// reset empties every session (Truncate(0)): llama_memory_seq_rm on
+// llama.cpp, as llama-bench's llama_memory_clear between repetitions.
+func (ev *evaluator) reset() error {
+	for _, s := range ev.list {
+		if err := s.Truncate(0); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // describe fills the model columns: file name, layer storage type, weight
