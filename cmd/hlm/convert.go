@@ -31,23 +31,19 @@ so that a quantized copy is known as that model: the draft hlm ships for it
 is its default draft too. The model defaults to the built-in stories260K.
 
 --packed (with --type q8_0 or q4_0) stores the matrices in the layout hlm's
-AVX-512 kernels read (16 rows interleaved) instead of row-major: hlm then
-computes from the mapped file as it is, where a row-major Q8_0 or Q4_0 file
-has every matrix copied into that layout, in new memory, when the model
-starts (loading a 1B model took twice llama.cpp's time for that). The file
-is the same size and computes the same logits bit for bit, but only hlm
-reads it: llama.cpp refuses its tensor types. hlm computes from the mapped
-rows at once and copies them into 2 MiB pages behind the first products
-(the page cache's small pages decode slower): worth it for one-shot runs
-and short-lived processes. On a CPU without AVX-512 hlm unpacks it when it
-loads. A Q8_0 file
+AVX-512 kernels read (16 rows interleaved) instead of row-major. The file is
+the same size and computes the same logits bit for bit, but only hlm reads
+it: llama.cpp refuses its tensor types. hlm packs a row-major file's
+matrices into that layout behind the first products, so such a file has
+measured no faster to start (slower at 3.8B and 8B) and is not
+recommended; it is kept for files already written. A Q8_0 file
 converted with --type q8_0 keeps its weights exactly:
   hlm convert --model model-q8_0.gguf --type q8_0 --packed --out model-q8_0.hlm.gguf`, stdout)
 	spec := fs.String("model", builtin.DefaultLLM, "model spec to read (@q8 and @q4 apply; @exit=N is refused)")
 	tokPath := fs.String("tokenizer", "", "tokenizer file, when not found with the model")
 	out := fs.String("out", "", "GGUF file to write")
 	typ := fs.String("type", "f32", "storage type of the matrices: f32, f16, q8_0 or q4_0")
-	packed := fs.Bool("packed", false, "store q8_0/q4_0 matrices in the layout of hlm's AVX-512 kernels (a file only hlm reads; see above)")
+	packed := fs.Bool("packed", false, "store q8_0/q4_0 matrices in the layout of hlm's AVX-512 kernels (a file only hlm reads, no faster to start; see above)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
