@@ -261,7 +261,7 @@ type product struct {
 	acts    []actBlock                   // x quantized (Q8_0, Q4_0)
 	pairs   []actPair                    // acts in token pairs (nil: the one-token tiles)
 	packed  []byte                       // the packed rows (Q8_0, Q4_0 at AVX-512; pack.go)
-	moving  bool                         // packed rows are being made behind the products: read the groups made so far (runPacked)
+	moving  bool                         // packed rows are on their way (packedRows): read the groups made so far (forMade)
 	actsK   []actBlockK                  // x quantized (Q4_K, Q6_K)
 	kRows   *[maxT + 1]int               // the K tiles' heights
 	kTiles  *[maxR + 1][maxT + 1]kTileFn // the K tiles
@@ -304,8 +304,7 @@ func (p *product) prepare(out []float32, w *Matrix, x []float32, n int, acts *ac
 		p.ks = ks
 		nb := cols / QK
 		if packing && p.packedTiles()[1] != nil && nb > 0 {
-			p.packed = w.packedRows()
-			p.moving = p.packed == nil && w.moving.Load()
+			p.packed, p.moving = w.packedRows()
 			if p.packed != nil && w.Rows%packRows == 0 {
 				return // no rows for the row-major tiles
 			}
@@ -320,8 +319,7 @@ func (p *product) prepare(out []float32, w *Matrix, x []float32, n int, acts *ac
 		if ts := q5Sets[level]; ks != nil && ts != nil && cols/QK > 0 {
 			p.ks, p.q5 = ks, ts
 			if packing && p.packedTiles()[1] != nil {
-				p.packed = w.packedRows()
-				p.moving = p.packed == nil && w.moving.Load()
+				p.packed, p.moving = w.packedRows()
 				if p.packed != nil && w.Rows%packRows == 0 {
 					return // no rows for the row-major tiles
 				}
@@ -347,7 +345,7 @@ func (p *product) prepare(out []float32, w *Matrix, x []float32, n int, acts *ac
 			// Rows whose one-token input is wider than kNarrowBytes, for
 			// any number of tokens, so that the matrix keeps one copy.
 			if packing && ks.kPacked != nil && uintptr(cols/QKK)*unsafe.Sizeof(actBlockK{}) > kNarrowBytes {
-				if p.packed = w.packedRows(); p.packed != nil || w.moving.Load() {
+				if p.packed, p.moving = w.packedRows(); p.packed != nil || p.moving {
 					p.kPacked = ks.kPacked
 				}
 			}

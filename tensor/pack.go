@@ -40,24 +40,25 @@ const packRows = 16
 // packing enables the packed tiles (benchmarks compare with it off).
 var packing = true
 
-// packedRows returns m's packed rows, once they are made: nil until then,
-// and for a matrix that is not Q8_0, Q4_0, Q5_0, Q4_K or Q6_K or has
-// fewer rows than a group. The first call queues their making behind the
-// products (moveToOwn), or for a prepacked matrix (whose packed rows are
-// its Data) their copy into memory of its own.
-func (m *Matrix) packedRows() []byte {
+// packedRows returns m's packed rows once they are made, and otherwise
+// nil and whether they are on their way (queued or being made behind the
+// products: forMade reads those made so far); a matrix that is not Q8_0,
+// Q4_0, Q5_0, Q4_K or Q6_K or has fewer rows than a group has none. The
+// first call queues their making (moveToOwn), or for a prepacked matrix
+// (whose packed rows are its Data) their copy into memory of its own.
+func (m *Matrix) packedRows() (packed []byte, pending bool) {
 	if p := m.packed.Load(); p != nil {
 		if m.prepacked && m.moving.CompareAndSwap(false, true) {
 			moveToOwn(m) // behind this product (prepacked.go)
 		}
-		return *p
+		return *p, false
 	}
 	packs := Packable(m.Type) && m.Rows >= packRows ||
 		(m.Type == Q4_K || m.Type == Q6_K) && m.Rows >= kPackRows
 	if packs && m.moving.CompareAndSwap(false, true) {
 		moveToOwn(m)
 	}
-	return nil
+	return nil, packs
 }
 
 // hugeMin is the size from which allocPacked maps a packed copy with huge
@@ -85,7 +86,7 @@ const hugeMin = 2 << 20
 // kPackRows super-blocks at a time and prefetching the next group
 // (gen_kernels.go, kGroup). The rows past the last whole group are not
 // packed, and the copy replaces the mapped pages as the packed Q8_0 rows'
-// does (packGroups).
+// does (moveGroups).
 const kPackRows = 8
 
 // packedKTiles are a level's tiles of packed K-quant rows: k4[R][T] and
@@ -361,9 +362,8 @@ func unpackBlockGroup(dst, grp []byte, t DType, nb int) {
 // computes the groups that start in [⌈lo⌉, ⌈hi⌉) (⌈⌉ to a multiple of
 // 16), so the ranges the threads take still cover each group once. Tokens
 // run in pairs over a group (its rows stay in L1 or L2 between pairs), the
-// last of an odd count alone.
-// While the packed rows are made behind the products, the groups not
-// made yet are read as forMade says.
+// last of an odd count alone. While the packed rows are made behind the
+// products, the groups not made yet are read as forMade says.
 func (p *product) runPacked(lo, hi int) {
 	w, acts, out, n, tiles := p.w, p.acts, p.out, p.n, p.packedTiles()
 	rows, nb := w.Rows, w.Cols/QK

@@ -224,10 +224,12 @@ func moveGroups(m *Matrix) {
 	// started before) go again: the moved ones of a prepacked matrix
 	// (its rows past the last group are read in place), all of a
 	// row-major one's.
-	if m.prepacked && m.release != nil {
+	switch {
+	case m.release == nil:
+	case m.prepacked:
 		m.release(m.Data[:size])
-	} else if !m.prepacked {
-		m.ReleaseData()
+	default:
+		m.release(m.Data)
 	}
 }
 

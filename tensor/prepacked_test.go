@@ -106,7 +106,7 @@ func TestPrepacked(t *testing.T) {
 						t.Fatalf("%v %d×%d, %s: %d bytes of Data let go, want %d (reads packed: %v)", typ, rows, cols, levelNames[l], got, want, reads)
 					}
 					if reads && rows >= packRows {
-						p := fresh.packedRows()
+						p, _ := fresh.packedRows()
 						if &p[0] == &fresh.Data[0] || !bytes.Equal(p, fresh.Data[:len(p)]) {
 							t.Fatalf("%v %d×%d, %s: the packed rows are not a copy of the prepacked bytes once moved", typ, rows, cols, levelNames[l])
 						}
@@ -215,10 +215,19 @@ func checkWhileMoving(t *testing.T, rng *rand.Rand, m *Matrix, prepacked bool) {
 	whole := int64(rows / size * gb)
 	// Step by step.
 	mm := fresh()
-	stepped, resume := make(chan int64), make(chan struct{})
-	moveStep = func() { stepped <- mm.ownUpTo.Load(); <-resume }
-	defer func() { moveStep = nil }()
-	check("before the move", mm) // queues it
+	stepped, resume, quit := make(chan int64), make(chan struct{}), make(chan struct{})
+	moveStep = func() {
+		select {
+		case stepped <- mm.ownUpTo.Load():
+			select {
+			case <-resume:
+			case <-quit:
+			}
+		case <-quit:
+		}
+	}
+	defer func() { close(quit); WaitPacking(); moveStep = nil }() // lets a held mover go if a check failed
+	check("before the move", mm)                                  // queues it
 	steps := 0
 	for upTo := int64(0); upTo < whole; steps++ {
 		upTo = <-stepped

@@ -27,13 +27,6 @@ func BenchmarkDecode(b *testing.B) {
 		b.Run(sh.name, func(b *testing.B) {
 			m := randomModel(b, sh.cfg, 1)
 			s := m.Session()
-			// One step queues the packing of the quantized matrices
-			// (tensor/pack.go); the timed steps start once it is done.
-			if _, err := s.Eval([]int{0}); err != nil {
-				b.Fatal(err)
-			}
-			tensor.WaitPacking()
-			s.Truncate(0)
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				if s.Len() == sh.cfg.SeqLen {
@@ -103,7 +96,9 @@ func BenchmarkDecodeQuant(b *testing.B) {
 				b.Fatal(err)
 			}
 			tensor.WaitPacking()
-			s.Truncate(0)
+			if err := s.Truncate(0); err != nil {
+				b.Fatal(err)
+			}
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				if s.Len() == sh.cfg.SeqLen {
