@@ -78,10 +78,8 @@
 # which for hlm includes packing the matrices its kernel level reads
 # packed (tensor/pack.go: at the AVX-512 levels every Q8_0 and Q4_0
 # matrix, at avx512-zen4 also the K-quant ones of rows of 11,008 or
-# more), the prompt and 16 tokens. The start-up table also has hlm's
-# run on a prepacked copy of each Q8_0 (Q4_0, Q5_0) file
-# (NAME-TYPE.hlm.gguf, written by `hlm convert --packed`), which hlm
-# computes from as mapped, without packing.
+# more; behind the first products since 2026-12-02), the prompt and 16
+# tokens.
 set -euo pipefail
 root=$(pwd)
 perf=$(cd "$(dirname "$0")/../../shared/perf" && pwd)
@@ -250,24 +248,7 @@ for s in $shapes; do
     hrss=$(rss "$work/hlm" generate --model "$g" --prompt "$prompt" --max-tokens 16 --temperature 0 --threads "$threads")
     [[ $hrss == fail ]] && log "hlm generate failed: $(tail -3 "$fam/last.log")"
     hwall=$(cat "$fam/wall")
-    # The same weights prepacked (hlm convert --packed), for the types
-    # with a packed layout: hlm maps them as they are.
-    pwall=- prss=-
-    case $t in q8_0 | q4_0 | q5_0)
-      pg=$fam/$s-$t.hlm.gguf
-      if [[ ! -s $pg ]]; then
-        log "$s $t: writing $pg (hlm convert --packed)"
-        "$work/hlm" convert --model "$g" --type "$t" --packed --out "$pg" 2>>"$fam/herr.log" || rm -f "$pg"
-      fi
-      if [[ -s $pg ]]; then
-        log "$s $t: peak RSS hlm generate, prepacked file"
-        prss=$(rss "$work/hlm" generate --model "$pg" --prompt "$prompt" --max-tokens 16 --temperature 0 --threads "$threads")
-        [[ $prss == fail ]] && log "hlm generate (prepacked) failed: $(tail -3 "$fam/last.log")"
-        pwall=$(cat "$fam/wall")
-      fi
-      ;;
-    esac
-    walls+=("| $s | $t | $lwall | $hwall | $(calc "f'{$hwall/$lwall:.2f}'") | $pwall | $(calc "f'{$pwall/$lwall:.2f}'") | $lrss | $hrss | $prss | $(calc "f'{$prss/$lrss:.2f}'") |")
+    walls+=("| $s | $t | $lwall | $hwall | $(calc "f'{$hwall/$lwall:.2f}'") |")
     if [[ -z $htg || -z $hpp ]]; then
       why=$(grep -v '^\s*$' "$fam/herr.log" | tail -1 | sed 's/|/\\|/g')
       log "$s $t: hlm bench failed: $why"
@@ -301,10 +282,10 @@ if ((rounds > 1)); then
   for r in "${rounds_log[@]}"; do echo "- $r"; done
 fi
 echo
-echo "Start-up: the wall-clock seconds of the peak-RSS runs (load the file, read the prompt, generate 16 tokens; one run each), and hlm's on the same weights prepacked (hlm convert --packed, for Q8_0, Q4_0 and Q5_0):"
+echo "Start-up: the wall-clock seconds of the peak-RSS runs (load the file, read the prompt, generate 16 tokens; one run each; bench/startup.sh measures it over alternated rounds):"
 echo
-echo "| model | type | llama.cpp s | hlm s | hlm/llama.cpp | hlm prepacked s | prepacked/llama.cpp | llama.cpp peak RSS MiB | hlm | hlm prepacked | prepacked/llama.cpp |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|"
+echo "| model | type | llama.cpp s | hlm s | hlm/llama.cpp |"
+echo "|---|---|---|---|---|"
 for w in "${walls[@]}"; do echo "$w"; done
 echo
 echo "Read bandwidth (go test -bench=ReadBandwidth -benchtime=8x ./tensor, 2 threads), before each shape:"

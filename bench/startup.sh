@@ -1,11 +1,9 @@
 #!/usr/bin/env bash
 # Start-up side by side: the wall-clock seconds and peak resident memory
 # of loading a model, reading a prompt and generating 16 tokens, greedy,
-# for llama.cpp's llama-simple and `hlm generate` on the same GGUF file,
-# and for hlm on the same weights prepacked (`hlm convert --packed`:
-# NAME-TYPE.hlm.gguf beside it, written here once). The three alternate
-# in each round, so each meets the same host; the table has each one's
-# median over the rounds.
+# for llama.cpp's llama-simple and `hlm generate` on the same GGUF file.
+# The engines alternate in each round, so each meets the same host; the
+# table has each one's median over the rounds.
 #
 # The files are bench/families.sh's ($HLM_PERF_WORK/families/NAME-TYPE.gguf;
 # make them with `FILES_ONLY=1 TYPES=… bench/families.sh NAMES`).
@@ -13,8 +11,7 @@
 #   usage (from the repository root):
 #     bench/startup.sh [shapes…]   default: qwen3-0.6b llama3.2-1b gemma3-1b phi3-mini-4k llama3.1-8b
 #   environment:
-#     TYPES="q8_0"     types (a type without a packed layout, such as
-#                      q4_k_m, has no prepacked column)
+#     TYPES="q8_0"     types
 #     ROUNDS=3         rounds
 #     THREADS=2        threads of both engines
 #     HLM_PERF_WORK    work directory (default /tmp/hlm-perf)
@@ -26,7 +23,7 @@
 # The page cache matters more than anything here: a round that reads a
 # file from disk takes seconds longer, so before the rounds each file is
 # read once (cat > /dev/null), and the host's memory should hold the
-# files of one shape (an 8B Q8_0 and its prepacked copy: 17 GB).
+# file of one shape (an 8B Q8_0: 8.5 GB) besides both engines' memory.
 set -euo pipefail
 root=$(pwd)
 perf=$(cd "$(dirname "$0")/../../shared/perf" && pwd)
@@ -86,11 +83,11 @@ echo "$(date -u +%FT%TZ) $(uptime | sed 's/.*load/load/')"
 echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //') ($(awk -F'\t*: ' '$1 == "cpu family" && !f {f = $2} $1 == "model" && !m {m = $2} END {print "family " f ", model " m}' /proc/cpuinfo)), $(nproc) cores; hlm $(git -C "$root" describe --always --dirty); llama.cpp $(cd "$lc/../.." && git log -1 --format=%h); $threads threads; hlm's kernel level: $("$work/hlm" bench -p 1 -n 0 -r 1 -t 1 2>/dev/null | sed -n 's/^kernels: //p'); $rounds rounds"
 echo
 if [[ -n $base ]]; then
-  echo "| model | type | llama.cpp s | hlm s | hlm/llama.cpp | hlm prepacked s | prepacked/llama.cpp | hlm $base s | hlm/hlm $base | llama.cpp MiB | hlm MiB | prepacked MiB | hlm $base MiB | rounds: llama.cpp / hlm / prepacked / hlm $base s |"
-  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
-else
-  echo "| model | type | llama.cpp s | hlm s | hlm/llama.cpp | hlm prepacked s | prepacked/llama.cpp | llama.cpp MiB | hlm MiB | prepacked MiB | rounds: llama.cpp / hlm / prepacked s |"
+  echo "| model | type | llama.cpp s | hlm s | hlm/llama.cpp | hlm $base s | hlm/hlm $base | llama.cpp MiB | hlm MiB | hlm $base MiB | rounds: llama.cpp / hlm / hlm $base s |"
   echo "|---|---|---|---|---|---|---|---|---|---|---|"
+else
+  echo "| model | type | llama.cpp s | hlm s | hlm/llama.cpp | llama.cpp MiB | hlm MiB | rounds: llama.cpp / hlm s |"
+  echo "|---|---|---|---|---|---|---|---|"
 fi
 for s in $shapes; do
   for t in $types; do
@@ -99,35 +96,23 @@ for s in $shapes; do
       log "$s $t: no $g (FILES_ONLY=1 TYPES=$t bench/families.sh $s makes it)"
       continue
     fi
-    pg=""
-    case $t in q8_0 | q4_0 | q5_0)
-      pg=$fam/$s-$t.hlm.gguf
-      if [[ ! -s $pg ]]; then
-        log "$s $t: writing $pg (hlm convert --packed)"
-        "$work/hlm" convert --model "$g" --type "$t" --packed --out "$pg" || { rm -f "$pg"; pg=""; }
-      fi
-      ;;
-    esac
-    rm -f "$fam"/startup.{llama,hlm,packed,base}
-    log "$s $t: reading the files into the page cache"
-    cat "$g" ${pg:+"$pg"} >/dev/null
+    rm -f "$fam"/startup.{llama,hlm,base}
+    log "$s $t: reading the file into the page cache"
+    cat "$g" >/dev/null
     for ((r = 1; r <= rounds; r++)); do
       log "$s $t: round $r of $rounds"
       run llama "$lc/llama-simple" -m "$g" -n 16 "$prompt"
       run hlm "$work/hlm" generate --model "$g" --prompt "$prompt" --max-tokens 16 --temperature 0 --threads "$threads"
-      if [[ -n $pg ]]; then run packed "$work/hlm" generate --model "$pg" --prompt "$prompt" --max-tokens 16 --temperature 0 --threads "$threads"; fi
       if [[ -n $base ]]; then run base "$work/hlm-base" generate --model "$g" --prompt "$prompt" --max-tokens 16 --temperature 0 --threads "$threads"; fi
     done
-    ls=$(med 0 llama) hs=$(med 0 hlm) lm=$(med 1 llama) hm=$(med 1 hlm) ps=- pm=-
-    [[ -n $pg ]] && { ps=$(med 0 packed); pm=$(med 1 packed); }
+    ls=$(med 0 llama) hs=$(med 0 hlm) lm=$(med 1 llama) hm=$(med 1 hlm)
     each=$(paste -d/ <(cut -d' ' -f1 "$fam/startup.llama") <(cut -d' ' -f1 "$fam/startup.hlm") \
-      <(if [[ -n $pg ]]; then cut -d' ' -f1 "$fam/startup.packed"; else yes - | head -n "$rounds"; fi) \
       ${base:+<(cut -d' ' -f1 "$fam/startup.base")} | paste -sd' ' | sed 's| |, |g')
     if [[ -n $base ]]; then
       bs=$(med 0 base) bm=$(med 1 base)
-      echo "| $s | $t | $ls | $hs | $(calc "f'{$hs/$ls:.2f}'") | $ps | $(calc "f'{$ps/$ls:.2f}'") | $bs | $(calc "f'{$hs/$bs:.2f}'") | $lm | $hm | $pm | $bm | $each |"
+      echo "| $s | $t | $ls | $hs | $(calc "f'{$hs/$ls:.2f}'") | $bs | $(calc "f'{$hs/$bs:.2f}'") | $lm | $hm | $bm | $each |"
     else
-      echo "| $s | $t | $ls | $hs | $(calc "f'{$hs/$ls:.2f}'") | $ps | $(calc "f'{$ps/$ls:.2f}'") | $lm | $hm | $pm | $each |"
+      echo "| $s | $t | $ls | $hs | $(calc "f'{$hs/$ls:.2f}'") | $lm | $hm | $each |"
     fi
   done
 done

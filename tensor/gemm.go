@@ -256,8 +256,6 @@ type product struct {
 	n   int
 	ks  *kernelSet // the tiles; nil: the portable dot products
 
-	data []byte // w's storage as the row-major tiles read it (w.Data; a prepacked matrix's row-major copy where nothing reads its packed rows)
-
 	acts    []actBlock                   // x quantized (Q8_0, Q4_0)
 	pairs   []actPair                    // acts in token pairs (nil: the one-token tiles)
 	packed  []byte                       // the packed rows (Q8_0, Q4_0 at AVX-512; pack.go)
@@ -272,17 +270,7 @@ type product struct {
 // prepare sets p up to compute out = W·x for n inputs x, quantizing x for
 // W's type (once per input: acts is shared by the products of x).
 func (p *product) prepare(out []float32, w *Matrix, x []float32, n int, acts *actCache) {
-	*p = product{w: w, out: out, x: x, n: n, data: w.Data}
-	if w.prepacked {
-		// A level or type of product that reads no packed rows reads
-		// them all row-major; the rows past the last whole group are
-		// row-major in place either way.
-		defer func() {
-			if p.packed == nil {
-				p.data = w.rowMajor()
-			}
-		}()
-	}
+	*p = product{w: w, out: out, x: x, n: n}
 	cols := w.Cols
 	ks := kernels()
 	switch w.Type {
@@ -382,17 +370,17 @@ func (p *product) dots(lo, hi int) {
 			}
 		}
 	case Q8_0, Q4_0:
-		nb, rb := cols/QK, w.rowBytes
+		nb := cols / QK
 		for r := lo; r < hi; r++ {
-			wr := p.data[r*rb : (r+1)*rb]
+			wr := w.row(r)
 			for t := 0; t < n; t++ {
 				out[t*rows+r] = dotQuant(w.Type, wr, p.acts[t*nb:(t+1)*nb])
 			}
 		}
 	case Q5_0:
-		nb, rb := cols/QK, w.rowBytes
+		nb := cols / QK
 		for r := lo; r < hi; r++ {
-			wr := p.data[r*rb : (r+1)*rb]
+			wr := w.row(r)
 			for t := 0; t < n; t++ {
 				out[t*rows+r] = dotQ5(wr, p.acts[t*nb:(t+1)*nb])
 			}
@@ -436,7 +424,7 @@ func (p *product) tiles(lo, hi int) {
 		}
 		ldw, ldx := uintptr(2*cols), uintptr(4*cols)
 		forTiles(lo, hi, n, 2*cols, ks.f16MaxT, &ks.f16Rows, func(r, R, t, T int) {
-			tiles[R][T](&p.data[r*2*cols], ldw, &x[t*cols], ldx, cols, &out[t*rows+r], ldo)
+			tiles[R][T](&w.Data[r*2*cols], ldw, &x[t*cols], ldx, cols, &out[t*rows+r], ldo)
 		})
 	case Q8_0, Q4_0:
 		nb, acts := cols/QK, p.acts
@@ -454,7 +442,7 @@ func (p *product) tiles(lo, hi int) {
 			return
 		}
 		forTiles(lo, hi, n, rb, ks.maxT, &ks.qRows, func(r, R, t, T int) {
-			tiles[R][T](&p.data[r*rb], ldw, &acts[t*nb], ldx, nb, &out[t*rows+r], ldo)
+			tiles[R][T](&w.Data[r*rb], ldw, &acts[t*nb], ldx, nb, &out[t*rows+r], ldo)
 		})
 	case Q5_0:
 		nb, acts, ts := cols/QK, p.acts, p.q5
@@ -464,13 +452,13 @@ func (p *product) tiles(lo, hi int) {
 			return
 		}
 		forTiles(lo, hi, n, rb, ts.maxT, &ts.rows, func(r, R, t, T int) {
-			ts.tiles[R][T](&p.data[r*rb], ldw, &acts[t*nb], ldx, nb, &out[t*rows+r], ldo)
+			ts.tiles[R][T](&w.Data[r*rb], ldw, &acts[t*nb], ldx, nb, &out[t*rows+r], ldo)
 		})
 	case Q4_K, Q6_K:
 		nb, acts, tiles := cols/QKK, p.actsK, p.kTiles
 		ldw, ldx := uintptr(rb), uintptr(nb)*unsafe.Sizeof(actBlockK{})
 		forTiles(lo, hi, n, rb, ks.kMaxT, p.kRows, func(r, R, t, T int) {
-			tiles[R][T](&p.data[r*rb], ldw, &acts[t*nb], ldx, nb, &out[t*rows+r], ldo)
+			tiles[R][T](&w.Data[r*rb], ldw, &acts[t*nb], ldx, nb, &out[t*rows+r], ldo)
 		})
 	}
 }
@@ -486,9 +474,9 @@ func (p *product) pairTiles(lo, hi int, tiles *[maxR + 1][maxT + 1]qTileFn, ptil
 	ldp := uintptr((n+1)/2) * unsafe.Sizeof(actPair{})
 	forTiles(lo, hi, n, rb, pMaxT, pRows, func(r, R, t, T int) {
 		if T == 1 {
-			tiles[R][1](&p.data[r*rb], ldw, &acts[t*nb], ldx, nb, &out[t*rows+r], ldo)
+			tiles[R][1](&w.Data[r*rb], ldw, &acts[t*nb], ldx, nb, &out[t*rows+r], ldo)
 		} else {
-			ptiles[R][T](&p.data[r*rb], ldw, &pairs[t/2], ldp, nb, &out[t*rows+r], ldo)
+			ptiles[R][T](&w.Data[r*rb], ldw, &pairs[t/2], ldp, nb, &out[t*rows+r], ldo)
 		}
 	})
 }

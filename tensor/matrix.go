@@ -1,7 +1,6 @@
 package tensor
 
 import (
-	"bytes"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -11,8 +10,7 @@ import (
 
 // Matrix is a row-major weight matrix of Rows × Cols elements in one storage
 // type. F32 matrices keep their values in F32; every other type keeps its raw
-// little-endian bytes in Data (possibly a slice of a memory-mapped file),
-// row-major unless the matrix is Prepacked (NewPrepacked).
+// little-endian bytes in Data (possibly a slice of a memory-mapped file).
 type Matrix struct {
 	Type       DType
 	Rows, Cols int
@@ -23,11 +21,9 @@ type Matrix struct {
 	packed  atomic.Pointer[[]byte] // Q8_0, Q4_0, Q5_0 (and long K-quant) rows packed for the AVX-512 tiles (pack.go), once made
 	release func([]byte)           // drops Data's pages while they are not read (SetDataRelease)
 
-	prepacked bool                   // Data is in the prepacked layout (prepacked.go), and packed its whole groups
-	unpacked  atomic.Pointer[[]byte] // prepacked: the row-major copy, made when a level reads rows row-major
-	moving    atomic.Bool            // Q8_0, Q4_0, Q5_0: its packed rows are queued for (or in) memory of their own (moveToOwn)
-	own       atomic.Pointer[[]byte] // that memory, while the packed rows are made (moveGroups)
-	ownUpTo   atomic.Int64           // how many bytes of own are made (whole groups)
+	moving  atomic.Bool            // its packed rows are queued for (or in) memory of their own (moveToOwn)
+	own     atomic.Pointer[[]byte] // that memory, while the packed rows are made (moveGroups)
+	ownUpTo atomic.Int64           // how many bytes of own are made (whole groups)
 }
 
 // SetDataRelease gives m a function that may drop the memory pages of its
@@ -38,25 +34,13 @@ type Matrix struct {
 func (m *Matrix) SetDataRelease(release func([]byte)) { m.release = release }
 
 // ReleaseData lets Data's pages go (SetDataRelease) if m computes its
-// products from a copy of its own (packed rows, or a prepacked matrix's
-// row-major copy or copy of its packed rows), so they are not resident
-// twice; code that has just read Data (a fingerprint) calls it again.
-// Otherwise it does nothing.
+// products from packed rows of its own, so they are not resident twice;
+// code that has just read Data (a fingerprint) calls it again. Otherwise
+// it does nothing.
 func (m *Matrix) ReleaseData() {
-	if m.release != nil && m.hasOwnCopy() {
+	if m.release != nil && m.packed.Load() != nil {
 		m.release(m.Data)
 	}
-}
-
-// hasOwnCopy reports whether m's products read a copy of its rows rather
-// than Data: packed rows, or for a prepacked matrix (whose packed rows
-// are Data itself) a row-major copy or its packed rows on their way into
-// memory of their own (moveToOwn).
-func (m *Matrix) hasOwnCopy() bool {
-	if m.prepacked {
-		return m.unpacked.Load() != nil || m.moving.Load()
-	}
-	return m.packed.Load() != nil
 }
 
 // NewF32 wraps values (len rows*cols) as an F32 matrix without copying.
@@ -109,17 +93,8 @@ var littleEndian = func() bool {
 // RowBytes is the storage size of one row.
 func (m *Matrix) RowBytes() int { return m.rowBytes }
 
-// row returns the raw storage of row i (not for F32), row-major: a row of
-// a prepacked matrix's whole groups is unpacked into a new slice.
+// row returns the raw storage of row i (not for F32).
 func (m *Matrix) row(i int) []byte {
-	if m.prepacked && i < m.Rows/packRows*packRows {
-		if p := m.unpacked.Load(); p != nil {
-			return (*p)[i*m.rowBytes : (i+1)*m.rowBytes]
-		}
-		out := make([]byte, m.rowBytes)
-		unpackRow(out, m.Data, m.Type, i, m.Cols/QK)
-		return out
-	}
 	return m.Data[i*m.rowBytes : (i+1)*m.rowBytes]
 }
 
@@ -132,14 +107,9 @@ func (m *Matrix) Row(dst []float32, i int) {
 	DequantizeRow(dst[:m.Cols], m.Type, m.row(i))
 }
 
-// Bytes returns the little-endian storage of the whole matrix, row-major
-// (a copy for F32 and for a prepacked matrix).
+// Bytes returns the little-endian storage of the whole matrix (a copy for
+// F32).
 func (m *Matrix) Bytes() []byte {
-	if m.prepacked {
-		var b bytes.Buffer
-		_ = m.WriteRowMajor(&b)
-		return b.Bytes()
-	}
 	if m.Type != F32 {
 		return m.Data
 	}

@@ -20,7 +20,7 @@ import (
 // past the last whole group are not packed: the row-major tiles compute
 // them from Data.
 //
-// The copy is made behind the products (prepacked.go, moveToOwn): the
+// The copy is made behind the products (mover.go, moveToOwn): the
 // first product at that level queues the matrix, one goroutine packs it
 // a few groups at a time into memory of its own, and until a group is
 // packed the products compute it with the row-major tiles from Data
@@ -44,16 +44,12 @@ var packing = true
 // nil and whether they are on their way (queued or being made behind the
 // products: forMade reads those made so far); a matrix that is not Q8_0,
 // Q4_0, Q5_0, Q4_K or Q6_K or has fewer rows than a group has none. The
-// first call queues their making (moveToOwn), or for a prepacked matrix
-// (whose packed rows are its Data) their copy into memory of its own.
+// first call queues their making (moveToOwn).
 func (m *Matrix) packedRows() (packed []byte, pending bool) {
 	if p := m.packed.Load(); p != nil {
-		if m.prepacked && m.moving.CompareAndSwap(false, true) {
-			moveToOwn(m) // behind this product (prepacked.go)
-		}
 		return *p, false
 	}
-	packs := Packable(m.Type) && m.Rows >= packRows ||
+	packs := (m.Type == Q8_0 || m.Type == Q4_0 || m.Type == Q5_0) && m.Rows >= packRows ||
 		(m.Type == Q4_K || m.Type == Q6_K) && m.Rows >= kPackRows
 	if packs && m.moving.CompareAndSwap(false, true) {
 		moveToOwn(m)
@@ -121,26 +117,6 @@ func (m *Matrix) packGroup() (rows int, pack func(grp, src []byte)) {
 	return packRows, func(grp, src []byte) { packBlockGroup(grp, src, m.Type, nb) }
 }
 
-// packGroupsInto packs (or unpacks) data's first groups groups of gb
-// bytes into out (at least groups·gb bytes), group by group on the
-// worker threads (a group's packing, pack from src to dst, depends on its
-// own rows alone). release (if not nil) is given the rows packed so far,
-// releaseBytes or more at a time, as soon as they are.
-func packGroupsInto(out, data []byte, groups, gb int, release func([]byte), pack func(dst, src []byte)) []byte {
-	per := max(1, releaseBytes/gb) // groups per release
-	ParallelFor(groups, groups*gb, func(lo, hi int) {
-		from := lo
-		for g := lo; g < hi; g++ {
-			pack(out[g*gb:(g+1)*gb], data[g*gb:(g+1)*gb])
-			if release != nil && (g+1-from >= per || g+1 == hi) {
-				release(data[from*gb : (g+1)*gb])
-				from = g + 1
-			}
-		}
-	})
-	return out
-}
-
 // unpackKRow writes row r of rows packed by packK (super-blocks of bb
 // bytes, nb per row) in the row-major layout to dst, for the tests.
 func unpackKRow(dst, packed []byte, bb, r, nb int) {
@@ -197,8 +173,9 @@ func packWords4(dst, src []byte) {
 	le.PutUint32(dst[192:], le.Uint32(src[12:]))
 }
 
-// releaseBytes is how many packed bytes of Data packGroups lets go at a
-// time: the most a thread holds twice while it packs.
+// releaseBytes is about how many bytes of Data moveGroups packs and lets
+// go in one step (whole groups, at least one): the most of a matrix held
+// twice while it is packed.
 const releaseBytes = 256 << 10
 
 // unpackRow writes row r of rows packed by packBlockGroup (type t, nb blocks
@@ -250,10 +227,9 @@ func (p *product) runPackedK(lo, hi int) {
 // forMade calls group(r, grp) for the first row r of each whole group of
 // size rows that starts in [⌈lo⌉, ⌈hi⌉), as forGroups does, with grp the
 // group's packed rows. While they are made behind the products
-// (moveToOwn), a group made so far is read from them; one not made yet
-// from the prepacked bytes, or where the matrix is row-major with the
-// row-major tiles from Data, runs of groups of about one step of the move
-// at a time. How far the move has come is read again at each group past
+// (moveToOwn), a group made so far is read from them, one not made yet
+// with the row-major tiles from Data, in runs of groups of about one step
+// of the move at a time. How far the move has come is read again at each group past
 // it, so that a product the move overtakes reads the new rows rather
 // than the pages the move has let go (which would be read back from the
 // page cache, page by page). Every tile computes the same bits, so which
@@ -274,20 +250,17 @@ func (p *product) forMade(lo, hi, size int, group func(r int, grp []byte)) {
 		if r >= split {
 			packed, split = p.groupsMade(size)
 		}
-		from := packed
 		if r >= split {
-			if from = p.packed; from == nil {
-				if pending < 0 {
-					pending = r
-				}
-				if end = r + size; end-pending >= run {
-					flush()
-				}
-				return
+			if pending < 0 {
+				pending = r
 			}
+			if end = r + size; end-pending >= run {
+				flush()
+			}
+			return
 		}
 		flush()
-		group(r, from[r/size*ldg:])
+		group(r, packed[r/size*ldg:])
 	})
 	flush()
 }
@@ -295,12 +268,10 @@ func (p *product) forMade(lo, hi, size int, group func(r int, grp []byte)) {
 // groupsMade returns the packed rows p reads and the first row of the
 // groups of size rows not in them (w.Rows when all are): while packed
 // rows are made behind the products (moveToOwn), those made so far.
-// A prepacked matrix's groups not moved yet are in p.packed (the mapped
-// bytes), which runPacked reads past split.
 func (p *product) groupsMade(size int) (packed []byte, split int) {
 	w := p.w
 	packed, split = p.packed, w.Rows
-	if !w.prepacked && packed != nil {
+	if packed != nil {
 		return packed, split
 	}
 	// own before packed: the mover stores the finished copy as packed
@@ -308,13 +279,10 @@ func (p *product) groupsMade(size int) (packed []byte, split int) {
 	if o := w.own.Load(); o != nil {
 		return *o, int(w.ownUpTo.Load()) / (size * w.rowBytes) * size
 	}
-	if packed == nil {
-		if q := w.packed.Load(); q != nil {
-			return *q, split // made since prepare
-		}
-		return nil, 0 // queued behind other matrices
+	if q := w.packed.Load(); q != nil {
+		return *q, split // made since prepare
 	}
-	return packed, split
+	return nil, 0 // queued behind other matrices
 }
 
 // forGroups calls group(r) for the first row r of each whole group of
@@ -345,15 +313,6 @@ func (ks *kernelSet) packedFor(t DType) *[3]qTileFn {
 		return &ks.q5packed
 	}
 	return &ks.q8packed
-}
-
-// unpackBlockGroup undoes packBlockGroup: the 16 rows of nb blocks of
-// type t packed in grp, written row-major to dst.
-func unpackBlockGroup(dst, grp []byte, t DType, nb int) {
-	rb := nb * t.BlockBytes()
-	for i := 0; i < packRows; i++ {
-		unpackRow(dst[i*rb:][:rb], grp, t, i, nb)
-	}
 }
 
 // runPacked computes rows [lo, hi) of p: those of the whole groups from

@@ -20,7 +20,7 @@ func init() {
 }
 
 func runConvert(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("convert", "--out FILE.gguf [--model SPEC] [--type f32|f16|q8_0|q4_0] [--packed]", `
+	fs := newFlags("convert", "--out FILE.gguf [--model SPEC] [--type f32|f16|q8_0|q4_0]", `
 Convert a model to GGUF v3 (its own architecture, llama.cpp's tensor names)
 with its tokenizer in the metadata. Norms stay F32; a matrix whose rows are not a
 multiple of 32 elements stays F32 when a block type is asked for. An early-exit
@@ -28,22 +28,11 @@ spec (PATH@exit=N) is refused: exit is a view of the first N layers, not a
 cut; convert the full model and use FILE.gguf@exit=N. The file records the
 fingerprint of the full-precision model its weights come from (hlm.origin),
 so that a quantized copy is known as that model: the draft hlm ships for it
-is its default draft too. The model defaults to the built-in stories260K.
-
---packed (with --type q8_0 or q4_0) stores the matrices in the layout hlm's
-AVX-512 kernels read (16 rows interleaved) instead of row-major. The file is
-the same size and computes the same logits bit for bit, but only hlm reads
-it: llama.cpp refuses its tensor types. hlm packs a row-major file's
-matrices into that layout behind the first products, so such a file has
-measured no faster to start (slower at 3.8B and 8B) and is not
-recommended; it is kept for files already written. A Q8_0 file
-converted with --type q8_0 keeps its weights exactly:
-  hlm convert --model model-q8_0.gguf --type q8_0 --packed --out model-q8_0.hlm.gguf`, stdout)
+is its default draft too. The model defaults to the built-in stories260K.`, stdout)
 	spec := fs.String("model", builtin.DefaultLLM, "model spec to read (@q8 and @q4 apply; @exit=N is refused)")
 	tokPath := fs.String("tokenizer", "", "tokenizer file, when not found with the model")
 	out := fs.String("out", "", "GGUF file to write")
 	typ := fs.String("type", "f32", "storage type of the matrices: f32, f16, q8_0 or q4_0")
-	packed := fs.Bool("packed", false, "store q8_0/q4_0 matrices in the layout of hlm's AVX-512 kernels (a file only hlm reads, no faster to start; see above)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -56,9 +45,6 @@ converted with --type q8_0 keeps its weights exactly:
 	t, ok := map[string]tensor.DType{"f32": tensor.F32, "f16": tensor.F16, "q8_0": tensor.Q8_0, "q8": tensor.Q8_0, "q4_0": tensor.Q4_0}[strings.ToLower(*typ)]
 	if !ok {
 		return usageError{fmt.Errorf("--type %q: want f32, f16, q8_0 or q4_0", *typ)}
-	}
-	if *packed && !tensor.Packable(t) {
-		return usageError{fmt.Errorf("--packed: only q8_0 and q4_0 matrices have a packed layout, not %s", *typ)}
 	}
 	if sp, err := model.ParseSpec(*spec); err == nil && sp.Exit > 0 {
 		full := sp
@@ -76,27 +62,17 @@ converted with --type q8_0 keeps its weights exactly:
 	// mode the umask gives new files (0644 under umask 022).
 	var st llama.ConvertStats
 	err = atomicfile.Write(*out, func(w io.Writer) error {
-		write := llama.WriteGGUF
-		if *packed {
-			write = llama.WriteGGUFPrepacked
-		}
-		st, err = write(w, m, t, filepath.Base(*spec), llama.Meta{Key: model.OriginKey, Value: m.WeightsOrigin()})
+		st, err = llama.WriteGGUF(w, m, t, filepath.Base(*spec), llama.Meta{Key: model.OriginKey, Value: m.WeightsOrigin()})
 		return err
 	})
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(stderr, "hlm convert: wrote %s: %d tensors, %.1f MB of weights as %v", *out, st.Tensors, float64(st.Bytes)/1e6, t)
-	if *packed {
-		fmt.Fprint(stderr, ", prepacked (llama.cpp cannot read this file)")
-	}
 	if st.Kept > 0 {
 		fmt.Fprintf(stderr, " (%d matrices kept in F32: rows not a multiple of 32)", st.Kept)
 	}
 	fmt.Fprintln(stderr)
-	if *packed && !tensor.ReadsPacked(t) {
-		fmt.Fprintf(stderr, "hlm convert: note: this CPU's kernels (%s) read %v rows row-major: here hlm unpacks the file when it loads it; it starts faster only on a CPU with AVX-512\n", tensor.Kernels(), t)
-	}
 	return nil
 }
 

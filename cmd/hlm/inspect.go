@@ -99,7 +99,6 @@ type ggufInfo struct {
 	Version   uint32            `json:"version"`
 	Arch      string            `json:"architecture"`
 	Origin    string            `json:"origin,omitempty"`
-	Prepacked bool              `json:"prepacked,omitempty"` // matrices in hlm's prepacked types (hlm convert --packed)
 	Metadata  map[string]string `json:"metadata"`
 	Types     []typeCount       `json:"tensor_types"`
 	Tensors   []tensorLine      `json:"tensors,omitempty"`
@@ -143,9 +142,6 @@ func inspectGGUF(path string, list, asJSON bool, stdout io.Writer) error {
 		}
 		tc.Tensors++
 		tc.Bytes += t.NumBytes()
-		if _, ok := t.Type.Base(); ok {
-			info.Prepacked = true
-		}
 		if list {
 			info.Tensors = append(info.Tensors, tensorLine{t.Name, name, t.Dims, t.NumBytes()})
 		}
@@ -173,9 +169,6 @@ func inspectGGUF(path string, list, asJSON bool, stdout io.Writer) error {
 	fmt.Fprintf(stdout, "metadata (%d keys):\n", len(info.KeysOrder))
 	for _, k := range info.KeysOrder {
 		fmt.Fprintf(stdout, "  %s = %s\n", k, info.Metadata[k])
-	}
-	if info.Prepacked {
-		fmt.Fprintln(stdout, "prepacked: matrices in the layout of hlm's AVX-512 kernels (hlm convert --packed); llama.cpp cannot read this file")
 	}
 	fmt.Fprintf(stdout, "tensors (%d):\n", len(f.Tensors))
 	for _, tc := range info.Types {

@@ -55,10 +55,7 @@
 //
 // A tensor of type T occupies (number of elements / T.BlockSize()) ×
 // T.TypeSize() bytes; its innermost dimension must be a multiple of the
-// block size (32 for Q8_0 and Q4_0, 256 for the k-quants). Besides ggml's
-// types, the package knows hlm's prepacked ones (HLMQ8_0R16 and its kin:
-// a base type's blocks in the order of hlm's AVX-512 kernels, numbered
-// far above ggml's types so that llama.cpp refuses them; Type.Base).
+// block size (32 for Q8_0 and Q4_0, 256 for the k-quants).
 //
 // # Limits
 //

@@ -93,6 +93,7 @@ func TestParseMalformed(t *testing.T) {
 		{"Q5_0 data past the end", header(1, 0).tensor("t", Q5_0, 0, 64).pad(32).zeros(43), []error{ErrFormat}, "extends past the end"},
 		{"unknown type", header(1, 0).tensor("t", 99, 0, 32).pad(32).zeros(32), []error{ErrUnsupported}, `tensor 0 "t": unknown tensor type 99`},
 		{"removed type", header(1, 0).tensor("t", 31, 0, 32).pad(32).zeros(32), []error{ErrUnsupported}, "Q4_0_4_4 (31) was removed"},
+		{"hlm's former prepacked type", header(1, 0).tensor("t", hlmPackedBase+Q8_0, 0, 32).pad(32).zeros(34), []error{ErrUnsupported}, "HLM_Q8_0_R16 (4104) is hlm's former prepacked layout (hlm convert --packed)"},
 		{"misaligned offset", header(1, 0).tensor("t", F32, 4, 1).pad(32).zeros(8), []error{ErrFormat}, "data offset 4 is not a multiple of the alignment 32"},
 		{"data past the end", header(1, 0).tensor("t", F32, 0, 3).pad(32).zeros(8), []error{ErrFormat}, "extends past the end"},
 		{"offset past the end", header(1, 0).tensor("t", F32, 1<<63, 1).pad(32).zeros(8), []error{ErrFormat}, "extends past the end"},

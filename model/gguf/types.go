@@ -49,41 +49,13 @@ const (
 	NVFP4   Type = 40
 )
 
-// hlm's prepacked types: Q4_0, Q5_0 and Q8_0 with each whole group of 16
-// rows interleaved for hlm's AVX-512 tiles and the rows past the last
-// whole group row-major after them (tensor/prepacked.go; written by `hlm
-// convert --packed`). Their blocks are the base type's, in another order.
-// The numbers are hlm's own (packedBase plus the base type's), far above
-// ggml's, so that llama.cpp refuses such a file ("invalid ggml type")
-// rather than misreading it.
-const (
-	HLMQ4_0R16 Type = packedBase + Q4_0
-	HLMQ5_0R16 Type = packedBase + Q5_0
-	HLMQ8_0R16 Type = packedBase + Q8_0
-)
-
-// packedBase is added to a base type's number to make its prepacked one.
-const packedBase = 0x1000
-
-// Prepacked returns the prepacked type of base (Q4_0, Q5_0 or Q8_0), and
-// whether it has one.
-func Prepacked(base Type) (Type, bool) {
-	switch base {
-	case Q4_0, Q5_0, Q8_0:
-		return packedBase + base, true
-	}
-	return 0, false
-}
-
-// Base returns the type whose blocks a prepacked type t stores, and
-// whether t is prepacked; any other type is its own base.
-func (t Type) Base() (Type, bool) {
-	switch t {
-	case HLMQ4_0R16, HLMQ5_0R16, HLMQ8_0R16:
-		return t - packedBase, true
-	}
-	return t, false
-}
+// hlmPackedBase plus Q4_0, Q5_0 or Q8_0 numbered hlm's prepacked types
+// (HLM_Q8_0_R16 and its kin: the base type's blocks interleaved for hlm's
+// AVX-512 tiles), which `hlm convert --packed` wrote on 2026-12-02 and
+// hlm no longer reads (they started no faster than row-major files once
+// those were packed behind the products). The numbers stay known, as
+// ggml's removed types do, so that such a file is refused with a reason.
+const hlmPackedBase = 0x1000
 
 // qk is QK_K, the number of elements in a k-quant super-block.
 const qk = 256
@@ -143,10 +115,9 @@ var typeTraits = [...]typeTrait{
 }
 
 func (t Type) trait() typeTrait {
-	if base, ok := t.Base(); ok {
-		tr := typeTraits[base]
-		tr.name = "HLM_" + tr.name + "_R16"
-		return tr
+	switch t {
+	case hlmPackedBase + Q4_0, hlmPackedBase + Q5_0, hlmPackedBase + Q8_0:
+		return typeTrait{name: "HLM_" + typeTraits[t-hlmPackedBase].name + "_R16"}
 	}
 	if int64(t) < int64(len(typeTraits)) {
 		return typeTraits[t]
@@ -204,6 +175,9 @@ func (t Type) RowSize(n int64) (int64, error) {
 func (t Type) unsupportedError(where string) error {
 	if where != "" {
 		where += ": "
+	}
+	if t.removed() && t > hlmPackedBase {
+		return fmt.Errorf("%w: %stensor type %s (%d) is hlm's former prepacked layout (hlm convert --packed), which hlm no longer reads; convert the original model again, without --packed", ErrUnsupported, where, t, uint32(t))
 	}
 	if t.removed() {
 		return fmt.Errorf("%w: %stensor type %s (%d) was removed from GGUF; re-convert the model", ErrUnsupported, where, t, uint32(t))

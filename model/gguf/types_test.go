@@ -2,7 +2,9 @@ package gguf
 
 import (
 	"errors"
+	"fmt"
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -119,41 +121,27 @@ func TestRowSize(t *testing.T) {
 	}
 }
 
-// TestPrepackedTypes checks hlm's prepacked types: each is its base type's
-// blocks (sizes equal), named after it, known, outside ggml's numbers (so
-// llama.cpp refuses them), and Base undoes Prepacked; other types have no
-// prepacked type and are their own base.
-func TestPrepackedTypes(t *testing.T) {
+// TestRetiredPackedTypes checks that the numbers of hlm's former
+// prepacked types are named, not known (no size, no flag names them), and
+// refused with a reason that says what to do; a number next to them that
+// never was one is unknown.
+func TestRetiredPackedTypes(t *testing.T) {
 	for _, c := range []struct {
-		base, packed Type
-		name         string
-	}{{Q8_0, HLMQ8_0R16, "HLM_Q8_0_R16"}, {Q4_0, HLMQ4_0R16, "HLM_Q4_0_R16"}, {Q5_0, HLMQ5_0R16, "HLM_Q5_0_R16"}} {
-		p, ok := Prepacked(c.base)
-		if !ok || p != c.packed {
-			t.Fatalf("Prepacked(%v) = %v, %v", c.base, p, ok)
-		}
-		if b, ok := p.Base(); !ok || b != c.base {
-			t.Fatalf("%v.Base() = %v, %v", p, b, ok)
-		}
-		if p.String() != c.name || !p.Known() || p.BlockSize() != c.base.BlockSize() || p.TypeSize() != c.base.TypeSize() {
-			t.Fatalf("%v: name %q, known %v, block %d/%d bytes", p, p.String(), p.Known(), p.BlockSize(), p.TypeSize())
-		}
-		if int(p) < len(typeTraits) {
-			t.Fatalf("%v (%d) is inside ggml's numbers", p, uint32(p))
+		typ  Type
+		name string
+	}{{hlmPackedBase + Q8_0, "HLM_Q8_0_R16"}, {hlmPackedBase + Q4_0, "HLM_Q4_0_R16"}, {hlmPackedBase + Q5_0, "HLM_Q5_0_R16"}} {
+		if c.typ.String() != c.name || c.typ.Known() || c.typ.BlockSize() != 0 {
+			t.Fatalf("%d: name %q, known %v, block %d", uint32(c.typ), c.typ.String(), c.typ.Known(), c.typ.BlockSize())
 		}
 		if _, ok := TypeByName(c.name); ok {
-			t.Fatalf("TypeByName(%q) found a prepacked type (no flag names one)", c.name)
+			t.Fatalf("TypeByName(%q) found a retired type", c.name)
+		}
+		_, err := c.typ.RowSize(32)
+		if !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "hlm convert --packed") || !strings.Contains(err.Error(), c.name) {
+			t.Fatalf("%v.RowSize: %v", c.typ, err)
 		}
 	}
-	for _, typ := range []Type{F32, F16, Q4_K, Q6_K, Q8_1} {
-		if _, ok := Prepacked(typ); ok {
-			t.Errorf("%v has a prepacked type", typ)
-		}
-		if b, ok := typ.Base(); ok || b != typ {
-			t.Errorf("%v.Base() = %v, %v", typ, b, ok)
-		}
-	}
-	if Type(packedBase + Q4_K).Known() {
-		t.Error("a prepacked number of Q4_K is known")
+	if typ := Type(hlmPackedBase + Q4_K); typ.String() != fmt.Sprintf("type(%d)", uint32(typ)) {
+		t.Errorf("%d is named %q", uint32(typ), typ.String())
 	}
 }

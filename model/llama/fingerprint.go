@@ -106,10 +106,8 @@ func (m *Model) weightsFingerprint() string {
 				}
 				return
 			}
-			// Row-major: a prepacked copy computes what the row-major
-			// file computes, bit for bit, and hashes as it.
-			_ = x.WriteRowMajor(h) // a hash.Hash never fails to write
-			x.ReleaseData()        // read once more for the hash; cold again after
+			h.Write(x.Data)
+			x.ReleaseData() // read once more for the hash; cold again after
 		}
 		mat(w.Embedding)
 		for _, l := range w.Layers[:m.cfg.Layers] {

@@ -84,9 +84,8 @@ func FromGGUF(f *gguf.File) (*Weights, *tokenizer.Tokenizer, error) {
 			return srcTensor{}, false, nil
 		}
 		st := srcTensor{name: name, release: f.Release}
-		base, prepacked := ti.Type.Base()
 		var known bool
-		if st.dt, known = dtypeOf(base); !known {
+		if st.dt, known = dtypeOf(ti.Type); !known {
 			return st, true, fmt.Errorf("%w: tensor %s has type %v (hlm reads F32, F16, BF16, Q8_0, Q4_0, Q5_0, Q4_K and Q6_K)", model.ErrUnsupported, name, ti.Type)
 		}
 		switch len(ti.Dims) {
@@ -97,7 +96,6 @@ func FromGGUF(f *gguf.File) (*Weights, *tokenizer.Tokenizer, error) {
 		default:
 			return st, true, fmt.Errorf("%w: tensor %s has %d dimensions", model.ErrFormat, name, len(ti.Dims))
 		}
-		st.prepacked = prepacked // a vector of a block type is refused by bindTensor
 		data, err := f.TensorData(name)
 		st.data = data
 		return st, true, err
@@ -120,7 +118,6 @@ type srcTensor struct {
 	rows, cols int
 	data       []byte
 	release    func([]byte) // lets the mapped pages go once packed (nil: none)
-	prepacked  bool         // data's matrices are prepacked (tensor.NewPrepacked), each part on its own
 }
 
 // fill binds the tensors lookup finds, by their GGUF names, to w's
@@ -192,18 +189,12 @@ func bindTensor(st srcTensor, b binding) error {
 			tensor.DequantizeRow(*p.vec, st.dt, chunk)
 			continue
 		}
-		newMatrix := tensor.NewRaw
-		if st.prepacked {
-			newMatrix = tensor.NewPrepacked
-		}
-		m, err := newMatrix(st.dt, p.rows, cols, chunk)
+		m, err := tensor.NewRaw(st.dt, p.rows, cols, chunk)
 		if err != nil {
 			return fmt.Errorf("%s: %w", st.name, err)
 		}
 		if st.release != nil {
-			// A packed copy (tensor/pack.go), or a prepacked matrix's
-			// row-major one where the kernels read rows row-major, makes
-			// the mapped bytes cold.
+			// A packed copy (tensor/pack.go) makes the mapped bytes cold.
 			m.SetDataRelease(st.release)
 		}
 		*p.mat = m

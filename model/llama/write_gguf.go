@@ -30,24 +30,6 @@ type ConvertStats struct {
 // archMetadata). Each matrix is converted while it is written, so the
 // converted weights are never all held in memory.
 func WriteGGUF(out io.Writer, m *Model, t tensor.DType, name string, meta ...Meta) (ConvertStats, error) {
-	return writeGGUF(out, m, t, false, name, meta)
-}
-
-// WriteGGUFPrepacked is WriteGGUF with the matrices stored as Q8_0, Q4_0
-// or Q5_0 prepacked for hlm's AVX-512 tiles (tensor.NewPrepacked; GGUF
-// types gguf.HLMQ8_0R16 and its kin, a fused tensor's parts each
-// prepacked on its own): hlm maps them and computes from the file as it
-// is, where a row-major file has its rows packed into new memory when
-// it starts. llama.cpp refuses such a file.
-func WriteGGUFPrepacked(out io.Writer, m *Model, t tensor.DType, name string, meta ...Meta) (ConvertStats, error) {
-	if !tensor.Packable(t) {
-		return ConvertStats{}, fmt.Errorf("%w: prepacked matrices are Q8_0, Q4_0 or Q5_0, not %v", model.ErrUnsupported, t)
-	}
-	return writeGGUF(out, m, t, true, name, meta)
-}
-
-// writeGGUF is WriteGGUF, its matrices of type t prepacked if prepack.
-func writeGGUF(out io.Writer, m *Model, t tensor.DType, prepack bool, name string, meta []Meta) (ConvertStats, error) {
 	var st ConvertStats
 	w := m.w
 	gw := gguf.NewWriter()
@@ -90,7 +72,7 @@ func writeGGUF(out io.Writer, m *Model, t tensor.DType, prepack bool, name strin
 				continue // tied: llama.cpp reuses token_embd.weight
 			}
 			if matrices {
-				err = addMatrices(gw, &st, b.name, parts, t, prepack)
+				err = addMatrices(gw, &st, b.name, parts, t)
 			} else {
 				err = addVectors(gw, &st, b.name, parts)
 			}
@@ -112,7 +94,7 @@ const TeacherKey = model.DraftTeacherKey
 // addMatrices adds a matrix, or the row-wise concatenation of a fused
 // tensor's parts, converted to t (a matrix whose rows are not whole blocks
 // of t keeps its type; the parts of a fused tensor share one type).
-func addMatrices(gw *gguf.Writer, st *ConvertStats, name string, parts []part, t tensor.DType, prepack bool) error {
+func addMatrices(gw *gguf.Writer, st *ConvertStats, name string, parts []part, t tensor.DType) error {
 	first := *parts[0].mat
 	target := t
 	if first.Cols%t.BlockSize() != 0 {
@@ -136,17 +118,12 @@ func addMatrices(gw *gguf.Writer, st *ConvertStats, name string, parts []part, t
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
-	write := writeMatrix
-	if prepack && target == t {
-		gt, _ = gguf.Prepacked(gt)
-		write = writePrepacked
-	}
 	rb, _ := target.RowBytes(first.Cols)
 	st.Tensors++
 	st.Bytes += int64(rows) * int64(rb)
 	return gw.AddTensorFunc(name, []uint64{uint64(first.Cols), uint64(rows)}, gt, func(out io.Writer) error {
 		for _, p := range parts {
-			if err := write(out, *p.mat, target); err != nil {
+			if err := writeMatrix(out, *p.mat, target); err != nil {
 				return err
 			}
 		}
@@ -270,7 +247,8 @@ func archMetadata(gw *gguf.Writer, w *Weights, t tensor.DType, name string) erro
 // store it), one row at a time.
 func writeMatrix(w io.Writer, m *tensor.Matrix, t tensor.DType) error {
 	if m.Type == t && t != tensor.F32 {
-		return m.WriteRowMajor(w)
+		_, err := w.Write(m.Data)
+		return err
 	}
 	row := make([]float32, m.Cols)
 	var buf []byte
@@ -278,33 +256,6 @@ func writeMatrix(w io.Writer, m *tensor.Matrix, t tensor.DType) error {
 		m.Row(row, i)
 		buf = tensor.EncodeRow(buf[:0], t, row)
 		if _, err := w.Write(buf); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// writePrepacked writes the storage of m converted to t (Q8_0, Q4_0 or
-// Q5_0) in the prepacked layout, 16 rows (one packed group) at a time.
-func writePrepacked(w io.Writer, m *tensor.Matrix, t tensor.DType) error {
-	if m.Type == t {
-		return m.WritePacked(w)
-	}
-	group := tensor.PrepackedGroup
-	row := make([]float32, m.Cols)
-	var buf []byte
-	for lo := 0; lo < m.Rows; lo += group {
-		n := min(group, m.Rows-lo)
-		buf = buf[:0]
-		for i := lo; i < lo+n; i++ {
-			m.Row(row, i)
-			buf = tensor.EncodeRow(buf, t, row)
-		}
-		g, err := tensor.NewRaw(t, n, m.Cols, buf)
-		if err != nil {
-			return err
-		}
-		if err := g.WritePacked(w); err != nil {
 			return err
 		}
 	}

@@ -76,17 +76,6 @@ func TestBadModels(t *testing.T) {
 	}
 	optFile := filepath.Join(dir, "opt.gguf")
 	os.WriteFile(optFile, buf.Bytes(), 0o644)
-	// Prepacked for hlm's kernels: hlm runs it, llama.cpp cannot read it.
-	l2, err := llama.OpenSpec(filepath.Join(familiesDir, "llama2.gguf"), "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	buf.Reset()
-	if _, err := llama.WriteGGUFPrepacked(&buf, l2, tensor.Q8_0, "prepacked"); err != nil {
-		t.Fatal(err)
-	}
-	prepacked := filepath.Join(dir, "prepacked.gguf")
-	os.WriteFile(prepacked, buf.Bytes(), 0o644)
 	fam := func(f string) string { return filepath.Join(familiesDir, f) }
 	// llama2.gguf with one token's text changed (same length), read with
 	// the original's tokenizer: llama.cpp and hlm disagree on one token.
@@ -113,7 +102,6 @@ func TestBadModels(t *testing.T) {
 		{"built-in model", "builtin:stories260K@llama.cpp", "", "write it to a file first"},
 		{"missing", filepath.Join(dir, "none.gguf"), "", "no such file"},
 		{"architecture llama.cpp lacks", optFile, "", "could not load"},
-		{"prepacked for hlm", prepacked, "", "prepacked for hlm's kernels"},
 		{"one token's text changed", altered, fam("llama2.gguf"), "tokenizer mismatch: token"},
 		{"tokenizer of another size", fam("llama2.gguf"), "../../../shared/models/gpt2-tokenizer", "tokens"},
 		{"context past training", fam("llama2.gguf") + "@llama.cpp@c=100000", "", "trained on"},

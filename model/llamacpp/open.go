@@ -339,17 +339,6 @@ func checkGGUF(path string) error {
 	if !gguf.IsFile(path) {
 		return fmt.Errorf("%w: %s is not a GGUF file: the llama.cpp backend reads GGUF only (hlm convert writes one)", model.ErrFormat, path)
 	}
-	f, err := gguf.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	for _, ti := range f.Tensors {
-		if base, ok := ti.Type.Base(); ok {
-			return fmt.Errorf("%w: %s stores its matrices prepacked for hlm's kernels (tensor %s is %v), which llama.cpp cannot read: run it on hlm's engine (without @llama.cpp), or convert it back (hlm convert --model %s --type %s --out FILE.gguf)",
-				model.ErrUnsupported, path, ti.Name, ti.Type, path, strings.ToLower(base.String()))
-		}
-	}
 	return nil
 }
 

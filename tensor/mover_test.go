@@ -1,0 +1,149 @@
+package tensor
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"unsafe"
+)
+
+// readsPacked reports whether products at the current kernel level read
+// matrices of type t (Q8_0, Q4_0 or Q5_0, of 16 rows or more) packed.
+func readsPacked(t DType) bool {
+	ks := kernels()
+	return packing && ks != nil && ks.packedFor(t)[1] != nil && (t != Q5_0 || q5Sets[level] != nil)
+}
+
+// TestWhileMoving computes products of a matrix while its packed rows
+// are made behind them, at each step of the move (moveStep holds the
+// mover there), and again from several goroutines while it runs free:
+// the groups made so far are read from the new rows, the others with the
+// row-major tiles, whose pages are let go as they are packed; every
+// product equals the portable code's, bit for bit, for 1 to 3 tokens.
+// Q8_0 and Q5_0 at this machine's level, and Q4_K and Q6_K rows too long
+// for one token's input to stay in L1 at avx512-zen4, which packs those.
+func TestWhileMoving(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	if readsPacked(Q8_0) && readsPacked(Q5_0) {
+		const rows, cols = 40*packRows + 5, 4096 // 8–14 steps of 3–5 groups, and a tail
+		for _, typ := range []DType{Q8_0, Q5_0} {
+			base, _ := NewF32(rows, cols, randVec(rng, rows*cols))
+			m, _ := base.Convert(typ)
+			checkWhileMoving(t, rng, m)
+		}
+	} else {
+		t.Logf("the %s level reads no packed Q8_0 rows", Kernels())
+	}
+	if ks := kernelSets[levelAVX512Zen4]; ks != nil && ks.kPacked != nil {
+		nb := int(kNarrowBytes/unsafe.Sizeof(actBlockK{})) + 1 // the narrowest rows packed
+		for _, typ := range []DType{Q4_K, Q6_K} {
+			m := randomKQuant(t, rng, typ, 24*kPackRows+3, nb)
+			atLevel(levelAVX512Zen4, func() { checkWhileMoving(t, rng, m) })
+		}
+	} else {
+		t.Logf("no avx512-zen4 level here: K-quant rows not checked")
+	}
+}
+
+// checkWhileMoving is TestWhileMoving for one matrix m.
+func checkWhileMoving(t *testing.T, rng *rand.Rand, m *Matrix) {
+	t.Helper()
+	defer SetThreads(Threads())
+	rows, cols := m.Rows, m.Cols
+	x := randVec(rng, 3*cols)
+	ref := make([]float32, 3*rows)
+	atLevel(levelPortable, func() { MatMul(ref, m, x, 3) })
+	check := func(what string, mm *Matrix) {
+		t.Helper()
+		got := make([]float32, 3*rows)
+		for n := 1; n <= 3; n++ {
+			for _, threads := range []int{1, 2} {
+				SetThreads(threads)
+				MatMul(got, mm, x, n)
+				for j := 0; j < n*rows; j++ {
+					if math.Float32bits(got[j]) != math.Float32bits(ref[j]) {
+						t.Fatalf("%v, %s, %d tokens, %d threads: output %d = %g, want %g", m.Type, what, n, threads, j, got[j], ref[j])
+					}
+				}
+			}
+		}
+	}
+	fresh := func() *Matrix {
+		c, err := NewRaw(m.Type, rows, cols, m.Data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	size, _ := m.packGroup()
+	gb := size * m.RowBytes()
+	whole := int64(rows / size * gb)
+	// Step by step.
+	mm := fresh()
+	stepped, resume, quit := make(chan int64), make(chan struct{}), make(chan struct{})
+	moveStep = func() {
+		select {
+		case stepped <- mm.ownUpTo.Load():
+			select {
+			case <-resume:
+			case <-quit:
+			}
+		case <-quit:
+		}
+	}
+	defer func() { close(quit); WaitPacking(); moveStep = nil }() // lets a held mover go if a check failed
+	check("before the move", mm)                                  // queues it
+	steps := 0
+	for upTo := int64(0); upTo < whole; steps++ {
+		upTo = <-stepped
+		check(fmt.Sprintf("%d of %d bytes moved", upTo, whole), mm)
+		resume <- struct{}{}
+	}
+	WaitPacking()
+	moveStep = nil
+	per := max(1, releaseBytes/gb) // groups a step
+	if want := (rows/size + per - 1) / per; steps != want || steps < 3 {
+		t.Fatalf("%v: the move took %d steps, want %d (and 3 or more)", m.Type, steps, want)
+	}
+	if p := mm.packed.Load(); p == nil || len(*p) != int(whole) || &(*p)[0] == &mm.Data[0] {
+		t.Fatalf("%v: no packed rows of their own after the move", m.Type)
+	}
+	check("moved", mm)
+	// Free-running, from several goroutines, the pages counted.
+	for round := 0; round < 3; round++ {
+		mm := fresh()
+		var released atomic.Int64
+		mm.SetDataRelease(func(b []byte) { released.Add(int64(len(b))) })
+		var wg sync.WaitGroup
+		for w := 0; w < 3; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				got := make([]float32, 2*rows)
+				for i := 0; i < 12; i++ {
+					n := 1 + (i+w)%2
+					MatMul(got, mm, x, n)
+					for j := 0; j < n*rows; j++ {
+						if math.Float32bits(got[j]) != math.Float32bits(ref[j]) {
+							t.Errorf("%v, round %d, goroutine %d, product %d: output %d = %g, want %g", m.Type, round, w, i, j, got[j], ref[j])
+							return
+						}
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		WaitPacking()
+		if t.Failed() {
+			return
+		}
+		// Each packed byte once, then all of Data when the copy is done.
+		want := whole + int64(len(mm.Data))
+		if released.Load() != want {
+			t.Fatalf("%v, round %d: %d bytes let go, want %d", m.Type, round, released.Load(), want)
+		}
+	}
+}
