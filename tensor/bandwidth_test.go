@@ -166,7 +166,7 @@ func BenchmarkKTileCompute(b *testing.B) {
 // Q4_K and Q6_K rows of 4,096 and 14,336 elements (the 8B shapes' widths:
 // the second's quantized input, 21 KiB, no longer stays in L1 beside the
 // streaming weights), ~256 MiB each, at the default level; where the
-// level packs the wide rows (pack.go, packK) also row-major ("unpacked"),
+// level packs the wide rows (pack.go, packKGroup) also row-major ("unpacked"),
 // and for Q4_K row-major with one row at a time ("unpacked/rows=1") where
 // the level reads the wide rows several at once (k4WideRows).
 //

@@ -74,7 +74,7 @@ type kernelSet struct {
 	// tokens (AVX-512); nil: matrices are not packed at this level.
 	q8packed, q4packed, q5packed [3]qTileFn
 
-	// Tiles of K-quant rows packed in groups (pack.go, packK), which the
+	// Tiles of K-quant rows packed in groups (pack.go, packKGroup), which the
 	// Q4_K and Q6_K matrices of rows longer than kNarrowBytes of input
 	// take; nil: K-quant matrices are not packed at this level.
 	kPacked *packedKTiles
@@ -263,7 +263,7 @@ type product struct {
 	actsK   []actBlockK                  // x quantized (Q4_K, Q6_K)
 	kRows   *[maxT + 1]int               // the K tiles' heights
 	kTiles  *[maxR + 1][maxT + 1]kTileFn // the K tiles
-	kPacked *packedKTiles                // the tiles of packed (packK) K rows, if packed
+	kPacked *packedKTiles                // the tiles of packed (packKGroup) K rows, if packed
 	q5      *q5Set                       // the Q5_0 tiles (q5.go)
 }
 
@@ -532,7 +532,7 @@ const interleaveGroups = 16
 // groups forTiles runs tile by tile) for which the K-quant products take
 // the one-row tiles of kRowsNarrow, unless the level sets its own
 // (kernelSet.kNarrow); and the one-token input beyond which avx512-zen4
-// packs K-quant rows (pack.go, packK).
+// packs K-quant rows (pack.go, packKGroup).
 var kNarrowBytes uintptr = 16 << 10
 
 // narrowK is the inputs' limit for the one-row K tiles of kRowsNarrow.

@@ -51,7 +51,7 @@ type gen struct {
 	pfL2 bool
 
 	// kGroup > 0 makes K-quant tiles of rows packed in groups of kGroup
-	// (pack.go, packK), named with the suffix I and kGroup: a super-block
+	// (pack.go, packKGroup), named with the suffix I and kGroup: a super-block
 	// of a row is followed by the same super-block of the group's next
 	// row, so the tiles step kGroup super-blocks at a time and the rows
 	// of a group are ldw = one super-block apart.
@@ -1478,7 +1478,7 @@ func (g *gen) kquantAVX512(q6 bool, R, T int) string {
 const streamKRows = 4
 
 // kPackRows is how many rows a packed K-quant group holds (pack.go,
-// packK): the rows the one-token stream tiles of packed rows take at once.
+// packKGroup): the rows the one-token stream tiles of packed rows take at once.
 const kPackRows = 8
 
 // streamTile writes a one-token K-quant stream tile of avx512-zen4

@@ -256,7 +256,7 @@ func TestKQuantWideRows(t *testing.T) {
 	for _, typ := range []DType{Q4_K, Q6_K} {
 		for _, rows := range []int{5, 13, 19} {
 			m := extremeKQuant(t, rng, typ, rows, nb)
-			// Every height of the packed tiles (pack.go, packK) and
+			// Every height of the packed tiles (pack.go, packKGroup) and
 			// token groups of each size, a short last one included.
 			for _, n := range []int{1, 2, 3, 4, 5, 9, 17} {
 				x := randVec(rng, n*m.Cols)

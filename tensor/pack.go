@@ -117,7 +117,7 @@ func (m *Matrix) packGroup() (rows int, pack func(grp, src []byte)) {
 	return packRows, func(grp, src []byte) { packBlockGroup(grp, src, m.Type, nb) }
 }
 
-// unpackKRow writes row r of rows packed by packK (super-blocks of bb
+// unpackKRow writes row r of rows packed by packKGroup (super-blocks of bb
 // bytes, nb per row) in the row-major layout to dst, for the tests.
 func unpackKRow(dst, packed []byte, bb, r, nb int) {
 	g, i := r/kPackRows, r%kPackRows
@@ -200,7 +200,7 @@ func unpackRow(dst, packed []byte, t DType, r, nb int) {
 }
 
 // runPackedK computes rows [lo, hi) of a Q4_K or Q6_K product: those of
-// the whole groups from the packed copy (packK), each group for every
+// the whole groups from the packed copy (packKGroup), each group for every
 // token group of kMaxT before the next (its rows stay in L1 or L2), the
 // rest with the row-major tiles. Ranges widen to whole groups as
 // runPacked's do.
@@ -229,10 +229,10 @@ func (p *product) runPackedK(lo, hi int) {
 // group's packed rows. While they are made behind the products
 // (moveToOwn), a group made so far is read from them, one not made yet
 // with the row-major tiles from Data, in runs of groups of about one step
-// of the move at a time. How far the move has come is read again at each group past
-// it, so that a product the move overtakes reads the new rows rather
-// than the pages the move has let go (which would be read back from the
-// page cache, page by page). Every tile computes the same bits, so which
+// of the move at a time. How far the move has come is read again at each
+// group past it, so that a product the move overtakes reads the new rows
+// rather than the pages the move has let go (which would be read back
+// from the page cache, page by page). Every tile computes the same bits, so which
 // of them a group takes does not change any result.
 func (p *product) forMade(lo, hi, size int, group func(r int, grp []byte)) {
 	w := p.w

@@ -21,7 +21,7 @@ type streamTiles struct {
 	k4seq, k6seq       [maxR + 1]kTileFn        // 1…maxR rows one after another
 	q8packed, q4packed qTileFn                  // 16 packed rows (pack.go), one token
 	q5packed           qTileFn                  // the same for Q5_0
-	kPacked            packedKTiles             // packed K rows (pack.go, packK)
+	kPacked            packedKTiles             // packed K rows (pack.go, packKGroup)
 }
 
 // zen4NarrowK is avx512-zen4's limit for the one-row K tiles of several
@@ -58,7 +58,7 @@ const zen4NarrowK = 48 << 10
 // input that no longer stays in L1 for every row). K-quant matrices whose
 // one-token input exceeds kNarrowBytes (rows of 11,008 elements or more:
 // the FFN down-projections of the 7B and 8B shapes) are packed in groups
-// of eight rows (pack.go, packK; the copy replaces the mapped rows): a
+// of eight rows (pack.go, packKGroup; the copy replaces the mapped rows): a
 // group is one sequential stream, and its one-token tile reads each block
 // of the input once for the eight rows, where row-major rows re-read the
 // whole input (21 KiB at 14,336) for every row or every four while the
