@@ -6,7 +6,8 @@ import (
 	"testing"
 )
 
-// TestSuggestions: a mistyped command or flag gets the nearest name.
+// TestSuggestions: a mistyped command or flag gets the nearest name, a
+// retired flag the reason it is gone.
 func TestSuggestions(t *testing.T) {
 	for _, c := range []struct {
 		args []string
@@ -16,6 +17,8 @@ func TestSuggestions(t *testing.T) {
 		{[]string{"sim", "--promt", "x"}, "did you mean --prompt?"},
 		{[]string{"generate", "--max-token", "3"}, "did you mean --max-tokens?"},
 		{[]string{"tokenize", "--idz", "x"}, "did you mean --ids?"},
+		{[]string{"convert", "--packed", "--out", "x.gguf"}, "--packed: it was removed on 2026-12-02"},
+		{[]string{"convert", "-packed=true", "--out", "x.gguf"}, "--packed: it was removed on 2026-12-02"},
 	} {
 		var out, errb strings.Builder
 		if code := run(context.Background(), c.args, &out, &errb); code != 2 || !strings.Contains(errb.String(), c.want) {
