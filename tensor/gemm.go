@@ -291,7 +291,7 @@ func (p *product) prepare(out []float32, w *Matrix, x []float32, n int, acts *ac
 		}
 		p.ks = ks
 		nb := cols / QK
-		if packing && p.packedTiles()[1] != nil && nb > 0 {
+		if ks.readsPacked(w.Type) && nb > 0 {
 			p.packed, p.moving = w.packedRows()
 			if p.packed != nil && w.Rows%packRows == 0 {
 				return // no rows for the row-major tiles
@@ -306,7 +306,7 @@ func (p *product) prepare(out []float32, w *Matrix, x []float32, n int, acts *ac
 		p.acts = acts.get(Q8_0, x)
 		if ts := q5Sets[level]; ks != nil && ts != nil && cols/QK > 0 {
 			p.ks, p.q5 = ks, ts
-			if packing && p.packedTiles()[1] != nil {
+			if ks.readsPacked(Q5_0) {
 				p.packed, p.moving = w.packedRows()
 				if p.packed != nil && w.Rows%packRows == 0 {
 					return // no rows for the row-major tiles

@@ -10,13 +10,6 @@ import (
 	"unsafe"
 )
 
-// readsPacked reports whether products at the current kernel level read
-// matrices of type t (Q8_0, Q4_0 or Q5_0, of 16 rows or more) packed.
-func readsPacked(t DType) bool {
-	ks := kernels()
-	return packing && ks != nil && ks.packedFor(t)[1] != nil && (t != Q5_0 || q5Sets[level] != nil)
-}
-
 // TestWhileMoving computes products of a matrix while its packed rows
 // are made behind them, at each step of the move (moveStep holds the
 // mover there), and again from several goroutines while it runs free:
@@ -27,7 +20,7 @@ func readsPacked(t DType) bool {
 // for one token's input to stay in L1 at avx512-zen4, which packs those.
 func TestWhileMoving(t *testing.T) {
 	rng := rand.New(rand.NewPCG(13, 14))
-	if readsPacked(Q8_0) && readsPacked(Q5_0) {
+	if ks := kernels(); ks != nil && ks.readsPacked(Q8_0) && q5Sets[level] != nil && ks.readsPacked(Q5_0) {
 		const rows, cols = 40*packRows + 5, 4096 // 8–14 steps of 3–5 groups, and a tail
 		for _, typ := range []DType{Q8_0, Q5_0} {
 			base, _ := NewF32(rows, cols, randVec(rng, rows*cols))

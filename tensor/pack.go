@@ -304,6 +304,13 @@ func (p *product) forGroups(lo, hi, size int, group func(r int)) {
 // packedTiles are the level's tiles of packed rows of p's type.
 func (p *product) packedTiles() *[3]qTileFn { return p.ks.packedFor(p.w.Type) }
 
+// readsPacked reports whether products at ks's level read matrices of
+// type t (Q8_0, Q4_0 or Q5_0; Q5_0 where the level has its tiles, q5.go)
+// from packed rows.
+func (ks *kernelSet) readsPacked(t DType) bool {
+	return packing && ks.packedFor(t)[1] != nil
+}
+
 // packedFor are ks's tiles of packed rows of type t (Q8_0, Q4_0 or Q5_0).
 func (ks *kernelSet) packedFor(t DType) *[3]qTileFn {
 	switch t {
