@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -138,9 +137,9 @@ func serveOpenAI(ctx context.Context, g *edge.Generator, f *chatFormat, addr, ke
 	}
 	// Bound before it is announced: a taken address is an error, not an
 	// announcement followed by one.
-	ln, err := net.Listen("tcp", addr)
+	ln, err := listen("--openai", addr)
 	if err != nil {
-		return fmt.Errorf("--openai %s: %w", addr, err)
+		return err
 	}
 	// The generations still running openaiGrace after the signal are
 	// interrupted (each closes its session on hlm serve) and answered 503,

@@ -141,7 +141,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	ln, err := listenTLS(*f.listen, cert)
+	ln, err := listenTLS("--listen", *f.listen, cert)
 	if err != nil {
 		return err
 	}
@@ -313,10 +313,14 @@ func serveEndpoints(health, metrics string, current func() *cloud.Server, prom *
 		}
 	}
 	for addr, m := range endpoints {
-		hln, err := net.Listen("tcp", addr)
+		flag := "--health"
+		if addr != health {
+			flag = "--metrics"
+		}
+		hln, err := listen(flag, addr)
 		if err != nil {
 			stop()
-			return nil, fmt.Errorf("health/metrics endpoint: %w", err)
+			return nil, err
 		}
 		hsrv := &http.Server{Handler: m, ReadHeaderTimeout: 5 * time.Second}
 		go hsrv.Serve(hln)
@@ -334,8 +338,8 @@ func serveEndpoints(health, metrics string, current func() *cloud.Server, prom *
 }
 
 // listenTLS listens on addr, with TLS when a certificate is given.
-func listenTLS(addr string, cert *tls.Certificate) (net.Listener, error) {
-	ln, err := net.Listen("tcp", addr)
+func listenTLS(flag, addr string, cert *tls.Certificate) (net.Listener, error) {
+	ln, err := listen(flag, addr)
 	if err != nil || cert == nil {
 		return ln, err
 	}

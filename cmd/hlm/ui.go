@@ -45,9 +45,9 @@ func (u *uiFlags) start(title string, stderr io.Writer) (*ui, error) {
 	if u.pace != nil && !(*u.pace >= 0) {
 		return nil, usageError{fmt.Errorf("--ui-pace %g: want a number ≥ 0", *u.pace)}
 	}
-	ln, err := net.Listen("tcp", *u.addr)
+	ln, err := listen("--ui", *u.addr)
 	if err != nil {
-		return nil, fmt.Errorf("--ui: %w", err)
+		return nil, err
 	}
 	v := live.New()
 	s := &ui{view: v, url: "http://" + browsable(ln.Addr()) + "/", srv: &http.Server{Handler: v.Handler(), ReadHeaderTimeout: 5 * time.Second}, title: title}
