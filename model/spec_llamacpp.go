@@ -48,7 +48,18 @@ type LlamaCppOptions struct {
 	// Repack (repack) is "on" or "off" ("": the backend's default):
 	// llama.cpp's CPU weight repacking (its --repack/--no-repack).
 	Repack string
+	// LoadMode (lm) is how llama.cpp loads the file, its -lm/--load-mode:
+	// "auto" (mmap unless a device cannot; "" leaves llama.cpp's
+	// default, auto), "none" (read into memory of its own, llama.cpp's
+	// former --no-mmap), "mmap", "mlock", "mmap+mlock" or "dio" (direct
+	// I/O where available). It changes where the weights live, not the
+	// arithmetic.
+	LoadMode string
 }
+
+// LlamaCppLoadModes are the values of lm, llama.cpp's names of enum
+// llama_load_mode in its order (LLAMA_LOAD_MODE_AUTO = -1 first).
+var LlamaCppLoadModes = []string{"auto", "none", "mmap", "mlock", "mmap+mlock", "dio"}
 
 // Limits of the llama.cpp options.
 const (
@@ -97,7 +108,7 @@ func listOptionMidSegment(opts string) string {
 
 // llamaCppKeys are the short names of the llama.cpp options, in the order
 // an error lists them (each also has llama.cpp's long name).
-var llamaCppKeys = []string{"ngl", "sm", "ts", "mg", "rpc", "t", "c", "np", "ub", "fa", "repack", "ctk", "ctv"}
+var llamaCppKeys = []string{"ngl", "sm", "ts", "mg", "rpc", "t", "c", "np", "ub", "fa", "repack", "lm", "ctk", "ctv"}
 
 // cacheTypeKeys are the options of both engines (Spec.CacheTypeK and
 // CacheTypeV), listed with llama.cpp's in its help and errors.
@@ -107,7 +118,7 @@ var cacheTypeKeys = map[string]bool{"ctk": true, "cache-type-k": true, "ctv": tr
 var llamaCppAliases = map[string]string{
 	"n-gpu-layers": "ngl", "gpu-layers": "ngl", "split-mode": "sm", "tensor-split": "ts", "main-gpu": "mg",
 	"threads": "t", "ctx-size": "c", "parallel": "np", "ubatch-size": "ub", "flash-attn": "fa",
-	"cache-type-k": "ctk", "cache-type-v": "ctv",
+	"cache-type-k": "ctk", "cache-type-v": "ctv", "load-mode": "lm",
 }
 
 // llamaCppHelp says what each of llamaCppKeys does, for LlamaCppHelp.
@@ -123,6 +134,7 @@ var llamaCppHelp = map[string]string{
 	"ub":     "micro-batch: the most tokens of one evaluation (default 512)",
 	"fa":     "flash attention: off (default), on or auto",
 	"repack": "CPU weight repacking: on or off (default off, for determinism)",
+	"lm":     "how the file is loaded: auto (default), none (into memory, no mmap), mmap, mlock, mmap+mlock or dio",
 	"ctk":    "KV cache type of keys: f32, f16 (default), bf16 or q8_0 (also on hlm's engine: f32 (its default), f16 or q8_0)",
 	"ctv":    "KV cache type of values, as ctk (q8_0 needs fa=on on llama.cpp)",
 }
@@ -188,6 +200,8 @@ func (sp *Spec) setLlamaCpp(key, val string, hasVal bool) (ok bool, err error) {
 		o.FlashAttn, err = oneOf("on", "off", "auto")
 	case "repack":
 		o.Repack, err = oneOf("on", "off")
+	case "lm", "load-mode":
+		o.LoadMode, err = oneOf(LlamaCppLoadModes...)
 	case "ctk", "cache-type-k":
 		sp.CacheTypeK, err = oneOf("f32", "f16", "bf16", "q8_0")
 	case "ctv", "cache-type-v":
@@ -338,6 +352,9 @@ func (s Spec) llamaCppString() string {
 	out += s.cacheTypeString()
 	if o.Repack != "" {
 		add("repack", o.Repack)
+	}
+	if o.LoadMode != "" {
+		add("lm", o.LoadMode)
 	}
 	return out
 }

@@ -36,6 +36,10 @@ func TestParseSpecLlamaCpp(t *testing.T) {
 		{in: "m.gguf@llama.cpp@ctk=q4_1", err: "ctk wants"},
 		{in: "m.gguf@llama.cpp@repack=off", want: lc(LlamaCppOptions{GPULayers: -1, Repack: "off"})},
 		{in: "m.gguf@llama.cpp@repack", err: "repack wants"},
+		{in: "m.gguf@llama.cpp@lm=none", want: lc(LlamaCppOptions{GPULayers: -1, LoadMode: "none"})},
+		{in: "m.gguf@llama.cpp@load-mode=mmap+mlock", want: lc(LlamaCppOptions{GPULayers: -1, LoadMode: "mmap+mlock"})},
+		{in: "m.gguf@llama.cpp@lm=no-mmap", err: "lm wants one of auto, none, mmap, mlock, mmap+mlock, dio"},
+		{in: "m.gguf@lm=none", err: "add @llama.cpp"},
 		{in: "dir@x/m.gguf@llama.cpp@np=2", want: Spec{Path: "dir@x/m.gguf", Backend: BackendLlamaCpp, LlamaCpp: LlamaCppOptions{GPULayers: -1, Slots: 2}}},
 		{in: "m.gguf@ngl=2", err: "add @llama.cpp"},
 		{in: "m.gguf@np=2,q8", err: "add @llama.cpp"},
@@ -95,7 +99,7 @@ func TestLlamaCppLists(t *testing.T) {
 func FuzzParseSpec(f *testing.F) {
 	for _, s := range []string{
 		"m.bin", "dir/m.bin@exit=2", "m.gguf@exit=3,q4", "weird@name.bin@", "a@b/m.gguf@exit=1",
-		"m.gguf@llama.cpp", "m.gguf@llama.cpp@ngl=99@sm=row@ts=3,1@mg=1@rpc=h:1,g:2@t=2@c=128@np=4@ub=8@fa=off@ctk=f32@ctv=bf16@repack=on",
+		"m.gguf@llama.cpp", "m.gguf@llama.cpp@ngl=99@sm=row@ts=3,1@mg=1@rpc=h:1,g:2@t=2@c=128@np=4@ub=8@fa=off@ctk=f32@ctv=bf16@repack=on@lm=none",
 		"m.gguf@llama.cpp,np=2", "m@ts=1", "@", "m@@", "m@llama.cpp@ts=,,", "x/@llama.cpp",
 		"m.gguf@ctk=f16@ctv=f16", "m.bin@exit=2,ctv=f16", "m.gguf@ctk=q8_0", "m.gguf@ctk=bf16@ctv=q8_0", "w@x.bin@ctk=f16",
 	} {
@@ -164,7 +168,7 @@ func TestLlamaCppKeysListed(t *testing.T) {
 // of its short name, so giving both is refused as the same option given
 // twice (an alias missing from llamaCppAliases would pass).
 func TestLlamaCppAliasesTwice(t *testing.T) {
-	val := map[string]string{"ngl": "1", "sm": "row", "ts": "1", "mg": "0", "t": "1", "c": "8", "np": "1", "ub": "8", "fa": "on", "ctk": "f16", "ctv": "f16"}
+	val := map[string]string{"ngl": "1", "sm": "row", "ts": "1", "mg": "0", "t": "1", "c": "8", "np": "1", "ub": "8", "fa": "on", "ctk": "f16", "ctv": "f16", "lm": "none"}
 	for alias, short := range llamaCppAliases {
 		v, ok := val[short]
 		if !ok {

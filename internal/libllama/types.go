@@ -91,11 +91,25 @@ const (
 	FlashAttnDisabled = 0
 	FlashAttnEnabled  = 1
 
+	LoadModeAuto      = -1 // LLAMA_LOAD_MODE_AUTO: mmap unless a device cannot
+	LoadModeNone      = 0  // read into memory of its own (no mmap)
+	LoadModeMmap      = 1
+	LoadModeMlock     = 2
+	LoadModeMmapMlock = 3
+	LoadModeDirectIO  = 4
+
 	TypeF32  = 0  // GGML_TYPE_F32
 	TypeF16  = 1  // GGML_TYPE_F16
 	TypeQ8_0 = 8  // GGML_TYPE_Q8_0
 	TypeBF16 = 30 // GGML_TYPE_BF16
 )
+
+// LoadModes are enum llama_load_mode by llama.cpp's names of its values
+// (llama_load_mode_name; its -lm/--load-mode).
+var LoadModes = map[string]int32{
+	"auto": LoadModeAuto, "none": LoadModeNone, "mmap": LoadModeMmap,
+	"mlock": LoadModeMlock, "mmap+mlock": LoadModeMmapMlock, "dio": LoadModeDirectIO,
+}
 
 // Pinned layout of this header: sizes and the offsets the layout check
 // reads (TestLayout holds the Go structs to them).

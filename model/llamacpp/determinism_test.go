@@ -194,6 +194,7 @@ func TestDeterminismContract(t *testing.T) {
 					{"two slots, batched (evictions)", sc, ref, "@c=128@np=2@t=2", true},
 					{"two slots, alone (evictions)", sc, ref, "@c=128@np=2@t=2", false},
 					{"one-token rounds, batched", single, refSingle, base, true},
+					{"read into memory (lm=none)", sc, ref, base + "@lm=none", true},
 				} {
 					m := openPath(t, path, v.opts)
 					got := v.sc.play(t, m, v.batched, false)

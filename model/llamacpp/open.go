@@ -164,6 +164,9 @@ func open(spec model.Spec) (*Model, error) {
 	// the micro-batch (measured at Llama-3.2-1B Q4_K_M: batched and alone
 	// differ by up to 0.23): off unless the spec says repack=on.
 	mp.UseExtraBufts = o.Repack == "on"
+	if o.LoadMode != "" {
+		mp.LoadMode = libllama.LoadModes[o.LoadMode]
+	}
 	lm, err := lib.LoadModel(path, mp, o.TensorSplitValues(), o.RPCEndpoints())
 	if err != nil {
 		return nil, err

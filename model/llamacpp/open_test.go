@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hlmproject/hlm/internal/libllama"
 	"github.com/hlmproject/hlm/model"
 	"github.com/hlmproject/hlm/model/builtin"
 	"github.com/hlmproject/hlm/model/llama"
@@ -65,5 +66,19 @@ func TestGPUOptionsWithoutGPU(t *testing.T) {
 	openLC(t, "qwen3.gguf", "@c=64@np=1@t=2")
 	if len(got) != 0 {
 		t.Errorf("without GPU options: %q", got)
+	}
+}
+
+// TestLoadModes: every load mode a spec accepts (lm) has its value of
+// enum llama_load_mode, and no other is known.
+func TestLoadModes(t *testing.T) {
+	if len(model.LlamaCppLoadModes) != len(libllama.LoadModes) {
+		t.Errorf("spec load modes %q, library's %v", model.LlamaCppLoadModes, libllama.LoadModes)
+	}
+	for i, name := range model.LlamaCppLoadModes {
+		v, ok := libllama.LoadModes[name]
+		if !ok || v != int32(i-1) { // llama.h: AUTO = -1, NONE = 0, … in this order
+			t.Errorf("lm=%s: enum value %d (known %v), want %d", name, v, ok, i-1)
+		}
 	}
 }
