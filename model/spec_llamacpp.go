@@ -134,7 +134,7 @@ var llamaCppHelp = map[string]string{
 	"ub":     "micro-batch: the most tokens of one evaluation (default 512)",
 	"fa":     "flash attention: off (default), on or auto",
 	"repack": "CPU weight repacking: on or off (default off, for determinism)",
-	"lm":     "how the file is loaded: auto (default), none (into memory, no mmap), mmap, mlock, mmap+mlock or dio",
+	"lm":     "loading: auto (default), none (read in, no mmap), mmap, mlock, mmap+mlock, dio",
 	"ctk":    "KV cache type of keys: f32, f16 (default), bf16 or q8_0 (also on hlm's engine: f32 (its default), f16 or q8_0)",
 	"ctv":    "KV cache type of values, as ctk (q8_0 needs fa=on on llama.cpp)",
 }
