@@ -79,6 +79,10 @@ type kernelSet struct {
 	// take; nil: K-quant matrices are not packed at this level.
 	kPacked *packedKTiles
 
+	// kCopy: the row-major tiles read the Q4_K and Q6_K rows of a mapped
+	// file from a copy in memory of their own (pack.go, layoutRows).
+	kCopy bool
+
 	// A level whose one-token F32, F16 and BF16 tiles are stream tiles
 	// (zen4.go) runs the products of one token with rows longer than
 	// streamF32Cols (F32) or streamF16Cols (F16, BF16) on wide's tiles
@@ -258,8 +262,9 @@ type product struct {
 
 	acts    []actBlock                   // x quantized (Q8_0, Q4_0)
 	pairs   []actPair                    // acts in token pairs (nil: the one-token tiles)
-	packed  []byte                       // the packed rows (Q8_0, Q4_0 at AVX-512; pack.go)
-	moving  bool                         // packed rows are on their way (packedRows): read the groups made so far (forMade)
+	packed  []byte                       // the rows in memory of their own (pack.go), in layout
+	moving  bool                         // they are on their way (packedRows): read the groups made so far (forMade)
+	layout  copyLayout                   // the layout of packed, if the product reads it (packed != nil or moving)
 	actsK   []actBlockK                  // x quantized (Q4_K, Q6_K)
 	kRows   *[maxT + 1]int               // the K tiles' heights
 	kTiles  *[maxR + 1][maxT + 1]kTileFn // the K tiles
@@ -292,7 +297,7 @@ func (p *product) prepare(out []float32, w *Matrix, x []float32, n int, acts *ac
 		p.ks = ks
 		nb := cols / QK
 		if ks.readsPacked(w.Type) && nb > 0 {
-			p.packed, p.moving = w.packedRows()
+			p.readCopy(layoutBlocks)
 			if p.packed != nil && w.Rows%packRows == 0 {
 				return // no rows for the row-major tiles
 			}
@@ -307,7 +312,7 @@ func (p *product) prepare(out []float32, w *Matrix, x []float32, n int, acts *ac
 		if ts := q5Sets[level]; ks != nil && ts != nil && cols/QK > 0 {
 			p.ks, p.q5 = ks, ts
 			if ks.readsPacked(Q5_0) {
-				p.packed, p.moving = w.packedRows()
+				p.readCopy(layoutBlocks)
 				if p.packed != nil && w.Rows%packRows == 0 {
 					return // no rows for the row-major tiles
 				}
@@ -330,15 +335,30 @@ func (p *product) prepare(out []float32, w *Matrix, x []float32, n int, acts *ac
 			case w.Type == Q4_K && ks.k4WideRows[1] > 0:
 				p.kRows, p.kTiles = &ks.k4WideRows, &ks.k4Wide
 			}
-			// Rows whose one-token input is wider than kNarrowBytes, for
-			// any number of tokens, so that the matrix keeps one copy.
-			if packing && ks.kPacked != nil && uintptr(cols/QKK)*unsafe.Sizeof(actBlockK{}) > kNarrowBytes {
-				if p.packed, p.moving = w.packedRows(); p.packed != nil || p.moving {
+			switch {
+			case !packing:
+			case ks.kPacked != nil && uintptr(cols/QKK)*unsafe.Sizeof(actBlockK{}) > kNarrowBytes:
+				// Rows whose one-token input is wider than kNarrowBytes,
+				// for any number of tokens, so that the matrix keeps one
+				// copy.
+				if p.readCopy(layoutKGroups) {
 					p.kPacked = ks.kPacked
 				}
+			case ks.kCopy:
+				p.readCopy(layoutRows)
 			}
 		}
 	}
+}
+
+// readCopy sets p to read its matrix's rows from their copy in layout l
+// (packedRows) if they are copied so, and reports whether they are.
+func (p *product) readCopy(l copyLayout) bool {
+	if p.packed, p.moving = p.w.packedRows(l); p.packed != nil || p.moving {
+		p.layout = l
+		return true
+	}
+	return false
 }
 
 // run computes rows [lo, hi).
@@ -346,10 +366,12 @@ func (p *product) run(lo, hi int) {
 	switch {
 	case p.ks == nil:
 		p.dots(lo, hi)
-	case p.kPacked != nil:
+	case p.layout == layoutKGroups:
 		p.runPackedK(lo, hi)
-	case p.packed != nil || p.moving:
+	case p.layout == layoutBlocks:
 		p.runPacked(lo, hi)
+	case p.layout == layoutRows:
+		p.runCopiedK(lo, hi)
 	default:
 		p.tiles(lo, hi)
 	}
@@ -455,12 +477,20 @@ func (p *product) tiles(lo, hi int) {
 			ts.tiles[R][T](&w.Data[r*rb], ldw, &acts[t*nb], ldx, nb, &out[t*rows+r], ldo)
 		})
 	case Q4_K, Q6_K:
-		nb, acts, tiles := cols/QKK, p.actsK, p.kTiles
-		ldw, ldx := uintptr(rb), uintptr(nb)*unsafe.Sizeof(actBlockK{})
-		forTiles(lo, hi, n, rb, ks.kMaxT, p.kRows, func(r, R, t, T int) {
-			tiles[R][T](&w.Data[r*rb], ldw, &acts[t*nb], ldx, nb, &out[t*rows+r], ldo)
-		})
+		p.kTilesAt(w.Data[lo*rb:], lo, hi)
 	}
+}
+
+// kTilesAt computes rows [lo, hi) of a Q4_K or Q6_K product with the
+// row-major tiles, reading row r at data[(r-lo)·rowBytes:]: from Data, or
+// from the copy of its rows (runCopiedK).
+func (p *product) kTilesAt(data []byte, lo, hi int) {
+	w, out, n, acts, tiles := p.w, p.out, p.n, p.actsK, p.kTiles
+	rows, rb, nb := w.Rows, w.rowBytes, w.Cols/QKK
+	ldw, ldx, ldo := uintptr(rb), uintptr(nb)*unsafe.Sizeof(actBlockK{}), uintptr(4*rows)
+	forTiles(lo, hi, n, rb, p.ks.kMaxT, p.kRows, func(r, R, t, T int) {
+		tiles[R][T](&data[(r-lo)*rb], ldw, &acts[t*nb], ldx, nb, &out[t*rows+r], ldo)
+	})
 }
 
 // pairTiles computes rows [lo, hi) of a Q8_0, Q4_0 or Q5_0 product over

@@ -276,30 +276,78 @@ func TestKQuantWideRows(t *testing.T) {
 
 // TestPackK checks that packed K-quant groups (packKGroup, made behind the
 // products: moveGroups) hold each row's super-blocks (unpackKRow gives
-// the rows back), and that their making lets go of every packed byte of
-// the source once, then of all of it (ReleaseData).
+// the rows back), that a copy of the rows as they are (layoutRows) holds
+// all of them unchanged, and that making either lets go of every copied
+// byte of the source once, then of all of it (ReleaseData).
 func TestPackK(t *testing.T) {
+	defer func(min int) { copyMin = min }(copyMin)
+	copyMin = 0
 	rng := rand.New(rand.NewPCG(83, 84))
-	for _, typ := range []DType{Q4_K, Q6_K} {
-		for _, rows := range []int{kPackRows, kPackRows + 2, 3*kPackRows + 1} {
-			const nb = 3
-			m := randomKQuant(t, rng, typ, rows, nb)
-			bb := typ.BlockBytes()
-			var released int
-			m.SetDataRelease(func(b []byte) { released += len(b) })
-			moveGroups(m)
-			packed := *m.packed.Load()
-			whole := rows / kPackRows * kPackRows
-			if len(packed) != whole*m.rowBytes || released != len(packed)+len(m.Data) {
-				t.Fatalf("%v %d rows: packed %d bytes, released %d, want %d and %d", typ, rows, len(packed), released, whole*m.rowBytes, whole*m.rowBytes+len(m.Data))
-			}
-			row := make([]byte, m.rowBytes)
-			for r := 0; r < whole; r++ {
-				unpackKRow(row, packed, bb, r, nb)
-				if !bytes.Equal(row, m.Data[r*m.rowBytes:][:m.rowBytes]) {
-					t.Fatalf("%v %d rows: row %d unpacked differs", typ, rows, r)
+	for _, l := range []copyLayout{layoutKGroups, layoutRows} {
+		for _, typ := range []DType{Q4_K, Q6_K} {
+			for _, rows := range []int{1, kPackRows, kPackRows + 2, 3*kPackRows + 1} {
+				const nb = 3
+				m := randomKQuant(t, rng, typ, rows, nb)
+				bb := typ.BlockBytes()
+				var released int
+				m.SetDataRelease(func(b []byte) { released += len(b) })
+				if !m.copies(l) {
+					if l == layoutKGroups && rows < kPackRows {
+						continue
+					}
+					t.Fatalf("%v %d rows: not copied in layout %d", typ, rows, l)
+				}
+				m.layout.Store(uint32(l))
+				moveGroups(m)
+				packed := *m.packed.Load()
+				whole := rows
+				if l == layoutKGroups {
+					whole = rows / kPackRows * kPackRows
+				}
+				if len(packed) != whole*m.rowBytes || released != len(packed)+len(m.Data) {
+					t.Fatalf("%v %d rows, layout %d: copied %d bytes, released %d, want %d and %d", typ, rows, l, len(packed), released, whole*m.rowBytes, whole*m.rowBytes+len(m.Data))
+				}
+				row := make([]byte, m.rowBytes)
+				for r := 0; r < whole; r++ {
+					if l == layoutKGroups {
+						unpackKRow(row, packed, bb, r, nb)
+					} else {
+						copy(row, packed[r*m.rowBytes:])
+					}
+					if !bytes.Equal(row, m.Data[r*m.rowBytes:][:m.rowBytes]) {
+						t.Fatalf("%v %d rows, layout %d: row %d differs", typ, rows, l, r)
+					}
 				}
 			}
+		}
+	}
+}
+
+// TestCopiesRows: a level that copies K-quant rows as they are
+// (layoutRows) copies only Q4_K and Q6_K matrices of copyMin bytes or
+// more whose Data is a mapped file's (a release function set): not a
+// matrix on the heap, whose copy would double it, nor a small one
+// (docs/BENCHMARKS.md, "Copied K-quant rows on the Zen 5").
+func TestCopiesRows(t *testing.T) {
+	rng := rand.New(rand.NewPCG(85, 86))
+	mapped := func(m *Matrix) *Matrix { m.SetDataRelease(func([]byte) {}); return m }
+	rowsFor := func(typ DType, nb, bytes int) int { return (bytes + nb*typ.BlockBytes() - 1) / (nb * typ.BlockBytes()) }
+	const nb = 4
+	big := rowsFor(Q4_K, nb, copyMin)
+	q8, _ := NewRaw(Q8_0, 64, 32, make([]byte, 64*Q8_0.BlockBytes()))
+	for _, c := range []struct {
+		what string
+		m    *Matrix
+		want bool
+	}{
+		{"Q4_K of copyMin bytes, mapped", mapped(randomKQuant(t, rng, Q4_K, big, nb)), true},
+		{"Q6_K of copyMin bytes, mapped", mapped(randomKQuant(t, rng, Q6_K, rowsFor(Q6_K, nb, copyMin), nb)), true},
+		{"Q4_K a row short of copyMin, mapped", mapped(randomKQuant(t, rng, Q4_K, big-1, nb)), false},
+		{"Q4_K of copyMin bytes on the heap", randomKQuant(t, rng, Q4_K, big, nb), false},
+		{"Q8_0, mapped", mapped(q8), false},
+	} {
+		if got := c.m.copies(layoutRows); got != c.want {
+			t.Errorf("%s (%d bytes): copies %v, want %v", c.what, len(c.m.Data), got, c.want)
 		}
 	}
 }

@@ -18,11 +18,11 @@ type Matrix struct {
 	Data       []byte    // other types: Rows*RowBytes bytes
 	rowBytes   int
 
-	packed  atomic.Pointer[[]byte] // Q8_0, Q4_0, Q5_0 (and long K-quant) rows packed for the AVX-512 tiles (pack.go), once made
+	packed  atomic.Pointer[[]byte] // its rows in memory of its own (pack.go: packed for the AVX-512 tiles, or copied), once made
 	release func([]byte)           // drops Data's pages while they are not read (SetDataRelease)
 
-	moving  atomic.Bool            // its packed rows are queued for (or in) memory of their own (moveToOwn)
-	own     atomic.Pointer[[]byte] // that memory, while the packed rows are made (moveGroups)
+	layout  atomic.Uint32          // the layout of that copy (copyLayout), set when it is queued (moveToOwn); 0: none
+	own     atomic.Pointer[[]byte] // that memory, while the copy is made (moveGroups)
 	ownUpTo atomic.Int64           // how many bytes of own are made (whole groups)
 }
 

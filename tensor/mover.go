@@ -6,8 +6,10 @@ import (
 )
 
 // The packing behind the products. The first product of a matrix whose
-// rows a level reads packed (pack.go: Q8_0, Q4_0 and Q5_0 at the AVX-512
-// levels, the long Q4_K and Q6_K rows at avx512-zen4) queues it here
+// rows a level reads from memory of their own (pack.go: Q8_0, Q4_0 and
+// Q5_0 packed at the AVX-512 levels, the long Q4_K and Q6_K rows packed
+// at avx512-zen4, the Q4_K and Q6_K rows of a mapped file copied as they
+// are at avx512-zen5) queues it here
 // (moveToOwn); one goroutine packs the queued matrices, one after
 // another, a few groups at a time, into memory of their own (moveGroups),
 // and the products read the groups made so far from it (forMade) and
@@ -26,9 +28,8 @@ var mover struct {
 
 func init() { mover.idle = sync.NewCond(&mover.mu) }
 
-// moveToOwn queues m (Q8_0, Q4_0 or Q5_0 of 16 rows or more, or Q4_K or
-// Q6_K of 8 or more) for its whole groups packed in memory of its own
-// (packBlockGroup, packKGroup).
+// moveToOwn queues m for its whole groups copied into memory of its own
+// in the layout it was queued with (Matrix.layout, packGroup).
 func moveToOwn(m *Matrix) {
 	mover.mu.Lock()
 	defer mover.mu.Unlock()
@@ -64,7 +65,7 @@ func moveQueued() {
 // are let go, so that the matrix is not resident twice while it is
 // packed. The finished copy becomes m's packed rows.
 func moveGroups(m *Matrix) {
-	rows, pack := m.packGroup()
+	rows, pack := m.packGroup(copyLayout(m.layout.Load()))
 	gb := rows * m.rowBytes
 	size := m.Rows / rows * gb
 	own := allocPacked(size)

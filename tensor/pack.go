@@ -40,22 +40,72 @@ const packRows = 16
 // packing enables the packed tiles (benchmarks compare with it off).
 var packing = true
 
-// packedRows returns m's packed rows once they are made, and otherwise
-// nil and whether they are on their way (queued or being made behind the
-// products: forMade reads those made so far); a matrix that is not Q8_0,
-// Q4_0, Q5_0, Q4_K or Q6_K or has fewer rows than a group has none. The
-// first call queues their making (moveToOwn).
-func (m *Matrix) packedRows() (packed []byte, pending bool) {
-	if p := m.packed.Load(); p != nil {
-		return *p, false
+// copyLayout is the layout of a matrix's rows in memory of its own
+// (Matrix.layout): how a level reads them decides, and the first product
+// that reads them queues their copy in that layout (packedRows). A matrix
+// keeps one copy: a level that reads another layout computes from Data
+// (the tests run several levels on one matrix).
+type copyLayout uint32
+
+const (
+	layoutNone    copyLayout = iota
+	layoutBlocks             // Q8_0, Q4_0, Q5_0 rows interleaved 16 at a time (packBlockGroup)
+	layoutKGroups            // Q4_K, Q6_K super-blocks of kPackRows rows interleaved (packKGroup)
+	layoutRows               // Q4_K, Q6_K rows as they are, copied out of a mapped file (runCopiedK)
+)
+
+// copies reports whether m's rows are copied in layout l: the whole
+// groups of a block layout, or all rows of a matrix whose Data is a
+// mapped file's (SetDataRelease) for layoutRows.
+func (m *Matrix) copies(l copyLayout) bool {
+	switch l {
+	case layoutBlocks:
+		return (m.Type == Q8_0 || m.Type == Q4_0 || m.Type == Q5_0) && m.Rows >= packRows
+	case layoutKGroups:
+		return (m.Type == Q4_K || m.Type == Q6_K) && m.Rows >= kPackRows
+	case layoutRows:
+		return (m.Type == Q4_K || m.Type == Q6_K) && m.Rows > 0 && m.release != nil && len(m.Data) >= copyMin
 	}
-	packs := (m.Type == Q8_0 || m.Type == Q4_0 || m.Type == Q5_0) && m.Rows >= packRows ||
-		(m.Type == Q4_K || m.Type == Q6_K) && m.Rows >= kPackRows
-	if packs && m.moving.CompareAndSwap(false, true) {
-		moveToOwn(m)
-	}
-	return nil, packs
+	return false
 }
+
+// packedRows returns m's rows in layout l once they are made, and
+// otherwise nil and whether they are on their way (queued or being made
+// behind the products: forMade and runCopiedK read those made so far); a
+// matrix that is not copied in l (copies), or whose copy has another
+// layout, has none. The first call queues their making (moveToOwn).
+func (m *Matrix) packedRows(l copyLayout) (packed []byte, pending bool) {
+	if !m.copies(l) {
+		return nil, false
+	}
+	switch copyLayout(m.layout.Load()) {
+	case l:
+		if p := m.packed.Load(); p != nil {
+			return *p, false
+		}
+		return nil, true
+	case layoutNone:
+		if m.layout.CompareAndSwap(uint32(layoutNone), uint32(l)) {
+			moveToOwn(m)
+			return nil, true
+		}
+		return m.packedRows(l) // queued by another product meanwhile
+	}
+	return nil, false
+}
+
+// copyMin is the least size of a matrix whose rows are copied as they are
+// (layoutRows; a variable for the tests). avx512-zen5 reads the Q4_K and
+// Q6_K rows of a mapped file from such a copy, in 2 MiB pages of its own
+// (allocPacked), because the file's pages, read from disk in 4 KiB
+// pieces, decode slower: Phi-3-mini Q4_K_M 18.2–19.2 tokens/s against
+// 12.0–16.3 (five rounds in three page-cache states, Zen 5, 2026-12-02;
+// docs/BENCHMARKS.md, "Copied K-quant rows on the Zen 5"). Copies of
+// every size cost the small shapes decode speed and memory (Qwen3-0.6B
+// Q4_K_M: its matrices of 1–3 MiB on the Go heap, tg64 72–88 against
+// 86–95, peak RSS 607 against 508 MB); from 8 MiB only its tied output
+// head is copied, and it decodes as before (86–94 against 86–91).
+var copyMin = 8 << 20
 
 // hugeMin is the size from which allocPacked maps a packed copy with huge
 // pages: one 2 MiB page. The kernel backs only the whole 2 MiB ranges
@@ -106,12 +156,15 @@ func packKGroup(grp, src []byte, bb, rb int) {
 	}
 }
 
-// packGroup returns the rows of one of m's packed groups and how one is
-// packed (packBlockGroup, packKGroup).
-func (m *Matrix) packGroup() (rows int, pack func(grp, src []byte)) {
-	if m.Type == Q4_K || m.Type == Q6_K {
+// packGroup returns the rows of one group of m's copy in layout l and how
+// one is made (packBlockGroup, packKGroup; layoutRows: a row, copied).
+func (m *Matrix) packGroup(l copyLayout) (rows int, pack func(grp, src []byte)) {
+	switch l {
+	case layoutKGroups:
 		bb, rb := m.Type.BlockBytes(), m.rowBytes
 		return kPackRows, func(grp, src []byte) { packKGroup(grp, src, bb, rb) }
+	case layoutRows:
+		return 1, func(grp, src []byte) { copy(grp, src) }
 	}
 	nb := m.Cols / QK
 	return packRows, func(grp, src []byte) { packBlockGroup(grp, src, m.Type, nb) }
@@ -222,6 +275,28 @@ func (p *product) runPackedK(lo, hi int) {
 			}
 		}
 	})
+}
+
+// runCopiedK computes rows [lo, hi) of a Q4_K or Q6_K product whose rows
+// are copied out of a mapped file (layoutRows) with the row-major tiles:
+// the rows copied so far from the copy, the others from Data, a step of
+// the move (releaseBytes) at a time, reading how far it has come again
+// after each, as forMade does. Both give the same bits.
+func (p *product) runCopiedK(lo, hi int) {
+	rb := p.w.rowBytes
+	run := max(1, releaseBytes/rb)
+	for lo < hi {
+		copied, made := p.groupsMade(1)
+		if lo < made {
+			e := min(hi, made)
+			p.kTilesAt(copied[lo*rb:], lo, e)
+			lo = e
+			continue
+		}
+		e := min(hi, lo+run)
+		p.kTilesAt(p.w.Data[lo*rb:], lo, e)
+		lo = e
+	}
 }
 
 // forMade calls group(r, grp) for the first row r of each whole group of

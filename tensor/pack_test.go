@@ -10,15 +10,14 @@ import (
 	"unsafe"
 )
 
-// packedNow returns m's packed rows once they are made: those packed on
-// first use (K-quants), or those queued for packing behind the products
-// (Q8_0, Q4_0, Q5_0), waited for.
-func packedNow(m *Matrix) []byte {
-	if p, _ := m.packedRows(); p != nil {
+// packedNow returns m's rows copied in layout l once they are made: it
+// queues them behind the products and waits for them.
+func packedNow(m *Matrix, l copyLayout) []byte {
+	if p, _ := m.packedRows(l); p != nil {
 		return p
 	}
 	WaitPacking()
-	p, _ := m.packedRows()
+	p, _ := m.packedRows(l)
 	return p
 }
 
@@ -35,10 +34,10 @@ func TestPackBlocks(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if p, _ := m.packedRows(); p != nil {
+			if p, _ := m.packedRows(layoutBlocks); p != nil {
 				t.Fatalf("%v %d×%d: packed rows before they were made behind the products", typ, rows, cols)
 			}
-			p := packedNow(m)
+			p := packedNow(m, layoutBlocks)
 			groups := rows / packRows
 			if len(p) != groups*packRows*m.RowBytes() {
 				t.Fatalf("%v %d×%d: %d packed bytes, want %d", typ, rows, cols, len(p), groups*packRows*m.RowBytes())
@@ -50,7 +49,7 @@ func TestPackBlocks(t *testing.T) {
 					t.Fatalf("%v %d×%d: row %d unpacks to %x, want %x", typ, rows, cols, r, row, m.row(r))
 				}
 			}
-			if again, _ := m.packedRows(); &again[0] != &p[0] {
+			if again, _ := m.packedRows(layoutBlocks); &again[0] != &p[0] {
 				t.Fatalf("%v %d×%d: a second call packed again", typ, rows, cols)
 			}
 		}
@@ -58,12 +57,12 @@ func TestPackBlocks(t *testing.T) {
 	small, _ := NewF32(15, 32, randVec(rng, 15*32))
 	for _, typ := range []DType{Q8_0, Q4_0, Q5_0, F16} {
 		q, _ := small.Convert(typ)
-		if packedNow(q) != nil {
+		if packedNow(q, layoutBlocks) != nil {
 			t.Fatalf("%v: a matrix of fewer than 16 rows was packed", typ)
 		}
 	}
 	big, _ := NewF32(16, 32, randVec(rng, 16*32))
-	if f16, _ := big.Convert(F16); packedNow(f16) != nil {
+	if f16, _ := big.Convert(F16); packedNow(f16, layoutBlocks) != nil {
 		t.Fatal("an F16 matrix was packed")
 	}
 }
@@ -86,7 +85,11 @@ func TestPackLarge(t *testing.T) {
 		return randomKQuant(t, rng, typ, rows, nb), nb
 	}
 	check := func(m *Matrix, nb int) {
-		p := packedNow(m)
+		l := layoutKGroups
+		if m.Type == Q8_0 {
+			l = layoutBlocks
+		}
+		p := packedNow(m, l)
 		row := make([]byte, m.RowBytes())
 		for _, r := range []int{0, 7, 15} {
 			if m.Type == Q8_0 {

@@ -123,7 +123,7 @@ func checkPackedTiles(t *testing.T, ks *kernelSet) {
 		for _, nb := range []int{1, 3, 24} {
 			rows, cols, n := 2*packRows, nb*QK, 3
 			m, acts := quantTileInputs(t, rng, typ, rows, cols, n)
-			packed := packedNow(m)
+			packed := packedNow(m, layoutBlocks)
 			ldg := uintptr(packRows * m.rowBytes)
 			ldx := uintptr(nb) * unsafe.Sizeof(actBlock{})
 			for g := 0; g < rows/packRows; g++ {

@@ -34,7 +34,10 @@ package tensor
 // 15 turns: F16 at 8,192 36.3 / 23.1 against avx512's 41.3 / 31.6, F32 at
 // 8,192 44.3 / 32.0 against 47.7 / 33.6, at 4,096 within 4% either way).
 // Q8_0's one-token products come from the packed rows at every AVX-512
-// level and are the same here. Blocks of several tokens keep avx512's
+// level and are the same here. The Q4_K and Q6_K matrices of copyMin
+// bytes or more of a mapped file are read from a copy in memory of their
+// own, made behind the products as the packed rows are (pack.go,
+// layoutRows; copyMin says why). Blocks of several tokens keep avx512's
 // tiles.
 // The one-row K tiles prefetch into L1 (PREFETCHT0), as avx512's: a test
 // build whose tiles prefetched into L2 (PREFETCHT1) read the same, within
@@ -46,5 +49,6 @@ func zen5Kernels(k512 *kernelSet) *kernelSet {
 	k.kRows[1], k.kRowsNarrow[1] = 1, 1
 	k.f32Rows[1], k.f16Rows[1] = 1, 1
 	k.wide, k.streamF32Cols, k.streamF16Cols = k512, 2048, 4096
+	k.kCopy = true
 	return &k
 }

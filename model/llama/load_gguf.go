@@ -194,7 +194,8 @@ func bindTensor(st srcTensor, b binding) error {
 			return fmt.Errorf("%s: %w", st.name, err)
 		}
 		if st.release != nil {
-			// A packed copy (tensor/pack.go) makes the mapped bytes cold.
+			// A copy of its own (tensor/pack.go: packed rows, or K-quant rows
+			// copied as they are) makes the mapped bytes cold.
 			m.SetDataRelease(st.release)
 		}
 		*p.mat = m
