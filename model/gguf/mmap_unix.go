@@ -10,12 +10,17 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// mmap maps the first size bytes of f read-only.
+// mmap maps the first size bytes of f read-only, in huge pages where the
+// system takes the advice (adviseHugePages).
 func mmap(f *os.File, size int64) ([]byte, error) {
 	if size <= 0 || int64(int(size)) != size {
 		return nil, errors.New("gguf: cannot map a file of this size")
 	}
-	return syscall.Mmap(int(f.Fd()), 0, int(size), syscall.PROT_READ, syscall.MAP_SHARED)
+	b, err := syscall.Mmap(int(f.Fd()), 0, int(size), syscall.PROT_READ, syscall.MAP_SHARED)
+	if err == nil {
+		adviseHugePages(b)
+	}
+	return b, err
 }
 
 func munmap(b []byte) error { return syscall.Munmap(b) }
