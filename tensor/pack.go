@@ -97,8 +97,12 @@ func (m *Matrix) packedRows(l copyLayout) (packed []byte, pending bool) {
 // copyMin is the least size of a matrix whose rows are copied as they are
 // (layoutRows; a variable for the tests). avx512-zen5 reads the Q4_K and
 // Q6_K rows of a mapped file from such a copy, in 2 MiB pages of its own
-// (allocPacked), because the file's pages, read from disk in 4 KiB
-// pieces, decode slower: Phi-3-mini Q4_K_M 18.2–19.2 tokens/s against
+// (allocPacked), because the file's pages, held in 4 KiB pieces, decode
+// slower (model/gguf maps files with MADV_HUGEPAGE, so pages it reads from
+// disk come in 2 MiB folios and decode as fast as the copy; the copy is
+// for pages already cached in small ones, e.g. read by another program,
+// and costs start-up: docs/BENCHMARKS.md, "Huge pages for the mapped
+// file"): Phi-3-mini Q4_K_M 18.2–19.2 tokens/s against
 // 12.0–16.3 (five rounds in three page-cache states, Zen 5, 2026-12-02;
 // docs/BENCHMARKS.md, "Copied K-quant rows on the Zen 5"). Copies of
 // every size cost the small shapes decode speed and memory (Qwen3-0.6B
