@@ -52,7 +52,7 @@ func vmFlags(p uintptr) ([]string, error) {
 	for sc.Scan() {
 		line := sc.Text()
 		var lo, hi uintptr
-		if n, _ := fmt.Sscanf(line, "%x-%x", &lo, &hi); n == 2 && strings.Contains(line[:strings.IndexByte(line, ' ')+1], "-") {
+		if n, _ := fmt.Sscanf(line, "%x-%x", &lo, &hi); n == 2 { // a mapping's first line: lo-hi perms …
 			in = lo <= p && p < hi
 			continue
 		}
