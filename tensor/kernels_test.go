@@ -24,6 +24,18 @@ func levels() []int {
 	return availableLevels()
 }
 
+// levelHere reports whether this machine can run level l: kernelSets holds
+// every level built for the architecture, the AVX-512 ones on an AVX2-only
+// CPU too, where running them is an illegal instruction.
+func levelHere(l int) bool {
+	for _, m := range levels() {
+		if m == l {
+			return true
+		}
+	}
+	return false
+}
+
 // checkLevels runs MatMul of the first n tokens of x at level l with each
 // thread count and fails unless every output equals want (the portable
 // product, at least n·m.Rows values) bit for bit.

@@ -32,7 +32,7 @@ func TestWhileMoving(t *testing.T) {
 	} else {
 		t.Logf("the %s level reads no packed Q8_0 rows", Kernels())
 	}
-	if ks := kernelSets[levelAVX512Zen4]; ks != nil && ks.kPacked != nil {
+	if ks := kernelSets[levelAVX512Zen4]; levelHere(levelAVX512Zen4) && ks != nil && ks.kPacked != nil {
 		nb := int(kNarrowBytes/unsafe.Sizeof(actBlockK{})) + 1 // the narrowest rows packed
 		for _, typ := range []DType{Q4_K, Q6_K} {
 			m := randomKQuant(t, rng, typ, 24*kPackRows+3, nb)
@@ -41,7 +41,7 @@ func TestWhileMoving(t *testing.T) {
 	} else {
 		t.Logf("no avx512-zen4 level here: packed K-quant rows not checked")
 	}
-	if ks := kernelSets[levelAVX512Zen5]; ks != nil && ks.kCopy {
+	if ks := kernelSets[levelAVX512Zen5]; levelHere(levelAVX512Zen5) && ks != nil && ks.kCopy {
 		defer func(min int) { copyMin = min }(copyMin)
 		copyMin = 0 // a small matrix, moved in a few steps
 		for _, typ := range []DType{Q4_K, Q6_K} {
@@ -162,7 +162,7 @@ func checkWhileMoving(t *testing.T, rng *rand.Rand, m *Matrix, l copyLayout) {
 // from Data, bit for bit as the portable code, in either order.
 func TestCopyLayoutsApart(t *testing.T) {
 	z4, z5 := kernelSets[levelAVX512Zen4], kernelSets[levelAVX512Zen5]
-	if z4 == nil || z4.kPacked == nil || z5 == nil || !z5.kCopy {
+	if !levelHere(levelAVX512Zen4) || !levelHere(levelAVX512Zen5) || z4 == nil || z4.kPacked == nil || z5 == nil || !z5.kCopy {
 		t.Skip("this machine lacks avx512-zen4 or avx512-zen5: no two copy layouts of one matrix to keep apart")
 	}
 	defer func(min int) { copyMin = min }(copyMin)
