@@ -1,11 +1,13 @@
 package crossarch
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -18,7 +20,7 @@ import (
 // natively).
 func TestARM64(t *testing.T) {
 	if testing.Short() {
-		t.Skip("cross-architecture tests take ~30 s; skipped under -short")
+		t.Skip("cross-architecture tests take minutes under emulation; skipped under -short")
 	}
 	if runtime.GOARCH == "arm64" {
 		t.Skip("arm64 host: the packages' tests run natively")
@@ -60,28 +62,54 @@ func TestARM64(t *testing.T) {
 		}
 		// max: every extension QEMU emulates (SDOT included); cortex-a72:
 		// ARMv8.0, no SDOT, so the integer types take the portable code.
-		for _, cpu := range []struct{ name, features string }{{"max", "asimd, sdot"}, {"cortex-a72", "asimd, no sdot"}} {
-			if pkg == "tensor" {
-				report := exec.Command(qemu, "-cpu", cpu.name, bin, "-test.run=^TestReportLevel$", "-test.v")
-				report.Env = env
-				out, err := report.CombinedOutput()
-				want := "kernels: neon; available: portable, neon; cpu: " + cpu.features
-				if err != nil || !strings.Contains(string(out), want) {
-					t.Fatalf("arm64 (qemu -cpu %s) does not run the kernels expected (%q): %v\n%s", cpu.name, want, err, out)
-				}
+		// The two emulated CPUs run at once: each emulation is one host
+		// thread, and this test is most of the suite's time on 2 cores.
+		cpus := []struct{ name, features string }{{"max", "asimd, sdot"}, {"cortex-a72", "asimd, no sdot"}}
+		errs := make([]string, len(cpus))
+		var wg sync.WaitGroup
+		for i, cpu := range cpus {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				errs[i] = runEmulated(qemu, cpu.name, cpu.features, bin, pkg, root, env, t.Logf)
+			}()
+		}
+		wg.Wait()
+		for _, e := range errs {
+			if e != "" {
+				t.Error(e)
 			}
-			// -test.short: the slow emulation runs TestEvalAllocs's short
-			// count; no kernel or golden test depends on it.
-			run := exec.Command(qemu, "-cpu", cpu.name, bin, "-test.count=1", "-test.short")
-			run.Env = env
-			run.Dir = filepath.Join(root, pkg) // the tests read ../shared relative to it
-			out, err := run.CombinedOutput()
-			if err != nil {
-				t.Fatalf("%s tests on arm64 (qemu -cpu %s): %v\n%s", pkg, cpu.name, err, out)
-			}
-			t.Logf("%s on arm64 (qemu -cpu %s): %s", pkg, cpu.name, lastLine(out))
+		}
+		if t.Failed() {
+			t.FailNow()
 		}
 	}
+}
+
+// runEmulated runs the test binary bin of pkg under qemu-aarch64 -cpu
+// cpu (for tensor first its level report, which must name features) and
+// returns what went wrong, or "".
+func runEmulated(qemu, cpu, features, bin, pkg, root string, env []string, logf func(string, ...any)) string {
+	if pkg == "tensor" {
+		report := exec.Command(qemu, "-cpu", cpu, bin, "-test.run=^TestReportLevel$", "-test.v")
+		report.Env = env
+		out, err := report.CombinedOutput()
+		want := "kernels: neon; available: portable, neon; cpu: " + features
+		if err != nil || !strings.Contains(string(out), want) {
+			return fmt.Sprintf("arm64 (qemu -cpu %s) does not run the kernels expected (%q): %v\n%s", cpu, want, err, out)
+		}
+	}
+	// -test.short: the slow emulation runs TestEvalAllocs's short
+	// count; no kernel or golden test depends on it.
+	run := exec.Command(qemu, "-cpu", cpu, bin, "-test.count=1", "-test.short")
+	run.Env = env
+	run.Dir = filepath.Join(root, pkg) // the tests read ../shared relative to it
+	out, err := run.CombinedOutput()
+	if err != nil {
+		return fmt.Sprintf("%s tests on arm64 (qemu -cpu %s): %v\n%s", pkg, cpu, err, out)
+	}
+	logf("%s on arm64 (qemu -cpu %s): %s", pkg, cpu, lastLine(out))
+	return ""
 }
 
 func lastLine(b []byte) string {
