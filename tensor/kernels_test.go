@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/big"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -27,14 +28,7 @@ func levels() []int {
 // levelHere reports whether this machine can run level l: kernelSets holds
 // every level built for the architecture, the AVX-512 ones on an AVX2-only
 // CPU too, where running them is an illegal instruction.
-func levelHere(l int) bool {
-	for _, m := range levels() {
-		if m == l {
-			return true
-		}
-	}
-	return false
-}
+func levelHere(l int) bool { return slices.Contains(levels(), l) }
 
 // checkLevels runs MatMul of the first n tokens of x at level l with each
 // thread count and fails unless every output equals want (the portable
