@@ -1878,6 +1878,15 @@ func (g *gen) storeOutK(R, T int, acc func(r, t int) int, free int) {
 // of its matrices Q5_0) unchanged within the noise.
 var kquantRowsAVX2 = [9]int{0, 1, 1, 1, 1}
 
+// kPairMinT is the fewest tokens of an AVX2 K-quant tile (Q4_K, Q6_K)
+// that takes its chunks in pairs (kPairAVX2); with fewer, one chunk at a
+// time. On the Zen 1 (`go test -run='^$' -bench=KQuantBlocks ./tensor`,
+// medians of 8 alternated runs) pairs gave Q4_K 1.04× at 2 tokens and
+// 1.11× at 4 and 8; Q6_K 0.96× at 2 (its 0x0F mask then read from
+// memory: no register is free), 1.06× at 4; one token is the same either
+// way (1.00–1.02×), so decode keeps the single chunks.
+var kPairMinT = [2]int{2, 3}
+
 // kquantMaxTAVX2 is the most tokens of an AVX2 K-quant tile.
 const kquantMaxTAVX2 = 4
 
@@ -1948,9 +1957,23 @@ func (g *gen) kquantAVX2(q6 bool, T int) string {
 	if m30 > 13 || (!inMem && m30 > 14) {
 		panic(name + ": too many registers")
 	}
-	g.p("\tMOVL $0x0f0f0f0f, %s", a)
-	g.p("\tVMOVD %s, X%d", a, m0F)
-	g.p("\tVPBROADCASTD X%d, Y%d", m0F, m0F)
+	// The second temp of the chunk pairs (kPairAVX2): a free register
+	// (Q4_K: Y14 and Y15 are free until the float steps; Q6_K: they hold
+	// the scales), else Y(m0F), the 0x0F mask then read from memory.
+	pairs := T >= kPairMinT[b2i(q6)]
+	pairTmp, last := m0F, 15
+	if q6 {
+		last = 13
+	}
+	if m30+1 <= last {
+		pairTmp = m30 + 1
+	}
+	maskInMem := pairs && pairTmp == m0F
+	if !maskInMem {
+		g.p("\tMOVL $0x0f0f0f0f, %s", a)
+		g.p("\tVMOVD %s, X%d", a, m0F)
+		g.p("\tVPBROADCASTD X%d, Y%d", m0F, m0F)
+	}
 	if q6 {
 		g.p("\tMOVL $0x30303030, %s", a)
 		g.p("\tVMOVD %s, X%d", a, m30)
@@ -1992,69 +2015,100 @@ func (g *gen) kquantAVX2(q6 bool, T int) string {
 		g.p("\tVPOR X%d, X%d, X%d", yt, mins, mins)
 		g.p("\tVINSERTI128 $1, X%d, Y%d, Y%d", mins, mins, mins)
 	}
-	// scaleOf broadcasts into Y(ys) the scales of the 32 elements from
-	// sub-block j on (Q4_K: one sub-block; Q6_K: j and j+1, 16 each).
-	scaleOf := func(j int) {
-		if q6 {
-			g.p("\tVPSHUFB k6sc<>+%d(SB), Y%d, Y%d", 16*(j%8), 14+j/8, ys)
+	// The codes of half h (first or second 32 elements) of chunk k into
+	// Y(reg), with Y(yt) as temp. Q6_K: code = (ql nibble) | (qh field
+	// sh)<<4 with the field moved to bits 4–5 by one shift (left 4−sh or
+	// right sh−4; none for sh = 4) and masked by 0x30; the masks read ql
+	// and qh from memory where no shift comes first. The 0x0F mask is in
+	// Y(m0F), or at k4pr<>+160 where that register is the pair's second
+	// temp (no other is free).
+	nib := func(src string, reg int) {
+		if maskInMem {
+			if src != "" {
+				g.p("\tVMOVDQU %s, Y%d", src, reg)
+			}
+			g.p("\tVPAND k4pr<>+160(SB), Y%d, Y%d", reg, reg)
+		} else if src != "" {
+			g.p("\tVPAND %s, Y%d, Y%d", src, m0F, reg)
 		} else {
-			g.p("\tVPSHUFB k4sc<>+%d(SB), Y%d, Y%d", 64+32*j, mins, ys)
+			g.p("\tVPAND Y%d, Y%d, Y%d", m0F, reg, reg)
 		}
 	}
-	for k := 0; k < 4; k++ {
-		if q6 {
-			// Code = (ql nibble) | (qh field sh)<<4 with the field
-			// moved to bits 4–5 by one shift (left 4−sh or right
-			// sh−4; none for sh = 4) and masked by 0x30; the masks
-			// read ql and qh from memory where no shift comes first.
-			n, odd := k/2, k%2
-			for h, reg := range []int{clo, chi} {
-				ql := fmt.Sprintf("%d(%s)(AX*1)", 64*n+32*h, row)
-				if odd == 1 {
-					g.p("\tVMOVDQU %s, Y%d", ql, reg)
-					g.p("\tVPSRLW $4, Y%d, Y%d", reg, reg)
-					g.p("\tVPAND Y%d, Y%d, Y%d", m0F, reg, reg)
-				} else {
-					g.p("\tVPAND %s, Y%d, Y%d", ql, m0F, reg)
-				}
-				qh := fmt.Sprintf("%d(%s)(AX*1)", 128+32*n, row)
-				switch sh := 4*odd + 2*h; {
-				case sh < 4:
-					g.p("\tVMOVDQU %s, Y%d", qh, yt)
-					g.p("\tVPSLLW $%d, Y%d, Y%d", 4-sh, yt, yt)
-					g.p("\tVPAND Y%d, Y%d, Y%d", m30, yt, yt)
-				case sh > 4:
-					g.p("\tVMOVDQU %s, Y%d", qh, yt)
-					g.p("\tVPSRLW $%d, Y%d, Y%d", sh-4, yt, yt)
-					g.p("\tVPAND Y%d, Y%d, Y%d", m30, yt, yt)
-				default:
-					g.p("\tVPAND %s, Y%d, Y%d", qh, m30, yt)
-				}
-				g.p("\tVPOR Y%d, Y%d, Y%d", yt, reg, reg)
+	codes := func(k, h, reg int) {
+		if !q6 {
+			at := fmt.Sprintf("%d(%s)(AX*1)", 16+32*k, row)
+			if h == 0 {
+				nib(at, reg)
+				return
 			}
-		} else {
-			g.p("\tVMOVDQU %d(%s)(AX*1), Y%d", 16+32*k, row, clo)
-			g.p("\tVPSRLW $4, Y%d, Y%d", clo, chi)
-			g.p("\tVPAND Y%d, Y%d, Y%d", m0F, clo, clo)
-			g.p("\tVPAND Y%d, Y%d, Y%d", m0F, chi, chi)
+			g.p("\tVMOVDQU %s, Y%d", at, reg)
+			g.p("\tVPSRLW $4, Y%d, Y%d", reg, reg)
+			nib("", reg)
+			return
 		}
-		for h, reg := range []int{clo, chi} {
-			if q6 {
-				scaleOf(4*k + 2*h)
-			} else {
-				scaleOf(2*k + h)
-			}
-			for t, tok := range toks {
-				acc := ilo(t)
-				if h == 1 {
-					acc = ihi(t)
-				}
-				g.p("\tVPMADDUBSW %d(%s), Y%d, Y%d", 64*k+32*h, tok, reg, yt)
-				if k == 0 {
-					g.p("\tVPMADDWD Y%d, Y%d, Y%d", ys, yt, acc)
+		n, odd := k/2, k%2
+		ql := fmt.Sprintf("%d(%s)(AX*1)", 64*n+32*h, row)
+		if odd == 1 {
+			g.p("\tVMOVDQU %s, Y%d", ql, reg)
+			g.p("\tVPSRLW $4, Y%d, Y%d", reg, reg)
+			nib("", reg)
+		} else {
+			nib(ql, reg)
+		}
+		qh := fmt.Sprintf("%d(%s)(AX*1)", 128+32*n, row)
+		switch sh := 4*odd + 2*h; {
+		case sh < 4:
+			g.p("\tVMOVDQU %s, Y%d", qh, yt)
+			g.p("\tVPSLLW $%d, Y%d, Y%d", 4-sh, yt, yt)
+			g.p("\tVPAND Y%d, Y%d, Y%d", m30, yt, yt)
+		case sh > 4:
+			g.p("\tVMOVDQU %s, Y%d", qh, yt)
+			g.p("\tVPSRLW $%d, Y%d, Y%d", sh-4, yt, yt)
+			g.p("\tVPAND Y%d, Y%d, Y%d", m30, yt, yt)
+		default:
+			g.p("\tVPAND %s, Y%d, Y%d", qh, m30, yt)
+		}
+		g.p("\tVPOR Y%d, Y%d, Y%d", yt, reg, reg)
+	}
+	// The scales of half h of chunks k and k+1 into Y(ys): per lane, the
+	// first chunk's in the even word, the second's in the odd one.
+	scales := func(k, h int) {
+		if q6 {
+			g.p("\tVPSHUFB k6pr<>+%d(SB), Y%d, Y%d", 32*h, 14+k/2, ys)
+		} else {
+			g.p("\tVPSHUFB k4pr<>+%d(SB), Y%d, Y%d", 32*(k+h), mins, ys)
+		}
+	}
+	if pairs {
+		for k := 0; k < 4; k += 2 {
+			g.kPairAVX2(k, toks, clo, chi, ys, yt, pairTmp, ilo, ihi, codes, scales)
+		}
+	} else {
+		// One chunk at a time: per half and token, VPMADDUBSW and a
+		// VPMADDWD by the half's scales (Q4_K: one sub-block; Q6_K:
+		// two of 16 elements).
+		for k := 0; k < 4; k++ {
+			codes(k, 0, clo)
+			codes(k, 1, chi)
+			for h, reg := range []int{clo, chi} {
+				if q6 {
+					j := 4*k + 2*h
+					g.p("\tVPSHUFB k6sc<>+%d(SB), Y%d, Y%d", 16*(j%8), 14+j/8, ys)
 				} else {
-					g.p("\tVPMADDWD Y%d, Y%d, Y%d", ys, yt, yt)
-					g.p("\tVPADDD Y%d, Y%d, Y%d", yt, acc, acc)
+					g.p("\tVPSHUFB k4sc<>+%d(SB), Y%d, Y%d", 64+32*(2*k+h), mins, ys)
+				}
+				for t, tok := range toks {
+					acc := ilo(t)
+					if h == 1 {
+						acc = ihi(t)
+					}
+					g.p("\tVPMADDUBSW %d(%s), Y%d, Y%d", 64*k+32*h, tok, reg, yt)
+					if k == 0 {
+						g.p("\tVPMADDWD Y%d, Y%d, Y%d", ys, yt, acc)
+					} else {
+						g.p("\tVPMADDWD Y%d, Y%d, Y%d", ys, yt, yt)
+						g.p("\tVPADDD Y%d, Y%d, Y%d", yt, acc, acc)
+					}
 				}
 			}
 		}
@@ -2073,6 +2127,7 @@ func (g *gen) kquantAVX2(q6 bool, T int) string {
 		for h, reg := range []int{chi, ys} {
 			g.p("\tVPMOVSXBD %d(%s)(AX*1), Y%d", 192+8*h, row, reg)
 			g.p("\tVPSLLD $5, Y%d, Y%d", reg, reg)
+			g.p("\tVPAND k4pr<>+192(SB), Y%d, Y%d", reg, reg) // high words 0, for VPMADDWD
 		}
 	} else {
 		g.p("\tVPBROADCASTW 2(%s)(AX*1), X%d", row, chi)
@@ -2082,7 +2137,9 @@ func (g *gen) kquantAVX2(q6 bool, T int) string {
 	for t, tok := range toks {
 		if q6 {
 			for h, acc := range []int{ilo(t), ihi(t)} {
-				g.p("\tVPMULLD %d(%s), Y%d, Y%d", 256+32*h, tok, []int{chi, ys}[h], yt)
+				// 32·sc·S16 by VPMADDWD: both fit 16 bits (|32·sc| ≤
+				// 4096, |S16| ≤ 16·128) and 32·sc's high words are 0.
+				g.p("\tVPMADDWD %d(%s), Y%d, Y%d", 256+32*h, tok, []int{chi, ys}[h], yt)
 				g.p("\tVPSUBD Y%d, Y%d, Y%d", yt, acc, acc)
 			}
 		}
@@ -2104,7 +2161,11 @@ func (g *gen) kquantAVX2(q6 bool, T int) string {
 			// Lanes 8–15 would add (−s2)·0: the accumulators are never
 			// −0, so that changes nothing and is skipped.
 			g.p("\tVMULPS Y%d, Y%d, Y%d", chi, dx, yt) // dmin·dx
-			g.p("\tVPMULLD 320(%s), Y%d, Y%d", tok, mins, ys)
+			// mn·bs32 by VPMADDWD: both fit 16 bits (mn ≤ 63,
+			// |bs32| ≤ 32·128) and the mins' high words are 0, so it
+			// is VPMULLD's product with half its cost (one multiply
+			// per 128 bits on Zen 1, where VPMULLD takes two).
+			g.p("\tVPMADDWD 320(%s), Y%d, Y%d", tok, mins, ys)
 			g.p("\tVCVTDQ2PS Y%d, Y%d", ys, ys)
 			g.p("\tVFNMADD231PS Y%d, Y%d, Y%d", ys, yt, flo(t))
 		}
@@ -2142,6 +2203,44 @@ func (g *gen) kquantAVX2(q6 bool, T int) string {
 	}
 	g.ret()
 	return name
+}
+
+// kPairAVX2 writes the integer part of K-quant chunks k and k+1 (k even):
+// per half h (Q4_K: low nibbles, sub-blocks 2k and 2k+2, or high ones,
+// 2k+1 and 2k+3; Q6_K: elements 0–31 or 32–63 of the chunks) and token,
+// VPMADDUBSW of each chunk's codes by the token's inputs gives words of
+// two products; VPHADDW adds them into each lane's 4-element sums of both
+// chunks (at most 4·63·128 = 32256 for Q6_K's codes, 7680 for Q4_K's: exact
+// in 16 bits), VPSHUFB interleaves the two chunks' sums of a lane, and one
+// VPMADDWD by the two sub-blocks' scales gives each lane a·s + b·s′, the
+// two terms the portable code (dotQ4KInt, dotQ6KInt) adds to the lane.
+// The integer sums are the same, so the bits are. It takes 3 multiplies
+// per 64 codes where a VPMADDWD per chunk took 4: the vector multiplier, a
+// single pipe on Zen 1, is busy a quarter less (docs/BENCHMARKS.md, "The
+// K-quant tiles on the Zen 1"). codes(k, h, reg) puts codes in Y(reg),
+// scales(k, h) the pair's scales in Y(ys); Y(yt) and Y(tmp) are temps.
+func (g *gen) kPairAVX2(k int, toks []string, c0, c1, ys, yt, tmp int, ilo, ihi func(int) int, codes func(k, h, reg int), scales func(k, h int)) {
+	for h := 0; h < 2; h++ {
+		codes(k, h, c0)
+		codes(k+1, h, c1)
+		scales(k, h)
+		for t, tok := range toks {
+			acc := ilo(t)
+			if h == 1 {
+				acc = ihi(t)
+			}
+			g.p("\tVPMADDUBSW %d(%s), Y%d, Y%d", 64*k+32*h, tok, c0, yt)
+			g.p("\tVPMADDUBSW %d(%s), Y%d, Y%d", 64*(k+1)+32*h, tok, c1, tmp)
+			g.p("\tVPHADDW Y%d, Y%d, Y%d", tmp, yt, yt)
+			g.p("\tVPSHUFB k4pr<>+128(SB), Y%d, Y%d", yt, yt)
+			if k == 0 {
+				g.p("\tVPMADDWD Y%d, Y%d, Y%d", ys, yt, acc)
+			} else {
+				g.p("\tVPMADDWD Y%d, Y%d, Y%d", ys, yt, yt)
+				g.p("\tVPADDD Y%d, Y%d, Y%d", yt, acc, acc)
+			}
+		}
+	}
 }
 
 // quantAVX2 is the Q8_0 or Q4_0 tile without VNNI. Q8_0: |qw| times qx
@@ -2254,6 +2353,46 @@ func (g *gen) k4Consts() {
 		g.p("DATA k4sc<>+%d(SB)/4, $%#x", 320+4*i, 0x80808000|uint32(8+i))
 	}
 	g.p("GLOBL k4sc<>(SB), RODATA|NOPTR, $352")
+	g.p("")
+	// k4pr<>: at 32p the VPSHUFB indices that put scale j = 2k+h (pair
+	// p = k+h, k = 0 or 2, h = 0 or 1) zero-extended into the even words
+	// and scale j+2 into the odd ones (k4PairAVX2); at 128 those that
+	// interleave the words [a0…a3, b0…b3] of each 128-bit half into
+	// [a0, b0, …, a3, b3]; at 160 the 0x0F mask, at 192 the mask of the
+	// low word of each dword.
+	for p := 0; p < 4; p++ {
+		j := p + 2*(p/2)
+		for i := 0; i < 16; i++ {
+			g.p("DATA k4pr<>+%d(SB)/2, $%#x", 32*p+2*i, 0x8000|(j+2*(i%2)))
+		}
+	}
+	for i := 0; i < 32; i++ {
+		w := (i % 16) / 2 // destination word: a(w/2) if w even, b(w/2) if odd
+		src := w/2 + 4*(w%2)
+		g.p("DATA k4pr<>+%d(SB)/1, $%d", 128+i, 2*src+i%2)
+	}
+	for i := 0; i < 8; i++ {
+		g.p("DATA k4pr<>+%d(SB)/4, $0x0f0f0f0f", 160+4*i)
+	}
+	for i := 0; i < 8; i++ {
+		g.p("DATA k4pr<>+%d(SB)/4, $0x0000ffff", 192+4*i)
+	}
+	g.p("GLOBL k4pr<>(SB), RODATA|NOPTR, $224")
+	g.p("")
+	// k6pr<>: at 32h the VPSHUFB indices that put Q6_K's scale word 2h
+	// (low 128-bit half; 2h+1 in the high half) into the even words and
+	// word 4+2h (5+2h) into the odd ones: the scales of half h of chunks
+	// k and k+1 from the scales of chunks k and k+1 as words (k = 0: Y14,
+	// k = 2: Y15, kquantAVX2).
+	for h := 0; h < 2; h++ {
+		for q := 0; q < 2; q++ {
+			for w := 0; w < 8; w++ {
+				src := 2*h + q + 4*(w%2)
+				g.p("DATA k6pr<>+%d(SB)/2, $%#x", 32*h+16*q+2*w, (2*src+1)<<8|2*src)
+			}
+		}
+	}
+	g.p("GLOBL k6pr<>(SB), RODATA|NOPTR, $64")
 	g.p("")
 	// k6sc<>: at 16i (i even) the VPSHUFB indices that broadcast word i
 	// into every word of the low 128-bit half and word i+1 into the high.
@@ -3428,4 +3567,12 @@ func (g *gen) join6(hi, lo, tmp string) {
 	g.p("\tSHLQ $32, %s", hi)
 	g.p("\tANDL $0x3f3f3f3f, %s", lo)
 	g.p("\tORQ %s, %s", lo, hi) // values 0…7
+}
+
+// b2i is 1 for true, 0 for false.
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
