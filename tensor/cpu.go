@@ -27,22 +27,30 @@ const (
 	// (AMD family 26): avx512's own one-row tiles, prefetching the next
 	// row, so each thread reads one sequential stream (zen5.go).
 	levelAVX512Zen5
+	// levelAVX2Zen1 is avx2 with the K-quant tiles of several tokens that
+	// Zen 1 and Zen+ (AMD family 23 before model 0x30: 128-bit vector
+	// units, one of them multiplying integers) run faster: two chunks per
+	// VPMADDWD (gen_kernels.go, kPairAVX2).
+	levelAVX2Zen1
 	numLevels
 )
 
-var levelNames = [numLevels]string{levelPortable: "portable", levelAVX2: "avx2", levelAVX512: "avx512", levelNEON: "neon", levelAVX512Zen4: "avx512-zen4", levelAVX512Zen5: "avx512-zen5"}
+var levelNames = [numLevels]string{levelPortable: "portable", levelAVX2: "avx2", levelAVX512: "avx512", levelNEON: "neon", levelAVX512Zen4: "avx512-zen4", levelAVX512Zen5: "avx512-zen5", levelAVX2Zen1: "avx2-zen1"}
 
 // isa is the level whose instructions level l uses.
 func isa(l int) int {
-	if l == levelAVX512Zen4 || l == levelAVX512Zen5 {
+	switch l {
+	case levelAVX512Zen4, levelAVX512Zen5:
 		return levelAVX512
+	case levelAVX2Zen1:
+		return levelAVX2
 	}
 	return l
 }
 
 // KernelsEnv is the environment variable that chooses the kernel level:
-// "portable", or a level of this architecture ("avx2", "avx512",
-// "avx512-zen4" or "avx512-zen5" on amd64, "neon" on arm64). A level the
+// "portable", or a level of this architecture ("avx2", "avx2-zen1",
+// "avx512", "avx512-zen4" or "avx512-zen5" on amd64, "neon" on arm64). A level the
 // CPU lacks is an error: the message goes to standard error and the CPU's
 // own level runs (SetKernels returns it). The purego build tag forces the
 // portable kernels.
@@ -101,8 +109,8 @@ var levelNeeds = [numLevels]string{
 	levelNEON:   "Advanced SIMD",
 }
 
-// Kernels names the kernel level in use ("portable", "avx2", "avx512",
-// "avx512-zen4", "avx512-zen5" or "neon").
+// Kernels names the kernel level in use ("portable", "avx2", "avx2-zen1",
+// "avx512", "avx512-zen4", "avx512-zen5" or "neon").
 func Kernels() string { return levelNames[level] }
 
 // AvailableKernels lists the kernel levels this CPU can run, portable
@@ -163,7 +171,7 @@ func UsesAVX512() bool { return hasAVX512() }
 func UsesAVX2() bool { return hasAVX2() }
 
 // hasAVX2 reports whether the AVX2 kernels (or better) are in use.
-func hasAVX2() bool { return level == levelAVX2 || isa(level) == levelAVX512 }
+func hasAVX2() bool { return isa(level) == levelAVX2 || isa(level) == levelAVX512 }
 
 // hasAVX512 reports whether the AVX-512 kernels are in use.
 func hasAVX512() bool { return isa(level) == levelAVX512 }

@@ -40,7 +40,7 @@ func cpuFeatures() string {
 }
 
 // archLevels are amd64's kernel levels.
-var archLevels = []int{levelPortable, levelAVX2, levelAVX512, levelAVX512Zen4, levelAVX512Zen5}
+var archLevels = []int{levelPortable, levelAVX2, levelAVX2Zen1, levelAVX512, levelAVX512Zen4, levelAVX512Zen5}
 
 // The CPU's vendor and its family and model as Linux's /proc/cpuinfo
 // gives them ("cpu family", "model": the extended fields included).
@@ -70,19 +70,26 @@ var defaultLevel = tunedLevel(cpuLevel)
 // products stream memory faster there (docs/BENCHMARKS.md, "Single-token
 // products per kernel level"); Zen 5 (AMD family 26, full-width 512-bit
 // units) runs avx512-zen5, avx512 with one-row single-token tiles, which
-// read memory faster there (zen5.go); every other CPU its best level,
-// max.
-func tunedLevel(max int) int { return tunedLevelFor(cpuVendor, cpuFamily, max) }
+// read memory faster there (zen5.go); Zen 1 and Zen+ (family 23 before
+// model 0x30, where Zen 2 begins) run avx2-zen1, whose K-quant tiles of
+// several tokens ask less of their one integer multiplier
+// (docs/BENCHMARKS.md, "The K-quant tiles on the Zen 1"); every other CPU
+// its best level, max.
+func tunedLevel(max int) int { return tunedLevelFor(cpuVendor, cpuFamily, cpuModel, max) }
 
-// tunedLevelFor is tunedLevel for a CPU of the given vendor and family.
-func tunedLevelFor(vendor string, family, max int) int {
-	if max == levelAVX512 && vendor == "AuthenticAMD" {
-		switch family {
-		case 25:
-			return levelAVX512Zen4
-		case 26:
-			return levelAVX512Zen5
-		}
+// tunedLevelFor is tunedLevel for a CPU of the given vendor, family and
+// model.
+func tunedLevelFor(vendor string, family, model, max int) int {
+	if vendor != "AuthenticAMD" {
+		return max
+	}
+	switch {
+	case max == levelAVX512 && family == 25:
+		return levelAVX512Zen4
+	case max == levelAVX512 && family == 26:
+		return levelAVX512Zen5
+	case max == levelAVX2 && family == 23 && model < 0x30:
+		return levelAVX2Zen1
 	}
 	return max
 }

@@ -1121,6 +1121,21 @@ func k6AVX512R4T2I8(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out
 //go:noescape
 func k6Zen4R8T1NPI8(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
 
+//go:noescape
+func k4AVX2R1T2P(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func k4AVX2R1T3P(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func k4AVX2R1T4P(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func k6AVX2R1T3P(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
+
+//go:noescape
+func k6AVX2R1T4P(w *byte, ldw uintptr, x *actBlockK, ldx uintptr, nb int, out *float32, ldo uintptr)
+
 func init() {
 	k512, k2 := new(kernelSet), new(kernelSet)
 	k512.f32Rows, k512.qRows, k512.maxT = [9]int{0, 8, 4, 4, 4, 0, 0, 0, 0}, [9]int{0, 8, 4, 4, 4, 0, 0, 0, 0}, 4
@@ -1475,4 +1490,11 @@ func init() {
 	q5Sets[levelAVX512Zen4] = q5z
 	kernelSets[levelAVX512Zen5] = zen5Kernels(k512)
 	q5Sets[levelAVX512Zen5] = q5z
+	z1 := *k2
+	z1.k4[1][2] = k4AVX2R1T2P
+	z1.k4[1][3] = k4AVX2R1T3P
+	z1.k4[1][4] = k4AVX2R1T4P
+	z1.k6[1][3] = k6AVX2R1T3P
+	z1.k6[1][4] = k6AVX2R1T4P
+	kernelSets[levelAVX2Zen1], q5Sets[levelAVX2Zen1] = &z1, q5
 }
