@@ -62,9 +62,13 @@
 // stream tiles (one row, no software prefetch; zen4.go), which read memory
 // faster on Zen 4, where 512-bit instructions run as two 256-bit halves.
 // "avx512-zen5" is avx512 with the products of one token computed by its
-// own one-row tiles (zen5.go), which read memory faster on Zen 5. A CPU
-// runs the best level it supports, tuned for its kind (Zen 4:
-// avx512-zen4; Zen 5: avx512-zen5), unless the environment variable
+// own one-row tiles (zen5.go), which read memory faster on Zen 5.
+// "avx2-zen1" is avx2 with Q4_K and Q6_K tiles of several tokens that take
+// a super-block's chunks in pairs (one VPMADDWD by two sub-blocks' scales
+// after VPHADDW; gen_kernels.go, kPairAVX2), which ask less of Zen 1's one
+// integer multiplier. A CPU runs the best level it supports, tuned for its
+// kind (Zen 4: avx512-zen4; Zen 5: avx512-zen5; Zen 1 and Zen+:
+// avx2-zen1), unless the environment variable
 // HLM_KERNELS names another (a level the CPU lacks is refused with a
 // message, never run), the purego build tag forces the portable code, or
 // SetKernels chooses another. The

@@ -85,8 +85,9 @@ pass (the server's cross-session batching; t/s counts all sessions' tokens).
 Lists are comma-separated (-p 1,8 -t 1,2). Progress goes to stderr. The
 model defaults to the built-in stories260K.
 
---kernels (or HLM_KERNELS=portable|avx2|avx512|avx512-zen4|avx512-zen5 on amd64, portable|neon on arm64) chooses
-the kernels (by default the best for this CPU, avx512-zen4 on a Zen 4, avx512-zen5 on a Zen 5; --kernels refuses
+--kernels (or HLM_KERNELS=portable|avx2|avx2-zen1|avx512|avx512-zen4|avx512-zen5 on amd64, portable|neon on arm64)
+chooses the kernels (by default the best for this CPU, avx512-zen4 on a Zen 4, avx512-zen5 on a Zen 5, avx2-zen1
+on a Zen 1 or Zen+; --kernels refuses
 an unknown level or one the CPU lacks, HLM_KERNELS warns and runs the default): the
 results are bit-identical, only the speed differs.`, stdout)
 	models := &specsFlag{v: []string{builtin.DefaultLLM}}

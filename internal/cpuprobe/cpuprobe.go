@@ -11,27 +11,37 @@
 //
 // reports cycles per iteration and per instruction for each probe, the
 // cycles counted with the clock measured right before it (a chain of
-// dependent additions, one cycle each). Probes exist on amd64 with
-// AVX-512 F, BW, VL and VNNI (the avx512 levels of tensor); elsewhere,
-// and in builds tagged purego, the list is empty.
+// dependent additions, one cycle each), and for the mixes of one tile
+// step (Groups of them an iteration) cycles per group. Probes exist on
+// amd64: the avx2-… ones with AVX2 and FMA (the avx2 levels of tensor),
+// the others with AVX-512 F, BW, VL and VNNI (the avx512 levels);
+// elsewhere, and in builds tagged purego, the list is empty.
 package cpuprobe
 
 import "time"
 
 // A Probe is one loop: Instructions independent instructions per
-// iteration, on registers (or the 1 KiB buffer it is given).
+// iteration, on registers (or the 1 KiB buffer it is given), Groups times
+// the probe's group of instructions (one tile step for a mix).
 type Probe struct {
 	Name, Doc    string
 	run          func(n int, buf *byte)
 	Instructions int
+	Groups       int
+	AVX2         bool // needs only AVX2 and FMA, not AVX-512
 }
 
-// Probes returns the probes of this build and CPU (none without AVX-512).
+// Probes returns the probes of this build and CPU: the AVX2 ones where
+// the CPU has AVX2 and FMA, all of them where it also has AVX-512 F, BW,
+// VL and VNNI.
 func Probes() []Probe {
-	if !supported() {
-		return nil
+	var ps []Probe
+	for _, p := range probes {
+		if (p.AVX2 && supportedAVX2()) || supported() {
+			ps = append(ps, p)
+		}
 	}
-	return probes
+	return ps
 }
 
 // Clock returns the core's clock in Hz, measured over n iterations of a

@@ -8,7 +8,7 @@ import (
 func probesOrSkip(tb testing.TB) []Probe {
 	ps := Probes()
 	if len(ps) == 0 {
-		tb.Skip("no probes on this CPU or build (they need amd64 with AVX-512 F, BW, VL and VNNI)")
+		tb.Skip("no probes on this CPU or build (they need amd64 with AVX2 and FMA, most of them AVX-512 F, BW, VL and VNNI)")
 	}
 	return ps
 }
@@ -47,6 +47,9 @@ func BenchmarkProbes(b *testing.B) {
 			cycles := d.Seconds() * hz / float64(b.N)
 			b.ReportMetric(cycles, "cycles/iter")
 			b.ReportMetric(cycles/float64(p.Instructions), "cycles/instr")
+			if p.Groups > 1 && p.Instructions > p.Groups {
+				b.ReportMetric(cycles/float64(p.Groups), "cycles/group")
+			}
 			b.ReportMetric(hz/1e9, "GHz")
 		})
 	}

@@ -23,6 +23,26 @@ type probe struct {
 	n         int
 }
 
+// avx2Probes need only AVX2 (and FMA): the instructions of the avx2 and
+// avx2-zen1 tiles, alone and in the mixes of one tile step, with
+// destinations Y0–Y11 and sources Y12–Y15.
+var avx2Probes = []probe{
+	{"avx2-madd", "VPMADDUBSW on 256-bit registers (AVX2)", []string{"VPMADDUBSW Y12, Y13, Y%d"}, 12},
+	{"avx2-maddwd", "VPMADDWD: 16-bit pairs into 32 bits (AVX2: the Q8_0 tiles' sums, the K-quant scales)", []string{"VPMADDWD Y12, Y13, Y%d"}, 12},
+	{"avx2-mulld", "VPMULLD: 32-bit products (AVX2)", []string{"VPMULLD Y12, Y13, Y%d"}, 12},
+	{"avx2-haddw", "VPHADDW: horizontal 16-bit sums (avx2-zen1's K-quant pairs)", []string{"VPHADDW Y12, Y13, Y%d"}, 12},
+	{"avx2-shuffle", "VPSHUFB on 256-bit registers", []string{"VPSHUFB Y12, Y13, Y%d"}, 12},
+	{"avx2-sign", "VPSIGNB (the AVX2 Q8_0 tiles' sign)", []string{"VPSIGNB Y12, Y13, Y%d"}, 12},
+	{"avx2-cvt", "VCVTDQ2PS on 256-bit registers", []string{"VCVTDQ2PS Y12, Y%d"}, 12},
+	{"avx2-fma", "VFMADD231PS on 256-bit registers (FMA)", []string{"VFMADD231PS Y12, Y13, Y%d"}, 12},
+	{"avx2-q8-block", "one row, token and 32-element block of the AVX2 Q8_0 tile: VPSIGNB, VPMADDUBSW, VPMADDWD, VCVTDQ2PS, VMULPS (dw·dx), VFMADD231PS (per group: 4 groups an iteration)",
+		[]string{"VPSIGNB Y12, Y13, Y%d", "VPMADDUBSW Y12, Y13, Y%d", "VPMADDWD Y12, Y13, Y%d", "VCVTDQ2PS Y12, Y%d", "VMULPS Y12, Y13, Y%d", "VFMADD231PS Y12, Y13, Y%d"}, 4},
+	{"avx2-k4-chunks", "64 codes of one token in avx2's Q4_K tile: VPMADDUBSW, VPMADDWD by the scale, VPADDD, twice (per group: 4 groups an iteration)",
+		[]string{"VPMADDUBSW Y12, Y13, Y%d", "VPMADDWD Y12, Y13, Y%d", "VPADDD Y12, Y13, Y%d", "VPMADDUBSW Y12, Y14, Y%d", "VPMADDWD Y12, Y14, Y%d", "VPADDD Y12, Y14, Y%d"}, 4},
+	{"avx2-k4-pair", "the same 64 codes in avx2-zen1's tile: two VPMADDUBSW, VPHADDW, VPSHUFB, one VPMADDWD by two scales, VPADDD (per group: 4 groups an iteration)",
+		[]string{"VPMADDUBSW Y12, Y13, Y%d", "VPMADDUBSW Y12, Y14, Y%d", "VPHADDW Y12, Y13, Y%d", "VPSHUFB Y12, Y13, Y%d", "VPMADDWD Y12, Y13, Y%d", "VPADDD Y12, Y13, Y%d"}, 4},
+}
+
 var probes = []probe{
 	{"madd", "VPMADDUBSW: 512-bit multiply-add of unsigned by signed bytes to 16-bit pairs (the Q4_K tiles' first step)", []string{"VPMADDUBSW Z30, Z31, Z%d"}, 8},
 	{"dpbusd", "VPDPBUSD: 512-bit VNNI dot products of byte quadruples into 32 bits (the Q8_0 and Q4_0 tiles)", []string{"VPDPBUSD Z30, Z31, Z%d"}, 8},
@@ -53,14 +73,24 @@ func main() {
 		fmt.Fprintf(&s, "\tADDQ $1, AX\n")
 	}
 	fmt.Fprintf(&s, "\tDECQ CX\n\tJNZ chain_loop\n\tMOVQ AX, ret+8(FP)\n\tRET\n\n")
-	for k, p := range probes {
+	for k, p := range append(probes, avx2Probes...) {
+		avx2 := k >= len(probes) // Y0–Y15, destinations Y0–Y11
 		fn := fmt.Sprintf("probe%d", k)
 		fmt.Fprintf(&decls, "//go:noescape\nfunc %s(n int, buf *byte)\n\n", fn)
-		fmt.Fprintf(&table, "\t{%q, %q, %s, %d},\n", p.name, p.doc, fn, len(p.body)*p.n)
+		fmt.Fprintf(&table, "\t{%q, %q, %s, %d, %d, %v},\n", p.name, p.doc, fn, len(p.body)*p.n, p.n, avx2)
 		fmt.Fprintf(&s, "// %s: %s\nTEXT ·%s(SB), NOSPLIT, $0-16\n", p.name, p.doc, fn)
-		fmt.Fprintf(&s, "\tMOVQ n+0(FP), CX\n\tMOVQ buf+8(FP), DI\n\tMOVL $0xff, AX\n\tKMOVW AX, K1\n")
-		for r := 0; r < 32; r++ {
-			fmt.Fprintf(&s, "\tVPXORD Z%d, Z%d, Z%d\n", r, r, r)
+		fmt.Fprintf(&s, "\tMOVQ n+0(FP), CX\n\tMOVQ buf+8(FP), DI\n")
+		dests := 24
+		if avx2 {
+			dests = 12
+			for r := 0; r < 16; r++ {
+				fmt.Fprintf(&s, "\tVPXOR Y%d, Y%d, Y%d\n", r, r, r)
+			}
+		} else {
+			fmt.Fprintf(&s, "\tMOVL $0xff, AX\n\tKMOVW AX, K1\n")
+			for r := 0; r < 32; r++ {
+				fmt.Fprintf(&s, "\tVPXORD Z%d, Z%d, Z%d\n", r, r, r)
+			}
 		}
 		fmt.Fprintf(&s, "%s_loop:\n", fn)
 		reg, mem := 0, 0
@@ -71,7 +101,7 @@ func main() {
 					line = strings.Replace(line, "%s", fmt.Sprintf("%d(DI)", 64*(mem%16)), 1)
 					mem++
 				}
-				fmt.Fprintf(&s, "\t%s\n", fmt.Sprintf(line, reg%24))
+				fmt.Fprintf(&s, "\t%s\n", fmt.Sprintf(line, reg%dests))
 				reg++
 			}
 		}

@@ -61,23 +61,67 @@ func probe16(n int, buf *byte)
 //go:noescape
 func probe17(n int, buf *byte)
 
+//go:noescape
+func probe18(n int, buf *byte)
+
+//go:noescape
+func probe19(n int, buf *byte)
+
+//go:noescape
+func probe20(n int, buf *byte)
+
+//go:noescape
+func probe21(n int, buf *byte)
+
+//go:noescape
+func probe22(n int, buf *byte)
+
+//go:noescape
+func probe23(n int, buf *byte)
+
+//go:noescape
+func probe24(n int, buf *byte)
+
+//go:noescape
+func probe25(n int, buf *byte)
+
+//go:noescape
+func probe26(n int, buf *byte)
+
+//go:noescape
+func probe27(n int, buf *byte)
+
+//go:noescape
+func probe28(n int, buf *byte)
+
 var probes = []Probe{
-	{"madd", "VPMADDUBSW: 512-bit multiply-add of unsigned by signed bytes to 16-bit pairs (the Q4_K tiles' first step)", probe0, 8},
-	{"dpbusd", "VPDPBUSD: 512-bit VNNI dot products of byte quadruples into 32 bits (the Q8_0 and Q4_0 tiles)", probe1, 8},
-	{"dpwssd", "VPDPWSSD: 512-bit VNNI dot products of 16-bit pairs into 32 bits (the K-quant tiles' scales)", probe2, 8},
-	{"fma", "VFMADD231PS: 512-bit float multiply-add", probe3, 8},
-	{"fma-masked", "VFMADD231PS under a mask of 8 of 16 lanes (the Q4_K mins)", probe4, 8},
-	{"fma-256", "VFMADD231PS on 256-bit registers", probe5, 16},
-	{"madd-256", "VPMADDUBSW on 256-bit registers", probe6, 16},
-	{"dpbusd+fma", "8 VPDPBUSD and 8 VFMADD231PS: do integer and float multiplications share pipes?", probe7, 16},
-	{"dpbusd+cvt", "8 VPDPBUSD and 8 VCVTDQ2PS", probe8, 16},
-	{"dpbusd+shift", "8 VPDPBUSD and 16 VPSLLD", probe9, 24},
-	{"dpbusd+ternlog", "8 VPDPBUSD and 16 VPTERNLOGD", probe10, 24},
-	{"dpbusd+shuffle", "8 VPDPBUSD and 16 VPSHUFB", probe11, 24},
-	{"dpbusd+rotate", "8 VPDPBUSD and 16 VPROLD", probe12, 24},
-	{"dpbusd+permw", "8 VPDPBUSD and 16 VPERMW", probe13, 24},
-	{"dpbusd+add", "8 VPDPBUSD and 16 VPADDD", probe14, 24},
-	{"dpbusd+broadcast", "8 VPDPBUSD and 16 VBROADCASTI64X4 from memory", probe15, 24},
-	{"dpbusd-mem", "VPDPBUSD with a 512-bit memory operand", probe16, 8},
-	{"dpbusd-bcst", "VPDPBUSD with a broadcast 32-bit memory operand (the packed Q8_0 tiles)", probe17, 8},
+	{"madd", "VPMADDUBSW: 512-bit multiply-add of unsigned by signed bytes to 16-bit pairs (the Q4_K tiles' first step)", probe0, 8, 8, false},
+	{"dpbusd", "VPDPBUSD: 512-bit VNNI dot products of byte quadruples into 32 bits (the Q8_0 and Q4_0 tiles)", probe1, 8, 8, false},
+	{"dpwssd", "VPDPWSSD: 512-bit VNNI dot products of 16-bit pairs into 32 bits (the K-quant tiles' scales)", probe2, 8, 8, false},
+	{"fma", "VFMADD231PS: 512-bit float multiply-add", probe3, 8, 8, false},
+	{"fma-masked", "VFMADD231PS under a mask of 8 of 16 lanes (the Q4_K mins)", probe4, 8, 8, false},
+	{"fma-256", "VFMADD231PS on 256-bit registers", probe5, 16, 16, false},
+	{"madd-256", "VPMADDUBSW on 256-bit registers", probe6, 16, 16, false},
+	{"dpbusd+fma", "8 VPDPBUSD and 8 VFMADD231PS: do integer and float multiplications share pipes?", probe7, 16, 8, false},
+	{"dpbusd+cvt", "8 VPDPBUSD and 8 VCVTDQ2PS", probe8, 16, 8, false},
+	{"dpbusd+shift", "8 VPDPBUSD and 16 VPSLLD", probe9, 24, 8, false},
+	{"dpbusd+ternlog", "8 VPDPBUSD and 16 VPTERNLOGD", probe10, 24, 8, false},
+	{"dpbusd+shuffle", "8 VPDPBUSD and 16 VPSHUFB", probe11, 24, 8, false},
+	{"dpbusd+rotate", "8 VPDPBUSD and 16 VPROLD", probe12, 24, 8, false},
+	{"dpbusd+permw", "8 VPDPBUSD and 16 VPERMW", probe13, 24, 8, false},
+	{"dpbusd+add", "8 VPDPBUSD and 16 VPADDD", probe14, 24, 8, false},
+	{"dpbusd+broadcast", "8 VPDPBUSD and 16 VBROADCASTI64X4 from memory", probe15, 24, 8, false},
+	{"dpbusd-mem", "VPDPBUSD with a 512-bit memory operand", probe16, 8, 8, false},
+	{"dpbusd-bcst", "VPDPBUSD with a broadcast 32-bit memory operand (the packed Q8_0 tiles)", probe17, 8, 8, false},
+	{"avx2-madd", "VPMADDUBSW on 256-bit registers (AVX2)", probe18, 12, 12, true},
+	{"avx2-maddwd", "VPMADDWD: 16-bit pairs into 32 bits (AVX2: the Q8_0 tiles' sums, the K-quant scales)", probe19, 12, 12, true},
+	{"avx2-mulld", "VPMULLD: 32-bit products (AVX2)", probe20, 12, 12, true},
+	{"avx2-haddw", "VPHADDW: horizontal 16-bit sums (avx2-zen1's K-quant pairs)", probe21, 12, 12, true},
+	{"avx2-shuffle", "VPSHUFB on 256-bit registers", probe22, 12, 12, true},
+	{"avx2-sign", "VPSIGNB (the AVX2 Q8_0 tiles' sign)", probe23, 12, 12, true},
+	{"avx2-cvt", "VCVTDQ2PS on 256-bit registers", probe24, 12, 12, true},
+	{"avx2-fma", "VFMADD231PS on 256-bit registers (FMA)", probe25, 12, 12, true},
+	{"avx2-q8-block", "one row, token and 32-element block of the AVX2 Q8_0 tile: VPSIGNB, VPMADDUBSW, VPMADDWD, VCVTDQ2PS, VMULPS (dw·dx), VFMADD231PS (per group: 4 groups an iteration)", probe26, 24, 4, true},
+	{"avx2-k4-chunks", "64 codes of one token in avx2's Q4_K tile: VPMADDUBSW, VPMADDWD by the scale, VPADDD, twice (per group: 4 groups an iteration)", probe27, 24, 4, true},
+	{"avx2-k4-pair", "the same 64 codes in avx2-zen1's tile: two VPMADDUBSW, VPHADDW, VPSHUFB, one VPMADDWD by two scales, VPADDD (per group: 4 groups an iteration)", probe28, 24, 4, true},
 }

@@ -13,3 +13,5 @@ func chain(n int) int {
 }
 
 func supported() bool { return false }
+
+func supportedAVX2() bool { return false }
