@@ -85,11 +85,11 @@ pass (the server's cross-session batching; t/s counts all sessions' tokens).
 Lists are comma-separated (-p 1,8 -t 1,2). Progress goes to stderr. The
 model defaults to the built-in stories260K.
 
---kernels (or HLM_KERNELS=portable|avx2|avx2-zen1|avx512|avx512-zen4|avx512-zen5 on amd64, portable|neon on arm64)
-chooses the kernels (by default the best for this CPU, avx512-zen4 on a Zen 4, avx512-zen5 on a Zen 5, avx2-zen1
-on a Zen 1 or Zen+; --kernels refuses
-an unknown level or one the CPU lacks, HLM_KERNELS warns and runs the default): the
-results are bit-identical, only the speed differs.`, stdout)
+--kernels (or HLM_KERNELS=portable|avx2|avx2-zen1|avx512|avx512-zen4|avx512-zen5 on amd64,
+portable|neon on arm64) chooses the kernels (by default the best for this CPU: avx512-zen4 on a
+Zen 4, avx512-zen5 on a Zen 5, avx2-zen1 on a Zen 1 or Zen+; --kernels refuses an unknown level
+or one the CPU lacks, HLM_KERNELS warns and runs the default): the results are bit-identical,
+only the speed differs.`, stdout)
 	models := &specsFlag{v: []string{builtin.DefaultLLM}}
 	fs.Var(models, "model", "model spec (repeatable): a .gguf, a llama2.c .bin, a Hugging Face directory or builtin:NAME, optionally @q8/@q4, @ctk=f16@ctv=f16 (a half-precision KV cache) or @ctk=q8_0@ctv=q8_0 (a Q8_0 one); PATH.gguf@llama.cpp runs it on llama.cpp's library")
 	alias(fs, "m", "model")
