@@ -1881,8 +1881,8 @@ var kquantRowsAVX2 = [9]int{0, 1, 1, 1, 1}
 // kPairMinT is the fewest tokens of an avx2-zen1 K-quant tile (Q4_K,
 // Q6_K) that takes its chunks in pairs (kPairAVX2); with fewer it is
 // avx2's. On the Zen 1 (`go test -run='^$' -bench=KQuantBlocks ./tensor`,
-// medians of 8 alternated runs) pairs gave Q4_K 1.04× at 2 tokens and
-// 1.11× at 4 and 8; Q6_K 0.96× at 2 (its 0x0F mask then read from
+// medians of 8 alternated runs) pairs gave Q4_K 1.00–1.04× at 2 tokens
+// and 1.08–1.11× at 4 and 8; Q6_K 0.96× at 2 (its 0x0F mask then read from
 // memory: no register is free), 1.06× at 4; one token the same either
 // way (1.00–1.02×), so decode keeps avx2's tiles.
 var kPairMinT = [2]int{2, 3}
@@ -2084,17 +2084,39 @@ func (g *gen) kquantAVX2(q6 bool, T int, pairs bool) string {
 			g.p("\tVPSHUFB k4pr<>+%d(SB), Y%d, Y%d", 32*(k+h), mins, ys)
 		}
 	}
+	// scaleAdd multiplies the words in Y(yt) by the scales in Y(ys) into
+	// token t's int32 lanes of half h: the first chunk's product is the
+	// lanes, each later one is added.
+	scaleAdd := func(t, h int, first bool) {
+		acc := ilo(t)
+		if h == 1 {
+			acc = ihi(t)
+		}
+		if first {
+			g.p("\tVPMADDWD Y%d, Y%d, Y%d", ys, yt, acc)
+			return
+		}
+		g.p("\tVPMADDWD Y%d, Y%d, Y%d", ys, yt, yt)
+		g.p("\tVPADDD Y%d, Y%d, Y%d", yt, acc, acc)
+	}
 	if pairs {
 		for k := 0; k < 4; k += 2 {
-			g.kPairAVX2(k, toks, clo, chi, ys, yt, pairTmp, ilo, ihi, codes, scales)
+			g.kPairAVX2(k, toks, clo, chi, yt, pairTmp, codes, scales, scaleAdd)
 		}
 	} else {
 		// One chunk at a time: per half and token, VPMADDUBSW and a
 		// VPMADDWD by the half's scales (Q4_K: one sub-block; Q6_K:
 		// two of 16 elements).
 		for k := 0; k < 4; k++ {
-			codes(k, 0, clo)
-			codes(k, 1, chi)
+			if q6 {
+				codes(k, 0, clo)
+				codes(k, 1, chi)
+			} else { // both halves from one load
+				g.p("\tVMOVDQU %d(%s)(AX*1), Y%d", 16+32*k, row, clo)
+				g.p("\tVPSRLW $4, Y%d, Y%d", clo, chi)
+				g.p("\tVPAND Y%d, Y%d, Y%d", m0F, clo, clo)
+				g.p("\tVPAND Y%d, Y%d, Y%d", m0F, chi, chi)
+			}
 			for h, reg := range []int{clo, chi} {
 				if q6 {
 					j := 4*k + 2*h
@@ -2103,17 +2125,8 @@ func (g *gen) kquantAVX2(q6 bool, T int, pairs bool) string {
 					g.p("\tVPSHUFB k4sc<>+%d(SB), Y%d, Y%d", 64+32*(2*k+h), mins, ys)
 				}
 				for t, tok := range toks {
-					acc := ilo(t)
-					if h == 1 {
-						acc = ihi(t)
-					}
 					g.p("\tVPMADDUBSW %d(%s), Y%d, Y%d", 64*k+32*h, tok, reg, yt)
-					if k == 0 {
-						g.p("\tVPMADDWD Y%d, Y%d, Y%d", ys, yt, acc)
-					} else {
-						g.p("\tVPMADDWD Y%d, Y%d, Y%d", ys, yt, yt)
-						g.p("\tVPADDD Y%d, Y%d, Y%d", yt, acc, acc)
-					}
+					scaleAdd(t, h, k == 0)
 				}
 			}
 		}
@@ -2223,27 +2236,20 @@ func (g *gen) kquantAVX2(q6 bool, T int, pairs bool) string {
 // per 64 codes where a VPMADDWD per chunk took 4: the vector multiplier, a
 // single pipe on Zen 1, is busy a quarter less (docs/BENCHMARKS.md, "The
 // K-quant tiles on the Zen 1"). codes(k, h, reg) puts codes in Y(reg),
-// scales(k, h) the pair's scales in Y(ys); Y(yt) and Y(tmp) are temps.
-func (g *gen) kPairAVX2(k int, toks []string, c0, c1, ys, yt, tmp int, ilo, ihi func(int) int, codes func(k, h, reg int), scales func(k, h int)) {
+// scales(k, h) the pair's scales in Y(ys), scaleAdd(t, h, first) adds the
+// words in Y(yt) times them to token t's lanes; Y(yt) and Y(tmp) are
+// temps.
+func (g *gen) kPairAVX2(k int, toks []string, c0, c1, yt, tmp int, codes func(k, h, reg int), scales func(k, h int), scaleAdd func(t, h int, first bool)) {
 	for h := 0; h < 2; h++ {
 		codes(k, h, c0)
 		codes(k+1, h, c1)
 		scales(k, h)
 		for t, tok := range toks {
-			acc := ilo(t)
-			if h == 1 {
-				acc = ihi(t)
-			}
 			g.p("\tVPMADDUBSW %d(%s), Y%d, Y%d", 64*k+32*h, tok, c0, yt)
 			g.p("\tVPMADDUBSW %d(%s), Y%d, Y%d", 64*(k+1)+32*h, tok, c1, tmp)
 			g.p("\tVPHADDW Y%d, Y%d, Y%d", tmp, yt, yt)
 			g.p("\tVPSHUFB k4pr<>+128(SB), Y%d, Y%d", yt, yt)
-			if k == 0 {
-				g.p("\tVPMADDWD Y%d, Y%d, Y%d", ys, yt, acc)
-			} else {
-				g.p("\tVPMADDWD Y%d, Y%d, Y%d", ys, yt, yt)
-				g.p("\tVPADDD Y%d, Y%d, Y%d", yt, acc, acc)
-			}
+			scaleAdd(t, h, k == 0)
 		}
 	}
 }
