@@ -12,7 +12,11 @@
 // reports cycles per iteration and per instruction for each probe, the
 // cycles counted with the clock measured right before it (a chain of
 // dependent additions, one cycle each), and for the mixes of one tile
-// step (Groups of them an iteration) cycles per group. Probes exist on
+// step (Groups of them an iteration) cycles per group. The avx2-…-tile
+// probes are loops of tensor's generated tiles themselves (gen_probes.go
+// reads them from tensor/gemm_amd64.s): the same instructions with every
+// dependency removed and the data in L1, so their time is what the
+// arithmetic alone takes, against the tile's in a real product. Probes exist on
 // amd64: the avx2-… ones with AVX2 and FMA (the avx2 levels of tensor),
 // the others with AVX-512 F, BW, VL and VNNI (the avx512 levels);
 // elsewhere, and in builds tagged purego, the list is empty.

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"go/format"
 	"os"
+	"strconv"
 	"strings"
 )
 
@@ -43,6 +44,66 @@ var avx2Probes = []probe{
 		[]string{"VPMADDUBSW Y12, Y13, Y%d", "VPMADDUBSW Y12, Y14, Y%d", "VPHADDW Y12, Y13, Y%d", "VPSHUFB Y12, Y13, Y%d", "VPMADDWD Y12, Y13, Y%d", "VPADDD Y12, Y13, Y%d"}, 4},
 }
 
+// tileProbes are the loops of tensor's generated tiles (gemm_amd64.s),
+// each turned into a probe by tileLoop: one iteration is one pass of the
+// tile's loop (a super-block of its tokens, or a block), on registers and
+// the probe's buffer, so that its time against the tile's in a real
+// product tells how much the arithmetic itself takes.
+var tileProbes = []struct{ name, tile, doc string }{
+	{"avx2-k4-tile", "k4AVX2R1T4P", "the loop of avx2-zen1's 4-token Q4_K tile (k4AVX2R1T4P, from tensor/gemm_amd64.s), one super-block of 256 codes by 4 tokens an iteration, every instruction independent"},
+	{"avx2-q8-tile", "q8AVX2R2T4", "the loop of the AVX2 2-row × 4-token Q8_0 tile (q8AVX2R2T4, from tensor/gemm_amd64.s), one 32-element block of 2 rows by 4 tokens an iteration, every instruction independent"},
+}
+
+// tileLoop reads the loop of the generated tile name from the assembly in
+// file and returns its vector instructions as a probe body: each
+// instruction's register destination becomes the rotating %d (Y or X),
+// its register sources Y12–Y15 (X12–X15), its memory operand (loads,
+// stores, constants, prefetches) %s in the probe's buffer; the loop's
+// pointer arithmetic and branch are left out.
+func tileLoop(file, name string) []string {
+	src, err := os.ReadFile(file)
+	if err != nil {
+		panic(err)
+	}
+	var body []string
+	in := false
+	for _, line := range strings.Split(string(src), "\n") {
+		line = strings.TrimSpace(line)
+		switch {
+		case line == name+"_loop:":
+			in = true
+			continue
+		case !in:
+			continue
+		case strings.HasPrefix(line, "JNZ"):
+			return body
+		}
+		op, args, _ := strings.Cut(line, " ")
+		if op == "" || !strings.HasPrefix(op, "V") && !strings.HasPrefix(op, "PREFETCH") {
+			continue // ADDQ, DECQ: the loop's bookkeeping
+		}
+		ops := strings.Split(args, ", ")
+		for i, o := range ops {
+			last := i == len(ops)-1
+			switch {
+			case strings.HasPrefix(o, "$"):
+			case strings.Contains(o, "("):
+				ops[i] = "%s"
+			case last:
+				ops[i] = o[:1] + "%d"
+			default:
+				n, err := strconv.Atoi(o[1:])
+				if err != nil {
+					panic(line)
+				}
+				ops[i] = fmt.Sprintf("%s%d", o[:1], 12+n%4)
+			}
+		}
+		body = append(body, op+" "+strings.Join(ops, ", "))
+	}
+	panic(name + ": no loop in " + file)
+}
+
 var probes = []probe{
 	{"madd", "VPMADDUBSW: 512-bit multiply-add of unsigned by signed bytes to 16-bit pairs (the Q4_K tiles' first step)", []string{"VPMADDUBSW Z30, Z31, Z%d"}, 8},
 	{"dpbusd", "VPDPBUSD: 512-bit VNNI dot products of byte quadruples into 32 bits (the Q8_0 and Q4_0 tiles)", []string{"VPDPBUSD Z30, Z31, Z%d"}, 8},
@@ -73,6 +134,9 @@ func main() {
 		fmt.Fprintf(&s, "\tADDQ $1, AX\n")
 	}
 	fmt.Fprintf(&s, "\tDECQ CX\n\tJNZ chain_loop\n\tMOVQ AX, ret+8(FP)\n\tRET\n\n")
+	for _, t := range tileProbes {
+		avx2Probes = append(avx2Probes, probe{t.name, t.doc, tileLoop("../../tensor/gemm_amd64.s", t.tile), 1})
+	}
 	for k, p := range append(probes, avx2Probes...) {
 		avx2 := k >= len(probes) // Y0–Y15, destinations Y0–Y11
 		fn := fmt.Sprintf("probe%d", k)
@@ -101,8 +165,11 @@ func main() {
 					line = strings.Replace(line, "%s", fmt.Sprintf("%d(DI)", 64*(mem%16)), 1)
 					mem++
 				}
-				fmt.Fprintf(&s, "\t%s\n", fmt.Sprintf(line, reg%dests))
-				reg++
+				if strings.Contains(line, "%d") { // a prefetch has no destination
+					line = fmt.Sprintf(line, reg%dests)
+					reg++
+				}
+				fmt.Fprintf(&s, "\t%s\n", line)
 			}
 		}
 		fmt.Fprintf(&s, "\tDECQ CX\n\tJNZ %s_loop\n\tVZEROUPPER\n\tRET\n\n", fn)

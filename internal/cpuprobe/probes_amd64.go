@@ -94,6 +94,12 @@ func probe27(n int, buf *byte)
 //go:noescape
 func probe28(n int, buf *byte)
 
+//go:noescape
+func probe29(n int, buf *byte)
+
+//go:noescape
+func probe30(n int, buf *byte)
+
 var probes = []Probe{
 	{"madd", "VPMADDUBSW: 512-bit multiply-add of unsigned by signed bytes to 16-bit pairs (the Q4_K tiles' first step)", probe0, 8, 8, false},
 	{"dpbusd", "VPDPBUSD: 512-bit VNNI dot products of byte quadruples into 32 bits (the Q8_0 and Q4_0 tiles)", probe1, 8, 8, false},
@@ -124,4 +130,6 @@ var probes = []Probe{
 	{"avx2-q8-block", "one row, token and 32-element block of the AVX2 Q8_0 tile: VPSIGNB, VPMADDUBSW, VPMADDWD, VCVTDQ2PS, VMULPS (dw·dx), VFMADD231PS (per group: 4 groups an iteration)", probe26, 24, 4, true},
 	{"avx2-k4-chunks", "64 codes of one token in avx2's Q4_K tile: VPMADDUBSW, VPMADDWD by the scale, VPADDD, twice (per group: 4 groups an iteration)", probe27, 24, 4, true},
 	{"avx2-k4-pair", "the same 64 codes in avx2-zen1's tile: two VPMADDUBSW, VPHADDW, VPSHUFB, one VPMADDWD by two scales, VPADDD (per group: 4 groups an iteration)", probe28, 24, 4, true},
+	{"avx2-k4-tile", "the loop of avx2-zen1's 4-token Q4_K tile (k4AVX2R1T4P, from tensor/gemm_amd64.s), one super-block of 256 codes by 4 tokens an iteration, every instruction independent", probe29, 180, 1, true},
+	{"avx2-q8-tile", "the loop of the AVX2 2-row × 4-token Q8_0 tile (q8AVX2R2T4, from tensor/gemm_amd64.s), one 32-element block of 2 rows by 4 tokens an iteration, every instruction independent", probe30, 64, 1, true},
 }
