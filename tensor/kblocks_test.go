@@ -351,3 +351,31 @@ func TestCopiesRows(t *testing.T) {
 		}
 	}
 }
+
+// TestCopiesNotMappedWhole: the K-quant rows of a mapped file are copied
+// as they are (layoutRows) unless the file says its pages are in 2 MiB
+// pages already (SetDataMappedWhole), and that is asked once a product
+// needs it, not before.
+func TestCopiesNotMappedWhole(t *testing.T) {
+	defer func(min int) { copyMin = min }(copyMin)
+	copyMin = 0
+	rng := rand.New(rand.NewPCG(85, 86))
+	m := randomKQuant(t, rng, Q4_K, 4, 2)
+	if m.copies(layoutRows) {
+		t.Fatal("a matrix on the heap (no SetDataRelease) is copied")
+	}
+	m.SetDataRelease(func([]byte) {})
+	if !m.copies(layoutRows) {
+		t.Fatal("a mapped file's K-quant matrix is not copied")
+	}
+	for _, whole := range []bool{false, true} {
+		asked := 0
+		m.SetDataMappedWhole(func() bool { asked++; return whole })
+		if got := m.copies(layoutRows); got == whole || asked != 1 {
+			t.Errorf("mapped whole %v: copied %v (asked %d times), want %v", whole, got, asked, !whole)
+		}
+		if m.copies(layoutBlocks) || asked != 1 {
+			t.Errorf("mapped whole %v: a block layout asked it (%d times) or copies a K-quant matrix", whole, asked)
+		}
+	}
+}

@@ -20,6 +20,7 @@ type Matrix struct {
 
 	packed  atomic.Pointer[[]byte] // its rows in memory of its own (pack.go: packed for the AVX-512 tiles, or copied), once made
 	release func([]byte)           // drops Data's pages while they are not read (SetDataRelease)
+	whole   func() bool            // Data's pages are mapped in 2 MiB pages already (SetDataMappedWhole)
 
 	layout  atomic.Uint32          // the layout of that copy (copyLayout), set when it is queued (moveToOwn); 0: none
 	own     atomic.Pointer[[]byte] // that memory, while the copy is made (moveGroups)
@@ -32,6 +33,15 @@ type Matrix struct {
 // File.Release). The matrix calls it when a copy it keeps makes Data cold
 // (ReleaseData). Set it before the first product.
 func (m *Matrix) SetDataRelease(release func([]byte)) { m.release = release }
+
+// SetDataMappedWhole gives m a function that reports whether the mapped
+// file's pages under Data are held in 2 MiB pages (gguf's
+// File.MappedWhole): the level that copies the K-quant rows of a mapped
+// file into huge pages of its own for speed (avx512-zen5: pack.go,
+// copyMin) then reads them in place, and starts without the copy. It is
+// asked once, at m's first product there. Set it before the first
+// product.
+func (m *Matrix) SetDataMappedWhole(whole func() bool) { m.whole = whole }
 
 // ReleaseData lets Data's pages go (SetDataRelease) if m computes its
 // products from packed rows of its own, so they are not resident twice;

@@ -56,7 +56,8 @@ const (
 
 // copies reports whether m's rows are copied in layout l: the whole
 // groups of a block layout, or all rows of a matrix whose Data is a
-// mapped file's (SetDataRelease) for layoutRows.
+// mapped file's (SetDataRelease) not already in 2 MiB pages
+// (SetDataMappedWhole) for layoutRows.
 func (m *Matrix) copies(l copyLayout) bool {
 	switch l {
 	case layoutBlocks:
@@ -64,7 +65,7 @@ func (m *Matrix) copies(l copyLayout) bool {
 	case layoutKGroups:
 		return (m.Type == Q4_K || m.Type == Q6_K) && m.Rows >= kPackRows
 	case layoutRows:
-		return (m.Type == Q4_K || m.Type == Q6_K) && m.Rows > 0 && m.release != nil && len(m.Data) >= copyMin
+		return (m.Type == Q4_K || m.Type == Q6_K) && m.Rows > 0 && m.release != nil && len(m.Data) >= copyMin && (m.whole == nil || !m.whole())
 	}
 	return false
 }
@@ -102,7 +103,7 @@ func (m *Matrix) packedRows(l copyLayout) (packed []byte, pending bool) {
 // disk come in 2 MiB folios and decode as fast as the copy; the copy is
 // for pages already cached in small ones, e.g. read by another program,
 // and costs start-up: docs/BENCHMARKS.md, "Huge pages for the mapped
-// file"): Phi-3-mini Q4_K_M 18.2–19.2 tokens/s against
+// file"; a file found mapped whole, SetDataMappedWhole, is not copied): Phi-3-mini Q4_K_M 18.2–19.2 tokens/s against
 // 12.0–16.3 (five rounds in three page-cache states, Zen 5, 2026-12-02;
 // docs/BENCHMARKS.md, "Copied K-quant rows on the Zen 5"). Copies of
 // every size cost the small shapes decode speed and memory (Qwen3-0.6B

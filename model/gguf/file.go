@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/bits"
 	"os"
+	"sync"
 	"unsafe"
 )
 
@@ -131,6 +132,9 @@ type File struct {
 	data    []byte         // the whole file, when mapped
 	closer  func() error   // releases the mapping or file, if Open made it
 	closed  bool
+
+	wholeOnce sync.Once
+	whole     bool // MappedWhole's answer, found once
 }
 
 // tensorEntry locates a tensor's data. It is private so that TensorData
@@ -281,6 +285,26 @@ func (f *File) Release(b []byte) {
 	if lo < hi {
 		dontNeed(f.data[lo:hi])
 	}
+}
+
+// MappedWhole reports whether the file is mapped and the pages of it
+// that the page cache holds are mapped in 2 MiB pages, as Open's advice
+// asks (on Linux: mincore, then FilePmdMapped in /proc/self/smaps after
+// touching each 2 MiB range that is cached; the pages not cached count as
+// whole, since the advice brings them in whole). Pages cached earlier in
+// 4 KiB pieces (read by another program, or before the advice) stay so,
+// and decode reads them slower on some CPUs, where tensor copies the
+// K-quant rows into huge pages of its own (Matrix.SetDataMappedWhole): a
+// file mapped whole needs no copy. Found once, on the first call; false
+// for a file that is read rather than mapped, after Close, or where it
+// cannot be told.
+func (f *File) MappedWhole() bool {
+	f.wholeOnce.Do(func() {
+		if !f.closed && f.data != nil {
+			f.whole = mappedWhole(f.data)
+		}
+	})
+	return f.whole
 }
 
 // Architecture returns general.architecture, such as "llama", or "" if it

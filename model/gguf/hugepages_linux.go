@@ -1,6 +1,15 @@
 package gguf
 
-import "golang.org/x/sys/unix"
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
 
 // adviseHugePages asks Linux to hold the pages of a mapped file in 2 MiB
 // folios mapped whole (MADV_HUGEPAGE): a page read from disk on a fault
@@ -15,3 +24,87 @@ import "golang.org/x/sys/unix"
 // in. Advice only: a kernel without transparent huge pages refuses it,
 // and the file is read as before.
 func adviseHugePages(b []byte) { _ = unix.Madvise(b, unix.MADV_HUGEPAGE) }
+
+// hugePage is the size of the pages a mapping advised by adviseHugePages
+// may be mapped in: one PMD entry on amd64.
+const hugePage = 2 << 20
+
+// touched keeps the reads of mappedWhole from being left out.
+var touched byte
+
+// mappedWhole reports whether the pages of b, a file mapping advised by
+// adviseHugePages, that the page cache holds are mapped in 2 MiB pages:
+// each 2 MiB range of b whose pages are all resident (mincore) is touched
+// once, which maps it whole where its folio is whole and a few 4 KiB
+// pages of it otherwise, and the mapping's FilePmdMapped in
+// /proc/self/smaps must then cover at least 90% of those ranges. Ranges
+// not in the page cache count as whole: with the advice a fault reads
+// them in 2 MiB folios. No file I/O; false where it cannot tell.
+func mappedWhole(b []byte) bool {
+	if len(b) == 0 {
+		return false
+	}
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	page := uintptr(os.Getpagesize())
+	vec := make([]byte, (uintptr(len(b))+page-1)/page)
+	if _, _, e := unix.Syscall(unix.SYS_MINCORE, base, uintptr(len(b)), uintptr(unsafe.Pointer(&vec[0]))); e != 0 {
+		return false
+	}
+	resident := 0
+	lo := (base + hugePage - 1) &^ (hugePage - 1)
+	for at := lo; at+hugePage <= base+uintptr(len(b)); at += hugePage {
+		pages := vec[(at-base)/page : (at-base+hugePage)/page]
+		if allResident(pages) {
+			touched += b[at-base]
+			resident++
+		}
+	}
+	if resident == 0 {
+		return true
+	}
+	pmd, ok := filePmdMapped(base)
+	return ok && pmd*4 >= uint64(resident)*hugePage*3
+}
+
+// allResident reports whether every mincore entry in v says resident.
+func allResident(v []byte) bool {
+	for _, p := range v {
+		if p&1 == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// filePmdMapped reads the FilePmdMapped bytes of the mapping that starts
+// at addr from /proc/self/smaps.
+func filePmdMapped(addr uintptr) (uint64, bool) {
+	f, err := os.Open("/proc/self/smaps")
+	if err != nil {
+		return 0, false
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	start := fmt.Sprintf("%x-", addr)
+	in := false
+	for sc.Scan() {
+		line := sc.Text()
+		first, _, _ := strings.Cut(line, " ")
+		if !strings.HasSuffix(first, ":") { // a mapping's line: "start-end perms offset dev inode path"
+			in = strings.HasPrefix(first, start)
+			continue
+		}
+		if in && first == "FilePmdMapped:" {
+			f := strings.Fields(line)
+			if len(f) != 3 || f[2] != "kB" {
+				return 0, false
+			}
+			kb, err := strconv.ParseUint(f[1], 10, 64)
+			if err != nil {
+				return 0, false
+			}
+			return kb << 10, true
+		}
+	}
+	return 0, false
+}

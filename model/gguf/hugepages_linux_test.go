@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestMappedInHugePages: Open maps a file with the advice to hold its
@@ -64,4 +66,126 @@ func vmFlags(p uintptr) ([]string, error) {
 		return nil, err
 	}
 	return nil, fmt.Errorf("no mapping holds %#x", p)
+}
+
+// TestMappedWhole puts a file's pages in three page-cache states and asks
+// MappedWhole of a fresh mapping in each: not cached (whole: the advice
+// reads them in 2 MiB folios), cached in 4 KiB pages (read without
+// read-ahead, 4 KiB at a time: not whole), and cached by reading them
+// through an advised mapping, as a run of hlm does (whole where the
+// kernel and file system keep file pages in 2 MiB folios; skipped where
+// they do not).
+func TestMappedWhole(t *testing.T) {
+	if _, err := os.Stat("/sys/kernel/mm/transparent_hugepage/enabled"); err != nil {
+		t.Skip("this kernel has no transparent huge pages")
+	}
+	path := filepath.Join(t.TempDir(), "model.gguf")
+	if err := os.WriteFile(path, sampleFile(t, 4096), 0o644); err != nil { // 18 MB: eight 2 MiB ranges
+		t.Fatal(err)
+	}
+	// whole reports MappedWhole of a fresh mapping and the share of the
+	// file cached before it was opened.
+	whole := func() (bool, float64) {
+		res := cachedShare(t, path)
+		f, err := Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		return f.MappedWhole(), res
+	}
+	evict(t, path)
+	if w, res := whole(); res > 0.05 {
+		t.Skipf("the file's pages stay cached after FADV_DONTNEED (%.0f%%): this file system keeps them", 100*res)
+	} else if !w {
+		t.Error("not cached: MappedWhole false, want true (the advice brings the pages in whole)")
+	}
+	evict(t, path)
+	readSmall(t, path)
+	if w, res := whole(); res < 0.99 {
+		t.Skipf("read 4 KiB at a time, %.0f%% of the file is cached", 100*res)
+	} else if w {
+		t.Error("cached in 4 KiB pages: MappedWhole true, want false")
+	}
+	// As after a run of hlm: the pages read through an advised mapping.
+	evict(t, path)
+	f, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < len(f.data); i += 4096 {
+		touched += f.data[i]
+	}
+	f.Close()
+	if w, res := whole(); res < 0.99 {
+		t.Skipf("read through an advised mapping, %.0f%% of the file is cached", 100*res)
+	} else if !w {
+		t.Skip("read through an advised mapping, the file is not mapped whole: this kernel or file system does not keep file pages in 2 MiB folios")
+	}
+}
+
+// evict drops the file's pages from the page cache.
+func evict(t *testing.T, path string) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := f.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED); err != nil {
+		t.Skipf("FADV_DONTNEED: %v", err)
+	}
+}
+
+// readSmall reads the file 4 KiB at a time with read-ahead off, so that
+// the page cache holds it in 4 KiB pages.
+func readSmall(t *testing.T, path string) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_RANDOM); err != nil {
+		t.Skipf("FADV_RANDOM: %v", err)
+	}
+	buf := make([]byte, 4096)
+	for off := int64(0); ; off += int64(len(buf)) {
+		if k, _ := f.ReadAt(buf, off); k < len(buf) {
+			return
+		}
+	}
+}
+
+// cachedShare is the share of the file's pages in the page cache
+// (mincore of a mapping nothing reads).
+func cachedShare(t *testing.T, path string) float64 {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := unix.Mmap(int(f.Fd()), 0, int(st.Size()), unix.PROT_READ, unix.MAP_SHARED)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Munmap(b)
+	page := os.Getpagesize()
+	vec := make([]byte, (len(b)+page-1)/page)
+	if _, _, e := unix.Syscall(unix.SYS_MINCORE, uintptr(unsafe.Pointer(unsafe.SliceData(b))), uintptr(len(b)), uintptr(unsafe.Pointer(&vec[0]))); e != 0 {
+		t.Fatalf("mincore: %v", e)
+	}
+	n := 0
+	for _, v := range vec {
+		n += int(v & 1)
+	}
+	return float64(n) / float64(len(vec))
 }

@@ -83,7 +83,7 @@ func FromGGUF(f *gguf.File) (*Weights, *tokenizer.Tokenizer, error) {
 		if !ok {
 			return srcTensor{}, false, nil
 		}
-		st := srcTensor{name: name, release: f.Release}
+		st := srcTensor{name: name, release: f.Release, whole: f.MappedWhole}
 		var known bool
 		if st.dt, known = dtypeOf(ti.Type); !known {
 			return st, true, fmt.Errorf("%w: tensor %s has type %v (hlm reads F32, F16, BF16, Q8_0, Q4_0, Q5_0, Q4_K and Q6_K)", model.ErrUnsupported, name, ti.Type)
@@ -118,6 +118,7 @@ type srcTensor struct {
 	rows, cols int
 	data       []byte
 	release    func([]byte) // lets the mapped pages go once packed (nil: none)
+	whole      func() bool  // whether the mapped pages are in 2 MiB pages already (gguf's File.MappedWhole)
 }
 
 // fill binds the tensors lookup finds, by their GGUF names, to w's
@@ -197,6 +198,7 @@ func bindTensor(st srcTensor, b binding) error {
 			// A copy of its own (tensor/pack.go: packed rows, or K-quant rows
 			// copied as they are) makes the mapped bytes cold.
 			m.SetDataRelease(st.release)
+			m.SetDataMappedWhole(st.whole)
 		}
 		*p.mat = m
 	}
