@@ -6,6 +6,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -30,7 +31,7 @@ func adviseHugePages(b []byte) { _ = unix.Madvise(b, unix.MADV_HUGEPAGE) }
 const hugePage = 2 << 20
 
 // touched keeps the reads of mappedWhole from being left out.
-var touched byte
+var touched atomic.Uint32
 
 // mappedWhole reports whether the pages of b, a file mapping advised by
 // adviseHugePages, that the page cache holds are mapped in 2 MiB pages:
@@ -50,15 +51,16 @@ func mappedWhole(b []byte) bool {
 	if _, _, e := unix.Syscall(unix.SYS_MINCORE, base, uintptr(len(b)), uintptr(unsafe.Pointer(&vec[0]))); e != 0 {
 		return false
 	}
-	resident := 0
+	resident, sum := 0, byte(0)
 	lo := (base + hugePage - 1) &^ (hugePage - 1)
 	for at := lo; at+hugePage <= base+uintptr(len(b)); at += hugePage {
 		pages := vec[(at-base)/page : (at-base+hugePage)/page]
 		if allResident(pages) {
-			touched += b[at-base]
+			sum += b[at-base]
 			resident++
 		}
 	}
+	touched.Add(uint32(sum))
 	if resident == 0 {
 		return true
 	}

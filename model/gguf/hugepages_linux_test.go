@@ -113,9 +113,11 @@ func TestMappedWhole(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	sum := byte(0)
 	for i := 0; i < len(f.data); i += 4096 {
-		touched += f.data[i]
+		sum += f.data[i]
 	}
+	touched.Add(uint32(sum))
 	f.Close()
 	if w, res := whole(); res < 0.99 {
 		t.Skipf("read through an advised mapping, %.0f%% of the file is cached", 100*res)
