@@ -54,17 +54,13 @@ var tileProbes = []struct{ name, tile, doc string }{
 	{"avx2-q8-tile", "q8AVX2R2T4", "the loop of the AVX2 2-row × 4-token Q8_0 tile (q8AVX2R2T4, from tensor/gemm_amd64.s), one 32-element block of 2 rows by 4 tokens an iteration, every instruction independent"},
 }
 
-// tileLoop reads the loop of the generated tile name from the assembly in
-// file and returns its vector instructions as a probe body: each
+// tileLoop finds the loop of the generated tile name in the assembly src
+// and returns its vector instructions as a probe body: each
 // instruction's register destination becomes the rotating %d (Y or X),
 // its register sources Y12–Y15 (X12–X15), its memory operand (loads,
 // stores, constants, prefetches) %s in the probe's buffer; the loop's
 // pointer arithmetic and branch are left out.
-func tileLoop(file, name string) []string {
-	src, err := os.ReadFile(file)
-	if err != nil {
-		panic(err)
-	}
+func tileLoop(src []byte, name string) []string {
 	var body []string
 	in := false
 	for _, line := range strings.Split(string(src), "\n") {
@@ -101,7 +97,7 @@ func tileLoop(file, name string) []string {
 		}
 		body = append(body, op+" "+strings.Join(ops, ", "))
 	}
-	panic(name + ": no loop in " + file)
+	panic(name + ": no loop in tensor/gemm_amd64.s")
 }
 
 var probes = []probe{
@@ -134,8 +130,12 @@ func main() {
 		fmt.Fprintf(&s, "\tADDQ $1, AX\n")
 	}
 	fmt.Fprintf(&s, "\tDECQ CX\n\tJNZ chain_loop\n\tMOVQ AX, ret+8(FP)\n\tRET\n\n")
+	tiles, err := os.ReadFile("../../tensor/gemm_amd64.s")
+	if err != nil {
+		panic(err)
+	}
 	for _, t := range tileProbes {
-		avx2Probes = append(avx2Probes, probe{t.name, t.doc, tileLoop("../../tensor/gemm_amd64.s", t.tile), 1})
+		avx2Probes = append(avx2Probes, probe{t.name, t.doc, tileLoop(tiles, t.tile), 1})
 	}
 	for k, p := range append(probes, avx2Probes...) {
 		avx2 := k >= len(probes) // Y0–Y15, destinations Y0–Y11

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -51,15 +52,15 @@ func mappedWhole(b []byte) bool {
 	}
 	base := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
 	page := uintptr(os.Getpagesize())
-	vec := make([]byte, (uintptr(len(b))+page-1)/page)
-	if _, _, e := unix.Syscall(unix.SYS_MINCORE, base, uintptr(len(b)), uintptr(unsafe.Pointer(&vec[0]))); e != 0 {
+	vec, err := mincore(b)
+	if err != nil {
 		return false
 	}
 	resident, sum := 0, byte(0)
 	lo := (base + hugePage - 1) &^ (hugePage - 1)
 	for at := lo; at+hugePage <= base+uintptr(len(b)); at += hugePage {
 		pages := vec[(at-base)/page : (at-base+hugePage)/page]
-		if allResident(pages) {
+		if !slices.ContainsFunc(pages, notResident) {
 			sum += b[at-base]
 			resident++
 		}
@@ -72,15 +73,20 @@ func mappedWhole(b []byte) bool {
 	return ok && pmd*4 >= uint64(resident)*hugePage*3
 }
 
-// allResident reports whether every mincore entry in v says resident.
-func allResident(v []byte) bool {
-	for _, p := range v {
-		if p&1 == 0 {
-			return false
-		}
+// mincore returns, per page of b, whether it is in memory (bit 0 of each
+// byte: mincore(2)).
+func mincore(b []byte) ([]byte, error) {
+	page := os.Getpagesize()
+	vec := make([]byte, (len(b)+page-1)/page)
+	if _, _, e := unix.Syscall(unix.SYS_MINCORE, uintptr(unsafe.Pointer(unsafe.SliceData(b))), uintptr(len(b)), uintptr(unsafe.Pointer(unsafe.SliceData(vec)))); e != 0 {
+		return nil, e
 	}
-	return true
+	return vec, nil
 }
+
+// notResident reports whether a mincore entry says the page is not in
+// memory.
+func notResident(v byte) bool { return v&1 == 0 }
 
 // filePmdMapped reads the FilePmdMapped bytes of the mapping that starts
 // at addr from /proc/self/smaps.

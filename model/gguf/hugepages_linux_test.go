@@ -180,10 +180,9 @@ func cachedShare(t *testing.T, path string) float64 {
 		t.Fatal(err)
 	}
 	defer unix.Munmap(b)
-	page := os.Getpagesize()
-	vec := make([]byte, (len(b)+page-1)/page)
-	if _, _, e := unix.Syscall(unix.SYS_MINCORE, uintptr(unsafe.Pointer(unsafe.SliceData(b))), uintptr(len(b)), uintptr(unsafe.Pointer(&vec[0]))); e != 0 {
-		t.Fatalf("mincore: %v", e)
+	vec, err := mincore(b)
+	if err != nil {
+		t.Fatalf("mincore: %v", err)
 	}
 	n := 0
 	for _, v := range vec {
