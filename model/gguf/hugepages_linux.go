@@ -3,6 +3,7 @@ package gguf
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"strconv"
@@ -96,7 +97,14 @@ func filePmdMapped(addr uintptr) (uint64, bool) {
 		return 0, false
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(f)
+	return pmdMappedIn(f, addr)
+}
+
+// pmdMappedIn reads the FilePmdMapped bytes of the mapping that starts at
+// addr from smaps text (proc(5)): false if that mapping or its line is
+// missing or malformed.
+func pmdMappedIn(r io.Reader, addr uintptr) (uint64, bool) {
+	sc := bufio.NewScanner(r)
 	start := fmt.Sprintf("%x-", addr)
 	in := false
 	for sc.Scan() {
