@@ -29,7 +29,7 @@ func bind(l *Lib, path string) error {
 		if i == 2 {
 			// The version is known: a library of another one is refused
 			// by it, not by the first symbol it lacks.
-			if err := checkVersion(l.f.version()); err != nil {
+			if _, err := checkVersion(l.f.version()); err != nil {
 				return fmt.Errorf("%s: %w (build %s)", path, err, l.f.ggmlCommit())
 			}
 		}

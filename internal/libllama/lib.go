@@ -74,8 +74,9 @@ type Lib struct {
 	commit  string
 	f       funcs
 
-	rpcMu  sync.Mutex
-	rpcSet map[string]bool
+	rpcMu    sync.Mutex
+	rpcSet   map[string]bool
+	rpcMajor uint8 // the RPC protocol's major version (checkVersion)
 
 	tp cpuThreadpool // resolved on first use
 }
@@ -199,9 +200,11 @@ func Open(path string) (*Lib, error) {
 	}
 	l.version = l.f.version()
 	l.commit = l.f.ggmlCommit()
-	if err := checkVersion(l.version); err != nil {
+	rpcMajor, err := checkVersion(l.version)
+	if err != nil {
 		return nil, fmt.Errorf("%s: %w (build %s)", path, err, l.commit)
 	}
+	l.rpcMajor = rpcMajor
 	if err := l.checkLayout(); err != nil {
 		return nil, fmt.Errorf("%s (llama.cpp %s, build %s): %w", path, l.version, l.commit, err)
 	}
@@ -222,16 +225,36 @@ func quietAborts() {
 	}
 }
 
-// checkVersion accepts 0.5.x.
-func checkVersion(v string) error {
+// versions are the llama.cpp versions (major.minor, any patch) the binding
+// accepts, each with the major version of llama.cpp's RPC protocol it
+// speaks (RPC_PROTO_MAJOR_VERSION in ggml/include/ggml-rpc.h).
+var versions = []struct {
+	minor    string
+	rpcMajor uint8
+}{{"0.5", 7}}
+
+// checkVersion accepts the versions above and returns the RPC protocol's
+// major version of v.
+func checkVersion(v string) (rpcMajor uint8, err error) {
 	base, _, _ := strings.Cut(v, "-")
-	parts := strings.Split(base, ".")
-	if len(parts) == 3 && parts[0] == "0" && parts[1] == "5" {
-		if _, err := strconv.Atoi(parts[2]); err == nil {
-			return nil
+	if mm, patch, ok := cutLast(base, "."); ok {
+		if _, err := strconv.Atoi(patch); err == nil {
+			for _, s := range versions {
+				if s.minor == mm {
+					return s.rpcMajor, nil
+				}
+			}
 		}
 	}
-	return fmt.Errorf("%w: the library says %q; hlm supports %s", ErrVersion, v, SupportedVersions)
+	return 0, fmt.Errorf("%w: the library says %q; hlm supports %s", ErrVersion, v, SupportedVersions)
+}
+
+// cutLast is strings.Cut at the last sep.
+func cutLast(s, sep string) (before, after string, found bool) {
+	if i := strings.LastIndex(s, sep); i >= 0 {
+		return s[:i], s[i+len(sep):], true
+	}
+	return s, "", false
 }
 
 // AddRPCServers makes llama.cpp's RPC backend offer the devices of the
@@ -265,7 +288,7 @@ func (l *Lib) AddRPCServers(endpoints []string) error {
 		if l.rpcSet[ep] {
 			continue
 		}
-		if err := probeRPC(ep); err != nil {
+		if err := probeRPC(ep, l.rpcMajor); err != nil {
 			return fmt.Errorf("%w: %v", ErrLoad, err)
 		}
 		mark := logMark()

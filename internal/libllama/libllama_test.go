@@ -87,9 +87,9 @@ func TestCheckVersion(t *testing.T) {
 		{"0.5.0", true}, {"0.5.0-dev", true}, {"0.5.12", true},
 		{"0.4.9", false}, {"0.6.0", false}, {"1.5.0", false}, {"0.5", false}, {"0.5.x", false}, {"", false}, {"b6000", false},
 	} {
-		err := checkVersion(tc.v)
-		if (err == nil) != tc.ok {
-			t.Errorf("checkVersion(%q) = %v, want ok %v", tc.v, err, tc.ok)
+		rpc, err := checkVersion(tc.v)
+		if (err == nil) != tc.ok || tc.ok && rpc != 7 {
+			t.Errorf("checkVersion(%q) = %d, %v, want ok %v (RPC protocol 7)", tc.v, rpc, err, tc.ok)
 		}
 		if err != nil && (!errors.Is(err, ErrVersion) || !strings.Contains(err.Error(), "0.5.x")) {
 			t.Errorf("checkVersion(%q) = %v: want ErrVersion naming the supported range", tc.v, err)
@@ -191,7 +191,7 @@ func TestOpenBadLibrary(t *testing.T) {
 
 func TestOpen(t *testing.T) {
 	l := testLib(t)
-	if err := checkVersion(l.Version()); err != nil {
+	if _, err := checkVersion(l.Version()); err != nil {
 		t.Fatal(err)
 	}
 	if l.Commit() == "" || l.SystemInfo() == "" {

@@ -27,13 +27,18 @@ const (
 	rpcHelloSize = 4 + rpcCapsSize
 )
 
-// probeRPC checks that a ggml-rpc-server answers at endpoint before
-// llama.cpp connects to it: llama.cpp's RPC client aborts the process
-// (GGML_ABORT) when it cannot connect or the handshake fails, so a typo in
-// rpc= or a host not up yet would end hlm instead of giving an error. The
-// probe's connection is closed at once; a ggml-rpc-server serves one
-// client at a time and then takes the next.
-func probeRPC(endpoint string) error {
+// probeRPC checks that a ggml-rpc-server answers at endpoint, speaking
+// major version major of the RPC protocol, before llama.cpp connects to
+// it: llama.cpp's RPC client aborts the process (GGML_ABORT) when it
+// cannot connect or the handshake fails — also on a server of another
+// major version, a host whose llama.cpp was updated apart from the others
+// —, so a typo in rpc=, a host not up yet or one of another version would
+// end hlm instead of giving an error. (It also aborts on a server of a
+// newer minor version than its own, which the library does not report:
+// within one llama.cpp version the minor is the same.) The probe's
+// connection is closed at once; a ggml-rpc-server serves one client at a
+// time and then takes the next.
+func probeRPC(endpoint string, major uint8) error {
 	host, port, ok := strings.Cut(endpoint, ":") // as llama.cpp splits it
 	if _, err := strconv.Atoi(port); !ok || host == "" || err != nil {
 		return fmt.Errorf("RPC server %q: want host:port", endpoint)
@@ -72,7 +77,24 @@ func probeRPC(endpoint string) error {
 	if _, err := io.ReadFull(c, rsp[:]); err != nil {
 		return fmt.Errorf("RPC server %s: reading the handshake's answer: %w", endpoint, err)
 	}
+	if rsp[0] != major {
+		return fmt.Errorf("RPC server %s speaks version %d.%d.%d of llama.cpp's RPC protocol (%s), this libllama version %d.x (%s), and llama.cpp's client would abort on it: run the ggml-rpc-server of this library's llama.cpp version on every host", endpoint, rsp[0], rsp[1], rsp[2], rpcProtoOf(rsp[0]), major, rpcProtoOf(major))
+	}
 	return nil
+}
+
+// rpcProtoOf names the llama.cpp versions that speak major version m of
+// the RPC protocol.
+func rpcProtoOf(m uint8) string {
+	switch {
+	case m < 6:
+		return "llama.cpp builds before 0.4.0"
+	case m == 6:
+		return "llama.cpp 0.4.x"
+	case m == 7:
+		return "llama.cpp 0.5.x"
+	}
+	return "a llama.cpp newer than 0.5.x"
 }
 
 // sameServer refuses two names of one ggml-rpc-server ("localhost:50052"

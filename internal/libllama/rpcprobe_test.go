@@ -1,6 +1,7 @@
 package libllama
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -15,7 +16,8 @@ import (
 // ggml-rpc-server does and refuses, with a reason and without hanging,
 // what llama.cpp's client would abort the process on: nothing listening,
 // a server that never answers, one that hangs up, one that answers
-// something else, and an endpoint that is not host:port.
+// something else, one of another major version of the protocol, and an
+// endpoint that is not host:port.
 func TestProbeRPC(t *testing.T) {
 	old := rpcProbeTimeout
 	rpcProbeTimeout = 300 * time.Millisecond
@@ -49,10 +51,15 @@ func TestProbeRPC(t *testing.T) {
 	good := make([]byte, 8+rpcHelloSize)
 	binary.LittleEndian.PutUint64(good, rpcHelloSize)
 	good[8] = 7 // protocol 7.0.0
+	old4 := bytes.Clone(good)
+	old4[8], old4[10] = 6, 2 // protocol 6.0.2: llama.cpp 0.4.0's
+	newer := bytes.Clone(good)
+	newer[8] = 8
 	short := make([]byte, 8+3)
 	binary.LittleEndian.PutUint64(short, 3)
 	goodEP, silentEP := serve(hello(good)), serve(func(c net.Conn) { time.Sleep(2 * time.Second) })
 	hangupEP, shortEP := serve(func(c net.Conn) {}), serve(hello(short))
+	oldEP, newerEP := serve(hello(old4)), serve(hello(newer))
 	// An HTTP server answers a request it cannot parse with a 400.
 	httpEP := serve(func(c net.Conn) {
 		c.Read(make([]byte, 64))
@@ -70,12 +77,14 @@ func TestProbeRPC(t *testing.T) {
 		{"silent", silentEP, "did not answer the handshake"},
 		{"hangs up", hangupEP, "closed the connection"},
 		{"another answer", shortEP, "another protocol version, or not one"},
+		{"llama.cpp 0.4's server", oldEP, "speaks version 6.0.2 of llama.cpp's RPC protocol (llama.cpp 0.4.x), this libllama version 7.x (llama.cpp 0.5.x)"},
+		{"a newer server", newerEP, "version 8.0.0 of llama.cpp's RPC protocol (a llama.cpp newer than 0.5.x)"},
 		{"an HTTP server", httpEP, `does not speak llama.cpp's RPC protocol: it answered the handshake with "HTTP/1.1"…, HTTP`},
 		{"no port", "localhost", "want host:port"},
 		{"bad port", "localhost:http", "want host:port"},
 	} {
 		start := time.Now()
-		err := probeRPC(c.ep)
+		err := probeRPC(c.ep, 7)
 		switch {
 		case c.want == "" && err != nil:
 			t.Errorf("%s: %v", c.name, err)
