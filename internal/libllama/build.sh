@@ -35,6 +35,10 @@
 # (e.g. "ggml-rpc-server llama-bench llama-server" for the benchmarks and the
 # RPC test). About 4 minutes on 2 cores for the library alone.
 #
+# LIBLLAMA_SRC=DIR builds another llama.cpp source tree instead (e.g. a
+# checkout of another supported version, to test the binding against it);
+# it leaves $HLM_PEERS/libllama/current alone.
+#
 #   internal/libllama/build.sh            -> prints .../build/bin/libllama.so
 set -euo pipefail
 peers=${HLM_PEERS:-$HOME/.cache/hlm-peers}
@@ -43,8 +47,13 @@ want_commit=de3ff81
 
 # The source: the tree llamacpp.sh cloned, else the one fetch.sh cloned, else
 # a clone of the bundle of our own.
-src=""
+src=${LIBLLAMA_SRC:-}
+if [ -n "$src" ]; then
+	[ -f "$src/include/llama.h" ] && [ -f "$src/CMakeLists.txt" ] || { echo "libllama: LIBLLAMA_SRC=$src is no llama.cpp source tree" >&2; exit 1; }
+	src=$(cd "$src" && pwd -P)
+fi
 for t in "$peers/llama.cpp" "${HLM_REFS:-$HOME/.cache/hlm-refs}/llama.cpp"; do
+	[ -z "$src" ] || break
 	if [ -f "$t/include/llama.h" ] && [ -f "$t/CMakeLists.txt" ]; then
 		src=$(cd "$t" && pwd -P)
 		break
@@ -66,7 +75,7 @@ fi
 # A tree unpacked from bench/gpu.sh's kit is no git checkout: its COMMIT
 # file names the commit it was archived from.
 commit=$(git -C "$src" rev-parse --short=7 HEAD 2>/dev/null || head -c 7 "$src/COMMIT" 2>/dev/null || echo unknown)
-if [ "$commit" != "$want_commit" ]; then
+if [ "$commit" != "$want_commit" ] && [ -z "${LIBLLAMA_SRC:-}" ]; then
 	echo "libllama: warning: $src is at $commit, hlm's backend was written against $want_commit (it checks the version at load)" >&2
 fi
 
@@ -119,5 +128,5 @@ fi
 ln -sfn "$src" "$dir/src"
 mkdir -p "$dir/build/bin/include"
 cp "$src/include/llama.h" "$src/ggml/include/"*.h "$dir/build/bin/include/"
-[ "$kind" = cpu ] && ln -sfn "$dir/build/bin" "$peers/libllama/current"
+[ "$kind" = cpu ] && [ -z "${LIBLLAMA_SRC:-}" ] && ln -sfn "$dir/build/bin" "$peers/libllama/current"
 echo "$lib"
