@@ -35,9 +35,11 @@
 # (e.g. "ggml-rpc-server llama-bench llama-server" for the benchmarks and the
 # RPC test). About 4 minutes on 2 cores for the library alone.
 #
-# LIBLLAMA_SRC=DIR builds another llama.cpp source tree instead (e.g. a
-# checkout of another supported version, to test the binding against it);
-# it leaves $HLM_PEERS/libllama/current alone.
+# Another supported llama.cpp version, to test the binding against it:
+# LIBLLAMA_PKG=node-llama-cpp@3.21.1 builds the llama.cpp that npm package
+# bundles (3.21.1: llama.cpp 0.4.0, commit 80fb11a; its source cloned into
+# $HLM_PEERS/libllama/src-3.21.1), LIBLLAMA_SRC=DIR a source tree of your
+# own. Either leaves $HLM_PEERS/libllama/current alone.
 #
 #   internal/libllama/build.sh            -> prints .../build/bin/libllama.so
 set -euo pipefail
@@ -45,11 +47,33 @@ peers=${HLM_PEERS:-$HOME/.cache/hlm-peers}
 pkg=node-llama-cpp@3.22.1
 want_commit=de3ff81
 
+# bundle_clone PKG DIR clones the llama.cpp source that npm package PKG
+# bundles into DIR.
+bundle_clone() {
+	command -v npm >/dev/null 2>&1 || { echo "libllama: npm is needed to fetch llama.cpp's source ($1)" >&2; exit 1; }
+	local tmp
+	tmp=$(mktemp -d)
+	(cd "$tmp" && npm pack --silent "$1" >/dev/null 2>&1 && tar -xzf node-llama-cpp-*.tgz package/llama/gitRelease.bundle) || {
+		rm -rf "$tmp"
+		echo "libllama: could not fetch $1 with npm" >&2
+		exit 1
+	}
+	mkdir -p "$(dirname "$2")"
+	rm -rf "$2.tmp"
+	git -c advice.detachedHead=false clone -q "$tmp/package/llama/gitRelease.bundle" "$2.tmp"
+	rm -rf "$tmp"
+	mv "$2.tmp" "$2"
+}
+
 # The source: the tree llamacpp.sh cloned, else the one fetch.sh cloned, else
 # a clone of the bundle of our own.
 src=${LIBLLAMA_SRC:-}
+if [ -z "$src" ] && [ -n "${LIBLLAMA_PKG:-}" ]; then
+	src=$peers/libllama/src-${LIBLLAMA_PKG##*@}
+	[ -f "$src/include/llama.h" ] || bundle_clone "$LIBLLAMA_PKG" "$src"
+fi
 if [ -n "$src" ]; then
-	[ -f "$src/include/llama.h" ] && [ -f "$src/CMakeLists.txt" ] || { echo "libllama: LIBLLAMA_SRC=$src is no llama.cpp source tree" >&2; exit 1; }
+	[ -f "$src/include/llama.h" ] && [ -f "$src/CMakeLists.txt" ] || { echo "libllama: $src is no llama.cpp source tree" >&2; exit 1; }
 	src=$(cd "$src" && pwd -P)
 fi
 for t in "$peers/llama.cpp" "${HLM_REFS:-$HOME/.cache/hlm-refs}/llama.cpp"; do
@@ -60,22 +84,14 @@ for t in "$peers/llama.cpp" "${HLM_REFS:-$HOME/.cache/hlm-refs}/llama.cpp"; do
 	fi
 done
 if [ -z "$src" ]; then
-	command -v npm >/dev/null 2>&1 || { echo "libllama: npm is needed to fetch llama.cpp's source ($pkg)" >&2; exit 1; }
 	src=$peers/libllama/src
-	if [ ! -f "$src/include/llama.h" ]; then
-		mkdir -p "$peers/libllama"
-		tmp=$(mktemp -d)
-		trap 'rm -rf "$tmp"' EXIT
-		(cd "$tmp" && npm pack --silent "$pkg" >/dev/null 2>&1 && tar -xzf node-llama-cpp-*.tgz package/llama/gitRelease.bundle)
-		rm -rf "$src.tmp"
-		git -c advice.detachedHead=false clone -q "$tmp/package/llama/gitRelease.bundle" "$src.tmp"
-		mv "$src.tmp" "$src"
-	fi
+	[ -f "$src/include/llama.h" ] || bundle_clone "$pkg" "$src"
 fi
+other=${LIBLLAMA_SRC:-}${LIBLLAMA_PKG:-} # another version: not "current"
 # A tree unpacked from bench/gpu.sh's kit is no git checkout: its COMMIT
 # file names the commit it was archived from.
 commit=$(git -C "$src" rev-parse --short=7 HEAD 2>/dev/null || head -c 7 "$src/COMMIT" 2>/dev/null || echo unknown)
-if [ "$commit" != "$want_commit" ] && [ -z "${LIBLLAMA_SRC:-}" ]; then
+if [ "$commit" != "$want_commit" ] && [ -z "$other" ]; then
 	echo "libllama: warning: $src is at $commit, hlm's backend was written against $want_commit (it checks the version at load)" >&2
 fi
 
@@ -128,5 +144,5 @@ fi
 ln -sfn "$src" "$dir/src"
 mkdir -p "$dir/build/bin/include"
 cp "$src/include/llama.h" "$src/ggml/include/"*.h "$dir/build/bin/include/"
-[ "$kind" = cpu ] && [ -z "${LIBLLAMA_SRC:-}" ] && ln -sfn "$dir/build/bin" "$peers/libllama/current"
+[ "$kind" = cpu ] && [ -z "$other" ] && ln -sfn "$dir/build/bin" "$peers/libllama/current"
 echo "$lib"

@@ -18,9 +18,11 @@
 // # Versions
 //
 // The layouts are those of include/llama.h of llama.cpp 0.5.0 (commit
-// de3ff81, the source internal/libllama/build.sh builds). Open refuses any
+// de3ff81, the source internal/libllama/build.sh builds), unchanged from
+// 0.4.0 (commit 80fb11a; the binding's tests pass with it too:
+// LIBLLAMA_PKG=node-llama-cpp@3.21.1 build.sh builds it). Open refuses any
 // other library with an error naming the supported range
-// (SupportedVersions): llama_version() must be 0.5.x, and the sizes of
+// (SupportedVersions): llama_version() must be 0.4.x or 0.5.x, and the sizes of
 // llama_model_params and llama_context_params — measured by calling the
 // library's own llama_*_default_params into a guarded buffer — and their
 // default values at the pinned offsets must be this header's. A library

@@ -31,10 +31,10 @@ var (
 )
 
 // SupportedVersions names the llama.cpp versions this binding accepts.
-const SupportedVersions = "llama.cpp 0.5.x (llama_version() \"0.5.*\"; structs of include/llama.h at 0.5.0, commit de3ff81)"
+const SupportedVersions = "llama.cpp 0.4.x and 0.5.x (llama_version() \"0.4.*\" or \"0.5.*\"; the structs of include/llama.h at 0.5.0, commit de3ff81, which are 0.4.0's too)"
 
 // BuildHint says how to get a library hlm accepts.
-const BuildHint = "build one with internal/libllama/build.sh in hlm's repository (or llama.cpp 0.5.0 with -DBUILD_SHARED_LIBS=ON -DLLAMA_CURL=OFF) and pass its libllama.so with --llama-lib or HLM_LLAMA_LIB"
+const BuildHint = "build one with internal/libllama/build.sh in hlm's repository (or llama.cpp 0.5.x or 0.4.x with -DBUILD_SHARED_LIBS=ON -DLLAMA_CURL=OFF) and pass its libllama.so with --llama-lib or HLM_LLAMA_LIB"
 
 // DecodeError is a llama_decode return code other than 0.
 type DecodeError struct {
@@ -231,7 +231,7 @@ func quietAborts() {
 var versions = []struct {
 	minor    string
 	rpcMajor uint8
-}{{"0.5", 7}}
+}{{"0.4", 6}, {"0.5", 7}}
 
 // checkVersion accepts the versions above and returns the RPC protocol's
 // major version of v.

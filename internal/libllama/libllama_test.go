@@ -81,15 +81,15 @@ func TestLayout(t *testing.T) {
 
 func TestCheckVersion(t *testing.T) {
 	for _, tc := range []struct {
-		v  string
-		ok bool
+		v   string
+		rpc uint8 // the RPC protocol's major version; 0: refused
 	}{
-		{"0.5.0", true}, {"0.5.0-dev", true}, {"0.5.12", true},
-		{"0.4.9", false}, {"0.6.0", false}, {"1.5.0", false}, {"0.5", false}, {"0.5.x", false}, {"", false}, {"b6000", false},
+		{"0.5.0", 7}, {"0.5.0-dev", 7}, {"0.5.12", 7}, {"0.4.0", 6}, {"0.4.9-dev", 6},
+		{"0.3.9", 0}, {"0.6.0", 0}, {"1.5.0", 0}, {"0.5", 0}, {"0.5.x", 0}, {"", 0}, {"b6000", 0}, {"0.0.5.0", 0},
 	} {
 		rpc, err := checkVersion(tc.v)
-		if (err == nil) != tc.ok || tc.ok && rpc != 7 {
-			t.Errorf("checkVersion(%q) = %d, %v, want ok %v (RPC protocol 7)", tc.v, rpc, err, tc.ok)
+		if (err == nil) != (tc.rpc != 0) || rpc != tc.rpc {
+			t.Errorf("checkVersion(%q) = %d, %v, want RPC protocol %d (0: refused)", tc.v, rpc, err, tc.rpc)
 		}
 		if err != nil && (!errors.Is(err, ErrVersion) || !strings.Contains(err.Error(), "0.5.x")) {
 			t.Errorf("checkVersion(%q) = %v: want ErrVersion naming the supported range", tc.v, err)

@@ -58,7 +58,9 @@
 // measured on this project's CPU (AMD EPYC, Zen 4, AVX-512; llama.cpp
 // 0.5.0 de3ff81) for F32, F16 and Q8_0 weights of three families (one with
 // sliding windows: TestDeterminismContract) and at real shapes for
-// Qwen3-0.6B Q8_0 and Llama-3.2-1B Q4_K_M (TestDeterminismRealShapes).
+// Qwen3-0.6B Q8_0 and Llama-3.2-1B Q4_K_M (TestDeterminismRealShapes);
+// every test of this package passes with llama.cpp 0.4.0 (80fb11a) too,
+// on a Zen 1 (AVX2).
 // Through purego the logits are those of llama.cpp's own C harness on the
 // same library, bit for bit, and over an RPC server those of the local
 // CPU (TestFamilies, TestRPC).
