@@ -247,7 +247,8 @@ func parse(fs *flag.FlagSet, args []string) error {
 	lib, uses := false, false
 	fs.Visit(func(f *flag.Flag) {
 		lib = lib || f.Name == "llama-lib"
-		uses = uses || strings.Contains(f.Value.String(), "@"+model.BackendLlamaCpp)
+		uses = uses || strings.Contains(f.Value.String(), "@"+model.BackendLlamaCpp) ||
+			f.Name == "llama" && f.Value.String() == "true" // hlm version --llama
 	})
 	if lib && !uses {
 		fmt.Fprintf(notices, "hlm: --llama-lib is given, but no model spec here ends in @%s, so the library is not used: hlm's own engine runs every model (add @%s to a .gguf spec)\n", model.BackendLlamaCpp, model.BackendLlamaCpp)

@@ -6,6 +6,10 @@ import (
 	"io"
 	"runtime"
 	"runtime/debug"
+	"strings"
+
+	"github.com/hlmproject/hlm/internal/libllama"
+	"github.com/hlmproject/hlm/model/llamacpp"
 )
 
 func init() {
@@ -17,13 +21,36 @@ func runVersion(ctx context.Context, args []string, stdout, stderr io.Writer) er
 Print the module version hlm was built as (the tag or pseudo-version that go
 install records; "(devel)" for a build in a checkout), the commit and its
 time when the build knows them, and the Go release and platform. 'hlm
---version' does the same.`, stdout)
+--version' does the same.
+
+--llama also opens the llama.cpp library that model specs ending in
+@llama.cpp would run on (--llama-lib, else $HLM_LLAMA_LIB, else the one
+internal/libllama/build.sh built) and prints where it came from, its
+version and build, and its devices (GPUs, RPC servers' devices): the check
+that a deployment finds the library it should. Without a usable library it
+says why and exits with 1.`, stdout)
+	llama := fs.Bool("llama", false, "also open the llama.cpp library hlm would use and print its path, version and devices")
+	addLlamaLibFlag(fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	bi, _ := debug.ReadBuildInfo()
-	_, err := io.WriteString(stdout, versionLine(bi))
+	if _, err := io.WriteString(stdout, versionLine(bi)); err != nil || !*llama {
+		return err
+	}
+	lib, err := llamacpp.OpenLibrary()
+	if err != nil {
+		return err
+	}
+	_, from := llamacpp.LibrarySource()
+	_, err = io.WriteString(stdout, llamaLines(lib.Path(), from, lib.Version(), lib.Commit(), lib.Devices()))
 	return err
+}
+
+// llamaLines is what hlm version --llama prints about an opened library.
+func llamaLines(path, from, version, commit string, devices []string) string {
+	return fmt.Sprintf("llama.cpp library: %s (from %s)\n  version: %s (build %s); hlm accepts %s\n  devices: %s\n",
+		path, from, version, commit, libllama.SupportedVersions, strings.Join(devices, "; "))
 }
 
 // versionLine is `hlm version`'s output for a build's information (nil:

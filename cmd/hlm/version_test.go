@@ -9,6 +9,8 @@ import (
 	"runtime/debug"
 	"strings"
 	"testing"
+
+	"github.com/hlmproject/hlm/model/llamacpp"
 )
 
 func TestVersionLine(t *testing.T) {
@@ -72,5 +74,32 @@ func TestBenchCSV(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	if len(lines) != 3 || !strings.HasPrefix(lines[0], "model_filename,") || !strings.HasPrefix(lines[1], "builtin:stories260K,") {
 		t.Errorf("bench -o csv:\n%s", out)
+	}
+}
+
+// TestVersionLlama: hlm version --llama prints the library hlm would use,
+// with its version and devices, after the version line; a library that
+// cannot be used is an error naming it, and plain hlm version opens none.
+func TestVersionLlama(t *testing.T) {
+	t.Setenv(llamacpp.EnvLibrary, filepath.Join(t.TempDir(), "libllama.so"))
+	out, _, err := runHLM(t, "version", "--llama")
+	if err == nil || !strings.Contains(err.Error(), "cannot use the llama.cpp library") || !strings.Contains(err.Error(), "$"+llamacpp.EnvLibrary) || strings.Count(out, "\n") != 1 {
+		t.Errorf("a missing library: %v, output %q", err, out)
+	}
+	if out, _, err := runHLM(t, "version"); err != nil || strings.Count(out, "\n") != 1 {
+		t.Errorf("hlm version with a missing library: %v, %q", err, out)
+	}
+	t.Setenv(llamacpp.EnvLibrary, "")
+	if _, found := llamacpp.LibraryPath(); !found {
+		t.Skip("no libllama: internal/libllama/build.sh builds one")
+	}
+	out, _, err = runHLM(t, "version", "--llama")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if len(lines) != 4 || !strings.HasPrefix(lines[0], "hlm ") || !strings.HasPrefix(lines[1], "llama.cpp library: ") ||
+		!strings.HasPrefix(lines[2], "  version: 0.") || !strings.Contains(lines[3], "CPU") {
+		t.Errorf("hlm version --llama:\n%s", out)
 	}
 }

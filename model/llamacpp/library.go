@@ -47,13 +47,14 @@ func LibraryFlag() (path string, named bool) {
 // ($HLM_PEERS/libllama/current/libllama.so, $HLM_PEERS defaulting to
 // ~/.cache/hlm-peers). found is false when none is named or built.
 func LibraryPath() (path string, found bool) {
-	path, from := librarySource()
+	path, from := LibrarySource()
 	return path, from != ""
 }
 
-// librarySource is LibraryPath with where the path came from ("" when
-// none), for the errors of a library that does not open.
-func librarySource() (path, from string) {
+// LibrarySource is LibraryPath with where the path came from ("--llama-lib",
+// "$HLM_LLAMA_LIB", internal/libllama/build.sh's build; "" when none), for
+// the errors of a library that does not open and for hlm version --llama.
+func LibrarySource() (path, from string) {
 	libFlag.mu.Lock()
 	p := libFlag.path
 	libFlag.mu.Unlock()
@@ -71,7 +72,7 @@ func librarySource() (path, from string) {
 
 // OpenLibrary opens the libllama LibraryPath names.
 func OpenLibrary() (*libllama.Lib, error) {
-	p, from := librarySource()
+	p, from := LibrarySource()
 	if from == "" {
 		return nil, fmt.Errorf("%w: no libllama named (--llama-lib, $%s) or built; %s", libllama.ErrLibrary, EnvLibrary, libllama.BuildHint)
 	}
