@@ -251,6 +251,7 @@ func TestChatMessagesChecked(t *testing.T) {
 // library is not used (a deployer may think the flag alone switches the
 // engine), and says nothing when a spec uses it.
 func TestLlamaLibUnused(t *testing.T) {
+	keepLlamaLib(t)
 	var out, errb bytes.Buffer
 	code := run(context.Background(), []string{"generate", "--llama-lib", "/nope/libllama.so", "--max-tokens", "1", "--prompt", "Hi"}, &out, &errb)
 	if code != 0 || !strings.Contains(errb.String(), "--llama-lib is given, but no model spec here ends in @llama.cpp") {

@@ -81,6 +81,7 @@ func TestBenchCSV(t *testing.T) {
 // with its version and devices, after the version line; a library that
 // cannot be used is an error naming it, and plain hlm version opens none.
 func TestVersionLlama(t *testing.T) {
+	keepLlamaLib(t)
 	t.Setenv(llamacpp.EnvLibrary, filepath.Join(t.TempDir(), "libllama.so"))
 	out, _, err := runHLM(t, "version", "--llama")
 	if err == nil || !strings.Contains(err.Error(), "cannot use the llama.cpp library") || !strings.Contains(err.Error(), "$"+llamacpp.EnvLibrary) || strings.Count(out, "\n") != 1 {
@@ -102,4 +103,13 @@ func TestVersionLlama(t *testing.T) {
 		!strings.HasPrefix(lines[2], "  version: 0.") || !strings.Contains(lines[3], "CPU") {
 		t.Errorf("hlm version --llama:\n%s", out)
 	}
+}
+
+// keepLlamaLib restores, after the test, the library --llama-lib named
+// before it (the flag sets a process-wide path), and starts the test with
+// none named.
+func keepLlamaLib(t *testing.T) {
+	prev, _ := llamacpp.LibraryFlag()
+	llamacpp.SetLibrary("")
+	t.Cleanup(func() { llamacpp.SetLibrary(prev) })
 }
