@@ -84,17 +84,22 @@ func probeRPC(endpoint string, major uint8) error {
 }
 
 // rpcProtoOf names the llama.cpp versions that speak major version m of
-// the RPC protocol.
+// the RPC protocol, from the supported versions (the protocol's major
+// version only grows).
 func rpcProtoOf(m uint8) string {
+	first, last := versions[0], versions[len(versions)-1]
 	switch {
-	case m < 6:
-		return "llama.cpp builds before 0.4.0"
-	case m == 6:
-		return "llama.cpp 0.4.x"
-	case m == 7:
-		return "llama.cpp 0.5.x"
+	case m < first.rpcMajor:
+		return "a llama.cpp older than " + first.minor + ".0"
+	case m > last.rpcMajor:
+		return "a llama.cpp newer than " + last.minor + ".x"
 	}
-	return "a llama.cpp newer than 0.5.x"
+	for _, v := range versions {
+		if v.rpcMajor == m {
+			return "llama.cpp " + v.minor + ".x"
+		}
+	}
+	return "a llama.cpp version hlm does not know"
 }
 
 // sameServer refuses two names of one ggml-rpc-server ("localhost:50052"
