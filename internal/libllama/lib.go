@@ -225,9 +225,10 @@ func quietAborts() {
 	}
 }
 
-// versions are the llama.cpp versions (major.minor, any patch) the binding
-// accepts, each with the major version of llama.cpp's RPC protocol it
-// speaks (RPC_PROTO_MAJOR_VERSION in ggml/include/ggml-rpc.h).
+// versions are the llama.cpp versions (major.minor, any patch; oldest
+// first) the binding accepts, each with the major version of llama.cpp's
+// RPC protocol it speaks (RPC_PROTO_MAJOR_VERSION in
+// ggml/include/ggml-rpc.h).
 var versions = []struct {
 	minor    string
 	rpcMajor uint8
