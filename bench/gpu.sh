@@ -251,6 +251,8 @@ bin=$(dirname "$lib")
 export HLM_LLAMA_LIB=$lib
 [[ -x $gobin/rounds ]] || g++ -O2 -std=c++17 -I"$bin/include" bench/llamacpp/rounds.cpp -L"$bin" -lllama -lggml -lggml-base -Wl,-rpath,"$bin" -o "$gobin/rounds"
 echo "- libllama: $lib (ready in $(($(date +%s) - start)) s)"
+# What the library offers, as hlm opens it (a CUDA build lists the GPUs).
+"$gobin/hlm" version --llama 2>&1 | sed -n 's/^  \(version\|devices\): /- libllama \1: /p' || true
 echo
 
 step_build() { :; }
