@@ -250,7 +250,9 @@ func parse(fs *flag.FlagSet, args []string) error {
 		uses = uses || strings.Contains(f.Value.String(), "@"+model.BackendLlamaCpp) ||
 			f.Name == "llama" && f.Value.String() == "true" // hlm version --llama
 	})
-	if lib && !uses {
+	if lib && !uses && fs.Lookup("llama") != nil {
+		fmt.Fprintf(notices, "hlm: --llama-lib is given without --llama, so the library is not opened (hlm version --llama prints it)\n")
+	} else if lib && !uses {
 		fmt.Fprintf(notices, "hlm: --llama-lib is given, but no model spec here ends in @%s, so the library is not used: hlm's own engine runs every model (add @%s to a .gguf spec)\n", model.BackendLlamaCpp, model.BackendLlamaCpp)
 	}
 	return nil

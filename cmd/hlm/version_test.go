@@ -90,6 +90,11 @@ func TestVersionLlama(t *testing.T) {
 	if out, _, err := runHLM(t, "version"); err != nil || strings.Count(out, "\n") != 1 {
 		t.Errorf("hlm version with a missing library: %v, %q", err, out)
 	}
+	var out2, errb bytes.Buffer
+	if code := run(context.Background(), []string{"version", "--llama-lib", "/nope/libllama.so"}, &out2, &errb); code != 0 || !strings.Contains(errb.String(), "without --llama") {
+		t.Errorf("hlm version --llama-lib without --llama: exit %d, stderr %q; want a notice", code, errb.String())
+	}
+	llamacpp.SetLibrary("") // what --llama-lib named
 	t.Setenv(llamacpp.EnvLibrary, "")
 	if _, found := llamacpp.LibraryPath(); !found {
 		t.Skip("no libllama: internal/libllama/build.sh builds one")
