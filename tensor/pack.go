@@ -104,8 +104,9 @@ func (m *Matrix) packedRows(l copyLayout) (packed []byte, pending bool) {
 // for pages already cached in small ones, e.g. read by another program,
 // and costs start-up: docs/BENCHMARKS.md, "Huge pages for the mapped
 // file"; a file found mapped whole, SetDataMappedWhole, is not copied):
-// Phi-3-mini Q4_K_M 18.2–19.2 tokens/s against 12.0–16.3 (five rounds in three page-cache states, Zen 5, 2026-12-02;
-// docs/BENCHMARKS.md, "Copied K-quant rows on the Zen 5"). Copies of
+// Phi-3-mini Q4_K_M 18.2–19.2 tokens/s against 12.0–16.3 (five rounds
+// in three page-cache states, Zen 5, 2026-12-02; docs/BENCHMARKS.md,
+// "Copied K-quant rows on the Zen 5"). Copies of
 // every size cost the small shapes decode speed and memory (Qwen3-0.6B
 // Q4_K_M: its matrices of 1–3 MiB on the Go heap, tg64 72–88 against
 // 86–95, peak RSS 607 against 508 MB); from 8 MiB only its tied output

@@ -133,3 +133,9 @@ var probes = []Probe{
 	{"avx2-k4-tile", "the loop of avx2-zen1's 4-token Q4_K tile (k4AVX2R1T4P, from tensor/gemm_amd64.s), one super-block of 256 codes by 4 tokens an iteration, every instruction independent", probe29, 180, 1, true},
 	{"avx2-q8-tile", "the loop of the AVX2 2-row × 4-token Q8_0 tile (q8AVX2R2T4, from tensor/gemm_amd64.s), one 32-element block of 2 rows by 4 tokens an iteration, every instruction independent", probe30, 64, 1, true},
 }
+
+// tileOf names the tensor tile whose loop each tile probe is (TestTileProbesCurrent).
+var tileOf = map[string]string{
+	"avx2-k4-tile": "k4AVX2R1T4P",
+	"avx2-q8-tile": "q8AVX2R2T4",
+}

@@ -3,6 +3,7 @@
 package cpuprobe
 
 import (
+	"maps"
 	"os"
 	"strings"
 	"testing"
@@ -17,7 +18,7 @@ func TestTileProbesCurrent(t *testing.T) {
 	if err != nil {
 		t.Skipf("tensor's assembly not found: %v", err)
 	}
-	tiles := map[string]string{"avx2-k4-tile": "k4AVX2R1T4P", "avx2-q8-tile": "q8AVX2R2T4"}
+	tiles := maps.Clone(tileOf)
 	for _, p := range probes {
 		tile, ok := tiles[p.Name]
 		if !ok {
