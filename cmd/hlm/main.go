@@ -250,9 +250,11 @@ func parse(fs *flag.FlagSet, args []string) error {
 		uses = uses || strings.Contains(f.Value.String(), "@"+model.BackendLlamaCpp) ||
 			f.Name == "llama" && f.Value.String() == "true" // hlm version --llama
 	})
-	if lib && !uses && fs.Lookup("llama") != nil {
+	switch {
+	case !lib || uses:
+	case fs.Lookup("llama") != nil: // hlm version
 		fmt.Fprintf(notices, "hlm: --llama-lib is given without --llama, so the library is not opened (hlm version --llama prints it)\n")
-	} else if lib && !uses {
+	default:
 		fmt.Fprintf(notices, "hlm: --llama-lib is given, but no model spec here ends in @%s, so the library is not used: hlm's own engine runs every model (add @%s to a .gguf spec)\n", model.BackendLlamaCpp, model.BackendLlamaCpp)
 	}
 	return nil
