@@ -97,6 +97,34 @@ func TestCheckVersion(t *testing.T) {
 	}
 }
 
+// FuzzCheckVersion: any string a library's llama_version() returns is
+// accepted only as a supported major.minor with a numeric patch, with
+// that version's RPC protocol, and refused otherwise with ErrVersion.
+func FuzzCheckVersion(f *testing.F) {
+	for _, s := range []string{"0.5.0", "0.4.0-dev", "0.5", "0.6.1", "", "0.5.-1", "0..5.0", "b6000"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		rpc, err := checkVersion(v)
+		if err != nil {
+			if rpc != 0 || !errors.Is(err, ErrVersion) {
+				t.Fatalf("checkVersion(%q) = %d, %v", v, rpc, err)
+			}
+			return
+		}
+		base, _, _ := strings.Cut(v, "-")
+		for _, s := range versions {
+			if mm, _, _ := cutLast(base, "."); mm == s.minor {
+				if rpc != s.rpcMajor {
+					t.Fatalf("checkVersion(%q) = %d, want %d", v, rpc, s.rpcMajor)
+				}
+				return
+			}
+		}
+		t.Fatalf("checkVersion(%q) accepted a version hlm does not support (RPC %d)", v, rpc)
+	})
+}
+
 // TestLayoutCheck feeds the layout check the bytes of a library whose
 // struct grew, shrank or changed a default: each is refused.
 func TestLayoutCheck(t *testing.T) {
