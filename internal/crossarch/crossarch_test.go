@@ -68,8 +68,9 @@ func TestARM64(t *testing.T) {
 		// those whose bits depend on the integer kernels (the pinned
 		// digests at every level, the quantized goldens, the quantized KV
 		// caches): the rest (allocations, token trees, family goldens in
-		// F32) runs the same NEON code on both and took three quarters of
-		// the A72's emulated time (~170 of ~215 s).
+		// F32) runs the same NEON code on both and takes three quarters of
+		// model/llama's emulated time (~170 of ~215 s, measured under
+		// -cpu max; the A72's subset alone takes ~49 s).
 		cpus := []struct {
 			name, features string
 			llamaRun       []string
