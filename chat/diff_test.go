@@ -96,8 +96,7 @@ const diffVars = `{"s": "Hello World", "w": "  padded\ttext \n", "e": "", "u": "
 
 // templateGen draws random templates.
 type templateGen struct {
-	rng   *rand.Rand
-	depth int
+	rng *rand.Rand
 }
 
 func (g *templateGen) pick(xs ...string) string { return xs[g.rng.IntN(len(xs))] }

@@ -115,11 +115,6 @@ func newObject(kind objectKind) *object {
 	return &object{kind: kind}
 }
 
-// newObjectSize is newObject with room for n members.
-func newObjectSize(kind objectKind, n int) *object {
-	return &object{keys: make([]string, 0, n), vals: make([]value, 0, n), kind: kind}
-}
-
 func (o *object) find(k string) int {
 	if o.index != nil {
 		if i, ok := o.index[k]; ok {

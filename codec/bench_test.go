@@ -23,11 +23,6 @@ const benchV = 32000
 func benchZipf() []float64   { return llmLike(rand.New(rand.NewPCG(1, 7)), benchV, 1.1) }
 func benchPeaked() []float64 { return peaked(rand.New(rand.NewPCG(2, 7)), benchV) }
 
-// benchDist is the default input (zipf).
-func benchDist(seed uint64) []float64 {
-	return llmLike(rand.New(rand.NewPCG(seed, 7)), benchV, 1.1)
-}
-
 var shapes = []struct {
 	name string
 	x    func() []float64

@@ -50,17 +50,6 @@ func (o *treesOutcome) atBest(i int) (treeCfg, Row, bool) {
 	return bt, br, found
 }
 
-// refIndex is the index of the reference point with round trip rtt (−1:
-// none).
-func (o *treesOutcome) refIndex(rtt float64) int {
-	for i, g := range o.points {
-		if g.ref() && g.rtt == rtt {
-			return i
-		}
-	}
-	return -1
-}
-
 // shownRTT is the round trip whose reference tables are shown in full:
 // treesRefRTT when the grid has it, else the largest.
 func (o *treesOutcome) shownRTT() float64 {

@@ -1,7 +1,5 @@
 package tokenizer
 
-import "unicode/utf8"
-
 // GPT-2's byte-level alphabet (its bytes_to_unicode): every byte is spelled
 // as one printable character, so that byte-level BPE pieces are readable
 // strings. The printable bytes '!'..'~', '¡'..'¬' and '®'..'ÿ' stand for
@@ -39,13 +37,4 @@ func byteLevelBytes(piece string) (string, bool) {
 		out = append(out, b)
 	}
 	return string(out), true
-}
-
-// byteLevelPiece spells raw bytes in the byte-level alphabet.
-func byteLevelPiece(raw string) string {
-	out := make([]byte, 0, 2*len(raw))
-	for i := 0; i < len(raw); i++ {
-		out = utf8.AppendRune(out, byteRune[raw[i]])
-	}
-	return string(out)
 }

@@ -66,7 +66,8 @@ const (
 type stripRule uint8
 
 const (
-	stripNone stripRule = iota
+	// The zero value keeps every space.
+	_ stripRule = iota
 	// stripAfterBOS drops a leading space from the piece that directly
 	// follows BOS (llama2.c's decode, SentencePiece).
 	stripAfterBOS

@@ -5,7 +5,6 @@ import "github.com/hlmproject/hlm/internal/stattest"
 // The shared chi-square helpers (significance 0.001).
 var (
 	chi2Critical = stattest.Critical
-	chi2Survival = stattest.Survival
 	chiSquare    = stattest.ChiSquare
 )
 

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/hlmproject/hlm/hybrid"
@@ -16,15 +14,6 @@ import (
 
 func init() {
 	register("sim", "simulate a device–server pair over a wireless link on a virtual clock", runSim)
-}
-
-// modelsDir is where the default models are looked for: $HLM_MODELS or
-// ../shared/models.
-func modelsDir() string {
-	if d := os.Getenv("HLM_MODELS"); d != "" {
-		return d
-	}
-	return filepath.Join("..", "shared", "models")
 }
 
 // setFlags collects repeated --set key=value flags.

@@ -2,6 +2,7 @@ package cpuprobe
 
 import (
 	"testing"
+	"time"
 )
 
 // probesOrSkip returns Probes(), skipping tb when there are none.
@@ -52,5 +53,24 @@ func BenchmarkProbes(b *testing.B) {
 			}
 			b.ReportMetric(hz/1e9, "GHz")
 		})
+	}
+}
+
+// TestZeroIterations: the assembly loops count down to zero, so n = 0
+// must not reach them as 0 (it would run 2⁶⁴ iterations).
+func TestZeroIterations(t *testing.T) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		Clock(0)
+		buf := make([]byte, 1024)
+		for _, p := range Probes() {
+			p.Run(0, buf)
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Clock(0) or Run(0, …) did not return within 10 s")
 	}
 }

@@ -170,15 +170,9 @@ func (c *kvRows) dotRows(out []float32, first, off int, x []float32) {
 	})
 }
 
-// weightedSum writes out = Σ_i a[i]·(columns off… of slot first+i), with
-// tensor.WeightedSum's bits (zero when a is empty): page by page, each
-// continuing the sum (tensor.WeightedSumAdd).
-func (c *kvRows) weightedSum(out, a []float32, first, off int) {
-	clear(out)
-	c.weightedSumAdd(out, a, first, off)
-}
-
-// weightedSumAdd continues a weightedSum over more slots.
+// weightedSumAdd adds Σ_i a[i]·(columns off… of slot first+i) to out,
+// page by page, each continuing the sum (tensor.WeightedSumAdd): on a
+// cleared out, tensor.WeightedSum's bits.
 func (c *kvRows) weightedSumAdd(out, a []float32, first, off int) {
 	kv := c.kvDim
 	c.pages(first, len(a), func(i, p, slot, m int) {

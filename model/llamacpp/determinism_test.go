@@ -104,10 +104,6 @@ func defaultScript(t testing.TB, golden string) script {
 	return script{prompts: ps, draftL: []int{4, 4, 2, 6}, rounds: 8, seed: 7}
 }
 
-// q8File writes a Q8_0 copy of a family model (hlm's GGUF writer; llama.cpp
-// reads it) into the test's directory.
-func q8File(t testing.TB, file string) string { return typedFile(t, file, tensor.Q8_0) }
-
 // typedFile writes a copy of a family model with its matrices of type dt.
 func typedFile(t testing.TB, file string, dt tensor.DType) string {
 	t.Helper()

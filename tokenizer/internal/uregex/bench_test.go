@@ -2,8 +2,8 @@ package uregex
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 )
@@ -13,12 +13,13 @@ import (
 // corpus repeated when they are not there.
 func benchText(b testing.TB) string {
 	b.Helper()
-	root := runtime.GOROOT()
 	var parts []string
-	for _, f := range []string{"doc/go_spec.html", "src/net/http/server.go"} {
-		data, err := os.ReadFile(filepath.Join(root, f))
-		if err == nil {
-			parts = append(parts, string(data))
+	if root, err := exec.Command("go", "env", "GOROOT").Output(); err == nil {
+		for _, f := range []string{"doc/go_spec.html", "src/net/http/server.go"} {
+			data, err := os.ReadFile(filepath.Join(strings.TrimSpace(string(root)), f))
+			if err == nil {
+				parts = append(parts, string(data))
+			}
 		}
 	}
 	if len(parts) < 2 {
